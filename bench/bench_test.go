@@ -1,0 +1,182 @@
+package bench
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload"
+)
+
+func newTestClient(t *testing.T, url string, timeout time.Duration, conns int) *Client {
+	t.Helper()
+	c, err := NewClient(Target{BaseURL: url, Model: "m", Timeout: timeout}, conns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func within(t *testing.T, name string, got, lo, hi float64) {
+	t.Helper()
+	if got < lo || got > hi || math.IsNaN(got) {
+		t.Errorf("%s = %.3f, want within [%.3f, %.3f]", name, got, lo, hi)
+	}
+}
+
+// TestTimingMatchesServerSchedule checks every latency against a server
+// whose schedule is known: first token 50 ms after arrival, then one every
+// 5 ms for 20 tokens. The server sleeps to absolute deadlines, so its
+// tokens leave at most ~1–2 ms late (Go timers round to the millisecond on
+// Linux); loopback delivery and parsing add well under a millisecond. A
+// tolerance of +8 ms on one-off times and ±1.5 ms on per-token medians covers
+// that on a busy 2-core machine while still catching a wrong definition
+// (e.g. TTFT stamped at the headers, which would read ~0 ms).
+func TestTimingMatchesServerSchedule(t *testing.T) {
+	srv := &streamServer{ttft: 50 * time.Millisecond, itl: 5 * time.Millisecond, tokens: 20}
+	url := startServer(t, srv)
+	res, err := Run(context.Background(), Options{
+		Client: newTestClient(t, url, 5*time.Second, 4),
+		Source: workload.FixedPrompt{Text: "hi", MaxTokens: 20},
+		Load:   Load{Concurrency: 4, Requests: 40, Warmup: -1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests.OK != 40 || res.Requests.Failed != 0 {
+		t.Fatalf("ok=%d failed=%d errors=%v, want 40 ok", res.Requests.OK, res.Requests.Failed, res.Requests.Errors)
+	}
+	if res.Requests.Warmup != 4 {
+		t.Errorf("warmup = %d, want 4 (one per stream)", res.Requests.Warmup)
+	}
+	s := res.Stats
+	within(t, "TTFT p50 ms", s.TTFT.P50, 50, 58)
+	within(t, "ITL p50 ms", s.ITL.P50, 3.5, 6.5)
+	within(t, "TPOT p50 ms", s.TPOT.P50, 4.5, 5.5)
+	within(t, "E2E p50 ms", s.E2E.P50, 145, 153)
+	within(t, "queue wait p99 ms (closed loop)", s.QueueWait.P99, 0, 2)
+	if s.ITL.Count != 40*19 {
+		t.Errorf("ITL samples = %d, want %d (19 gaps per request)", s.ITL.Count, 40*19)
+	}
+	if res.Tokens.OutputTotal != 800 || res.Tokens.InputTotal != 280 || res.Tokens.CachedTotal != 120 {
+		t.Errorf("tokens out=%d in=%d cached=%d, want 800/280/120", res.Tokens.OutputTotal, res.Tokens.InputTotal, res.Tokens.CachedTotal)
+	}
+	if !res.Tokens.CachedReported {
+		t.Error("cached tokens were reported but not noticed")
+	}
+}
+
+// TestCoordinatedOmission offers 20 requests/s to a server that serves one
+// request at a time in ~100 ms (capacity 10/s) with one slot: the backlog
+// grows by about 10 requests a second, so the waits (and TTFT measured from
+// the schedule) grow with it while TTFT from the send stays at the server's
+// 40 ms.
+func TestCoordinatedOmission(t *testing.T) {
+	srv := &streamServer{ttft: 40 * time.Millisecond, itl: 3 * time.Millisecond, tokens: 20, busy: make(chan struct{}, 1)}
+	url := startServer(t, srv)
+	res, err := Run(context.Background(), Options{
+		Client: newTestClient(t, url, 10*time.Second, 1),
+		Source: workload.FixedPrompt{Text: "hi", MaxTokens: 20},
+		Load:   Load{Rate: 20, Burstiness: 1, MaxConcurrency: 1, Requests: 20, Warmup: 0, Seed: 7},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Stats
+	within(t, "TTFT from send p99", s.TTFT.P99, 39, 55)
+	if s.TTFTSched.P99 < 5*s.TTFT.P99 {
+		t.Errorf("TTFT sched p99 %.1f ms should dwarf TTFT p99 %.1f ms under a backlog", s.TTFTSched.P99, s.TTFT.P99)
+	}
+	if s.QueueWait.Max < 500 {
+		t.Errorf("queue wait max %.1f ms, want the backlog to reach at least 500 ms", s.QueueWait.Max)
+	}
+	if res.Arrivals.Waited < 10 {
+		t.Errorf("waited = %d, want most arrivals to wait for the slot", res.Arrivals.Waited)
+	}
+	if s.E2ESched.P50 <= s.E2E.P50 {
+		t.Errorf("E2E sched p50 %.1f should exceed E2E p50 %.1f", s.E2ESched.P50, s.E2E.P50)
+	}
+}
+
+// TestFaultsAreClassified runs one short load per fault and checks that
+// each fault lands in its own class and the run still completes.
+func TestFaultsAreClassified(t *testing.T) {
+	cases := []struct {
+		kind, class string
+	}{
+		{"429", "http_429:rate_limit_error"},
+		{"500", "http_500:server_error"},
+		{"cut", ClassTruncated},
+		{"malformed", ClassMalformed},
+		{"silent", ClassFirstTokenTimeout},
+		{"garbage", ClassMalformed},
+		{"refused", ClassConnectRefused},
+	}
+	for _, tc := range cases {
+		t.Run(tc.kind, func(t *testing.T) {
+			url := ""
+			if tc.kind == "refused" {
+				url = closedPortURL(t)
+			} else {
+				url = startServer(t, faultHandler(tc.kind))
+			}
+			res, err := Run(context.Background(), Options{
+				Client: newTestClient(t, url, 300*time.Millisecond, 2),
+				Source: workload.FixedPrompt{Text: "hi", MaxTokens: 4},
+				Load:   Load{Concurrency: 2, Requests: 4, Warmup: 0},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Requests.Sent != 4 || res.Requests.Errors[tc.class] != 4 || res.Requests.OK != 0 {
+				t.Errorf("sent=%d ok=%d errors=%v, want 4 × %s", res.Requests.Sent, res.Requests.OK, res.Requests.Errors, tc.class)
+			}
+		})
+	}
+}
+
+func TestInterruptKeepsMeasurements(t *testing.T) {
+	srv := &streamServer{ttft: 10 * time.Millisecond, itl: 20 * time.Millisecond, tokens: 200}
+	url := startServer(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res, err := Run(ctx, Options{
+		Client: newTestClient(t, url, 5*time.Second, 2),
+		Source: workload.FixedPrompt{Text: "hi"},
+		Load:   Load{Concurrency: 2, Duration: time.Minute, Warmup: 0},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 3*time.Second {
+		t.Errorf("interrupt took %v to stop the run", time.Since(start))
+	}
+	if !res.Interrupted || res.Requests.Interrupted == 0 || res.Requests.Failed != 0 {
+		t.Errorf("interrupted=%v requests=%+v, want interrupted requests and no failures", res.Interrupted, res.Requests)
+	}
+}
+
+func TestLoadValidate(t *testing.T) {
+	bad := []Load{
+		{},
+		{Concurrency: 1, Rate: 1, Requests: 1, Burstiness: 1},
+		{Concurrency: 1},
+		{Rate: 1, Requests: 1},
+		{Concurrency: -1, Requests: 1},
+	}
+	for i, l := range bad {
+		if l.Validate() == nil {
+			t.Errorf("%d: %+v validated, want an error", i, l)
+		}
+	}
+	if err := (Load{Rate: 2, Burstiness: 1, Requests: 3}).Validate(); err != nil {
+		t.Errorf("good load rejected: %v", err)
+	}
+}
+
+var _ workload.Source = workload.FixedPrompt{}
+var _ = results.SchemaVersion

@@ -1,0 +1,95 @@
+// Package bench executes a workload against an OpenAI-compatible endpoint:
+// a fasthttp streaming client, SSE scanning, open- and closed-loop
+// scheduling, and per-request records aggregated into HDR histograms. It
+// returns results and prints nothing.
+package bench
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Error classes. HTTP failures are "http_<status>" followed by the OpenAI
+// error type when the body carries one, e.g. "http_429:rate_limit_error".
+const (
+	ClassConnectRefused    = "connect_refused"
+	ClassConnectionReset   = "connection_reset"
+	ClassFirstTokenTimeout = "first_token_timeout"
+	ClassIdleTimeout       = "idle_timeout"
+	ClassTruncated         = "truncated_stream"
+	ClassMalformed         = "malformed_stream"
+	ClassStreamError       = "stream_error"
+	ClassClientSaturated   = "client_saturated"
+	ClassInterrupted       = "interrupted"
+	ClassOther             = "other"
+)
+
+// Record is everything measured about one request. Times are offsets from
+// the start of the run on the monotonic clock.
+type Record struct {
+	Index      int           `json:"index"`
+	Warmup     bool          `json:"warmup,omitempty"`
+	Tag        int           `json:"tag,omitempty"`
+	Scheduled  time.Duration `json:"scheduled_ns"`
+	Sent       time.Duration `json:"sent_ns"`
+	FirstToken time.Duration `json:"first_token_ns,omitempty"`
+	LastToken  time.Duration `json:"last_token_ns,omitempty"`
+	Done       time.Duration `json:"done_ns"`
+	// Lateness is how late the dispatcher sent the request against its
+	// schedule, not counting a wait for a concurrency slot.
+	Lateness         time.Duration   `json:"lateness_ns"`
+	Waited           bool            `json:"waited_for_slot,omitempty"`
+	Status           int             `json:"status"`
+	Class            string          `json:"error,omitempty"`
+	Message          string          `json:"message,omitempty"`
+	Chunks           int             `json:"chunks"`
+	PromptTokens     int             `json:"prompt_tokens"`
+	CompletionTokens int             `json:"completion_tokens"`
+	CachedTokens     int             `json:"cached_tokens"`
+	UsageReported    bool            `json:"usage_reported"`
+	CachedReported   bool            `json:"cached_reported"`
+	Attempts         int             `json:"attempts,omitempty"`
+	FirstClass       string          `json:"first_attempt_error,omitempty"`
+	ChunkTimes       []time.Duration `json:"-"`
+	// Text is the generated text, kept only when the workload needs it
+	// (a multi-turn call carries answers forward).
+	Text []byte `json:"-"`
+}
+
+// OK reports whether the request succeeded.
+func (r *Record) OK() bool { return r.Class == "" }
+
+// OutputTokens is the server's completion token count when it reported
+// usage, else the number of content chunks.
+func (r *Record) OutputTokens() int {
+	if r.UsageReported && r.CompletionTokens > 0 {
+		return r.CompletionTokens
+	}
+	return r.Chunks
+}
+
+// reset clears r for reuse, keeping its slices' capacity.
+func (r *Record) reset() {
+	ct := r.ChunkTimes[:0]
+	txt := r.Text[:0]
+	*r = Record{ChunkTimes: ct, Text: txt}
+}
+
+// recordLine is the JSONL form of a record, with chunk times in ms.
+type recordLine struct {
+	*Record
+	ChunkMs []float64 `json:"chunk_ms"`
+}
+
+func (r *Record) appendJSON(dst []byte) ([]byte, error) {
+	ms := make([]float64, len(r.ChunkTimes))
+	for i, t := range r.ChunkTimes {
+		ms[i] = float64(t) / 1e6
+	}
+	b, err := json.Marshal(recordLine{Record: r, ChunkMs: ms})
+	if err != nil {
+		return dst, err
+	}
+	dst = append(dst, b...)
+	return append(dst, '\n'), nil
+}

@@ -1,0 +1,183 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// maxEventBytes bounds one SSE line. A server that sends a longer line (or
+// never ends one) gets a malformed-stream error instead of unbounded memory.
+const maxEventBytes = 1 << 20
+
+var (
+	errEventTooLarge = errors.New("sse line longer than 1 MiB")
+	errNotSSE        = errors.New("response is not an event stream")
+)
+
+// lineReader splits a stream into lines without allocating for lines that
+// fit in its buffer.
+type lineReader struct {
+	br   *bufio.Reader
+	long []byte // accumulates a line longer than the bufio buffer
+}
+
+func newLineReader(r io.Reader, size int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, size)}
+}
+
+func (l *lineReader) reset(r io.Reader) {
+	l.br.Reset(r)
+	l.long = l.long[:0]
+}
+
+// next returns the next line without its line ending. The slice is valid
+// until the following call.
+func (l *lineReader) next() ([]byte, error) {
+	line, err := l.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		l.long = append(l.long[:0], line...)
+		for err == bufio.ErrBufferFull {
+			if len(l.long) > maxEventBytes {
+				return nil, errEventTooLarge
+			}
+			line, err = l.br.ReadSlice('\n')
+			l.long = append(l.long, line...)
+		}
+		line = l.long
+	}
+	if err != nil && (err != io.EOF || len(line) == 0) {
+		return nil, err
+	}
+	if len(line) > maxEventBytes {
+		return nil, errEventTooLarge
+	}
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	line = bytes.TrimSuffix(line, []byte{'\r'})
+	return line, nil
+}
+
+// chunk is what the client needs from one streamed event. It is filled by a
+// byte scan rather than a JSON decode: decoding every chunk costs more than
+// everything else the client does per token.
+type chunk struct {
+	content      bool // carries text or reasoning text
+	finished     bool // carries a non-null finish_reason
+	hasError     bool // an error object in the stream
+	usage        bool
+	promptTokens int
+	outTokens    int
+	cachedTokens int
+	cachedSeen   bool
+}
+
+var (
+	keyContent   = []byte(`"content":`)
+	keyReasoning = []byte(`"reasoning_content":`)
+	keyReason2   = []byte(`"reasoning":`)
+	keyText      = []byte(`"text":`)
+	keyFinish    = []byte(`"finish_reason":`)
+	keyUsage     = []byte(`"usage":`)
+	keyPrompt    = []byte(`"prompt_tokens":`)
+	keyCompl     = []byte(`"completion_tokens":`)
+	keyCached    = []byte(`"cached_tokens":`)
+	keyError     = []byte(`"error":`)
+	keyChoices   = []byte(`"choices":`)
+	prefixData   = []byte("data:")
+	payloadDone  = []byte("[DONE]")
+)
+
+// scanChunk fills c from a data payload. Inside a JSON string a quote is
+// always escaped, so an unescaped `"content":` can only be a key.
+func scanChunk(p []byte, c *chunk) {
+	*c = chunk{}
+	c.content = nonEmptyString(p, keyContent) || nonEmptyString(p, keyText) ||
+		nonEmptyString(p, keyReasoning) || nonEmptyString(p, keyReason2)
+	if i := bytes.Index(p, keyFinish); i >= 0 {
+		v := skipSpace(p[i+len(keyFinish):])
+		c.finished = len(v) > 0 && v[0] == '"'
+	}
+	if i := bytes.Index(p, keyUsage); i >= 0 {
+		u := skipSpace(p[i+len(keyUsage):])
+		if len(u) > 0 && u[0] == '{' {
+			c.usage = true
+			c.promptTokens, _ = intAfter(u, keyPrompt)
+			c.outTokens, _ = intAfter(u, keyCompl)
+			c.cachedTokens, c.cachedSeen = intAfter(u, keyCached)
+		}
+	}
+	if i := bytes.Index(p, keyError); i >= 0 && bytes.Index(p, keyChoices) < 0 {
+		v := skipSpace(p[i+len(keyError):])
+		c.hasError = len(v) > 0 && (v[0] == '{' || v[0] == '"')
+	}
+}
+
+func skipSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
+		b = b[1:]
+	}
+	return b
+}
+
+// nonEmptyString reports whether key is followed by a non-empty JSON string.
+func nonEmptyString(p, key []byte) bool {
+	for {
+		i := bytes.Index(p, key)
+		if i < 0 {
+			return false
+		}
+		v := skipSpace(p[i+len(key):])
+		if len(v) >= 2 && v[0] == '"' && v[1] != '"' {
+			return true
+		}
+		p = p[i+len(key):]
+	}
+}
+
+// intAfter parses the non-negative integer that follows key.
+func intAfter(p, key []byte) (int, bool) {
+	i := bytes.Index(p, key)
+	if i < 0 {
+		return 0, false
+	}
+	v := skipSpace(p[i+len(key):])
+	n, digits := 0, 0
+	for _, ch := range v {
+		if ch < '0' || ch > '9' {
+			break
+		}
+		if n < 1<<40 {
+			n = n*10 + int(ch-'0')
+		}
+		digits++
+	}
+	return n, digits > 0
+}
+
+// dataPayload returns the payload of an SSE "data:" line, or ok=false for
+// any other line (comments, event names, blank separators).
+func dataPayload(line []byte) (payload []byte, ok bool) {
+	if !bytes.HasPrefix(line, prefixData) {
+		return nil, false
+	}
+	payload = line[len(prefixData):]
+	if len(payload) > 0 && payload[0] == ' ' {
+		payload = payload[1:]
+	}
+	return payload, true
+}
+
+// isSSEField reports whether a non-data line is still valid SSE: blank, a
+// comment, or another field name.
+func isSSEField(line []byte) bool {
+	if len(line) == 0 || line[0] == ':' {
+		return true
+	}
+	for _, f := range [][]byte{[]byte("event:"), []byte("id:"), []byte("retry:"), []byte("event"), []byte("id")} {
+		if bytes.HasPrefix(line, f) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,95 @@
+package bench
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestScanChunk(t *testing.T) {
+	cases := []struct {
+		name    string
+		payload string
+		want    chunk
+	}{
+		{"role only", `{"choices":[{"delta":{"role":"assistant","content":""}}]}`, chunk{}},
+		{"content", `{"choices":[{"delta":{"content":"Hi"},"finish_reason":null}]}`, chunk{content: true}},
+		{"content null", `{"choices":[{"delta":{"content":null}}]}`, chunk{}},
+		{"reasoning", `{"choices":[{"delta":{"reasoning_content":"hmm"}}]}`, chunk{content: true}},
+		{"completion text", `{"choices":[{"text":" a","index":0}]}`, chunk{content: true}},
+		{"escaped quote inside content", `{"choices":[{"delta":{"content":"say \"content\": \"\""}}]}`, chunk{content: true}},
+		{"finish", `{"choices":[{"delta":{},"finish_reason":"stop"}]}`, chunk{finished: true}},
+		{"usage", `{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17,"prompt_tokens_details":{"cached_tokens":8}}}`,
+			chunk{usage: true, promptTokens: 12, outTokens: 5, cachedTokens: 8, cachedSeen: true}},
+		{"usage null", `{"choices":[{"delta":{"content":"x"}}],"usage":null}`, chunk{content: true}},
+		{"usage without cache", `{"usage": {"prompt_tokens": 3, "completion_tokens": 1}}`, chunk{usage: true, promptTokens: 3, outTokens: 1}},
+		{"error", `{"error":{"message":"overloaded","type":"server_error"}}`, chunk{hasError: true}},
+	}
+	for _, tc := range cases {
+		var got chunk
+		scanChunk([]byte(tc.payload), &got)
+		if got != tc.want {
+			t.Errorf("%s: scanChunk(%s) = %+v, want %+v", tc.name, tc.payload, got, tc.want)
+		}
+	}
+}
+
+func TestLineReader(t *testing.T) {
+	in := "data: a\r\n\ndata: " + strings.Repeat("b", 100_000) + "\nlast"
+	lr := newLineReader(strings.NewReader(in), 4096)
+	var got []string
+	for {
+		line, err := lr.next()
+		if err != nil {
+			if err != io.EOF {
+				t.Fatal(err)
+			}
+			break
+		}
+		got = append(got, string(line))
+	}
+	if len(got) != 4 || got[0] != "data: a" || got[1] != "" || len(got[2]) != 100_006 || got[3] != "last" {
+		t.Errorf("lines = %d %q...", len(got), got[0])
+	}
+	lr = newLineReader(bytes.NewReader(bytes.Repeat([]byte("x"), 2*maxEventBytes)), 4096)
+	if _, err := lr.next(); err != errEventTooLarge {
+		t.Errorf("endless line: err = %v, want errEventTooLarge", err)
+	}
+}
+
+func TestAppendContent(t *testing.T) {
+	got := appendContent(nil, []byte(`{"choices":[{"delta":{"content":"a \"b\"\n"}}]}`))
+	if string(got) != "a \"b\"\n" {
+		t.Errorf("appendContent = %q", got)
+	}
+}
+
+// FuzzSSE feeds arbitrary bytes through the line reader and the chunk
+// scanner: nothing may panic, hang, or return a line over the bound.
+func FuzzSSE(f *testing.F) {
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: [DONE]\n\n"))
+	f.Add([]byte("data: {\"usage\":{\"prompt_tokens\":99999999999999999999,\"completion_tokens\":-1}}\n"))
+	f.Add([]byte("data: {\"content\":\"\\\"\n\r\n:comment\nevent: x\n"))
+	f.Add([]byte("data: {\"error\":{\"message\":\"x\"}}\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		lr := newLineReader(bytes.NewReader(in), 64)
+		var c chunk
+		for i := 0; i < len(in)+2; i++ {
+			line, err := lr.next()
+			if err != nil {
+				return
+			}
+			if len(line) > maxEventBytes {
+				t.Fatalf("line of %d bytes", len(line))
+			}
+			if p, ok := dataPayload(line); ok {
+				scanChunk(p, &c)
+				_ = appendContent(nil, p)
+				if c.promptTokens < 0 || c.outTokens < 0 || c.cachedTokens < 0 {
+					t.Fatalf("negative count %+v", c)
+				}
+			}
+		}
+	})
+}

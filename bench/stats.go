@@ -1,0 +1,326 @@
+package bench
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kneebench/knee/results"
+)
+
+// histMaxMicros is the largest latency a histogram holds: one hour. Longer
+// values are clamped and counted.
+const histMaxMicros = 3_600_000_000
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, histMaxMicros, 3) }
+
+// latencies is one set of the run's latency histograms, in microseconds.
+type latencies struct {
+	ttft, ttftSched, itl, tpot, e2e, e2eSched, queue, lateness *hdrhistogram.Histogram
+	in, out                                                    *hdrhistogram.Histogram
+}
+
+func newLatencies() *latencies {
+	return &latencies{
+		ttft: newHist(), ttftSched: newHist(), itl: newHist(), tpot: newHist(),
+		e2e: newHist(), e2eSched: newHist(), queue: newHist(), lateness: newHist(),
+		in: hdrhistogram.New(1, 100_000_000, 3), out: hdrhistogram.New(1, 100_000_000, 3),
+	}
+}
+
+func (l *latencies) merge(o *latencies) {
+	l.ttft.Merge(o.ttft)
+	l.ttftSched.Merge(o.ttftSched)
+	l.itl.Merge(o.itl)
+	l.tpot.Merge(o.tpot)
+	l.e2e.Merge(o.e2e)
+	l.e2eSched.Merge(o.e2eSched)
+	l.queue.Merge(o.queue)
+	l.lateness.Merge(o.lateness)
+	l.in.Merge(o.in)
+	l.out.Merge(o.out)
+}
+
+// turnHists breaks TTFT and ITL down by a request's tag (turn of a call).
+type turnHists struct{ ttft, itl *hdrhistogram.Histogram }
+
+// shard is one lock's worth of aggregates. Requests are spread over shards
+// so that recording never contends on one lock, and memory stays fixed
+// however long the run.
+type shard struct {
+	mu  sync.Mutex
+	lat *latencies
+	agg aggregate
+	tag map[int]*turnHists
+}
+
+// aggregate holds the counters of a run.
+type aggregate struct {
+	sent, ok, failed, interrupted, waited, late int64
+	errors                                      map[string]int64
+	inTotal, outTotal, cachedTotal, partial     int64
+	usageReported, cachedReported               bool
+	multiToken                                  int64
+	firstSched, lastDone                        time.Duration
+	firstSent, lastSent                         time.Duration
+	busy                                        time.Duration
+	clamped                                     int64
+	coldTurns, measuredTurns                    int64
+	firstAttempt                                *results.Attempts
+}
+
+func (a *aggregate) add(o *aggregate) {
+	a.sent += o.sent
+	a.ok += o.ok
+	a.failed += o.failed
+	a.interrupted += o.interrupted
+	a.waited += o.waited
+	a.late += o.late
+	for k, v := range o.errors {
+		if a.errors == nil {
+			a.errors = map[string]int64{}
+		}
+		a.errors[k] += v
+	}
+	a.inTotal += o.inTotal
+	a.outTotal += o.outTotal
+	a.cachedTotal += o.cachedTotal
+	a.partial += o.partial
+	a.usageReported = a.usageReported || o.usageReported
+	a.cachedReported = a.cachedReported || o.cachedReported
+	a.multiToken += o.multiToken
+	if o.sent > 0 {
+		if a.sent == o.sent || o.firstSched < a.firstSched {
+			a.firstSched = o.firstSched
+		}
+		if a.sent == o.sent || o.firstSent < a.firstSent {
+			a.firstSent = o.firstSent
+		}
+		if o.lastDone > a.lastDone {
+			a.lastDone = o.lastDone
+		}
+		if o.lastSent > a.lastSent {
+			a.lastSent = o.lastSent
+		}
+	}
+	a.busy += o.busy
+	a.clamped += o.clamped
+	a.coldTurns += o.coldTurns
+	a.measuredTurns += o.measuredTurns
+	if o.firstAttempt != nil {
+		if a.firstAttempt == nil {
+			a.firstAttempt = &results.Attempts{Errors: map[string]int64{}}
+		}
+		a.firstAttempt.OK += o.firstAttempt.OK
+		a.firstAttempt.Failed += o.firstAttempt.Failed
+		a.firstAttempt.Retries += o.firstAttempt.Retries
+		for k, v := range o.firstAttempt.Errors {
+			a.firstAttempt.Errors[k] += v
+		}
+	}
+}
+
+// collector aggregates measured records.
+type collector struct {
+	shards []*shard
+	// coldThreshold, when positive, counts a measured request as cold
+	// when it cached fewer tokens than this.
+	coldThreshold int
+}
+
+func newCollector(n int) *collector {
+	c := &collector{shards: make([]*shard, n)}
+	for i := range c.shards {
+		c.shards[i] = &shard{lat: newLatencies(), tag: map[int]*turnHists{}}
+	}
+	return c
+}
+
+func (s *shard) record(h *hdrhistogram.Histogram, d time.Duration) {
+	v := d.Microseconds()
+	if v < 0 {
+		v = 0
+	}
+	if v > histMaxMicros {
+		v = histMaxMicros
+		s.agg.clamped++
+	}
+	_ = h.RecordValue(v)
+}
+
+// add records one finished measured request.
+func (c *collector) add(r *Record) {
+	s := c.shards[r.Index%len(c.shards)]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := &s.agg
+	if a.sent == 0 || r.Scheduled < a.firstSched {
+		a.firstSched = r.Scheduled
+	}
+	if a.sent == 0 || r.Sent < a.firstSent {
+		a.firstSent = r.Sent
+	}
+	if r.Sent > a.lastSent {
+		a.lastSent = r.Sent
+	}
+	a.sent++
+	if r.Done > a.lastDone {
+		a.lastDone = r.Done
+	}
+	if r.Waited {
+		a.waited++
+	}
+	if r.Lateness > time.Millisecond {
+		a.late++
+	}
+	s.record(s.lat.lateness, r.Lateness)
+	if r.Attempts > 0 {
+		if a.firstAttempt == nil {
+			a.firstAttempt = &results.Attempts{Errors: map[string]int64{}}
+		}
+		if r.FirstClass == "" {
+			a.firstAttempt.OK++
+		} else {
+			a.firstAttempt.Failed++
+			a.firstAttempt.Errors[r.FirstClass]++
+		}
+		a.firstAttempt.Retries += int64(r.Attempts - 1)
+	}
+	switch {
+	case r.Class == ClassInterrupted:
+		a.interrupted++
+		return
+	case r.Class != "":
+		a.failed++
+		if a.errors == nil {
+			a.errors = map[string]int64{}
+		}
+		a.errors[r.Class]++
+		a.partial += int64(r.Chunks)
+		return
+	}
+	a.ok++
+	a.busy += r.Done - r.Sent
+	out := r.OutputTokens()
+	a.inTotal += int64(r.PromptTokens)
+	a.outTotal += int64(out)
+	a.cachedTotal += int64(r.CachedTokens)
+	a.usageReported = a.usageReported || r.UsageReported
+	a.cachedReported = a.cachedReported || r.CachedReported
+	if r.UsageReported && r.CompletionTokens > r.Chunks {
+		a.multiToken++
+	}
+	if c.coldThreshold > 0 {
+		a.measuredTurns++
+		if r.CachedTokens < c.coldThreshold {
+			a.coldTurns++
+		}
+	}
+	if r.PromptTokens > 0 {
+		_ = s.lat.in.RecordValue(int64(r.PromptTokens))
+	}
+	if out > 0 {
+		_ = s.lat.out.RecordValue(int64(out))
+	}
+	s.record(s.lat.queue, r.Sent-r.Scheduled)
+	s.record(s.lat.e2eSched, r.LastToken-r.Scheduled)
+	if r.Chunks == 0 {
+		return
+	}
+	s.record(s.lat.ttft, r.FirstToken-r.Sent)
+	s.record(s.lat.ttftSched, r.FirstToken-r.Scheduled)
+	s.record(s.lat.e2e, r.LastToken-r.Sent)
+	if out > 1 {
+		s.record(s.lat.tpot, (r.LastToken-r.FirstToken)/time.Duration(out-1))
+	}
+	var th *turnHists
+	if r.Tag != 0 {
+		th = s.tag[r.Tag]
+		if th == nil {
+			th = &turnHists{ttft: newHist(), itl: newHist()}
+			s.tag[r.Tag] = th
+		}
+		s.record(th.ttft, r.FirstToken-r.Scheduled)
+	}
+	for i := 1; i < len(r.ChunkTimes); i++ {
+		gap := r.ChunkTimes[i] - r.ChunkTimes[i-1]
+		s.record(s.lat.itl, gap)
+		if th != nil {
+			s.record(th.itl, gap)
+		}
+	}
+}
+
+// merged returns the union of every shard.
+func (c *collector) merged() (*latencies, aggregate, map[int]*turnHists) {
+	lat := newLatencies()
+	var agg aggregate
+	tags := map[int]*turnHists{}
+	for _, s := range c.shards {
+		s.mu.Lock()
+		lat.merge(s.lat)
+		agg.add(&s.agg)
+		for k, v := range s.tag {
+			t := tags[k]
+			if t == nil {
+				t = &turnHists{ttft: newHist(), itl: newHist()}
+				tags[k] = t
+			}
+			t.ttft.Merge(v.ttft)
+			t.itl.Merge(v.itl)
+		}
+		s.mu.Unlock()
+	}
+	return lat, agg, tags
+}
+
+// ttftP95 is the current TTFT-from-schedule p95 in ms, for live progress.
+func (c *collector) ttftP95() float64 {
+	h := newHist()
+	for _, s := range c.shards {
+		s.mu.Lock()
+		h.Merge(s.lat.ttftSched)
+		s.mu.Unlock()
+	}
+	if h.TotalCount() == 0 {
+		return 0
+	}
+	return float64(h.ValueAtPercentile(95)) / 1000
+}
+
+// summarize turns a microsecond histogram into a Summary in milliseconds.
+// hdrhistogram's ValueAtQuantile takes a percentile (0–100), not a fraction.
+func summarize(h *hdrhistogram.Histogram, scale float64) results.Summary {
+	if h.TotalCount() == 0 {
+		return results.Summary{}
+	}
+	q := func(p float64) float64 { return float64(h.ValueAtPercentile(p)) / scale }
+	return results.Summary{
+		Count: h.TotalCount(),
+		Mean:  h.Mean() / scale,
+		Min:   float64(h.Min()) / scale,
+		P50:   q(50),
+		P90:   q(90),
+		P95:   q(95),
+		P99:   q(99),
+		Max:   float64(h.Max()) / scale,
+	}
+}
+
+func encodeHist(h *hdrhistogram.Histogram) string {
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func sortedTags(m map[int]*turnHists) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	return keys
+}

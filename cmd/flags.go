@@ -1,0 +1,239 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload"
+	"github.com/spf13/cobra"
+)
+
+// targetFlags are the flags that say which endpoint to drive.
+type targetFlags struct {
+	baseURL   string
+	model     string
+	apiKey    string
+	endpoint  string
+	headers   []string
+	extraBody string
+	timeout   time.Duration
+}
+
+func (f *targetFlags) register(c *cobra.Command) {
+	fs := c.Flags()
+	fs.StringVar(&f.baseURL, "base-url", os.Getenv("OPENAI_BASE_URL"), "API root of the target, e.g. http://host:8000/v1 (default $OPENAI_BASE_URL)")
+	fs.StringVar(&f.model, "model", "", "model name (default: the first id from GET /v1/models)")
+	fs.StringVar(&f.apiKey, "api-key", os.Getenv("OPENAI_API_KEY"), "API key sent as a Bearer token (default $OPENAI_API_KEY; never printed or written)")
+	fs.StringVar(&f.endpoint, "endpoint", "chat", "chat (/v1/chat/completions) or completions (/v1/completions)")
+	fs.StringArrayVar(&f.headers, "header", nil, "extra request header K:V (repeatable)")
+	fs.StringVar(&f.extraBody, "extra-body", "", `JSON object merged into every request body, e.g. '{"ignore_eos": true}'`)
+	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "time allowed before the first byte of a response and between chunks (0: none)")
+}
+
+// validate checks the flags that need no network.
+func (f *targetFlags) validate() error {
+	if f.endpoint != "chat" && f.endpoint != "completions" {
+		return usageErr("--endpoint must be chat or completions, got %q", f.endpoint)
+	}
+	if f.timeout < 0 {
+		return usageErr("--timeout must not be negative")
+	}
+	for _, h := range f.headers {
+		if k, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(k) == "" {
+			return usageErr("--header %q must look like Name:value", h)
+		}
+	}
+	if f.extraBody != "" {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(f.extraBody), &m); err != nil {
+			return usageErr("--extra-body must be a JSON object: %v", err)
+		}
+	}
+	return nil
+}
+
+// target builds the bench target for a base URL.
+func (f *targetFlags) target(baseURL string) bench.Target {
+	t := bench.Target{
+		BaseURL: baseURL, APIKey: f.apiKey, Endpoint: f.endpoint, Model: f.model,
+		ExtraBody: json.RawMessage(f.extraBody), Timeout: f.timeout, UserAgent: "knee/" + version(),
+	}
+	for _, h := range f.headers {
+		k, v, _ := strings.Cut(h, ":")
+		t.Headers = append(t.Headers, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
+	}
+	return t
+}
+
+// config records the target flags with secrets redacted.
+func (f *targetFlags) config(baseURL, model string) results.Config {
+	c := results.Config{BaseURL: baseURL, Model: model, Endpoint: f.endpoint, ExtraBody: f.extraBody, TimeoutS: f.timeout.Seconds()}
+	if f.apiKey != "" {
+		c.APIKey = results.Redacted
+	}
+	if len(f.headers) > 0 {
+		c.Headers = map[string]string{}
+		for _, h := range f.headers {
+			k, v, _ := strings.Cut(h, ":")
+			k = strings.TrimSpace(k)
+			if sensitiveHeader(k) {
+				v = results.Redacted
+			}
+			c.Headers[k] = strings.TrimSpace(v)
+		}
+	}
+	return c
+}
+
+// sensitiveHeader reports whether a header likely carries a credential.
+func sensitiveHeader(k string) bool {
+	k = strings.ToLower(k)
+	for _, s := range []string{"auth", "key", "token", "secret", "cookie", "password"} {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// resolved is a target ready to be driven.
+type resolved struct {
+	target  bench.Target
+	builtin bool
+	stop    func()
+}
+
+// resolve finds the model when none was given. With no base URL at all the
+// caller starts the built-in simulator instead (see builtinTarget).
+func (f *targetFlags) resolve(ctx context.Context, c *cobra.Command) (*resolved, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	r := &resolved{stop: func() {}}
+	base := f.baseURL
+	if base == "" {
+		return nil, usageErr("give --base-url or set $OPENAI_BASE_URL")
+	}
+	r.target = f.target(base)
+	if r.target.Model == "" {
+		m, err := bench.FirstModel(r.target)
+		if err != nil {
+			r.stop()
+			return nil, withCode(ExitRuntime, err)
+		}
+		r.target.Model = m
+	}
+	return r, nil
+}
+
+// loadFlags say how much load to offer and what to send.
+type loadFlags struct {
+	concurrency    int
+	rate           float64
+	burstiness     float64
+	maxConcurrency int
+	requests       int
+	duration       time.Duration
+	warmup         int
+	seed           uint64
+	inputTokens    int
+	dataset        string
+	prompt         string
+	maxTokens      int
+}
+
+func (f *loadFlags) register(c *cobra.Command) {
+	fs := c.Flags()
+	fs.IntVar(&f.concurrency, "concurrency", 0, "closed loop: this many streams, each sending its next request when its previous one ends")
+	fs.Float64Var(&f.rate, "rate", 0, "open loop: arrivals per second (Poisson; see --burstiness)")
+	fs.Float64Var(&f.burstiness, "burstiness", 1, "gamma shape of open-loop gaps: 1 is Poisson, below 1 burstier, above 1 more regular")
+	fs.IntVar(&f.maxConcurrency, "max-concurrency", 0, "open loop: cap on requests in flight; arrivals wait for a slot, and the wait is measured")
+	fs.IntVar(&f.requests, "requests", 0, "measured requests (default 100 when --duration is not given)")
+	fs.DurationVar(&f.duration, "duration", 0, "length of the measured window")
+	fs.IntVar(&f.warmup, "warmup", -1, "unmeasured warm-up requests (default: one per concurrent stream)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed for arrivals and prompts")
+	fs.IntVar(&f.inputTokens, "input-tokens", 0, "synthetic prompts of about N tokens, different for every request")
+	fs.StringVar(&f.dataset, "dataset", "", `JSONL file of {"prompt": "...", "max_tokens": N} lines, cycled`)
+	fs.StringVar(&f.prompt, "prompt", "Write a short story about a lighthouse keeper.", "the prompt sent when neither --input-tokens nor --dataset is given")
+	fs.IntVar(&f.maxTokens, "max-tokens", 128, "max_tokens of every request (a dataset line may override it)")
+	c.MarkFlagsMutuallyExclusive("rate", "concurrency")
+	c.MarkFlagsMutuallyExclusive("input-tokens", "dataset")
+}
+
+// build validates the flags and returns the load and the request source.
+func (f *loadFlags) build(c *cobra.Command) (bench.Load, workload.Source, error) {
+	if f.concurrency < 0 || f.rate < 0 || f.maxConcurrency < 0 || f.requests < 0 || f.duration < 0 ||
+		f.inputTokens < 0 || f.maxTokens < 0 || f.warmup < -1 {
+		return bench.Load{}, nil, usageErr("counts, rates and durations must not be negative")
+	}
+	if f.concurrency == 0 && f.rate == 0 {
+		f.concurrency = 1
+	}
+	if f.burstiness <= 0 {
+		return bench.Load{}, nil, usageErr("--burstiness must be positive")
+	}
+	if f.maxConcurrency > 0 && f.concurrency > 0 {
+		return bench.Load{}, nil, usageErr("--max-concurrency applies to open loop (--rate); closed loop is already capped by --concurrency")
+	}
+	if f.requests == 0 && f.duration == 0 {
+		f.requests = 100
+	}
+	load := bench.Load{
+		Concurrency: f.concurrency, Rate: f.rate, Burstiness: f.burstiness, MaxConcurrency: f.maxConcurrency,
+		Requests: f.requests, Duration: f.duration, Warmup: f.warmup, Seed: f.seed,
+	}
+	var src workload.Source
+	switch {
+	case f.dataset != "":
+		fh, err := os.Open(f.dataset)
+		if err != nil {
+			return load, nil, usageErr("--dataset: %v", err)
+		}
+		defer fh.Close()
+		entries, err := workload.ParseDataset(fh)
+		if err != nil {
+			return load, nil, usageErr("--dataset %s: %v", f.dataset, err)
+		}
+		src = workload.Dataset{Entries: entries, DefaultMaxTokens: f.maxTokens}
+	case f.inputTokens > 0:
+		src = workload.Synthetic{Tokens: f.inputTokens, MaxTokens: f.maxTokens, Seed: f.seed}
+	default:
+		if strings.TrimSpace(f.prompt) == "" {
+			return load, nil, usageErr("--prompt must not be empty")
+		}
+		src = workload.FixedPrompt{Text: f.prompt, MaxTokens: f.maxTokens}
+	}
+	return load, src, nil
+}
+
+// config records the load flags.
+func (f *loadFlags) config(c *results.Config, load bench.Load) {
+	c.Workload = "requests"
+	switch {
+	case f.dataset != "":
+		c.Dataset = f.dataset
+		c.Workload = "dataset"
+	case f.inputTokens > 0:
+		c.InputTokens = f.inputTokens
+		c.Workload = "synthetic"
+	default:
+		c.Workload = "fixed prompt"
+	}
+	if load.Rate > 0 {
+		c.Mode, c.Rate, c.Burstiness, c.MaxConcurrency = "open", load.Rate, load.Burstiness, load.MaxConcurrency
+	} else {
+		c.Mode, c.Concurrency = "closed", load.Concurrency
+	}
+	c.MaxTokens, c.Requests, c.DurationS, c.Seed = f.maxTokens, load.Requests, load.Duration.Seconds(), load.Seed
+	c.Warmup = load.DefaultWarmup()
+}
+
+func describeErr(prefix string, err error) error {
+	return fmt.Errorf("%s: %w", prefix, err)
+}

@@ -1,0 +1,133 @@
+// Package cmd holds knee's cobra commands. Each command parses its flags,
+// builds options, calls a package that does the work, and prints; there is
+// no measurement logic here.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/kneebench/knee/results"
+	"github.com/spf13/cobra"
+)
+
+// Version is knee's version, set at build time with
+// -ldflags "-X github.com/kneebench/knee/cmd.Version=v1.2.3".
+var Version = ""
+
+// version returns the build's version: the linker-set one, else the module
+// version, else "dev".
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailed  = 1 // the run ran, but every request failed (or a check failed)
+	ExitUsage   = 2 // bad flags or arguments
+	ExitRuntime = 3 // could not run at all (e.g. unreadable file, target down)
+)
+
+// exitError attaches an exit code to an error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, a ...any) error {
+	return &exitError{ExitUsage, fmt.Errorf(format, a...)}
+}
+
+// runtimeErrors wraps a RunE so that any error it returns without an exit
+// code is a runtime failure (exit 3); errors that reach Execute without a
+// code come from cobra's own argument checks and are usage errors.
+func runtimeErrors(f func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		return withCode(ExitRuntime, f(c, args))
+	}
+}
+
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{code, err}
+}
+
+// NewRoot builds the command tree. Tests build a fresh one per case.
+func NewRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "knee",
+		Short: "Find where an LLM serving box breaks",
+		Long: `knee drives an OpenAI-compatible endpoint (vLLM, SGLang, or its own simulator)
+with closed-loop, open-loop and multi-turn call workloads, measures every latency
+from the scheduled arrival, checks its own health, and finds the knee of the
+latency-vs-load curve.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{ExitUsage, err}
+	})
+	root.AddCommand(newVersionCmd(), newRunCmd())
+	return root
+}
+
+// Execute runs knee with args and returns the process exit code.
+func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := NewRoot()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(stderr, "knee: %v\n", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	// cobra's own argument and command errors are usage errors.
+	return ExitUsage
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print knee's version",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			fmt.Fprintf(c.OutOrStdout(), "knee %s (%s, %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return nil
+		},
+	}
+}
+
+// environment describes this machine for result files.
+func environment() results.Environment {
+	host, _ := os.Hostname()
+	return results.Environment{
+		KneeVersion: version(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
+		CPUs: runtime.NumCPU(), Host: host,
+	}
+}

@@ -1,0 +1,161 @@
+// Package health is the client's account of itself: how late its timers
+// wake, how much CPU it burns and how long its garbage collector pauses, so a
+// saturated client is never mistaken for a slow server.
+package health
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// DefaultInterval is how often the monitor wakes.
+const DefaultInterval = 5 * time.Millisecond
+
+// Thresholds above which the client, not the server, limited the figures.
+const (
+	MaxTimerLagP99     = 5 * time.Millisecond
+	MaxSendLatenessP99 = 5 * time.Millisecond
+	MaxLateSendShare   = 0.05
+	MaxCPUShare        = 0.90
+)
+
+// Monitor samples the client's timer lateness in the background.
+type Monitor struct {
+	interval time.Duration
+	stop     chan struct{}
+	done     chan struct{}
+	mu       sync.Mutex
+	lag      *hdrhistogram.Histogram
+	started  time.Time
+	cpu0     time.Duration
+	gc0      debug.GCStats
+}
+
+// Start begins monitoring; Stop ends it and returns the report.
+func Start(interval time.Duration) *Monitor {
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	m := &Monitor{
+		interval: interval,
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+		lag:      hdrhistogram.New(1, 60_000_000, 3),
+		started:  time.Now(),
+		cpu0:     processCPU(),
+	}
+	debug.ReadGCStats(&m.gc0)
+	go m.loop()
+	return m
+}
+
+// loop wakes at absolute ticks and records how late each wake-up was.
+func (m *Monitor) loop() {
+	defer close(m.done)
+	next := time.Now().Add(m.interval)
+	t := time.NewTimer(m.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case now := <-t.C:
+			lag := time.Since(next)
+			if lag < 0 {
+				lag = 0
+			}
+			m.mu.Lock()
+			_ = m.lag.RecordValue(min(lag.Microseconds(), 60_000_000))
+			m.mu.Unlock()
+			next = next.Add(m.interval)
+			if next.Before(now) {
+				next = now.Add(m.interval)
+			}
+			t.Reset(time.Until(next))
+		}
+	}
+}
+
+// Report is what the monitor saw.
+type Report struct {
+	TimerLagP50 time.Duration
+	TimerLagP99 time.Duration
+	TimerLagMax time.Duration
+	// CPUShare is the process's CPU time over wall time and cores: 1 means
+	// every core was busy with this process.
+	CPUShare float64
+	GCPause  time.Duration
+	NumGC    int64
+	Wall     time.Duration
+	Samples  int64
+}
+
+// Snapshot returns the report so far without stopping.
+func (m *Monitor) Snapshot() Report {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	wall := time.Since(m.started)
+	var gc debug.GCStats
+	debug.ReadGCStats(&gc)
+	r := Report{
+		TimerLagP50: time.Duration(m.lag.ValueAtPercentile(50)) * time.Microsecond,
+		TimerLagP99: time.Duration(m.lag.ValueAtPercentile(99)) * time.Microsecond,
+		TimerLagMax: time.Duration(m.lag.Max()) * time.Microsecond,
+		GCPause:     gc.PauseTotal - m.gc0.PauseTotal,
+		NumGC:       gc.NumGC - m.gc0.NumGC,
+		Wall:        wall,
+		Samples:     m.lag.TotalCount(),
+	}
+	if wall > 0 {
+		r.CPUShare = float64(processCPU()-m.cpu0) / float64(wall) / float64(runtime.NumCPU())
+	}
+	return r
+}
+
+// Stop ends monitoring and returns the final report.
+func (m *Monitor) Stop() Report {
+	close(m.stop)
+	<-m.done
+	return m.Snapshot()
+}
+
+// processCPU is the user plus system CPU time of this process.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Sends describes how well the dispatcher kept to the schedule.
+type Sends struct {
+	Total       int64
+	Late        int64
+	LatenessP99 time.Duration
+}
+
+// Verdict decides whether the client limited the figures, and why.
+func Verdict(r Report, s Sends) (healthy bool, reasons []string) {
+	if r.TimerLagP99 > MaxTimerLagP99 {
+		reasons = append(reasons, fmt.Sprintf("timer lateness p99 %.1f ms exceeds %.0f ms",
+			ms(r.TimerLagP99), ms(MaxTimerLagP99)))
+	}
+	if s.LatenessP99 > MaxSendLatenessP99 {
+		reasons = append(reasons, fmt.Sprintf("sends ran late of the schedule (p99 %.1f ms)", ms(s.LatenessP99)))
+	} else if s.Total > 0 && float64(s.Late)/float64(s.Total) > MaxLateSendShare {
+		reasons = append(reasons, fmt.Sprintf("%d of %d sends left more than 1 ms late", s.Late, s.Total))
+	}
+	if r.CPUShare > MaxCPUShare {
+		reasons = append(reasons, fmt.Sprintf("client CPU at %.0f%% of the machine", 100*r.CPUShare))
+	}
+	return len(reasons) == 0, reasons
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }

@@ -1,0 +1,128 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/kneebench/knee/results"
+)
+
+// Run writes the terminal summary of one run.
+func Run(w io.Writer, r *results.Run) error {
+	c := r.Config
+	target := c.BaseURL
+	if c.BuiltinSim {
+		target = "built-in simulator (" + c.BaseURL + ")"
+	}
+	fmt.Fprintf(w, "target   %s · model %s · %s endpoint\n", target, c.Model, c.Endpoint)
+	fmt.Fprintf(w, "workload %s\n", describeLoad(c))
+	rq := r.Requests
+	fmt.Fprintf(w, "requests %s ok · %s failed", num(float64(rq.OK), 0), num(float64(rq.Failed), 0))
+	if rq.Interrupted > 0 {
+		fmt.Fprintf(w, " · %s interrupted", num(float64(rq.Interrupted), 0))
+	}
+	fmt.Fprintf(w, " · %s warm-up · window %.2f s", num(float64(rq.Warmup), 0), r.WindowSeconds)
+	if r.Interrupted {
+		fmt.Fprint(w, " · INTERRUPTED")
+	}
+	fmt.Fprintln(w)
+	tp := r.Throughput
+	fmt.Fprintf(w, "through  %s req/s · %s output tok/s · %s total tok/s\n",
+		num(tp.RequestsPerS, 2), num(tp.OutputTokensPerS, 1), num(tp.TotalTokensPerS, 1))
+	a := r.Arrivals
+	if c.Mode == "open" {
+		fmt.Fprintf(w, "arrivals target %s/s · offered %s/s · achieved %s/s · %d waited for a slot · %d late sends (>1 ms) · send lateness p99 %s ms\n",
+			num(a.TargetRate, 2), num(a.OfferedRate, 2), num(a.AchievedRate, 2), a.Waited, a.LateSends, ms(a.SendLatenessP99Ms))
+	} else {
+		fmt.Fprintf(w, "arrivals closed loop · achieved %s/s · mean in flight %.1f\n", num(a.AchievedRate, 2), a.AchievedConcurrency)
+	}
+	writeHealth(w, r.Health)
+	if err := latencyTable(w, r.Stats); err != nil {
+		return err
+	}
+	tk := r.Tokens
+	fmt.Fprintf(w, "tokens/request  input p50 %s (mean %s) · output p50 %s (mean %s)",
+		num(tk.Input.P50, 0), num(tk.Input.Mean, 1), num(tk.Output.P50, 0), num(tk.Output.Mean, 1))
+	if tk.CachedReported && tk.InputTotal > 0 {
+		fmt.Fprintf(w, " · cached %s of input", pct(float64(tk.CachedTotal)/float64(tk.InputTotal)))
+	}
+	fmt.Fprintln(w)
+	if len(rq.Errors) > 0 {
+		fmt.Fprintf(w, "errors   %s\n", formatCounts(rq.Errors))
+	}
+	if fa := rq.FirstAttempt; fa != nil && fa.Retries > 0 {
+		fmt.Fprintf(w, "retries  %d · first attempts %d ok, %d failed (%s)\n", fa.Retries, fa.OK, fa.Failed, formatCounts(fa.Errors))
+	}
+	if rq.PartialTokens > 0 {
+		fmt.Fprintf(w, "partial  failed streams delivered %d tokens before breaking\n", rq.PartialTokens)
+	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(w, "warning  %s\n", warn)
+	}
+	return nil
+}
+
+func describeLoad(c results.Config) string {
+	var b strings.Builder
+	b.WriteString(c.Workload)
+	if c.Mode == "open" {
+		fmt.Fprintf(&b, " · open loop, %s req/s", num(c.Rate, 2))
+		if c.Burstiness != 0 && c.Burstiness != 1 {
+			fmt.Fprintf(&b, " (gamma, burstiness %g)", c.Burstiness)
+		} else {
+			b.WriteString(" (Poisson)")
+		}
+		if c.MaxConcurrency > 0 {
+			fmt.Fprintf(&b, ", at most %d in flight", c.MaxConcurrency)
+		}
+	} else {
+		fmt.Fprintf(&b, " · closed loop, %d streams", c.Concurrency)
+	}
+	if c.InputTokens > 0 {
+		fmt.Fprintf(&b, " · ~%d input tokens", c.InputTokens)
+	}
+	fmt.Fprintf(&b, " · max_tokens %d · seed %d", c.MaxTokens, c.Seed)
+	return b.String()
+}
+
+func writeHealth(w io.Writer, h results.Health) {
+	fmt.Fprintf(w, "client   timer lag p50 %s ms · p99 %s ms · max %s ms · CPU %.0f%% · GC %d (%s ms) · %s\n",
+		ms(h.TimerLagP50Ms), ms(h.TimerLagP99Ms), ms(h.TimerLagMaxMs), h.CPUPercent, h.NumGC, ms(h.GCPauseMs), h.Verdict)
+	for _, r := range h.Reasons {
+		fmt.Fprintf(w, "         the client, not the server, limited these figures: %s\n", r)
+	}
+}
+
+func latencyTable(w io.Writer, s results.Stats) error {
+	rows := [][]string{}
+	add := func(name string, v results.Summary) {
+		if v.Count == 0 {
+			rows = append(rows, []string{name, "-", "-", "-", "-", "-", "-", "-", "0"})
+			return
+		}
+		rows = append(rows, []string{name, ms(v.Mean), ms(v.Min), ms(v.P50), ms(v.P90), ms(v.P95), ms(v.P99), ms(v.Max), num(float64(v.Count), 0)})
+	}
+	add("TTFT", s.TTFT)
+	add("TTFT sched", s.TTFTSched)
+	add("ITL", s.ITL)
+	add("TPOT", s.TPOT)
+	add("E2E", s.E2E)
+	add("E2E sched", s.E2ESched)
+	add("queue wait", s.QueueWait)
+	return renderTable(w, []string{"ms", "mean", "min", "p50", "p90", "p95", "p99", "max", "n"}, rows)
+}
+
+func formatCounts(m map[string]int64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, " · ")
+}

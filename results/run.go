@@ -1,0 +1,231 @@
+// Package results is the data model of a knee run and a sweep: what was
+// measured, the configuration and environment it was measured in, the files
+// it is kept in, and the knee detection that reads a sweep.
+package results
+
+import "time"
+
+// SchemaVersion is the version of the JSON files written by this package.
+// Readers refuse files of any other version rather than misreading them.
+const SchemaVersion = 1
+
+// Run is the complete result of one measured run (one level of a sweep).
+type Run struct {
+	SchemaVersion int         `json:"schema_version"`
+	Config        Config      `json:"config"`
+	Environment   Environment `json:"environment"`
+	StartedAt     time.Time   `json:"started_at"`
+	WindowSeconds float64     `json:"window_s"`
+	Stats         Stats       `json:"stats"`
+	Requests      Requests    `json:"requests"`
+	Tokens        Tokens      `json:"tokens"`
+	Throughput    Throughput  `json:"throughput"`
+	Arrivals      Arrivals    `json:"arrivals"`
+	Health        Health      `json:"health"`
+	Cache         *Cache      `json:"cache,omitempty"`
+	Calls         *Calls      `json:"calls,omitempty"`
+	ByTurn        []TurnStats `json:"by_turn,omitempty"`
+	Server        *Server     `json:"server,omitempty"`
+	Histograms    Histograms  `json:"histograms,omitempty"`
+	Warnings      []string    `json:"warnings,omitempty"`
+	Interrupted   bool        `json:"interrupted,omitempty"`
+}
+
+// Config is the run's configuration as given, with secrets redacted.
+type Config struct {
+	BaseURL        string            `json:"base_url"`
+	BuiltinSim     bool              `json:"builtin_simulator,omitempty"`
+	Model          string            `json:"model"`
+	Endpoint       string            `json:"endpoint"`
+	APIKey         string            `json:"api_key,omitempty"`
+	Headers        map[string]string `json:"headers,omitempty"`
+	ExtraBody      string            `json:"extra_body,omitempty"`
+	Workload       string            `json:"workload"`
+	Mode           string            `json:"mode"`
+	Concurrency    int               `json:"concurrency,omitempty"`
+	Rate           float64           `json:"rate,omitempty"`
+	Burstiness     float64           `json:"burstiness,omitempty"`
+	MaxConcurrency int               `json:"max_concurrency,omitempty"`
+	MaxTokens      int               `json:"max_tokens"`
+	InputTokens    int               `json:"input_tokens,omitempty"`
+	Dataset        string            `json:"dataset,omitempty"`
+	Requests       int               `json:"requests,omitempty"`
+	DurationS      float64           `json:"duration_s,omitempty"`
+	Warmup         int               `json:"warmup"`
+	Seed           uint64            `json:"seed"`
+	TimeoutS       float64           `json:"timeout_s"`
+	Voice          *VoiceConfig      `json:"voice,omitempty"`
+}
+
+// VoiceConfig holds the knobs of the multi-turn call workload.
+type VoiceConfig struct {
+	SystemPromptTokens int     `json:"system_prompt_tokens"`
+	UserTokens         int     `json:"user_tokens"`
+	Turns              int     `json:"turns"`
+	GapMinS            float64 `json:"gap_min_s"`
+	GapMaxS            float64 `json:"gap_max_s"`
+	OutputTokens       int     `json:"output_tokens"`
+	MaxConcurrentCalls int     `json:"max_concurrent_calls,omitempty"`
+	Calls              int     `json:"calls,omitempty"`
+}
+
+// Redacted is what secrets are replaced with in every file knee writes.
+const Redacted = "[redacted]"
+
+// Environment describes where the run was measured.
+type Environment struct {
+	KneeVersion string `json:"knee_version"`
+	GoVersion   string `json:"go_version"`
+	OS          string `json:"os"`
+	Arch        string `json:"arch"`
+	CPUs        int    `json:"cpus"`
+	Host        string `json:"host"`
+}
+
+// Summary holds the usual statistics of one distribution, in milliseconds
+// for latencies (tokens for token counts).
+type Summary struct {
+	Count int64   `json:"count"`
+	Mean  float64 `json:"mean"`
+	Min   float64 `json:"min"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// Stats holds every latency distribution of a run, in milliseconds.
+type Stats struct {
+	TTFT      Summary `json:"ttft"`
+	TTFTSched Summary `json:"ttft_sched"`
+	ITL       Summary `json:"itl"`
+	TPOT      Summary `json:"tpot"`
+	E2E       Summary `json:"e2e"`
+	E2ESched  Summary `json:"e2e_sched"`
+	QueueWait Summary `json:"queue_wait"`
+}
+
+// Requests counts outcomes. Failures are grouped by class; interrupted
+// requests (cut short by Ctrl-C) are neither successes nor failures.
+type Requests struct {
+	Sent        int64            `json:"sent"`
+	OK          int64            `json:"ok"`
+	Failed      int64            `json:"failed"`
+	Interrupted int64            `json:"interrupted,omitempty"`
+	Errors      map[string]int64 `json:"errors"`
+	// Warmup is how many unmeasured warm-up requests were sent before the
+	// measured window.
+	Warmup int64 `json:"warmup"`
+	// FirstAttempt counts outcomes of first attempts when retries are on.
+	FirstAttempt *Attempts `json:"first_attempt,omitempty"`
+	// PartialTokens is how many tokens failed streams delivered before
+	// they broke.
+	PartialTokens int64 `json:"partial_tokens,omitempty"`
+}
+
+// Attempts counts first-attempt outcomes, so that retries never hide errors.
+type Attempts struct {
+	OK      int64            `json:"ok"`
+	Failed  int64            `json:"failed"`
+	Errors  map[string]int64 `json:"errors"`
+	Retries int64            `json:"retries"`
+}
+
+// ErrorRate is the failed share of finished (non-interrupted) requests.
+func (r Requests) ErrorRate() float64 {
+	n := r.OK + r.Failed
+	if n == 0 {
+		return 0
+	}
+	return float64(r.Failed) / float64(n)
+}
+
+// Tokens describes request sizes of successful measured requests.
+type Tokens struct {
+	InputTotal    int64   `json:"input_total"`
+	OutputTotal   int64   `json:"output_total"`
+	CachedTotal   int64   `json:"cached_total"`
+	Input         Summary `json:"input_per_request"`
+	Output        Summary `json:"output_per_request"`
+	UsageReported bool    `json:"usage_reported"`
+	// CachedReported says whether the server ever sent
+	// usage.prompt_tokens_details.cached_tokens.
+	CachedReported bool `json:"cached_reported"`
+	// MultiTokenChunks counts responses that packed several tokens into
+	// one chunk, which makes ITL a per-chunk rather than per-token figure.
+	MultiTokenChunks int64 `json:"multi_token_chunks,omitempty"`
+}
+
+// Throughput is measured over the window from the first measured scheduled
+// arrival to the last measured completion.
+type Throughput struct {
+	RequestsPerS     float64 `json:"requests_per_s"`
+	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+	TotalTokensPerS  float64 `json:"total_tokens_per_s"`
+}
+
+// Arrivals compares the load asked for, the schedule drawn and what was sent.
+type Arrivals struct {
+	TargetRate   float64 `json:"target_rate"`
+	OfferedRate  float64 `json:"offered_rate"`
+	AchievedRate float64 `json:"achieved_rate"`
+	Waited       int64   `json:"waited"`
+	LateSends    int64   `json:"late_sends"`
+	// SendLatenessP99Ms is the dispatcher's own lateness against the
+	// schedule, excluding waits for a concurrency slot.
+	SendLatenessP99Ms float64 `json:"send_lateness_p99_ms"`
+	// AchievedConcurrency is the mean number of requests in flight.
+	AchievedConcurrency float64 `json:"achieved_concurrency"`
+}
+
+// Health is the client's account of itself.
+type Health struct {
+	TimerLagP50Ms float64  `json:"timer_lag_p50_ms"`
+	TimerLagP99Ms float64  `json:"timer_lag_p99_ms"`
+	TimerLagMaxMs float64  `json:"timer_lag_max_ms"`
+	CPUPercent    float64  `json:"cpu_percent"`
+	GCPauseMs     float64  `json:"gc_pause_total_ms"`
+	NumGC         uint32   `json:"num_gc"`
+	Verdict       string   `json:"verdict"`
+	Reasons       []string `json:"reasons,omitempty"`
+}
+
+// Healthy reports whether the client did not limit the figures.
+func (h Health) Healthy() bool { return h.Verdict == VerdictHealthy }
+
+// Health verdicts.
+const (
+	VerdictHealthy       = "healthy"
+	VerdictClientLimited = "client-limited"
+)
+
+// Cache describes prefix-cache reuse over measured turns.
+type Cache struct {
+	HitRate   float64 `json:"cache_hit_rate"`
+	ColdShare float64 `json:"cold_turn_share"`
+	Reported  bool    `json:"reported"`
+}
+
+// Calls describes the call-level view of the voice workload.
+type Calls struct {
+	Started             int64   `json:"started"`
+	Completed           int64   `json:"completed"`
+	Shed                int64   `json:"shed"`
+	TurnsPerS           float64 `json:"turns_per_s"`
+	AchievedConcurrency float64 `json:"achieved_concurrency"`
+	LittlesLaw          float64 `json:"littles_law_concurrency"`
+	MeanCallSeconds     float64 `json:"mean_call_s"`
+}
+
+// TurnStats breaks latencies down by turn index of a call.
+type TurnStats struct {
+	Turn int     `json:"turn"`
+	TTFT Summary `json:"ttft"`
+	ITL  Summary `json:"itl"`
+}
+
+// Histograms holds encoded HDR histograms (V2 compressed, base64) of the
+// main distributions, in microseconds, so later tools can merge them or take
+// other percentiles.
+type Histograms map[string]string

@@ -1,0 +1,179 @@
+package workload
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+)
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is what one arrival sends: either chat messages or a completion
+// prompt, and how many tokens to ask for. Tag labels the request for
+// breakdowns (for example the turn of a call); it is not sent.
+type Request struct {
+	Messages  []Message
+	Prompt    string
+	MaxTokens int
+	IgnoreEOS bool
+	Tag       int
+}
+
+// Text returns the request's prompt as one string, for the completions
+// endpoint: the prompt itself, or the messages' contents joined by newlines.
+func (r Request) Text() string {
+	if r.Prompt != "" || len(r.Messages) == 0 {
+		return r.Prompt
+	}
+	var b strings.Builder
+	for i, m := range r.Messages {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(m.Content)
+	}
+	return b.String()
+}
+
+// Source hands out the request for each arrival index. Implementations are
+// deterministic: the same index and seed always give the same request.
+type Source interface {
+	Request(i int) Request
+}
+
+// FixedPrompt sends the same prompt every time.
+type FixedPrompt struct {
+	Text      string
+	MaxTokens int
+}
+
+// Request implements Source.
+func (f FixedPrompt) Request(int) Request {
+	return Request{Messages: []Message{{Role: "user", Content: f.Text}}, MaxTokens: f.MaxTokens}
+}
+
+// fillerWords are short, common English words. Each one, with its leading
+// space, is a single token for the simulator's tokenizer and for the BPE
+// tokenizers of the common open models, so a run of n words is close to n
+// tokens everywhere.
+var fillerWords = strings.Fields(`the of and to in is was for on are with as by at be this have from or one had
+not but what all were when we there can an your which their said if do will each about how up out them then she
+many some so these would other into has more her two like him see time could no make than first been its who now
+people my made over did down only way find use may water long little very after words called just where most know
+get through back much before go good new write our used me man too any day same right look think also around another
+came come work three word must because does part even place well such here take why things help put years different
+away again off went old number great tell men say small every found still between name should home big give air line
+set own under read last never us left end along while might next sound below saw something thought both few those
+always looked show large often together asked house world going want school important until form food keep children
+feet land side without boy once animals life enough took sometimes four head above kind began almost live page got
+earth need far hand high year mother light parts country father let night following picture being study second eyes
+soon times story boys since white days ever paper hard near sentence better best across during today others however
+sure means knew try told young miles sun ways thing whole hear example heard several change answer room sea against`)
+
+// Synthetic builds prompts of about Tokens tokens from filler words. Every
+// index starts differently (its words come from a generator seeded with the
+// index), so no two requests share a leading block and a prefix cache cannot
+// flatter time to first token.
+type Synthetic struct {
+	Tokens    int
+	MaxTokens int
+	Seed      uint64
+	// WordsPerToken scales the word count; 0 means 1. A calibration against
+	// the server's own token count sets it (see Calibrate).
+	WordsPerToken float64
+}
+
+// Request implements Source.
+func (s Synthetic) Request(i int) Request {
+	return Request{
+		Messages:  []Message{{Role: "user", Content: Filler(s.Tokens, s.WordsPerToken, s.Seed, uint64(i))}},
+		MaxTokens: s.MaxTokens,
+	}
+}
+
+// Filler returns about tokens tokens of filler text drawn from a generator
+// seeded by (seed, stream).
+func Filler(tokens int, wordsPerToken float64, seed, stream uint64) string {
+	if wordsPerToken <= 0 {
+		wordsPerToken = 1
+	}
+	words := int(float64(tokens)*wordsPerToken + 0.5)
+	if words < 1 {
+		words = 1
+	}
+	r := rand.New(rand.NewPCG(seed, stream*0x9e3779b97f4a7c15+1))
+	var b strings.Builder
+	b.Grow(words * 6)
+	for w := 0; w < words; w++ {
+		if w > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(fillerWords[r.IntN(len(fillerWords))])
+	}
+	return b.String()
+}
+
+// DatasetEntry is one line of a --dataset file.
+type DatasetEntry struct {
+	Prompt    string `json:"prompt"`
+	MaxTokens int    `json:"max_tokens"`
+}
+
+// Dataset cycles through entries read from a JSONL file.
+type Dataset struct {
+	Entries          []DatasetEntry
+	DefaultMaxTokens int
+}
+
+// Request implements Source.
+func (d Dataset) Request(i int) Request {
+	e := d.Entries[i%len(d.Entries)]
+	mt := e.MaxTokens
+	if mt <= 0 {
+		mt = d.DefaultMaxTokens
+	}
+	return Request{Messages: []Message{{Role: "user", Content: e.Prompt}}, MaxTokens: mt}
+}
+
+// ParseDataset reads one {"prompt": "...", "max_tokens": N} object per line.
+// Blank lines are skipped; anything else that is not such an object is an
+// error naming the line.
+func ParseDataset(r io.Reader) ([]DatasetEntry, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+	var out []DatasetEntry
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var e DatasetEntry
+		dec := json.NewDecoder(strings.NewReader(text))
+		if err := dec.Decode(&e); err != nil {
+			return nil, fmt.Errorf("line %d: %v", line, err)
+		}
+		if e.Prompt == "" {
+			return nil, fmt.Errorf("line %d: missing \"prompt\"", line)
+		}
+		if e.MaxTokens < 0 {
+			return nil, fmt.Errorf("line %d: max_tokens must not be negative", line)
+		}
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no entries")
+	}
+	return out, nil
+}

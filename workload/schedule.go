@@ -1,0 +1,87 @@
+// Package workload decides what knee sends and when: arrival schedules,
+// prompts and multi-turn call scenarios. Everything here is a pure function of
+// its inputs and a seed; nothing reads the wall clock or touches the network.
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Arrivals draws the arrival offsets of an open-loop schedule. Offsets are
+// absolute (measured from the start of the run), so a dispatcher that sleeps
+// toward start+offset never accumulates drift.
+type Arrivals struct {
+	gamma  distuv.Gamma
+	exp    distuv.Exponential
+	bursty bool
+	next   float64 // seconds
+	count  int
+}
+
+// NewArrivals returns a seeded arrival process at rate per second. A
+// burstiness of 1 gives Poisson arrivals; other values draw gaps from a gamma
+// distribution with shape burstiness and the same mean (vLLM's definition),
+// so smaller values are burstier and larger ones more regular.
+func NewArrivals(rate, burstiness float64, seed uint64) (*Arrivals, error) {
+	if !(rate > 0) || math.IsInf(rate, 0) {
+		return nil, fmt.Errorf("arrival rate must be a positive finite number, got %v", rate)
+	}
+	if !(burstiness > 0) || math.IsInf(burstiness, 0) {
+		return nil, errors.New("burstiness must be a positive finite number")
+	}
+	src := rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)
+	a := &Arrivals{bursty: burstiness != 1}
+	if a.bursty {
+		a.gamma = distuv.Gamma{Alpha: burstiness, Beta: rate * burstiness, Src: src}
+	} else {
+		a.exp = distuv.Exponential{Rate: rate, Src: src}
+	}
+	return a, nil
+}
+
+// Next returns the offset of the next arrival from the start of the run.
+// The first arrival is at offset zero, so a run starts with a request rather
+// than an idle gap.
+func (a *Arrivals) Next() time.Duration {
+	at := a.next
+	if a.bursty {
+		a.next += a.gamma.Rand()
+	} else {
+		a.next += a.exp.Rand()
+	}
+	a.count++
+	return time.Duration(at * float64(time.Second))
+}
+
+// Schedule draws the first n arrival offsets.
+func Schedule(rate, burstiness float64, seed uint64, n int) ([]time.Duration, error) {
+	a, err := NewArrivals(rate, burstiness, seed)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = a.Next()
+	}
+	return out, nil
+}
+
+// OfferedRate is the rate the drawn schedule actually offers: the number of
+// gaps divided by the time they span. It differs from the target rate by the
+// sampling noise of the draw, which is why knee reports both.
+func OfferedRate(offsets []time.Duration) float64 {
+	if len(offsets) < 2 {
+		return 0
+	}
+	span := (offsets[len(offsets)-1] - offsets[0]).Seconds()
+	if span <= 0 {
+		return math.Inf(1)
+	}
+	return float64(len(offsets)-1) / span
+}
