@@ -1,0 +1,235 @@
+package simulator
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"strings"
+)
+
+// Message is one chat message as the simulator sees it: a role and its
+// text (text parts already joined).
+type Message struct {
+	Role string
+	Text string
+}
+
+// GenRequest is what the content side needs from a request.
+type GenRequest struct {
+	Model    string
+	Chat     bool
+	Messages []Message
+	Prompt   string
+	// MaxTokens is nil when the request did not set it.
+	MaxTokens *int
+	Seed      *int64
+	IgnoreEOS bool
+	Stop      []string
+	// WantIDs asks for the prompt's token ids (for prefix caching).
+	WantIDs bool
+}
+
+// Plan is what will be said: everything the timing side needs, and nothing
+// about time.
+type Plan struct {
+	PromptTokens int
+	PromptIDs    []uint64
+	Tokens       []string
+	FinishReason string
+	EntryID      string
+	Variant      int
+}
+
+// chatOverhead is the fixed number of tokens a chat template adds around
+// each message (start marker, role, separator, end marker); replyPrimer is
+// what opens the assistant's reply. They are real ids in the sequence, so
+// the next turn of a conversation, which carries this reply as a message,
+// repeats the same ids and hits the prefix cache.
+const (
+	chatOverhead = 4
+	replyPrimer  = 3
+)
+
+var (
+	idStart     = TokenID("<|im_start|>")
+	idEnd       = TokenID("<|im_end|>")
+	idNewline   = TokenID("\n")
+	idAssistant = TokenID("assistant")
+)
+
+// promptTokens counts (and, if asked, lists) the prompt's tokens.
+func promptTokens(g *GenRequest) (int, []uint64) {
+	if !g.Chat {
+		if g.WantIDs {
+			ids := AppendTokenIDs(nil, g.Prompt)
+			return len(ids), ids
+		}
+		return CountTokens(g.Prompt), nil
+	}
+	if !g.WantIDs {
+		n := replyPrimer
+		for _, m := range g.Messages {
+			n += chatOverhead + CountTokens(m.Text)
+		}
+		return n, nil
+	}
+	size := replyPrimer
+	for _, m := range g.Messages {
+		size += chatOverhead + len(m.Text)/3
+	}
+	ids := make([]uint64, 0, size)
+	for _, m := range g.Messages {
+		ids = append(ids, idStart, TokenID(m.Role), idNewline)
+		ids = AppendTokenIDs(ids, m.Text)
+		ids = append(ids, idEnd)
+	}
+	ids = append(ids, idStart, idAssistant, idNewline)
+	return len(ids), ids
+}
+
+// APIError is a request error with an OpenAI-shaped body.
+type APIError struct {
+	Status  int
+	Type    string
+	Code    string
+	Param   string
+	Message string
+}
+
+func (e *APIError) Error() string { return e.Message }
+
+// Generate decides the answer to g for a model with the given context
+// length. Matching uses the last user message with surrounding whitespace
+// removed, case-insensitively.
+func (r *Responder) Generate(g *GenRequest, contextLength int) (*Plan, error) {
+	n, ids := promptTokens(g)
+	limit := contextLength - n
+	if g.MaxTokens != nil {
+		if n+*g.MaxTokens > contextLength {
+			return nil, &APIError{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages",
+				Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+					contextLength, n+*g.MaxTokens, n, *g.MaxTokens)}
+		}
+		limit = *g.MaxTokens
+	} else if limit < 1 {
+		return nil, &APIError{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages",
+			Message: fmt.Sprintf("This model's maximum context length is %d tokens, and the messages alone are %d tokens.", contextLength, n)}
+	}
+	raw := lastUserText(g)
+	text := strings.TrimSpace(raw)
+	res := r.match(text, strings.ToLower(text))
+	id, ans := "default", r.def
+	if res.entry != nil {
+		id, ans = res.entry.id, res.entry.answer
+	}
+	seed := r.seed
+	if g.Seed != nil {
+		seed = uint64(*g.Seed)
+	}
+	digest := digestOf(seed, id, text)
+	plan := &Plan{PromptTokens: n, PromptIDs: ids, EntryID: id, FinishReason: "stop"}
+	if ans.synthetic {
+		want := ans.min + int(digest%uint64(ans.max-ans.min+1))
+		plan.Tokens = fillerTokens(min(want, max(limit, 0)), digest)
+		if want > limit {
+			plan.FinishReason = "length"
+		}
+	} else {
+		plan.Variant = int(digest % uint64(len(ans.variants)))
+		out := ans.variants[plan.Variant].render(func(name string) string {
+			switch name {
+			case "last_user_message":
+				return raw
+			case "model":
+				return g.Model
+			}
+			return res.groups[name]
+		})
+		for _, s := range g.Stop {
+			if s == "" {
+				continue
+			}
+			if i := strings.Index(out, s); i >= 0 {
+				out = out[:i]
+			}
+		}
+		plan.Tokens = Tokenize(out)
+		if len(plan.Tokens) > limit {
+			plan.Tokens = plan.Tokens[:max(limit, 0)]
+			plan.FinishReason = "length"
+		}
+	}
+	if g.IgnoreEOS && g.MaxTokens != nil && len(plan.Tokens) < limit {
+		// Without an end-of-sequence token the model keeps talking until
+		// max_tokens: the answer is padded with filler to exactly that.
+		more := fillerTokens(limit-len(plan.Tokens)+1, digest^0x5bd1e995)[1:]
+		plan.Tokens = append(plan.Tokens, more...)
+		plan.FinishReason = "length"
+	}
+	return plan, nil
+}
+
+func lastUserText(g *GenRequest) string {
+	if !g.Chat {
+		return g.Prompt
+	}
+	for i := len(g.Messages) - 1; i >= 0; i-- {
+		if g.Messages[i].Role == "user" {
+			return g.Messages[i].Text
+		}
+	}
+	return ""
+}
+
+// digestOf hashes the seed, the entry and the input, so the same request
+// gets the same answer across restarts.
+func digestOf(seed uint64, id, text string) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], seed)
+	h.Write(b[:])
+	h.Write([]byte(id))
+	h.Write([]byte{0})
+	h.Write([]byte(text))
+	return h.Sum64()
+}
+
+// fillerVocabulary holds lower-case words; each, with a leading space, is
+// one token.
+var fillerVocabulary = strings.Fields(`the model answers with plain words so every token is one word long and the
+count stays exact while the text still reads like a long and patient reply about systems servers queues caches
+latency throughput batches tokens requests streams memory blocks schedules arrivals load curves knees limits
+budgets steps prompts answers users agents calls turns gaps windows percentiles tails medians rates levels`)
+
+// spacedVocabulary is fillerVocabulary with leading spaces, built once so
+// filler costs no allocation per token.
+var spacedVocabulary = func() []string {
+	out := make([]string, len(fillerVocabulary))
+	for i, w := range fillerVocabulary {
+		out[i] = " " + w
+	}
+	return out
+}()
+
+// fillerTokens returns n filler tokens chosen by a generator seeded with
+// digest.
+func fillerTokens(n int, digest uint64) []string {
+	if n <= 0 {
+		return nil
+	}
+	out := make([]string, n)
+	x := digest | 1
+	for i := range out {
+		// xorshift64*: cheap, deterministic and good enough for word choice.
+		x ^= x >> 12
+		x ^= x << 25
+		x ^= x >> 27
+		k := (x * 2685821657736338717) >> 33 % uint64(len(fillerVocabulary))
+		if i == 0 {
+			out[i] = fillerVocabulary[k]
+		} else {
+			out[i] = spacedVocabulary[k]
+		}
+	}
+	return out
+}

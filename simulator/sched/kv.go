@@ -1,0 +1,140 @@
+// Package sched is the pure core of the simulator's continuous-batching
+// engine, in three tiers with dependencies pointing down: resources and cost
+// (sequences, the paged KV-cache block pool, the roofline cost model), the
+// policy that decides each step (admit, batch, grow, preempt), and a
+// virtual-time runner. It has no goroutines and no clock: time is a float of
+// simulated seconds passed in by the caller.
+package sched
+
+// blockPool is a paged KV cache with automatic prefix caching, after vLLM
+// V1's KVCacheManager (vllm/v1/core/kv_cache_manager.py, block_pool.py):
+//   - free blocks sit in a doubly-linked queue; allocation pops the head,
+//     and a cached block popped there is evicted (its hash forgotten);
+//   - freed blocks are appended to the tail, a request's last blocks first,
+//     so they are evicted first and its prefix survives longest;
+//   - a full, computed block is registered under a chained hash and can be
+//     "touched" by a later request: its reference count rises and it leaves
+//     the free queue.
+type blockPool struct {
+	n          int
+	ref        []int32
+	hash       []uint64
+	hashed     []bool
+	prev, next []int32 // free queue links; -1 ends
+	inFree     []bool
+	head, tail int32
+	numFree    int
+	cached     map[uint64]int32
+}
+
+func newBlockPool(n int) *blockPool {
+	p := &blockPool{
+		n: n, ref: make([]int32, n), hash: make([]uint64, n), hashed: make([]bool, n),
+		prev: make([]int32, n), next: make([]int32, n), inFree: make([]bool, n),
+		head: -1, tail: -1, cached: map[uint64]int32{},
+	}
+	for i := 0; i < n; i++ {
+		p.pushTail(int32(i))
+	}
+	return p
+}
+
+func (p *blockPool) pushTail(b int32) {
+	p.prev[b], p.next[b] = p.tail, -1
+	if p.tail >= 0 {
+		p.next[p.tail] = b
+	} else {
+		p.head = b
+	}
+	p.tail = b
+	p.inFree[b] = true
+	p.numFree++
+}
+
+func (p *blockPool) remove(b int32) {
+	if p.prev[b] >= 0 {
+		p.next[p.prev[b]] = p.next[b]
+	} else {
+		p.head = p.next[b]
+	}
+	if p.next[b] >= 0 {
+		p.prev[p.next[b]] = p.prev[b]
+	} else {
+		p.tail = p.prev[b]
+	}
+	p.inFree[b] = false
+	p.numFree--
+}
+
+// allocate takes k blocks from the head of the free queue, evicting any
+// cached contents they held. The caller checked that k blocks are free.
+func (p *blockPool) allocate(dst []int32, k int) []int32 {
+	for ; k > 0; k-- {
+		b := p.head
+		p.remove(b)
+		if p.hashed[b] {
+			if p.cached[p.hash[b]] == b {
+				delete(p.cached, p.hash[b])
+			}
+			p.hashed[b] = false
+		}
+		p.ref[b] = 1
+		dst = append(dst, b)
+	}
+	return dst
+}
+
+// touch takes a reference on a cached block found by a prefix lookup.
+func (p *blockPool) touch(b int32) {
+	if p.ref[b] == 0 && p.inFree[b] {
+		p.remove(b)
+	}
+	p.ref[b]++
+}
+
+// free releases blocks, tail first, so the end of a sequence is evicted
+// before its prefix.
+func (p *blockPool) free(blocks []int32) {
+	for i := len(blocks) - 1; i >= 0; i-- {
+		b := blocks[i]
+		p.ref[b]--
+		if p.ref[b] == 0 {
+			p.pushTail(b)
+		}
+	}
+}
+
+// register records that block b holds the full block with hash h. An
+// existing entry for h wins: V1 block tables are append-only, so duplicate
+// blocks with the same content can exist.
+func (p *blockPool) register(b int32, h uint64) {
+	if p.hashed[b] {
+		return
+	}
+	if _, ok := p.cached[h]; ok {
+		return
+	}
+	p.hash[b], p.hashed[b] = h, true
+	p.cached[h] = b
+}
+
+// lookup returns the cached block holding h, if any.
+func (p *blockPool) lookup(h uint64) (int32, bool) {
+	b, ok := p.cached[h]
+	return b, ok
+}
+
+// used is the number of blocks held by sequences.
+func (p *blockPool) used() int { return p.n - p.numFree }
+
+// blockHash chains a block's token ids onto its parent's hash, so equal
+// hashes mean equal prefixes (up to 64-bit collisions).
+func blockHash(parent uint64, ids []uint64) uint64 {
+	h := parent ^ 0x9e3779b97f4a7c15
+	for _, id := range ids {
+		h ^= id
+		h *= 0x100000001b3
+		h ^= h >> 29
+	}
+	return h
+}

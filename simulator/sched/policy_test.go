@@ -1,0 +1,108 @@
+package sched
+
+import "testing"
+
+// Each test below pins one scheduling rule on a small hand-built core.
+
+func TestRunningSpendBudgetFirstInOrder(t *testing.T) {
+	c := New(baseConfig(1000, 100, 8))
+	c.Add(plain(1, 0, 80, 5))
+	c.Add(plain(2, 0, 80, 5))
+	st := c.Step(0)
+	// Request 1 takes 80 of the 100-token budget, request 2 the other 20.
+	if st.ScheduledTokens != 100 || st.PrefillTokens != 100 || len(st.Admitted) != 2 {
+		t.Fatalf("step 1: scheduled %d prefill %d admitted %d, want 100/100/2", st.ScheduledTokens, st.PrefillTokens, len(st.Admitted))
+	}
+	if len(st.Emitted) != 1 || st.Emitted[0].Seq.ID != 1 {
+		t.Fatalf("step 1 emitted %d tokens, want one from request 1", len(st.Emitted))
+	}
+	st = c.Step(st.End)
+	// Running first: 1 decodes one token, 2 finishes its remaining 60.
+	if st.DecodeTokens != 1 || st.PrefillTokens != 60 || len(st.Emitted) != 2 {
+		t.Errorf("step 2: decode %d prefill %d emitted %d, want 1/60/2", st.DecodeTokens, st.PrefillTokens, len(st.Emitted))
+	}
+}
+
+func TestAdmissionIsFCFSAndCapped(t *testing.T) {
+	c := New(baseConfig(1000, 10000, 2))
+	for i := int64(1); i <= 3; i++ {
+		c.Add(plain(i, 0, 10, 3))
+	}
+	st := c.Step(0)
+	if len(st.Admitted) != 2 || st.Admitted[0].ID != 1 || st.Admitted[1].ID != 2 || st.StopReason != StopBatchFull {
+		t.Errorf("admitted %d (stop %s), want requests 1 and 2, then batch_full", len(st.Admitted), st.StopReason)
+	}
+}
+
+func TestBudgetSpentStopsAdmission(t *testing.T) {
+	c := New(baseConfig(1000, 50, 8))
+	c.Add(plain(1, 0, 50, 3))
+	c.Add(plain(2, 0, 50, 3))
+	if st := c.Step(0); len(st.Admitted) != 1 || st.StopReason != StopBudget {
+		t.Errorf("admitted %d, stop %q; want 1 and budget_spent", len(st.Admitted), st.StopReason)
+	}
+}
+
+// TestPreemptsNewestAndBlocksAdmission: two running sequences fill a
+// 4-block cache; when the older needs a fifth block, the newest running one
+// is preempted, put at the front of the queue, and nothing is admitted in
+// that step.
+func TestPreemptsNewestAndBlocksAdmission(t *testing.T) {
+	c := New(baseConfig(4, 1000, 8))
+	c.Add(plain(1, 0, 32, 20)) // 2 blocks for its prompt, a third at token 33
+	c.Add(plain(2, 0, 32, 20))
+	st := c.Step(0)
+	if len(st.Admitted) != 2 {
+		t.Fatalf("admitted %d, want 2", len(st.Admitted))
+	}
+	c.Add(plain(3, 0, 8, 2))
+	st = c.Step(st.End) // request 1 needs block 5 for its 33rd token
+	if len(st.Preempted) != 1 || st.Preempted[0].ID != 2 {
+		t.Fatalf("preempted %v, want request 2 (the newest)", ids(st.Preempted))
+	}
+	if len(st.Admitted) != 0 || st.StopReason != StopPreempted {
+		t.Errorf("admitted %v after a preemption (stop %q), want none", ids(st.Admitted), st.StopReason)
+	}
+	if c.waiting[0].ID != 2 || c.waiting[0].computed != 0 {
+		t.Errorf("queue head is %d (computed %d), want the preempted request 2 reset to 0", c.waiting[0].ID, c.waiting[0].computed)
+	}
+}
+
+func TestWatermarkHoldsBackAdmission(t *testing.T) {
+	for _, tc := range []struct {
+		watermark float64
+		admitted  int
+	}{{0, 2}, {0.25, 1}} {
+		cfg := baseConfig(8, 1000, 8)
+		cfg.Watermark = tc.watermark
+		c := New(cfg)
+		c.Add(plain(1, 0, 48, 2)) // 3 blocks
+		c.Add(plain(2, 0, 64, 2)) // 4 blocks: leaves 1 free, under a 2-block watermark
+		if st := c.Step(0); len(st.Admitted) != tc.admitted {
+			t.Errorf("watermark %v: admitted %d, want %d", tc.watermark, len(st.Admitted), tc.admitted)
+		}
+	}
+}
+
+func TestAbortFreesBlocks(t *testing.T) {
+	c := New(baseConfig(100, 1000, 8))
+	c.Add(withIDs(1, 0, uniquePrompt(1, 100), 50))
+	c.Add(withIDs(2, 0, uniquePrompt(2, 100), 50))
+	c.Step(0)
+	if c.UsedBlocks() == 0 {
+		t.Fatal("no blocks in use after admission")
+	}
+	c.Abort(1)
+	c.Abort(2)
+	if c.UsedBlocks() != 0 || !c.Idle() {
+		t.Errorf("after aborting every request: %d blocks used, idle=%v", c.UsedBlocks(), c.Idle())
+	}
+}
+
+func ids(l []*Seq) []int64 {
+	var out []int64
+	for _, s := range l {
+		out = append(out, s.ID)
+	}
+	return out
+}

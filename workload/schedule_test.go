@@ -1,0 +1,105 @@
+package workload
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// gapStats returns the mean gap (s) and the coefficient of variation of the
+// gaps of a schedule.
+func gapStats(offsets []time.Duration) (mean, cv float64) {
+	n := len(offsets) - 1
+	var sum, sq float64
+	for i := 1; i <= n; i++ {
+		g := (offsets[i] - offsets[i-1]).Seconds()
+		sum += g
+		sq += g * g
+	}
+	mean = sum / float64(n)
+	variance := sq/float64(n) - mean*mean
+	return mean, math.Sqrt(variance) / mean
+}
+
+// TestScheduleStatistics draws 20,000 gaps per case. The sample mean of n
+// exponential gaps has relative standard error 1/√n ≈ 0.7%, and that of a
+// gamma with shape k 1/√(kn); a 3% band is over four standard errors for
+// every case. The coefficient of variation of gamma gaps is 1/√k (1 for
+// Poisson), checked within 5%.
+func TestScheduleStatistics(t *testing.T) {
+	cases := []struct{ rate, burstiness float64 }{
+		{10, 1}, {500, 1}, {10, 0.5}, {10, 4}, {2, 0.25},
+	}
+	for _, tc := range cases {
+		offs, err := Schedule(tc.rate, tc.burstiness, 42, 20001)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mean, cv := gapStats(offs)
+		if rel := math.Abs(mean*tc.rate - 1); rel > 0.03 {
+			t.Errorf("rate %v burstiness %v: mean gap %.5f s, want %.5f ±3%%", tc.rate, tc.burstiness, mean, 1/tc.rate)
+		}
+		wantCV := 1 / math.Sqrt(tc.burstiness)
+		if rel := math.Abs(cv/wantCV - 1); rel > 0.05 {
+			t.Errorf("rate %v burstiness %v: CV %.3f, want %.3f ±5%%", tc.rate, tc.burstiness, cv, wantCV)
+		}
+		if offs[0] != 0 {
+			t.Errorf("first arrival at %v, want 0", offs[0])
+		}
+		if !slices.IsSorted(offs) {
+			t.Error("offsets are not increasing")
+		}
+	}
+}
+
+func TestScheduleDeterministic(t *testing.T) {
+	a, _ := Schedule(7, 0.7, 99, 500)
+	b, _ := Schedule(7, 0.7, 99, 500)
+	c, _ := Schedule(7, 0.7, 100, 500)
+	if !slices.Equal(a, b) {
+		t.Error("same seed gave different schedules")
+	}
+	if slices.Equal(a, c) {
+		t.Error("different seeds gave the same schedule")
+	}
+}
+
+func TestScheduleRejectsBadInput(t *testing.T) {
+	for _, tc := range []struct{ rate, b float64 }{{0, 1}, {-1, 1}, {math.Inf(1), 1}, {1, 0}, {1, math.NaN()}} {
+		if _, err := NewArrivals(tc.rate, tc.b, 1); err == nil {
+			t.Errorf("NewArrivals(%v, %v) accepted", tc.rate, tc.b)
+		}
+	}
+}
+
+func TestSyntheticPromptsDifferAndRepeat(t *testing.T) {
+	s := Synthetic{Tokens: 64, MaxTokens: 8, Seed: 3}
+	a, b := s.Request(0).Messages[0].Content, s.Request(1).Messages[0].Content
+	if a == b || strings.Fields(a)[0]+strings.Fields(a)[1] == strings.Fields(b)[0]+strings.Fields(b)[1] && strings.Fields(a)[2] == strings.Fields(b)[2] {
+		t.Errorf("prompts 0 and 1 start alike: %.40q / %.40q", a, b)
+	}
+	if s.Request(0).Messages[0].Content != a {
+		t.Error("the same index gave a different prompt")
+	}
+	if n := len(strings.Fields(a)); n != 64 {
+		t.Errorf("prompt has %d words, want 64", n)
+	}
+}
+
+func TestParseDataset(t *testing.T) {
+	got, err := ParseDataset(strings.NewReader("{\"prompt\":\"a\",\"max_tokens\":5}\n\n{\"prompt\":\"b\"}\n"))
+	if err != nil || len(got) != 2 || got[0].MaxTokens != 5 || got[1].Prompt != "b" {
+		t.Fatalf("ParseDataset = %+v, %v", got, err)
+	}
+	for _, bad := range []string{"", "{\"prompt\":1}", "{\"max_tokens\":3}", "not json", "{\"prompt\":\"x\",\"max_tokens\":-1}"} {
+		if _, err := ParseDataset(strings.NewReader(bad)); err == nil {
+			t.Errorf("ParseDataset(%q) accepted", bad)
+		}
+	}
+	d := Dataset{Entries: got, DefaultMaxTokens: 9}
+	if r := d.Request(3); r.Messages[0].Content != "b" || r.MaxTokens != 9 {
+		t.Errorf("Dataset.Request(3) = %+v, want the second entry with the default max_tokens", r)
+	}
+}
