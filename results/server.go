@@ -9,7 +9,7 @@ type Server struct {
 	Source string `json:"source"`
 	// BucketEstimates is true when percentiles were interpolated within
 	// Prometheus histogram buckets rather than computed exactly.
-	BucketEstimates bool `json:"bucket_estimates"`
+	BucketEstimates bool  `json:"bucket_estimates"`
 	Requests        int64 `json:"requests"`
 	PromptTokens    int64 `json:"prompt_tokens,omitempty"`
 	OutputTokens    int64 `json:"output_tokens,omitempty"`

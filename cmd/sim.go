@@ -1,0 +1,97 @@
+package cmd
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/kneebench/knee/simulator"
+	"github.com/spf13/cobra"
+)
+
+type simOptions struct {
+	host, port    string
+	models        string
+	responses     string
+	apiKey        string
+	printConfig   string
+	shutdownGrace time.Duration
+	maxBody       int
+	readyFile     string
+}
+
+// envOr returns $KNEE_SIM_<name> or def.
+func envOr(name, def string) string {
+	if v := os.Getenv("KNEE_SIM_" + name); v != "" {
+		return v
+	}
+	return def
+}
+
+func newSimCmd() *cobra.Command {
+	o := &simOptions{}
+	c := &cobra.Command{
+		Use:   "sim",
+		Short: "Serve the bundled OpenAI-compatible LLM simulator",
+		Long: `sim serves a GPU-free, deterministic stand-in for an OpenAI-compatible LLM
+server: /v1/chat/completions, /v1/completions, /v1/models, /health, /metrics
+(vLLM-named Prometheus metrics), /metrics/summary and /admin/faults.
+
+Flags override KNEE_SIM_HOST, KNEE_SIM_PORT, KNEE_SIM_MODELS,
+KNEE_SIM_RESPONSES and KNEE_SIM_API_KEY.`,
+		Example: `  knee sim
+  knee sim --port 9000 --models my-models.yml --responses builtin:bench-responses
+  knee sim --print-config models > my-models.yml`,
+		Args: cobra.NoArgs,
+		RunE: runtimeErrors(o.run),
+	}
+	fs := c.Flags()
+	fs.StringVar(&o.host, "host", envOr("HOST", "127.0.0.1"), "address to listen on")
+	fs.StringVar(&o.port, "port", envOr("PORT", "8080"), "port to listen on (0 picks a free one)")
+	fs.StringVar(&o.models, "models", envOr("MODELS", "builtin:models"), "models file, or builtin:models")
+	fs.StringVar(&o.responses, "responses", envOr("RESPONSES", "builtin:responses"), "responses file, or builtin:responses / builtin:bench-responses")
+	fs.StringVar(&o.apiKey, "api-key", envOr("API_KEY", ""), "require this Bearer token on /v1 and /admin")
+	fs.StringVar(&o.printConfig, "print-config", "", "print a built-in file (responses, bench-responses, models) and exit")
+	fs.DurationVar(&o.shutdownGrace, "shutdown-grace", 10*time.Second, "on SIGINT/SIGTERM, time open streams get to finish")
+	fs.IntVar(&o.maxBody, "max-body-bytes", 32<<20, "largest request body accepted")
+	fs.StringVar(&o.readyFile, "ready-file", "", "write the listening address to this file once serving")
+	_ = fs.MarkHidden("ready-file")
+	return c
+}
+
+func (o *simOptions) run(c *cobra.Command, _ []string) error {
+	out := c.OutOrStdout()
+	if o.printConfig != "" {
+		b, err := simulator.Builtin(o.printConfig)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		_, err = out.Write(b)
+		return err
+	}
+	if _, err := strconv.Atoi(o.port); err != nil {
+		return usageErr("--port must be a number, got %q", o.port)
+	}
+	if o.shutdownGrace < 0 || o.maxBody <= 0 {
+		return usageErr("--shutdown-grace must not be negative and --max-body-bytes must be positive")
+	}
+	models, err := simulator.LoadModels(o.models)
+	if err != nil {
+		return err
+	}
+	responder, err := simulator.LoadResponses(o.responses)
+	if err != nil {
+		return err
+	}
+	addr := net.JoinHostPort(o.host, o.port)
+	return simulator.Run(c.Context(), addr, simulator.Options{
+		Models: models, Responder: responder, APIKey: o.apiKey, MaxBodyBytes: o.maxBody,
+	}, o.shutdownGrace, func(a net.Addr) {
+		fmt.Fprintf(c.ErrOrStderr(), "knee sim serving %d model(s) on http://%s/v1\n", len(models.Models), a)
+		if o.readyFile != "" {
+			_ = os.WriteFile(o.readyFile, []byte(a.String()), 0o644)
+		}
+	})
+}

@@ -1,0 +1,154 @@
+// Package simulator is knee's bundled OpenAI-compatible LLM server: a
+// GPU-free, deterministic stand-in for vLLM or SGLang. What is said (the
+// responder and tokenizer) never deals with time; when tokens are sent (the
+// engines) never deals with content or HTTP; the server joins the two.
+package simulator
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// TokenEvent is one token released by an engine.
+type TokenEvent struct {
+	Index int
+	// SimTime is when the engine scheduled the token, in seconds after the
+	// request's arrival.
+	SimTime float64
+	// Lag is how late the token was released against that deadline: the
+	// simulator's own error bar.
+	Lag time.Duration
+}
+
+// StreamInfo is what an engine knows about a request once it has streamed.
+// Times are simulated seconds.
+type StreamInfo struct {
+	CachedTokens    int
+	QueueTime       float64
+	PrefillTime     float64
+	Preemptions     int
+	PrefillComputed int
+}
+
+// Engine turns a plan and an arrival time into timed token events.
+type Engine interface {
+	// Name is the engine's name in models.yml.
+	Name() string
+	// Check rejects a plan the engine could never serve, before any byte
+	// of the response is sent.
+	Check(plan *Plan) error
+	// Stream calls emit for each of the plan's tokens, in order, as each
+	// falls due. It stops early when emit fails (the client went away) or
+	// ctx ends, and frees whatever the request held.
+	Stream(ctx context.Context, plan *Plan, arrival time.Time, emit func(TokenEvent) error) (StreamInfo, error)
+	// Close stops background work.
+	Close()
+}
+
+// errClientGone is returned by emit callbacks when the client hung up.
+var errClientGone = errors.New("client went away")
+
+// sleepUntil waits for deadline (or ctx) and returns how late it woke.
+// Every token targets its own absolute deadline, so overshoot never
+// accumulates.
+func sleepUntil(ctx context.Context, t *time.Timer, deadline time.Time) (time.Duration, error) {
+	if d := time.Until(deadline); d > 0 {
+		t.Reset(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			if !t.Stop() {
+				select {
+				case <-t.C:
+				default:
+				}
+			}
+			return 0, ctx.Err()
+		}
+	}
+	lag := time.Since(deadline)
+	if lag < 0 {
+		lag = 0
+	}
+	return lag, nil
+}
+
+// newStoppedTimer returns a timer ready for Reset.
+func newStoppedTimer() *time.Timer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}
+
+// Instant sends every token at once.
+type Instant struct{}
+
+var _ Engine = Instant{}
+
+// Name implements Engine.
+func (Instant) Name() string { return "instant" }
+
+// Check implements Engine.
+func (Instant) Check(*Plan) error { return nil }
+
+// Close implements Engine.
+func (Instant) Close() {}
+
+// Stream implements Engine.
+func (Instant) Stream(ctx context.Context, plan *Plan, arrival time.Time, emit func(TokenEvent) error) (StreamInfo, error) {
+	for i := range plan.Tokens {
+		if err := ctx.Err(); err != nil {
+			return StreamInfo{}, err
+		}
+		lag := time.Since(arrival)
+		if err := emit(TokenEvent{Index: i, Lag: lag}); err != nil {
+			return StreamInfo{}, err
+		}
+	}
+	return StreamInfo{}, nil
+}
+
+// FixedRate gives every request its own timeline: the first token after
+// overhead + prompt/prefill rate, then one every 1/decode rate. Load changes
+// nothing.
+type FixedRate struct {
+	Overhead      time.Duration
+	PrefillPerSec float64
+	DecodePerSec  float64
+}
+
+var _ Engine = (*FixedRate)(nil)
+
+// Name implements Engine.
+func (*FixedRate) Name() string { return "fixed_rate" }
+
+// Check implements Engine.
+func (*FixedRate) Check(*Plan) error { return nil }
+
+// Close implements Engine.
+func (*FixedRate) Close() {}
+
+// TTFT is the simulated time to first token for a prompt, in seconds.
+func (f *FixedRate) TTFT(promptTokens int) float64 {
+	return f.Overhead.Seconds() + float64(promptTokens)/f.PrefillPerSec
+}
+
+// Stream implements Engine.
+func (f *FixedRate) Stream(ctx context.Context, plan *Plan, arrival time.Time, emit func(TokenEvent) error) (StreamInfo, error) {
+	ttft := f.TTFT(plan.PromptTokens)
+	itl := 1 / f.DecodePerSec
+	timer := newStoppedTimer()
+	defer timer.Stop()
+	for i := range plan.Tokens {
+		sim := ttft + float64(i)*itl
+		lag, err := sleepUntil(ctx, timer, arrival.Add(time.Duration(sim*float64(time.Second))))
+		if err != nil {
+			return StreamInfo{}, err
+		}
+		if err := emit(TokenEvent{Index: i, SimTime: sim, Lag: lag}); err != nil {
+			return StreamInfo{}, err
+		}
+	}
+	return StreamInfo{PrefillTime: ttft, PrefillComputed: plan.PromptTokens}, nil
+}

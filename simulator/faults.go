@@ -1,0 +1,191 @@
+package simulator
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Fault kinds.
+const (
+	Fault429           = "error_429"
+	Fault500           = "error_500"
+	Fault503           = "error_503"
+	Fault401           = "error_401"
+	FaultContextLength = "context_length"
+	FaultCut           = "cut"
+	FaultStall         = "stall"
+	FaultSpike         = "spike"
+	FaultOverload      = "overload"
+)
+
+var faultKinds = []string{Fault429, Fault500, Fault503, Fault401, FaultContextLength, FaultCut, FaultStall, FaultSpike}
+
+// FaultSpec is a model's failure injection: rules by rate or prompt match,
+// and a real server's overload behaviour.
+type FaultSpec struct {
+	// Seed makes rate draws repeat: a request's draw is a hash of the seed,
+	// the rule and the request's content, so the same requests get the same
+	// faults whatever order they arrive in.
+	Seed  uint64      `yaml:"seed" json:"seed"`
+	Rules []FaultRule `yaml:"rules" json:"rules"`
+	// MaxWaiting > 0 makes requests that find that many already queued get
+	// OverloadStatus (429 or 503) at once.
+	MaxWaiting     int `yaml:"max_waiting" json:"max_waiting"`
+	OverloadStatus int `yaml:"overload_status" json:"overload_status"`
+}
+
+// FaultRule injects one kind of fault.
+type FaultRule struct {
+	Kind string `yaml:"kind" json:"kind"`
+	// Rate is the fraction of requests hit (0 with Match means every
+	// matching request).
+	Rate float64 `yaml:"rate" json:"rate"`
+	// Match, when set, limits the rule to prompts containing it
+	// (case-insensitive).
+	Match string `yaml:"match" json:"match,omitempty"`
+	// AfterTokens is where a cut or stall happens.
+	AfterTokens int `yaml:"after_tokens" json:"after_tokens,omitempty"`
+	// DurationMs is the length of a stall.
+	DurationMs float64 `yaml:"duration_ms" json:"duration_ms,omitempty"`
+	// Factor multiplies time to first token for a spike.
+	Factor float64 `yaml:"factor" json:"factor,omitempty"`
+	// RetryAfterS is sent as Retry-After with a 429.
+	RetryAfterS int `yaml:"retry_after_s" json:"retry_after_s,omitempty"`
+}
+
+// Validate reports a spec that cannot be applied.
+func (f *FaultSpec) Validate() error {
+	if f.MaxWaiting < 0 {
+		return errors.New("max_waiting must not be negative")
+	}
+	if f.OverloadStatus != 0 && f.OverloadStatus != 429 && f.OverloadStatus != 503 {
+		return errors.New("overload_status must be 429 or 503")
+	}
+	for i, r := range f.Rules {
+		if !validKind(r.Kind) {
+			return fmt.Errorf("rule %d: unknown kind %q (one of %s)", i+1, r.Kind, strings.Join(faultKinds, ", "))
+		}
+		if r.Rate < 0 || r.Rate > 1 {
+			return fmt.Errorf("rule %d: rate must be in [0, 1]", i+1)
+		}
+		if r.Rate == 0 && r.Match == "" {
+			return fmt.Errorf("rule %d: give a rate or a match", i+1)
+		}
+		if r.AfterTokens < 0 || r.DurationMs < 0 || r.Factor < 0 || r.RetryAfterS < 0 {
+			return fmt.Errorf("rule %d: numbers must not be negative", i+1)
+		}
+	}
+	return nil
+}
+
+func validKind(k string) bool {
+	for _, v := range faultKinds {
+		if v == k {
+			return true
+		}
+	}
+	return false
+}
+
+// faultDefaults fills the parameters a rule or a header left out.
+func faultDefaults(r FaultRule) FaultRule {
+	if r.AfterTokens == 0 && (r.Kind == FaultCut || r.Kind == FaultStall) {
+		r.AfterTokens = 3
+	}
+	if r.DurationMs == 0 && r.Kind == FaultStall {
+		r.DurationMs = 2000
+	}
+	if r.Factor == 0 && r.Kind == FaultSpike {
+		r.Factor = 10
+	}
+	if r.RetryAfterS == 0 && r.Kind == Fault429 {
+		r.RetryAfterS = 1
+	}
+	return r
+}
+
+// faults holds a model's current fault spec; /admin/faults replaces it at
+// run time.
+type faults struct {
+	mu   sync.RWMutex
+	spec FaultSpec
+	// seen counts how often each request content arrived, so a retry of
+	// the same request gets a fresh (but still repeatable) draw.
+	seenMu sync.Mutex
+	seen   map[uint64]uint32
+}
+
+// occurrence returns how many times content was seen before.
+func (f *faults) occurrence(content string) uint32 {
+	h := fnv.New64a()
+	h.Write([]byte(content))
+	k := h.Sum64()
+	f.seenMu.Lock()
+	defer f.seenMu.Unlock()
+	if f.seen == nil || len(f.seen) > 1<<20 {
+		f.seen = map[uint64]uint32{}
+	}
+	n := f.seen[k]
+	f.seen[k] = n + 1
+	return n
+}
+
+func (f *faults) get() FaultSpec {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.spec
+}
+
+func (f *faults) set(s FaultSpec) {
+	f.mu.Lock()
+	f.spec = s
+	f.mu.Unlock()
+}
+
+// decide picks the fault for one request: the header's kind if given,
+// else the first rule whose match and rate draw hit.
+func (s *FaultSpec) decide(header, prompt string, occurrence uint32) (FaultRule, bool) {
+	if header != "" {
+		for _, r := range s.Rules {
+			if r.Kind == header {
+				return faultDefaults(r), true
+			}
+		}
+		return faultDefaults(FaultRule{Kind: header}), true
+	}
+	lower := ""
+	for i, r := range s.Rules {
+		if r.Match != "" {
+			if lower == "" {
+				lower = strings.ToLower(prompt)
+			}
+			if !strings.Contains(lower, strings.ToLower(r.Match)) {
+				continue
+			}
+			if r.Rate == 0 {
+				return faultDefaults(r), true
+			}
+		}
+		if draw(s.Seed, i, occurrence, prompt) < r.Rate {
+			return faultDefaults(r), true
+		}
+	}
+	return FaultRule{}, false
+}
+
+// draw is a uniform number in [0, 1) from the seed, the rule, the
+// request's content and how many times that content came before.
+func draw(seed uint64, rule int, occurrence uint32, content string) float64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%d/%d/", seed, rule, occurrence)
+	h.Write([]byte(content))
+	return float64(h.Sum64()>>11) / (1 << 53)
+}
+
+func (r FaultRule) stall() time.Duration {
+	return time.Duration(r.DurationMs * float64(time.Millisecond))
+}

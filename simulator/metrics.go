@@ -1,0 +1,152 @@
+package simulator
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// vLLM's own bucket boundaries (vllm/v1/metrics/loggers.py, buckets.py),
+// so dashboards built for vLLM read the simulator unchanged.
+var (
+	bucketsTTFT = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560}
+	bucketsITL  = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
+	bucketsReq  = []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
+	bucketsIter = []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}
+	bucketsPre  = []float64{1, 2, 3, 4, 5, 10, 20}
+	bucketsLag  = []float64{0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
+	bucketsStep = []float64{0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56}
+)
+
+// tokenBuckets is vLLM's 1-2-5 series up to a model's context length.
+func tokenBuckets(maxLen int) []float64 {
+	var out []float64
+	for mag := 1; ; mag *= 10 {
+		for _, m := range []int{1, 2, 5} {
+			v := m * mag
+			if v > maxLen {
+				return out
+			}
+			out = append(out, float64(v))
+		}
+	}
+}
+
+var finishReasons = []string{"stop", "length", "abort", "error"}
+
+// metrics holds the Prometheus collectors of every model.
+type metrics struct {
+	reg *prometheus.Registry
+
+	ttft, itl, tpot, e2e, queue, inference, prefill, decode *prometheus.HistogramVec
+	promptTok, genTok, maxTokens, kvComputed, numPreempt    *prometheus.HistogramVec
+	iterTokens                                              *prometheus.HistogramVec
+	lag, stepDuration, stepBatch                            *prometheus.HistogramVec
+	promptTotal, genTotal, success                          *prometheus.CounterVec
+	preemptions, prefixQueries, prefixHits                  *prometheus.CounterVec
+	steps, admissionStops, faults                           *prometheus.CounterVec
+	running, waiting, kvUsage                               *prometheus.GaugeVec
+}
+
+func newMetrics(maxContext int) *metrics {
+	labels := []string{"model_name", "engine"}
+	m := &metrics{reg: prometheus.NewRegistry()}
+	h := func(name, help string, b []float64, extra ...string) *prometheus.HistogramVec {
+		v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: b}, append(labels, extra...))
+		m.reg.MustRegister(v)
+		return v
+	}
+	c := func(name, help string, extra ...string) *prometheus.CounterVec {
+		v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, append(labels, extra...))
+		m.reg.MustRegister(v)
+		return v
+	}
+	g := func(name, help string) *prometheus.GaugeVec {
+		v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+		m.reg.MustRegister(v)
+		return v
+	}
+	tok := tokenBuckets(maxContext)
+	m.ttft = h("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", bucketsTTFT)
+	m.itl = h("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", bucketsITL)
+	m.tpot = h("vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.", bucketsITL)
+	m.e2e = h("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", bucketsReq)
+	m.queue = h("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", bucketsReq)
+	m.inference = h("vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.", bucketsReq)
+	m.prefill = h("vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", bucketsReq)
+	m.decode = h("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", bucketsReq)
+	m.promptTok = h("vllm:request_prompt_tokens", "Number of prefill tokens processed.", tok)
+	m.genTok = h("vllm:request_generation_tokens", "Number of generation tokens processed.", tok)
+	m.maxTokens = h("vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.", tok)
+	m.kvComputed = h("vllm:request_prefill_kv_computed_tokens", "Histogram of new KV tokens computed during prefill (excluding cached tokens).", tok)
+	m.numPreempt = h("vllm:request_num_preemptions", "Histogram of the number of preemptions per request.", bucketsPre)
+	m.iterTokens = h("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", bucketsIter)
+	m.lag = h("knee_sim_token_lag_seconds", "How late each token was released against its simulated deadline.", bucketsLag)
+	m.stepDuration = h("knee_sim_step_duration_seconds", "Simulated duration of each scheduler step.", bucketsStep)
+	m.stepBatch = h("knee_sim_step_batch_size", "Sequences scheduled in each scheduler step.", bucketsIter)
+	m.promptTotal = c("vllm:prompt_tokens_total", "Number of prefill tokens processed.")
+	m.genTotal = c("vllm:generation_tokens_total", "Number of generation tokens processed.")
+	m.success = c("vllm:request_success_total", "Count of successfully processed requests.", "finished_reason")
+	m.preemptions = c("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.")
+	m.prefixQueries = c("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.")
+	m.prefixHits = c("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.")
+	m.steps = c("knee_sim_steps_total", "Scheduler steps, by the resource that bounded them.", "bound")
+	m.admissionStops = c("knee_sim_admission_stops_total", "Steps by why admission of waiting requests stopped.", "reason")
+	m.faults = c("knee_sim_faults_injected_total", "Faults injected on purpose, by kind.", "kind")
+	m.running = g("vllm:num_requests_running", "Number of requests in model execution batches.")
+	m.waiting = g("vllm:num_requests_waiting", "Number of requests waiting to be processed.")
+	m.kvUsage = g("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.")
+	return m
+}
+
+// modelMetrics are one model's collectors with their labels bound, so the
+// per-token path does no label lookup.
+type modelMetrics struct {
+	ttft, itl, tpot, e2e, queue, inference, prefill, decode prometheus.Observer
+	promptTok, genTok, maxTokens, kvComputed, numPreempt    prometheus.Observer
+	iterTokens, lag, stepDuration, stepBatch                prometheus.Observer
+	promptTotal, genTotal, preemptions                      prometheus.Counter
+	prefixQueries, prefixHits                               prometheus.Counter
+	success                                                 map[string]prometheus.Counter
+	computeBound, memoryBound                               prometheus.Counter
+	admissionStops                                          *prometheus.CounterVec
+	faults                                                  *prometheus.CounterVec
+	running, waiting, kvUsage                               prometheus.Gauge
+	labels                                                  []string
+}
+
+func (m *metrics) forModel(name string) *modelMetrics {
+	l := []string{name, "0"}
+	mm := &modelMetrics{
+		ttft: m.ttft.WithLabelValues(l...), itl: m.itl.WithLabelValues(l...), tpot: m.tpot.WithLabelValues(l...),
+		e2e: m.e2e.WithLabelValues(l...), queue: m.queue.WithLabelValues(l...), inference: m.inference.WithLabelValues(l...),
+		prefill: m.prefill.WithLabelValues(l...), decode: m.decode.WithLabelValues(l...),
+		promptTok: m.promptTok.WithLabelValues(l...), genTok: m.genTok.WithLabelValues(l...),
+		maxTokens: m.maxTokens.WithLabelValues(l...), kvComputed: m.kvComputed.WithLabelValues(l...),
+		numPreempt: m.numPreempt.WithLabelValues(l...), iterTokens: m.iterTokens.WithLabelValues(l...),
+		lag: m.lag.WithLabelValues(l...), stepDuration: m.stepDuration.WithLabelValues(l...),
+		stepBatch:   m.stepBatch.WithLabelValues(l...),
+		promptTotal: m.promptTotal.WithLabelValues(l...), genTotal: m.genTotal.WithLabelValues(l...),
+		preemptions: m.preemptions.WithLabelValues(l...), prefixQueries: m.prefixQueries.WithLabelValues(l...),
+		prefixHits: m.prefixHits.WithLabelValues(l...), success: map[string]prometheus.Counter{},
+		computeBound: m.steps.WithLabelValues(name, "0", "compute"), memoryBound: m.steps.WithLabelValues(name, "0", "memory"),
+		admissionStops: m.admissionStops, faults: m.faults,
+		running: m.running.WithLabelValues(l...), waiting: m.waiting.WithLabelValues(l...), kvUsage: m.kvUsage.WithLabelValues(l...),
+		labels: l,
+	}
+	// vLLM pre-creates the success counter for every finish reason.
+	for _, r := range finishReasons {
+		mm.success[r] = m.success.WithLabelValues(name, "0", r)
+	}
+	return mm
+}
+
+func (mm *modelMetrics) fault(kind string) {
+	mm.faults.WithLabelValues(mm.labels[0], mm.labels[1], kind).Inc()
+}
+
+func (mm *modelMetrics) admissionStop(reason string) {
+	mm.admissionStops.WithLabelValues(mm.labels[0], mm.labels[1], reason).Inc()
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,232 @@
+package simulator
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// apiRequest is the body of a chat or completions request. Fields knee
+// does not act on (temperature, top_p, ...) are accepted and ignored.
+type apiRequest struct {
+	Model               *string         `json:"model"`
+	Messages            json.RawMessage `json:"messages"`
+	Prompt              json.RawMessage `json:"prompt"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Seed                *int64          `json:"seed"`
+	Stream              *bool           `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage *bool `json:"include_usage"`
+	} `json:"stream_options"`
+	IgnoreEOS *bool           `json:"ignore_eos"`
+	Stop      json.RawMessage `json:"stop"`
+	N         *int            `json:"n"`
+}
+
+// decoded is a validated request.
+type decoded struct {
+	Model        string
+	Gen          GenRequest
+	Stream       bool
+	IncludeUsage bool
+}
+
+func badRequest(param, format string, a ...any) *APIError {
+	return &APIError{Status: 400, Type: "invalid_request_error", Param: param, Message: fmt.Sprintf(format, a...)}
+}
+
+// decodeRequest parses and validates a request body. chat selects the chat
+// schema (messages) over the completions one (prompt). Every error is an
+// *APIError naming the offending field.
+func decodeRequest(body []byte, chat bool) (*decoded, error) {
+	var r apiRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&r); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			field := te.Field
+			if field == "" {
+				return nil, badRequest("", "the request body must be a JSON object")
+			}
+			return nil, badRequest(field, "invalid type for '%s': expected %s", field, jsonKind(te.Type.Kind().String()))
+		}
+		return nil, badRequest("", "the request body is not valid JSON: %v", err)
+	}
+	if dec.More() {
+		return nil, badRequest("", "the request body has trailing data after the JSON object")
+	}
+	d := &decoded{Gen: GenRequest{Chat: chat}}
+	if r.Model == nil || *r.Model == "" {
+		return nil, badRequest("model", "you must provide a model parameter")
+	}
+	d.Model = *r.Model
+	d.Gen.Model = d.Model
+	if chat {
+		msgs, err := decodeMessages(r.Messages)
+		if err != nil {
+			return nil, err
+		}
+		d.Gen.Messages = msgs
+	} else {
+		p, err := decodePrompt(r.Prompt)
+		if err != nil {
+			return nil, err
+		}
+		d.Gen.Prompt = p
+	}
+	mt := r.MaxTokens
+	if r.MaxCompletionTokens != nil {
+		mt = r.MaxCompletionTokens
+	}
+	if mt != nil && *mt < 1 {
+		return nil, badRequest("max_tokens", "max_tokens must be at least 1, got %d", *mt)
+	}
+	d.Gen.MaxTokens = mt
+	d.Gen.Seed = r.Seed
+	if r.N != nil && *r.N != 1 {
+		return nil, badRequest("n", "only n=1 is supported, got %d", *r.N)
+	}
+	d.Stream = r.Stream != nil && *r.Stream
+	if r.StreamOptions != nil && r.StreamOptions.IncludeUsage != nil {
+		d.IncludeUsage = *r.StreamOptions.IncludeUsage
+	}
+	d.Gen.IgnoreEOS = r.IgnoreEOS != nil && *r.IgnoreEOS
+	stop, err := decodeStop(r.Stop)
+	if err != nil {
+		return nil, err
+	}
+	d.Gen.Stop = stop
+	return d, nil
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "int", "int64":
+		return "an integer"
+	case "bool":
+		return "a boolean"
+	case "string":
+		return "a string"
+	case "ptr", "struct":
+		return "an object"
+	}
+	return "a " + k
+}
+
+func isNull(raw json.RawMessage) bool {
+	return len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}
+
+func decodeMessages(raw json.RawMessage) ([]Message, error) {
+	if isNull(raw) {
+		return nil, badRequest("messages", "'messages' is a required property")
+	}
+	var items []struct {
+		Role    *string         `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, badRequest("messages", "invalid 'messages': expected an array of {role, content} objects")
+	}
+	if len(items) == 0 {
+		return nil, badRequest("messages", "'messages' must not be empty")
+	}
+	out := make([]Message, len(items))
+	for i, it := range items {
+		param := fmt.Sprintf("messages[%d]", i)
+		if it.Role == nil {
+			return nil, badRequest(param+".role", "missing 'role' in %s", param)
+		}
+		switch *it.Role {
+		case "system", "user", "assistant", "developer", "tool":
+		default:
+			return nil, badRequest(param+".role", "invalid role %q in %s", *it.Role, param)
+		}
+		text, err := decodeContent(it.Content, param+".content", *it.Role)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = Message{Role: *it.Role, Text: text}
+	}
+	return out, nil
+}
+
+// decodeContent accepts a string or a list of text parts.
+func decodeContent(raw json.RawMessage, param, role string) (string, error) {
+	if isNull(raw) {
+		if role == "assistant" || role == "tool" {
+			return "", nil
+		}
+		return "", badRequest(param, "missing '%s'", param)
+	}
+	var s string
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", badRequest(param, "invalid '%s': %v", param, err)
+		}
+		return s, nil
+	}
+	var parts []struct {
+		Type *string `json:"type"`
+		Text *string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", badRequest(param, "invalid type for '%s': expected a string or an array of content parts", param)
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		pp := fmt.Sprintf("%s[%d]", param, i)
+		if p.Type == nil {
+			return "", badRequest(pp+".type", "missing 'type' in %s", pp)
+		}
+		if *p.Type != "text" {
+			return "", badRequest(pp+".type", "content part type %q is not supported: this model accepts text only", *p.Type)
+		}
+		if p.Text == nil {
+			return "", badRequest(pp+".text", "missing 'text' in %s", pp)
+		}
+		b.WriteString(*p.Text)
+	}
+	return b.String(), nil
+}
+
+// decodePrompt accepts a string or a list holding one string.
+func decodePrompt(raw json.RawMessage) (string, error) {
+	if isNull(raw) {
+		return "", badRequest("prompt", "'prompt' is a required property")
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var l []string
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return "", badRequest("prompt", "invalid type for 'prompt': expected a string or an array of strings")
+	}
+	if len(l) != 1 {
+		return "", badRequest("prompt", "only a single prompt is supported, got %d", len(l))
+	}
+	return l[0], nil
+}
+
+// decodeStop accepts a string or a list of up to 4 strings.
+func decodeStop(raw json.RawMessage) ([]string, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return []string{s}, nil
+	}
+	var l []string
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return nil, badRequest("stop", "invalid type for 'stop': expected a string or an array of strings")
+	}
+	if len(l) > 4 {
+		return nil, badRequest("stop", "at most 4 stop sequences are supported, got %d", len(l))
+	}
+	return l, nil
+}

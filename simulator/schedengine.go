@@ -1,0 +1,328 @@
+package simulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/kneebench/knee/simulator/sched"
+)
+
+// Scheduler is the continuous-batching engine: one step loop per model
+// drives the pure core in wall time, sleeping to each step's absolute end,
+// so lateness never shifts the simulated timeline.
+type Scheduler struct {
+	core   *sched.Core
+	epoch  time.Time
+	onStep func(st *sched.Step, lag time.Duration)
+
+	mu      sync.Mutex
+	inbox   []sched.Request
+	aborts  []int64
+	streams map[int64]*schedStream
+	nextID  int64
+	wake    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+	closed  bool
+
+	// pending holds arrivals not yet due (only tests submit future ones).
+	pending []sched.Request
+	state   Snapshot
+}
+
+var _ Engine = (*Scheduler)(nil)
+
+type schedItem struct {
+	index int
+	sim   float64
+	lag   time.Duration
+	done  bool
+	info  StreamInfo
+}
+
+type schedStream struct {
+	ch      chan schedItem
+	arrival float64
+}
+
+// errEngineStopped ends streams that were open when the engine stopped.
+var errEngineStopped = errors.New("engine stopped")
+
+// NewScheduler starts a scheduler engine over core. onStep, when set, is
+// called from the step loop after every step (for metrics).
+func NewScheduler(core *sched.Core, onStep func(*sched.Step, time.Duration)) *Scheduler {
+	s := &Scheduler{
+		core: core, epoch: time.Now(), onStep: onStep,
+		streams: map[int64]*schedStream{},
+		wake:    make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	go s.loop()
+	return s
+}
+
+// Name implements Engine.
+func (*Scheduler) Name() string { return "scheduler" }
+
+// Core exposes the core's configuration (read-only use).
+func (s *Scheduler) Config() sched.Config { return s.core.Config() }
+
+// Check implements Engine: a request that could never fit in the KV cache
+// is refused instead of waiting forever.
+func (s *Scheduler) Check(plan *Plan) error {
+	if !s.core.Fits(plan.PromptTokens, len(plan.Tokens)) {
+		cfg := s.core.Config()
+		return &APIError{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages",
+			Message: fmt.Sprintf("this request needs %d KV-cache blocks for %d prompt and %d output tokens, but the cache holds %d blocks of %d tokens",
+				s.core.BlocksFor(plan.PromptTokens+len(plan.Tokens)), plan.PromptTokens, len(plan.Tokens), cfg.NumBlocks, cfg.BlockSize)}
+	}
+	return nil
+}
+
+// Close implements Engine.
+func (s *Scheduler) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.mu.Unlock()
+	close(s.stop)
+	<-s.done
+}
+
+// simTime converts a wall time to the engine's simulated seconds.
+func (s *Scheduler) simTime(t time.Time) float64 { return t.Sub(s.epoch).Seconds() }
+
+// Stream implements Engine.
+func (s *Scheduler) Stream(ctx context.Context, plan *Plan, arrival time.Time, emit func(TokenEvent) error) (StreamInfo, error) {
+	if len(plan.Tokens) == 0 {
+		return StreamInfo{}, nil
+	}
+	req := sched.Request{Arrival: s.simTime(arrival), PromptLen: plan.PromptTokens, OutputLen: len(plan.Tokens)}
+	if plan.PromptIDs != nil {
+		ids := make([]uint64, 0, len(plan.PromptIDs)+len(plan.Tokens))
+		ids = append(ids, plan.PromptIDs...)
+		for _, t := range plan.Tokens {
+			ids = append(ids, TokenID(t))
+		}
+		req.IDs = ids
+	}
+	st := &schedStream{ch: make(chan schedItem, len(plan.Tokens)+1), arrival: req.Arrival}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return StreamInfo{}, errEngineStopped
+	}
+	s.nextID++
+	req.ID = s.nextID
+	s.streams[req.ID] = st
+	s.inbox = append(s.inbox, req)
+	s.mu.Unlock()
+	s.poke()
+	for {
+		select {
+		case it, ok := <-st.ch:
+			if !ok {
+				return StreamInfo{}, errEngineStopped
+			}
+			if it.done {
+				return it.info, nil
+			}
+			if err := emit(TokenEvent{Index: it.index, SimTime: it.sim, Lag: it.lag}); err != nil {
+				s.abort(req.ID)
+				return StreamInfo{}, err
+			}
+		case <-ctx.Done():
+			s.abort(req.ID)
+			return StreamInfo{}, ctx.Err()
+		}
+	}
+}
+
+func (s *Scheduler) abort(id int64) {
+	s.mu.Lock()
+	delete(s.streams, id)
+	s.aborts = append(s.aborts, id)
+	s.mu.Unlock()
+	s.poke()
+}
+
+func (s *Scheduler) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loop is the only code that touches time. Each step starts where the
+// previous one ended (or at the next arrival when idle), takes in every
+// request that had arrived by then, and releases its tokens at its end.
+func (s *Scheduler) loop() {
+	defer close(s.done)
+	timer := newStoppedTimer()
+	defer timer.Stop()
+	end := math.Inf(-1)
+	var emitted []sched.Emission
+	for {
+		s.mu.Lock()
+		inbox, aborts := s.inbox, s.aborts
+		s.inbox, s.aborts = nil, nil
+		s.mu.Unlock()
+		for _, id := range aborts {
+			s.core.Abort(id)
+			s.dropPending(id)
+		}
+		if len(aborts) > 0 {
+			s.publish()
+		}
+		if len(inbox) > 0 {
+			s.pending = append(s.pending, inbox...)
+			sort.SliceStable(s.pending, func(i, j int) bool { return s.pending[i].Arrival < s.pending[j].Arrival })
+		}
+		if s.core.Idle() && len(s.pending) == 0 {
+			select {
+			case <-s.wake:
+				continue
+			case <-s.stop:
+				s.shutdown()
+				return
+			}
+		}
+		start := end
+		if s.core.Idle() {
+			start = math.Max(end, s.pending[0].Arrival)
+			// Only a test submits arrivals ahead of time; wait for them.
+			if wait := s.epoch.Add(time.Duration(start * float64(time.Second))).Sub(time.Now()); wait > 0 {
+				timer.Reset(wait)
+				select {
+				case <-timer.C:
+				case <-s.wake:
+					timer.Stop()
+					continue
+				case <-s.stop:
+					s.shutdown()
+					return
+				}
+			}
+		}
+		n := 0
+		for n < len(s.pending) && s.pending[n].Arrival <= start {
+			s.core.Add(s.pending[n])
+			n++
+		}
+		s.pending = s.pending[n:]
+		st := s.core.Step(start)
+		if st == nil {
+			continue
+		}
+		end = st.End
+		emitted = append(emitted[:0], st.Emitted...)
+		lag, stopped := s.sleepTo(timer, end)
+		s.deliver(st, emitted, lag)
+		s.publish()
+		if s.onStep != nil {
+			s.onStep(st, lag)
+		}
+		if stopped {
+			s.shutdown()
+			return
+		}
+	}
+}
+
+// sleepTo sleeps until the step's absolute end and reports the lateness.
+func (s *Scheduler) sleepTo(timer *time.Timer, end float64) (time.Duration, bool) {
+	deadline := s.epoch.Add(time.Duration(end * float64(time.Second)))
+	if d := time.Until(deadline); d > 0 {
+		timer.Reset(d)
+		select {
+		case <-timer.C:
+		case <-s.stop:
+			timer.Stop()
+			return 0, true
+		}
+	}
+	lag := time.Since(deadline)
+	if lag < 0 {
+		lag = 0
+	}
+	return lag, false
+}
+
+// deliver hands the step's tokens to their streams without ever blocking:
+// each stream's channel holds its whole answer.
+func (s *Scheduler) deliver(st *sched.Step, emitted []sched.Emission, lag time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range emitted {
+		str := s.streams[e.Seq.ID]
+		if str == nil {
+			continue
+		}
+		str.ch <- schedItem{index: e.Index, sim: st.End - str.arrival, lag: lag}
+	}
+	for _, q := range st.Finished {
+		str := s.streams[q.ID]
+		if str == nil {
+			continue
+		}
+		str.ch <- schedItem{done: true, info: StreamInfo{
+			CachedTokens: q.CachedTokens, QueueTime: q.ScheduledAt - q.Arrival,
+			PrefillTime: q.FirstTokenAt - q.ScheduledAt, Preemptions: q.Preemptions,
+			PrefillComputed: q.PrefillComputed,
+		}}
+		delete(s.streams, q.ID)
+	}
+}
+
+func (s *Scheduler) dropPending(id int64) {
+	for i, r := range s.pending {
+		if r.ID == id {
+			s.pending = append(s.pending[:i], s.pending[i+1:]...)
+			return
+		}
+	}
+}
+
+// shutdown ends every open stream.
+func (s *Scheduler) shutdown() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, st := range s.streams {
+		close(st.ch)
+		delete(s.streams, id)
+	}
+}
+
+// publish records the core's state for State.
+func (s *Scheduler) publish() {
+	snap := Snapshot{Running: s.core.Running(), Waiting: s.core.Waiting() + len(s.pending), KVUsage: s.core.KVUsage(),
+		UsedBlocks: s.core.UsedBlocks(), Preemptions: s.core.Preemptions,
+		PrefixQueries: s.core.PrefixQueries, PrefixHits: s.core.PrefixHits}
+	s.mu.Lock()
+	s.state = snap
+	s.mu.Unlock()
+}
+
+// State returns the engine's state after its latest step.
+func (s *Scheduler) State() Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+// Snapshot is the engine's state for gauges.
+type Snapshot struct {
+	Running, Waiting int
+	KVUsage          float64
+	UsedBlocks       int
+	Preemptions      int64
+	PrefixQueries    int64
+	PrefixHits       int64
+}

@@ -1,0 +1,414 @@
+package simulator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kneebench/knee/simulator/sched"
+	"github.com/prometheus/common/expfmt"
+	"github.com/valyala/fasthttp"
+)
+
+// Options configures a Server.
+type Options struct {
+	Models    *ModelsFile
+	Responder *Responder
+	// APIKey, when set, is required as a Bearer token on /v1 and /admin.
+	APIKey string
+	// MaxBodyBytes bounds a request body (default 32 MiB).
+	MaxBodyBytes int
+}
+
+// model is one served model at run time.
+type model struct {
+	spec      ModelSpec
+	engine    Engine
+	sched     *Scheduler
+	mm        *modelMetrics
+	sum       *summary
+	steps     *stepSummary
+	faults    faults
+	inflight  atomic.Int64
+	wantIDs   bool
+	schedConf sched.Config
+}
+
+// Server is the simulator's HTTP front: it decodes requests, asks the
+// responder what to say and the model's engine when, and streams the
+// answer.
+type Server struct {
+	opts    Options
+	models  map[string]*model
+	order   []string
+	metrics *metrics
+	srv     *fasthttp.Server
+	created int64
+	ids     atomic.Int64
+	// streams ends open streams when a graceful shutdown runs out of time.
+	streams context.Context
+	cancel  context.CancelFunc
+	open    sync.WaitGroup
+}
+
+// NewServer builds engines for every model and the HTTP handler.
+func NewServer(o Options) (*Server, error) {
+	if o.Models == nil || o.Responder == nil {
+		return nil, errors.New("models and responses are required")
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 32 << 20
+	}
+	maxCtx := 0
+	for _, m := range o.Models.Models {
+		maxCtx = max(maxCtx, m.ContextLength)
+	}
+	s := &Server{opts: o, models: map[string]*model{}, metrics: newMetrics(maxCtx), created: time.Now().Unix()}
+	s.streams, s.cancel = context.WithCancel(context.Background())
+	for i := range o.Models.Models {
+		spec := o.Models.Models[i]
+		m := &model{spec: spec, mm: s.metrics.forModel(spec.Name), sum: newSummary(spec.Engine), steps: newStepSummary()}
+		if spec.Faults != nil {
+			m.faults.set(*spec.Faults)
+		}
+		switch spec.Engine {
+		case "instant":
+			m.engine = Instant{}
+		case "fixed_rate":
+			m.engine = fixedRate(&spec)
+		case "scheduler":
+			cfg := o.Models.SchedConfig(&spec)
+			m.schedConf = cfg
+			m.wantIDs = cfg.PrefixCaching
+			m.sched = NewScheduler(sched.New(cfg), m.observeStep)
+			m.engine = m.sched
+		}
+		s.models[spec.Name] = m
+		s.order = append(s.order, spec.Name)
+	}
+	s.srv = &fasthttp.Server{
+		Handler:               s.handle,
+		Name:                  "knee-sim",
+		MaxRequestBodySize:    o.MaxBodyBytes,
+		ReadTimeout:           60 * time.Second,
+		IdleTimeout:           2 * time.Minute,
+		NoDefaultServerHeader: false,
+		ErrorHandler:          s.transportError,
+		CloseOnShutdown:       true,
+	}
+	return s, nil
+}
+
+// Serve accepts connections on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
+
+// Shutdown stops accepting requests and waits up to grace for open streams
+// to finish, then ends the rest. fasthttp's plain Shutdown would wait for
+// them forever.
+func (s *Server) Shutdown(grace time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	go func() {
+		<-ctx.Done()
+		s.cancel()
+	}()
+	err := s.srv.ShutdownWithContext(ctx)
+	done := make(chan struct{})
+	go func() { s.open.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace + time.Second):
+	}
+	s.cancel()
+	for _, m := range s.models {
+		m.engine.Close()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	return err
+}
+
+// Handler returns the request handler, for tests that serve in memory.
+func (s *Server) Handler() fasthttp.RequestHandler { return s.handle }
+
+func (s *Server) handle(ctx *fasthttp.RequestCtx) {
+	arrival := time.Now()
+	path := string(ctx.Path())
+	switch path {
+	case "/v1/chat/completions", "/v1/completions":
+		if !s.method(ctx, fasthttp.MethodPost) || !s.authorized(ctx) {
+			return
+		}
+		s.completion(ctx, arrival, path == "/v1/chat/completions")
+	case "/v1/models":
+		if s.method(ctx, fasthttp.MethodGet) && s.authorized(ctx) {
+			s.listModels(ctx)
+		}
+	case "/health":
+		if s.method(ctx, fasthttp.MethodGet) {
+			ctx.SetStatusCode(200)
+		}
+	case "/metrics":
+		if s.method(ctx, fasthttp.MethodGet) {
+			s.prometheus(ctx)
+		}
+	case "/metrics/summary":
+		if s.method(ctx, fasthttp.MethodGet) {
+			s.writeSummary(ctx)
+		}
+	case "/metrics/summary/reset":
+		if s.method(ctx, fasthttp.MethodPost) {
+			s.resetSummary()
+			writeJSON(ctx, 200, map[string]any{"reset": true})
+		}
+	case "/admin/faults":
+		if (ctx.IsGet() || s.method(ctx, fasthttp.MethodPost)) && s.authorized(ctx) {
+			s.adminFaults(ctx)
+		}
+	default:
+		writeError(ctx, &APIError{Status: 404, Type: "not_found_error", Code: "not_found", Message: fmt.Sprintf("no route for %s", path)})
+	}
+}
+
+func (s *Server) method(ctx *fasthttp.RequestCtx, want string) bool {
+	if string(ctx.Method()) == want {
+		return true
+	}
+	ctx.Response.Header.Set("Allow", want)
+	writeError(ctx, &APIError{Status: 405, Type: "invalid_request_error", Code: "method_not_allowed",
+		Message: fmt.Sprintf("method %s is not allowed on %s; use %s", ctx.Method(), ctx.Path(), want)})
+	return false
+}
+
+func (s *Server) authorized(ctx *fasthttp.RequestCtx) bool {
+	if s.opts.APIKey == "" {
+		return true
+	}
+	got := ctx.Request.Header.Peek("Authorization")
+	if bytes.Equal(got, []byte("Bearer "+s.opts.APIKey)) {
+		return true
+	}
+	writeError(ctx, &APIError{Status: 401, Type: "authentication_error", Code: "invalid_api_key", Message: "Incorrect API key provided."})
+	return false
+}
+
+// transportError answers errors fasthttp meets before the handler runs,
+// such as a body over the size limit, with OpenAI-shaped bodies.
+func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		writeError(ctx, &APIError{Status: 413, Type: "invalid_request_error", Code: "request_too_large",
+			Message: fmt.Sprintf("request body exceeds the %d-byte limit", s.opts.MaxBodyBytes)})
+		return
+	}
+	writeError(ctx, &APIError{Status: 400, Type: "invalid_request_error", Message: "malformed HTTP request: " + err.Error()})
+}
+
+type errorBody struct {
+	Error struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	} `json:"error"`
+}
+
+func writeError(ctx *fasthttp.RequestCtx, e *APIError) {
+	var b errorBody
+	b.Error.Message, b.Error.Type = e.Message, e.Type
+	if e.Param != "" {
+		b.Error.Param = &e.Param
+	}
+	if e.Code != "" {
+		b.Error.Code = &e.Code
+	}
+	writeJSON(ctx, e.Status, b)
+}
+
+func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
+	body, _ := json.Marshal(v)
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json")
+	ctx.SetBody(body)
+}
+
+func (s *Server) listModels(ctx *fasthttp.RequestCtx) {
+	type entry struct {
+		ID          string `json:"id"`
+		Object      string `json:"object"`
+		Created     int64  `json:"created"`
+		OwnedBy     string `json:"owned_by"`
+		MaxModelLen int    `json:"max_model_len"`
+	}
+	var data []entry
+	for _, name := range s.order {
+		data = append(data, entry{ID: name, Object: "model", Created: s.created, OwnedBy: "knee", MaxModelLen: s.models[name].spec.ContextLength})
+	}
+	writeJSON(ctx, 200, map[string]any{"object": "list", "data": data})
+}
+
+func (s *Server) prometheus(ctx *fasthttp.RequestCtx) {
+	mfs, err := s.metrics.reg.Gather()
+	if err != nil {
+		writeError(ctx, &APIError{Status: 500, Type: "server_error", Message: err.Error()})
+		return
+	}
+	var buf bytes.Buffer
+	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			writeError(ctx, &APIError{Status: 500, Type: "server_error", Message: err.Error()})
+			return
+		}
+	}
+	ctx.SetContentType(string(expfmt.NewFormat(expfmt.TypeTextPlain)))
+	ctx.SetBody(buf.Bytes())
+}
+
+// Summary is the body of GET /metrics/summary.
+type Summary struct {
+	Models map[string]ModelSummary `json:"models"`
+}
+
+// SummaryNow returns the current summary (for in-process use).
+func (s *Server) SummaryNow() Summary {
+	out := Summary{Models: map[string]ModelSummary{}}
+	for name, m := range s.models {
+		ms := m.sum.snapshot()
+		if m.sched != nil {
+			ms.Scheduler = m.schedulerSummary()
+		}
+		out.Models[name] = ms
+	}
+	return out
+}
+
+func (s *Server) writeSummary(ctx *fasthttp.RequestCtx) { writeJSON(ctx, 200, s.SummaryNow()) }
+
+func (s *Server) resetSummary() {
+	for _, m := range s.models {
+		m.sum.reset()
+		m.steps.reset()
+	}
+}
+
+// adminFaults shows (GET) or replaces (POST) the fault specs. POST takes a
+// FaultSpec; ?model=NAME limits it to one model.
+func (s *Server) adminFaults(ctx *fasthttp.RequestCtx) {
+	if ctx.IsPost() {
+		var spec FaultSpec
+		dec := json.NewDecoder(bytes.NewReader(ctx.PostBody()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&spec); err != nil {
+			writeError(ctx, badRequest("", "invalid fault spec: %v", err))
+			return
+		}
+		if err := spec.Validate(); err != nil {
+			writeError(ctx, badRequest("", "invalid fault spec: %v", err))
+			return
+		}
+		target := string(ctx.QueryArgs().Peek("model"))
+		if target != "" && s.models[target] == nil {
+			writeError(ctx, modelNotFound(target))
+			return
+		}
+		for name, m := range s.models {
+			if target == "" || name == target {
+				m.faults.set(spec)
+			}
+		}
+	}
+	out := map[string]FaultSpec{}
+	for name, m := range s.models {
+		out[name] = m.faults.get()
+	}
+	writeJSON(ctx, 200, out)
+}
+
+func modelNotFound(name string) *APIError {
+	return &APIError{Status: 404, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
+		Message: fmt.Sprintf("The model `%s` does not exist.", name)}
+}
+
+// observeStep records one scheduler step (called from the step loop).
+func (m *model) observeStep(st *sched.Step, lag time.Duration) {
+	mm := m.mm
+	mm.iterTokens.Observe(float64(st.ScheduledTokens))
+	mm.stepDuration.Observe(st.Duration)
+	mm.stepBatch.Observe(float64(st.BatchSize))
+	if st.Compute >= st.Memory {
+		mm.computeBound.Inc()
+	} else {
+		mm.memoryBound.Inc()
+	}
+	if st.Waiting > 0 || st.StopReason != sched.StopNone {
+		mm.admissionStop(st.StopReason)
+	}
+	if n := len(st.Preempted); n > 0 {
+		mm.preemptions.Add(float64(n))
+	}
+	if st.PrefixQueries > 0 {
+		mm.prefixQueries.Add(float64(st.PrefixQueries))
+		mm.prefixHits.Add(float64(st.PrefixHit))
+	}
+	mm.running.Set(float64(st.Running))
+	mm.waiting.Set(float64(st.Waiting))
+	mm.kvUsage.Set(st.KVUsage)
+	ss := m.steps
+	ss.mu.Lock()
+	ss.steps++
+	if st.Compute >= st.Memory {
+		ss.compute++
+	} else {
+		ss.mem++
+	}
+	ss.batch.push(float64(st.BatchSize))
+	ss.tokens.push(float64(st.ScheduledTokens))
+	ss.dur.push(st.Duration)
+	ss.lag.push(lag.Seconds())
+	if st.Waiting > 0 || st.StopReason != sched.StopNone {
+		ss.stops[st.StopReason]++
+	}
+	ss.preempt += int64(len(st.Preempted))
+	ss.queries += int64(st.PrefixQueries)
+	ss.hit += int64(st.PrefixHit)
+	ss.mu.Unlock()
+}
+
+func (m *model) schedulerSummary() *SchedulerSummary {
+	ss := m.steps
+	state := m.sched.State()
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	out := &SchedulerSummary{
+		Steps: ss.steps, ComputeBound: ss.compute, MemoryBound: ss.mem,
+		BatchSize: ss.batch.stats(), ScheduledTokens: ss.tokens.stats(), StepDuration: ss.dur.stats(), StepLag: ss.lag.stats(),
+		AdmissionStops: map[string]int64{}, Preemptions: ss.preempt, PrefixQueries: ss.queries, PrefixHits: ss.hit,
+		Running: state.Running, Waiting: state.Waiting, KVUsage: state.KVUsage,
+		NumBlocks: m.schedConf.NumBlocks, BlockSize: m.schedConf.BlockSize,
+	}
+	for k, v := range ss.stops {
+		out.AdmissionStops[k] = v
+	}
+	if ss.queries > 0 {
+		out.PrefixHitRate = float64(ss.hit) / float64(ss.queries)
+	}
+	return out
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
