@@ -105,7 +105,7 @@ func (r *Responder) Generate(g *GenRequest, contextLength int) (*Plan, error) {
 	n, ids := promptTokens(g)
 	limit := contextLength - n
 	if g.MaxTokens != nil {
-		if n+*g.MaxTokens > contextLength {
+		if *g.MaxTokens > contextLength-n {
 			return nil, &APIError{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages",
 				Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
 					contextLength, n+*g.MaxTokens, n, *g.MaxTokens)}

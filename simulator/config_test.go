@@ -1,0 +1,127 @@
+package simulator
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestModelsValidation has one case per rule: each file must be refused
+// with a message naming the file and the model or section at fault.
+func TestModelsValidation(t *testing.T) {
+	sched := `
+hardware:
+  gpu: {hbm_gib: 80, memory_bandwidth_gbps: 3000, peak_tflops: 989}
+models:
+  - name: m
+    context_length: 4096
+    engine: scheduler
+    hardware: gpu
+    weights: {parameters_billions: 7, bytes_per_parameter: 2}
+    kv_cache: {bytes_per_token: 524288}
+    scheduler: {max_num_batched_tokens: 2048, max_num_seqs: 8}
+`
+	if _, err := ParseModels("ok.yml", []byte(sched)); err != nil {
+		t.Fatalf("valid file refused: %v", err)
+	}
+	cases := []struct {
+		name, file, want string
+	}{
+		{"unknown key", strings.Replace(sched, "engine: scheduler", "engine: scheduler\n    colour: blue", 1), "colour"},
+		{"duplicate name", sched + "  - name: m\n    context_length: 10\n    engine: instant\n", "duplicate name"},
+		{"unknown profile", strings.Replace(sched, "hardware: gpu", "hardware: tpu", 1), `unknown hardware profile "tpu"`},
+		{"missing section", strings.Replace(sched, "    scheduler: {max_num_batched_tokens: 2048, max_num_seqs: 8}\n", "", 1), "needs a scheduler section"},
+		{"missing fixed_rate", "models:\n  - name: f\n    context_length: 10\n    engine: fixed_rate\n", "needs a fixed_rate section"},
+		{"unknown engine", "models:\n  - name: f\n    context_length: 10\n    engine: warp\n", `unknown engine "warp"`},
+		{"no engine", "models:\n  - name: f\n    context_length: 10\n", "missing engine"},
+		{"no context", "models:\n  - name: f\n    engine: instant\n", "context_length"},
+		{"no models", "models: []\n", "no models"},
+		{"weights too big", strings.Replace(sched, "parameters_billions: 7", "parameters_billions: 70", 1), "no block"},
+		{"bad efficiency", strings.Replace(sched, "    scheduler:", "    efficiency: {compute: 2, memory: 1}\n    scheduler:", 1), "efficiency"},
+		{"bad fault", strings.Replace(sched, "    scheduler:", "    faults: {rules: [{kind: meteor, rate: 0.1}]}\n    scheduler:", 1), `unknown kind "meteor"`},
+		{"bad hardware", strings.Replace(sched, "hbm_gib: 80", "hbm_gib: 0", 1), `hardware "gpu"`},
+		{"empty", "", "empty"},
+	}
+	for _, tc := range cases {
+		_, err := ParseModels("models.yml", []byte(tc.file))
+		if err == nil {
+			t.Errorf("%s: accepted", tc.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "models.yml") {
+			t.Errorf("%s: error %q, want it to name models.yml and contain %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestResponsesValidation(t *testing.T) {
+	base := "version: 1\nresponses:\n  - id: a\n    match: {contains: x}\n    content: \"ok\"\ndefault: {content: d}\n"
+	if _, err := ParseResponses("r.yml", []byte(base)); err != nil {
+		t.Fatalf("valid file refused: %v", err)
+	}
+	cases := []struct{ name, file, want string }{
+		{"unknown key", strings.Replace(base, "content: \"ok\"", "content: \"ok\"\n    tone: warm", 1), "tone"},
+		{"duplicate id", strings.Replace(base, "default:", "  - id: a\n    match: {contains: y}\n    content: z\ndefault:", 1), `entry "a": duplicate id`},
+		{"bad regex", strings.Replace(base, "{contains: x}", "{regex: \"(unclosed\"}", 1), "does not compile"},
+		{"unknown placeholder", strings.Replace(base, `"ok"`, `"hi {name}"`, 1), "placeholder {name} does not exist"},
+		{"group placeholder ok only in its own entry", strings.Replace(base, "default: {content: d}", "default: {content: \"{city}\"}", 1), "placeholder {city}"},
+		{"no default", strings.Replace(base, "default: {content: d}\n", "", 1), "default answer is required"},
+		{"two answers", strings.Replace(base, `content: "ok"`, "content: ok\n    variants: [a]", 1), "exactly one of content"},
+		{"two operators", strings.Replace(base, "{contains: x}", "{contains: x, exact: y}", 1), "exactly one of exact"},
+		{"bad synthetic", strings.Replace(base, `content: "ok"`, "synthetic: {tokens: [9, 3]}", 1), "synthetic"},
+		{"stray brace", strings.Replace(base, `"ok"`, `"a } b"`, 1), "stray }"},
+	}
+	for _, tc := range cases {
+		_, err := ParseResponses("r.yml", []byte(tc.file))
+		if err == nil {
+			t.Errorf("%s: accepted", tc.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "r.yml") {
+			t.Errorf("%s: error %q, want it to name r.yml and contain %q", tc.name, err, tc.want)
+		}
+	}
+	// A named group is usable in its own entry.
+	ok := strings.Replace(base, "{contains: x}", `{regex: "in (?P<city>\\w+)"}`, 1)
+	ok = strings.Replace(ok, `"ok"`, `"sunny in {city}, {{braces}}"`, 1)
+	r, err := ParseResponses("r.yml", []byte(ok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := r.Generate(&GenRequest{Chat: true, Messages: []Message{{Role: "user", Text: "  Weather IN Oslo  "}}}, 1000)
+	if got := strings.Join(p.Tokens, ""); got != "sunny in Oslo, {braces}" {
+		t.Errorf("rendered %q", got)
+	}
+}
+
+func TestBuiltinFilesLoad(t *testing.T) {
+	for _, n := range []string{"responses", "bench-responses"} {
+		if _, err := LoadResponses("builtin:" + n); err != nil {
+			t.Errorf("builtin:%s: %v", n, err)
+		}
+	}
+	if _, err := LoadModels("builtin:models"); err != nil {
+		t.Errorf("builtin:models: %v", err)
+	}
+	if _, err := LoadModels("builtin:nope"); err == nil || !strings.Contains(err.Error(), "no built-in file") {
+		t.Errorf("builtin:nope: %v", err)
+	}
+}
+
+func TestRequiredLiterals(t *testing.T) {
+	cases := []struct {
+		re   string
+		want []string
+	}{
+		{`weather in (?P<city>\w+)`, []string{"weather in "}},
+		{`\bexplain\b`, []string{"explain"}},
+		{`(cat|dog)food`, []string{"food"}},
+		{`ab?c`, []string{"a", "c"}},
+		{`(?:HELLO)+ world`, []string{"hello", " world"}},
+	}
+	for _, tc := range cases {
+		got, err := requiredLiterals(tc.re)
+		if err != nil || strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("requiredLiterals(%q) = %q, %v; want %q", tc.re, got, err, tc.want)
+		}
+	}
+}
