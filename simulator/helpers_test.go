@@ -114,3 +114,5 @@ func errorOf(t testing.TB, b []byte) errorBody {
 	}
 	return e
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
