@@ -1,0 +1,151 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/simulator"
+)
+
+// execute runs knee with args and returns the exit code and outputs.
+func execute(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	code := Execute(ctx, args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// startSim serves the built-in models (or a given file) on 127.0.0.1.
+func startSim(t *testing.T, models, apiKey string) string {
+	t.Helper()
+	if models == "" {
+		models = "builtin:models"
+	}
+	mf, err := simulator.LoadModels(models)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := simulator.LoadResponses("builtin:bench-responses")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := simulator.NewServer(simulator.Options{Models: mf, Responder: r, APIKey: apiKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(func() { _ = s.Shutdown(time.Second) })
+	return "http://" + ln.Addr().String() + "/v1"
+}
+
+func TestBadUsage(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte("not json\n"), 0o644)
+	cases := [][]string{
+		{"run", "--bogus"},
+		{"run", "--rate", "1", "--concurrency", "2", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--requests", "-5", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--rate", "-1", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--dataset", filepath.Join(dir, "missing.jsonl"), "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--dataset", bad, "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--endpoint", "embeddings", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--extra-body", "[1]", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "extra-arg"},
+		{"frobnicate"},
+	}
+	for _, args := range cases {
+		code, _, errOut := execute(t, args...)
+		if code != ExitUsage {
+			t.Errorf("knee %s: exit %d, want %d (stderr %q)", strings.Join(args, " "), code, ExitUsage, errOut)
+		}
+		if lines := strings.Count(strings.TrimSpace(errOut), "\n"); lines != 0 || !strings.HasPrefix(errOut, "knee: ") {
+			t.Errorf("knee %s: stderr %q, want one line starting with \"knee: \"", strings.Join(args, " "), errOut)
+		}
+	}
+}
+
+// TestRunAgainstSimulator runs knee run end to end and checks the summary,
+// the JSON file and that the API key is never written.
+func TestRunAgainstSimulator(t *testing.T) {
+	url := startSim(t, "", "sekrit-key")
+	out := filepath.Join(t.TempDir(), "run.json")
+	code, stdout, stderr := execute(t, "run", "--base-url", url, "--api-key", "sekrit-key", "--model", "knee-sim-instant",
+		"--concurrency", "4", "--requests", "40", "--max-tokens", "16", "--input-tokens", "64",
+		"--header", "X-Trace:abc", "--header", "X-Api-Key:sekrit-key", "--output", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"TTFT sched", "queue wait", "40 ok", "client "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	raw, _ := os.ReadFile(out)
+	if bytes.Contains(raw, []byte("sekrit")) || strings.Contains(stdout, "sekrit") {
+		t.Error("the API key leaked into the output or the JSON file")
+	}
+	res, err := results.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests.OK != 40 || res.Tokens.OutputTotal != 40*16 || res.Config.APIKey != results.Redacted {
+		t.Errorf("requests %+v, output tokens %d, api key %q", res.Requests, res.Tokens.OutputTotal, res.Config.APIKey)
+	}
+	var generic map[string]any
+	json.Unmarshal(raw, &generic)
+	stats := generic["stats"].(map[string]any)
+	for _, k := range []string{"ttft", "ttft_sched", "itl", "tpot", "e2e", "e2e_sched", "queue_wait"} {
+		m, ok := stats[k].(map[string]any)
+		if !ok {
+			t.Errorf("stats.%s missing", k)
+			continue
+		}
+		for _, f := range []string{"mean", "min", "p50", "p90", "p95", "p99", "max"} {
+			if _, ok := m[f]; !ok {
+				t.Errorf("stats.%s.%s missing", k, f)
+			}
+		}
+	}
+	for _, k := range []string{"requests", "throughput", "arrivals", "health", "schema_version", "config", "environment"} {
+		if _, ok := generic[k]; !ok {
+			t.Errorf("%s missing from the JSON", k)
+		}
+	}
+}
+
+func TestEveryRequestFailedExitsOne(t *testing.T) {
+	url := startSim(t, "", "")
+	code, stdout, _ := execute(t, "run", "--base-url", url, "--model", "no-such-model", "--concurrency", "2", "--requests", "4")
+	if code != ExitFailed {
+		t.Errorf("exit %d, want 1\n%s", code, stdout)
+	}
+	if !strings.Contains(stdout, "http_404:invalid_request_error 4") {
+		t.Errorf("errors not reported by class:\n%s", stdout)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := execute(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "knee ") {
+		t.Errorf("version: %d %q", code, out)
+	}
+	code, out, _ = execute(t, "completion", "bash")
+	if code != 0 || !strings.Contains(out, "bash completion") {
+		t.Errorf("completion bash: exit %d", code)
+	}
+}
