@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -290,11 +291,23 @@ func TestErrors(t *testing.T) {
 	} else {
 		errorOf(t, body)
 	}
-	big := `{"model":"fixed","messages":[{"role":"user","content":"` + strings.Repeat("a", 2<<20) + `"}]}`
-	if status, body := post(t, chat, big); status != 413 {
-		t.Errorf("2 MiB body: status %d, want 413", status)
+	// A body over the limit: announce 2 MiB and read the answer before
+	// sending it, as the server refuses on the header alone.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", 2<<20)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 413 {
+		t.Errorf("2 MiB body: status %d, want 413", resp.StatusCode)
 	} else {
-		errorOf(t, body)
+		errorOf(t, b)
 	}
 }
 

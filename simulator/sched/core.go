@@ -120,7 +120,7 @@ const (
 type Core struct {
 	cfg     Config
 	pool    *blockPool
-	waiting []*Seq
+	waiting seqDeque
 	running []*Seq
 	byID    map[int64]*Seq
 	step    Step
@@ -155,7 +155,12 @@ func (c *Core) Add(r Request) *Seq {
 		r.PromptLen = len(r.IDs) - r.OutputLen
 	}
 	s := &Seq{Request: r}
-	c.waiting = append(c.waiting, s)
+	nb := (r.PromptLen + r.OutputLen + c.cfg.BlockSize - 1) / c.cfg.BlockSize
+	s.blocks = make([]int32, 0, nb)
+	if c.cfg.PrefixCaching && r.IDs != nil {
+		s.hashes = make([]uint64, 0, nb)
+	}
+	c.waiting.pushBack(s)
 	c.byID[r.ID] = s
 	return s
 }
@@ -169,16 +174,16 @@ func (c *Core) Abort(id int64) {
 	s.aborted, s.done = true, true
 	c.release(s)
 	c.running = removeSeq(c.running, s)
-	c.waiting = removeSeq(c.waiting, s)
+	c.waiting.remove(s)
 	delete(c.byID, id)
 }
 
 // Idle reports whether nothing is waiting or running.
-func (c *Core) Idle() bool { return len(c.waiting) == 0 && len(c.running) == 0 }
+func (c *Core) Idle() bool { return c.waiting.len() == 0 && len(c.running) == 0 }
 
 // Running and Waiting are the sizes of the two queues.
 func (c *Core) Running() int { return len(c.running) }
-func (c *Core) Waiting() int { return len(c.waiting) }
+func (c *Core) Waiting() int { return c.waiting.len() }
 
 // KVUsage is the share of blocks held by sequences.
 func (c *Core) KVUsage() float64 { return float64(c.pool.used()) / float64(c.pool.n) }
@@ -303,7 +308,7 @@ func (c *Core) preempt(s *Seq) {
 	s.hasFirstToken = false
 	c.Preemptions++
 	c.running = removeSeq(c.running, s)
-	c.waiting = append([]*Seq{s}, c.waiting...)
+	c.waiting.pushFront(s)
 	c.step.Preempted = append(c.step.Preempted, s)
 }
 
@@ -361,12 +366,12 @@ func (c *Core) Step(now float64) *Step {
 	st.StopReason = StopNone
 	switch {
 	case len(st.Preempted) > 0:
-		if len(c.waiting) > 0 {
+		if c.waiting.len() > 0 {
 			st.StopReason = StopPreempted
 		}
 	default:
 		watermark := int(math.Ceil(c.cfg.Watermark * float64(c.cfg.NumBlocks)))
-		for len(c.waiting) > 0 {
+		for c.waiting.len() > 0 {
 			if len(c.running) >= c.cfg.MaxNumSeqs {
 				st.StopReason = StopBatchFull
 				break
@@ -375,7 +380,7 @@ func (c *Core) Step(now float64) *Step {
 				st.StopReason = StopBudget
 				break
 			}
-			s := c.waiting[0]
+			s := c.waiting.front()
 			hit, hashes := c.findPrefix(s)
 			hitTokens := len(hit) * c.cfg.BlockSize
 			n := min(s.total()-hitTokens, budget)
@@ -403,7 +408,7 @@ func (c *Core) Step(now float64) *Step {
 			if !s.cachedSet {
 				s.CachedTokens, s.cachedSet = hitTokens, true
 			}
-			c.waiting = c.waiting[1:]
+			c.waiting.popFront()
 			s.running = true
 			s.admittedInStep = true
 			s.ScheduledAt = now
@@ -479,7 +484,7 @@ func (c *Core) Step(now float64) *Step {
 		c.running[i] = nil
 	}
 	c.running = keep
-	st.Running, st.Waiting = len(c.running), len(c.waiting)
+	st.Running, st.Waiting = len(c.running), c.waiting.len()
 	st.KVUsage = c.KVUsage()
 	return st
 }

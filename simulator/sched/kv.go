@@ -24,14 +24,14 @@ type blockPool struct {
 	inFree     []bool
 	head, tail int32
 	numFree    int
-	cached     map[uint64]int32
+	cached     *hashTable
 }
 
 func newBlockPool(n int) *blockPool {
 	p := &blockPool{
 		n: n, ref: make([]int32, n), hash: make([]uint64, n), hashed: make([]bool, n),
 		prev: make([]int32, n), next: make([]int32, n), inFree: make([]bool, n),
-		head: -1, tail: -1, cached: map[uint64]int32{},
+		head: -1, tail: -1, cached: newHashTable(n),
 	}
 	for i := 0; i < n; i++ {
 		p.pushTail(int32(i))
@@ -73,9 +73,7 @@ func (p *blockPool) allocate(dst []int32, k int) []int32 {
 		b := p.head
 		p.remove(b)
 		if p.hashed[b] {
-			if p.cached[p.hash[b]] == b {
-				delete(p.cached, p.hash[b])
-			}
+			p.cached.deleteIf(p.hash[b], b)
 			p.hashed[b] = false
 		}
 		p.ref[b] = 1
@@ -111,17 +109,14 @@ func (p *blockPool) register(b int32, h uint64) {
 	if p.hashed[b] {
 		return
 	}
-	if _, ok := p.cached[h]; ok {
-		return
+	if p.cached.putIfAbsent(h, b) {
+		p.hash[b], p.hashed[b] = h, true
 	}
-	p.hash[b], p.hashed[b] = h, true
-	p.cached[h] = b
 }
 
 // lookup returns the cached block holding h, if any.
 func (p *blockPool) lookup(h uint64) (int32, bool) {
-	b, ok := p.cached[h]
-	return b, ok
+	return p.cached.get(h)
 }
 
 // used is the number of blocks held by sequences.

@@ -63,8 +63,8 @@ func TestPreemptsNewestAndBlocksAdmission(t *testing.T) {
 	if len(st.Admitted) != 0 || st.StopReason != StopPreempted {
 		t.Errorf("admitted %v after a preemption (stop %q), want none", ids(st.Admitted), st.StopReason)
 	}
-	if c.waiting[0].ID != 2 || c.waiting[0].computed != 0 {
-		t.Errorf("queue head is %d (computed %d), want the preempted request 2 reset to 0", c.waiting[0].ID, c.waiting[0].computed)
+	if c.waiting.front().ID != 2 || c.waiting.front().computed != 0 {
+		t.Errorf("queue head is %d (computed %d), want the preempted request 2 reset to 0", c.waiting.front().ID, c.waiting.front().computed)
 	}
 }
 

@@ -32,9 +32,7 @@ func RunVirtual(cfg Config, reqs []Request, onStep func(*Step)) []Outcome {
 	sort.SliceStable(order, func(a, b int) bool { return reqs[order[a]].Arrival < reqs[order[b]].Arrival })
 	core := New(cfg)
 	out := make([]Outcome, len(reqs))
-	index := make(map[int64]int, len(reqs))
 	for i, r := range reqs {
-		index[r.ID] = i
 		out[i] = Outcome{ID: r.ID, Arrival: r.Arrival}
 	}
 	next := 0
@@ -44,7 +42,10 @@ func RunVirtual(cfg Config, reqs []Request, onStep func(*Step)) []Outcome {
 			now = reqs[order[next]].Arrival
 		}
 		for next < len(order) && reqs[order[next]].Arrival <= now {
-			core.Add(reqs[order[next]])
+			// Inside the core a request is known by its index in reqs.
+			r := reqs[order[next]]
+			r.ID = int64(order[next])
+			core.Add(r)
 			next++
 		}
 		st := core.Step(now)
@@ -52,7 +53,7 @@ func RunVirtual(cfg Config, reqs []Request, onStep func(*Step)) []Outcome {
 			continue
 		}
 		for _, e := range st.Emitted {
-			o := &out[index[e.Seq.ID]]
+			o := &out[e.Seq.ID]
 			if e.Index == 0 {
 				o.FirstToken = st.End
 				o.CachedTokens = e.Seq.CachedTokens

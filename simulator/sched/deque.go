@@ -1,0 +1,61 @@
+package sched
+
+// seqDeque is the waiting queue: arrivals join the back, preempted
+// sequences go to the front, admission pops the front. A slice would copy
+// the whole queue on every preemption.
+type seqDeque struct {
+	buf        []*Seq
+	head, size int
+}
+
+func (d *seqDeque) len() int { return d.size }
+
+func (d *seqDeque) at(i int) *Seq { return d.buf[(d.head+i)%len(d.buf)] }
+
+func (d *seqDeque) grow() {
+	if d.size < len(d.buf) {
+		return
+	}
+	nb := make([]*Seq, max(16, 2*len(d.buf)))
+	for i := 0; i < d.size; i++ {
+		nb[i] = d.at(i)
+	}
+	d.buf, d.head = nb, 0
+}
+
+func (d *seqDeque) pushBack(s *Seq) {
+	d.grow()
+	d.buf[(d.head+d.size)%len(d.buf)] = s
+	d.size++
+}
+
+func (d *seqDeque) pushFront(s *Seq) {
+	d.grow()
+	d.head = (d.head - 1 + len(d.buf)) % len(d.buf)
+	d.buf[d.head] = s
+	d.size++
+}
+
+func (d *seqDeque) front() *Seq { return d.buf[d.head] }
+
+func (d *seqDeque) popFront() *Seq {
+	s := d.buf[d.head]
+	d.buf[d.head] = nil
+	d.head = (d.head + 1) % len(d.buf)
+	d.size--
+	return s
+}
+
+// remove deletes s, keeping order (used only when a client aborts).
+func (d *seqDeque) remove(s *Seq) {
+	for i := 0; i < d.size; i++ {
+		if d.at(i) == s {
+			for j := i; j < d.size-1; j++ {
+				d.buf[(d.head+j)%len(d.buf)] = d.at(j + 1)
+			}
+			d.buf[(d.head+d.size-1)%len(d.buf)] = nil
+			d.size--
+			return
+		}
+	}
+}

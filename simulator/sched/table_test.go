@@ -1,0 +1,50 @@
+package sched
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestHashTableMatchesMap drives the table and a Go map with the same
+// random operations and checks they always agree.
+func TestHashTableMatchesMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	tab := newHashTable(64)
+	ref := map[uint64]int32{}
+	for op := 0; op < 200000; op++ {
+		h := uint64(r.IntN(300)) * 0x100000001b3 // collisions in the home slots
+		b := int32(r.IntN(64))
+		switch r.IntN(3) {
+		case 0:
+			if len(ref) < 64 {
+				_, had := ref[h]
+				if tab.putIfAbsent(h, b) == had {
+					t.Fatalf("op %d: putIfAbsent(%x) disagreed (had=%v)", op, h, had)
+				}
+				if !had {
+					ref[h] = b
+				}
+			}
+		case 1:
+			if v, ok := ref[h]; ok && (v == b || r.IntN(2) == 0) {
+				tab.deleteIf(h, v)
+				delete(ref, h)
+			} else {
+				tab.deleteIf(h, b+100) // never matches: must be a no-op
+			}
+		}
+		v, ok := tab.get(h)
+		rv, rok := ref[h]
+		if ok != rok || v != rv {
+			t.Fatalf("op %d: get(%x) = %d,%v; map says %d,%v", op, h, v, ok, rv, rok)
+		}
+		if tab.n != len(ref) {
+			t.Fatalf("op %d: size %d, map %d", op, tab.n, len(ref))
+		}
+	}
+	for h, v := range ref {
+		if got, ok := tab.get(h); !ok || got != v {
+			t.Fatalf("final get(%x) = %d,%v want %d", h, got, ok, v)
+		}
+	}
+}
