@@ -125,3 +125,20 @@ func TestRequiredLiterals(t *testing.T) {
 		}
 	}
 }
+
+func TestLowerASCIIAndLiterals(t *testing.T) {
+	for _, s := range []string{"", "abc", "Hello WORLD, zZ@[`{", "MiXeD 123 ÉCOLE", strings.Repeat("AbC", 50)} {
+		if got, want := lowerASCII(s), strings.ToLower(s); got != want {
+			t.Errorf("lowerASCII(%q) = %q, want %q", s, got, want)
+		}
+	}
+	text := "the quick brown fox jumps over the lazy dog"
+	for _, tc := range []struct {
+		lit  string
+		want bool
+	}{{"quick", true}, {"lazy dog", true}, {"the", true}, {"dog!", false}, {"zebra", false}, {"g", true}, {"", true}} {
+		if got := newLiteral(tc.lit).in(text); got != tc.want {
+			t.Errorf("%q in text = %v, want %v", tc.lit, got, tc.want)
+		}
+	}
+}

@@ -117,7 +117,7 @@ func (r *Responder) Generate(g *GenRequest, contextLength int) (*Plan, error) {
 	}
 	raw := lastUserText(g)
 	text := strings.TrimSpace(raw)
-	res := r.match(text, strings.ToLower(text))
+	res := r.match(text, lowerASCII(text))
 	id, ans := "default", r.def
 	if res.entry != nil {
 		id, ans = res.entry.id, res.entry.answer

@@ -61,8 +61,8 @@ func (r *Responder) match(text, lower string) matchResult {
 				}
 			}
 		case "contains":
-			for _, v := range e.values {
-				if strings.Contains(lower, v) {
+			for _, l := range e.lits {
+				if l.in(lower) {
 					return matchResult{entry: e}
 				}
 			}
@@ -76,7 +76,7 @@ func (r *Responder) match(text, lower string) matchResult {
 		next:
 			for i, re := range e.regexes {
 				for _, lit := range e.required[i] {
-					if !strings.Contains(lower, lit) {
+					if !lit.in(lower) {
 						continue next
 					}
 				}

@@ -236,10 +236,11 @@ type entry struct {
 	id      string
 	op      string
 	values  []string // lower-cased, for exact/contains/starts_with
+	lits    []literal
 	regexes []*regexp.Regexp
 	// required holds, per regex, lower-cased substrings that every match
 	// must contain: a cheap test before running the regex.
-	required [][]string
+	required [][]literal
 	answer   *compiledAnswer
 }
 
@@ -316,7 +317,11 @@ func compileEntry(e *ResponseEntry) (*entry, error) {
 			if err != nil {
 				return nil, err
 			}
-			ce.required = append(ce.required, req)
+			lits := make([]literal, len(req))
+			for i, r := range req {
+				lits[i] = newLiteral(r)
+			}
+			ce.required = append(ce.required, lits)
 			for _, g := range re.SubexpNames() {
 				if g != "" {
 					groups[g] = true
@@ -326,6 +331,9 @@ func compileEntry(e *ResponseEntry) (*entry, error) {
 	}
 	if ops != 1 {
 		return nil, errors.New("match needs exactly one of exact, contains, starts_with and regex")
+	}
+	for _, v := range ce.values {
+		ce.lits = append(ce.lits, newLiteral(v))
 	}
 	if len(ce.values) == 0 && len(ce.regexes) == 0 {
 		return nil, errors.New("match has no values")
