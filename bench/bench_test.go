@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,3 +181,27 @@ func TestLoadValidate(t *testing.T) {
 
 var _ workload.Source = workload.FixedPrompt{}
 var _ = results.SchemaVersion
+
+func TestDiagnose(t *testing.T) {
+	warm := results.ValidationTurn{Turn: 1, PromptTokens: 18100, CachedReported: true}
+	cases := []struct {
+		name  string
+		turn2 results.ValidationTurn
+		ok    bool
+		want  string
+	}{
+		{"hit", results.ValidationTurn{Turn: 2, PromptTokens: 18250, CachedTokens: 18096, CachedReported: true}, true, "OK: turn 2 reused the warm prefix (cached 18,096 of 18,250 prompt tokens)"},
+		{"missing", results.ValidationTurn{Turn: 2, PromptTokens: 18250}, false, "does not report cached tokens"},
+		{"too low", results.ValidationTurn{Turn: 2, PromptTokens: 18250, CachedTokens: 4000, CachedReported: true}, false, "cached 4,000 of 18,250"},
+		{"error", results.ValidationTurn{Turn: 2, Error: "http_503:server_error", Message: "overloaded"}, false, "turn 2 failed (http_503:server_error)"},
+	}
+	for _, tc := range cases {
+		v := Diagnose([]results.ValidationTurn{warm, tc.turn2}, 18000)
+		if v.OK != tc.ok || !strings.Contains(v.Verdict, tc.want) {
+			t.Errorf("%s: ok=%v verdict %q, want %v and %q", tc.name, v.OK, v.Verdict, tc.ok, tc.want)
+		}
+		if !tc.ok && v.Diagnosis == "" {
+			t.Errorf("%s: no diagnosis", tc.name)
+		}
+	}
+}

@@ -111,14 +111,18 @@ type resolved struct {
 
 // resolve finds the model when none was given. With no base URL at all the
 // caller starts the built-in simulator instead (see builtinTarget).
-func (f *targetFlags) resolve(ctx context.Context, c *cobra.Command) (*resolved, error) {
+func (f *targetFlags) resolve(ctx context.Context, c *cobra.Command, sim *simFlags) (*resolved, error) {
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
 	r := &resolved{stop: func() {}}
 	base := f.baseURL
 	if base == "" {
-		return nil, usageErr("give --base-url or set $OPENAI_BASE_URL")
+		s, err := startBuiltinSim(ctx, c, sim)
+		if err != nil {
+			return nil, withCode(ExitRuntime, err)
+		}
+		base, r.builtin, r.stop = s.baseURL, true, s.stop
 	}
 	r.target = f.target(base)
 	if r.target.Model == "" {

@@ -1,21 +1,28 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload"
 	"github.com/spf13/cobra"
 )
 
 type runOptions struct {
-	target  targetFlags
-	load    loadFlags
-	output  string
-	records string
+	target   targetFlags
+	load     loadFlags
+	voice    voiceFlags
+	sim      simFlags
+	server   serverFlags
+	workload string
+	output   string
+	records  string
 }
 
 func newRunCmd() *cobra.Command {
@@ -27,22 +34,34 @@ func newRunCmd() *cobra.Command {
 the send (TTFT, ITL, TPOT, E2E) and from the scheduled arrival (TTFT sched,
 E2E sched, queue wait), throughput, and the client's own health.
 
+--workload voice runs multi-turn calls instead: calls arrive at --rate per
+second, each with its own long system prompt; turn 1 warms the prefix and
+turns 2.. are measured.
+
 With no --base-url (and no $OPENAI_BASE_URL), knee starts its built-in
 simulator and benchmarks that.`,
 		Example: `  knee run --base-url http://localhost:8000/v1 --rate 5 --duration 60s --input-tokens 512 --max-tokens 128
-  knee run --concurrency 16 --requests 500 --output run.json`,
+  knee run --concurrency 16 --requests 500 --output run.json
+  knee run --workload voice --rate 0.5 --duration 60s --system-prompt-tokens 18000`,
 		Args: cobra.NoArgs,
 		RunE: runtimeErrors(o.run),
 	}
 	o.target.register(c)
 	o.load.register(c)
+	o.voice.register(c, 4, "5s,7s")
+	o.sim.register(c)
+	o.server.register(c)
+	c.Flags().StringVar(&o.workload, "workload", "requests", "requests (independent requests) or voice (multi-turn calls)")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the whole result to this JSON file")
 	c.Flags().StringVar(&o.records, "records", "", "stream one JSON line per request to this file")
 	return c
 }
 
 func (o *runOptions) run(c *cobra.Command, _ []string) error {
-	load, src, err := o.load.build(c)
+	if o.workload != "requests" && o.workload != "voice" {
+		return usageErr("--workload must be requests or voice, got %q", o.workload)
+	}
+	plan, err := buildLevelPlan(c, &o.load, &o.voice, o.workload == "voice")
 	if err != nil {
 		return err
 	}
@@ -50,36 +69,33 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	ctx := c.Context()
-	tgt, err := o.target.resolve(ctx, c)
+	tgt, err := o.target.resolve(ctx, c, &o.sim)
 	if err != nil {
 		return err
 	}
 	defer tgt.stop()
-	client, err := bench.NewClient(tgt.target, load.PoolSize())
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	defer client.Close()
-	cfg := o.target.config(tgt.target.BaseURL, tgt.target.Model)
-	cfg.BuiltinSim = tgt.builtin
-	o.load.config(&cfg, load)
-	opts := bench.Options{Client: client, Source: src, Load: load, Config: cfg}
+	var records io.Writer
 	if o.records != "" {
 		f, err := os.Create(o.records)
 		if err != nil {
 			return withCode(ExitRuntime, err)
 		}
 		defer f.Close()
-		opts.Records = f
+		records = f
 	}
-	res, err := bench.Run(ctx, opts)
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	res.Environment = environment()
 	out := c.OutOrStdout()
+	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, records: records, out: out, errOut: c.ErrOrStderr()}
+	res, err := lv.run(ctx, plan.load.Rate, plan.load.Concurrency)
+	if err != nil {
+		return err
+	}
 	if err := report.Run(out, res); err != nil {
 		return err
+	}
+	if res.Server != nil {
+		if err := report.Server(out, res.Server); err != nil {
+			return err
+		}
 	}
 	if o.output != "" {
 		if err := results.WriteJSON(o.output, res); err != nil {
@@ -91,4 +107,124 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 		return &exitError{ExitFailed, errors.New("every request failed")}
 	}
 	return nil
+}
+
+// levelPlan is what every level of a run or sweep shares.
+type levelPlan struct {
+	voice bool
+	load  bench.Load
+	src   workload.Source
+	vf    *voiceFlags
+	lf    *loadFlags
+}
+
+// buildLevelPlan validates the load and workload flags.
+func buildLevelPlan(c *cobra.Command, lf *loadFlags, vf *voiceFlags, voice bool) (*levelPlan, error) {
+	p := &levelPlan{voice: voice, vf: vf, lf: lf}
+	if voice {
+		if lf.concurrency > 0 {
+			return nil, usageErr("the voice workload is open loop: give --rate (calls per second), not --concurrency")
+		}
+		if lf.rate < 0 || lf.duration < 0 {
+			return nil, usageErr("counts, rates and durations must not be negative")
+		}
+		if _, err := vf.build(lf.seed); err != nil {
+			return nil, err
+		}
+		if vf.calls == 0 && lf.duration == 0 {
+			vf.calls = 20
+		}
+		p.load = bench.Load{Rate: lf.rate, Duration: lf.duration, Seed: lf.seed, Burstiness: 1}
+		return p, nil
+	}
+	load, src, err := lf.build(c)
+	if err != nil {
+		return nil, err
+	}
+	p.load = load
+	p.src = src
+	return p, nil
+}
+
+// levelRunner runs one level (a run, or one step of a sweep).
+type levelRunner struct {
+	target      *resolved
+	tf          *targetFlags
+	plan        *levelPlan
+	server      *serverFlags
+	records     io.Writer
+	out, errOut io.Writer
+	progress    func(bench.Progress)
+	calibrated  *bench.Calibration
+}
+
+// run measures one level at the given rate or concurrency.
+func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (*results.Run, error) {
+	p := lv.plan
+	cfg := lv.tf.config(lv.target.target.BaseURL, lv.target.target.Model)
+	cfg.BuiltinSim = lv.target.builtin
+	if p.voice {
+		return lv.runVoice(ctx, rate, cfg)
+	}
+	load := p.load
+	if rate > 0 {
+		load.Rate, load.Concurrency = rate, 0
+	} else if concurrency > 0 {
+		load.Concurrency, load.Rate = concurrency, 0
+	}
+	p.lf.config(&cfg, load)
+	client, err := bench.NewClient(lv.target.target, load.PoolSize())
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	defer client.Close()
+	opts := bench.Options{Client: client, Source: p.src, Load: load, Config: cfg, Records: lv.records, Progress: lv.progress}
+	view := lv.server.attach(ctx, lv.target, &opts.OnWindowStart, &opts.OnWindowEnd)
+	res, err := bench.Run(ctx, opts)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	res.Environment = environment()
+	view.finish(res)
+	return res, nil
+}
+
+func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.Config) (*results.Run, error) {
+	p := lv.plan
+	v, err := p.vf.build(p.lf.seed)
+	if err != nil {
+		return nil, err
+	}
+	pool := 16384
+	if p.vf.maxCalls > 0 {
+		pool = p.vf.maxCalls
+	}
+	client, err := bench.NewClient(lv.target.target, pool)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	defer client.Close()
+	if lv.calibrated == nil {
+		cal := bench.Calibrate(client)
+		lv.calibrated = &cal
+	}
+	v.WordsPerToken = lv.calibrated.WordsPerToken
+	cfg.Workload, cfg.Mode, cfg.Rate, cfg.Seed = "voice", "open", rate, p.lf.seed
+	cfg.DurationS = p.lf.duration.Seconds()
+	cfg.MaxTokens = v.OutputTokens
+	cfg.Voice = p.vf.config(v)
+	opts := bench.VoiceOptions{Client: client, Voice: v, Rate: rate, Calls: p.vf.calls, Duration: p.lf.duration,
+		MaxConcurrentCalls: p.vf.maxCalls, Seed: p.lf.seed, Config: cfg, Progress: lv.progress}
+	if lv.records != nil {
+		opts.Records = bench.NewRecordWriter(lv.records)
+	}
+	view := lv.server.attach(ctx, lv.target, &opts.OnWindowStart, &opts.OnWindowEnd)
+	res, err := bench.RunVoice(ctx, opts)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	res.Environment = environment()
+	res.Notes = append(res.Notes, lv.calibrated.String())
+	view.finish(res)
+	return res, nil
 }

@@ -49,6 +49,22 @@ func Run(w io.Writer, r *results.Run) error {
 		fmt.Fprintf(w, " · cached %s of input", pct(float64(tk.CachedTotal)/float64(tk.InputTotal)))
 	}
 	fmt.Fprintln(w)
+	if cl := r.Calls; cl != nil {
+		fmt.Fprintf(w, "calls    %d started · %d completed · %d shed · %s turns/s · in progress %.1f (Little's law %.1f) · mean call %.1f s\n",
+			cl.Started, cl.Completed, cl.Shed, num(cl.TurnsPerS, 2), cl.AchievedConcurrency, cl.LittlesLaw, cl.MeanCallSeconds)
+	}
+	if ca := r.Cache; ca != nil {
+		if ca.Reported {
+			fmt.Fprintf(w, "cache    hit rate %s of measured prompt tokens · %s of measured turns found their prefix cold\n", pct(ca.HitRate), pct(ca.ColdShare))
+		} else {
+			fmt.Fprintln(w, "cache    hit rate unknown: the server does not report cached tokens (see the warning below)")
+		}
+	}
+	if len(r.ByTurn) > 0 {
+		if err := turnTable(w, r.ByTurn); err != nil {
+			return err
+		}
+	}
 	if len(rq.Errors) > 0 {
 		fmt.Fprintf(w, "errors   %s\n", formatCounts(rq.Errors))
 	}
@@ -58,15 +74,36 @@ func Run(w io.Writer, r *results.Run) error {
 	if rq.PartialTokens > 0 {
 		fmt.Fprintf(w, "partial  failed streams delivered %d tokens before breaking\n", rq.PartialTokens)
 	}
+	for _, note := range r.Notes {
+		fmt.Fprintf(w, "note     %s\n", note)
+	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "warning  %s\n", warn)
 	}
 	return nil
 }
 
+// turnTable breaks TTFT (from the scheduled turn start) and ITL down by
+// turn of a call.
+func turnTable(w io.Writer, turns []results.TurnStats) error {
+	rows := [][]string{}
+	for _, t := range turns {
+		rows = append(rows, []string{fmt.Sprintf("turn %d", t.Turn), ms(t.TTFT.P50), ms(t.TTFT.P95), ms(t.TTFT.P99), ms(t.ITL.P50), ms(t.ITL.P95), ms(t.ITL.P99), num(float64(t.TTFT.Count), 0)})
+	}
+	return renderTable(w, []string{"ms", "TTFT p50", "TTFT p95", "TTFT p99", "ITL p50", "ITL p95", "ITL p99", "n"}, rows)
+}
+
 func describeLoad(c results.Config) string {
 	var b strings.Builder
 	b.WriteString(c.Workload)
+	if v := c.Voice; v != nil {
+		fmt.Fprintf(&b, " · %s calls/s (Poisson) · %d turns · %d-token system prompt · %d-token user turns · gap %.1f–%.1f s · %d output tokens · seed %d",
+			num(c.Rate, 2), v.Turns, v.SystemPromptTokens, v.UserTokens, v.GapMinS, v.GapMaxS, v.OutputTokens, c.Seed)
+		if v.MaxConcurrentCalls > 0 {
+			fmt.Fprintf(&b, " · at most %d calls", v.MaxConcurrentCalls)
+		}
+		return b.String()
+	}
 	if c.Mode == "open" {
 		fmt.Fprintf(&b, " · open loop, %s req/s", num(c.Rate, 2))
 		if c.Burstiness != 0 && c.Burstiness != 1 {

@@ -27,6 +27,7 @@ type Run struct {
 	ByTurn        []TurnStats `json:"by_turn,omitempty"`
 	Server        *Server     `json:"server,omitempty"`
 	Histograms    Histograms  `json:"histograms,omitempty"`
+	Notes         []string    `json:"notes,omitempty"`
 	Warnings      []string    `json:"warnings,omitempty"`
 	Interrupted   bool        `json:"interrupted,omitempty"`
 }

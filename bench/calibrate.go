@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/kneebench/knee/workload"
+)
+
+// Calibration relates knee's filler words to the server's own token count.
+type Calibration struct {
+	// Words and Tokens are the probe's filler size and what the server
+	// counted for it (less the chat overhead).
+	Words, Tokens int
+	// Overhead is what the server counts for a one-word message.
+	Overhead int
+	// WordsPerToken scales filler so N tokens means N as the server counts.
+	WordsPerToken float64
+	OK            bool
+	Note          string
+}
+
+// String describes the calibration for the report.
+func (c Calibration) String() string {
+	if !c.OK {
+		return "calibration unavailable (" + c.Note + "); assuming one filler word per token"
+	}
+	return fmt.Sprintf("calibration: %d filler words = %d server tokens (%.3f words per token; a one-word message costs %d)",
+		c.Words, c.Tokens, c.WordsPerToken, c.Overhead)
+}
+
+// Calibrate sends two short probes (a one-word message and a 512-word one,
+// each asking for one token) and compares the server's prompt_tokens.
+func Calibrate(c *Client) Calibration {
+	const words = 512
+	probe := func(n int) (*Record, error) {
+		req := workload.Request{
+			Messages:  []workload.Message{{Role: "user", Content: workload.Filler(n, 1, 0xca11b, uint64(n))}},
+			MaxTokens: 1,
+		}
+		rec := &Record{}
+		c.Do(&req, rec, false)
+		if rec.Class != "" {
+			return nil, fmt.Errorf("probe failed: %s %s", rec.Class, rec.Message)
+		}
+		if !rec.UsageReported || rec.PromptTokens == 0 {
+			return nil, fmt.Errorf("the server reports no usage.prompt_tokens")
+		}
+		return rec, nil
+	}
+	small, err := probe(1)
+	if err != nil {
+		return Calibration{WordsPerToken: 1, Note: err.Error()}
+	}
+	big, err := probe(words)
+	if err != nil {
+		return Calibration{WordsPerToken: 1, Note: err.Error()}
+	}
+	tokens := big.PromptTokens - small.PromptTokens + 1
+	if tokens < words/4 {
+		return Calibration{WordsPerToken: 1, Note: fmt.Sprintf("implausible count %d for %d words", tokens, words)}
+	}
+	return Calibration{Words: words, Tokens: tokens, Overhead: small.PromptTokens, WordsPerToken: float64(words) / float64(tokens), OK: true}
+}

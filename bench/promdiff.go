@@ -1,0 +1,158 @@
+package bench
+
+import (
+	"bytes"
+	"math"
+	"sort"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// scrape is one parsed Prometheus exposition.
+type scrape map[string]*dto.MetricFamily
+
+// parseExposition parses the text format with Prometheus's own parser.
+func parseExposition(b []byte) (scrape, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	return scrape(fams), nil
+}
+
+// matches reports whether a series belongs to the model (series without a
+// model label belong to every model).
+func matches(m *dto.Metric, modelName string) bool {
+	if modelName == "" {
+		return true
+	}
+	for _, l := range m.Label {
+		if l.GetName() == "model_name" || l.GetName() == "model" {
+			return l.GetValue() == modelName
+		}
+	}
+	return true
+}
+
+// first returns the first family present among names.
+func (s scrape) first(names ...string) (*dto.MetricFamily, string) {
+	for _, n := range names {
+		if f, ok := s[n]; ok {
+			return f, n
+		}
+	}
+	return nil, ""
+}
+
+// sum adds a counter's or gauge's series of the model.
+func (s scrape) sum(modelName string, names ...string) (float64, bool) {
+	f, _ := s.first(names...)
+	if f == nil {
+		return 0, false
+	}
+	total := 0.0
+	for _, m := range f.Metric {
+		if !matches(m, modelName) {
+			continue
+		}
+		switch {
+		case m.Counter != nil:
+			total += m.Counter.GetValue()
+		case m.Gauge != nil:
+			total += m.Gauge.GetValue()
+		case m.Untyped != nil:
+			total += m.Untyped.GetValue()
+		}
+	}
+	return total, true
+}
+
+// bucketCounts is a histogram's cumulative counts by upper bound.
+type bucketCounts struct {
+	bounds []float64
+	counts []float64
+	count  float64
+}
+
+func (s scrape) histogram(modelName string, names ...string) (bucketCounts, bool) {
+	f, _ := s.first(names...)
+	if f == nil {
+		return bucketCounts{}, false
+	}
+	acc := map[float64]float64{}
+	var count float64
+	for _, m := range f.Metric {
+		if m.Histogram == nil || !matches(m, modelName) {
+			continue
+		}
+		for _, b := range m.Histogram.Bucket {
+			acc[b.GetUpperBound()] += float64(b.GetCumulativeCount())
+		}
+		count += float64(m.Histogram.GetSampleCount())
+	}
+	out := bucketCounts{count: count}
+	for b := range acc {
+		out.bounds = append(out.bounds, b)
+	}
+	sort.Float64s(out.bounds)
+	for _, b := range out.bounds {
+		out.counts = append(out.counts, acc[b])
+	}
+	if len(out.bounds) == 0 || !math.IsInf(out.bounds[len(out.bounds)-1], 1) {
+		out.bounds = append(out.bounds, math.Inf(1))
+		out.counts = append(out.counts, count)
+	}
+	return out, true
+}
+
+// delta is after − before. A counter that went down was reset between the
+// scrapes: then the after values alone are the window's (reset reports it).
+func (after bucketCounts) delta(before bucketCounts) (d bucketCounts, reset bool) {
+	prev := map[float64]float64{}
+	for i, b := range before.bounds {
+		prev[b] = before.counts[i]
+	}
+	d = bucketCounts{bounds: after.bounds, counts: make([]float64, len(after.counts)), count: after.count - before.count}
+	for i, b := range after.bounds {
+		d.counts[i] = after.counts[i] - prev[b]
+		if d.counts[i] < 0 {
+			reset = true
+		}
+	}
+	if d.count < 0 || reset {
+		return after, true
+	}
+	return d, false
+}
+
+// quantile interpolates linearly within the bucket holding rank q·count,
+// as Prometheus's histogram_quantile does. A rank in the +Inf bucket
+// returns the highest finite bound. ok is false for an empty histogram.
+func (h bucketCounts) quantile(q float64) (float64, bool) {
+	if len(h.counts) == 0 {
+		return 0, false
+	}
+	total := h.counts[len(h.counts)-1]
+	if total <= 0 {
+		return 0, false
+	}
+	rank := q * total
+	lower, prevCount := 0.0, 0.0
+	for i, b := range h.bounds {
+		c := h.counts[i]
+		if c >= rank {
+			if math.IsInf(b, 1) {
+				return lower, true
+			}
+			if c == prevCount {
+				return b, true
+			}
+			return lower + (b-lower)*(rank-prevCount)/(c-prevCount), true
+		}
+		lower, prevCount = b, c
+	}
+	return lower, true
+}

@@ -1,0 +1,269 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kneebench/knee/health"
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload"
+)
+
+// VoiceOptions configures RunVoice.
+type VoiceOptions struct {
+	Client *Client
+	Voice  workload.Voice
+	// Rate is call arrivals per second (Poisson).
+	Rate float64
+	// Calls or Duration bounds the arrivals of the measured window.
+	Calls    int
+	Duration time.Duration
+	// MaxConcurrentCalls caps calls in progress; arrivals beyond it are
+	// shed and counted, never silently dropped. Zero means no cap.
+	MaxConcurrentCalls int
+	Seed               uint64
+	Records            *RecordWriter
+	Progress           func(Progress)
+	OnWindowStart      func(ctx context.Context)
+	OnWindowEnd        func(ctx context.Context)
+	Config             results.Config
+}
+
+// RecordWriter serialises records from many goroutines to one writer.
+type RecordWriter struct {
+	mu sync.Mutex
+	w  interface{ Write([]byte) (int, error) }
+}
+
+// NewRecordWriter wraps w.
+func NewRecordWriter(w interface{ Write([]byte) (int, error) }) *RecordWriter {
+	return &RecordWriter{w: w}
+}
+
+func (rw *RecordWriter) write(r *Record) {
+	if rw == nil {
+		return
+	}
+	line, err := r.appendJSON(nil)
+	if err != nil {
+		return
+	}
+	rw.mu.Lock()
+	_, _ = rw.w.Write(line)
+	rw.mu.Unlock()
+}
+
+// RunVoice runs the call workload: calls arrive open loop; each sends turn
+// 1 to warm its prefix, then after every gap the next turn with the full
+// history. Turns 2..T are measured, from their scheduled time (the end of
+// the gap). Cancelling ctx stops arrivals, cuts open turns short, and
+// returns what was measured.
+func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
+	if err := o.Voice.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Rate <= 0 {
+		return nil, fmt.Errorf("the voice workload needs --rate (calls per second)")
+	}
+	if o.Calls == 0 && o.Duration == 0 {
+		return nil, fmt.Errorf("give --calls or --duration")
+	}
+	arrivals, err := workload.NewArrivals(o.Rate, 1, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	coll := newCollector(4 * runtime.GOMAXPROCS(0))
+	coll.coldThreshold = max(o.Voice.SystemPromptTokens/2, 1)
+	c := o.Client
+	start := time.Now()
+	c.SetStart(start)
+	stopWatch := context.AfterFunc(ctx, c.Abort)
+	defer stopWatch()
+	mon := health.Start(health.DefaultInterval)
+	if o.OnWindowStart != nil {
+		o.OnWindowStart(ctx)
+	}
+
+	var (
+		inProgress, started, shed, completed atomic.Int64
+		callTime                             atomic.Int64 // ns, completed calls
+		sent, inflight, errs                 atomic.Int64
+		turnIndex                            atomic.Int64
+		wg                                   sync.WaitGroup
+	)
+	// Sample calls in progress for the achieved concurrency.
+	var samples, sampleSum int64
+	var arriving atomic.Bool
+	arriving.Store(true)
+	sampleDone := make(chan struct{})
+	var sampler sync.WaitGroup
+	sampler.Add(1)
+	go func() {
+		defer sampler.Done()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		last := time.Now()
+		for {
+			select {
+			case <-sampleDone:
+				return
+			case <-t.C:
+				// Only while calls still arrive: the drain at the end is not
+				// the steady state Little's law describes.
+				if arriving.Load() {
+					samples++
+					sampleSum += inProgress.Load()
+				}
+				if o.Progress != nil && time.Since(last) >= 500*time.Millisecond {
+					last = time.Now()
+					o.Progress(Progress{Measuring: true, Elapsed: c.now(), Sent: sent.Load(), InFlight: inflight.Load(), Errors: errs.Load(), TTFTP95ms: coll.ttftP95()})
+				}
+			}
+		}
+	}()
+
+	runCall := func(i int, arrival time.Duration) {
+		defer wg.Done()
+		defer inProgress.Add(-1)
+		script := o.Voice.Call(i)
+		answers := make([]string, 0, o.Voice.Turns)
+		sched := arrival
+		var rec Record
+		for k := 1; k <= o.Voice.Turns; k++ {
+			if k > 1 {
+				sched = rec.Done + script.Gaps[k-1]
+				if wait := sched - c.now(); wait > 0 {
+					t := time.NewTimer(wait)
+					select {
+					case <-t.C:
+					case <-ctx.Done():
+						t.Stop()
+						return
+					}
+				}
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			req := o.Voice.Turn(script, k, answers)
+			rec.reset()
+			rec.Index = int(turnIndex.Add(1) - 1)
+			rec.Tag, rec.Scheduled, rec.Warmup = k, sched, k == 1
+			rec.Lateness = max(c.now()-sched, 0)
+			sent.Add(1)
+			inflight.Add(1)
+			c.Do(&req, &rec, true)
+			inflight.Add(-1)
+			if rec.Class != "" && rec.Class != ClassInterrupted {
+				errs.Add(1)
+			}
+			o.Records.write(&rec)
+			if k > 1 {
+				coll.add(&rec)
+			}
+			if rec.Class != "" {
+				return
+			}
+			answers = append(answers, string(rec.Text))
+		}
+		completed.Add(1)
+		callTime.Add(int64(rec.Done - arrival))
+	}
+
+	// Dispatch call arrivals on their absolute schedule.
+	timer := time.NewTimer(time.Hour)
+	first := time.Duration(-1)
+	var lastArrival time.Duration
+	count := 0
+	for ctx.Err() == nil {
+		if o.Calls > 0 && count >= o.Calls {
+			break
+		}
+		off := arrivals.Next()
+		if first < 0 {
+			first = off
+		}
+		rel := off - first
+		if o.Duration > 0 && rel >= o.Duration {
+			break
+		}
+		count++
+		lastArrival = rel
+		if wait := rel - c.now(); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-ctx.Done():
+				continue
+			case <-timer.C:
+			}
+		}
+		if o.MaxConcurrentCalls > 0 && inProgress.Load() >= int64(o.MaxConcurrentCalls) {
+			shed.Add(1)
+			continue
+		}
+		started.Add(1)
+		inProgress.Add(1)
+		wg.Add(1)
+		go runCall(count-1, rel)
+	}
+	timer.Stop()
+	arriving.Store(false)
+	arrivalsEnd := c.now()
+	wg.Wait()
+	windowEnd := c.now()
+	close(sampleDone)
+	sampler.Wait()
+	if o.OnWindowEnd != nil && ctx.Err() == nil {
+		o.OnWindowEnd(ctx)
+	}
+	rep := mon.Stop()
+
+	r := &runner{opts: Options{Client: c, Config: o.Config, Load: Load{Rate: o.Rate}}, client: c, coll: coll}
+	offered := 0.0
+	if count > 1 && lastArrival > 0 {
+		offered = float64(count-1) / lastArrival.Seconds()
+	}
+	res := r.result(rep, 0, windowEnd, offered, 0)
+	res.StartedAt = start.UTC()
+	res.Interrupted = ctx.Err() != nil
+	res.Requests.Warmup = started.Load() // one warm-up turn per call
+	_, agg, _ := coll.merged()
+	calls := &results.Calls{Started: started.Load(), Completed: completed.Load(), Shed: shed.Load()}
+	if span := windowEnd.Seconds(); span > 0 {
+		calls.TurnsPerS = float64(agg.ok) / span
+	}
+	if samples > 0 {
+		calls.AchievedConcurrency = float64(sampleSum) / float64(samples)
+	}
+	if n := completed.Load(); n > 0 {
+		calls.MeanCallSeconds = time.Duration(callTime.Load() / n).Seconds()
+		if a := arrivalsEnd.Seconds(); a > 0 {
+			calls.LittlesLaw = float64(started.Load()) / a * calls.MeanCallSeconds
+		}
+	}
+	res.Calls = calls
+	cache := &results.Cache{Reported: agg.cachedReported}
+	if agg.inTotal > 0 {
+		cache.HitRate = float64(agg.cachedTotal) / float64(agg.inTotal)
+	}
+	if agg.measuredTurns > 0 {
+		cache.ColdShare = float64(agg.coldTurns) / float64(agg.measuredTurns)
+	}
+	res.Cache = cache
+	if !agg.cachedReported && agg.ok > 0 {
+		res.Warnings = append(res.Warnings, CachedTokensMissing)
+	}
+	if shed.Load() > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d call arrivals were shed at the --max-concurrent-calls cap of %d", shed.Load(), o.MaxConcurrentCalls))
+	}
+	return res, nil
+}
+
+// CachedTokensMissing is the explanation given when a server never reports
+// cached tokens, instead of a hit rate of 0.
+const CachedTokensMissing = "the server never reported usage.prompt_tokens_details.cached_tokens, so the cache-hit rate is unknown " +
+	"(not 0): start vLLM with --enable-prompt-tokens-details, or SGLang with --enable-cache-report"

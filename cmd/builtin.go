@@ -1,0 +1,50 @@
+package cmd
+
+import (
+	"context"
+	"os"
+
+	"github.com/kneebench/knee/simulator"
+	"github.com/spf13/cobra"
+)
+
+// simFlags choose what the built-in simulator serves when knee starts it
+// because no target was given.
+type simFlags struct {
+	models    string
+	responses string
+	preset    string
+}
+
+func (f *simFlags) register(c *cobra.Command) {
+	fs := c.Flags()
+	fs.StringVar(&f.models, "sim-models", "builtin:models", "built-in target: models file it serves")
+	fs.StringVar(&f.responses, "sim-responses", "builtin:bench-responses", "built-in target: responses file (the default makes max_tokens set output length exactly)")
+	fs.StringVar(&f.preset, "sim-preset", "", "built-in target: serve a preset GPU+model (see knee presets), e.g. h100-80gb/llama-3.1-8b")
+}
+
+// executable is the binary started as the simulator; tests point it at a
+// built knee.
+var executable = os.Executable
+
+type builtinSim struct {
+	baseURL string
+	stop    func()
+}
+
+// startBuiltinSim starts this binary's simulator as a child process.
+func startBuiltinSim(ctx context.Context, c *cobra.Command, f *simFlags) (*builtinSim, error) {
+	exe, err := executable()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"--models", f.models, "--responses", f.responses}
+	if f.preset != "" {
+		args = append(args, "--preset", f.preset)
+	}
+	child, err := simulator.StartChild(ctx, exe, args, c.ErrOrStderr())
+	if err != nil {
+		return nil, err
+	}
+	return &builtinSim{baseURL: child.BaseURL, stop: child.Stop}, nil
+}

@@ -1,0 +1,100 @@
+package cmd
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kneebench/knee/results"
+)
+
+func TestValidatePasses(t *testing.T) {
+	url := startSim(t, "testdata/small-kv.yml", "")
+	code, out, errOut := execute(t, "validate", "--base-url", url, "--model", "small-kv", "--system-prompt-tokens", "1000", "--gap", "50ms")
+	if code != 0 || !strings.Contains(out, "OK: turn 2 reused the warm prefix") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestValidateFailsWithoutPrefixCaching(t *testing.T) {
+	url := startSim(t, "testdata/small-kv.yml", "")
+	code, out, _ := execute(t, "validate", "--base-url", url, "--model", "small-kv-nocache", "--system-prompt-tokens", "1000", "--gap", "50ms")
+	if code != ExitFailed || !strings.Contains(out, "FAIL: turn 2 cached 0 of") || !strings.Contains(out, "prefix caching is off") {
+		t.Errorf("exit %d, want 1 with the too-low diagnosis:\n%s", code, out)
+	}
+}
+
+// noCacheServer answers like a server that never reports cached tokens.
+func noCacheServer(t *testing.T) string {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/models") {
+			fmt.Fprint(w, `{"data":[{"id":"m"}]}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n")
+	})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+func TestValidateSaysCachedTokensAreMissing(t *testing.T) {
+	code, out, _ := execute(t, "validate", "--base-url", noCacheServer(t), "--gap", "10ms")
+	if code != ExitFailed || !strings.Contains(out, "does not report cached tokens") || !strings.Contains(out, "--enable-prompt-tokens-details") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+// voiceLevel runs the voice workload at rate and returns its result.
+func voiceLevel(t *testing.T, url string, rate float64, calls int) *results.Run {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "voice.json")
+	code, stdout, stderr := execute(t, "run", "--workload", "voice", "--base-url", url, "--model", "small-kv",
+		"--rate", fmt.Sprint(rate), "--calls", fmt.Sprint(calls), "--system-prompt-tokens", "1000", "--user-tokens", "20",
+		"--turns", "4", "--gap", "300ms,500ms", "--output-tokens", "30", "--output", out)
+	if code != 0 {
+		t.Fatalf("rate %v: exit %d\n%s%s", rate, code, stdout, stderr)
+	}
+	res, err := results.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestVoiceCacheCollapsesWithLoad: at a low call rate every measured turn
+// hits its warm prefix; at a high one more calls are in progress than the
+// cache holds, eviction forces cold re-prefills, the hit rate falls and
+// TTFT p95 rises.
+func TestVoiceCacheCollapsesWithLoad(t *testing.T) {
+	url := startSim(t, "testdata/small-kv.yml", "")
+	low := voiceLevel(t, url, 1, 4)
+	high := voiceLevel(t, url, 12, 24)
+	t.Logf("low: hit %.3f cold %.2f TTFT p95 %.1f ms; high: hit %.3f cold %.2f TTFT p95 %.1f ms",
+		low.Cache.HitRate, low.Cache.ColdShare, low.Stats.TTFTSched.P95, high.Cache.HitRate, high.Cache.ColdShare, high.Stats.TTFTSched.P95)
+	if low.Cache.ColdShare != 0 || low.Cache.HitRate < 0.8 {
+		t.Errorf("low rate: hit rate %.3f, cold share %.2f; want every turn warm", low.Cache.HitRate, low.Cache.ColdShare)
+	}
+	if high.Cache.HitRate >= low.Cache.HitRate-0.1 || high.Cache.ColdShare == 0 {
+		t.Errorf("high rate: hit rate %.3f (low %.3f), cold share %.2f; want eviction", high.Cache.HitRate, low.Cache.HitRate, high.Cache.ColdShare)
+	}
+	if high.Stats.TTFTSched.P95 <= 2*low.Stats.TTFTSched.P95 {
+		t.Errorf("TTFT p95 %.1f ms at high rate vs %.1f at low, want it to rise", high.Stats.TTFTSched.P95, low.Stats.TTFTSched.P95)
+	}
+	// Turn 1 never appears in the measured statistics.
+	for _, r := range []*results.Run{low, high} {
+		for _, bt := range r.ByTurn {
+			if bt.Turn == 1 {
+				t.Error("turn 1 appears in the per-turn breakdown")
+			}
+		}
+		if want := 3 * r.Calls.Completed; r.Requests.OK != want {
+			t.Errorf("%d measured turns for %d completed calls, want %d (turns 2–4 only)", r.Requests.OK, r.Calls.Completed, want)
+		}
+	}
+}

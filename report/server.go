@@ -1,0 +1,69 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/kneebench/knee/results"
+)
+
+// Server writes the client/server/simulated/delivery comparison.
+func Server(w io.Writer, s *results.Server) error {
+	title := map[string]string{"knee-sim": "server view (knee sim /metrics/summary, exact)", "vllm": "server view (vLLM /metrics, bucket estimates)",
+		"sglang": "server view (SGLang /metrics, bucket estimates)"}[s.Source]
+	fmt.Fprintf(w, "%s · %d requests, %s prompt and %s output tokens", title, s.Requests, num(float64(s.PromptTokens), 0), num(float64(s.OutputTokens), 0))
+	if s.Preemptions > 0 {
+		fmt.Fprintf(w, " · %d preemptions", s.Preemptions)
+	}
+	if s.PrefixHitRate != nil {
+		fmt.Fprintf(w, " · prefix-cache hit rate %s", pct(*s.PrefixHitRate))
+	}
+	fmt.Fprintln(w)
+	header := []string{"ms", "client", "server", "delivery"}
+	sim := s.Source == "knee-sim"
+	if sim {
+		header = []string{"ms", "client", "server", "simulated", "delivery"}
+	}
+	var rows [][]string
+	cell := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		return ms(*v)
+	}
+	for _, f := range s.Figures {
+		row := []string{f.Name, cell(f.Client), cell(f.Server)}
+		if sim {
+			row = append(row, cell(f.Simulated))
+		}
+		rows = append(rows, append(row, cell(f.Delivery)))
+	}
+	if err := renderTable(w, header, rows); err != nil {
+		return err
+	}
+	if s.Lag != nil {
+		fmt.Fprintf(w, "fidelity server token lag p50 %s ms · p99 %s ms · max %s ms (how late the simulator released tokens against its own schedule)\n",
+			ms(s.Lag.P50), ms(s.Lag.P99), ms(s.Lag.Max))
+	}
+	if len(s.Gauges) > 0 {
+		keys := make([]string, 0, len(s.Gauges))
+		for k := range s.Gauges {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		fmt.Fprint(w, "gauges  ")
+		for i, k := range keys {
+			g := s.Gauges[k]
+			if i > 0 {
+				fmt.Fprint(w, " · ")
+			}
+			fmt.Fprintf(w, "%s mean %.2f max %.2f", k, g.Mean, g.Max)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "warning  %s\n", warn)
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package simulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Child is a simulator running as a child process of the same binary, so
+// its CPU and garbage collection stay out of the client's measurements.
+type Child struct {
+	cmd     *exec.Cmd
+	BaseURL string
+	done    chan struct{}
+	dir     string
+}
+
+// StartChild runs `exe sim --host 127.0.0.1 --port 0 <args>`, waits until
+// it serves /health, and returns it. stderr receives the child's log.
+func StartChild(ctx context.Context, exe string, args []string, stderr io.Writer) (*Child, error) {
+	dir, err := os.MkdirTemp("", "knee-sim-")
+	if err != nil {
+		return nil, err
+	}
+	ready := filepath.Join(dir, "addr")
+	full := append([]string{"sim", "--host", "127.0.0.1", "--port", "0", "--ready-file", ready}, args...)
+	cmd := exec.Command(exe, full...)
+	cmd.Stdout = io.Discard
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = childAttrs()
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("starting the built-in simulator: %w", err)
+	}
+	c := &Child{cmd: cmd, done: make(chan struct{}), dir: dir}
+	go func() { _ = cmd.Wait(); close(c.done) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, err := os.ReadFile(ready); err == nil && len(b) > 0 {
+			c.BaseURL = "http://" + strings.TrimSpace(string(b)) + "/v1"
+			break
+		}
+		select {
+		case <-c.done:
+			os.RemoveAll(dir)
+			return nil, errors.New("the built-in simulator exited before serving (see its message above)")
+		case <-ctx.Done():
+			c.Stop()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			c.Stop()
+			return nil, errors.New("the built-in simulator did not start within 30 s")
+		}
+	}
+	health := strings.TrimSuffix(c.BaseURL, "/v1") + "/health"
+	for {
+		status, _, err := fasthttp.GetTimeout(nil, health, time.Second)
+		if err == nil && status == 200 {
+			return c, nil
+		}
+		if time.Now().After(deadline) {
+			c.Stop()
+			return nil, fmt.Errorf("the built-in simulator does not answer %s", health)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Stop ends the child: SIGTERM first (it drains its streams), then a kill
+// if it has not exited within five seconds.
+func (c *Child) Stop() {
+	if c == nil || c.cmd.Process == nil {
+		return
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(5 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+	os.RemoveAll(c.dir)
+}
+
+// PID is the child's process id.
+func (c *Child) PID() int { return c.cmd.Process.Pid }
