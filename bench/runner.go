@@ -393,7 +393,7 @@ func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered f
 	res.Arrivals.LateSends = agg.late
 	lateP99 := time.Duration(lat.lateness.ValueAtPercentile(99)) * time.Microsecond
 	res.Arrivals.SendLatenessP99Ms = float64(lateP99) / 1e6
-	healthy, reasons := health.Verdict(rep, health.Sends{Total: agg.sent, Late: agg.late, LatenessP99: lateP99})
+	verdict, reasons := health.Verdict(rep, health.Sends{Total: agg.sent, Late: agg.late, LatenessP99: lateP99})
 	res.Health = results.Health{
 		TimerLagP50Ms: float64(rep.TimerLagP50) / 1e6,
 		TimerLagP99Ms: float64(rep.TimerLagP99) / 1e6,
@@ -401,11 +401,11 @@ func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered f
 		CPUPercent:    100 * rep.CPUShare,
 		GCPauseMs:     float64(rep.GCPause) / 1e6,
 		NumGC:         uint32(rep.NumGC),
-		Verdict:       results.VerdictHealthy,
+		Verdict:       verdict,
 		Reasons:       reasons,
 	}
-	if !healthy {
-		res.Health.Verdict = results.VerdictClientLimited
+	if agg.cachedReported && agg.inTotal > 0 {
+		res.Cache = &results.Cache{Reported: true, HitRate: float64(agg.cachedTotal) / float64(agg.inTotal)}
 	}
 	for _, k := range sortedTags(tags) {
 		res.ByTurn = append(res.ByTurn, results.TurnStats{Turn: k, TTFT: summarize(tags[k].ttft, 1000), ITL: summarize(tags[k].itl, 1000)})

@@ -156,17 +156,23 @@ func (f *loadFlags) register(c *cobra.Command) {
 	fs := c.Flags()
 	fs.IntVar(&f.concurrency, "concurrency", 0, "closed loop: this many streams, each sending its next request when its previous one ends")
 	fs.Float64Var(&f.rate, "rate", 0, "open loop: arrivals per second (Poisson; see --burstiness)")
+	fs.DurationVar(&f.duration, "duration", 0, "length of the measured window")
+	f.registerShared(c)
+	c.MarkFlagsMutuallyExclusive("rate", "concurrency")
+}
+
+// registerShared adds the flags that run and sweep share.
+func (f *loadFlags) registerShared(c *cobra.Command) {
+	fs := c.Flags()
 	fs.Float64Var(&f.burstiness, "burstiness", 1, "gamma shape of open-loop gaps: 1 is Poisson, below 1 burstier, above 1 more regular")
 	fs.IntVar(&f.maxConcurrency, "max-concurrency", 0, "open loop: cap on requests in flight; arrivals wait for a slot, and the wait is measured")
 	fs.IntVar(&f.requests, "requests", 0, "measured requests (default 100 when --duration is not given)")
-	fs.DurationVar(&f.duration, "duration", 0, "length of the measured window")
 	fs.IntVar(&f.warmup, "warmup", -1, "unmeasured warm-up requests (default: one per concurrent stream)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for arrivals and prompts")
 	fs.IntVar(&f.inputTokens, "input-tokens", 0, "synthetic prompts of about N tokens, different for every request")
 	fs.StringVar(&f.dataset, "dataset", "", `JSONL file of {"prompt": "...", "max_tokens": N} lines, cycled`)
 	fs.StringVar(&f.prompt, "prompt", "Write a short story about a lighthouse keeper.", "the prompt sent when neither --input-tokens nor --dataset is given")
 	fs.IntVar(&f.maxTokens, "max-tokens", 128, "max_tokens of every request (a dataset line may override it)")
-	c.MarkFlagsMutuallyExclusive("rate", "concurrency")
 	c.MarkFlagsMutuallyExclusive("input-tokens", "dataset")
 }
 

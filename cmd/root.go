@@ -88,7 +88,7 @@ latency-vs-load curve.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{ExitUsage, err}
 	})
-	root.AddCommand(newVersionCmd(), newRunCmd(), newSimCmd(), newValidateCmd())
+	root.AddCommand(newVersionCmd(), newRunCmd(), newSweepCmd(), newCompareCmd(), newValidateCmd(), newSimCmd(), newPresetsCmd())
 	return root
 }
 

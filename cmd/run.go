@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 
 	"github.com/kneebench/knee/bench"
@@ -156,6 +157,18 @@ type levelRunner struct {
 	out, errOut io.Writer
 	progress    func(bench.Progress)
 	calibrated  *bench.Calibration
+	levels      int
+}
+
+// runNonce is random per knee process: it opens every synthetic prompt and
+// call identifier, so no run or sweep level is flattered by prefixes an
+// earlier one left in the server's cache.
+var runNonce = fmt.Sprintf("%08x", rand.Uint32())
+
+// nextNonce returns the nonce of the next level.
+func (lv *levelRunner) nextNonce() string {
+	lv.levels++
+	return fmt.Sprintf("[%s.%d]", runNonce, lv.levels)
 }
 
 // run measures one level at the given rate or concurrency.
@@ -178,7 +191,12 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 		return nil, usageErr("%v", err)
 	}
 	defer client.Close()
-	opts := bench.Options{Client: client, Source: p.src, Load: load, Config: cfg, Records: lv.records, Progress: lv.progress}
+	src := p.src
+	if syn, ok := src.(workload.Synthetic); ok {
+		syn.Nonce = lv.nextNonce()
+		src = syn
+	}
+	opts := bench.Options{Client: client, Source: src, Load: load, Config: cfg, Records: lv.records, Progress: lv.progress}
 	view := lv.server.attach(ctx, lv.target, &opts.OnWindowStart, &opts.OnWindowEnd)
 	res, err := bench.Run(ctx, opts)
 	if err != nil {
@@ -209,6 +227,7 @@ func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.C
 		lv.calibrated = &cal
 	}
 	v.WordsPerToken = lv.calibrated.WordsPerToken
+	v.Nonce = lv.nextNonce()
 	cfg.Workload, cfg.Mode, cfg.Rate, cfg.Seed = "voice", "open", rate, p.lf.seed
 	cfg.DurationS = p.lf.duration.Seconds()
 	cfg.MaxTokens = v.OutputTokens

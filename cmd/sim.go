@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kneebench/knee/presets"
 	"github.com/kneebench/knee/simulator"
 	"github.com/spf13/cobra"
 )
@@ -20,6 +21,8 @@ type simOptions struct {
 	shutdownGrace time.Duration
 	maxBody       int
 	readyFile     string
+	preset        string
+	modelPreset   string
 }
 
 // envOr returns $KNEE_SIM_<name> or def.
@@ -56,6 +59,8 @@ KNEE_SIM_RESPONSES and KNEE_SIM_API_KEY.`,
 	fs.StringVar(&o.printConfig, "print-config", "", "print a built-in file (responses, bench-responses, models) and exit")
 	fs.DurationVar(&o.shutdownGrace, "shutdown-grace", 10*time.Second, "on SIGINT/SIGTERM, time open streams get to finish")
 	fs.IntVar(&o.maxBody, "max-body-bytes", 32<<20, "largest request body accepted")
+	fs.StringVar(&o.preset, "preset", "", "serve a preset GPU (with --model-preset), or GPU/MODEL, with the scheduler engine; see knee presets")
+	fs.StringVar(&o.modelPreset, "model-preset", "", "the preset model served on the --preset GPU")
 	fs.StringVar(&o.readyFile, "ready-file", "", "write the listening address to this file once serving")
 	_ = fs.MarkHidden("ready-file")
 	return c
@@ -77,8 +82,20 @@ func (o *simOptions) run(c *cobra.Command, _ []string) error {
 	if o.shutdownGrace < 0 || o.maxBody <= 0 {
 		return usageErr("--shutdown-grace must not be negative and --max-body-bytes must be positive")
 	}
-	models, err := simulator.LoadModels(o.models)
-	if err != nil {
+	var models *simulator.ModelsFile
+	var err error
+	if o.preset != "" {
+		gpu, model, combined := presets.SplitCombined(o.preset)
+		if !combined {
+			model = o.modelPreset
+		}
+		if model == "" {
+			return usageErr("--preset %s needs --model-preset (or use --preset GPU/MODEL)", o.preset)
+		}
+		if models, err = simulator.PresetModels(gpu, model); err != nil {
+			return usageErr("%v", err)
+		}
+	} else if models, err = simulator.LoadModels(o.models); err != nil {
 		return err
 	}
 	responder, err := simulator.LoadResponses(o.responses)

@@ -11,19 +11,20 @@ func TestVerdict(t *testing.T) {
 		name    string
 		r       Report
 		s       Sends
-		healthy bool
+		verdict string
 		reason  string
 	}{
-		{"idle client", Report{TimerLagP99: time.Millisecond, CPUShare: 0.1}, Sends{Total: 100}, true, ""},
-		{"late timers", Report{TimerLagP99: 9 * time.Millisecond}, Sends{}, false, "timer lateness"},
-		{"late sends", Report{}, Sends{Total: 100, LatenessP99: 12 * time.Millisecond}, false, "sends ran late"},
-		{"many late sends", Report{}, Sends{Total: 100, Late: 10, LatenessP99: time.Millisecond}, false, "10 of 100"},
-		{"saturated CPU", Report{CPUShare: 0.97}, Sends{}, false, "CPU at 97%"},
+		{"idle client", Report{TimerLagP99: time.Millisecond, CPUShare: 0.1}, Sends{Total: 100}, Healthy, ""},
+		{"jittery timers", Report{TimerLagP99: 9 * time.Millisecond}, Sends{}, Noisy, "timer lateness p99 9.0 ms exceeds 5 ms"},
+		{"late timers", Report{TimerLagP99: 30 * time.Millisecond}, Sends{}, ClientLimited, "exceeds 20 ms"},
+		{"late sends", Report{}, Sends{Total: 100, Late: 40, LatenessP99: 25 * time.Millisecond}, ClientLimited, "sends fell behind"},
+		{"slightly late sends", Report{}, Sends{Total: 100, Late: 10, LatenessP99: 7 * time.Millisecond}, Noisy, "sends ran late"},
+		{"saturated CPU", Report{CPUShare: 0.97, TimerLagP99: 6 * time.Millisecond}, Sends{}, ClientLimited, "CPU at 97%"},
 	}
 	for _, tc := range cases {
-		ok, reasons := Verdict(tc.r, tc.s)
-		if ok != tc.healthy || (tc.reason != "" && !strings.Contains(strings.Join(reasons, ";"), tc.reason)) {
-			t.Errorf("%s: healthy=%v reasons=%q, want %v with %q", tc.name, ok, reasons, tc.healthy, tc.reason)
+		v, reasons := Verdict(tc.r, tc.s)
+		if v != tc.verdict || (tc.reason != "" && !strings.Contains(strings.Join(reasons, ";"), tc.reason)) {
+			t.Errorf("%s: %s %q, want %s with %q", tc.name, v, reasons, tc.verdict, tc.reason)
 		}
 	}
 }

@@ -128,7 +128,11 @@ func writeHealth(w io.Writer, h results.Health) {
 	fmt.Fprintf(w, "client   timer lag p50 %s ms · p99 %s ms · max %s ms · CPU %.0f%% · GC %d (%s ms) · %s\n",
 		ms(h.TimerLagP50Ms), ms(h.TimerLagP99Ms), ms(h.TimerLagMaxMs), h.CPUPercent, h.NumGC, ms(h.GCPauseMs), h.Verdict)
 	for _, r := range h.Reasons {
-		fmt.Fprintf(w, "         the client, not the server, limited these figures: %s\n", r)
+		if h.Verdict == results.VerdictClientLimited {
+			fmt.Fprintf(w, "         the client, not the server, limited these figures: %s\n", r)
+		} else {
+			fmt.Fprintf(w, "         %s\n", r)
+		}
 	}
 }
 

@@ -192,12 +192,14 @@ type Health struct {
 	Reasons       []string `json:"reasons,omitempty"`
 }
 
-// Healthy reports whether the client did not limit the figures.
-func (h Health) Healthy() bool { return h.Verdict == VerdictHealthy }
+// Healthy reports whether the client did not limit the figures (a noisy
+// client still counts: its jitter is reported, not disqualifying).
+func (h Health) Healthy() bool { return h.Verdict != VerdictClientLimited }
 
 // Health verdicts.
 const (
 	VerdictHealthy       = "healthy"
+	VerdictNoisy         = "noisy"
 	VerdictClientLimited = "client-limited"
 )
 

@@ -142,3 +142,25 @@ func TestLowerASCIIAndLiterals(t *testing.T) {
 		}
 	}
 }
+
+// TestPresetModels: every preset model builds on every GPU it fits, and
+// the Gemma-style model on an L40S keeps about a dozen 18,000-token calls
+// warm (the sweep preset's premise).
+func TestPresetModels(t *testing.T) {
+	f, err := PresetModels("l40s", "gemma-12b-hybrid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := f.SchedConfig(&f.Models[0])
+	core := cfgCore(cfg)
+	calls := cfg.NumBlocks / core.BlocksFor(18000)
+	if calls < 10 || calls > 16 {
+		t.Errorf("an L40S holds %d warm 18,000-token calls, want about a dozen", calls)
+	}
+	if _, err := PresetModels("h100-80gb", "llama-3.1-70b"); err != nil {
+		t.Errorf("70B on 4×H100: %v", err)
+	}
+	if _, err := PresetModels("l40s", "nope"); err == nil {
+		t.Error("unknown model accepted")
+	}
+}

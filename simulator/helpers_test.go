@@ -3,6 +3,7 @@ package simulator
 import (
 	"context"
 	"encoding/json"
+	"github.com/kneebench/knee/simulator/sched"
 	"io"
 	"net"
 	"net/http"
@@ -116,3 +117,5 @@ func errorOf(t testing.TB, b []byte) errorBody {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func cfgCore(cfg sched.Config) *sched.Core { return sched.New(cfg) }

@@ -85,6 +85,11 @@ type Synthetic struct {
 	Tokens    int
 	MaxTokens int
 	Seed      uint64
+	// Nonce, when set, opens every prompt, so prompts of one run never
+	// repeat those of an earlier run (or sweep level) that may still sit in
+	// the server's prefix cache. The rest of the prompt depends only on the
+	// seed and the index.
+	Nonce string
 	// WordsPerToken scales the word count; 0 means 1. A calibration against
 	// the server's own token count sets it (see Calibrate).
 	WordsPerToken float64
@@ -92,10 +97,11 @@ type Synthetic struct {
 
 // Request implements Source.
 func (s Synthetic) Request(i int) Request {
-	return Request{
-		Messages:  []Message{{Role: "user", Content: Filler(s.Tokens, s.WordsPerToken, s.Seed, uint64(i))}},
-		MaxTokens: s.MaxTokens,
+	text := Filler(s.Tokens, s.WordsPerToken, s.Seed, uint64(i))
+	if s.Nonce != "" {
+		text = s.Nonce + " " + text
 	}
+	return Request{Messages: []Message{{Role: "user", Content: text}}, MaxTokens: s.MaxTokens}
 }
 
 // Filler returns about tokens tokens of filler text drawn from a generator

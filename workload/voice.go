@@ -27,6 +27,9 @@ type Voice struct {
 	// WordsPerToken scales filler to the server's tokenizer (see
 	// Calibrate); 0 means 1.
 	WordsPerToken float64
+	// Nonce, when set, is part of every call's identifier, so calls of one
+	// run never share a prefix with an earlier run's still in the cache.
+	Nonce string
 }
 
 // DefaultVoice returns the defaults of a voice-agent fleet: an 18,000-token
@@ -64,7 +67,7 @@ func (v Voice) Call(i int) Call {
 	r := rand.New(rand.NewPCG(v.Seed, uint64(i)*0x9e3779b97f4a7c15+7))
 	// A random identifier at the very start makes the prompt unique from
 	// its first block, so no two calls share a cached prefix.
-	id := fmt.Sprintf("Call %08x-%04x-%04x: ", r.Uint32(), r.Uint32()&0xffff, r.Uint32()&0xffff)
+	id := fmt.Sprintf("Call %08x-%04x-%04x%s: ", r.Uint32(), r.Uint32()&0xffff, r.Uint32()&0xffff, v.Nonce)
 	c := Call{Index: i, System: id + "You are a voice agent. " + Filler(v.SystemPromptTokens, v.WordsPerToken, v.Seed^0x5151, uint64(i)*2+1)}
 	c.User = make([]string, v.Turns)
 	c.Gaps = make([]time.Duration, v.Turns)

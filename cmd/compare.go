@@ -1,0 +1,58 @@
+package cmd
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/kneebench/knee/report"
+	"github.com/kneebench/knee/results"
+	"github.com/spf13/cobra"
+)
+
+func newCompareCmd() *cobra.Command {
+	var output string
+	c := &cobra.Command{
+		Use:     "compare A.json B.json ...",
+		Short:   "Overlay the curves of several sweeps and compare their knees",
+		Example: `  knee compare results/L40S.json results/H100.json -o results/compare.png`,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: runtimeErrors(func(c *cobra.Command, args []string) error {
+			var sweeps []*results.Sweep
+			for _, path := range args {
+				s, err := results.ReadSweep(path)
+				if err != nil {
+					return err
+				}
+				sweeps = append(sweeps, s)
+			}
+			out := c.OutOrStdout()
+			if err := report.Compare(out, sweeps); err != nil {
+				return err
+			}
+			if output != "" {
+				var b bytes.Buffer
+				if err := report.ComparePlot(&b, sweeps); err != nil {
+					return err
+				}
+				if err := results.WriteFileAtomic(output, b.Bytes()); err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "wrote %s\n", output)
+			}
+			return nil
+		}),
+	}
+	c.Flags().StringVarP(&output, "output", "o", "", "write the overlaid plot to this PNG")
+	return c
+}
+
+func newPresetsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "presets",
+		Short: "List the hardware, model and sweep presets with their numbers",
+		Args:  cobra.NoArgs,
+		RunE: runtimeErrors(func(c *cobra.Command, _ []string) error {
+			return report.Presets(c.OutOrStdout())
+		}),
+	}
+}

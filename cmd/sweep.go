@@ -1,0 +1,285 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/presets"
+	"github.com/kneebench/knee/report"
+	"github.com/kneebench/knee/results"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// The default sweep, for the built-in simulator: 2,048-token prompts make
+// prefill the bottleneck of its H100-class model, so the knee falls at a
+// rate a 2-core machine can drive and simulate faithfully.
+var (
+	defaultSweepRates  = []float64{1, 2, 3, 4, 6, 8, 12, 16}
+	defaultSweepInput  = 2048
+	defaultSweepOutput = 64
+)
+
+type sweepOptions struct {
+	target      targetFlags
+	load        loadFlags
+	voice       voiceFlags
+	sim         simFlags
+	server      serverFlags
+	workload    string
+	rates       string
+	concurrency string
+	step        time.Duration
+	label       string
+	outDir      string
+	slo         float64
+	sloMetric   string
+	sloPct      float64
+	maxErr      float64
+	stopSat     bool
+	preset      string
+}
+
+func newSweepCmd() *cobra.Command {
+	o := &sweepOptions{}
+	c := &cobra.Command{
+		Use:   "sweep",
+		Short: "Measure a series of load levels and find the knees",
+		Long: `sweep runs one level per rate (open loop) or per concurrency (closed loop):
+warm-up, a reset of the server's summary when it has one, the measured window,
+and the drain. A row is printed as each level ends. Then it names two knees:
+the SLO knee (the largest load meeting the SLO: provision against it) and the
+curvature knee (where latency bends, whatever the SLO), plus the level where
+throughput stopped keeping up. Results go to <out-dir>/<label>.json, .csv
+and .png, rewritten after every level so an interrupted sweep keeps what it
+measured.
+
+With no target, knee starts its built-in simulator and sweeps it with
+2,048-token prompts at 1–16 requests per second.`,
+		Example: `  knee sweep
+  knee sweep --base-url http://gpu:8000/v1 --rates 1,2,4,8,16 --step-duration 60s --label h100
+  knee sweep --workload voice --preset l40s --base-url http://l40s:30000/v1 --label L40S`,
+		Args: cobra.NoArgs,
+		RunE: runtimeErrors(o.run),
+	}
+	o.target.register(c)
+	o.load.registerShared(c)
+	o.voice.register(c, 4, "5s,7s")
+	o.sim.register(c)
+	o.server.register(c)
+	fs := c.Flags()
+	fs.StringVar(&o.workload, "workload", "requests", "requests or voice")
+	fs.StringVar(&o.rates, "rates", "", "open-loop levels: arrivals (or calls) per second, e.g. 1,2,4,8")
+	fs.StringVar(&o.concurrency, "concurrency", "", "closed-loop levels: streams, e.g. 1,4,16,64")
+	fs.DurationVar(&o.step, "step-duration", 15*time.Second, "measured window of each level (0 with --requests to count requests instead)")
+	fs.StringVar(&o.label, "label", "", "name of the result files (default sweep-<date>-<time>)")
+	fs.StringVar(&o.outDir, "out-dir", "results", "folder of the result files")
+	fs.Float64Var(&o.slo, "slo", 300, "SLO threshold in ms")
+	fs.StringVar(&o.sloMetric, "slo-metric", "ttft_sched", "SLO metric: ttft_sched, ttft, e2e, e2e_sched, itl, tpot or queue_wait")
+	fs.Float64Var(&o.sloPct, "slo-percentile", 95, "SLO percentile: 50, 90, 95 or 99")
+	fs.Float64Var(&o.maxErr, "max-error-rate", 0.02, "a level with this error rate or more misses the SLO")
+	fs.BoolVar(&o.stopSat, "stop-on-saturation", false, "end the sweep once two levels in a row miss the SLO")
+	fs.StringVar(&o.preset, "preset", "", "seed the rates and SLO from a sweep preset (see knee presets)")
+	c.MarkFlagsMutuallyExclusive("rates", "concurrency")
+	return c
+}
+
+func parseList(s string) ([]float64, error) {
+	var out []float64
+	for _, part := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("%q is not a positive number", part)
+		}
+		if len(out) > 0 && v <= out[len(out)-1] {
+			return nil, fmt.Errorf("levels must increase (%g after %g)", v, out[len(out)-1])
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// levels resolves the sweep's axis and loads from the flags or a preset.
+func (o *sweepOptions) levels(c *cobra.Command) (string, []float64, error) {
+	switch {
+	case o.rates != "":
+		l, err := parseList(o.rates)
+		if err != nil {
+			return "", nil, usageErr("--rates: %v", err)
+		}
+		return "rate", l, nil
+	case o.concurrency != "":
+		l, err := parseList(o.concurrency)
+		if err != nil {
+			return "", nil, usageErr("--concurrency: %v", err)
+		}
+		for _, v := range l {
+			if v != float64(int(v)) {
+				return "", nil, usageErr("--concurrency: %g is not a whole number", v)
+			}
+		}
+		if o.workload == "voice" {
+			return "", nil, usageErr("the voice workload is open loop: give --rates")
+		}
+		return "concurrency", l, nil
+	case o.preset != "":
+		p, ok := presets.SweepNamed(o.preset)
+		if !ok {
+			return "", nil, usageErr("unknown sweep preset %q (see knee presets)", o.preset)
+		}
+		if !c.Flags().Changed("slo") {
+			o.slo = p.SLOMillis
+		}
+		return "rate", p.Rates, nil
+	}
+	return "rate", defaultSweepRates, nil
+}
+
+func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
+	if o.workload != "requests" && o.workload != "voice" {
+		return usageErr("--workload must be requests or voice, got %q", o.workload)
+	}
+	axis, loads, err := o.levels(c)
+	if err != nil {
+		return err
+	}
+	if o.slo <= 0 || o.maxErr <= 0 || o.maxErr > 1 || o.step < 0 {
+		return usageErr("--slo and --max-error-rate must be positive (error rate at most 1), --step-duration not negative")
+	}
+	if _, ok := (results.Stats{}).SummaryOf(o.sloMetric); !ok {
+		return usageErr("--slo-metric %q is not one of ttft_sched, ttft, e2e, e2e_sched, itl, tpot, queue_wait", o.sloMetric)
+	}
+	if o.sloPct != 50 && o.sloPct != 90 && o.sloPct != 95 && o.sloPct != 99 {
+		return usageErr("--slo-percentile must be 50, 90, 95 or 99")
+	}
+	fs := c.Flags()
+	defaulted := o.rates == "" && o.concurrency == "" && o.preset == ""
+	if defaulted && o.workload == "requests" && !fs.Changed("input-tokens") && !fs.Changed("dataset") && !fs.Changed("prompt") {
+		o.load.inputTokens = defaultSweepInput
+		if !fs.Changed("max-tokens") {
+			o.load.maxTokens = defaultSweepOutput
+		}
+	}
+	o.load.duration = o.step
+	if o.load.requests > 0 && !fs.Changed("step-duration") {
+		o.load.duration = 0
+	}
+	if axis == "rate" {
+		o.load.rate = loads[0]
+	} else {
+		o.load.concurrency = int(loads[0])
+	}
+	if o.workload == "voice" && o.voice.calls > 0 && !fs.Changed("step-duration") {
+		o.load.duration = 0
+	}
+	plan, err := buildLevelPlan(c, &o.load, &o.voice, o.workload == "voice")
+	if err != nil {
+		return err
+	}
+	if err := o.target.validate(); err != nil {
+		return err
+	}
+	label := o.label
+	if label == "" {
+		label = "sweep-" + time.Now().Format("20060102-150405")
+	}
+	if strings.ContainsAny(label, `/\`) {
+		return usageErr("--label must not contain a path separator")
+	}
+	ctx := c.Context()
+	tgt, err := o.target.resolve(ctx, c, &o.sim)
+	if err != nil {
+		return err
+	}
+	defer tgt.stop()
+	out, errOut := c.OutOrStdout(), c.ErrOrStderr()
+	tty := false
+	if f, ok := errOut.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	progress := report.NewProgress(errOut, tty)
+	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, out: out, errOut: errOut}
+
+	base := o.target.config(tgt.target.BaseURL, tgt.target.Model)
+	base.BuiltinSim = tgt.builtin
+	sw := &results.Sweep{Label: label, Config: base, Environment: environment(), Axis: axis, Workload: o.workload,
+		SLO: results.SLO{Metric: o.sloMetric, Percentile: o.sloPct, ThresholdMs: o.slo, MaxErrorRate: o.maxErr}}
+	paths := struct{ json, csv, png string }{
+		filepath.Join(o.outDir, label+".json"), filepath.Join(o.outDir, label+".csv"), filepath.Join(o.outDir, label+".png")}
+	where := tgt.target.BaseURL
+	if tgt.builtin {
+		where = "the built-in simulator (" + where + ")"
+	}
+	fmt.Fprintf(out, "sweep %s · %s · model %s · %s workload · %d levels of %s · %s per level\n",
+		label, where, tgt.target.Model, o.workload, len(loads), axis, windowText(o.load.duration, o.load.requests, o.voice.calls, o.workload))
+	report.LevelHeader(out, sw)
+	writeErr := error(nil)
+	sw = bench.RunSweep(ctx, bench.SweepOptions{
+		Loads: loads, StopOnSaturation: o.stopSat, Sweep: sw,
+		RunLevel: func(ctx context.Context, i int, load float64) (*results.Run, error) {
+			lv.progress = func(p bench.Progress) {
+				progress.Update(i, len(loads), load, p.Elapsed, o.load.duration, p.Sent, p.InFlight, p.Errors, p.TTFTP95ms)
+			}
+			if axis == "rate" {
+				return lv.run(ctx, load, 0)
+			}
+			return lv.run(ctx, 0, int(load))
+		},
+		OnLevel: func(s *results.Sweep, l results.Level) {
+			progress.Done()
+			report.LevelRow(out, s, l)
+			if err := writeSweepData(s, paths.json, paths.csv); err != nil {
+				writeErr = err
+			}
+		},
+	})
+	progress.Done()
+	fmt.Fprintln(out)
+	report.Knees(out, sw)
+	if err := writeSweepData(sw, paths.json, paths.csv); err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	if writeErr != nil {
+		return withCode(ExitRuntime, writeErr)
+	}
+	var png bytes.Buffer
+	if err := report.SweepPlot(&png, sw); err != nil {
+		fmt.Fprintf(errOut, "knee: the plot could not be drawn: %v\n", err)
+	} else if err := results.WriteFileAtomic(paths.png, png.Bytes()); err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	fmt.Fprintf(out, "wrote %s, %s and %s\n", paths.json, paths.csv, paths.png)
+	return nil
+}
+
+func windowText(d time.Duration, requests, calls int, workload string) string {
+	switch {
+	case d > 0:
+		return d.String()
+	case workload == "voice":
+		return fmt.Sprintf("%d calls", calls)
+	}
+	return fmt.Sprintf("%d requests", requests)
+}
+
+// writeSweepData writes the JSON and CSV files atomically.
+func writeSweepData(s *results.Sweep, jsonPath, csvPath string) error {
+	if err := results.WriteJSON(jsonPath, s); err != nil {
+		return fmt.Errorf("writing %s: %w", jsonPath, err)
+	}
+	b, err := s.CSV()
+	if err != nil {
+		return err
+	}
+	if err := results.WriteFileAtomic(csvPath, b); err != nil {
+		return fmt.Errorf("writing %s: %w", csvPath, err)
+	}
+	return nil
+}

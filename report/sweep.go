@@ -1,0 +1,163 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/kneebench/knee/results"
+)
+
+// LevelHeader is printed once before the first level row.
+func LevelHeader(w io.Writer, s *results.Sweep) {
+	fmt.Fprintf(w, "%-9s %9s %9s %9s %9s %9s %8s %10s %7s %7s %9s %s\n",
+		s.Axis, "achieved", "TTFTs p50", "TTFTs p95", "TTFTs p99", "ITL p50", "tput/s", "out tok/s", "cache", "errors", "lag p99", "client")
+}
+
+// LevelRow prints one level as soon as it ends.
+func LevelRow(w io.Writer, s *results.Sweep, l results.Level) {
+	if l.Run == nil {
+		fmt.Fprintf(w, "%-9g FAILED: %s\n", l.Load, l.Error)
+		return
+	}
+	r := l.Run
+	tput := r.Throughput.RequestsPerS
+	if r.Calls != nil {
+		tput = r.Calls.TurnsPerS
+	}
+	cache := "-"
+	if r.Cache != nil && r.Cache.Reported {
+		cache = pct(r.Cache.HitRate)
+	}
+	lag := "-"
+	if r.Server != nil && r.Server.Lag != nil {
+		lag = ms(r.Server.Lag.P99)
+	}
+	health := r.Health.Verdict
+	if r.Interrupted {
+		health += ", interrupted"
+	}
+	st := r.Stats
+	fmt.Fprintf(w, "%-9g %9s %9s %9s %9s %9s %8s %10s %7s %7s %9s %s\n",
+		l.Load, num(r.Arrivals.AchievedRate, 2), ms(st.TTFTSched.P50), ms(st.TTFTSched.P95), ms(st.TTFTSched.P99), ms(st.ITL.P50),
+		num(tput, 2), num(r.Throughput.OutputTokensPerS, 0), cache, pct(r.Requests.ErrorRate()), lag, health)
+}
+
+// Knees explains the knees of a sweep.
+func Knees(w io.Writer, s *results.Sweep) {
+	unit := map[string]string{"rate": "/s", "concurrency": " streams"}[s.Axis]
+	if s.Workload == "voice" && s.Axis == "rate" {
+		unit = " calls/s"
+	}
+	slo := fmt.Sprintf("%s p%g ≤ %g ms with errors under %g%%", s.SLO.Metric, s.SLO.Percentile, s.SLO.ThresholdMs, 100*s.SLO.MaxErrorRate)
+	if k := s.Knees.SLO; k != nil {
+		fmt.Fprintf(w, "SLO knee        %g%s — the largest load meeting %s (%.1f ms there). Provision against this.\n", k.Load, unit, slo, k.LatencyMs)
+	} else {
+		fmt.Fprintf(w, "SLO knee        none — even the lowest level misses %s.\n", slo)
+	}
+	if k := s.Knees.Curvature; k != nil {
+		fmt.Fprintf(w, "curvature knee  %g%s — where the %s p%g curve bends from flat to steep (Kneedle), whatever the SLO.\n", k.Load, unit, s.SLO.Metric, s.SLO.Percentile)
+	} else {
+		fmt.Fprintln(w, "curvature knee  none — the curve does not bend within the levels measured (or there are fewer than three).")
+	}
+	if k := s.Knees.Saturation; k != nil {
+		fmt.Fprintf(w, "saturation      %g%s — the first level where achieved throughput fell behind the offered load.\n", k.Load, unit)
+	} else {
+		fmt.Fprintln(w, "saturation      none — throughput kept up with the offered load at every level.")
+	}
+	for _, e := range s.Knees.Excluded {
+		fmt.Fprintf(w, "excluded        %g%s — %s\n", e.Load, unit, e.Reason)
+	}
+	if s.Interrupted {
+		fmt.Fprintln(w, "interrupted     the sweep was stopped; the results hold the levels measured.")
+	}
+}
+
+// Progress renders live progress of a running level to a terminal (one
+// line rewritten in place) or, when not a terminal, as plain lines every
+// few seconds.
+type Progress struct {
+	w        io.Writer
+	tty      bool
+	lastLine time.Time
+}
+
+// NewProgress returns a progress writer.
+func NewProgress(w io.Writer, tty bool) *Progress { return &Progress{w: w, tty: tty} }
+
+// Update shows level i of n at load, elapsed of total.
+func (p *Progress) Update(i, n int, load float64, elapsed, total time.Duration, sent, inFlight, errs int64, ttftP95 float64) {
+	remaining := "?"
+	if total > 0 {
+		remaining = (total - elapsed).Truncate(time.Second).String()
+		if elapsed > total {
+			remaining = "draining"
+		}
+	}
+	line := fmt.Sprintf("level %d/%d (%g) · %s elapsed · %s left · sent %d · in flight %d · errors %d · TTFT sched p95 %s ms",
+		i+1, n, load, elapsed.Truncate(time.Second), remaining, sent, inFlight, errs, ms(ttftP95))
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		return
+	}
+	if time.Since(p.lastLine) >= 5*time.Second {
+		p.lastLine = time.Now()
+		fmt.Fprintln(p.w, line)
+	}
+}
+
+// Done clears the progress line.
+func (p *Progress) Done() {
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// Compare prints the knees and peak throughputs of several sweeps side by
+// side.
+func Compare(w io.Writer, sweeps []*results.Sweep) error {
+	header := []string{""}
+	for _, s := range sweeps {
+		header = append(header, s.Label)
+	}
+	knee := func(k *results.Knee) string {
+		if k == nil {
+			return "none"
+		}
+		return fmt.Sprintf("%g", k.Load)
+	}
+	rows := [][]string{{"workload"}, {"axis"}, {"SLO"}, {"SLO knee"}, {"curvature knee"}, {"saturation"}, {"peak throughput/s"}, {"peak output tok/s"}, {"levels"}}
+	workloads := map[string]bool{}
+	for _, s := range sweeps {
+		workloads[s.Workload] = true
+		peak, peakTok := 0.0, 0.0
+		for _, l := range s.Levels {
+			if l.Run == nil {
+				continue
+			}
+			t := l.Run.Throughput.RequestsPerS
+			if l.Run.Calls != nil {
+				t = l.Run.Calls.TurnsPerS
+			}
+			peak = max(peak, t)
+			peakTok = max(peakTok, l.Run.Throughput.OutputTokensPerS)
+		}
+		cells := []string{s.Workload, s.Axis, fmt.Sprintf("%s p%g ≤ %g ms", s.SLO.Metric, s.SLO.Percentile, s.SLO.ThresholdMs),
+			knee(s.Knees.SLO), knee(s.Knees.Curvature), knee(s.Knees.Saturation), num(peak, 2), num(peakTok, 0), fmt.Sprint(len(s.Levels))}
+		for i := range rows {
+			rows[i] = append(rows[i], cells[i])
+		}
+	}
+	if err := renderTable(w, header, rows); err != nil {
+		return err
+	}
+	if len(workloads) > 1 {
+		keys := []string{}
+		for k := range workloads {
+			keys = append(keys, k)
+		}
+		fmt.Fprintf(w, "note: these results come from different workloads (%s); their curves are overlaid but measure different things.\n", strings.Join(keys, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package results
+
+import "testing"
+
+func pts(loads, lat []float64) []Point {
+	out := make([]Point, len(loads))
+	for i := range loads {
+		out[i] = Point{Load: loads[i], Latency: lat[i]}
+	}
+	return out
+}
+
+func TestSLOKnee(t *testing.T) {
+	cases := []struct {
+		name   string
+		points []Point
+		want   int
+		ok     bool
+	}{
+		{"convex", pts([]float64{1, 2, 3, 4, 5}, []float64{100, 120, 180, 400, 2000}), 2, true},
+		{"never crosses", pts([]float64{1, 2, 3}, []float64{10, 20, 30}), 2, true},
+		{"first fails", pts([]float64{1, 2}, []float64{500, 900}), -1, false},
+		{"single passing level", pts([]float64{4}, []float64{250}), 0, true},
+		{"lucky level past the knee", pts([]float64{1, 2, 3, 4}, []float64{100, 400, 250, 900}), 0, true},
+		{"exactly at the SLO passes", pts([]float64{1, 2}, []float64{300, 301}), 0, true},
+	}
+	for _, tc := range cases {
+		got, ok := SLOKnee(tc.points, 300, 0.02)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: SLOKnee = %d,%v; want %d,%v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+	errs := pts([]float64{1, 2, 3}, []float64{100, 110, 120})
+	errs[1].ErrorRate = 0.05
+	if got, _ := SLOKnee(errs, 300, 0.02); got != 0 {
+		t.Errorf("errors at level 2: knee %d, want 0", got)
+	}
+	unhealthy := pts([]float64{1, 2, 3}, []float64{100, 9000, 120})
+	unhealthy[1].Excluded = true
+	if got, _ := SLOKnee(unhealthy, 300, 0.02); got != 2 {
+		t.Errorf("an excluded level must not stop the search: knee %d, want 2", got)
+	}
+}
+
+// TestCurvatureKnee checks the Kneedle elbow against hand-computed answers.
+// Convex curve: loads 1..5 normalise to 0, .25, .5, .75, 1; latencies
+// 100, 110, 130, 200, 1000 to 0, .0111, .0333, .1111, 1; the differences
+// are 0, .239, .467, .639, 0, so the knee is the fourth level (load 4).
+func TestCurvatureKnee(t *testing.T) {
+	cases := []struct {
+		name   string
+		points []Point
+		want   int
+		ok     bool
+	}{
+		{"convex", pts([]float64{1, 2, 3, 4, 5}, []float64{100, 110, 130, 200, 1000}), 3, true},
+		// Noisy but convex: 50, 48, 55, 52, 60, 400, 3000 over loads 1..7.
+		// Normalised latency of level 6 is (400−48)/2952 = .119 against a
+		// load of 5/6 = .833: difference .714, the largest.
+		{"noisy", pts([]float64{1, 2, 3, 4, 5, 6, 7}, []float64{50, 48, 55, 52, 60, 400, 3000}), 5, true},
+		{"flat", pts([]float64{1, 2, 3, 4}, []float64{100, 100, 100, 100}), -1, false},
+		{"straight line", pts([]float64{1, 2, 3}, []float64{10, 20, 30}), -1, false},
+		{"single level", pts([]float64{1}, []float64{10}), -1, false},
+		{"two levels", pts([]float64{1, 2}, []float64{10, 900}), -1, false},
+	}
+	for _, tc := range cases {
+		got, ok := CurvatureKnee(tc.points)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: CurvatureKnee = %d,%v; want %d,%v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestSaturationLevel(t *testing.T) {
+	open := []Point{
+		{Load: 1, Throughput: 1, ExpectedThroughput: 1},
+		{Load: 2, Throughput: 1.97, ExpectedThroughput: 2},
+		{Load: 4, Throughput: 3.7, ExpectedThroughput: 4},
+		{Load: 8, Throughput: 4.1, ExpectedThroughput: 8},
+	}
+	if got, ok := SaturationLevel(open); got != 2 || !ok {
+		t.Errorf("open loop: saturation at %d, want 2 (3.7 < 95%% of 4)", got)
+	}
+	closed := []Point{{Load: 1, Throughput: 10}, {Load: 2, Throughput: 19}, {Load: 4, Throughput: 30}, {Load: 8, Throughput: 31}}
+	if got, ok := SaturationLevel(closed); got != 3 || !ok {
+		t.Errorf("closed loop: saturation at %d, want 3 (31 < 1.05 × 30)", got)
+	}
+	if _, ok := SaturationLevel(open[:2]); ok {
+		t.Error("a server keeping up reported saturation")
+	}
+}

@@ -1,0 +1,261 @@
+package results
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// Sweep is a series of levels of load and the knees found in them.
+type Sweep struct {
+	SchemaVersion int         `json:"schema_version"`
+	Label         string      `json:"label"`
+	StartedAt     time.Time   `json:"started_at"`
+	Config        Config      `json:"config"`
+	Environment   Environment `json:"environment"`
+	// Axis is "rate" (open loop: requests or calls per second) or
+	// "concurrency" (closed loop).
+	Axis        string  `json:"axis"`
+	Workload    string  `json:"workload"`
+	SLO         SLO     `json:"slo"`
+	Levels      []Level `json:"levels"`
+	Knees       Knees   `json:"knees"`
+	Interrupted bool    `json:"interrupted,omitempty"`
+}
+
+// SLO is the objective the SLO knee is found against.
+type SLO struct {
+	// Metric is one of the stats names (ttft_sched, ttft, e2e, ...).
+	Metric       string  `json:"metric"`
+	Percentile   float64 `json:"percentile"`
+	ThresholdMs  float64 `json:"threshold_ms"`
+	MaxErrorRate float64 `json:"max_error_rate"`
+}
+
+// Level is one load level of a sweep.
+type Level struct {
+	Load  float64 `json:"load"`
+	Run   *Run    `json:"run,omitempty"`
+	Error string  `json:"error,omitempty"`
+}
+
+// Knees holds the knees of a sweep; a nil knee was not found.
+type Knees struct {
+	SLO        *Knee           `json:"slo_knee"`
+	Curvature  *Knee           `json:"curvature_knee"`
+	Saturation *Knee           `json:"saturation"`
+	Excluded   []ExcludedLevel `json:"excluded,omitempty"`
+}
+
+// Knee is a level singled out by a knee function.
+type Knee struct {
+	Load      float64 `json:"load"`
+	Index     int     `json:"index"`
+	LatencyMs float64 `json:"latency_ms"`
+}
+
+// ExcludedLevel is a level left out of the knees, and why.
+type ExcludedLevel struct {
+	Load   float64 `json:"load"`
+	Reason string  `json:"reason"`
+}
+
+// SummaryOf picks a named distribution of a run's stats.
+func (s Stats) SummaryOf(metric string) (Summary, bool) {
+	switch metric {
+	case "ttft":
+		return s.TTFT, true
+	case "ttft_sched":
+		return s.TTFTSched, true
+	case "itl":
+		return s.ITL, true
+	case "tpot":
+		return s.TPOT, true
+	case "e2e":
+		return s.E2E, true
+	case "e2e_sched":
+		return s.E2ESched, true
+	case "queue_wait":
+		return s.QueueWait, true
+	}
+	return Summary{}, false
+}
+
+// At returns the summary's value at percentile p (50, 90, 95, 99 or 100).
+func (s Summary) At(p float64) float64 {
+	switch p {
+	case 50:
+		return s.P50
+	case 90:
+		return s.P90
+	case 95:
+		return s.P95
+	case 99:
+		return s.P99
+	case 100:
+		return s.Max
+	}
+	return math.NaN()
+}
+
+// Throughput returns the level's achieved throughput and what a server
+// keeping up would have delivered (zero for closed loop).
+func (l Level) throughput(axis string) (achieved, expected float64) {
+	r := l.Run
+	// A server keeping up delivers the schedule actually drawn (the offered
+	// rate), which differs from the target by sampling noise.
+	offered := r.Arrivals.OfferedRate
+	if offered <= 0 {
+		offered = l.Load
+	}
+	if r.Calls != nil {
+		achieved = r.Calls.TurnsPerS
+		if r.Config.Voice != nil && axis == "rate" {
+			expected = offered * float64(r.Config.Voice.Turns-1)
+		}
+		return achieved, expected
+	}
+	achieved = r.Throughput.RequestsPerS
+	if axis == "rate" {
+		expected = offered
+	}
+	return achieved, expected
+}
+
+// FindKnees computes the three knees of s, leaving out failed levels and
+// levels where the client was unhealthy.
+func (s *Sweep) FindKnees() {
+	pts := make([]Point, len(s.Levels))
+	s.Knees = Knees{}
+	for i, l := range s.Levels {
+		pts[i] = Point{Load: l.Load, Latency: math.NaN()}
+		switch {
+		case l.Run == nil:
+			pts[i].Excluded = true
+			s.Knees.Excluded = append(s.Knees.Excluded, ExcludedLevel{Load: l.Load, Reason: "level failed: " + l.Error})
+			continue
+		case l.Run.Interrupted:
+			pts[i].Excluded = true
+			s.Knees.Excluded = append(s.Knees.Excluded, ExcludedLevel{Load: l.Load, Reason: "interrupted before the window ended"})
+		case !l.Run.Health.Healthy():
+			pts[i].Excluded = true
+			s.Knees.Excluded = append(s.Knees.Excluded, ExcludedLevel{Load: l.Load, Reason: "client unhealthy: " + joinReasons(l.Run.Health.Reasons)})
+		}
+		if sum, ok := l.Run.Stats.SummaryOf(s.SLO.Metric); ok && sum.Count > 0 {
+			pts[i].Latency = sum.At(s.SLO.Percentile)
+		}
+		pts[i].ErrorRate = l.Run.Requests.ErrorRate()
+		pts[i].Throughput, pts[i].ExpectedThroughput = l.throughput(s.Axis)
+	}
+	knee := func(i int) *Knee { return &Knee{Load: pts[i].Load, Index: i, LatencyMs: pts[i].Latency} }
+	if i, ok := SLOKnee(pts, s.SLO.ThresholdMs, s.SLO.MaxErrorRate); ok {
+		s.Knees.SLO = knee(i)
+	}
+	if i, ok := CurvatureKnee(pts); ok {
+		s.Knees.Curvature = knee(i)
+	}
+	if i, ok := SaturationLevel(pts); ok {
+		s.Knees.Saturation = knee(i)
+	}
+}
+
+func joinReasons(r []string) string {
+	var b bytes.Buffer
+	for i, x := range r {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(x)
+	}
+	return b.String()
+}
+
+// ReadSweep reads a sweep written by knee sweep.
+func ReadSweep(path string) (*Sweep, error) {
+	var s Sweep
+	if err := readVersioned(path, &s); err != nil {
+		return nil, err
+	}
+	if s.Axis == "" {
+		return nil, fmt.Errorf("%s: not a sweep result (no levels axis); is it a knee run file?", path)
+	}
+	return &s, nil
+}
+
+// CSVHeader lists the columns of a sweep's CSV file.
+var CSVHeader = []string{
+	"load", "axis", "achieved_rate", "ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms", "ttft_sched_p50_ms", "ttft_sched_p95_ms", "ttft_sched_p99_ms",
+	"itl_p50_ms", "itl_p95_ms", "itl_p99_ms", "tpot_p50_ms", "e2e_p50_ms", "e2e_p99_ms",
+	"throughput_per_s", "output_tokens_per_s", "cache_hit_rate", "achieved_concurrency", "error_rate", "client_health",
+	"server_ttft_p50_ms", "server_ttft_p99_ms", "server_itl_p50_ms", "server_itl_p99_ms", "server_tpot_p50_ms",
+	"server_e2e_p50_ms", "server_e2e_p99_ms", "server_output_tokens_per_s", "server_lag_p99_ms", "error",
+}
+
+// CSV renders one row per level.
+func (s *Sweep) CSV() ([]byte, error) {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	if err := w.Write(CSVHeader); err != nil {
+		return nil, err
+	}
+	f := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	for _, l := range s.Levels {
+		row := make([]string, len(CSVHeader))
+		row[0], row[1] = f(l.Load), s.Axis
+		if l.Run == nil {
+			row[len(row)-1] = l.Error
+			if err := w.Write(row); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		r := l.Run
+		st := r.Stats
+		tput, _ := l.throughput(s.Axis)
+		cache := math.NaN()
+		if r.Cache != nil && r.Cache.Reported {
+			cache = r.Cache.HitRate
+		}
+		conc := r.Arrivals.AchievedConcurrency
+		if r.Calls != nil {
+			conc = r.Calls.AchievedConcurrency
+		}
+		copy(row[2:], []string{
+			f(r.Arrivals.AchievedRate), f(st.TTFT.P50), f(st.TTFT.P95), f(st.TTFT.P99), f(st.TTFTSched.P50), f(st.TTFTSched.P95), f(st.TTFTSched.P99),
+			f(st.ITL.P50), f(st.ITL.P95), f(st.ITL.P99), f(st.TPOT.P50), f(st.E2E.P50), f(st.E2E.P99),
+			f(tput), f(r.Throughput.OutputTokensPerS), f(cache), f(conc), f(r.Requests.ErrorRate()), r.Health.Verdict,
+		})
+		if sv := r.Server; sv != nil {
+			byName := map[string]float64{}
+			for _, fig := range sv.Figures {
+				if fig.Server != nil {
+					byName[fig.Name] = *fig.Server
+				}
+			}
+			get := func(n string) string {
+				if v, ok := byName[n]; ok {
+					return f(v)
+				}
+				return ""
+			}
+			copy(row[21:], []string{get("TTFT p50"), get("TTFT p99"), get("ITL p50"), get("ITL p99"), get("TPOT p50"),
+				get("E2E p50"), get("E2E p99"), get("output tok/s")})
+			if sv.Lag != nil {
+				row[29] = f(sv.Lag.P99)
+			}
+		}
+		if err := w.Write(row); err != nil {
+			return nil, err
+		}
+	}
+	w.Flush()
+	return buf.Bytes(), w.Error()
+}
