@@ -349,10 +349,9 @@ func (r *runner) finish(rec *Record, measured bool) {
 func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered float64, warm int) *results.Run {
 	lat, agg, tags := r.coll.merged()
 	res := &results.Run{SchemaVersion: results.SchemaVersion, Config: r.opts.Config}
+	// Throughput is over the whole measured phase: from the start of the
+	// window to the end of its drain.
 	span := (wEnd - wStart).Seconds()
-	if agg.sent > 0 && agg.lastDone > agg.firstSched {
-		span = (agg.lastDone - agg.firstSched).Seconds()
-	}
 	res.WindowSeconds = span
 	res.Stats = results.Stats{
 		TTFT: summarize(lat.ttft, 1000), TTFTSched: summarize(lat.ttftSched, 1000),

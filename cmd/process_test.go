@@ -1,0 +1,143 @@
+package cmd
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kneebench/knee/results"
+)
+
+var (
+	buildOnce sync.Once
+	kneeBin   string
+	buildErr  error
+)
+
+// kneeBinary builds knee once for the tests that run it as a process.
+func kneeBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "knee-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		kneeBin = filepath.Join(dir, "knee")
+		out, err := exec.Command("go", "build", "-o", kneeBin, "github.com/kneebench/knee/cmd/knee").CombinedOutput()
+		if err != nil {
+			buildErr = err
+			kneeBin = string(out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building knee: %v\n%s", buildErr, kneeBin)
+	}
+	return kneeBin
+}
+
+// simChildren lists running `knee sim` processes started from bin.
+func simChildren(bin string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if len(args) > 1 && args[0] == bin && args[1] == "sim" {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// TestDefaultTarget runs knee run with no base URL: the built-in simulator
+// starts as a child, is measured, and is gone afterwards.
+func TestDefaultTarget(t *testing.T) {
+	bin := kneeBinary(t)
+	cmd := exec.Command(bin, "run", "--concurrency", "2", "--requests", "10", "--max-tokens", "8")
+	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL=")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "built-in simulator") || !strings.Contains(out.String(), "10 ok") ||
+		!strings.Contains(out.String(), "knee sim /metrics/summary") {
+		t.Errorf("output does not show the built-in simulator measured:\n%s", out.String())
+	}
+	if !strings.Contains(errOut.String(), "knee sim serving") {
+		t.Errorf("the child simulator did not report serving:\n%s", errOut.String())
+	}
+	time.Sleep(100 * time.Millisecond)
+	if pids := simChildren(bin); len(pids) > 0 {
+		t.Errorf("simulator processes left behind: %v", pids)
+	}
+}
+
+// TestInterruptedSweepKeepsLevels sends SIGINT to a sweep in its third
+// level: the JSON and CSV hold the levels measured, and no simulator child
+// is left behind.
+func TestInterruptedSweepKeepsLevels(t *testing.T) {
+	bin := kneeBinary(t)
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "sweep", "--rates", "1,2,3,4,5", "--step-duration", "2s", "--input-tokens", "64",
+		"--max-tokens", "8", "--label", "cut", "--out-dir", dir)
+	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL=")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for two level rows, then interrupt.
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if s, err := results.ReadSweep(filepath.Join(dir, "cut.json")); err == nil && len(s.Levels) >= 2 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the sweep did not stop after SIGINT:\n%s", out.String())
+	}
+	s, err := results.ReadSweep(filepath.Join(dir, "cut.json"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if len(s.Levels) < 2 || len(s.Levels) >= 5 {
+		t.Errorf("%d levels in the JSON, want the 2–4 measured before the signal", len(s.Levels))
+	}
+	csvBytes, _ := os.ReadFile(filepath.Join(dir, "cut.csv"))
+	if rows := strings.Count(strings.TrimSpace(string(csvBytes)), "\n"); rows != len(s.Levels) {
+		t.Errorf("CSV has %d rows, JSON %d levels", rows, len(s.Levels))
+	}
+	if !strings.Contains(out.String(), "interrupted") {
+		t.Errorf("the output does not say the sweep was interrupted:\n%s", out.String())
+	}
+	time.Sleep(100 * time.Millisecond)
+	if pids := simChildren(bin); len(pids) > 0 {
+		t.Errorf("simulator processes left behind: %v", pids)
+	}
+}

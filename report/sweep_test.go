@@ -1,0 +1,58 @@
+package report
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/kneebench/knee/results"
+)
+
+// sampleSweep is a synthetic sweep with a clear knee.
+func sampleSweep(label string, scale float64) *results.Sweep {
+	s := &results.Sweep{SchemaVersion: results.SchemaVersion, Label: label, Axis: "rate", Workload: "voice",
+		Config: results.Config{Voice: &results.VoiceConfig{Turns: 4}},
+		SLO:    results.SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02}}
+	loads := []float64{0.25, 0.5, 1, 1.5, 2, 3}
+	p95 := []float64{80, 95, 140, 260, 900, 4000}
+	hit := []float64{0.99, 0.98, 0.95, 0.7, 0.3, 0.1}
+	for i, l := range loads {
+		r := sampleRun()
+		r.Stats.TTFTSched = results.Summary{Count: 100, P50: p95[i] * scale * 0.6, P95: p95[i] * scale, P99: p95[i] * scale * 1.3}
+		r.Cache = &results.Cache{Reported: true, HitRate: hit[i]}
+		r.Calls = &results.Calls{TurnsPerS: l * 3 * min(1, 2.2/l)}
+		r.Arrivals.OfferedRate = l
+		r.Requests.Failed, r.Requests.Errors = 0, map[string]int64{}
+		r.Config.Voice = s.Config.Voice
+		s.Levels = append(s.Levels, results.Level{Load: l, Run: r})
+	}
+	s.FindKnees()
+	return s
+}
+
+func TestSweepTextGolden(t *testing.T) {
+	s := sampleSweep("L40S", 1)
+	var b bytes.Buffer
+	LevelHeader(&b, s)
+	for _, l := range s.Levels {
+		LevelRow(&b, s, l)
+	}
+	LevelRow(&b, s, results.Level{Load: 4, Error: "connection refused"})
+	Knees(&b, s)
+	if err := Compare(&b, []*results.Sweep{s, sampleSweep("H100", 0.4)}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sweep.golden", b.Bytes())
+}
+
+func TestSweepPlotGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := SweepPlot(&b, sampleSweep("L40S", 1)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sweep.png", b.Bytes())
+	b.Reset()
+	if err := ComparePlot(&b, []*results.Sweep{sampleSweep("L40S", 1), sampleSweep("H100", 0.4)}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compare.png", b.Bytes())
+}
