@@ -149,3 +149,51 @@ func TestVersion(t *testing.T) {
 		t.Errorf("completion bash: exit %d", code)
 	}
 }
+
+// TestServerViewOfSimulator: the client, server and simulated columns are
+// consistent, and the reset after warm-up keeps warm-up requests out of the
+// server's count.
+func TestServerViewOfSimulator(t *testing.T) {
+	url := startSim(t, "", "")
+	out := filepath.Join(t.TempDir(), "run.json")
+	code, stdout, stderr := execute(t, "run", "--base-url", url, "--model", "knee-sim-fixed", "--concurrency", "4",
+		"--requests", "40", "--warmup", "8", "--max-tokens", "20", "--output", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	res, err := results.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Server
+	if s == nil || s.Source != "knee-sim" {
+		t.Fatalf("no simulator view: %+v", s)
+	}
+	if s.Requests != 40 {
+		t.Errorf("the server counted %d requests, want the 40 measured (warm-up excluded by the reset)", s.Requests)
+	}
+	ttft := func(name string) results.Figure {
+		for _, f := range s.Figures {
+			if f.Name == name {
+				return f
+			}
+		}
+		t.Fatalf("no %s figure", name)
+		return results.Figure{}
+	}
+	f := ttft("TTFT p50")
+	if *f.Server < *f.Simulated {
+		t.Errorf("server TTFT p50 %.2f ms < simulated %.2f ms", *f.Server, *f.Simulated)
+	}
+	// Delivery (client − server) at the median: loopback and parsing cost
+	// well under a few ms; it may dip just below zero by timer rounding.
+	if *f.Delivery < -0.5 || *f.Delivery > 5 {
+		t.Errorf("TTFT p50 delivery %.2f ms, want small and non-negative", *f.Delivery)
+	}
+	if s.Lag == nil || s.Lag.Count == 0 {
+		t.Error("no token lag in the fidelity figures")
+	}
+	if !strings.Contains(stdout, "fidelity") || !strings.Contains(stdout, "delivery") {
+		t.Errorf("the report lacks the comparison:\n%s", stdout)
+	}
+}

@@ -1,0 +1,157 @@
+package bench
+
+import (
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/kneebench/knee/results"
+)
+
+// promServer serves the fixture files in turn: each GET /metrics returns
+// the next one (the last repeats). The first is read when the view
+// detects the server, the second right before the window.
+func promServer(t *testing.T, files ...string) string {
+	t.Helper()
+	var texts [][]byte
+	for _, f := range files {
+		b, err := os.ReadFile("testdata/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, b)
+	}
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		i := min(int(n.Add(1))-1, len(texts)-1)
+		w.Write(texts[i])
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+func figureOf(s *results.Server, name string) results.Figure {
+	for _, f := range s.Figures {
+		if f.Name == name {
+			return f
+		}
+	}
+	return results.Figure{}
+}
+
+func approx(t *testing.T, what string, got *float64, want float64) {
+	t.Helper()
+	if got == nil {
+		t.Errorf("%s missing", what)
+		return
+	}
+	if math.Abs(*got-want) > 1e-6*math.Max(1, math.Abs(want)) {
+		t.Errorf("%s = %.6f, want %.6f", what, *got, want)
+	}
+}
+
+// TestVLLMPrometheusView: the window's 200 requests (1,200 − 1,000) put 100
+// first tokens in (0.04, 0.06] s, 80 in (0.06, 0.08] and 20 in (0.1, 0.25].
+// The median is rank 100 of 200: the top of the first bucket, 60 ms. p99 is
+// rank 198: 18 of the 20 in (0.1, 0.25], so 100 + 150 × 18/20 = 235 ms.
+func TestVLLMPrometheusView(t *testing.T) {
+	url := promServer(t, "vllm_before.txt", "vllm_before.txt", "vllm_after.txt")
+	v := NewServerView(Target{BaseURL: url, Model: "m"}, "")
+	if v.Kind() != "vllm" {
+		t.Fatalf("kind %q (%s), want vllm", v.Kind(), v.Note())
+	}
+	v.Start(t.Context())
+	v.End(t.Context())
+	res := &results.Run{WindowSeconds: 10}
+	res.Stats.TTFT = results.Summary{P50: 70, P99: 250}
+	v.Fill(res)
+	s := res.Server
+	if s == nil || !s.BucketEstimates || s.Source != "vllm" {
+		t.Fatalf("server view %+v", s)
+	}
+	if s.Requests != 200 || s.PromptTokens != 200*512 || s.OutputTokens != 200*128 || s.Preemptions != 3 {
+		t.Errorf("counts: requests %d prompt %d output %d preemptions %d; want 200, 102400, 25600, 3", s.Requests, s.PromptTokens, s.OutputTokens, s.Preemptions)
+	}
+	approx(t, "prefix hit rate", s.PrefixHitRate, 40000.0/102400)
+	approx(t, "TTFT p50", figureOf(s, "TTFT p50").Server, 60)
+	approx(t, "TTFT p99", figureOf(s, "TTFT p99").Server, 235)
+	approx(t, "TTFT p50 delivery", figureOf(s, "TTFT p50").Delivery, 10)
+	approx(t, "output tok/s", figureOf(s, "output tok/s").Server, 2560)
+}
+
+func TestSGLangPrometheusView(t *testing.T) {
+	url := promServer(t, "sglang_before.txt", "sglang_before.txt", "sglang_after.txt")
+	v := NewServerView(Target{BaseURL: url, Model: "m"}, "")
+	if v.Kind() != "sglang" {
+		t.Fatalf("kind %q, want sglang", v.Kind())
+	}
+	v.Start(t.Context())
+	v.End(t.Context())
+	res := &results.Run{WindowSeconds: 20}
+	v.Fill(res)
+	s := res.Server
+	// The fixture holds 350+150 TTFTs before and 489+210 after (its
+	// generator rounded 0.7 × 700 down): 139 in (0.1, 0.2] and 60 in
+	// (0.2, 0.4] in the window. Median rank 0.5 × 199 = 99.5, so
+	// 100 + 100 × 99.5/139 = 171.58 ms.
+	if s.Requests != 200 {
+		t.Errorf("requests %d, want 200", s.Requests)
+	}
+	approx(t, "TTFT p50", figureOf(s, "TTFT p50").Server, 100+100*99.5/139)
+	approx(t, "cache hit rate", s.PrefixHitRate, 150000.0/200000)
+	if f := figureOf(s, "queue p50"); f.Server != nil {
+		t.Errorf("queue time has no SGLang histogram in the fixture, got %v", *f.Server)
+	}
+}
+
+// TestCounterResetBetweenScrapes: counters that went down mean a restart;
+// the window is counted from zero and a warning says so.
+func TestCounterResetBetweenScrapes(t *testing.T) {
+	url := promServer(t, "vllm_before.txt", "vllm_before.txt", "vllm_reset.txt")
+	v := NewServerView(Target{BaseURL: url, Model: "m"}, "")
+	v.Start(t.Context())
+	v.End(t.Context())
+	res := &results.Run{WindowSeconds: 10}
+	v.Fill(res)
+	if res.Server.Requests != 100 || !strings.Contains(strings.Join(res.Server.Warnings, ";"), "restart") {
+		t.Errorf("requests %d warnings %q; want 100 and a restart warning", res.Server.Requests, res.Server.Warnings)
+	}
+}
+
+func TestNoServerMetrics(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	v := NewServerView(Target{BaseURL: srv.URL + "/v1", Model: "m"}, "")
+	res := &results.Run{}
+	v.Start(t.Context())
+	v.End(t.Context())
+	v.Fill(res)
+	if res.Server != nil || len(res.Warnings) != 1 || res.Warnings[0] != "server metrics not available" {
+		t.Errorf("server %+v warnings %q", res.Server, res.Warnings)
+	}
+}
+
+func TestHistogramQuantile(t *testing.T) {
+	h := bucketCounts{bounds: []float64{1, 2, 4, math.Inf(1)}, counts: []float64{10, 30, 40, 42}}
+	for _, tc := range []struct{ q, want float64 }{{0.1, 0.42}, {0.5, 1.55}, {0.95, 4}} {
+		// rank = q × 42. 0.1 → 4.2 in [0,1]: 0.42. 0.5 → 21 in (1,2]: 1 + 11/20. 0.95 → 39.9 ≤ 40 in (2,4]: 2 + 2×9.9/10 = 3.98.
+		got, _ := h.quantile(tc.q)
+		if tc.q == 0.95 {
+			tc.want = 3.98
+		}
+		if math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("quantile(%v) = %v, want %v", tc.q, got, tc.want)
+		}
+	}
+	if got, _ := h.quantile(0.99); got != 4 {
+		t.Errorf("a rank in +Inf gives %v, want the highest finite bound 4", got)
+	}
+}
