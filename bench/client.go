@@ -2,10 +2,12 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"net/url"
 	"os"
@@ -38,6 +40,10 @@ type Target struct {
 	Timeout time.Duration
 	// UserAgent is sent as User-Agent.
 	UserAgent string
+	// Retries is how many times a request that got 429, 503 or a
+	// connection error is sent again, after an exponential backoff that
+	// honours Retry-After. Zero (the default) never retries.
+	Retries int
 }
 
 // Client sends streaming requests to one target over a pool of fasthttp
@@ -268,6 +274,11 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 	defer func() { rec.Done = c.now() }()
 
 	if rec.Status != fasthttp.StatusOK {
+		if ra := resp.Header.Peek("Retry-After"); len(ra) > 0 {
+			if secs, err := strconv.ParseFloat(string(ra), 64); err == nil && secs >= 0 {
+				rec.RetryAfter = time.Duration(secs * float64(time.Second))
+			}
+		}
 		msg, _ := io.ReadAll(io.LimitReader(body, 64*1024))
 		_, _ = io.Copy(io.Discard, io.LimitReader(body, 1<<20))
 		class, text := httpErrorClass(rec.Status, msg)
@@ -346,6 +357,53 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 				rec.CachedTokens = ch.cachedTokens
 			}
 		}
+	}
+}
+
+// retryable reports whether a failure class is worth another attempt: the
+// server asked to come back (429, 503) or the connection never carried a
+// response.
+func retryable(class string) bool {
+	return strings.HasPrefix(class, "http_429") || strings.HasPrefix(class, "http_503") ||
+		class == ClassConnectRefused || class == ClassConnectionReset
+}
+
+// backoff is the wait before attempt n+1 (n ≥ 1): the server's Retry-After
+// when it sent one, else 100 ms doubling per attempt up to 5 s, with ±20%
+// jitter so retries do not arrive in lockstep.
+func backoff(n int, retryAfter time.Duration) time.Duration {
+	if retryAfter > 0 {
+		return retryAfter
+	}
+	d := 100 * time.Millisecond << min(n-1, 6)
+	d = min(d, 5*time.Second)
+	return time.Duration(float64(d) * (0.8 + 0.4*mrand.Float64()))
+}
+
+// DoRetry is Do with the target's retries. rec describes the final attempt;
+// rec.Attempts and rec.FirstClass keep the first attempt's outcome, so
+// retries never hide errors.
+func (c *Client) DoRetry(ctx context.Context, r *workload.Request, rec *Record, keepText bool) {
+	c.Do(r, rec, keepText)
+	if c.t.Retries == 0 {
+		return
+	}
+	rec.Attempts, rec.FirstClass = 1, rec.Class
+	for rec.Attempts <= c.t.Retries && retryable(rec.Class) {
+		wait := backoff(rec.Attempts, rec.RetryAfter)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+		attempts, first := rec.Attempts, rec.FirstClass
+		sched, idx, tag, warm, late, waited := rec.Scheduled, rec.Index, rec.Tag, rec.Warmup, rec.Lateness, rec.Waited
+		rec.reset()
+		rec.Scheduled, rec.Index, rec.Tag, rec.Warmup, rec.Lateness, rec.Waited = sched, idx, tag, warm, late, waited
+		c.Do(r, rec, keepText)
+		rec.Attempts, rec.FirstClass = attempts+1, first
 	}
 }
 

@@ -49,6 +49,7 @@ type Record struct {
 	UsageReported    bool            `json:"usage_reported"`
 	CachedReported   bool            `json:"cached_reported"`
 	Attempts         int             `json:"attempts,omitempty"`
+	RetryAfter       time.Duration   `json:"retry_after_ns,omitempty"`
 	FirstClass       string          `json:"first_attempt_error,omitempty"`
 	ChunkTimes       []time.Duration `json:"-"`
 	// Text is the generated text, kept only when the workload needs it

@@ -238,7 +238,7 @@ func (r *runner) closedLoop(ctx context.Context, n int, d time.Duration, measure
 				if d > 0 && now-start >= d {
 					return
 				}
-				r.one(now, 0, false, measured)
+				r.one(ctx, now, 0, false, measured)
 			}
 		}()
 	}
@@ -298,7 +298,7 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.one(due, lateness, waited, measured)
+			r.one(ctx, due, lateness, waited, measured)
 			if slots != nil {
 				<-slots
 			}
@@ -312,7 +312,7 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 }
 
 // one sends a single request scheduled at sched and records it.
-func (r *runner) one(sched, lateness time.Duration, waited, measured bool) {
+func (r *runner) one(ctx context.Context, sched, lateness time.Duration, waited, measured bool) {
 	idx := int(r.index.Add(1) - 1)
 	req := r.opts.Source.Request(idx)
 	rec := r.recPool.Get().(*Record)
@@ -321,7 +321,7 @@ func (r *runner) one(sched, lateness time.Duration, waited, measured bool) {
 	rec.Scheduled, rec.Lateness, rec.Waited = sched, lateness, waited
 	r.sent.Add(1)
 	r.inflight.Add(1)
-	r.client.Do(&req, rec, false)
+	r.client.DoRetry(ctx, &req, rec, false)
 	r.inflight.Add(-1)
 	if rec.Class != "" && rec.Class != ClassInterrupted {
 		r.errs.Add(1)

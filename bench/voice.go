@@ -156,7 +156,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 			rec.Lateness = max(c.now()-sched, 0)
 			sent.Add(1)
 			inflight.Add(1)
-			c.Do(&req, &rec, true)
+			c.DoRetry(ctx, &req, &rec, true)
 			inflight.Add(-1)
 			if rec.Class != "" && rec.Class != ClassInterrupted {
 				errs.Add(1)

@@ -23,6 +23,7 @@ type targetFlags struct {
 	headers   []string
 	extraBody string
 	timeout   time.Duration
+	retries   int
 }
 
 func (f *targetFlags) register(c *cobra.Command) {
@@ -34,6 +35,7 @@ func (f *targetFlags) register(c *cobra.Command) {
 	fs.StringArrayVar(&f.headers, "header", nil, "extra request header K:V (repeatable)")
 	fs.StringVar(&f.extraBody, "extra-body", "", `JSON object merged into every request body, e.g. '{"ignore_eos": true}'`)
 	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "time allowed before the first byte of a response and between chunks (0: none)")
+	fs.IntVar(&f.retries, "retries", 0, "retry 429, 503 and connection errors this many times (exponential backoff honouring Retry-After); first-attempt outcomes are reported too")
 }
 
 // validate checks the flags that need no network.
@@ -41,8 +43,8 @@ func (f *targetFlags) validate() error {
 	if f.endpoint != "chat" && f.endpoint != "completions" {
 		return usageErr("--endpoint must be chat or completions, got %q", f.endpoint)
 	}
-	if f.timeout < 0 {
-		return usageErr("--timeout must not be negative")
+	if f.timeout < 0 || f.retries < 0 {
+		return usageErr("--timeout and --retries must not be negative")
 	}
 	for _, h := range f.headers {
 		if k, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(k) == "" {
@@ -62,7 +64,7 @@ func (f *targetFlags) validate() error {
 func (f *targetFlags) target(baseURL string) bench.Target {
 	t := bench.Target{
 		BaseURL: baseURL, APIKey: f.apiKey, Endpoint: f.endpoint, Model: f.model,
-		ExtraBody: json.RawMessage(f.extraBody), Timeout: f.timeout, UserAgent: "knee/" + version(),
+		ExtraBody: json.RawMessage(f.extraBody), Timeout: f.timeout, UserAgent: "knee/" + version(), Retries: f.retries,
 	}
 	for _, h := range f.headers {
 		k, v, _ := strings.Cut(h, ":")

@@ -111,7 +111,9 @@ func (s *Server) errorFault(ctx *fasthttp.RequestCtx, m *model, f FaultRule) boo
 	var e *APIError
 	switch f.Kind {
 	case Fault429:
-		ctx.Response.Header.Set("Retry-After", strconv.Itoa(f.RetryAfterS))
+		if f.RetryAfterS != nil && *f.RetryAfterS > 0 {
+			ctx.Response.Header.Set("Retry-After", strconv.Itoa(*f.RetryAfterS))
+		}
 		e = &APIError{Status: 429, Type: "rate_limit_error", Code: "rate_limit_exceeded", Message: "Rate limit reached (injected by knee sim)."}
 	case Fault500:
 		e = &APIError{Status: 500, Type: "server_error", Message: "The server had an error while processing your request (injected by knee sim)."}

@@ -53,8 +53,9 @@ type FaultRule struct {
 	DurationMs float64 `yaml:"duration_ms" json:"duration_ms,omitempty"`
 	// Factor multiplies time to first token for a spike.
 	Factor float64 `yaml:"factor" json:"factor,omitempty"`
-	// RetryAfterS is sent as Retry-After with a 429.
-	RetryAfterS int `yaml:"retry_after_s" json:"retry_after_s,omitempty"`
+	// RetryAfterS is sent as Retry-After with a 429 (default 1; 0 sends
+	// none).
+	RetryAfterS *int `yaml:"retry_after_s" json:"retry_after_s,omitempty"`
 }
 
 // Validate reports a spec that cannot be applied.
@@ -75,7 +76,7 @@ func (f *FaultSpec) Validate() error {
 		if r.Rate == 0 && r.Match == "" {
 			return fmt.Errorf("rule %d: give a rate or a match", i+1)
 		}
-		if r.AfterTokens < 0 || r.DurationMs < 0 || r.Factor < 0 || r.RetryAfterS < 0 {
+		if r.AfterTokens < 0 || r.DurationMs < 0 || r.Factor < 0 || (r.RetryAfterS != nil && *r.RetryAfterS < 0) {
 			return fmt.Errorf("rule %d: numbers must not be negative", i+1)
 		}
 	}
@@ -102,8 +103,9 @@ func faultDefaults(r FaultRule) FaultRule {
 	if r.Factor == 0 && r.Kind == FaultSpike {
 		r.Factor = 10
 	}
-	if r.RetryAfterS == 0 && r.Kind == Fault429 {
-		r.RetryAfterS = 1
+	if r.RetryAfterS == nil && r.Kind == Fault429 {
+		one := 1
+		r.RetryAfterS = &one
 	}
 	return r
 }
