@@ -398,10 +398,14 @@ func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered f
 		TimerLagP99Ms: float64(rep.TimerLagP99) / 1e6,
 		TimerLagMaxMs: float64(rep.TimerLagMax) / 1e6,
 		CPUPercent:    100 * rep.CPUShare,
+		CPUSeconds:    rep.CPU.Seconds(),
 		GCPauseMs:     float64(rep.GCPause) / 1e6,
 		NumGC:         uint32(rep.NumGC),
 		Verdict:       verdict,
 		Reasons:       reasons,
+	}
+	if tokens := agg.outTotal + agg.partial; tokens > 0 {
+		res.Health.CPUPerTokenUs = rep.CPU.Seconds() * 1e6 / float64(tokens)
 	}
 	if agg.cachedReported && agg.inTotal > 0 {
 		res.Cache = &results.Cache{Reported: true, HitRate: float64(agg.cachedTotal) / float64(agg.inTotal)}

@@ -102,10 +102,12 @@ type Report struct {
 	// CPUShare is the process's CPU time over wall time and cores: 1 means
 	// every core was busy with this process.
 	CPUShare float64
-	GCPause  time.Duration
-	NumGC    int64
-	Wall     time.Duration
-	Samples  int64
+	// CPU is the process's user plus system CPU time over the report.
+	CPU     time.Duration
+	GCPause time.Duration
+	NumGC   int64
+	Wall    time.Duration
+	Samples int64
 }
 
 // Snapshot returns the report so far without stopping.
@@ -124,8 +126,9 @@ func (m *Monitor) Snapshot() Report {
 		Wall:        wall,
 		Samples:     m.lag.TotalCount(),
 	}
+	r.CPU = processCPU() - m.cpu0
 	if wall > 0 {
-		r.CPUShare = float64(processCPU()-m.cpu0) / float64(wall) / float64(runtime.NumCPU())
+		r.CPUShare = float64(r.CPU) / float64(wall) / float64(runtime.NumCPU())
 	}
 	return r
 }

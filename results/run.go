@@ -182,10 +182,13 @@ type Arrivals struct {
 
 // Health is the client's account of itself.
 type Health struct {
-	TimerLagP50Ms float64  `json:"timer_lag_p50_ms"`
-	TimerLagP99Ms float64  `json:"timer_lag_p99_ms"`
-	TimerLagMaxMs float64  `json:"timer_lag_max_ms"`
-	CPUPercent    float64  `json:"cpu_percent"`
+	TimerLagP50Ms float64 `json:"timer_lag_p50_ms"`
+	TimerLagP99Ms float64 `json:"timer_lag_p99_ms"`
+	TimerLagMaxMs float64 `json:"timer_lag_max_ms"`
+	CPUPercent    float64 `json:"cpu_percent"`
+	CPUSeconds    float64 `json:"cpu_s"`
+	// CPUPerTokenUs is client CPU per output token received, in µs.
+	CPUPerTokenUs float64  `json:"cpu_per_token_us,omitempty"`
 	GCPauseMs     float64  `json:"gc_pause_total_ms"`
 	NumGC         uint32   `json:"num_gc"`
 	Verdict       string   `json:"verdict"`

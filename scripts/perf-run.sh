@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Measures one load against a separate `knee sim` process and prints the
+# client's report plus the simulator process's CPU per output token.
+# Usage: scripts/perf-run.sh [knee run flags...]   (run from the repo root)
+set -euo pipefail
+bin=${KNEE:-./knee}
+[ -x "$bin" ] || go build -o "$bin" ./cmd/knee
+ready=$(mktemp)
+"$bin" sim --port 0 --ready-file "$ready" --responses builtin:bench-responses ${SIM_FLAGS:-} 2>/dev/null &
+sim=$!
+trap 'kill $sim 2>/dev/null; rm -f "$ready"' EXIT
+for _ in $(seq 100); do [ -s "$ready" ] && break; sleep 0.05; done
+url="http://$(cat "$ready")/v1"
+ticks() { awk '{print $14+$15}' /proc/$sim/stat; }
+hz=$(getconf CLK_TCK)
+t0=$(ticks)
+out=$(mktemp)
+"$bin" run --base-url "$url" --output "$out" "$@"
+t1=$(ticks)
+tokens=$(python3 -c "import json;r=json.load(open('$out'));s=r.get('server') or {};print(s.get('output_tokens') or r['tokens']['output_total'])")
+python3 - "$t0" "$t1" "$hz" "$tokens" <<'PY'
+import sys
+t0,t1,hz,tokens=map(float,sys.argv[1:])
+cpu=(t1-t0)/hz
+print(f"simulator process: {cpu:.2f} CPU-s for {tokens:.0f} output tokens = {cpu*1e6/max(tokens,1):.2f} µs/token (includes warm-up traffic)")
+PY
+rm -f "$out"
