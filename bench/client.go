@@ -220,7 +220,7 @@ type scratch struct {
 }
 
 func newScratch() *scratch {
-	return &scratch{lr: newLineReader(nil, 64*1024)}
+	return &scratch{lr: newLineReader(nil, 16*1024)}
 }
 
 var scratchPool = sync.Pool{New: func() any { return newScratch() }}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/report"
@@ -24,6 +25,7 @@ type runOptions struct {
 	workload string
 	output   string
 	records  string
+	cpuProf  string
 }
 
 func newRunCmd() *cobra.Command {
@@ -55,6 +57,8 @@ simulator and benchmarks that.`,
 	c.Flags().StringVar(&o.workload, "workload", "requests", "requests (independent requests) or voice (multi-turn calls)")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the whole result to this JSON file")
 	c.Flags().StringVar(&o.records, "records", "", "stream one JSON line per request to this file")
+	c.Flags().StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the client to this file (for go tool pprof)")
+	_ = c.Flags().MarkHidden("cpuprofile")
 	return c
 }
 
@@ -83,6 +87,16 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 		}
 		defer f.Close()
 		records = f
+	}
+	if o.cpuProf != "" {
+		f, err := os.Create(o.cpuProf)
+		if err != nil {
+			return withCode(ExitRuntime, err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return withCode(ExitRuntime, err)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	out := c.OutOrStdout()
 	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, records: records, out: out, errOut: c.ErrOrStderr()}
