@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -343,96 +341,4 @@ func (r *runner) finish(rec *Record, measured bool) {
 	if measured {
 		r.coll.add(rec)
 	}
-}
-
-// result builds the run's result from the collected statistics.
-func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered float64, warm int) *results.Run {
-	lat, agg, tags := r.coll.merged()
-	res := &results.Run{SchemaVersion: results.SchemaVersion, Config: r.opts.Config}
-	// Throughput is over the whole measured phase: from the start of the
-	// window to the end of its drain.
-	span := (wEnd - wStart).Seconds()
-	res.WindowSeconds = span
-	res.Stats = results.Stats{
-		TTFT: summarize(lat.ttft, 1000), TTFTSched: summarize(lat.ttftSched, 1000),
-		ITL: summarize(lat.itl, 1000), TPOT: summarize(lat.tpot, 1000),
-		E2E: summarize(lat.e2e, 1000), E2ESched: summarize(lat.e2eSched, 1000),
-		QueueWait: summarize(lat.queue, 1000),
-	}
-	errs := agg.errors
-	if errs == nil {
-		errs = map[string]int64{}
-	}
-	res.Requests = results.Requests{
-		Sent: agg.sent, OK: agg.ok, Failed: agg.failed, Interrupted: agg.interrupted,
-		Errors: errs, Warmup: int64(warm), PartialTokens: agg.partial,
-		FirstAttempt: agg.firstAttempt,
-	}
-	res.Tokens = results.Tokens{
-		InputTotal: agg.inTotal, OutputTotal: agg.outTotal, CachedTotal: agg.cachedTotal,
-		Input: summarize(lat.in, 1), Output: summarize(lat.out, 1),
-		UsageReported: agg.usageReported, CachedReported: agg.cachedReported,
-		MultiTokenChunks: agg.multiToken,
-	}
-	if span > 0 {
-		res.Throughput = results.Throughput{
-			RequestsPerS:     float64(agg.ok) / span,
-			OutputTokensPerS: float64(agg.outTotal) / span,
-			TotalTokensPerS:  float64(agg.outTotal+agg.inTotal) / span,
-		}
-		res.Arrivals.AchievedConcurrency = agg.busy.Seconds() / span
-	}
-	res.Arrivals.TargetRate = r.opts.Load.Rate
-	res.Arrivals.OfferedRate = offered
-	if sendSpan := (agg.lastSent - agg.firstSent).Seconds(); agg.sent > 1 && sendSpan > 0 {
-		// The rate at which the client actually put requests on the wire.
-		res.Arrivals.AchievedRate = float64(agg.sent-1) / sendSpan
-	}
-	res.Arrivals.Waited = agg.waited
-	res.Arrivals.LateSends = agg.late
-	lateP99 := time.Duration(lat.lateness.ValueAtPercentile(99)) * time.Microsecond
-	res.Arrivals.SendLatenessP99Ms = float64(lateP99) / 1e6
-	verdict, reasons := health.Verdict(rep, health.Sends{Total: agg.sent, Late: agg.late, LatenessP99: lateP99})
-	res.Health = results.Health{
-		TimerLagP50Ms: float64(rep.TimerLagP50) / 1e6,
-		TimerLagP99Ms: float64(rep.TimerLagP99) / 1e6,
-		TimerLagMaxMs: float64(rep.TimerLagMax) / 1e6,
-		CPUPercent:    100 * rep.CPUShare,
-		CPUSeconds:    rep.CPU.Seconds(),
-		GCPauseMs:     float64(rep.GCPause) / 1e6,
-		NumGC:         uint32(rep.NumGC),
-		Verdict:       verdict,
-		Reasons:       reasons,
-	}
-	if tokens := agg.outTotal + agg.partial; tokens > 0 {
-		res.Health.CPUPerTokenUs = rep.CPU.Seconds() * 1e6 / float64(tokens)
-	}
-	if agg.cachedReported && agg.inTotal > 0 {
-		res.Cache = &results.Cache{Reported: true, HitRate: float64(agg.cachedTotal) / float64(agg.inTotal)}
-	}
-	for _, k := range sortedTags(tags) {
-		res.ByTurn = append(res.ByTurn, results.TurnStats{Turn: k, TTFT: summarize(tags[k].ttft, 1000), ITL: summarize(tags[k].itl, 1000)})
-	}
-	res.Histograms = results.Histograms{
-		"ttft_us": encodeHist(lat.ttft), "ttft_sched_us": encodeHist(lat.ttftSched),
-		"itl_us": encodeHist(lat.itl), "tpot_us": encodeHist(lat.tpot),
-		"e2e_us": encodeHist(lat.e2e), "e2e_sched_us": encodeHist(lat.e2eSched),
-		"queue_wait_us": encodeHist(lat.queue),
-	}
-	if agg.multiToken > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"%d responses packed several tokens into one chunk: ITL is per chunk, and token counts come from usage", agg.multiToken))
-	}
-	if !agg.usageReported && agg.ok > 0 {
-		res.Warnings = append(res.Warnings, "the server reported no usage: token counts are chunk counts")
-	}
-	if agg.clamped > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d latencies over one hour were clamped", agg.clamped))
-	}
-	return res
-}
-
-// WriteRecordsFile opens path for --records.
-func WriteRecordsFile(path string) (*os.File, error) {
-	return os.Create(path)
 }

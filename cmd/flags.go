@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -244,8 +243,4 @@ func (f *loadFlags) config(c *results.Config, load bench.Load) {
 	}
 	c.MaxTokens, c.Requests, c.DurationS, c.Seed = f.maxTokens, load.Requests, load.Duration.Seconds(), load.Seed
 	c.Warmup = load.DefaultWarmup()
-}
-
-func describeErr(prefix string, err error) error {
-	return fmt.Errorf("%s: %w", prefix, err)
 }

@@ -85,6 +85,15 @@ func percentile(metric string, p float64) func(*results.Run) (float64, bool) {
 	}
 }
 
+// throughputOf is a level's achieved throughput: turns per second for
+// calls, requests per second otherwise.
+func throughputOf(r *results.Run) (float64, bool) {
+	if r.Calls != nil {
+		return r.Calls.TurnsPerS, true
+	}
+	return r.Throughput.RequestsPerS, true
+}
+
 // vline draws a vertical marker at x across [lo, hi].
 func vline(x, lo, hi float64, c color.Color) *plotter.Line {
 	return line(plotter.XYs{{X: x, Y: lo}, {X: x, Y: hi}}, c, true)
@@ -165,12 +174,7 @@ func SweepPlot(w io.Writer, s *results.Sweep) error {
 	tp.Title.Text = "throughput vs offered load"
 	tp.X.Label.Text = axisLabel(s)
 	tp.Y.Label.Text = "achieved (per s)"
-	achieved := series(s, func(r *results.Run) (float64, bool) {
-		if r.Calls != nil {
-			return r.Calls.TurnsPerS, true
-		}
-		return r.Throughput.RequestsPerS, true
-	})
+	achieved := series(s, throughputOf)
 	if len(achieved) > 0 {
 		l := line(achieved, colP95, false)
 		tp.Add(l, points(achieved, colP95))
@@ -242,12 +246,7 @@ func ComparePlot(w io.Writer, sweeps []*results.Sweep) error {
 		if k := s.Knees.SLO; k != nil {
 			lat.Add(vline(k.Load, 0, k.LatencyMs, c))
 		}
-		th := series(s, func(r *results.Run) (float64, bool) {
-			if r.Calls != nil {
-				return r.Calls.TurnsPerS, true
-			}
-			return r.Throughput.RequestsPerS, true
-		})
+		th := series(s, throughputOf)
 		if len(th) > 0 {
 			l := line(th, c, false)
 			tp.Add(l, points(th, c))

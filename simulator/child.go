@@ -92,6 +92,3 @@ func (c *Child) Stop() {
 	}
 	os.RemoveAll(c.dir)
 }
-
-// PID is the child's process id.
-func (c *Child) PID() int { return c.cmd.Process.Pid }

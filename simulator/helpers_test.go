@@ -3,13 +3,14 @@ package simulator
 import (
 	"context"
 	"encoding/json"
-	"github.com/kneebench/knee/simulator/sched"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kneebench/knee/simulator/sched"
 )
 
 // testModels has one model per engine; the fixed_rate timing is chosen to

@@ -1,8 +1,6 @@
 package simulator
 
 import (
-	"strconv"
-
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -148,5 +146,3 @@ func (mm *modelMetrics) fault(kind string) {
 func (mm *modelMetrics) admissionStop(reason string) {
 	mm.admissionStops.WithLabelValues(mm.labels[0], mm.labels[1], reason).Inc()
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

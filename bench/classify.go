@@ -1,0 +1,90 @@
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	mrand "math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// retryable reports whether a failure class is worth another attempt: the
+// server asked to come back (429, 503) or the connection never carried a
+// response.
+func retryable(class string) bool {
+	return strings.HasPrefix(class, "http_429") || strings.HasPrefix(class, "http_503") ||
+		class == ClassConnectRefused || class == ClassConnectionReset
+}
+
+// backoff is the wait before attempt n+1 (n ≥ 1): the server's Retry-After
+// when it sent one, else 100 ms doubling per attempt up to 5 s, with ±20%
+// jitter so retries do not arrive in lockstep.
+func backoff(n int, retryAfter time.Duration) time.Duration {
+	if retryAfter > 0 {
+		return retryAfter
+	}
+	d := 100 * time.Millisecond << min(n-1, 6)
+	d = min(d, 5*time.Second)
+	return time.Duration(float64(d) * (0.8 + 0.4*mrand.Float64()))
+}
+
+// httpErrorClass names a non-200 answer by status and OpenAI error type.
+func httpErrorClass(status int, body []byte) (class, message string) {
+	class = "http_" + strconv.Itoa(status)
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+			Code    any    `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && (e.Error.Type != "" || e.Error.Message != "") {
+		if e.Error.Type != "" {
+			class += ":" + e.Error.Type
+		}
+		return class, e.Error.Message
+	}
+	return class, strings.TrimSpace(string(body[:min(len(body), 200)]))
+}
+
+// classify maps a transport error to a class. afterContent tells a stall in
+// the middle of a stream from a wait for the first token.
+func (c *Client) classify(err error, afterContent bool) string {
+	if c.dialer.aborted.Load() {
+		return ClassInterrupted
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, fasthttp.ErrNoFreeConns):
+		return ClassClientSaturated
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return ClassConnectRefused
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, fasthttp.ErrTimeout),
+		errors.As(err, &ne) && ne.Timeout():
+		if afterContent {
+			return ClassIdleTimeout
+		}
+		return ClassFirstTokenTimeout
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, fasthttp.ErrConnectionClosed):
+		if afterContent {
+			return ClassTruncated
+		}
+		return ClassConnectionReset
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		if afterContent {
+			return ClassTruncated
+		}
+		return ClassConnectionReset
+	case strings.Contains(err.Error(), "malformed") || strings.Contains(err.Error(), "cannot parse"):
+		return ClassMalformed
+	}
+	return ClassOther
+}

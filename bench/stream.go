@@ -1,0 +1,265 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/kneebench/knee/workload"
+	"github.com/valyala/fasthttp"
+)
+
+// scratch is per-goroutine reusable state for one request at a time.
+type scratch struct {
+	body []byte
+	lr   *lineReader
+	ch   chunk
+}
+
+func newScratch() *scratch {
+	return &scratch{lr: newLineReader(nil, 16*1024)}
+}
+
+var scratchPool = sync.Pool{New: func() any { return newScratch() }}
+
+// Do sends r and fills rec with what happened. It never returns an error:
+// every failure becomes rec.Class. keepText asks for the generated text in
+// rec.Text.
+func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+
+	s.body = c.appendBody(s.body[:0], r)
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.SetRequestURI(c.uri)
+	req.Header.SetContentType("application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if c.auth != "" {
+		req.Header.Set("Authorization", c.auth)
+	}
+	for _, h := range c.t.Headers {
+		req.Header.Set(h[0], h[1])
+	}
+	req.SetBodyRaw(s.body)
+
+	rec.Sent = c.now()
+	err := c.hc.Do(req, resp)
+	if err != nil {
+		rec.Done = c.now()
+		rec.Class, rec.Message = c.classify(err, false), err.Error()
+		return
+	}
+	rec.Status = resp.StatusCode()
+	body := resp.BodyStream()
+	if body == nil {
+		body = bytes.NewReader(resp.Body())
+	}
+	closer, _ := body.(fasthttp.ReadCloserWithError)
+	fail := func(class string, err error) {
+		rec.Class = class
+		if err != nil {
+			rec.Message = err.Error()
+		}
+		if closer != nil {
+			_ = closer.CloseWithError(err)
+		}
+	}
+	defer func() { rec.Done = c.now() }()
+
+	if rec.Status != fasthttp.StatusOK {
+		if ra := resp.Header.Peek("Retry-After"); len(ra) > 0 {
+			if secs, err := strconv.ParseFloat(string(ra), 64); err == nil && secs >= 0 {
+				rec.RetryAfter = time.Duration(secs * float64(time.Second))
+			}
+		}
+		msg, _ := io.ReadAll(io.LimitReader(body, 64*1024))
+		_, _ = io.Copy(io.Discard, io.LimitReader(body, 1<<20))
+		class, text := httpErrorClass(rec.Status, msg)
+		rec.Class, rec.Message = class, text
+		return
+	}
+	if ct := resp.Header.ContentType(); !bytes.HasPrefix(ct, []byte("text/event-stream")) {
+		c.readUnstreamed(body, rec, fail, keepText)
+		return
+	}
+	lr := s.lr
+	lr.reset(body)
+	done, finished := false, false
+	for {
+		line, err := lr.next()
+		if err != nil {
+			switch {
+			case err == io.EOF:
+				if done || finished {
+					return
+				}
+				fail(ClassTruncated, errors.New("stream ended without [DONE]"))
+			case err == errEventTooLarge:
+				fail(ClassMalformed, err)
+			default:
+				fail(c.classify(err, rec.Chunks > 0), err)
+			}
+			return
+		}
+		payload, ok := dataPayload(line)
+		if !ok {
+			if !isSSEField(line) {
+				fail(ClassMalformed, fmt.Errorf("not an SSE line: %.60q", line))
+				return
+			}
+			continue
+		}
+		if done {
+			continue
+		}
+		t := c.now()
+		if bytes.Equal(payload, payloadDone) {
+			done = true
+			continue
+		}
+		if len(payload) == 0 || payload[0] != '{' {
+			fail(ClassMalformed, fmt.Errorf("event is not a JSON object: %.60q", payload))
+			return
+		}
+		ch := &s.ch
+		scanChunk(payload, ch)
+		if ch.hasError {
+			fail(ClassStreamError, fmt.Errorf("error event: %.200s", payload))
+			return
+		}
+		if ch.content {
+			if rec.Chunks == 0 {
+				rec.FirstToken = t
+			}
+			rec.Chunks++
+			rec.LastToken = t
+			rec.ChunkTimes = append(rec.ChunkTimes, t)
+			if keepText {
+				rec.Text = appendContent(rec.Text, payload)
+			}
+		}
+		if ch.finished {
+			finished = true
+		}
+		if ch.usage {
+			rec.UsageReported = true
+			rec.PromptTokens = ch.promptTokens
+			rec.CompletionTokens = ch.outTokens
+			if ch.cachedSeen {
+				rec.CachedReported = true
+				rec.CachedTokens = ch.cachedTokens
+			}
+		}
+	}
+}
+
+// DoRetry is Do with the target's retries. rec describes the final attempt;
+// rec.Attempts and rec.FirstClass keep the first attempt's outcome, so
+// retries never hide errors.
+func (c *Client) DoRetry(ctx context.Context, r *workload.Request, rec *Record, keepText bool) {
+	c.Do(r, rec, keepText)
+	if c.t.Retries == 0 {
+		return
+	}
+	rec.Attempts, rec.FirstClass = 1, rec.Class
+	for rec.Attempts <= c.t.Retries && retryable(rec.Class) {
+		wait := backoff(rec.Attempts, rec.RetryAfter)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+		attempts, first := rec.Attempts, rec.FirstClass
+		sched, idx, tag, warm, late, waited := rec.Scheduled, rec.Index, rec.Tag, rec.Warmup, rec.Lateness, rec.Waited
+		rec.reset()
+		rec.Scheduled, rec.Index, rec.Tag, rec.Warmup, rec.Lateness, rec.Waited = sched, idx, tag, warm, late, waited
+		c.Do(r, rec, keepText)
+		rec.Attempts, rec.FirstClass = attempts+1, first
+	}
+}
+
+// readUnstreamed handles a 200 answer that is a plain JSON completion
+// rather than a stream: the whole answer counts as one chunk.
+func (c *Client) readUnstreamed(body io.Reader, rec *Record, fail func(string, error), keepText bool) {
+	b, err := io.ReadAll(io.LimitReader(body, 16<<20))
+	if err != nil {
+		fail(c.classify(err, false), err)
+		return
+	}
+	var v struct {
+		Choices []struct {
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+			Text string `json:"text"`
+		} `json:"choices"`
+		Usage *struct {
+			PromptTokens        int `json:"prompt_tokens"`
+			CompletionTokens    int `json:"completion_tokens"`
+			PromptTokensDetails *struct {
+				CachedTokens int `json:"cached_tokens"`
+			} `json:"prompt_tokens_details"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil || len(v.Choices) == 0 {
+		fail(ClassMalformed, fmt.Errorf("response is neither an event stream nor a completion: %.80q", b))
+		return
+	}
+	t := c.now()
+	rec.FirstToken, rec.LastToken, rec.Chunks = t, t, 1
+	rec.ChunkTimes = append(rec.ChunkTimes, t)
+	if keepText {
+		rec.Text = append(rec.Text, v.Choices[0].Message.Content...)
+		rec.Text = append(rec.Text, v.Choices[0].Text...)
+	}
+	if u := v.Usage; u != nil {
+		rec.UsageReported = true
+		rec.PromptTokens, rec.CompletionTokens = u.PromptTokens, u.CompletionTokens
+		if u.PromptTokensDetails != nil {
+			rec.CachedReported = true
+			rec.CachedTokens = u.PromptTokensDetails.CachedTokens
+		}
+	}
+}
+
+// appendContent appends the text of a chunk's content (or completion text)
+// field. It decodes just that string, only for workloads that keep text.
+func appendContent(dst, payload []byte) []byte {
+	for _, key := range [][]byte{keyContent, keyText} {
+		i := bytes.Index(payload, key)
+		if i < 0 {
+			continue
+		}
+		v := skipSpace(payload[i+len(key):])
+		if len(v) == 0 || v[0] != '"' {
+			continue
+		}
+		end := 1
+		for end < len(v) && v[end] != '"' {
+			if v[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		if end >= len(v) {
+			return dst
+		}
+		var s string
+		if json.Unmarshal(v[:end+1], &s) == nil {
+			return append(dst, s...)
+		}
+	}
+	return dst
+}

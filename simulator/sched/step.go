@@ -1,0 +1,189 @@
+package sched
+
+import "math"
+
+// Step plans one engine step starting at simulated time now, computes its
+// duration, and completes it: sequences whose prompts are fully computed
+// emit one token each at the step's end. It returns nil when idle. The
+// returned Step is reused by the next call.
+func (c *Core) Step(now float64) *Step {
+	if c.Idle() {
+		return nil
+	}
+	st := &c.step
+	emitted, finished := st.Emitted[:0], st.Finished[:0]
+	*st = Step{Start: now, Emitted: emitted, Finished: finished, Preempted: st.Preempted[:0], Admitted: st.Admitted[:0]}
+	budget := c.cfg.MaxNumBatchedTokens
+
+	// 1. Running sequences spend the budget first, in order: a decode
+	// token each, or their next prefill chunk (prefill is always chunked in
+	// V1: num_new_tokens = min(remaining, budget)). A sequence that needs a
+	// block when none is free preempts the newest running sequence
+	// (scheduler.py: self.running.pop()), possibly itself.
+	for i := 0; i < len(c.running) && budget > 0; i++ {
+		s := c.running[i]
+		n := min(s.total()-s.computed, budget)
+		if n <= 0 {
+			s.scheduledTokens = 0
+			continue
+		}
+		self := false
+		for !c.grow(s, s.computed+n, 0) {
+			victim := c.running[len(c.running)-1]
+			if victim.scheduledTokens > 0 && victim != s {
+				budget += victim.scheduledTokens
+				victim.scheduledTokens = 0
+			}
+			c.preempt(victim)
+			if victim == s {
+				self = true
+				break
+			}
+		}
+		if self {
+			i--
+			continue
+		}
+		s.scheduledTokens = n
+		budget -= n
+	}
+
+	// 2. Waiting sequences are admitted first-come-first-served, the
+	// preempted ones at the front, only when nothing was preempted in this
+	// step (scheduler.py: "if not preempted_reqs"), while fewer than
+	// max_num_seqs run, and only if their blocks fit above the watermark
+	// (applied, as in V1, only once something is scheduled this step).
+	st.StopReason = StopNone
+	switch {
+	case len(st.Preempted) > 0:
+		if c.waiting.len() > 0 {
+			st.StopReason = StopPreempted
+		}
+	default:
+		watermark := int(math.Ceil(c.cfg.Watermark * float64(c.cfg.NumBlocks)))
+		for c.waiting.len() > 0 {
+			if len(c.running) >= c.cfg.MaxNumSeqs {
+				st.StopReason = StopBatchFull
+				break
+			}
+			if budget <= 0 {
+				st.StopReason = StopBudget
+				break
+			}
+			s := c.waiting.front()
+			hit, hashes := c.findPrefix(s)
+			hitTokens := len(hit) * c.cfg.BlockSize
+			n := min(s.total()-hitTokens, budget)
+			reserve := 0
+			if c.anyScheduled() {
+				reserve = watermark
+			}
+			if !c.canAdmit(hit, hitTokens+n, reserve) {
+				st.StopReason = StopKVFull
+				break
+			}
+			for _, b := range hit {
+				c.pool.touch(b)
+			}
+			s.blocks = append(s.blocks[:0], hit...)
+			s.hashes = hashes
+			s.computed = hitTokens
+			c.grow(s, hitTokens+n, 0)
+			if c.cfg.PrefixCaching && s.IDs != nil {
+				c.PrefixQueries += int64(s.total())
+				c.PrefixHits += int64(hitTokens)
+				st.PrefixQueries += s.total()
+				st.PrefixHit += hitTokens
+			}
+			if !s.cachedSet {
+				s.CachedTokens, s.cachedSet = hitTokens, true
+			}
+			c.waiting.popFront()
+			s.running = true
+			s.admittedInStep = true
+			s.ScheduledAt = now
+			s.scheduledTokens = n
+			budget -= n
+			c.running = append(c.running, s)
+			st.Admitted = append(st.Admitted, s)
+		}
+	}
+
+	// 3. Cost of the step: roofline over every scheduled token and the KV
+	// each scheduled sequence reads.
+	kv := 0.0
+	for _, s := range c.running {
+		n := s.scheduledTokens
+		if n == 0 {
+			continue
+		}
+		st.BatchSize++
+		st.ScheduledTokens += n
+		if s.computed+n <= s.PromptLen {
+			st.PrefillTokens += n
+		} else if s.computed >= s.PromptLen {
+			st.DecodeTokens += n
+		} else {
+			st.PrefillTokens += s.PromptLen - s.computed
+			st.DecodeTokens += s.computed + n - s.PromptLen
+		}
+		kv += c.cfg.Costs.KVBytes(s.computed + n)
+	}
+	st.Duration, st.Compute, st.Memory = c.cfg.Costs.StepTime(st.ScheduledTokens, kv)
+	st.End = now + st.Duration
+
+	// 4. Complete: advance computed tokens, cache full blocks, and emit a
+	// token for every sequence that has caught up with its prompt.
+	keep := c.running[:0]
+	for _, s := range c.running {
+		n := s.scheduledTokens
+		s.scheduledTokens = 0
+		s.admittedInStep = false
+		if n > 0 {
+			if s.computed < s.PromptLen {
+				s.PrefillComputed += min(n, s.PromptLen-s.computed)
+			}
+			s.computed += n
+			c.cacheComputed(s)
+			if s.computed >= s.total() {
+				idx := s.generated
+				s.generated++
+				if !s.hasFirstToken {
+					s.hasFirstToken = true
+					s.FirstTokenAt = st.End
+				}
+				if !s.everEmitted {
+					s.everEmitted = true
+					s.FirstEverToken = st.End
+				}
+				s.LastTokenAt = st.End
+				st.Emitted = append(st.Emitted, Emission{Seq: s, Index: idx})
+				if s.generated >= s.OutputLen {
+					s.done = true
+					s.running = false
+					c.release(s)
+					delete(c.byID, s.ID)
+					st.Finished = append(st.Finished, s)
+					continue
+				}
+			}
+		}
+		keep = append(keep, s)
+	}
+	for i := len(keep); i < len(c.running); i++ {
+		c.running[i] = nil
+	}
+	c.running = keep
+	st.Running, st.Waiting = len(c.running), c.waiting.len()
+	st.KVUsage = c.KVUsage()
+	return st
+}
+
+func (c *Core) anyScheduled() bool {
+	for _, s := range c.running {
+		if s.scheduledTokens > 0 {
+			return true
+		}
+	}
+	return false
+}

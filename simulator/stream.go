@@ -1,0 +1,367 @@
+package simulator
+
+import (
+	"bufio"
+	"encoding/json"
+	"net"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/valyala/fasthttp"
+)
+
+// run is one request being answered.
+type run struct {
+	s            *Server
+	m            *model
+	plan         *Plan
+	arrival      time.Time
+	chat         bool
+	model        string
+	id           int64
+	includeUsage bool
+	fault        *FaultRule
+	conn         net.Conn
+
+	// Per-token state.
+	prev, prevSim float64
+	first         time.Time
+	firstSim      float64
+	last          time.Time
+	lastSim       float64
+	emitted       int
+	buf           []byte
+	prefix        []byte
+	suffix        []byte
+	text          []byte
+}
+
+func (r *run) idString() string {
+	if r.chat {
+		return "chatcmpl-knee-" + strconv.FormatInt(r.id, 10)
+	}
+	return "cmpl-knee-" + strconv.FormatInt(r.id, 10)
+}
+
+// chunkEnvelope builds the bytes around a token, once per request, so the
+// per-token path only escapes the token itself.
+func (r *run) chunkEnvelope() {
+	head := `data: {"id":"` + r.idString() + `","object":"`
+	if r.chat {
+		head += `chat.completion.chunk","created":` + strconv.FormatInt(r.s.created, 10) + `,"model":` + jsonString(r.model) +
+			`,"choices":[{"index":0,"delta":{"content":`
+		r.suffix = []byte("},\"logprobs\":null,\"finish_reason\":null}]}\n\n")
+	} else {
+		head += `text_completion","created":` + strconv.FormatInt(r.s.created, 10) + `,"model":` + jsonString(r.model) +
+			`,"choices":[{"index":0,"text":`
+		r.suffix = []byte(",\"logprobs\":null,\"finish_reason\":null}]}\n\n")
+	}
+	r.prefix = []byte(head)
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// observe records a released token in the metrics and the summary.
+func (r *run) observe(ev TokenEvent) {
+	now := time.Now()
+	mm := r.m.mm
+	if r.emitted == 0 {
+		r.first, r.firstSim = now, ev.SimTime
+		mm.ttft.Observe(now.Sub(r.arrival).Seconds())
+	} else {
+		mm.itl.Observe(now.Sub(r.last).Seconds())
+	}
+	if r.fault == nil || r.fault.Kind != FaultSpike {
+		mm.lag.Observe(ev.Lag.Seconds())
+	}
+	r.m.sum.token(r.emitted == 0, now.Sub(r.last).Seconds(), ev.SimTime-r.lastSim, ev.Lag, now)
+	r.last, r.lastSim = now, ev.SimTime
+	r.emitted++
+}
+
+// applyFault delays or cuts the stream before token ev; it reports false
+// when the stream must end here.
+func (r *run) applyFault(ev TokenEvent, flush func() error) bool {
+	f := r.fault
+	if f == nil {
+		return true
+	}
+	switch f.Kind {
+	case FaultSpike:
+		if ev.Index == 0 {
+			r.m.mm.fault(f.Kind)
+			r.m.sum.fault(f.Kind)
+			extra := time.Duration((f.Factor - 1) * float64(time.Since(r.arrival)))
+			r.sleep(extra)
+		}
+	case FaultStall:
+		if ev.Index == f.AfterTokens {
+			r.m.mm.fault(f.Kind)
+			r.m.sum.fault(f.Kind)
+			r.sleep(f.stall())
+		}
+	case FaultCut:
+		if ev.Index == f.AfterTokens {
+			r.m.mm.fault(f.Kind)
+			r.m.sum.fault(f.Kind)
+			_ = flush()
+			if r.conn != nil {
+				// Close the socket under the response: the client sees the
+				// stream end without [DONE] or a chunked-encoding trailer.
+				_ = r.conn.Close()
+			}
+			return false
+		}
+	}
+	return true
+}
+
+func (r *run) sleep(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.s.streams.Done():
+	}
+}
+
+// stream writes the answer as server-sent events: the role chunk at once
+// (so headers go out immediately, as vLLM does), one event per token, the
+// finish chunk, the usage chunk when asked, and [DONE].
+func (r *run) stream(w *bufio.Writer) {
+	r.m.inflight.Add(1)
+	r.m.sum.setRunning(1)
+	defer func() {
+		r.m.inflight.Add(-1)
+		r.m.sum.setRunning(-1)
+	}()
+	r.chunkEnvelope()
+	r.buf = append(r.buf[:0], r.prefix...)
+	if r.chat {
+		// Replace the content delta with the role delta for the first chunk.
+		r.buf = r.buf[:len(r.buf)-len(`"content":`)]
+		r.buf = append(r.buf, `"role":"assistant","content":""`...)
+	} else {
+		r.buf = append(r.buf, `""`...)
+	}
+	r.buf = append(r.buf, r.suffix...)
+	if _, err := w.Write(r.buf); err != nil || w.Flush() != nil {
+		r.finish("abort", StreamInfo{})
+		return
+	}
+	cut := false
+	info, err := r.m.engine.Stream(r.s.streams, r.plan, r.arrival, func(ev TokenEvent) error {
+		if !r.applyFault(ev, w.Flush) {
+			cut = true
+			return errClientGone
+		}
+		r.buf = append(r.buf[:0], r.prefix...)
+		r.buf = appendJSONString(r.buf, r.plan.Tokens[ev.Index])
+		r.buf = append(r.buf, r.suffix...)
+		if _, err := w.Write(r.buf); err != nil {
+			return errClientGone
+		}
+		if err := w.Flush(); err != nil {
+			return errClientGone
+		}
+		r.observe(ev)
+		return nil
+	})
+	if err != nil || cut {
+		r.finish("abort", info)
+		return
+	}
+	r.buf = append(r.buf[:0], r.prefix...)
+	if r.chat {
+		r.buf = r.buf[:len(r.buf)-len(`"content":`)]
+		r.buf = append(r.buf, "},\"logprobs\":null,\"finish_reason\":"...)
+	} else {
+		r.buf = append(r.buf, "\"\",\"logprobs\":null,\"finish_reason\":"...)
+	}
+	r.buf = appendJSONString(r.buf, r.plan.FinishReason)
+	r.buf = append(r.buf, "}]}\n\n"...)
+	if r.includeUsage {
+		r.buf = append(r.buf, "data: "...)
+		r.buf = r.appendHead(r.buf, "chat.completion.chunk")
+		r.buf = append(r.buf, `,"choices":[],"usage":`...)
+		r.buf = r.appendUsage(r.buf, info)
+		r.buf = append(r.buf, "}\n\n"...)
+	}
+	r.buf = append(r.buf, "data: [DONE]\n\n"...)
+	_, _ = w.Write(r.buf)
+	_ = w.Flush()
+	r.finish(r.plan.FinishReason, info)
+}
+
+// appendHead opens a response object: id, object, created and model. The
+// chat object name is given; completions always use text_completion.
+func (r *run) appendHead(b []byte, chatObject string) []byte {
+	b = append(b, `{"id":"`...)
+	b = append(b, r.idString()...)
+	b = append(b, `","object":"`...)
+	if r.chat {
+		b = append(b, chatObject...)
+	} else {
+		b = append(b, "text_completion"...)
+	}
+	b = append(b, `","created":`...)
+	b = strconv.AppendInt(b, r.s.created, 10)
+	b = append(b, `,"model":`...)
+	return appendJSONString(b, r.model)
+}
+
+func (r *run) appendUsage(b []byte, info StreamInfo) []byte {
+	p, c := r.plan.PromptTokens, r.emitted
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(p), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(c), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(p+c), 10)
+	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+	b = strconv.AppendInt(b, int64(info.CachedTokens), 10)
+	return append(b, "}}"...)
+}
+
+// unary waits out the whole answer, then writes one JSON body.
+func (r *run) unary(ctx *fasthttp.RequestCtx) {
+	r.m.inflight.Add(1)
+	r.m.sum.setRunning(1)
+	defer func() {
+		r.m.inflight.Add(-1)
+		r.m.sum.setRunning(-1)
+	}()
+	info, err := r.m.engine.Stream(r.s.streams, r.plan, r.arrival, func(ev TokenEvent) error {
+		if r.fault != nil && r.fault.Kind != FaultCut {
+			r.applyFault(ev, func() error { return nil })
+		}
+		r.text = append(r.text, r.plan.Tokens[ev.Index]...)
+		r.observe(ev)
+		return nil
+	})
+	if err != nil {
+		r.finish("abort", info)
+		writeError(ctx, &APIError{Status: 503, Type: "server_error", Message: "the server is shutting down"})
+		return
+	}
+	b := r.appendHead(nil, "chat.completion")
+	if r.chat {
+		b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+		b = appendJSONString(b, string(r.text))
+		b = append(b, `},"logprobs":null,"finish_reason":`...)
+	} else {
+		b = append(b, `,"choices":[{"index":0,"text":`...)
+		b = appendJSONString(b, string(r.text))
+		b = append(b, `,"logprobs":null,"finish_reason":`...)
+	}
+	b = appendJSONString(b, r.plan.FinishReason)
+	b = append(b, `}],"usage":`...)
+	b = r.appendUsage(b, info)
+	b = append(b, '}')
+	ctx.SetStatusCode(200)
+	ctx.SetContentType("application/json")
+	ctx.SetBody(b)
+	r.finish(r.plan.FinishReason, info)
+}
+
+// finish records a finished (or aborted) request.
+func (r *run) finish(reason string, info StreamInfo) {
+	mm := r.m.mm
+	mm.success[reason].Inc()
+	mm.promptTotal.Add(float64(r.plan.PromptTokens))
+	mm.genTotal.Add(float64(r.emitted))
+	mm.promptTok.Observe(float64(r.plan.PromptTokens))
+	mm.genTok.Observe(float64(r.emitted))
+	if info.Preemptions > 0 {
+		mm.numPreempt.Observe(float64(info.Preemptions))
+	}
+	computed := info.PrefillComputed
+	if computed == 0 && r.m.sched == nil {
+		computed = r.plan.PromptTokens
+	}
+	mm.kvComputed.Observe(float64(computed))
+	var server, sim requestTimes
+	if r.emitted > 0 {
+		server = requestTimes{
+			ttft: r.first.Sub(r.arrival).Seconds(), e2e: r.last.Sub(r.arrival).Seconds(),
+			queue: info.QueueTime, decode: r.last.Sub(r.first).Seconds(),
+		}
+		server.prefill = server.ttft - info.QueueTime
+		sim = requestTimes{
+			ttft: r.firstSim, e2e: r.lastSim, queue: info.QueueTime,
+			prefill: r.firstSim - info.QueueTime, decode: r.lastSim - r.firstSim,
+		}
+		if r.emitted > 1 {
+			server.tpot, server.hasTPOT = server.decode/float64(r.emitted-1), true
+			sim.tpot, sim.hasTPOT = sim.decode/float64(r.emitted-1), true
+		}
+	}
+	if r.emitted > 0 {
+		mm.e2e.Observe(server.e2e)
+		mm.queue.Observe(info.QueueTime)
+		mm.prefill.Observe(server.prefill)
+		mm.decode.Observe(server.decode)
+		mm.inference.Observe(server.e2e - info.QueueTime)
+		if server.hasTPOT {
+			mm.tpot.Observe(server.tpot)
+		}
+	}
+	r.m.sum.finish(reason, r.plan.PromptTokens, r.emitted, info.CachedTokens, server, sim, time.Now())
+}
+
+// appendJSONString appends s as a JSON string without allocating.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
