@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -23,6 +24,7 @@ type simOptions struct {
 	readyFile     string
 	preset        string
 	modelPreset   string
+	cpuProf       string
 }
 
 // envOr returns $KNEE_SIM_<name> or def.
@@ -63,6 +65,8 @@ KNEE_SIM_RESPONSES and KNEE_SIM_API_KEY.`,
 	fs.StringVar(&o.modelPreset, "model-preset", "", "the preset model served on the --preset GPU")
 	fs.StringVar(&o.readyFile, "ready-file", "", "write the listening address to this file once serving")
 	_ = fs.MarkHidden("ready-file")
+	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the simulator to this file (for go tool pprof)")
+	_ = fs.MarkHidden("cpuprofile")
 	return c
 }
 
@@ -101,6 +105,16 @@ func (o *simOptions) run(c *cobra.Command, _ []string) error {
 	responder, err := simulator.LoadResponses(o.responses)
 	if err != nil {
 		return err
+	}
+	if o.cpuProf != "" {
+		f, err := os.Create(o.cpuProf)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	addr := net.JoinHostPort(o.host, o.port)
 	return simulator.Run(c.Context(), addr, simulator.Options{
