@@ -355,3 +355,72 @@ func TestShutdownDeadline(t *testing.T) {
 		t.Errorf("shutdown took %v with a 300 ms grace", el)
 	}
 }
+
+// TestAdminFaults: faults set at run time through /admin/faults take
+// effect, are counted in /metrics and the summary, and need the API key.
+func TestAdminFaults(t *testing.T) {
+	ts := startSim(t, testModels, "", "k")
+	auth := []string{"Authorization", "Bearer k"}
+	if status, _ := post(t, ts.URL+"/admin/faults?model=instant", `{"rules":[{"kind":"error_503","rate":1}]}`); status != 401 {
+		t.Errorf("without the key: status %d, want 401", status)
+	}
+	if status, b := post(t, ts.URL+"/admin/faults?model=instant", `{"rules":[{"kind":"error_503","rate":1}]}`, auth...); status != 200 {
+		t.Fatalf("setting faults: %d %s", status, b)
+	}
+	if status, b := post(t, ts.URL+"/admin/faults", `{"rules":[{"kind":"meteor","rate":1}]}`, auth...); status != 400 {
+		t.Errorf("an unknown kind: %d %s, want 400", status, b)
+	}
+	status, body := post(t, ts.URL+"/v1/chat/completions", `{"model":"instant","messages":[{"role":"user","content":"hi"}]}`, auth...)
+	if status != 503 {
+		t.Fatalf("status %d %s, want the injected 503", status, body)
+	}
+	errorOf(t, body)
+	if s := summaryOf(t, ts, "instant"); s.Faults["error_503"] != 1 {
+		t.Errorf("summary faults %v, want one error_503", s.Faults)
+	}
+	_, metrics := get(t, ts.URL+"/metrics")
+	if !strings.Contains(string(metrics), `knee_sim_faults_injected_total{engine="0",kind="error_503",model_name="instant"} 1`) {
+		t.Error("the fault is not counted in /metrics")
+	}
+	// The other model is untouched.
+	if status, _ := post(t, ts.URL+"/v1/chat/completions", `{"model":"fixed","max_tokens":2,"messages":[{"role":"user","content":"hi"}]}`, auth...); status != 200 {
+		t.Errorf("fixed model: status %d, want 200", status)
+	}
+}
+
+// TestShutdownDrains: a stream that ends within the grace period finishes
+// normally, with [DONE], while the server shuts down.
+func TestShutdownDrains(t *testing.T) {
+	mf, _ := ParseModels("m", []byte(testModels))
+	r, _ := LoadResponses("builtin:bench-responses")
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, "127.0.0.1:0", Options{Models: mf, Responder: r}, 3*time.Second, func(a net.Addr) { addr <- a.String() })
+	}()
+	url := "http://" + <-addr
+	got := make(chan string, 1)
+	go func() {
+		resp, err := http.Post(url+"/v1/chat/completions", "application/json",
+			strings.NewReader(`{"model":"fixed","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"x"}]}`))
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got <- string(b)
+	}()
+	time.Sleep(100 * time.Millisecond) // the stream has started (50 tokens take ~0.5 s)
+	cancel()
+	select {
+	case body := <-got:
+		if !strings.HasSuffix(body, "data: [DONE]\n\n") {
+			t.Errorf("the stream did not finish during the drain: %.200q", body)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream never finished")
+	}
+	<-done
+}
