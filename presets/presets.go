@@ -98,13 +98,17 @@ var sweeps = []Sweep{
 	{Name: "h200", Hardware: "h200", Model: "gemma-12b-hybrid", Rates: []float64{0.5, 1, 2, 3, 4, 6, 8}, SLOMillis: 300, Note: "voice calls on a 141 GB H200"},
 }
 
-// HardwareNamed, ModelNamed and SweepNamed look presets up by name.
+// HardwareNamed looks a GPU preset up by name.
 func HardwareNamed(name string) (Hardware, bool) {
 	return find(hardware, name, func(h Hardware) string { return h.Name })
 }
+
+// ModelNamed looks a model preset up by name.
 func ModelNamed(name string) (Model, bool) {
 	return find(models, name, func(m Model) string { return m.Name })
 }
+
+// SweepNamed looks a sweep preset up by name.
 func SweepNamed(name string) (Sweep, bool) {
 	return find(sweeps, name, func(s Sweep) string { return s.Name })
 }
@@ -119,10 +123,14 @@ func find[T any](l []T, name string, key func(T) string) (T, bool) {
 	return zero, false
 }
 
-// AllHardware, AllModels and AllSweeps list every preset by name.
+// AllHardware lists the GPU presets by name.
 func AllHardware() []Hardware { return sorted(hardware, func(h Hardware) string { return h.Name }) }
-func AllModels() []Model      { return sorted(models, func(m Model) string { return m.Name }) }
-func AllSweeps() []Sweep      { return sorted(sweeps, func(s Sweep) string { return s.Name }) }
+
+// AllModels lists the model presets by name.
+func AllModels() []Model { return sorted(models, func(m Model) string { return m.Name }) }
+
+// AllSweeps lists the sweep presets by name.
+func AllSweeps() []Sweep { return sorted(sweeps, func(s Sweep) string { return s.Name }) }
 
 func sorted[T any](l []T, key func(T) string) []T {
 	out := append([]T(nil), l...)

@@ -65,7 +65,11 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, chat bo
 	ctx.SetContentType("text/event-stream")
 	ctx.Response.Header.Set("Cache-Control", "no-cache")
 	if r.fault != nil && r.fault.Kind == FaultCut {
-		r.conn = ctx.Conn()
+		// The stream will end after a few tokens without a finish chunk or
+		// [DONE], and the connection closes after it. (Closing the socket
+		// from the writer would race fasthttp's copy of the tokens already
+		// flushed.)
+		ctx.SetConnectionClose()
 	}
 	s.open.Add(1)
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {

@@ -96,6 +96,7 @@ type APIError struct {
 	Message string
 }
 
+// Error returns the message.
 func (e *APIError) Error() string { return e.Message }
 
 // Generate decides the answer to g for a model with the given context

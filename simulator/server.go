@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,6 +101,7 @@ func NewServer(o Options) (*Server, error) {
 		IdleTimeout:           2 * time.Minute,
 		NoDefaultServerHeader: false,
 		ErrorHandler:          s.transportError,
+		Logger:                quietLogger{},
 		CloseOnShutdown:       true,
 	}
 	return s, nil
@@ -255,4 +258,19 @@ func (s *Server) listModels(ctx *fasthttp.RequestCtx) {
 func modelNotFound(name string) *APIError {
 	return &APIError{Status: 404, Type: "invalid_request_error", Code: "model_not_found", Param: "model",
 		Message: fmt.Sprintf("The model `%s` does not exist.", name)}
+}
+
+// quietLogger drops fasthttp's reports of clients that went away (normal
+// for a simulator under load tests) and passes everything else to the
+// standard logger.
+type quietLogger struct{}
+
+func (quietLogger) Printf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	for _, normal := range []string{"use of closed network connection", "broken pipe", "connection reset by peer", "body size exceeds"} {
+		if strings.Contains(msg, normal) {
+			return
+		}
+	}
+	log.Print(msg)
 }

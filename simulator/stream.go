@@ -3,7 +3,6 @@ package simulator
 import (
 	"bufio"
 	"encoding/json"
-	"net"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -22,7 +21,6 @@ type run struct {
 	id           int64
 	includeUsage bool
 	fault        *FaultRule
-	conn         net.Conn
 
 	// Per-token state.
 	prev, prevSim float64
@@ -109,11 +107,6 @@ func (r *run) applyFault(ev TokenEvent, flush func() error) bool {
 			r.m.mm.fault(f.Kind)
 			r.m.sum.fault(f.Kind)
 			_ = flush()
-			if r.conn != nil {
-				// Close the socket under the response: the client sees the
-				// stream end without [DONE] or a chunked-encoding trailer.
-				_ = r.conn.Close()
-			}
 			return false
 		}
 	}

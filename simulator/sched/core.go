@@ -180,8 +180,10 @@ func (c *Core) Abort(id int64) {
 // Idle reports whether nothing is waiting or running.
 func (c *Core) Idle() bool { return c.waiting.len() == 0 && len(c.running) == 0 }
 
-// Running and Waiting are the sizes of the two queues.
+// Running is the number of sequences in the batch.
 func (c *Core) Running() int { return len(c.running) }
+
+// Waiting is the number of sequences queued, preempted ones included.
 func (c *Core) Waiting() int { return c.waiting.len() }
 
 // KVUsage is the share of blocks held by sequences.
