@@ -67,6 +67,14 @@ func TestBadUsage(t *testing.T) {
 		{"run", "--extra-body", "[1]", "--base-url", "http://127.0.0.1:1/v1"},
 		{"run", "extra-arg"},
 		{"frobnicate"},
+		{"sweep", "--workload", "voice", "--base-url", "http://127.0.0.1:1/v1"},
+		{"sweep", "--rates", "4,2", "--base-url", "http://127.0.0.1:1/v1"},
+		{"sweep", "--slo-metric", "vibes", "--base-url", "http://127.0.0.1:1/v1"},
+		{"sweep", "--preset", "tpu-v9", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--workload", "voice", "--concurrency", "3", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--workload", "voice", "--gap", "7s,5s", "--rate", "1", "--base-url", "http://127.0.0.1:1/v1"},
+		{"sim", "--preset", "h100-80gb"},
+		{"sim", "--print-config", "nope"},
 	}
 	for _, args := range cases {
 		code, _, errOut := execute(t, args...)

@@ -137,7 +137,14 @@ func (o *sweepOptions) levels(c *cobra.Command) (string, []float64, error) {
 		if !c.Flags().Changed("slo") {
 			o.slo = p.SLOMillis
 		}
+		// Against the built-in simulator, a preset also chooses what it
+		// serves, so the sweep shows where such a box would bend.
+		if o.target.baseURL == "" && o.sim.preset == "" {
+			o.sim.preset = p.Hardware + "/" + p.Model
+		}
 		return "rate", p.Rates, nil
+	case o.workload == "voice":
+		return "", nil, usageErr("a voice sweep needs --rates (calls per second) or --preset (see knee presets)")
 	}
 	return "rate", defaultSweepRates, nil
 }
