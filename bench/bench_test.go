@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -203,5 +205,31 @@ func TestDiagnose(t *testing.T) {
 		if !tc.ok && v.Diagnosis == "" {
 			t.Errorf("%s: no diagnosis", tc.name)
 		}
+	}
+}
+
+// TestMultiTokenChunks: a server that packs two tokens into each chunk gets
+// a warning, and output tokens come from usage, not from the chunk count.
+func TestMultiTokenChunks(t *testing.T) {
+	url := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := 0; i < 5; i++ {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\" a b\"}}]}\n\n")
+		}
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":10}}\n\ndata: [DONE]\n\n")
+	}))
+	res, err := Run(context.Background(), Options{
+		Client: newTestClient(t, url, time.Second, 1),
+		Source: workload.FixedPrompt{Text: "hi", MaxTokens: 10},
+		Load:   Load{Concurrency: 1, Requests: 3, Warmup: 0},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Tokens.OutputTotal != 30 || res.Tokens.MultiTokenChunks != 3 {
+		t.Errorf("output tokens %d, multi-token responses %d; want 30 from usage and 3", res.Tokens.OutputTotal, res.Tokens.MultiTokenChunks)
+	}
+	if len(res.Warnings) == 0 || !strings.Contains(res.Warnings[0], "several tokens into one chunk") {
+		t.Errorf("warnings %q", res.Warnings)
 	}
 }

@@ -224,10 +224,10 @@ func (c *collector) add(r *Record) {
 		_ = s.lat.out.RecordValue(int64(out))
 	}
 	s.record(s.lat.queue, r.Sent-r.Scheduled)
-	s.record(s.lat.e2eSched, r.LastToken-r.Scheduled)
 	if r.Chunks == 0 {
 		return
 	}
+	s.record(s.lat.e2eSched, r.LastToken-r.Scheduled)
 	s.record(s.lat.ttft, r.FirstToken-r.Sent)
 	s.record(s.lat.ttftSched, r.FirstToken-r.Scheduled)
 	s.record(s.lat.e2e, r.LastToken-r.Sent)
