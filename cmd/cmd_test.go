@@ -205,3 +205,24 @@ func TestServerViewOfSimulator(t *testing.T) {
 		t.Errorf("the report lacks the comparison:\n%s", stdout)
 	}
 }
+
+// TestCompletionsEndpoint drives /v1/completions with a dataset.
+func TestCompletionsEndpoint(t *testing.T) {
+	url := startSim(t, "", "")
+	ds := filepath.Join(t.TempDir(), "ds.jsonl")
+	os.WriteFile(ds, []byte("{\"prompt\": \"one\", \"max_tokens\": 5}\n{\"prompt\": \"two\"}\n"), 0o644)
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := execute(t, "run", "--base-url", url, "--model", "knee-sim-instant", "--endpoint", "completions",
+		"--dataset", ds, "--max-tokens", "7", "--concurrency", "2", "--requests", "10", "--output", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	res, err := results.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Requests alternate 5 and 7 tokens (the dataset's max_tokens, else the flag).
+	if res.Requests.OK != 10 || res.Tokens.OutputTotal != 5*5+5*7 {
+		t.Errorf("ok %d, output tokens %d; want 10 and 60", res.Requests.OK, res.Tokens.OutputTotal)
+	}
+}
