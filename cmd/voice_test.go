@@ -98,3 +98,24 @@ func TestVoiceCacheCollapsesWithLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestVoiceShedsPastTheCap: arrivals beyond --max-concurrent-calls are
+// counted as shed, never silently dropped.
+func TestVoiceShedsPastTheCap(t *testing.T) {
+	url := startSim(t, "testdata/small-kv.yml", "")
+	out := filepath.Join(t.TempDir(), "v.json")
+	code, stdout, stderr := execute(t, "run", "--workload", "voice", "--base-url", url, "--model", "small-kv",
+		"--rate", "20", "--calls", "20", "--system-prompt-tokens", "200", "--user-tokens", "10", "--turns", "2",
+		"--gap", "200ms", "--output-tokens", "10", "--max-concurrent-calls", "2", "--output", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	res, err := results.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Calls
+	if c.Shed == 0 || c.Started+c.Shed != 20 || !strings.Contains(stdout, "shed") {
+		t.Errorf("started %d shed %d, want some shed and 20 in all", c.Started, c.Shed)
+	}
+}
