@@ -424,3 +424,28 @@ func TestShutdownDrains(t *testing.T) {
 	}
 	<-done
 }
+
+// TestGarbageOnTheWire: bytes that are not HTTP get an OpenAI-shaped 400,
+// and the server keeps serving.
+func TestGarbageOnTheWire(t *testing.T) {
+	ts := startSim(t, testModels, "", "")
+	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	conn.Write([]byte("\x16\x03\x01 this is not HTTP at all\r\n\r\n"))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	conn.Close()
+	if err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 400 {
+			t.Errorf("status %d, want 400", resp.StatusCode)
+		} else {
+			errorOf(t, b)
+		}
+	}
+	if status, _ := get(t, ts.URL+"/health"); status != 200 {
+		t.Errorf("health after garbage: %d", status)
+	}
+}
