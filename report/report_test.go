@@ -81,3 +81,26 @@ func TestNum(t *testing.T) {
 		}
 	}
 }
+
+func TestPresetsGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := Presets(&b); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "presets.golden", b.Bytes())
+}
+
+func TestValidationGolden(t *testing.T) {
+	v := results.Validation{
+		Turns: []results.ValidationTurn{
+			{Turn: 1, PromptTokens: 18112, CachedReported: true, TTFTMs: 412.5},
+			{Turn: 2, PromptTokens: 18230, CachedTokens: 17984, CachedReported: true, TTFTMs: 38.2},
+		},
+		OK: true, Verdict: "OK: turn 2 reused the warm prefix (cached 17,984 of 18,230 prompt tokens)",
+	}
+	var b bytes.Buffer
+	if err := Validation(&b, v); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "validation.golden", b.Bytes())
+}
