@@ -19,7 +19,7 @@ func sampleSweep(label string, scale float64) *results.Sweep {
 		r := sampleRun()
 		r.Stats.TTFTSched = results.Summary{Count: 100, P50: p95[i] * scale * 0.6, P95: p95[i] * scale, P99: p95[i] * scale * 1.3}
 		r.Cache = &results.Cache{Reported: true, HitRate: hit[i]}
-		r.Calls = &results.Calls{TurnsPerS: l * 3 * min(1, 2.2/l)}
+		r.Calls = &results.Calls{TurnsPerS: l * 3 * min(1, 2.2/l), Started: 100, Completed: int64(100 * min(1, 2.2/l))}
 		r.Arrivals.OfferedRate = l
 		r.Requests.Failed, r.Requests.Errors = 0, map[string]int64{}
 		r.Config.Voice = s.Config.Voice

@@ -89,3 +89,33 @@ func TestSaturationLevel(t *testing.T) {
 		t.Error("a server keeping up reported saturation")
 	}
 }
+
+// TestFindKneesSaturationInputs: open-loop levels compare the completion
+// rate (completions over the span they cover) with the offered rate, so a
+// short window's idle edges do not read as saturation; voice levels compare
+// the share of offered calls served to the end.
+func TestFindKneesSaturationInputs(t *testing.T) {
+	run := func(offered, completion, perWindow float64) *Run {
+		r := &Run{Health: Health{Verdict: VerdictHealthy}}
+		r.Stats.TTFTSched = Summary{Count: 10, P95: 100}
+		r.Arrivals.OfferedRate, r.Arrivals.CompletionRate, r.Throughput.RequestsPerS = offered, completion, perWindow
+		return r
+	}
+	s := &Sweep{Axis: "rate", SLO: SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02}}
+	// Per window the first level looks behind (1.2 of 1.4), per span it keeps up.
+	s.Levels = []Level{{Load: 2, Run: run(1.4, 1.5, 1.2)}, {Load: 4, Run: run(4.1, 4.0, 3.6)}, {Load: 8, Run: run(7.9, 5.0, 4.9)}}
+	s.FindKnees()
+	if s.Knees.Saturation == nil || s.Knees.Saturation.Load != 8 {
+		t.Errorf("saturation %+v, want at 8", s.Knees.Saturation)
+	}
+	v := &Sweep{Axis: "rate", Workload: "voice", SLO: s.SLO}
+	for i, done := range []int64{50, 49, 30} {
+		r := run(float64(i+1), 0, 0)
+		r.Calls = &Calls{Started: 50, Completed: done}
+		v.Levels = append(v.Levels, Level{Load: float64(i + 1), Run: r})
+	}
+	v.FindKnees()
+	if v.Knees.Saturation == nil || v.Knees.Saturation.Load != 3 {
+		t.Errorf("voice saturation %+v, want at 3 (30 of 50 calls served)", v.Knees.Saturation)
+	}
+}

@@ -178,6 +178,11 @@ type Arrivals struct {
 	SendLatenessP99Ms float64 `json:"send_lateness_p99_ms"`
 	// AchievedConcurrency is the mean number of requests in flight.
 	AchievedConcurrency float64 `json:"achieved_concurrency"`
+	// CompletionRate is successful requests (or measured turns) over the
+	// span from the first scheduled arrival to the last completion: the rate
+	// the server kept up with, free of the window's idle edges, so short
+	// windows do not read as saturation.
+	CompletionRate float64 `json:"completion_rate,omitempty"`
 }
 
 // Health is the client's account of itself.

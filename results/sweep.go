@@ -111,16 +111,23 @@ func (l Level) throughput(axis string) (achieved, expected float64) {
 	if offered <= 0 {
 		offered = l.Load
 	}
-	if r.Calls != nil {
-		achieved = r.Calls.TurnsPerS
-		if r.Config.Voice != nil && axis == "rate" {
-			expected = offered * float64(r.Config.Voice.Turns-1)
+	if c := r.Calls; c != nil {
+		// Calls last longer than a short window, so turn rates over the
+		// window are biased; what tracks the offer is the share of offered
+		// calls that were served to the end (not shed, not failed).
+		if offeredCalls := c.Started + c.Shed; offeredCalls > 0 && axis == "rate" {
+			return offered * float64(c.Completed) / float64(offeredCalls), offered
 		}
-		return achieved, expected
+		return c.TurnsPerS, 0
 	}
 	achieved = r.Throughput.RequestsPerS
 	if axis == "rate" {
 		expected = offered
+		// Against an open-loop offer, what counts is whether completions
+		// kept pace with arrivals over the span they cover.
+		if r.Arrivals.CompletionRate > 0 {
+			achieved = r.Arrivals.CompletionRate
+		}
 	}
 	return achieved, expected
 }
