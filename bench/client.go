@@ -131,9 +131,6 @@ func (c *Client) Abort() { c.dialer.abort() }
 // Close releases idle connections.
 func (c *Client) Close() { c.hc.CloseIdleConnections() }
 
-// Model returns the target's model name.
-func (c *Client) Model() string { return c.t.Model }
-
 // appendBody writes the JSON body for r.
 func (c *Client) appendBody(dst []byte, r *workload.Request) []byte {
 	dst = append(dst, '{')

@@ -5,7 +5,10 @@
 package bench
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
+	"sync"
 	"time"
 )
 
@@ -74,6 +77,42 @@ func (r *Record) reset() {
 	ct := r.ChunkTimes[:0]
 	txt := r.Text[:0]
 	*r = Record{ChunkTimes: ct, Text: txt}
+}
+
+// recordWriter serialises records from many goroutines into one buffered
+// writer; a nil recordWriter writes nothing.
+type recordWriter struct {
+	mu sync.Mutex
+	bw *bufio.Writer
+}
+
+func newRecordWriter(w io.Writer) *recordWriter {
+	if w == nil {
+		return nil
+	}
+	return &recordWriter{bw: bufio.NewWriterSize(w, 256*1024)}
+}
+
+func (rw *recordWriter) write(r *Record) {
+	if rw == nil {
+		return
+	}
+	line, err := r.appendJSON(nil)
+	if err != nil {
+		return
+	}
+	rw.mu.Lock()
+	_, _ = rw.bw.Write(line)
+	rw.mu.Unlock()
+}
+
+func (rw *recordWriter) flush() {
+	if rw == nil {
+		return
+	}
+	rw.mu.Lock()
+	_ = rw.bw.Flush()
+	rw.mu.Unlock()
 }
 
 // recordLine is the JSONL form of a record, with chunk times in ms.

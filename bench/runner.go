@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -80,7 +79,6 @@ func (l Load) PoolSize() int {
 
 // Progress is a live snapshot of a running phase.
 type Progress struct {
-	Measuring bool
 	Elapsed   time.Duration
 	Sent      int64
 	InFlight  int64
@@ -106,14 +104,29 @@ type Options struct {
 	Config results.Config
 }
 
+// sleepCtx waits for d, or until ctx ends; it reports whether the wait ran
+// its course.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // runner is the state of one Run.
 type runner struct {
 	opts     Options
 	client   *Client
 	coll     *collector
 	arrivals *workload.Arrivals
-	recMu    sync.Mutex
-	recW     *bufio.Writer
+	records  *recordWriter
 	sent     atomic.Int64
 	inflight atomic.Int64
 	errs     atomic.Int64
@@ -130,9 +143,7 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	}
 	r := &runner{opts: o, client: o.Client, coll: newCollector(4 * runtime.GOMAXPROCS(0))}
 	r.recPool.New = func() any { return &Record{} }
-	if o.Records != nil {
-		r.recW = bufio.NewWriterSize(o.Records, 256*1024)
-	}
+	r.records = newRecordWriter(o.Records)
 	if o.Load.Rate > 0 {
 		a, err := workload.NewArrivals(o.Load.Rate, o.Load.Burstiness, o.Load.Seed)
 		if err != nil {
@@ -166,11 +177,7 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	}
 	stopProgress()
 	rep := mon.Stop()
-	if r.recW != nil {
-		r.recMu.Lock()
-		_ = r.recW.Flush()
-		r.recMu.Unlock()
-	}
+	r.records.flush()
 	res := r.result(rep, window.start, window.end, offered, warm)
 	res.StartedAt = start.UTC()
 	res.Interrupted = ctx.Err() != nil
@@ -330,14 +337,7 @@ func (r *runner) one(ctx context.Context, sched, lateness time.Duration, waited,
 
 // finish writes a record out and adds it to the statistics.
 func (r *runner) finish(rec *Record, measured bool) {
-	if r.recW != nil {
-		line, err := rec.appendJSON(nil)
-		if err == nil {
-			r.recMu.Lock()
-			_, _ = r.recW.Write(line)
-			r.recMu.Unlock()
-		}
-	}
+	r.records.write(rec)
 	if measured {
 		r.coll.add(rec)
 	}

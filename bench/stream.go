@@ -173,12 +173,7 @@ func (c *Client) DoRetry(ctx context.Context, r *workload.Request, rec *Record, 
 	}
 	rec.Attempts, rec.FirstClass = 1, rec.Class
 	for rec.Attempts <= c.t.Retries && retryable(rec.Class) {
-		wait := backoff(rec.Attempts, rec.RetryAfter)
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if !sleepCtx(ctx, backoff(rec.Attempts, rec.RetryAfter)) {
 			return
 		}
 		attempts, first := rec.Attempts, rec.FirstClass

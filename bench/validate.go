@@ -17,14 +17,8 @@ func Validate(ctx context.Context, c *Client, v workload.Voice) results.Validati
 	var turns []results.ValidationTurn
 	var answers []string
 	for k := 1; k <= v.Turns; k++ {
-		if k > 1 {
-			t := time.NewTimer(script.Gaps[k-1])
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return results.Validation{Turns: turns, Verdict: "interrupted"}
-			}
+		if k > 1 && !sleepCtx(ctx, script.Gaps[k-1]) {
+			return results.Validation{Turns: turns, Verdict: "interrupted"}
 		}
 		req := v.Turn(script, k, answers)
 		var rec Record

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -26,35 +27,12 @@ type VoiceOptions struct {
 	// shed and counted, never silently dropped. Zero means no cap.
 	MaxConcurrentCalls int
 	Seed               uint64
-	Records            *RecordWriter
-	Progress           func(Progress)
-	OnWindowStart      func(ctx context.Context)
-	OnWindowEnd        func(ctx context.Context)
-	Config             results.Config
-}
-
-// RecordWriter serialises records from many goroutines to one writer.
-type RecordWriter struct {
-	mu sync.Mutex
-	w  interface{ Write([]byte) (int, error) }
-}
-
-// NewRecordWriter wraps w.
-func NewRecordWriter(w interface{ Write([]byte) (int, error) }) *RecordWriter {
-	return &RecordWriter{w: w}
-}
-
-func (rw *RecordWriter) write(r *Record) {
-	if rw == nil {
-		return
-	}
-	line, err := r.appendJSON(nil)
-	if err != nil {
-		return
-	}
-	rw.mu.Lock()
-	_, _ = rw.w.Write(line)
-	rw.mu.Unlock()
+	// Records, when set, receives one JSON line per turn.
+	Records       io.Writer
+	Progress      func(Progress)
+	OnWindowStart func(ctx context.Context)
+	OnWindowEnd   func(ctx context.Context)
+	Config        results.Config
 }
 
 // RunVoice runs the call workload: calls arrive open loop; each sends turn
@@ -76,6 +54,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	records := newRecordWriter(o.Records)
 	coll := newCollector(4 * runtime.GOMAXPROCS(0))
 	coll.coldThreshold = max(o.Voice.SystemPromptTokens/2, 1)
 	c := o.Client
@@ -120,7 +99,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 				}
 				if o.Progress != nil && time.Since(last) >= 500*time.Millisecond {
 					last = time.Now()
-					o.Progress(Progress{Measuring: true, Elapsed: c.now(), Sent: sent.Load(), InFlight: inflight.Load(), Errors: errs.Load(), TTFTP95ms: coll.ttftP95()})
+					o.Progress(Progress{Elapsed: c.now(), Sent: sent.Load(), InFlight: inflight.Load(), Errors: errs.Load(), TTFTP95ms: coll.ttftP95()})
 				}
 			}
 		}
@@ -136,14 +115,8 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 		for k := 1; k <= o.Voice.Turns; k++ {
 			if k > 1 {
 				sched = rec.Done + script.Gaps[k-1]
-				if wait := sched - c.now(); wait > 0 {
-					t := time.NewTimer(wait)
-					select {
-					case <-t.C:
-					case <-ctx.Done():
-						t.Stop()
-						return
-					}
+				if !sleepCtx(ctx, sched-c.now()) {
+					return
 				}
 			}
 			if ctx.Err() != nil {
@@ -161,7 +134,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 			if rec.Class != "" && rec.Class != ClassInterrupted {
 				errs.Add(1)
 			}
-			o.Records.write(&rec)
+			records.write(&rec)
 			if k > 1 {
 				coll.add(&rec)
 			}
@@ -221,6 +194,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 		o.OnWindowEnd(ctx)
 	}
 	rep := mon.Stop()
+	records.flush()
 
 	r := &runner{opts: Options{Client: c, Config: o.Config, Load: Load{Rate: o.Rate}}, client: c, coll: coll}
 	offered := 0.0

@@ -249,7 +249,7 @@ func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.C
 	opts := bench.VoiceOptions{Client: client, Voice: v, Rate: rate, Calls: p.vf.calls, Duration: p.lf.duration,
 		MaxConcurrentCalls: p.vf.maxCalls, Seed: p.lf.seed, Config: cfg, Progress: lv.progress}
 	if lv.records != nil {
-		opts.Records = bench.NewRecordWriter(lv.records)
+		opts.Records = lv.records
 	}
 	view := lv.server.attach(ctx, lv.target, &opts.OnWindowStart, &opts.OnWindowEnd)
 	res, err := bench.RunVoice(ctx, opts)

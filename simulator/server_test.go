@@ -326,15 +326,7 @@ func TestSummaryReset(t *testing.T) {
 // TestShutdownDeadline: a stream that would run for 10 s does not hold up
 // a graceful shutdown with a 300 ms grace.
 func TestShutdownDeadline(t *testing.T) {
-	mf, _ := ParseModels("m", []byte(testModels))
-	r, _ := LoadResponses("builtin:bench-responses")
-	ctx, cancel := context.WithCancel(context.Background())
-	addr := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, "127.0.0.1:0", Options{Models: mf, Responder: r}, 300*time.Millisecond, func(a net.Addr) { addr <- a.String() })
-	}()
-	url := "http://" + <-addr
+	url, cancel, done := runUntilCancel(t, 300*time.Millisecond)
 	go func() {
 		resp, err := http.Post(url+"/v1/chat/completions", "application/json",
 			strings.NewReader(`{"model":"fixed","max_tokens":1000,"stream":true,"messages":[{"role":"user","content":"x"}]}`))
@@ -391,15 +383,7 @@ func TestAdminFaults(t *testing.T) {
 // TestShutdownDrains: a stream that ends within the grace period finishes
 // normally, with [DONE], while the server shuts down.
 func TestShutdownDrains(t *testing.T) {
-	mf, _ := ParseModels("m", []byte(testModels))
-	r, _ := LoadResponses("builtin:bench-responses")
-	ctx, cancel := context.WithCancel(context.Background())
-	addr := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, "127.0.0.1:0", Options{Models: mf, Responder: r}, 3*time.Second, func(a net.Addr) { addr <- a.String() })
-	}()
-	url := "http://" + <-addr
+	url, cancel, done := runUntilCancel(t, 3*time.Second)
 	got := make(chan string, 1)
 	go func() {
 		resp, err := http.Post(url+"/v1/chat/completions", "application/json",
@@ -448,4 +432,22 @@ func TestGarbageOnTheWire(t *testing.T) {
 	if status, _ := get(t, ts.URL+"/health"); status != 200 {
 		t.Errorf("health after garbage: %d", status)
 	}
+}
+
+// runUntilCancel serves the test models with Run, as knee sim does, until
+// cancel is called; done receives Run's result.
+func runUntilCancel(t *testing.T, grace time.Duration) (url string, cancel func(), done <-chan error) {
+	t.Helper()
+	mf, err := ParseModels("m", []byte(testModels))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := LoadResponses("builtin:bench-responses")
+	ctx, stop := context.WithCancel(context.Background())
+	addr := make(chan string, 1)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- Run(ctx, "127.0.0.1:0", Options{Models: mf, Responder: r}, grace, func(a net.Addr) { addr <- a.String() })
+	}()
+	return "http://" + <-addr, stop, errc
 }

@@ -54,9 +54,7 @@ type Seq struct {
 	blocks    []int32
 	winBlocks []int32
 	hashes    []uint64 // hashes of its full computed blocks, in order
-	running   bool
 	done      bool
-	aborted   bool
 
 	Preemptions int
 	// CachedTokens is the prefix-cache hit of the first admission.
@@ -68,16 +66,9 @@ type Seq struct {
 	// a preemption, as vLLM's interval metrics are.
 	ScheduledAt     float64
 	FirstTokenAt    float64
-	FirstEverToken  float64
-	LastTokenAt     float64
 	hasFirstToken   bool
-	everEmitted     bool
-	admittedInStep  bool
 	scheduledTokens int
 }
-
-// Generated is the number of tokens emitted so far.
-func (s *Seq) Generated() int { return s.generated }
 
 func (s *Seq) total() int { return s.PromptLen + s.generated }
 
@@ -170,7 +161,7 @@ func (c *Core) Abort(id int64) {
 	if s == nil || s.done {
 		return
 	}
-	s.aborted, s.done = true, true
+	s.done = true
 	c.release(s)
 	c.running = removeSeq(c.running, s)
 	c.waiting.remove(s)
@@ -304,7 +295,6 @@ func (c *Core) preempt(s *Seq) {
 	c.release(s)
 	s.computed = 0
 	s.scheduledTokens = 0
-	s.running = false
 	s.Preemptions++
 	s.hasFirstToken = false
 	c.Preemptions++

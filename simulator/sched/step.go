@@ -99,8 +99,6 @@ func (c *Core) Step(now float64) *Step {
 				s.CachedTokens, s.cachedSet = hitTokens, true
 			}
 			c.waiting.popFront()
-			s.running = true
-			s.admittedInStep = true
 			s.ScheduledAt = now
 			s.scheduledTokens = n
 			budget -= n
@@ -138,7 +136,6 @@ func (c *Core) Step(now float64) *Step {
 	for _, s := range c.running {
 		n := s.scheduledTokens
 		s.scheduledTokens = 0
-		s.admittedInStep = false
 		if n > 0 {
 			if s.computed < s.PromptLen {
 				s.PrefillComputed += min(n, s.PromptLen-s.computed)
@@ -152,15 +149,9 @@ func (c *Core) Step(now float64) *Step {
 					s.hasFirstToken = true
 					s.FirstTokenAt = st.End
 				}
-				if !s.everEmitted {
-					s.everEmitted = true
-					s.FirstEverToken = st.End
-				}
-				s.LastTokenAt = st.End
 				st.Emitted = append(st.Emitted, Emission{Seq: s, Index: idx})
 				if s.generated >= s.OutputLen {
 					s.done = true
-					s.running = false
 					c.release(s)
 					delete(c.byID, s.ID)
 					st.Finished = append(st.Finished, s)
