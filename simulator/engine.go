@@ -19,6 +19,12 @@ type TokenEvent struct {
 	// Lag is how late the token was released against that deadline: the
 	// simulator's own error bar.
 	Lag time.Duration
+	// More reports that what follows this token (the next token, or the
+	// end of the answer) is already due, so a writer may hold this token
+	// and send both in one write without delaying either: every token of
+	// an instant answer, the last token of any answer, or tokens an
+	// overloaded machine released late.
+	More bool
 }
 
 // StreamInfo is what an engine knows about a request once it has streamed.
@@ -102,7 +108,7 @@ func (Instant) Stream(ctx context.Context, plan *Plan, arrival time.Time, emit f
 			return StreamInfo{}, err
 		}
 		lag := time.Since(arrival)
-		if err := emit(TokenEvent{Index: i, Lag: lag}); err != nil {
+		if err := emit(TokenEvent{Index: i, Lag: lag, More: true}); err != nil {
 			return StreamInfo{}, err
 		}
 	}
@@ -140,13 +146,19 @@ func (f *FixedRate) Stream(ctx context.Context, plan *Plan, arrival time.Time, e
 	itl := 1 / f.DecodePerSec
 	timer := newStoppedTimer()
 	defer timer.Stop()
-	for i := range plan.Tokens {
+	due := func(i int) (float64, time.Time) {
 		sim := ttft + float64(i)*itl
-		lag, err := sleepUntil(ctx, timer, arrival.Add(time.Duration(sim*float64(time.Second))))
+		return sim, arrival.Add(time.Duration(sim * float64(time.Second)))
+	}
+	for i := range plan.Tokens {
+		sim, deadline := due(i)
+		lag, err := sleepUntil(ctx, timer, deadline)
 		if err != nil {
 			return StreamInfo{}, err
 		}
-		if err := emit(TokenEvent{Index: i, SimTime: sim, Lag: lag}); err != nil {
+		_, next := due(i + 1)
+		more := i+1 == len(plan.Tokens) || !next.After(deadline.Add(lag))
+		if err := emit(TokenEvent{Index: i, SimTime: sim, Lag: lag, More: more}); err != nil {
 			return StreamInfo{}, err
 		}
 	}

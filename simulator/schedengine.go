@@ -134,7 +134,10 @@ func (s *Scheduler) Stream(ctx context.Context, plan *Plan, arrival time.Time, e
 			if it.done {
 				return it.info, nil
 			}
-			if err := emit(TokenEvent{Index: it.index, SimTime: it.sim, Lag: it.lag}); err != nil {
+			// A queued item means this stream fell behind its steps: the
+			// next token (or the finish) is already due.
+			more := len(st.ch) > 0
+			if err := emit(TokenEvent{Index: it.index, SimTime: it.sim, Lag: it.lag, More: more}); err != nil {
 				s.abort(req.ID)
 				return StreamInfo{}, err
 			}

@@ -161,8 +161,12 @@ func (r *run) stream(w *bufio.Writer) {
 		if _, err := w.Write(r.buf); err != nil {
 			return errClientGone
 		}
-		if err := w.Flush(); err != nil {
-			return errClientGone
+		// Tokens already due together go out in one write: one system
+		// call instead of several, and none of them waits for it.
+		if !ev.More {
+			if err := w.Flush(); err != nil {
+				return errClientGone
+			}
 		}
 		r.observe(ev)
 		return nil
