@@ -1,7 +1,6 @@
 package simulator
 
 import (
-	"bufio"
 	"strconv"
 	"time"
 
@@ -72,10 +71,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, chat bo
 		ctx.SetConnectionClose()
 	}
 	s.open.Add(1)
-	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer s.open.Done()
-		r.stream(w)
-	})
+	ctx.SetBodyStream(newStreamBody(r.stream, s.open.Done), -1)
 }
 
 // waiting is the number of requests queued for the model's engine.

@@ -3,7 +3,13 @@ package simulator
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -118,5 +124,125 @@ func TestStreamWritesFollowMore(t *testing.T) {
 		if got := strings.Count(all, "data: "); got != 8 {
 			t.Errorf("More %s: %d events, want 8 (role, 4 tokens, finish, usage, [DONE])", tt.more, got)
 		}
+	}
+}
+
+// TestStreamBodyWrites checks the three ways fasthttp may consume a
+// streamed body: WriteTo (one write per flush), Read (through a pipe) and
+// Close without either (the answer is recorded as aborted). Each runs the
+// answer once and calls done once.
+func TestStreamBodyWrites(t *testing.T) {
+	answer := func(w *bufio.Writer) {
+		for _, part := range []string{"one ", "two ", "three"} {
+			if _, err := w.WriteString(part); err != nil {
+				return
+			}
+			if w.Flush() != nil {
+				return
+			}
+		}
+	}
+	t.Run("WriteTo", func(t *testing.T) {
+		dones := 0
+		var log writeLog
+		n, err := newStreamBody(answer, func() { dones++ }).WriteTo(&log)
+		if err != nil || n != 13 || dones != 1 {
+			t.Fatalf("WriteTo: n %d, err %v, done %d times; want 13, nil, 1", n, err, dones)
+		}
+		if want := []string{"one ", "two ", "three"}; !slices.Equal(log.writes, want) {
+			t.Errorf("writes %q, want %q: one per flush", log.writes, want)
+		}
+	})
+	t.Run("Read", func(t *testing.T) {
+		var dones atomic.Int32
+		b := newStreamBody(answer, func() { dones.Add(1) })
+		got, err := io.ReadAll(b)
+		if err != nil || string(got) != "one two three" {
+			t.Fatalf("ReadAll: %q, %v", got, err)
+		}
+		_ = b.Close()
+		if dones.Load() != 1 {
+			t.Errorf("done called %d times, want 1", dones.Load())
+		}
+	})
+	t.Run("Close unsent", func(t *testing.T) {
+		dones, flushErr := 0, error(nil)
+		b := newStreamBody(func(w *bufio.Writer) {
+			_, _ = w.WriteString("role chunk longer than the buffer")
+			flushErr = w.Flush()
+		}, func() { dones++ })
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if flushErr == nil || dones != 1 {
+			t.Errorf("flush error %v, done %d times; want an error (the client is gone) and 1", flushErr, dones)
+		}
+	})
+}
+
+// TestAnswersOnTheWire checks, on a real connection, that an instant
+// answer (role, tokens, finish, usage, [DONE]) leaves as one HTTP chunk and
+// a fixed_rate answer as one chunk per token after the role chunk.
+func TestAnswersOnTheWire(t *testing.T) {
+	ts := startSim(t, testModels, "", "")
+	const req = `{"model":%q,"max_tokens":5,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hello"}]}`
+	instant := rawChunks(t, ts.URL, fmt.Sprintf(req, "instant"))
+	if len(instant) != 1 || strings.Count(instant[0], "data: ") != 9 {
+		t.Errorf("instant: %d chunks, want 1 holding all 9 events: %q", len(instant), instant)
+	}
+	fixed := rawChunks(t, ts.URL, fmt.Sprintf(req, "fixed"))
+	// Role; tokens 0-3 one by one; token 4 with finish, usage and [DONE].
+	// Tokens are 10 ms apart: two share a chunk only if one left 10 ms late.
+	if len(fixed) != 6 {
+		if lag := summaryOf(t, ts, "fixed").Lag.Max; lag < 0.010 {
+			t.Errorf("fixed_rate: %d chunks, want 6 (largest token lag %.1f ms): %q", len(fixed), lag*1e3, fixed)
+		}
+	}
+}
+
+// rawChunks posts body to /v1/chat/completions over a plain TCP connection
+// and returns the response body's HTTP chunks as framed on the wire.
+func rawChunks(t *testing.T, baseURL, body string) []string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", strings.TrimPrefix(baseURL, "http://"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	r := bufio.NewReader(c)
+	chunked := false
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading headers: %v", err)
+		}
+		chunked = chunked || strings.EqualFold(strings.TrimSpace(line), "Transfer-Encoding: chunked")
+		if line == "\r\n" {
+			break
+		}
+	}
+	if !chunked {
+		t.Fatal("the response is not chunked")
+	}
+	var chunks []string
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading a chunk size: %v", err)
+		}
+		size, err := strconv.ParseInt(strings.TrimSpace(line), 16, 64)
+		if err != nil {
+			t.Fatalf("bad chunk size line %q", line)
+		}
+		if size == 0 {
+			return chunks
+		}
+		buf := make([]byte, size+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			t.Fatalf("reading a chunk: %v", err)
+		}
+		chunks = append(chunks, string(buf[:size]))
 	}
 }

@@ -145,9 +145,17 @@ func (r *run) stream(w *bufio.Writer) {
 		r.buf = append(r.buf, `""`...)
 	}
 	r.buf = append(r.buf, r.suffix...)
-	if _, err := w.Write(r.buf); err != nil || w.Flush() != nil {
+	if _, err := w.Write(r.buf); err != nil {
 		r.finish("abort", StreamInfo{})
 		return
+	}
+	// An instant answer is due as a whole, so its role chunk goes out with
+	// it; any other waits for its first token, and the headers must not.
+	if _, instant := r.m.engine.(Instant); !instant {
+		if err := w.Flush(); err != nil {
+			r.finish("abort", StreamInfo{})
+			return
+		}
 	}
 	cut := false
 	info, err := r.m.engine.Stream(r.s.streams, r.plan, r.arrival, func(ev TokenEvent) error {
