@@ -60,3 +60,15 @@ func BenchmarkSSEChunk(b *testing.B) {
 		w.Flush()
 	}
 }
+
+// BenchmarkDecodeRequest decodes and validates the body of a short
+// streamed chat request, as knee sends it: work done once per request.
+func BenchmarkDecodeRequest(b *testing.B) {
+	body := []byte(`{"model":"knee-sim-instant","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"hi there, what is a knee?"}],"max_tokens":4,"stream":true,"stream_options":{"include_usage":true},"temperature":0}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeRequest(body, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -42,6 +42,15 @@ func badRequest(param, format string, a ...any) *APIError {
 // schema (messages) over the completions one (prompt). Every error is an
 // *APIError naming the offending field.
 func decodeRequest(body []byte, chat bool) (*decoded, error) {
+	if d := decodeCommon(body, chat); d != nil {
+		return d, nil
+	}
+	return decodeRequestStrict(body, chat)
+}
+
+// decodeRequestStrict is the complete decoder: it handles every accepted shape
+// and names the field at fault in every error.
+func decodeRequestStrict(body []byte, chat bool) (*decoded, error) {
 	var r apiRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&r); err != nil {

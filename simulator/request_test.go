@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"reflect"
 	"testing"
 )
 
@@ -21,6 +22,12 @@ func FuzzDecodeRequest(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, chat bool) {
+		if fast := decodeCommon(body, chat); fast != nil {
+			strict, err := decodeRequestStrict(body, chat)
+			if err != nil || !reflect.DeepEqual(fast, strict) {
+				t.Fatalf("the common-case decoder accepted what the strict one did not return alike:\n%+v\n%+v, %v", fast, strict, err)
+			}
+		}
 		d, err := decodeRequest(body, chat)
 		if err != nil {
 			e, ok := err.(*APIError)
@@ -35,4 +42,32 @@ func FuzzDecodeRequest(f *testing.F) {
 			t.Fatalf("%d tokens for max_tokens %d", len(plan.Tokens), *d.Gen.MaxTokens)
 		}
 	})
+}
+
+// TestDecodeCommonCase checks which requests take the one-pass decoder and
+// that the answer never depends on the path taken.
+func TestDecodeCommonCase(t *testing.T) {
+	tests := []struct {
+		body   string
+		common bool
+	}{
+		{`{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":4,"stream":true,"stream_options":{"include_usage":true}}`, true},
+		{`{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"héllo"}],"seed":3,"ignore_eos":true}`, true},
+		{`{"model":"m","messages":[{"role":"user","content":"line\nbreak"}]}`, false},                // needs unescaping
+		{`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a"}]}]}`, false}, // content parts
+		{`{"model":"m","messages":[{"role":"user","content":"hi"}],"stop":"x"}`, false},
+		{`{"model":"m","messages":[{"role":"robot","content":"hi"}]}`, false},
+		{`{"model":"m","messages":[{"role":"user","content":"hi"}]} trailing`, false},
+	}
+	for _, tt := range tests {
+		common := decodeCommon([]byte(tt.body), true)
+		if (common != nil) != tt.common {
+			t.Errorf("%s: common decoder answered %v, want %v", tt.body, common != nil, tt.common)
+		}
+		strict, serr := decodeRequestStrict([]byte(tt.body), true)
+		got, err := decodeRequest([]byte(tt.body), true)
+		if !reflect.DeepEqual(got, strict) || (err == nil) != (serr == nil) {
+			t.Errorf("%s: decodeRequest %+v, %v; strict %+v, %v", tt.body, got, err, strict, serr)
+		}
+	}
 }
