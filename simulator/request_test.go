@@ -13,6 +13,11 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url"}]}]}`,
 		`{"model":"m","prompt":["x"],"stop":["a","b"],"seed":-3,"n":1,"ignore_eos":true}`,
 		`{"model":1}`, `[]`, `null`, `{"model":"m","messages":null}`, `{"max_tokens":1e99}`,
+		// Shapes where a shortcut decoder could part ways with encoding/json.
+		`{"model":"m","messages":[{"role":"user","content":"a\nb\u00e9\ud800"}],"MODEL":"x"}`,
+		`{"model":"m","model":"n","messages":[{"role":"user","content":"hi","ROLE":"system"}]}`,
+		`{"model":"m","ſtream":true,"messages":[{"role":"user","content":"hi"}],"max_tokens":4.0}`,
+		`{"model":"m","messages":[{"role":"user","content":"hi"}],"seed":-1,"n":1,"stream_options":{"include_usage":null},"stream":null}`,
 	} {
 		f.Add([]byte(s), true)
 		f.Add([]byte(s), false)
@@ -53,7 +58,8 @@ func TestDecodeCommonCase(t *testing.T) {
 	}{
 		{`{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":4,"stream":true,"stream_options":{"include_usage":true}}`, true},
 		{`{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"héllo"}],"seed":3,"ignore_eos":true}`, true},
-		{`{"model":"m","messages":[{"role":"user","content":"line\nbreak"}]}`, false},                // needs unescaping
+		{`{"model":"m","messages":[{"role":"user","content":"line\nbreak \u00e9\ud83d\ude00"}]}`, true},
+		{`{"model":"m","messages":[{"role":"user","content":"lone \ud800 surrogate"}]}`, false},
 		{`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a"}]}]}`, false}, // content parts
 		{`{"model":"m","messages":[{"role":"user","content":"hi"}],"stop":"x"}`, false},
 		{`{"model":"m","messages":[{"role":"robot","content":"hi"}]}`, false},
