@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"bytes"
+	"testing"
+)
+
+// scanChunkByKey is the earlier scanner, one search of the payload per
+// key: simple enough to trust, and the reference the one-pass scanChunk
+// must agree with.
+func scanChunkByKey(p []byte, c *chunk) {
+	*c = chunk{}
+	c.content = nonEmptyAfter(p, keyContent) || nonEmptyAfter(p, keyText) ||
+		nonEmptyAfter(p, keyReasoning) || nonEmptyAfter(p, keyReason2)
+	if i := bytes.Index(p, keyFinish); i >= 0 {
+		v := skipSpace(p[i+len(keyFinish):])
+		c.finished = len(v) > 0 && v[0] == '"'
+	}
+	if i := bytes.Index(p, keyUsage); i >= 0 {
+		u := skipSpace(p[i+len(keyUsage):])
+		if len(u) > 0 && u[0] == '{' {
+			c.usage = true
+			c.promptTokens, _ = intAfter(u, keyPrompt)
+			c.outTokens, _ = intAfter(u, keyCompl)
+			c.cachedTokens, c.cachedSeen = intAfter(u, keyCached)
+		}
+	}
+	if i := bytes.Index(p, keyError); i >= 0 && bytes.Index(p, keyChoices) < 0 {
+		v := skipSpace(p[i+len(keyError):])
+		c.hasError = len(v) > 0 && (v[0] == '{' || v[0] == '"')
+	}
+}
+
+func nonEmptyAfter(p, key []byte) bool {
+	for {
+		i := bytes.Index(p, key)
+		if i < 0 {
+			return false
+		}
+		if nonEmptyValue(p[i+len(key):]) {
+			return true
+		}
+		p = p[i+len(key):]
+	}
+}
+
+// FuzzScanChunk checks the one-pass scanner against the reference on any
+// payload.
+func FuzzScanChunk(f *testing.F) {
+	for _, s := range []string{
+		`{"choices":[{"delta":{"role":"assistant","content":""}}]}`,
+		`{"choices":[{"delta":{"content":"say \"content\": \"\""},"finish_reason":null}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":8}}}`,
+		`{"error":{"message":"x"},"usage":null,"text":"","reasoning":"r"}`,
+		`{"finish_reason":null,"finish_reason":"stop","content":"","content":"a"}`,
+		`""content":"x`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, p []byte) {
+		var got, want chunk
+		scanChunk(p, &got)
+		scanChunkByKey(p, &want)
+		if got != want {
+			t.Fatalf("scanChunk(%q) = %+v, reference %+v", p, got, want)
+		}
+	})
+}
+
+// BenchmarkScanChunk compares the one-pass scanner with the reference on a
+// token chunk as knee sim writes it.
+func BenchmarkScanChunk(b *testing.B) {
+	p := []byte(`{"id":"chatcmpl-knee-1","object":"chat.completion.chunk","created":1795951376,"model":"knee-sim-instant","choices":[{"index":0,"delta":{"content":" today"},"logprobs":null,"finish_reason":null}]}`)
+	var c chunk
+	b.Run("one-pass", func(b *testing.B) {
+		for b.Loop() {
+			scanChunk(p, &c)
+		}
+	})
+	b.Run("by-key", func(b *testing.B) {
+		for b.Loop() {
+			scanChunkByKey(p, &c)
+		}
+	})
+}
