@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kneebench/knee/workload"
 	"github.com/valyala/fasthttp"
@@ -196,6 +197,15 @@ func (c *Client) appendBody(dst []byte, r *workload.Request) []byte {
 
 // appendJSONString appends s as a JSON string.
 func appendJSONString(dst []byte, s string) []byte {
-	b, _ := json.Marshal(s)
-	return append(dst, b...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			b, _ := json.Marshal(s)
+			return append(dst, b...)
+		}
+	}
+	// Plain printable ASCII needs no escaping: skip json.Marshal and its
+	// allocation, once per request and message.
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
