@@ -127,6 +127,26 @@ func TestStreamWritesFollowMore(t *testing.T) {
 	}
 }
 
+// TestStallFlushesHeldTokens checks that a stall never traps tokens the
+// engine released early for grouping: everything before the stall is on
+// the wire before the stall begins.
+func TestStallFlushesHeldTokens(t *testing.T) {
+	ts := startSim(t, testModels, "", "")
+	m := ts.models["instant"]
+	orig := m.engine
+	t.Cleanup(func() { m.engine = orig })
+	m.engine = scriptedEngine{more: "MMMM"}
+	var log writeLog
+	r := &run{s: ts.Server, m: m, chat: true, model: "instant", id: 7, arrival: time.Now(),
+		fault: &FaultRule{Kind: FaultStall, AfterTokens: 2, DurationMs: 1},
+		plan:  &Plan{PromptTokens: 8, Tokens: []string{"a", "b", "c", "d"}, FinishReason: "length"}}
+	r.stream(bufio.NewWriterSize(&log, 4096))
+	// Role; tokens 0-1 flushed by the stall; tokens 2-3 with the finish.
+	if len(log.writes) != 3 || strings.Count(log.writes[1], "data: ") != 2 {
+		t.Errorf("writes %q, want the role, then tokens 0-1 before the stall, then the rest", log.writes)
+	}
+}
+
 // TestStreamBodyWrites checks the three ways fasthttp may consume a
 // streamed body: WriteTo (one write per flush), Read (through a pipe) and
 // Close without either (the answer is recorded as aborted). Each runs the

@@ -82,7 +82,9 @@ func (r *run) observe(ev TokenEvent) {
 }
 
 // applyFault delays or cuts the stream before token ev; it reports false
-// when the stream must end here.
+// when the stream must end here. Whatever was held back for sending with
+// ev goes out first: the engine said ev was due, not that it would be
+// delayed.
 func (r *run) applyFault(ev TokenEvent, flush func() error) bool {
 	f := r.fault
 	if f == nil {
@@ -93,6 +95,7 @@ func (r *run) applyFault(ev TokenEvent, flush func() error) bool {
 		if ev.Index == 0 {
 			r.m.mm.fault(f.Kind)
 			r.m.sum.fault(f.Kind)
+			_ = flush()
 			extra := time.Duration((f.Factor - 1) * float64(time.Since(r.arrival)))
 			r.sleep(extra)
 		}
@@ -100,6 +103,7 @@ func (r *run) applyFault(ev TokenEvent, flush func() error) bool {
 		if ev.Index == f.AfterTokens {
 			r.m.mm.fault(f.Kind)
 			r.m.sum.fault(f.Kind)
+			_ = flush()
 			r.sleep(f.stall())
 		}
 	case FaultCut:
