@@ -129,16 +129,21 @@ func (r *run) sleep(d time.Duration) {
 	}
 }
 
+// running counts the request as running until the returned func is called.
+func (r *run) running() (done func()) {
+	r.m.inflight.Add(1)
+	r.m.sum.setRunning(1)
+	return func() {
+		r.m.inflight.Add(-1)
+		r.m.sum.setRunning(-1)
+	}
+}
+
 // stream writes the answer as server-sent events: the role chunk at once
 // (so headers go out immediately, as vLLM does), one event per token, the
 // finish chunk, the usage chunk when asked, and [DONE].
 func (r *run) stream(w *bufio.Writer) {
-	r.m.inflight.Add(1)
-	r.m.sum.setRunning(1)
-	defer func() {
-		r.m.inflight.Add(-1)
-		r.m.sum.setRunning(-1)
-	}()
+	defer r.running()()
 	r.chunkEnvelope()
 	r.buf = append(r.buf[:0], r.prefix...)
 	if r.chat {
@@ -241,12 +246,7 @@ func (r *run) appendUsage(b []byte, info StreamInfo) []byte {
 
 // unary waits out the whole answer, then writes one JSON body.
 func (r *run) unary(ctx *fasthttp.RequestCtx) {
-	r.m.inflight.Add(1)
-	r.m.sum.setRunning(1)
-	defer func() {
-		r.m.inflight.Add(-1)
-		r.m.sum.setRunning(-1)
-	}()
+	defer r.running()()
 	info, err := r.m.engine.Stream(r.s.streams, r.plan, r.arrival, func(ev TokenEvent) error {
 		if r.fault != nil && r.fault.Kind != FaultCut {
 			r.applyFault(ev, func() error { return nil })
