@@ -61,3 +61,39 @@ func Calibrate(c *Client) Calibration {
 	}
 	return Calibration{Words: words, Tokens: tokens, Overhead: small.PromptTokens, WordsPerToken: float64(words) / float64(tokens), OK: true}
 }
+
+// SizedPrompts fits synthetic prompts to the server's own token count: the
+// filler is scaled by the calibration's words per token, the chat
+// template's overhead is taken off, and one probe of the real prompt shape
+// (nonce included) corrects what is left, so a prompt of syn.Tokens means
+// that many prompt_tokens as the server counts them. It returns the source
+// to use and a line for the report; without a calibration it returns syn
+// unchanged.
+func SizedPrompts(c *Client, cal Calibration, syn workload.Synthetic) (workload.Synthetic, string) {
+	want := syn.Tokens
+	if !cal.OK {
+		return syn, fmt.Sprintf("input tokens not calibrated (%s): prompts hold %d filler words", cal.Note, want)
+	}
+	fit := syn
+	fit.WordsPerToken = cal.WordsPerToken
+	// A one-word message costs Overhead tokens: the template and the word.
+	fit.Tokens = max(want-(cal.Overhead-1), 1)
+	probe := func(s workload.Synthetic) (int, bool) {
+		req := s.Request(-1)
+		req.MaxTokens = 1
+		rec := &Record{}
+		c.Do(&req, rec, false)
+		return rec.PromptTokens, rec.Class == "" && rec.UsageReported && rec.PromptTokens > 0
+	}
+	got, ok := probe(fit)
+	if !ok {
+		return fit, fmt.Sprintf("input tokens scaled by the calibration only (the probe of the prompt shape failed): %d asked", want)
+	}
+	if miss := want - got; miss != 0 {
+		fit.Tokens = max(fit.Tokens+miss, 1)
+		if again, ok := probe(fit); ok {
+			got = again
+		}
+	}
+	return fit, fmt.Sprintf("input tokens: %d asked, the server counts %d for a probe of the same shape (template and nonce included)", want, got)
+}

@@ -54,6 +54,32 @@ func httpErrorClass(status int, body []byte) (class, message string) {
 	return class, strings.TrimSpace(string(body[:min(len(body), 200)]))
 }
 
+// closedUnanswered reports whether a failed exchange went out on a reused
+// connection that the server closed before answering a single byte: the
+// keep-alive race, not a failure of the request.
+func (c *Client) closedUnanswered(resp *fasthttp.Response, err error) bool {
+	if c.dialer.aborted.Load() {
+		return false
+	}
+	tc := connOf(resp.LocalAddr())
+	if tc == nil || !tc.reusedNoAnswer() {
+		return false
+	}
+	return errors.Is(err, fasthttp.ErrConnectionClosed) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// classifyAt is classify for a request sent at sent: a timeout that
+// struck when the request's total time ran out is a request timeout.
+func (c *Client) classifyAt(err error, afterContent bool, sent time.Duration) string {
+	class := c.classify(err, afterContent)
+	if (class == ClassIdleTimeout || class == ClassFirstTokenTimeout) && c.t.RequestTimeout > 0 &&
+		c.now()-sent >= c.t.RequestTimeout-time.Millisecond {
+		return ClassRequestTimeout
+	}
+	return class
+}
+
 // classify maps a transport error to a class. afterContent tells a stall in
 // the middle of a stream from a wait for the first token.
 func (c *Client) classify(err error, afterContent bool) string {

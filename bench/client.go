@@ -3,11 +3,13 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -27,9 +29,17 @@ type Target struct {
 	// ExtraBody is a JSON object merged into every request body; its keys
 	// win over knee's own.
 	ExtraBody json.RawMessage
-	// Timeout is the time allowed before the first byte of a response and
-	// between chunks of a stream. Zero means no timeout.
+	// Timeout is the time allowed from the send to the first byte of the
+	// response, and then between content chunks of the stream: SSE
+	// comments, role-only chunks and empty events do not reset it. Zero
+	// means no timeout.
 	Timeout time.Duration
+	// RequestTimeout bounds a whole request, from the send to the end of
+	// its stream. Zero means no limit.
+	RequestTimeout time.Duration
+	// IdleConnTimeout is how long an idle pooled connection is kept. Zero
+	// means DefaultIdleConnTimeout.
+	IdleConnTimeout time.Duration
 	// UserAgent is sent as User-Agent.
 	UserAgent string
 	// Retries is how many times a request that got 429, 503 or a
@@ -48,6 +58,7 @@ type Client struct {
 	extra  []extraField
 	dialer *dialer
 	start  time.Time
+	resent atomic.Int64
 }
 
 type extraField struct {
@@ -99,7 +110,11 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 	if maxConns < 1 {
 		maxConns = 1
 	}
-	c.dialer = &dialer{idle: t.Timeout, conns: map[*trackedConn]struct{}{}}
+	c.dialer = &dialer{firstByte: t.Timeout, total: t.RequestTimeout, conns: map[*trackedConn]struct{}{}}
+	idle := t.IdleConnTimeout
+	if idle <= 0 {
+		idle = DefaultIdleConnTimeout
+	}
 	ua := t.UserAgent
 	if ua == "" {
 		ua = "knee"
@@ -111,12 +126,33 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 		Dial:                c.dialer.dial,
 		MaxConns:            maxConns,
 		MaxConnWaitTimeout:  time.Hour,
-		MaxIdleConnDuration: time.Minute,
+		MaxIdleConnDuration: idle,
 		WriteTimeout:        30 * time.Second,
 		StreamResponseBody:  true,
-		RetryIfErr:          func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
+		// Response headers of up to 64 KiB (fasthttp's default buffer
+		// holds 4 KiB, and proxies add many).
+		ReadBufferSize: 64 * 1024,
+		// A request is sent again only when nothing of it left: the pooled
+		// connection was found closed before the write. Every stale
+		// connection in the pool may be found in turn, so allow as many
+		// attempts as there are connections.
+		MaxIdemponentCallAttempts: maxConns + 2,
+		RetryIfErr: func(_ *fasthttp.Request, _ int, err error) (bool, bool) {
+			return false, errors.Is(err, errStaleConn)
+		},
 	}
 	return c, nil
+}
+
+// DefaultIdleConnTimeout is how long an idle connection is kept: less than
+// the 5 s after which uvicorn (in front of vLLM and SGLang) closes idle
+// keep-alive connections, so knee rarely reaches for one the server is
+// closing.
+const DefaultIdleConnTimeout = 4 * time.Second
+
+// ConnStats counts what happened to the client's connections.
+func (c *Client) ConnStats() (opened, stale, resent int64) {
+	return c.dialer.opened.Load(), c.dialer.stale.Load(), c.resent.Load()
 }
 
 // SetStart sets the instant that record times are measured from.

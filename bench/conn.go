@@ -8,16 +8,30 @@ import (
 	"time"
 )
 
-// dialer opens connections that enforce the idle timeout on every read and
-// can all be aborted at once.
+// dialer opens the client's connections. Each one enforces the request's
+// read deadline (set per exchange, see trackedConn), is checked for a close
+// by the server before it is used again, and can be aborted with all the
+// others at once.
 type dialer struct {
-	idle    time.Duration
+	// firstByte is the time allowed from the send to the first byte of the
+	// response; total bounds a whole exchange. Zero means no limit.
+	firstByte, total time.Duration
+
 	mu      sync.Mutex
 	conns   map[*trackedConn]struct{}
 	aborted atomic.Bool
+
+	opened, stale atomic.Int64
 }
 
-var errAborted = errors.New("run interrupted")
+var (
+	errAborted = errors.New("run interrupted")
+	// errStaleConn is what a write on a pooled connection returns when the
+	// server closed that connection while it sat idle. Nothing was sent, so
+	// the request goes out again on another connection (see RetryIfErr in
+	// NewClient).
+	errStaleConn = errors.New("the server closed this idle connection")
+)
 
 func (d *dialer) dial(addr string) (net.Conn, error) {
 	if d.aborted.Load() {
@@ -27,7 +41,9 @@ func (d *dialer) dial(addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.opened.Add(1)
 	tc := &trackedConn{Conn: nc, d: d}
+	tc.addr = connAddr{Addr: nc.LocalAddr(), tc: tc}
 	d.mu.Lock()
 	d.conns[tc] = struct{}{}
 	d.mu.Unlock()
@@ -46,24 +62,118 @@ func (d *dialer) abort() {
 	}
 }
 
+// trackedConn is one connection of the pool. fasthttp uses a connection for
+// one exchange at a time, writing the request and then reading the
+// response, so the first write after a read starts a new exchange: that is
+// where the connection learns that it is being reused.
 type trackedConn struct {
 	net.Conn
 	d    *dialer
+	addr connAddr
 	once sync.Once
+
+	// Exchange state, touched only by the goroutine that holds the
+	// connection.
+	writing   bool
+	exchanges int
+	gotBytes  bool
+
+	// limit is the read deadline of the current exchange (Unix ns; 0 for
+	// none). The request's owner moves it as content arrives (setLimit);
+	// Read applies it.
+	limit   atomic.Int64
+	applied int64
 }
 
-// Read arms the idle deadline before every read: fasthttp's own read
-// timeout is one deadline for the whole response and would cut long
-// streams, so the time allowed between chunks is enforced here.
+// connAddr is the local address a trackedConn reports. fasthttp copies it
+// into the response (Response.LocalAddr), which is how a request finds the
+// connection it went out on.
+type connAddr struct {
+	net.Addr
+	tc *trackedConn
+}
+
+// LocalAddr returns the connection's local address, carrying the
+// connection itself.
+func (c *trackedConn) LocalAddr() net.Addr { return c.addr }
+
+// connOf returns the connection a response arrived on, if it was one of
+// ours.
+func connOf(a net.Addr) *trackedConn {
+	if ca, ok := a.(connAddr); ok {
+		return ca.tc
+	}
+	return nil
+}
+
+// Write starts a new exchange on its first call after a read. A reused
+// connection is checked first: if the server closed it while it was idle
+// (uvicorn does after 5 s; llama.cpp's server right after each stream),
+// nothing is written and errStaleConn says so.
+func (c *trackedConn) Write(p []byte) (int, error) {
+	if !c.writing {
+		c.writing = true
+		if c.exchanges > 0 && peerClosed(c.Conn) {
+			c.d.stale.Add(1)
+			return 0, errStaleConn
+		}
+		c.exchanges++
+		c.gotBytes = false
+		now := time.Now()
+		c.limit.Store(earliest(now, c.d.firstByte, now, c.d.total))
+	}
+	return c.Conn.Write(p)
+}
+
+// earliest is the sooner of a+da and b+db as Unix ns, ignoring zero
+// durations; 0 when both are zero.
+func earliest(a time.Time, da time.Duration, b time.Time, db time.Duration) int64 {
+	var out int64
+	if da > 0 {
+		out = a.Add(da).UnixNano()
+	}
+	if db > 0 {
+		if t := b.Add(db).UnixNano(); out == 0 || t < out {
+			out = t
+		}
+	}
+	return out
+}
+
+// reused reports whether the current exchange is not the connection's first
+// and has not yet received a byte: a close now means the server dropped a
+// kept-alive connection, not that it failed the request.
+func (c *trackedConn) reusedNoAnswer() bool { return c.exchanges > 1 && !c.gotBytes }
+
+// setLimit moves the read deadline of the current exchange.
+func (c *trackedConn) setLimit(unixNano int64) { c.limit.Store(unixNano) }
+
+// Read applies the exchange's deadline before every read. fasthttp's own
+// read timeout is one deadline for the whole response; knee's deadlines
+// move with the content of the stream instead.
 func (c *trackedConn) Read(p []byte) (int, error) {
+	c.writing = false
 	if c.d.aborted.Load() {
 		return 0, errAborted
 	}
-	if c.d.idle > 0 {
-		_ = c.Conn.SetReadDeadline(time.Now().Add(c.d.idle))
+	if l := c.limit.Load(); l != c.applied {
+		c.applied = l
+		var t time.Time
+		if l != 0 {
+			t = time.Unix(0, l)
+		}
+		_ = c.Conn.SetReadDeadline(t)
 	}
-	return c.Conn.Read(p)
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.gotBytes = true
+	}
+	return n, err
 }
+
+// SetReadDeadline is ignored: the exchange's limit rules reads (fasthttp
+// would otherwise clear it before every response).
+func (c *trackedConn) SetReadDeadline(time.Time) error { return nil }
 
 func (c *trackedConn) Close() error {
 	c.once.Do(func() {

@@ -30,7 +30,11 @@ func ListModels(t Target) ([]string, error) {
 	}
 	if status != 200 {
 		_, msg := httpErrorClass(status, body)
-		return nil, fmt.Errorf("listing models: HTTP %d %s", status, msg)
+		hint := ""
+		if base := strings.TrimRight(t.BaseURL, "/"); status == 404 && !strings.HasSuffix(base, "/v1") {
+			hint = fmt.Sprintf(" (the API root usually ends in /v1: try --base-url %s/v1)", base)
+		}
+		return nil, fmt.Errorf("listing models at %s/models: HTTP %d %s%s", strings.TrimRight(t.BaseURL, "/"), status, msg, hint)
 	}
 	var v struct {
 		Data []struct {

@@ -19,6 +19,7 @@ const (
 	ClassConnectionReset   = "connection_reset"
 	ClassFirstTokenTimeout = "first_token_timeout"
 	ClassIdleTimeout       = "idle_timeout"
+	ClassRequestTimeout    = "request_timeout"
 	ClassTruncated         = "truncated_stream"
 	ClassMalformed         = "malformed_stream"
 	ClassStreamError       = "stream_error"
@@ -30,31 +31,36 @@ const (
 // Record is everything measured about one request. Times are offsets from
 // the start of the run on the monotonic clock.
 type Record struct {
-	Index      int           `json:"index"`
-	Warmup     bool          `json:"warmup,omitempty"`
-	Tag        int           `json:"tag,omitempty"`
-	Scheduled  time.Duration `json:"scheduled_ns"`
+	Index     int           `json:"index"`
+	Warmup    bool          `json:"warmup,omitempty"`
+	Tag       int           `json:"tag,omitempty"`
+	Scheduled time.Duration `json:"scheduled_ns"`
+	// Origin is when the request's call arrived (voice turns only).
+	Origin     time.Duration `json:"-"`
 	Sent       time.Duration `json:"sent_ns"`
 	FirstToken time.Duration `json:"first_token_ns,omitempty"`
 	LastToken  time.Duration `json:"last_token_ns,omitempty"`
 	Done       time.Duration `json:"done_ns"`
 	// Lateness is how late the dispatcher sent the request against its
 	// schedule, not counting a wait for a concurrency slot.
-	Lateness         time.Duration   `json:"lateness_ns"`
-	Waited           bool            `json:"waited_for_slot,omitempty"`
-	Status           int             `json:"status"`
-	Class            string          `json:"error,omitempty"`
-	Message          string          `json:"message,omitempty"`
-	Chunks           int             `json:"chunks"`
-	PromptTokens     int             `json:"prompt_tokens"`
-	CompletionTokens int             `json:"completion_tokens"`
-	CachedTokens     int             `json:"cached_tokens"`
-	UsageReported    bool            `json:"usage_reported"`
-	CachedReported   bool            `json:"cached_reported"`
-	Attempts         int             `json:"attempts,omitempty"`
-	RetryAfter       time.Duration   `json:"retry_after_ns,omitempty"`
-	FirstClass       string          `json:"first_attempt_error,omitempty"`
-	ChunkTimes       []time.Duration `json:"-"`
+	Lateness         time.Duration `json:"lateness_ns"`
+	Waited           bool          `json:"waited_for_slot,omitempty"`
+	Status           int           `json:"status"`
+	Class            string        `json:"error,omitempty"`
+	Message          string        `json:"message,omitempty"`
+	Chunks           int           `json:"chunks"`
+	PromptTokens     int           `json:"prompt_tokens"`
+	CompletionTokens int           `json:"completion_tokens"`
+	CachedTokens     int           `json:"cached_tokens"`
+	UsageReported    bool          `json:"usage_reported"`
+	CachedReported   bool          `json:"cached_reported"`
+	Attempts         int           `json:"attempts,omitempty"`
+	RetryAfter       time.Duration `json:"retry_after_ns,omitempty"`
+	FirstClass       string        `json:"first_attempt_error,omitempty"`
+	// Resent is true when the request went out a second time because the
+	// server had closed the kept-alive connection it was first sent on.
+	Resent     bool            `json:"resent,omitempty"`
+	ChunkTimes []time.Duration `json:"-"`
 	// Text is the generated text, kept only when the workload needs it
 	// (a multi-turn call carries answers forward).
 	Text []byte `json:"-"`

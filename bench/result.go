@@ -45,9 +45,6 @@ func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered f
 		}
 		res.Arrivals.AchievedConcurrency = agg.busy.Seconds() / span
 	}
-	if span := (agg.lastDone - agg.firstSched).Seconds(); agg.ok > 0 && span > 0 {
-		res.Arrivals.CompletionRate = float64(agg.ok) / span
-	}
 	res.Arrivals.TargetRate = r.opts.Load.Rate
 	res.Arrivals.OfferedRate = offered
 	if sendSpan := (agg.lastSent - agg.firstSent).Seconds(); agg.sent > 1 && sendSpan > 0 {

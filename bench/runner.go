@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"runtime"
 	"sync"
@@ -31,6 +32,10 @@ type Load struct {
 	// a negative value means one per concurrent stream.
 	Warmup int
 	Seed   uint64
+	// DrainTimeout bounds the wait for the window's stragglers once sending
+	// has ended; those still running are cut and counted as interrupted.
+	// Zero waits for every one.
+	DrainTimeout time.Duration
 }
 
 // DefaultWarmup is the warm-up count used when Load.Warmup is negative:
@@ -54,7 +59,7 @@ func (l Load) Validate() error {
 	if (l.Concurrency > 0) == (l.Rate > 0) {
 		errs = append(errs, errors.New("give exactly one of --concurrency and --rate"))
 	}
-	if l.Concurrency < 0 || l.Rate < 0 || l.MaxConcurrency < 0 || l.Requests < 0 || l.Duration < 0 {
+	if l.Concurrency < 0 || l.Rate < 0 || l.MaxConcurrency < 0 || l.Requests < 0 || l.Duration < 0 || l.DrainTimeout < 0 {
 		errs = append(errs, errors.New("counts, rates and durations must not be negative"))
 	}
 	if l.Rate > 0 && l.Burstiness <= 0 {
@@ -163,13 +168,13 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 		r.phase(ctx, warm, 0, false)
 	}
 	var window struct{ start, end time.Duration }
-	offered := 0.0
+	var pr phaseResult
 	if ctx.Err() == nil {
 		if o.OnWindowStart != nil {
 			o.OnWindowStart(ctx)
 		}
 		window.start = r.client.now()
-		offered = r.phase(ctx, o.Load.Requests, o.Load.Duration, true)
+		pr = r.phase(ctx, o.Load.Requests, o.Load.Duration, true)
 		window.end = r.client.now()
 		if o.OnWindowEnd != nil && ctx.Err() == nil {
 			o.OnWindowEnd(ctx)
@@ -178,10 +183,28 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	stopProgress()
 	rep := mon.Stop()
 	r.records.flush()
-	res := r.result(rep, window.start, window.end, offered, warm)
+	res := r.result(rep, window.start, window.end, pr.offered, warm)
+	if o.Load.Rate > 0 {
+		res.Arrivals.CompletionRate = r.coll.keptPace(pr.schedStart, pr.schedEnd)
+	}
+	res.Arrivals.Unsent = pr.unsent
+	if pr.unsent > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d arrivals due in the window were still waiting for a --max-concurrency slot when it closed: never sent", pr.unsent))
+	}
+	if pr.drainCut {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut %d requests still running after the window: counted as interrupted; "+
+			"the slowest requests are missing from the percentiles, which read low", o.Load.DrainTimeout, res.Requests.Interrupted))
+	}
+	r.connections(res)
 	res.StartedAt = start.UTC()
 	res.Interrupted = ctx.Err() != nil
 	return res, nil
+}
+
+// connections adds what happened to the client's connections.
+func (r *runner) connections(res *results.Run) {
+	opened, stale, resent := r.client.ConnStats()
+	res.Connections = &results.Connections{Opened: opened, StaleClosed: stale, Resent: resent}
 }
 
 func (r *runner) startProgress(ctx context.Context) func() {
@@ -215,43 +238,89 @@ func (r *runner) startProgress(ctx context.Context) func() {
 	return func() { close(done); wg.Wait() }
 }
 
-// phase sends n requests (or sends for d) and waits for all to finish. It
-// returns the offered rate of the arrivals it drew (open loop).
-func (r *runner) phase(ctx context.Context, n int, d time.Duration, measured bool) float64 {
-	if r.opts.Load.Concurrency > 0 {
-		r.closedLoop(ctx, n, d, measured)
-		return 0
+// phaseResult is what a phase reports beyond its records.
+type phaseResult struct {
+	// offered is the rate of the arrivals drawn for the window (open loop).
+	offered float64
+	// unsent counts arrivals due inside the window that were still waiting
+	// for a --max-concurrency slot when it closed.
+	unsent int64
+	// drainCut is set when the drain timeout cut the phase's stragglers.
+	drainCut bool
+	// schedStart and schedEnd bound the window's schedule (open loop):
+	// arrivals due in [schedStart, schedEnd) belong to it.
+	schedStart, schedEnd time.Duration
+}
+
+// phase sends n requests (or sends for d) and waits for all to finish. The
+// measured phase's stragglers get Load.DrainTimeout after the sending ends;
+// whatever is still running then is cut and counted as interrupted.
+func (r *runner) phase(ctx context.Context, n int, d time.Duration, measured bool) phaseResult {
+	var pr phaseResult
+	var cut atomic.Bool
+	drain := func() (stop func()) {
+		if !measured || r.opts.Load.DrainTimeout <= 0 {
+			return func() {}
+		}
+		t := time.AfterFunc(r.opts.Load.DrainTimeout, func() {
+			cut.Store(true)
+			r.client.Abort()
+		})
+		return func() { t.Stop() }
 	}
-	return r.openLoop(ctx, n, d, measured)
+	if r.opts.Load.Concurrency > 0 {
+		r.closedLoop(ctx, n, d, measured, drain)
+	} else {
+		r.openLoop(ctx, n, d, measured, drain, &pr)
+	}
+	pr.drainCut = cut.Load()
+	return pr
 }
 
 // closedLoop runs Concurrency workers, each sending its next request as soon
 // as its previous one ends.
-func (r *runner) closedLoop(ctx context.Context, n int, d time.Duration, measured bool) {
+func (r *runner) closedLoop(ctx context.Context, n int, d time.Duration, measured bool, drain func() func()) {
 	var issued atomic.Int64
 	start := r.client.now()
 	var wg sync.WaitGroup
+	var ended sync.Once
+	stopDrain := func() {}
+	// The drain starts when the first worker finds the window over.
+	windowOver := func() { ended.Do(func() { stopDrain = drain() }) }
+	var mu sync.Mutex
 	for w := 0; w < r.opts.Load.Concurrency; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
 				if n > 0 && issued.Add(1) > int64(n) {
-					return
+					break
 				}
 				now := r.client.now()
 				if d > 0 && now-start >= d {
-					return
+					break
 				}
 				r.one(ctx, now, 0, false, measured)
 			}
+			mu.Lock()
+			windowOver()
+			mu.Unlock()
 		}()
 	}
 	wg.Wait()
+	mu.Lock()
+	stopDrain()
+	mu.Unlock()
 }
 
-// openLoop dispatches arrivals at their absolute scheduled times.
-func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured bool) float64 {
+// openLoop dispatches arrivals at their absolute scheduled times. An
+// arrival that finds every --max-concurrency slot busy waits for one, and
+// later arrivals queue behind it; the wait is the server's doing, so an
+// arrival's lateness is counted from when it was due or when the slot
+// ahead of it came free, whichever is later. Arrivals due after the window
+// are never sent, and arrivals still waiting for a slot when the window
+// closes are counted as unsent.
+func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured bool, drain func() func(), pr *phaseResult) {
 	var slots chan struct{}
 	if mc := r.opts.Load.MaxConcurrency; mc > 0 {
 		slots = make(chan struct{}, mc)
@@ -263,6 +332,14 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 	count := 0
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	var windowEnd <-chan time.Time
+	if d > 0 {
+		wt := time.NewTimer(time.Until(r.client.start.Add(base + d)))
+		defer wt.Stop()
+		windowEnd = wt.C
+	}
+	// freeAt is when the dispatcher last got a slot it had waited for.
+	freeAt := time.Duration(-1)
 	// Senders are kept and reused rather than started per arrival: a fresh
 	// goroutine regrows its stack through the HTTP client on every
 	// request, which cost 8% of the client's CPU at 10,000 requests/s.
@@ -280,9 +357,11 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 			}
 		}
 	}
-	for ctx.Err() == nil {
+	// next draws the next arrival's offset from the window's start; ok is
+	// false once the window's arrivals are all drawn.
+	next := func() (time.Duration, bool) {
 		if n > 0 && count >= n {
-			break
+			return 0, false
 		}
 		off := r.arrivals.Next()
 		if first < 0 {
@@ -290,10 +369,18 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 		}
 		rel := off - first
 		if d > 0 && rel >= d {
-			break
+			return 0, false
 		}
 		last = rel
 		count++
+		return rel, true
+	}
+dispatch:
+	for ctx.Err() == nil {
+		rel, ok := next()
+		if !ok {
+			break
+		}
 		due := base + rel
 		if wait := due - r.client.now(); wait > 0 {
 			timer.Reset(wait)
@@ -303,7 +390,6 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 			case <-timer.C:
 			}
 		}
-		lateness := r.client.now() - due
 		waited := false
 		if slots != nil {
 			select {
@@ -312,12 +398,24 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 				waited = true
 				select {
 				case slots <- struct{}{}:
+					freeAt = r.client.now()
 				case <-ctx.Done():
 					continue
+				case <-windowEnd:
+					// This arrival and every later one due in the window
+					// never got a slot.
+					pr.unsent = 1
+					for {
+						if _, ok := next(); !ok {
+							break dispatch
+						}
+						pr.unsent++
+					}
 				}
 			}
 		}
-		a := arrival{due: due, lateness: lateness, waited: waited}
+		lateness := r.client.now() - max(due, freeAt)
+		a := arrival{due: due, lateness: max(lateness, 0), waited: waited}
 		select {
 		case idle <- a:
 		default:
@@ -329,11 +427,16 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 		}
 	}
 	close(idle)
+	stopDrain := drain()
 	wg.Wait()
-	if count < 2 || last <= 0 {
-		return 0
+	stopDrain()
+	pr.schedStart, pr.schedEnd = base, base+last
+	if d > 0 {
+		pr.schedEnd = base + d
 	}
-	return float64(count-1) / last.Seconds()
+	if count >= 2 && last > 0 {
+		pr.offered = float64(count-1) / last.Seconds()
+	}
 }
 
 // arrival is one scheduled request handed to a sender.

@@ -68,6 +68,7 @@ type aggregate struct {
 	clamped                                     int64
 	coldTurns, measuredTurns                    int64
 	firstAttempt                                *results.Attempts
+	done                                        []completion
 }
 
 func (a *aggregate) add(o *aggregate) {
@@ -106,6 +107,7 @@ func (a *aggregate) add(o *aggregate) {
 	}
 	a.busy += o.busy
 	a.clamped += o.clamped
+	a.done = append(a.done, o.done...)
 	a.coldTurns += o.coldTurns
 	a.measuredTurns += o.measuredTurns
 	if o.firstAttempt != nil {
@@ -127,6 +129,9 @@ type collector struct {
 	// coldThreshold, when positive, counts a measured request as cold
 	// when it cached fewer tokens than this.
 	coldThreshold int
+	// callOrigins says that a record's age is counted from its call's
+	// arrival (Record.Origin) rather than from its own schedule.
+	callOrigins bool
 }
 
 func newCollector(n int) *collector {
@@ -190,6 +195,7 @@ func (c *collector) add(r *Record) {
 	switch {
 	case r.Class == ClassInterrupted:
 		a.interrupted++
+		a.partial += int64(r.Chunks)
 		return
 	case r.Class != "":
 		a.failed++
@@ -202,6 +208,11 @@ func (c *collector) add(r *Record) {
 	}
 	a.ok++
 	a.busy += r.Done - r.Sent
+	origin := r.Scheduled
+	if c.callOrigins {
+		origin = r.Origin
+	}
+	a.done = append(a.done, completion{tag: int32(r.Tag), doneMs: int32(r.Done.Milliseconds()), ageMs: int32((r.Done - origin).Milliseconds())})
 	out := r.OutputTokens()
 	a.inTotal += int64(r.PromptTokens)
 	a.outTotal += int64(out)

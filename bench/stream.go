@@ -54,12 +54,30 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 
 	rec.Sent = c.now()
 	err := c.hc.Do(req, resp)
+	if err != nil && c.closedUnanswered(resp, err) {
+		// The server closed a kept-alive connection just as this request
+		// went out on it (llama.cpp's server closes after every stream):
+		// nothing was answered, so send it once more on a fresh one. The
+		// clock keeps running from the first send.
+		c.resent.Add(1)
+		rec.Resent = true
+		err = c.hc.Do(req, resp)
+	}
 	if err != nil {
 		rec.Done = c.now()
-		rec.Class, rec.Message = c.classify(err, false), err.Error()
+		rec.Class, rec.Message = c.classifyAt(err, false, rec.Sent), err.Error()
 		return
 	}
 	rec.Status = resp.StatusCode()
+	// From here on the read deadline follows the content: the time allowed
+	// between content chunks, within the request's total.
+	tc := connOf(resp.LocalAddr())
+	limit := func(at time.Duration) {
+		if tc != nil {
+			tc.setLimit(earliest(c.start.Add(at), c.t.Timeout, c.start.Add(rec.Sent), c.t.RequestTimeout))
+		}
+	}
+	limit(c.now())
 	body := resp.BodyStream()
 	if body == nil {
 		body = bytes.NewReader(resp.Body())
@@ -107,7 +125,7 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 			case err == errEventTooLarge:
 				fail(ClassMalformed, err)
 			default:
-				fail(c.classify(err, rec.Chunks > 0), err)
+				fail(c.classifyAt(err, rec.Chunks > 0, rec.Sent), err)
 			}
 			return
 		}
@@ -138,6 +156,7 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 			return
 		}
 		if ch.content {
+			limit(t)
 			if rec.Chunks == 0 {
 				rec.FirstToken = t
 			}
@@ -190,7 +209,7 @@ func (c *Client) DoRetry(ctx context.Context, r *workload.Request, rec *Record, 
 func (c *Client) readUnstreamed(body io.Reader, rec *Record, fail func(string, error), keepText bool) {
 	b, err := io.ReadAll(io.LimitReader(body, 16<<20))
 	if err != nil {
-		fail(c.classify(err, false), err)
+		fail(c.classifyAt(err, false, rec.Sent), err)
 		return
 	}
 	var v struct {

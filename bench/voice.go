@@ -27,6 +27,10 @@ type VoiceOptions struct {
 	// shed and counted, never silently dropped. Zero means no cap.
 	MaxConcurrentCalls int
 	Seed               uint64
+	// DrainTimeout bounds the wait for calls still in progress once the
+	// arrivals have ended; turns still running then are cut and counted as
+	// interrupted. Zero waits for every call.
+	DrainTimeout time.Duration
 	// Records, when set, receives one JSON line per turn.
 	Records       io.Writer
 	Progress      func(Progress)
@@ -57,6 +61,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	records := newRecordWriter(o.Records)
 	coll := newCollector(4 * runtime.GOMAXPROCS(0))
 	coll.coldThreshold = max(o.Voice.SystemPromptTokens/2, 1)
+	coll.callOrigins = true
 	c := o.Client
 	start := time.Now()
 	c.SetStart(start)
@@ -125,7 +130,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 			req := o.Voice.Turn(script, k, answers)
 			rec.reset()
 			rec.Index = int(turnIndex.Add(1) - 1)
-			rec.Tag, rec.Scheduled, rec.Warmup = k, sched, k == 1
+			rec.Tag, rec.Scheduled, rec.Warmup, rec.Origin = k, sched, k == 1, arrival
 			rec.Lateness = max(c.now()-sched, 0)
 			sent.Add(1)
 			inflight.Add(1)
@@ -186,6 +191,11 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	timer.Stop()
 	arriving.Store(false)
 	arrivalsEnd := c.now()
+	var drainCut atomic.Bool
+	if o.DrainTimeout > 0 {
+		t := time.AfterFunc(o.DrainTimeout, func() { drainCut.Store(true); c.Abort() })
+		defer t.Stop()
+	}
 	wg.Wait()
 	windowEnd := c.now()
 	close(sampleDone)
@@ -219,7 +229,18 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 			calls.LittlesLaw = float64(started.Load()) / a * calls.MeanCallSeconds
 		}
 	}
+	schedEnd := lastArrival
+	if o.Duration > 0 {
+		schedEnd = o.Duration
+	}
+	res.Arrivals.CompletionRate = coll.keptPace(0, schedEnd)
+	calls.TurnsOfferedPerS = offered * float64(o.Voice.Turns-1)
 	res.Calls = calls
+	if drainCut.Load() {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut calls still in progress after the arrivals ended: their open turns count as interrupted", o.DrainTimeout))
+	}
+	opened, stale, resent := c.ConnStats()
+	res.Connections = &results.Connections{Opened: opened, StaleClosed: stale, Resent: resent}
 	cache := &results.Cache{Reported: agg.cachedReported}
 	if agg.inTotal > 0 {
 		cache.HitRate = float64(agg.cachedTotal) / float64(agg.inTotal)

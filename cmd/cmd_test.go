@@ -138,12 +138,22 @@ func TestRunAgainstSimulator(t *testing.T) {
 
 func TestEveryRequestFailedExitsOne(t *testing.T) {
 	url := startSim(t, "", "")
-	code, stdout, _ := execute(t, "run", "--base-url", url, "--model", "no-such-model", "--concurrency", "2", "--requests", "4")
+	code, stdout, _ := execute(t, "run", "--base-url", url, "--header", "X-Knee-Fault:error_500", "--concurrency", "2", "--requests", "4")
 	if code != ExitFailed {
 		t.Errorf("exit %d, want 1\n%s", code, stdout)
 	}
-	if !strings.Contains(stdout, "http_404:invalid_request_error 4") {
+	if !strings.Contains(stdout, "http_500:") || !strings.Contains(stdout, " 4") {
 		t.Errorf("errors not reported by class:\n%s", stdout)
+	}
+}
+
+// TestUnknownModelIsAUsageError: --model is checked against GET /v1/models
+// before anything is measured, and the error lists what is served.
+func TestUnknownModelIsAUsageError(t *testing.T) {
+	url := startSim(t, "", "")
+	code, _, errOut := execute(t, "run", "--base-url", url, "--model", "no-such-model", "--requests", "2")
+	if code != ExitUsage || !strings.Contains(errOut, "no-such-model") || !strings.Contains(errOut, "it serves:") {
+		t.Errorf("exit %d, stderr %q; want a usage error listing the served models", code, errOut)
 	}
 }
 

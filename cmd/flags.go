@@ -3,7 +3,9 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,6 +25,9 @@ type targetFlags struct {
 	extraBody string
 	timeout   time.Duration
 	retries   int
+
+	requestTimeout time.Duration
+	idleConns      time.Duration
 }
 
 func (f *targetFlags) register(c *cobra.Command) {
@@ -33,7 +38,9 @@ func (f *targetFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.endpoint, "endpoint", "chat", "chat (/v1/chat/completions) or completions (/v1/completions)")
 	fs.StringArrayVar(&f.headers, "header", nil, "extra request header K:V (repeatable)")
 	fs.StringVar(&f.extraBody, "extra-body", "", `JSON object merged into every request body, e.g. '{"ignore_eos": true}'`)
-	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "time allowed before the first byte of a response and between chunks (0: none)")
+	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "time allowed before the first byte of a response and then between content chunks; SSE comments do not reset it (0: none)")
+	fs.DurationVar(&f.requestTimeout, "request-timeout", 10*time.Minute, "total time allowed for one request, send to end of stream (0: none)")
+	fs.DurationVar(&f.idleConns, "idle-conn-timeout", bench.DefaultIdleConnTimeout, "how long an idle connection is kept for reuse (below uvicorn's 5 s keep-alive)")
 	fs.IntVar(&f.retries, "retries", 0, "retry 429, 503 and connection errors this many times (exponential backoff honouring Retry-After); first-attempt outcomes are reported too")
 }
 
@@ -42,8 +49,16 @@ func (f *targetFlags) validate() error {
 	if f.endpoint != "chat" && f.endpoint != "completions" {
 		return usageErr("--endpoint must be chat or completions, got %q", f.endpoint)
 	}
-	if f.timeout < 0 || f.retries < 0 {
-		return usageErr("--timeout and --retries must not be negative")
+	if f.timeout < 0 || f.retries < 0 || f.requestTimeout < 0 || f.idleConns < 0 {
+		return usageErr("--timeout, --request-timeout, --idle-conn-timeout and --retries must not be negative")
+	}
+	if f.retries > 100 {
+		return usageErr("--retries %d is absurd; at most 100", f.retries)
+	}
+	if f.baseURL != "" {
+		if err := checkBaseURL(f.baseURL); err != nil {
+			return err
+		}
 	}
 	for _, h := range f.headers {
 		if k, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(k) == "" {
@@ -64,6 +79,7 @@ func (f *targetFlags) target(baseURL string) bench.Target {
 	t := bench.Target{
 		BaseURL: baseURL, APIKey: f.apiKey, Endpoint: f.endpoint, Model: f.model,
 		ExtraBody: json.RawMessage(f.extraBody), Timeout: f.timeout, UserAgent: "knee/" + version(), Retries: f.retries,
+		RequestTimeout: f.requestTimeout, IdleConnTimeout: f.idleConns,
 	}
 	for _, h := range f.headers {
 		k, v, _ := strings.Cut(h, ":")
@@ -126,13 +142,24 @@ func (f *targetFlags) resolve(ctx context.Context, c *cobra.Command, sim *simFla
 		base, r.builtin, r.stop = s.baseURL, true, s.stop
 	}
 	r.target = f.target(base)
-	if r.target.Model == "" {
-		m, err := bench.FirstModel(r.target)
-		if err != nil {
+	ids, err := bench.ListModels(r.target)
+	switch {
+	case err != nil && r.target.Model == "":
+		r.stop()
+		return nil, withCode(ExitRuntime, err)
+	case err != nil:
+		// The model was named; a server without a model list can still
+		// be measured.
+		fmt.Fprintf(c.ErrOrStderr(), "knee: could not check --model %s against the server's list: %v\n", r.target.Model, err)
+	case r.target.Model == "":
+		if len(ids) == 0 {
 			r.stop()
-			return nil, withCode(ExitRuntime, err)
+			return nil, withCode(ExitRuntime, fmt.Errorf("%s/models lists no model; give --model", strings.TrimRight(base, "/")))
 		}
-		r.target.Model = m
+		r.target.Model = ids[0]
+	case !slices.Contains(ids, r.target.Model):
+		r.stop()
+		return nil, usageErr("--model %q is not served by %s (it serves: %s)", r.target.Model, base, strings.Join(ids, ", "))
 	}
 	return r, nil
 }
@@ -151,6 +178,8 @@ type loadFlags struct {
 	dataset        string
 	prompt         string
 	maxTokens      int
+	drain          time.Duration
+	noCalibrate    bool
 }
 
 func (f *loadFlags) register(c *cobra.Command) {
@@ -174,14 +203,15 @@ func (f *loadFlags) registerShared(c *cobra.Command) {
 	fs.StringVar(&f.dataset, "dataset", "", `JSONL file of {"prompt": "...", "max_tokens": N} lines, cycled`)
 	fs.StringVar(&f.prompt, "prompt", "Write a short story about a lighthouse keeper.", "the prompt sent when neither --input-tokens nor --dataset is given")
 	fs.IntVar(&f.maxTokens, "max-tokens", 128, "max_tokens of every request (a dataset line may override it)")
+	fs.DurationVar(&f.drain, "drain-timeout", time.Minute, "time allowed after the window for requests still running; those cut are counted as interrupted (0: wait for all)")
+	fs.BoolVar(&f.noCalibrate, "no-calibrate", false, "send --input-tokens as knee's own filler count instead of calibrating it against the server's prompt_tokens")
 	c.MarkFlagsMutuallyExclusive("input-tokens", "dataset")
 }
 
 // build validates the flags and returns the load and the request source.
 func (f *loadFlags) build(c *cobra.Command) (bench.Load, workload.Source, error) {
-	if f.concurrency < 0 || f.rate < 0 || f.maxConcurrency < 0 || f.requests < 0 || f.duration < 0 ||
-		f.inputTokens < 0 || f.maxTokens < 0 || f.warmup < -1 {
-		return bench.Load{}, nil, usageErr("counts, rates and durations must not be negative")
+	if err := f.check(c); err != nil {
+		return bench.Load{}, nil, err
 	}
 	if f.concurrency == 0 && f.rate == 0 {
 		f.concurrency = 1
@@ -197,7 +227,7 @@ func (f *loadFlags) build(c *cobra.Command) (bench.Load, workload.Source, error)
 	}
 	load := bench.Load{
 		Concurrency: f.concurrency, Rate: f.rate, Burstiness: f.burstiness, MaxConcurrency: f.maxConcurrency,
-		Requests: f.requests, Duration: f.duration, Warmup: f.warmup, Seed: f.seed,
+		Requests: f.requests, Duration: f.duration, Warmup: f.warmup, Seed: f.seed, DrainTimeout: f.drain,
 	}
 	var src workload.Source
 	switch {

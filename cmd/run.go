@@ -140,8 +140,8 @@ func buildLevelPlan(c *cobra.Command, lf *loadFlags, vf *voiceFlags, voice bool)
 		if lf.concurrency > 0 {
 			return nil, usageErr("the voice workload is open loop: give --rate (calls per second), not --concurrency")
 		}
-		if lf.rate < 0 || lf.duration < 0 {
-			return nil, usageErr("counts, rates and durations must not be negative")
+		if err := lf.check(c); err != nil {
+			return nil, err
 		}
 		if _, err := vf.build(lf.seed); err != nil {
 			return nil, err
@@ -149,7 +149,7 @@ func buildLevelPlan(c *cobra.Command, lf *loadFlags, vf *voiceFlags, voice bool)
 		if vf.calls == 0 && lf.duration == 0 {
 			vf.calls = 20
 		}
-		p.load = bench.Load{Rate: lf.rate, Duration: lf.duration, Seed: lf.seed, Burstiness: 1}
+		p.load = bench.Load{Rate: lf.rate, Duration: lf.duration, Seed: lf.seed, Burstiness: 1, DrainTimeout: lf.drain}
 		return p, nil
 	}
 	load, src, err := lf.build(c)
@@ -171,6 +171,8 @@ type levelRunner struct {
 	out, errOut io.Writer
 	progress    func(bench.Progress)
 	calibrated  *bench.Calibration
+	sized       *workload.Synthetic
+	sizedNote   string
 	levels      int
 }
 
@@ -206,8 +208,23 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 	}
 	defer client.Close()
 	src := p.src
+	var sizeNote string
 	if syn, ok := src.(workload.Synthetic); ok {
 		syn.Nonce = lv.nextNonce()
+		if !p.lf.noCalibrate {
+			// Calibrated once per run or sweep; later levels reuse the fit
+			// with their own nonce.
+			if lv.sized == nil {
+				if lv.calibrated == nil {
+					cal := bench.Calibrate(client)
+					lv.calibrated = &cal
+				}
+				fit, note := bench.SizedPrompts(client, *lv.calibrated, syn)
+				lv.sized, lv.sizedNote = &fit, note
+			}
+			syn.Tokens, syn.WordsPerToken = lv.sized.Tokens, lv.sized.WordsPerToken
+			sizeNote = lv.sizedNote
+		}
 		src = syn
 	}
 	opts := bench.Options{Client: client, Source: src, Load: load, Config: cfg, Records: lv.records, Progress: lv.progress}
@@ -217,6 +234,12 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 		return nil, usageErr("%v", err)
 	}
 	res.Environment = environment()
+	if sizeNote != "" {
+		res.Notes = append(res.Notes, lv.calibrated.String(), sizeNote)
+	}
+	if want := p.lf.inputTokens; want > 0 {
+		res.Warnings = append(res.Warnings, inputSizeWarnings(want, res.Tokens)...)
+	}
 	view.finish(res)
 	return res, nil
 }
@@ -247,7 +270,7 @@ func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.C
 	cfg.MaxTokens = v.OutputTokens
 	cfg.Voice = p.vf.config(v)
 	opts := bench.VoiceOptions{Client: client, Voice: v, Rate: rate, Calls: p.vf.calls, Duration: p.lf.duration,
-		MaxConcurrentCalls: p.vf.maxCalls, Seed: p.lf.seed, Config: cfg, Progress: lv.progress}
+		MaxConcurrentCalls: p.vf.maxCalls, Seed: p.lf.seed, Config: cfg, Progress: lv.progress, DrainTimeout: p.lf.drain}
 	if lv.records != nil {
 		opts.Records = lv.records
 	}

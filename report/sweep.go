@@ -59,7 +59,15 @@ func Knees(w io.Writer, s *results.Sweep) {
 	if k := s.Knees.Curvature; k != nil {
 		fmt.Fprintf(w, "curvature knee  %g%s — where the %s p%g curve bends from flat to steep (Kneedle), whatever the SLO.\n", k.Load, unit, s.SLO.Metric, s.SLO.Percentile)
 	} else {
-		fmt.Fprintln(w, "curvature knee  none — the curve does not bend within the levels measured (or there are fewer than three).")
+		switch results.CurveShape(s.Knees.CurveShape) {
+		case results.CurveFlat:
+			fmt.Fprintf(w, "curvature knee  none — flat: %s p%g at the highest load is not materially above the lowest "+
+				"(a rise of under %g%% of it, or under %g%% of the SLO).\n", s.SLO.Metric, s.SLO.Percentile, 100*results.MinRiseOfBase, 100*results.MinRiseOfSLO)
+		case results.CurveFewer:
+			fmt.Fprintln(w, "curvature knee  none — fewer than three levels could be used.")
+		default:
+			fmt.Fprintln(w, "curvature knee  none — the curve does not bend within the levels measured.")
+		}
 	}
 	if k := s.Knees.Saturation; k != nil {
 		fmt.Fprintf(w, "saturation      %g%s — the first level where achieved throughput fell behind the offered load.\n", k.Load, unit)

@@ -41,12 +41,37 @@ func SLOKnee(points []Point, threshold, maxErrorRate float64) (int, bool) {
 	return best, best >= 0
 }
 
+// Flatness thresholds of the curvature knee: a curve whose latency at its
+// highest load is less than MinRiseOfBase above its lowest-load latency,
+// or less than MinRiseOfSLO of the SLO threshold above it, has no knee to
+// report. A knee on such a curve would name a level where nothing happens
+// (a curve from 41 to 42 ms has a Kneedle maximum too, at noise).
+const (
+	MinRiseOfBase = 0.5
+	MinRiseOfSLO  = 0.1
+)
+
+// CurveShape says why a curvature knee was or was not found.
+type CurveShape string
+
+// Curve shapes.
+const (
+	CurveKnee     CurveShape = "knee"
+	CurveFewer    CurveShape = "fewer than three levels"
+	CurveFlat     CurveShape = "flat"
+	CurveStraight CurveShape = "no bend"
+)
+
 // CurvatureKnee is the Kneedle elbow of a rising latency curve: both axes
 // are normalised to [0, 1], and the knee is the level where the normalised
 // load most exceeds the normalised latency, which is where the curve turns
-// from flat to steep. It needs three levels and a curve that actually rises
-// more steeply than a straight line somewhere; otherwise ok is false.
-func CurvatureKnee(points []Point) (int, bool) {
+// from flat to steep. It needs three levels and a curve that rises
+// materially from its lowest load to its highest (see MinRiseOfBase and
+// MinRiseOfSLO; sloMs ≤ 0 skips the SLO test), and more steeply than a
+// straight line somewhere; otherwise ok is false and the shape says which
+// condition failed. Falling or noisy curves end where they started and
+// count as flat.
+func CurvatureKnee(points []Point, sloMs float64) (int, CurveShape) {
 	var idx []int
 	for i, p := range points {
 		if !p.Excluded && !math.IsNaN(p.Latency) && !math.IsInf(p.Latency, 0) {
@@ -54,7 +79,12 @@ func CurvatureKnee(points []Point) (int, bool) {
 		}
 	}
 	if len(idx) < 3 {
-		return -1, false
+		return -1, CurveFewer
+	}
+	first, last := points[idx[0]].Latency, points[idx[len(idx)-1]].Latency
+	rise := last - first
+	if rise <= MinRiseOfBase*first || (sloMs > 0 && rise <= MinRiseOfSLO*sloMs) {
+		return -1, CurveFlat
 	}
 	x0, x1 := points[idx[0]].Load, points[idx[len(idx)-1]].Load
 	y0, y1 := math.Inf(1), math.Inf(-1)
@@ -63,7 +93,7 @@ func CurvatureKnee(points []Point) (int, bool) {
 		y1 = math.Max(y1, points[i].Latency)
 	}
 	if x1 <= x0 || y1 <= y0 {
-		return -1, false
+		return -1, CurveFlat
 	}
 	best, bestDiff := -1, 0.0
 	for _, i := range idx {
@@ -73,7 +103,10 @@ func CurvatureKnee(points []Point) (int, bool) {
 			best, bestDiff = i, d
 		}
 	}
-	return best, best >= 0
+	if best < 0 {
+		return -1, CurveStraight
+	}
+	return best, CurveKnee
 }
 
 // SaturationLevel is the first level where achieved throughput stops

@@ -59,14 +59,22 @@ func TestCurvatureKnee(t *testing.T) {
 		// load of 5/6 = .833: difference .714, the largest.
 		{"noisy", pts([]float64{1, 2, 3, 4, 5, 6, 7}, []float64{50, 48, 55, 52, 60, 400, 3000}), 5, true},
 		{"flat", pts([]float64{1, 2, 3, 4}, []float64{100, 100, 100, 100}), -1, false},
+		// TTFT p95 41–42 ms at every level: the Kneedle maximum is noise.
+		{"nearly flat", pts([]float64{1, 2, 4, 8, 16}, []float64{41.2, 41.9, 41.5, 42.0, 41.8}), -1, false},
+		{"falling", pts([]float64{1, 2, 4, 8}, []float64{90, 70, 60, 55}), -1, false},
+		// A spike in the middle, back to the base at the top: no knee.
+		{"noise spike", pts([]float64{1, 2, 3, 4}, []float64{40, 80, 42, 41}), -1, false},
+		// A queueing curve shaped like the main job's (TTFT sched p95, ms): the
+		// normalised differences peak at load 12 (.733 − .207 = .526).
+		{"queueing", pts([]float64{1, 2, 3, 4, 6, 8, 12, 16}, []float64{38, 40, 44, 52, 75, 130, 900, 4200}), 6, true},
 		{"straight line", pts([]float64{1, 2, 3}, []float64{10, 20, 30}), -1, false},
 		{"single level", pts([]float64{1}, []float64{10}), -1, false},
 		{"two levels", pts([]float64{1, 2}, []float64{10, 900}), -1, false},
 	}
 	for _, tc := range cases {
-		got, ok := CurvatureKnee(tc.points)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("%s: CurvatureKnee = %d,%v; want %d,%v", tc.name, got, ok, tc.want, tc.ok)
+		got, shape := CurvatureKnee(tc.points, 0)
+		if ok := shape == CurveKnee; got != tc.want || ok != tc.ok {
+			t.Errorf("%s: CurvatureKnee = %d,%v; want %d,%v", tc.name, got, shape, tc.want, tc.ok)
 		}
 	}
 }
@@ -117,5 +125,17 @@ func TestFindKneesSaturationInputs(t *testing.T) {
 	v.FindKnees()
 	if v.Knees.Saturation == nil || v.Knees.Saturation.Load != 3 {
 		t.Errorf("voice saturation %+v, want at 3 (30 of 50 calls served)", v.Knees.Saturation)
+	}
+}
+
+// TestCurvatureKneeAgainstSLO: a rise that doubles a small base but stays
+// under 10% of the SLO is no knee; the same curve against a tight SLO is.
+func TestCurvatureKneeAgainstSLO(t *testing.T) {
+	curve := pts([]float64{1, 2, 3, 4, 5}, []float64{10, 11, 12, 14, 25})
+	if _, shape := CurvatureKnee(curve, 300); shape != CurveFlat {
+		t.Errorf("a 15 ms rise against a 300 ms SLO: shape %q, want flat", shape)
+	}
+	if i, shape := CurvatureKnee(curve, 50); shape != CurveKnee || i != 3 {
+		t.Errorf("against a 50 ms SLO: %d %q, want the knee at index 3", i, shape)
 	}
 }

@@ -11,25 +11,26 @@ const SchemaVersion = 1
 
 // Run is the complete result of one measured run (one level of a sweep).
 type Run struct {
-	SchemaVersion int         `json:"schema_version"`
-	Config        Config      `json:"config"`
-	Environment   Environment `json:"environment"`
-	StartedAt     time.Time   `json:"started_at"`
-	WindowSeconds float64     `json:"window_s"`
-	Stats         Stats       `json:"stats"`
-	Requests      Requests    `json:"requests"`
-	Tokens        Tokens      `json:"tokens"`
-	Throughput    Throughput  `json:"throughput"`
-	Arrivals      Arrivals    `json:"arrivals"`
-	Health        Health      `json:"health"`
-	Cache         *Cache      `json:"cache,omitempty"`
-	Calls         *Calls      `json:"calls,omitempty"`
-	ByTurn        []TurnStats `json:"by_turn,omitempty"`
-	Server        *Server     `json:"server,omitempty"`
-	Histograms    Histograms  `json:"histograms,omitempty"`
-	Notes         []string    `json:"notes,omitempty"`
-	Warnings      []string    `json:"warnings,omitempty"`
-	Interrupted   bool        `json:"interrupted,omitempty"`
+	SchemaVersion int          `json:"schema_version"`
+	Config        Config       `json:"config"`
+	Environment   Environment  `json:"environment"`
+	StartedAt     time.Time    `json:"started_at"`
+	WindowSeconds float64      `json:"window_s"`
+	Stats         Stats        `json:"stats"`
+	Requests      Requests     `json:"requests"`
+	Tokens        Tokens       `json:"tokens"`
+	Throughput    Throughput   `json:"throughput"`
+	Arrivals      Arrivals     `json:"arrivals"`
+	Health        Health       `json:"health"`
+	Connections   *Connections `json:"connections,omitempty"`
+	Cache         *Cache       `json:"cache,omitempty"`
+	Calls         *Calls       `json:"calls,omitempty"`
+	ByTurn        []TurnStats  `json:"by_turn,omitempty"`
+	Server        *Server      `json:"server,omitempty"`
+	Histograms    Histograms   `json:"histograms,omitempty"`
+	Notes         []string     `json:"notes,omitempty"`
+	Warnings      []string     `json:"warnings,omitempty"`
+	Interrupted   bool         `json:"interrupted,omitempty"`
 }
 
 // Config is the run's configuration as given, with secrets redacted.
@@ -172,17 +173,35 @@ type Arrivals struct {
 	OfferedRate  float64 `json:"offered_rate"`
 	AchievedRate float64 `json:"achieved_rate"`
 	Waited       int64   `json:"waited"`
-	LateSends    int64   `json:"late_sends"`
+	// Unsent counts arrivals due inside the window that were still waiting
+	// for a concurrency slot when it closed.
+	Unsent    int64 `json:"unsent,omitempty"`
+	LateSends int64 `json:"late_sends"`
 	// SendLatenessP99Ms is the dispatcher's own lateness against the
 	// schedule, excluding waits for a concurrency slot.
 	SendLatenessP99Ms float64 `json:"send_lateness_p99_ms"`
 	// AchievedConcurrency is the mean number of requests in flight.
 	AchievedConcurrency float64 `json:"achieved_concurrency"`
-	// CompletionRate is successful requests (or measured turns) over the
-	// span from the first scheduled arrival to the last completion: the rate
-	// the server kept up with, free of the window's idle edges, so short
-	// windows do not read as saturation.
+	// CompletionRate is successful requests (or measured turns) per second
+	// of the window's schedule, counted over the window shifted by the
+	// typical age at completion (see the README): a server that keeps up
+	// matches the offered rate however long its requests are next to the
+	// window. Open loop only.
 	CompletionRate float64 `json:"completion_rate,omitempty"`
+}
+
+// Connections says what happened to the client's connections over the
+// whole run (warm-up included).
+type Connections struct {
+	// Opened is how many connections knee dialled.
+	Opened int64 `json:"opened"`
+	// StaleClosed is how many pooled connections were found closed by the
+	// server before a request was sent on them (nothing was lost).
+	StaleClosed int64 `json:"stale_closed"`
+	// Resent is how many requests went out a second time because the
+	// server closed their reused connection without answering a byte.
+	// They are not errors.
+	Resent int64 `json:"resent"`
 }
 
 // Health is the client's account of itself.
@@ -220,10 +239,13 @@ type Cache struct {
 
 // Calls describes the call-level view of the voice workload.
 type Calls struct {
-	Started             int64   `json:"started"`
-	Completed           int64   `json:"completed"`
-	Shed                int64   `json:"shed"`
-	TurnsPerS           float64 `json:"turns_per_s"`
+	Started   int64   `json:"started"`
+	Completed int64   `json:"completed"`
+	Shed      int64   `json:"shed"`
+	TurnsPerS float64 `json:"turns_per_s"`
+	// TurnsOfferedPerS is the measured turns a server keeping up would
+	// answer per second: offered calls per second × measured turns per call.
+	TurnsOfferedPerS    float64 `json:"turns_offered_per_s,omitempty"`
 	AchievedConcurrency float64 `json:"achieved_concurrency"`
 	LittlesLaw          float64 `json:"littles_law_concurrency"`
 	MeanCallSeconds     float64 `json:"mean_call_s"`

@@ -44,9 +44,12 @@ type Level struct {
 
 // Knees holds the knees of a sweep; a nil knee was not found.
 type Knees struct {
-	SLO        *Knee           `json:"slo_knee"`
-	Curvature  *Knee           `json:"curvature_knee"`
-	Saturation *Knee           `json:"saturation"`
+	SLO        *Knee `json:"slo_knee"`
+	Curvature  *Knee `json:"curvature_knee"`
+	Saturation *Knee `json:"saturation"`
+	// CurveShape says why there is or is not a curvature knee: "knee",
+	// "flat", "no bend" or "fewer than three levels".
+	CurveShape string          `json:"curve_shape,omitempty"`
 	Excluded   []ExcludedLevel `json:"excluded,omitempty"`
 }
 
@@ -112,10 +115,15 @@ func (l Level) throughput(axis string) (achieved, expected float64) {
 		offered = l.Load
 	}
 	if c := r.Calls; c != nil {
-		// Calls last longer than a short window, so turn rates over the
-		// window are biased; what tracks the offer is the share of offered
-		// calls that were served to the end (not shed, not failed).
-		if offeredCalls := c.Started + c.Shed; offeredCalls > 0 && axis == "rate" {
+		if axis != "rate" {
+			return c.TurnsPerS, 0
+		}
+		// A server keeping up answers every measured turn of every offered
+		// call: turns per second against turns offered per second.
+		if c.TurnsOfferedPerS > 0 && r.Arrivals.CompletionRate > 0 {
+			return r.Arrivals.CompletionRate, c.TurnsOfferedPerS
+		}
+		if offeredCalls := c.Started + c.Shed; offeredCalls > 0 {
 			return offered * float64(c.Completed) / float64(offeredCalls), offered
 		}
 		return c.TurnsPerS, 0
@@ -161,7 +169,9 @@ func (s *Sweep) FindKnees() {
 	if i, ok := SLOKnee(pts, s.SLO.ThresholdMs, s.SLO.MaxErrorRate); ok {
 		s.Knees.SLO = knee(i)
 	}
-	if i, ok := CurvatureKnee(pts); ok {
+	i, shape := CurvatureKnee(pts, s.SLO.ThresholdMs)
+	s.Knees.CurveShape = string(shape)
+	if shape == CurveKnee {
 		s.Knees.Curvature = knee(i)
 	}
 	if i, ok := SaturationLevel(pts); ok {

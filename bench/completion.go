@@ -1,0 +1,68 @@
+package bench
+
+import (
+	"slices"
+	"time"
+)
+
+// completion is one successful measured request as the saturation test
+// sees it: when it finished and how long after its origin (its scheduled
+// arrival, or for a call's turn the call's arrival), in ms.
+type completion struct {
+	tag           int32
+	doneMs, ageMs int32
+}
+
+// keptPace counts completions over the window shifted by the typical age
+// at completion, so that long requests do not read as saturation.
+//
+// A server that keeps up finishes a request that arrived at t at about
+// t + s, where s is the typical (median) age at completion; so the
+// completions inside [start+s, end+s) match the arrivals inside
+// [start, end) one for one, however long requests are next to the window.
+// Counting completions inside [start, end) instead misses the first s of
+// them, which is what made long requests in short windows read as
+// saturated. A server that falls behind finishes fewer than it was
+// offered in any window of that length, shifted or not. Each tag (a
+// call's turn number) has its own s, since turn k of a call finishes
+// later after the call's arrival than turn k-1.
+//
+// The result is completions per second of the window.
+func keptPace(done []completion, start, end time.Duration) float64 {
+	span := (end - start).Seconds()
+	if span <= 0 || len(done) == 0 {
+		return 0
+	}
+	byTag := map[int32][]completion{}
+	for _, c := range done {
+		byTag[c.tag] = append(byTag[c.tag], c)
+	}
+	lo, hi := start.Milliseconds(), end.Milliseconds()
+	n := 0
+	for _, cs := range byTag {
+		ages := make([]int32, len(cs))
+		for i, c := range cs {
+			ages[i] = c.ageMs
+		}
+		slices.Sort(ages)
+		s := int64(ages[len(ages)/2])
+		for _, c := range cs {
+			if t := int64(c.doneMs) - s; t >= lo && t < hi {
+				n++
+			}
+		}
+	}
+	return float64(n) / span
+}
+
+// keptPace is the completion rate of the collector's requests over the
+// schedule window [start, end) (see the function keptPace).
+func (c *collector) keptPace(start, end time.Duration) float64 {
+	var done []completion
+	for _, s := range c.shards {
+		s.mu.Lock()
+		done = append(done, s.agg.done...)
+		s.mu.Unlock()
+	}
+	return keptPace(done, start, end)
+}
