@@ -258,11 +258,17 @@ type phaseResult struct {
 func (r *runner) phase(ctx context.Context, n int, d time.Duration, measured bool) phaseResult {
 	var pr phaseResult
 	var cut atomic.Bool
-	drain := func() (stop func()) {
+	// drain arms the cut: DrainTimeout after the window's end, which is
+	// windowEnd (an offset of the run's clock) or now when that is zero.
+	drain := func(windowEnd time.Duration) (stop func()) {
 		if !measured || r.opts.Load.DrainTimeout <= 0 {
 			return func() {}
 		}
-		t := time.AfterFunc(r.opts.Load.DrainTimeout, func() {
+		after := r.opts.Load.DrainTimeout
+		if windowEnd > 0 {
+			after += max(windowEnd-r.client.now(), 0)
+		}
+		t := time.AfterFunc(after, func() {
 			cut.Store(true)
 			r.client.Abort()
 		})
@@ -278,33 +284,38 @@ func (r *runner) phase(ctx context.Context, n int, d time.Duration, measured boo
 }
 
 // closedLoop runs Concurrency workers, each sending its next request as soon
-// as its previous one ends.
-func (r *runner) closedLoop(ctx context.Context, n int, d time.Duration, measured bool, drain func() func()) {
+// as its previous one ends. The drain starts when the window's time is up,
+// or when its last request has been issued.
+func (r *runner) closedLoop(ctx context.Context, n int, d time.Duration, measured bool, drain func(time.Duration) func()) {
 	var issued atomic.Int64
 	start := r.client.now()
-	var wg sync.WaitGroup
-	var ended sync.Once
-	stopDrain := func() {}
-	// The drain starts when the first worker finds the window over.
-	windowOver := func() { ended.Do(func() { stopDrain = drain() }) }
 	var mu sync.Mutex
+	stopDrain := func() {}
+	startDrain := sync.OnceFunc(func() {
+		mu.Lock()
+		stopDrain = drain(0)
+		mu.Unlock()
+	})
+	if d > 0 {
+		t := time.AfterFunc(d, startDrain)
+		defer t.Stop()
+	}
+	var wg sync.WaitGroup
 	for w := 0; w < r.opts.Load.Concurrency; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
 				if n > 0 && issued.Add(1) > int64(n) {
-					break
+					startDrain()
+					return
 				}
 				now := r.client.now()
 				if d > 0 && now-start >= d {
-					break
+					return
 				}
 				r.one(ctx, now, 0, false, measured)
 			}
-			mu.Lock()
-			windowOver()
-			mu.Unlock()
 		}()
 	}
 	wg.Wait()
@@ -320,7 +331,7 @@ func (r *runner) closedLoop(ctx context.Context, n int, d time.Duration, measure
 // ahead of it came free, whichever is later. Arrivals due after the window
 // are never sent, and arrivals still waiting for a slot when the window
 // closes are counted as unsent.
-func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured bool, drain func() func(), pr *phaseResult) {
+func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured bool, drain func(time.Duration) func(), pr *phaseResult) {
 	var slots chan struct{}
 	if mc := r.opts.Load.MaxConcurrency; mc > 0 {
 		slots = make(chan struct{}, mc)
@@ -427,7 +438,11 @@ dispatch:
 		}
 	}
 	close(idle)
-	stopDrain := drain()
+	var end time.Duration
+	if d > 0 {
+		end = base + d
+	}
+	stopDrain := drain(end)
 	wg.Wait()
 	stopDrain()
 	pr.schedStart, pr.schedEnd = base, base+last

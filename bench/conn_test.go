@@ -1,0 +1,238 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload"
+)
+
+func runAgainst(t *testing.T, c *Client, load Load) *results.Run {
+	t.Helper()
+	res, err := Run(context.Background(), Options{Client: c, Source: workload.FixedPrompt{Text: "hi", MaxTokens: 3}, Load: load})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func wantNoFailures(t *testing.T, name string, res *results.Run, ok int64) {
+	t.Helper()
+	if res.Requests.Failed != 0 || res.Requests.OK != ok {
+		t.Errorf("%s: ok=%d failed=%d errors=%v, want %d ok and none failed", name, res.Requests.OK, res.Requests.Failed, res.Requests.Errors, ok)
+	}
+}
+
+// TestServerClosesAfterEveryStream: llama.cpp's server sends keep-alive
+// headers and closes the connection right after [DONE]. Reusing the dead
+// connection used to fail every other request as connection_reset.
+func TestServerClosesAfterEveryStream(t *testing.T) {
+	s := &rawServer{serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
+		writeSSE(w, 3, "Connection: keep-alive\r\nKeep-Alive: timeout=5, max=100\r\n")
+		return false
+	}}
+	url := startRaw(t, s)
+	for _, conc := range []int{1, 3} {
+		c := newTestClient(t, url, 5*time.Second, conc)
+		res := runAgainst(t, c, Load{Concurrency: conc, Requests: 60, Warmup: 0})
+		wantNoFailures(t, fmt.Sprintf("concurrency %d", conc), res, 60)
+		if cs := res.Connections; cs == nil || cs.Opened < 60 {
+			t.Errorf("concurrency %d: connections %+v, want one opened per request", conc, cs)
+		}
+	}
+}
+
+// TestServerClosesIdleConnections: uvicorn (in front of vLLM and SGLang)
+// closes connections idle for 5 s, and the voice workload waits 5–7 s
+// between turns. Here the server closes after 1 s and the gaps are 1.5 s.
+func TestServerClosesIdleConnections(t *testing.T) {
+	s := &rawServer{idleClose: time.Second, serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
+		writeSSE(w, 3, "")
+		return true
+	}}
+	url := startRaw(t, s)
+	c, err := NewClient(Target{BaseURL: url, Model: "m", Timeout: 5 * time.Second, IdleConnTimeout: time.Minute}, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	v := workload.Voice{SystemPromptTokens: 30, UserTokens: 5, Turns: 3, GapMin: 1500 * time.Millisecond, GapMax: 1500 * time.Millisecond, OutputTokens: 3, Seed: 1}
+	res, err := RunVoice(context.Background(), VoiceOptions{Client: c, Voice: v, Rate: 10, Calls: 4, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests.Failed != 0 || res.Calls.Completed != 4 {
+		t.Errorf("ok=%d failed=%d errors=%v calls %+v, want every call completed", res.Requests.OK, res.Requests.Failed, res.Requests.Errors, res.Calls)
+	}
+	if res.Connections.StaleClosed == 0 {
+		t.Errorf("connections %+v: the idle closes were not noticed", res.Connections)
+	}
+}
+
+// TestResendWhenReusedConnectionClosesUnanswered: the server reads the
+// second request of every connection and closes without a byte (the race
+// in which a keep-alive close crosses the next request). Each such request
+// goes out once more on a fresh connection and succeeds; none fails.
+func TestResendWhenReusedConnectionClosesUnanswered(t *testing.T) {
+	s := &rawServer{serve: func(w *bufio.Writer, _ *http.Request, n int) bool {
+		if n > 1 {
+			return false
+		}
+		writeSSE(w, 3, "")
+		return true
+	}}
+	url := startRaw(t, s)
+	c := newTestClient(t, url, 5*time.Second, 1)
+	res := runAgainst(t, c, Load{Concurrency: 1, Requests: 10, Warmup: 0})
+	wantNoFailures(t, "resend", res, 10)
+	if got := res.Connections.Resent; got != 9 {
+		t.Errorf("resent %d, want 9 (every request after the first met a closing connection)", got)
+	}
+}
+
+// TestFreshConnectionFailureIsNotResent: a server that closes a new
+// connection without answering has failed the request; knee must not send
+// it again (that would double the load on a failing server).
+func TestFreshConnectionFailureIsNotResent(t *testing.T) {
+	s := &rawServer{serve: func(*bufio.Writer, *http.Request, int) bool { return false }}
+	url := startRaw(t, s)
+	c := newTestClient(t, url, 5*time.Second, 1)
+	res := runAgainst(t, c, Load{Concurrency: 1, Requests: 5, Warmup: 0})
+	if res.Requests.Errors[ClassConnectionReset] != 5 || res.Connections.Resent != 0 {
+		t.Errorf("errors %v, connections %+v: want 5 connection_reset and nothing resent", res.Requests.Errors, res.Connections)
+	}
+	if got := s.accepts.Load(); got != 5 {
+		t.Errorf("the server saw %d connections, want 5", got)
+	}
+}
+
+// TestConnectionCloseAndHTTP10: servers that say Connection: close, and
+// HTTP/1.0 servers that end the body by closing, keep working.
+func TestConnectionCloseAndHTTP10(t *testing.T) {
+	closing := &rawServer{serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
+		writeSSE(w, 3, "Connection: close\r\n")
+		return false
+	}}
+	http10 := &rawServer{serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
+		fmt.Fprint(w, "HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")
+		for i := 0; i < 3; i++ {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\"t%d\"}}]}\n\n", i)
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+		return false
+	}}
+	for name, s := range map[string]*rawServer{"Connection: close": closing, "HTTP/1.0": http10} {
+		c := newTestClient(t, startRaw(t, s), 5*time.Second, 2)
+		res := runAgainst(t, c, Load{Concurrency: 2, Requests: 20, Warmup: 0})
+		wantNoFailures(t, name, res, 20)
+	}
+}
+
+// dripServer sends the headers and one token at once, then every period
+// either another token or (comments) an SSE comment, until the client goes
+// away or limit passes.
+func dripServer(period time.Duration, comments bool) *rawServer {
+	return &rawServer{serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
+		fmt.Fprint(w, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+		chunk := func(s string) error {
+			fmt.Fprintf(w, "%x\r\n%s\r\n", len(s), s)
+			return w.Flush()
+		}
+		_ = chunk("data: {\"choices\":[{\"delta\":{\"content\":\"first\"}}]}\n\n")
+		for end := time.Now().Add(20 * time.Second); time.Now().Before(end); {
+			time.Sleep(period)
+			line := "data: {\"choices\":[{\"delta\":{\"content\":\"more\"}}]}\n\n"
+			if comments {
+				line = ": ping\n\n"
+			}
+			if chunk(line) != nil {
+				return false
+			}
+		}
+		return false
+	}}
+}
+
+// TestCommentsDoNotResetTheTimeout: one token, then ": ping" forever. The
+// pings are not content, so the request ends as an idle timeout after
+// --timeout rather than never.
+func TestCommentsDoNotResetTheTimeout(t *testing.T) {
+	url := startRaw(t, dripServer(50*time.Millisecond, true))
+	c := newTestClient(t, url, 400*time.Millisecond, 1)
+	start := time.Now()
+	res := runAgainst(t, c, Load{Concurrency: 1, Requests: 2, Warmup: 0})
+	if res.Requests.Errors[ClassIdleTimeout] != 2 {
+		t.Errorf("errors %v, want 2 idle_timeout", res.Requests.Errors)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("took %v, want about 0.8 s", took)
+	}
+}
+
+// TestRequestTimeoutBoundsADrip: a token every 100 ms never trips the
+// 1 s gap timeout, so only the total deadline ends the request.
+func TestRequestTimeoutBoundsADrip(t *testing.T) {
+	url := startRaw(t, dripServer(100*time.Millisecond, false))
+	c, err := NewClient(Target{BaseURL: url, Model: "m", Timeout: time.Second, RequestTimeout: 600 * time.Millisecond}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var rec Record
+	start := time.Now()
+	c.Do(&workload.Request{Messages: []workload.Message{{Role: "user", Content: "x"}}}, &rec, false)
+	if rec.Class != ClassRequestTimeout || rec.Chunks < 4 || rec.Chunks > 8 {
+		t.Errorf("class %q after %d chunks, want request_timeout after about 6", rec.Class, rec.Chunks)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("took %v, want about 0.6 s", took)
+	}
+}
+
+// TestDrainTimeoutCutsStragglers: requests that drip for 20 s, a 300 ms
+// window and a 400 ms drain: the run ends in well under a second after the
+// window, the cut requests count as interrupted with the tokens they had.
+func TestDrainTimeoutCutsStragglers(t *testing.T) {
+	url := startRaw(t, dripServer(100*time.Millisecond, false))
+	c := newTestClient(t, url, 5*time.Second, 2)
+	start := time.Now()
+	res := runAgainst(t, c, Load{Concurrency: 2, Duration: 300 * time.Millisecond, Warmup: 0, DrainTimeout: 400 * time.Millisecond})
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("took %v, want about 0.7 s", took)
+	}
+	if res.Requests.Interrupted != 2 || res.Requests.PartialTokens < 8 || res.Interrupted {
+		t.Errorf("interrupted %d, partial tokens %d, run interrupted %v; want 2 cut requests with their tokens, the run itself not interrupted",
+			res.Requests.Interrupted, res.Requests.PartialTokens, res.Interrupted)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "drain timeout") {
+		t.Errorf("no warning about the drain cut: %q", res.Warnings)
+	}
+}
+
+// TestWindowEndsWhileWaitingForSlots: 2,000 arrivals/s offered to one slot
+// of a server that takes 50 ms a request, for 500 ms. The window closes
+// on time; the arrivals still waiting for the slot are counted as unsent,
+// not sent after it; and the slot wait is not the client's lateness.
+func TestWindowEndsWhileWaitingForSlots(t *testing.T) {
+	srv := &streamServer{ttft: 40 * time.Millisecond, itl: 5 * time.Millisecond, tokens: 3}
+	url := startServer(t, srv)
+	c := newTestClient(t, url, 5*time.Second, 1)
+	start := time.Now()
+	res := runAgainst(t, c, Load{Rate: 2000, Burstiness: 1, MaxConcurrency: 1, Duration: 500 * time.Millisecond, Warmup: 0, Seed: 1})
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("took %v for a 500 ms window", took)
+	}
+	if res.Requests.Sent > 15 || res.Arrivals.Unsent < 900 {
+		t.Errorf("sent %d, unsent %d; want about 10 sent and about 990 unsent", res.Requests.Sent, res.Arrivals.Unsent)
+	}
+	if res.Health.Verdict == results.VerdictClientLimited || res.Arrivals.SendLatenessP99Ms > 10 {
+		t.Errorf("health %s (%v), send lateness p99 %.2f ms: the slot wait was blamed on the client",
+			res.Health.Verdict, res.Health.Reasons, res.Arrivals.SendLatenessP99Ms)
+	}
+}

@@ -1,0 +1,101 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// rawServer is a loopback HTTP/1.1 server written on bare TCP, so a test
+// can behave exactly as a real server does on the wire: close a
+// kept-alive connection right after a stream (llama.cpp's server), close
+// idle connections (uvicorn), answer HTTP/1.0, or never finish. serve
+// handles the n-th request (from 1) of a connection and says whether the
+// connection stays open for another.
+type rawServer struct {
+	ln      net.Listener
+	accepts atomic.Int64
+	wg      sync.WaitGroup
+	// idleClose, when set, closes a connection that waits longer than this
+	// for its next request.
+	idleClose time.Duration
+	serve     func(w *bufio.Writer, r *http.Request, n int) (keep bool)
+	mu        sync.Mutex
+	conns     map[net.Conn]struct{}
+}
+
+func startRaw(t *testing.T, s *rawServer) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ln, s.conns = ln, map[net.Conn]struct{}{}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s.accepts.Add(1)
+			s.mu.Lock()
+			s.conns[c] = struct{}{}
+			s.mu.Unlock()
+			s.wg.Add(1)
+			go s.handle(c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		s.mu.Lock()
+		for c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+	})
+	return "http://" + ln.Addr().String() + "/v1"
+}
+
+func (s *rawServer) handle(c net.Conn) {
+	defer s.wg.Done()
+	defer c.Close()
+	br, bw := bufio.NewReader(c), bufio.NewWriter(c)
+	for n := 1; ; n++ {
+		if s.idleClose > 0 {
+			_ = c.SetReadDeadline(time.Now().Add(s.idleClose))
+		}
+		r, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		_ = c.SetReadDeadline(time.Time{})
+		_, _ = io.Copy(io.Discard, r.Body)
+		keep := s.serve(bw, r, n)
+		_ = bw.Flush()
+		if !keep {
+			return
+		}
+	}
+}
+
+// writeSSE writes a complete chunked SSE answer of tokens tokens, the
+// usage chunk and [DONE], with the given extra response headers.
+func writeSSE(w *bufio.Writer, tokens int, headers string) {
+	fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n%s\r\n", headers)
+	chunk := func(s string) { fmt.Fprintf(w, "%x\r\n%s\r\n", len(s), s) }
+	for i := 0; i < tokens; i++ {
+		chunk(fmt.Sprintf("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" t%d\"},\"finish_reason\":null}]}\n\n", i))
+	}
+	chunk(fmt.Sprintf("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":%d}}\n\n", tokens))
+	chunk("data: [DONE]\n\n")
+	fmt.Fprint(w, "0\r\n\r\n")
+}
