@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -234,5 +235,59 @@ func TestWindowEndsWhileWaitingForSlots(t *testing.T) {
 	if res.Health.Verdict == results.VerdictClientLimited || res.Arrivals.SendLatenessP99Ms > 10 {
 		t.Errorf("health %s (%v), send lateness p99 %.2f ms: the slot wait was blamed on the client",
 			res.Health.Verdict, res.Health.Reasons, res.Arrivals.SendLatenessP99Ms)
+	}
+}
+
+// llamaServer answers like llama.cpp's llama-server: keep-alive headers,
+// then a close after every stream; usage without cached_tokens, and a
+// timings object in the final chunk whose cache_n counts the prompt
+// tokens reused from the slot's cache (none for a connection's first
+// request, all but 10 after).
+func llamaServer() *rawServer {
+	var calls atomic.Int64
+	return &rawServer{serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
+		cacheN := 0
+		if calls.Add(1) > 1 {
+			cacheN = 110
+		}
+		fmt.Fprint(w, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5, max=100\r\n\r\n")
+		chunk := func(s string) { fmt.Fprintf(w, "%x\r\n%s\r\n", len(s), s) }
+		for i := 0; i < 4; i++ {
+			chunk(fmt.Sprintf("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" w%d\"},\"finish_reason\":null}],\"object\":\"chat.completion.chunk\"}\n\n", i))
+		}
+		chunk(fmt.Sprintf("data: {\"choices\":[{\"finish_reason\":\"length\",\"index\":0,\"delta\":{}}],\"object\":\"chat.completion.chunk\","+
+			"\"usage\":{\"completion_tokens\":4,\"prompt_tokens\":120,\"total_tokens\":124},"+
+			"\"timings\":{\"cache_n\":%d,\"prompt_n\":%d,\"prompt_ms\":31.5,\"prompt_per_token_ms\":0.3,\"prompt_per_second\":3000,"+
+			"\"predicted_n\":4,\"predicted_ms\":60,\"predicted_per_token_ms\":15,\"predicted_per_second\":66.6}}\n\n", cacheN, 120-cacheN))
+		chunk("data: [DONE]\n\n")
+		fmt.Fprint(w, "0\r\n\r\n")
+		return false
+	}}
+}
+
+// TestValidateAgainstLlamaCpp: knee validate against a llama.cpp-like
+// server passes on timings.cache_n, and its connections closing after
+// every stream break nothing.
+func TestValidateAgainstLlamaCpp(t *testing.T) {
+	c := newTestClient(t, startRaw(t, llamaServer()), 5*time.Second, 1)
+	v := workload.Voice{SystemPromptTokens: 100, UserTokens: 5, Turns: 3, OutputTokens: 4, Seed: 1}
+	got := Validate(context.Background(), c, v)
+	if !got.OK || !strings.Contains(got.Verdict, "timings.cache_n") {
+		t.Fatalf("validate: %+v", got)
+	}
+	if got.Turns[1].CachedTokens != 110 || got.Turns[1].CachedSource != "timings" {
+		t.Errorf("turn 2 %+v, want 110 cached from timings", got.Turns[1])
+	}
+}
+
+// TestLlamaCppTimingsInTheResult: the timings of every response are
+// summarised in the run's result, next to the client's own figures.
+func TestLlamaCppTimingsInTheResult(t *testing.T) {
+	c := newTestClient(t, startRaw(t, llamaServer()), 5*time.Second, 2)
+	res := runAgainst(t, c, Load{Concurrency: 2, Requests: 10, Warmup: 0})
+	wantNoFailures(t, "llama.cpp", res, 10)
+	tm := res.ServerTimings
+	if tm == nil || tm.Requests != 10 || tm.PromptMs.P50 < 31 || tm.PromptMs.P50 > 32 || tm.TPOT.P50 < 19.9 || tm.TPOT.P50 > 20.1 {
+		t.Errorf("server timings %+v, want 10 requests, prompt 31.5 ms, TPOT 60/(4−1) = 20 ms", tm)
 	}
 }

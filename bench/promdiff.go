@@ -75,6 +75,7 @@ type bucketCounts struct {
 	bounds []float64
 	counts []float64
 	count  float64
+	sum    float64
 }
 
 func (s scrape) histogram(modelName string, names ...string) (bucketCounts, bool) {
@@ -83,7 +84,7 @@ func (s scrape) histogram(modelName string, names ...string) (bucketCounts, bool
 		return bucketCounts{}, false
 	}
 	acc := map[float64]float64{}
-	var count float64
+	var count, sum float64
 	for _, m := range f.Metric {
 		if m.Histogram == nil || !matches(m, modelName) {
 			continue
@@ -92,8 +93,9 @@ func (s scrape) histogram(modelName string, names ...string) (bucketCounts, bool
 			acc[b.GetUpperBound()] += float64(b.GetCumulativeCount())
 		}
 		count += float64(m.Histogram.GetSampleCount())
+		sum += m.Histogram.GetSampleSum()
 	}
-	out := bucketCounts{count: count}
+	out := bucketCounts{count: count, sum: sum}
 	for b := range acc {
 		out.bounds = append(out.bounds, b)
 	}
@@ -115,7 +117,7 @@ func (after bucketCounts) delta(before bucketCounts) (d bucketCounts, reset bool
 	for i, b := range before.bounds {
 		prev[b] = before.counts[i]
 	}
-	d = bucketCounts{bounds: after.bounds, counts: make([]float64, len(after.counts)), count: after.count - before.count}
+	d = bucketCounts{bounds: after.bounds, counts: make([]float64, len(after.counts)), count: after.count - before.count, sum: after.sum - before.sum}
 	for i, b := range after.bounds {
 		d.counts[i] = after.counts[i] - prev[b]
 		if d.counts[i] < 0 {
@@ -155,4 +157,30 @@ func (h bucketCounts) quantile(q float64) (float64, bool) {
 		lower, prevCount = b, c
 	}
 	return lower, true
+}
+
+// mean is the exact mean of the window's observations, from the
+// histogram's _sum and _count; ok is false when it holds none.
+func (h bucketCounts) mean() (float64, bool) {
+	if h.count <= 0 {
+		return 0, false
+	}
+	return h.sum / h.count, true
+}
+
+// bucketOf returns the bucket (lo, hi] that holds rank q·count, the same
+// bucket quantile interpolates in: all a histogram can say of a
+// percentile. hi is +Inf for the overflow bucket.
+func (h bucketCounts) bucketOf(q float64) (lo, hi float64, ok bool) {
+	if len(h.counts) == 0 || h.counts[len(h.counts)-1] <= 0 {
+		return 0, 0, false
+	}
+	rank := q * h.counts[len(h.counts)-1]
+	for i, b := range h.bounds {
+		if h.counts[i] >= rank {
+			return lo, b, true
+		}
+		lo = b
+	}
+	return lo, math.Inf(1), true
 }

@@ -59,11 +59,26 @@ type Record struct {
 	FirstClass       string        `json:"first_attempt_error,omitempty"`
 	// Resent is true when the request went out a second time because the
 	// server had closed the kept-alive connection it was first sent on.
-	Resent     bool            `json:"resent,omitempty"`
-	ChunkTimes []time.Duration `json:"-"`
+	Resent bool `json:"resent,omitempty"`
+	// Timings is llama.cpp's own account of the request, when it sent one.
+	Timings *Timings `json:"timings,omitempty"`
+	// CachedFromTimings says that CachedTokens came from llama.cpp's
+	// timings.cache_n, the server having sent no cached_tokens in usage.
+	CachedFromTimings bool            `json:"cached_from_timings,omitempty"`
+	ChunkTimes        []time.Duration `json:"-"`
 	// Text is the generated text, kept only when the workload needs it
 	// (a multi-turn call carries answers forward).
 	Text []byte `json:"-"`
+}
+
+// Timings is llama.cpp's per-response timing object: prompt tokens reused
+// from its cache, and the milliseconds it spent on the prompt and on
+// generating PredictedN tokens.
+type Timings struct {
+	CacheN      int     `json:"cache_n"`
+	PromptMs    float64 `json:"prompt_ms"`
+	PredictedMs float64 `json:"predicted_ms"`
+	PredictedN  int     `json:"predicted_n"`
 }
 
 // OK reports whether the request succeeded.

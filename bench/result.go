@@ -82,6 +82,12 @@ func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered f
 		"e2e_us": encodeHist(lat.e2e), "e2e_sched_us": encodeHist(lat.e2eSched),
 		"queue_wait_us": encodeHist(lat.queue),
 	}
+	if agg.timings > 0 {
+		res.ServerTimings = &results.ServerTimings{Requests: agg.timings, PromptMs: summarize(lat.srvPrompt, 1000), TPOT: summarize(lat.srvTPOT, 1000)}
+	}
+	if agg.cachedFromTimings {
+		res.Notes = append(res.Notes, "cached tokens come from llama.cpp's timings.cache_n (the server sent no usage.prompt_tokens_details)")
+	}
 	if agg.multiToken > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
 			"%d responses packed several tokens into one chunk: ITL is per chunk, and token counts come from usage", agg.multiToken))

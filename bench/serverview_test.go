@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -81,10 +82,164 @@ func TestVLLMPrometheusView(t *testing.T) {
 		t.Errorf("counts: requests %d prompt %d output %d preemptions %d; want 200, 102400, 25600, 3", s.Requests, s.PromptTokens, s.OutputTokens, s.Preemptions)
 	}
 	approx(t, "prefix hit rate", s.PrefixHitRate, 40000.0/102400)
-	approx(t, "TTFT p50", figureOf(s, "TTFT p50").Server, 60)
+	p50 := figureOf(s, "TTFT p50")
+	approx(t, "TTFT p50", p50.Server, 60)
+	approx(t, "TTFT p50 bucket low", p50.ServerLow, 40)
+	approx(t, "TTFT p50 bucket high", p50.ServerHigh, 60)
+	if !p50.Estimate || p50.Delivery != nil {
+		t.Errorf("TTFT p50 %+v: an estimate, and no delivery (70 − 60 = 10 ms is narrower than the 20 ms bucket)", p50)
+	}
 	approx(t, "TTFT p99", figureOf(s, "TTFT p99").Server, 235)
-	approx(t, "TTFT p50 delivery", figureOf(s, "TTFT p50").Delivery, 10)
+	// Exact means from _sum/_count: (83.52 − 69.6) s / 200 = 69.6 ms.
+	approx(t, "TTFT mean", figureOf(s, "TTFT mean").Server, 69.6)
 	approx(t, "output tok/s", figureOf(s, "output tok/s").Server, 2560)
+	if len(s.Missing) != 0 {
+		t.Errorf("missing %v, want none (the fixture has every metric)", s.Missing)
+	}
+}
+
+// TestBucketMidpointIsNotADelivery: the window's 200 E2E latencies sit
+// 120 in (0.8, 1] s and 80 in (1, 1.5]. The median is rank 100 in the
+// first: 800 + 200 × 100/120 = 966.7 ms, an interpolation in a 200 ms
+// bucket. Against a client p50 of 900 ms, "−66.7 ms delivery" would be
+// noise; the exact means ((1152 − 960)/200 = 960 ms against 950) still
+// give a delivery of −10 ms.
+func TestBucketMidpointIsNotADelivery(t *testing.T) {
+	url := promServer(t, "vllm_before.txt", "vllm_before.txt", "vllm_after.txt")
+	v := NewServerView(Target{BaseURL: url, Model: "m"}, "")
+	v.Start(t.Context())
+	v.End(t.Context())
+	res := &results.Run{WindowSeconds: 10}
+	res.Stats.E2E = results.Summary{Count: 200, Mean: 950, P50: 900, P99: 1400}
+	v.Fill(res)
+	p50 := figureOf(res.Server, "E2E p50")
+	approx(t, "E2E p50", p50.Server, 800+200*100.0/120)
+	if p50.Delivery != nil {
+		t.Errorf("E2E p50 delivery %v from a 200 ms bucket", *p50.Delivery)
+	}
+	mean := figureOf(res.Server, "E2E mean")
+	approx(t, "E2E mean", mean.Server, 960)
+	approx(t, "E2E mean delivery", mean.Delivery, -10)
+}
+
+// TestTrafficWarningsFromPrometheus: the server counted 200 requests in
+// the window. A client that sent 150 sees other traffic; one that
+// completed 250 sees a restart or a reset.
+func TestTrafficWarningsFromPrometheus(t *testing.T) {
+	for _, tc := range []struct {
+		sent, ok int64
+		want     string
+	}{{150, 150, "other traffic"}, {300, 250, "restarted"}, {200, 200, ""}} {
+		url := promServer(t, "vllm_before.txt", "vllm_before.txt", "vllm_after.txt")
+		v := NewServerView(Target{BaseURL: url, Model: "m"}, "")
+		v.Start(t.Context())
+		v.End(t.Context())
+		res := &results.Run{WindowSeconds: 10}
+		res.Requests.Sent, res.Requests.OK = tc.sent, tc.ok
+		v.Fill(res)
+		got := strings.Join(res.Server.Warnings, "; ")
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("sent %d ok %d: warnings %q, want %q", tc.sent, tc.ok, got, tc.want)
+		}
+	}
+}
+
+// TestMissingMetricsAreNamed: a server without the queue-time histogram
+// gets its name in the view, and its rows show no server value.
+func TestMissingMetricsAreNamed(t *testing.T) {
+	var texts []string
+	for _, f := range []string{"vllm_before.txt", "vllm_before.txt", "vllm_after.txt"} {
+		b, err := os.ReadFile("testdata/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keep []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if !strings.Contains(line, "request_queue_time") {
+				keep = append(keep, line)
+			}
+		}
+		texts = append(texts, strings.Join(keep, "\n"))
+	}
+	v := NewServerView(Target{BaseURL: serveTexts(t, 200, texts...), Model: "m"}, "")
+	v.Start(t.Context())
+	v.End(t.Context())
+	res := &results.Run{WindowSeconds: 10}
+	v.Fill(res)
+	if !slices.Equal(res.Server.Missing, []string{"vllm:request_queue_time_seconds"}) {
+		t.Errorf("missing %v", res.Server.Missing)
+	}
+	if f := figureOf(res.Server, "queue mean"); f.Name == "" || f.Server != nil {
+		t.Errorf("queue mean %+v, want a row with no server value", f)
+	}
+}
+
+// TestMetricsWithStatus500AreUsed: a body that parses is read whatever the
+// status, and the view says so.
+func TestMetricsWithStatus500AreUsed(t *testing.T) {
+	var texts []string
+	for _, f := range []string{"vllm_before.txt", "vllm_before.txt", "vllm_after.txt"} {
+		b, _ := os.ReadFile("testdata/" + f)
+		texts = append(texts, string(b))
+	}
+	v := NewServerView(Target{BaseURL: serveTexts(t, 500, texts...), Model: "m"}, "")
+	if v.Kind() != "vllm" {
+		t.Fatalf("kind %q (%s)", v.Kind(), v.Note())
+	}
+	v.Start(t.Context())
+	v.End(t.Context())
+	res := &results.Run{WindowSeconds: 10}
+	v.Fill(res)
+	if res.Server.Requests != 200 || !strings.Contains(strings.Join(res.Server.Warnings, ";"), "HTTP 500") {
+		t.Errorf("requests %d warnings %q", res.Server.Requests, res.Server.Warnings)
+	}
+}
+
+// TestLlamaCppView: llama.cpp's counters over the window (2,560 prompt
+// tokens in 1.28 s, 320 generated in 6.4 s of slot time) give 0.5 ms per
+// prompt token and 20 ms per generated token; the responses' timings give
+// the per-request figures.
+func TestLlamaCppView(t *testing.T) {
+	url := promServer(t, "llamacpp_before.txt", "llamacpp_before.txt", "llamacpp_after.txt")
+	v := NewServerView(Target{BaseURL: url, Model: "m"}, "")
+	if v.Kind() != "llamacpp" {
+		t.Fatalf("kind %q (%s)", v.Kind(), v.Note())
+	}
+	v.Start(t.Context())
+	v.End(t.Context())
+	res := &results.Run{WindowSeconds: 8}
+	res.Tokens.OutputTotal = 320
+	res.Stats.TPOT = results.Summary{Count: 10, P50: 21, P99: 25}
+	res.ServerTimings = &results.ServerTimings{Requests: 10, PromptMs: results.Summary{Count: 10, P50: 120, P99: 140}, TPOT: results.Summary{Count: 10, P50: 20, P99: 22}}
+	v.Fill(res)
+	s := res.Server
+	if s.Source != "llamacpp" || s.BucketEstimates || s.PromptTokens != 2560 || s.OutputTokens != 320 {
+		t.Fatalf("view %+v", s)
+	}
+	approx(t, "prefill ms/token", figureOf(s, "prefill ms/token").Server, 0.5)
+	approx(t, "decode ms/token", figureOf(s, "decode ms/token").Server, 20)
+	approx(t, "prefill p50", figureOf(s, "prefill p50").Server, 120)
+	approx(t, "TPOT p50 delivery", figureOf(s, "TPOT p50").Delivery, 1)
+	approx(t, "output tok/s", figureOf(s, "output tok/s").Server, 40)
+	if len(s.Warnings) != 0 {
+		t.Errorf("warnings %q, want none (the tokens add up)", s.Warnings)
+	}
+}
+
+// serveTexts serves the texts in turn at /metrics with the given status.
+func serveTexts(t *testing.T, status int, texts ...string) string {
+	t.Helper()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(status)
+		w.Write([]byte(texts[min(int(n.Add(1))-1, len(texts)-1)]))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
 }
 
 func TestSGLangPrometheusView(t *testing.T) {
@@ -134,7 +289,7 @@ func TestNoServerMetrics(t *testing.T) {
 	v.Start(t.Context())
 	v.End(t.Context())
 	v.Fill(res)
-	if res.Server != nil || len(res.Warnings) != 1 || res.Warnings[0] != "server metrics not available" {
+	if res.Server != nil || len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], "server metrics not available: GET "+srv.URL+"/metrics answered HTTP 404") {
 		t.Errorf("server %+v warnings %q", res.Server, res.Warnings)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
+	"strconv"
 )
 
 // maxEventBytes bounds one SSE line. A server that sends a longer line (or
@@ -70,6 +72,11 @@ type chunk struct {
 	outTokens    int
 	cachedTokens int
 	cachedSeen   bool
+	// timings is llama.cpp's per-response timing object, in its final
+	// chunk.
+	timings               bool
+	cacheN, predictedN    int
+	promptMs, predictedMs float64
 }
 
 var (
@@ -77,6 +84,11 @@ var (
 	keyReasoning = []byte(`"reasoning_content":`)
 	keyReason2   = []byte(`"reasoning":`)
 	keyText      = []byte(`"text":`)
+	keyTimings   = []byte(`"timings":`)
+	keyCacheN    = []byte(`"cache_n":`)
+	keyPromptMs  = []byte(`"prompt_ms":`)
+	keyPredMs    = []byte(`"predicted_ms":`)
+	keyPredN     = []byte(`"predicted_n":`)
 	keyFinish    = []byte(`"finish_reason":`)
 	keyUsage     = []byte(`"usage":`)
 	keyPrompt    = []byte(`"prompt_tokens":`)
@@ -113,6 +125,14 @@ func scanChunk(p []byte, c *chunk) {
 		case 't':
 			if bytes.HasPrefix(rest, keyText) {
 				c.content = c.content || nonEmptyValue(rest[len(keyText):])
+			} else if !c.timings && bytes.HasPrefix(rest, keyTimings) {
+				if v := skipSpace(rest[len(keyTimings):]); len(v) > 0 && v[0] == '{' {
+					c.timings = true
+					c.cacheN, _ = intAfter(v, keyCacheN)
+					c.predictedN, _ = intAfter(v, keyPredN)
+					c.promptMs = floatAfter(v, keyPromptMs)
+					c.predictedMs = floatAfter(v, keyPredMs)
+				}
 			}
 		case 'r':
 			if bytes.HasPrefix(rest, keyReasoning) {
@@ -181,6 +201,25 @@ func intAfter(p, key []byte) (int, bool) {
 		digits++
 	}
 	return n, digits > 0
+}
+
+// floatAfter parses the non-negative number that follows key (0 when
+// there is none).
+func floatAfter(p, key []byte) float64 {
+	i := bytes.Index(p, key)
+	if i < 0 {
+		return 0
+	}
+	v := skipSpace(p[i+len(key):])
+	end := 0
+	for end < len(v) && (v[end] >= '0' && v[end] <= '9' || v[end] == '.' || v[end] == 'e' || v[end] == 'E' || v[end] == '+' || v[end] == '-') {
+		end++
+	}
+	f, err := strconv.ParseFloat(string(v[:end]), 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0
+	}
+	return f
 }
 
 // dataPayload returns the payload of an SSE "data:" line, or ok=false for

@@ -19,6 +19,9 @@ func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, histMaxMicro
 type latencies struct {
 	ttft, ttftSched, itl, tpot, e2e, e2eSched, queue, lateness *hdrhistogram.Histogram
 	in, out                                                    *hdrhistogram.Histogram
+	// srvPrompt and srvTPOT are llama.cpp's timings (µs): prompt time
+	// and generation time per token after the first.
+	srvPrompt, srvTPOT *hdrhistogram.Histogram
 }
 
 func newLatencies() *latencies {
@@ -26,6 +29,7 @@ func newLatencies() *latencies {
 		ttft: newHist(), ttftSched: newHist(), itl: newHist(), tpot: newHist(),
 		e2e: newHist(), e2eSched: newHist(), queue: newHist(), lateness: newHist(),
 		in: hdrhistogram.New(1, 100_000_000, 3), out: hdrhistogram.New(1, 100_000_000, 3),
+		srvPrompt: newHist(), srvTPOT: newHist(),
 	}
 }
 
@@ -40,6 +44,8 @@ func (l *latencies) merge(o *latencies) {
 	l.lateness.Merge(o.lateness)
 	l.in.Merge(o.in)
 	l.out.Merge(o.out)
+	l.srvPrompt.Merge(o.srvPrompt)
+	l.srvTPOT.Merge(o.srvTPOT)
 }
 
 // turnHists breaks TTFT and ITL down by a request's tag (turn of a call).
@@ -69,6 +75,8 @@ type aggregate struct {
 	coldTurns, measuredTurns                    int64
 	firstAttempt                                *results.Attempts
 	done                                        []completion
+	timings                                     int64
+	cachedFromTimings                           bool
 }
 
 func (a *aggregate) add(o *aggregate) {
@@ -108,6 +116,8 @@ func (a *aggregate) add(o *aggregate) {
 	a.busy += o.busy
 	a.clamped += o.clamped
 	a.done = append(a.done, o.done...)
+	a.timings += o.timings
+	a.cachedFromTimings = a.cachedFromTimings || o.cachedFromTimings
 	a.coldTurns += o.coldTurns
 	a.measuredTurns += o.measuredTurns
 	if o.firstAttempt != nil {
@@ -221,6 +231,14 @@ func (c *collector) add(r *Record) {
 	a.cachedReported = a.cachedReported || r.CachedReported
 	if r.UsageReported && r.CompletionTokens > r.Chunks {
 		a.multiToken++
+	}
+	if tm := r.Timings; tm != nil {
+		a.timings++
+		a.cachedFromTimings = a.cachedFromTimings || r.CachedFromTimings
+		s.record(s.lat.srvPrompt, time.Duration(tm.PromptMs*float64(time.Millisecond)))
+		if tm.PredictedN > 1 {
+			s.record(s.lat.srvTPOT, time.Duration(tm.PredictedMs*float64(time.Millisecond)/float64(tm.PredictedN-1)))
+		}
 	}
 	if c.coldThreshold > 0 {
 		a.measuredTurns++

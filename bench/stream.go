@@ -170,12 +170,19 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 		if ch.finished {
 			finished = true
 		}
+		if ch.timings {
+			rec.Timings = &Timings{CacheN: ch.cacheN, PromptMs: ch.promptMs, PredictedMs: ch.predictedMs, PredictedN: ch.predictedN}
+			if !rec.CachedReported {
+				// llama.cpp reports the prompt tokens it reused here.
+				rec.CachedTokens, rec.CachedFromTimings, rec.CachedReported = ch.cacheN, true, true
+			}
+		}
 		if ch.usage {
 			rec.UsageReported = true
 			rec.PromptTokens = ch.promptTokens
 			rec.CompletionTokens = ch.outTokens
 			if ch.cachedSeen {
-				rec.CachedReported = true
+				rec.CachedReported, rec.CachedFromTimings = true, false
 				rec.CachedTokens = ch.cachedTokens
 			}
 		}
@@ -196,9 +203,9 @@ func (c *Client) DoRetry(ctx context.Context, r *workload.Request, rec *Record, 
 			return
 		}
 		attempts, first := rec.Attempts, rec.FirstClass
-		sched, idx, tag, warm, late, waited := rec.Scheduled, rec.Index, rec.Tag, rec.Warmup, rec.Lateness, rec.Waited
+		sched, idx, tag, warm, late, waited, origin := rec.Scheduled, rec.Index, rec.Tag, rec.Warmup, rec.Lateness, rec.Waited, rec.Origin
 		rec.reset()
-		rec.Scheduled, rec.Index, rec.Tag, rec.Warmup, rec.Lateness, rec.Waited = sched, idx, tag, warm, late, waited
+		rec.Scheduled, rec.Index, rec.Tag, rec.Warmup, rec.Lateness, rec.Waited, rec.Origin = sched, idx, tag, warm, late, waited, origin
 		c.Do(r, rec, keepText)
 		rec.Attempts, rec.FirstClass = attempts+1, first
 	}

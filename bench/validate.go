@@ -28,6 +28,12 @@ func Validate(ctx context.Context, c *Client, v workload.Voice) results.Validati
 		if rec.Chunks > 0 {
 			tr.TTFTMs = float64(rec.FirstToken-rec.Sent) / 1e6
 		}
+		switch {
+		case rec.CachedFromTimings:
+			tr.CachedSource = "timings"
+		case rec.CachedReported:
+			tr.CachedSource = "usage"
+		}
 		turns = append(turns, tr)
 		if rec.Class != "" {
 			break
@@ -55,20 +61,26 @@ func Diagnose(turns []results.ValidationTurn, systemTokens int) results.Validati
 	t2 := turns[1]
 	if !t2.CachedReported {
 		v.Verdict = "FAIL: the server does not report cached tokens"
-		v.Diagnosis = "usage.prompt_tokens_details.cached_tokens is missing from the responses. Start vLLM with " +
-			"--enable-prompt-tokens-details, or SGLang with --enable-cache-report, then run knee validate again."
+		v.Diagnosis = "usage.prompt_tokens_details.cached_tokens is missing from the responses (and no llama.cpp timings.cache_n either). " +
+			"Start vLLM with --enable-prompt-tokens-details, or SGLang with --enable-cache-report; llama.cpp's llama-server sends " +
+			"timings.cache_n in every response of a recent build. Then run knee validate again."
 		return v
 	}
 	need := systemTokens * 9 / 10
 	if t2.CachedTokens >= need {
 		v.OK = true
 		v.Verdict = fmt.Sprintf("OK: turn 2 reused the warm prefix (cached %s of %s prompt tokens)", thousands(t2.CachedTokens), thousands(t2.PromptTokens))
+		if t2.CachedSource == "timings" {
+			v.Verdict += ", as llama.cpp's timings.cache_n counts them"
+		}
 		return v
 	}
 	v.Verdict = fmt.Sprintf("FAIL: turn 2 cached %s of %s prompt tokens, under 90%% of the %s-token system prompt",
 		thousands(t2.CachedTokens), thousands(t2.PromptTokens), thousands(systemTokens))
 	v.Diagnosis = "the warm prefix did not hit. Likely causes: prefix caching is off (vLLM: drop --no-enable-prefix-caching; " +
-		"SGLang: drop --disable-radix-cache); the KV cache is too small to keep the prefix through the gap " +
+		"SGLang: drop --disable-radix-cache; llama.cpp: a request with \"cache_prompt\": false, or --parallel slots that each keep " +
+		"their own prompt cache, so turn 2 landed on another slot: raise --slot-prompt-similarity or serve one slot per call); " +
+		"the KV cache is too small to keep the prefix through the gap " +
 		"(other traffic evicted it); or something in the per-call prefix differs between turns (a timestamp or id in the system prompt, " +
 		"a chat template that rewrites history)."
 	return v

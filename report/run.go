@@ -38,6 +38,13 @@ func Run(w io.Writer, r *results.Run) error {
 	} else {
 		fmt.Fprintf(w, "arrivals closed loop · achieved %s/s · mean in flight %.1f\n", num(a.AchievedRate, 2), a.AchievedConcurrency)
 	}
+	if a.Unsent > 0 {
+		fmt.Fprintf(w, "unsent   %d arrivals due in the window were still waiting for a slot when it closed\n", a.Unsent)
+	}
+	if cs := r.Connections; cs != nil && (cs.StaleClosed > 0 || cs.Resent > 0) {
+		fmt.Fprintf(w, "conns    %d opened · %d found closed by the server before reuse · %d requests re-sent after the server closed a reused connection unanswered (not errors)\n",
+			cs.Opened, cs.StaleClosed, cs.Resent)
+	}
 	writeHealth(w, r.Health)
 	if err := latencyTable(w, r.Stats); err != nil {
 		return err

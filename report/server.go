@@ -10,8 +10,10 @@ import (
 
 // Server writes the client/server/simulated/delivery comparison.
 func Server(w io.Writer, s *results.Server) error {
-	title := map[string]string{"knee-sim": "server view (knee sim /metrics/summary, exact)", "vllm": "server view (vLLM /metrics, bucket estimates)",
-		"sglang": "server view (SGLang /metrics, bucket estimates)"}[s.Source]
+	title := map[string]string{"knee-sim": "server view (knee sim /metrics/summary, exact)",
+		"vllm":     "server view (vLLM /metrics: means exact, percentiles as the histogram bucket (lo, hi] they fall in, ≈ interpolated)",
+		"sglang":   "server view (SGLang /metrics: means exact, percentiles as the histogram bucket (lo, hi] they fall in, ≈ interpolated)",
+		"llamacpp": "server view (llama.cpp /metrics counters and per-response timings, exact)"}[s.Source]
 	fmt.Fprintf(w, "%s · %d requests, %s prompt and %s output tokens", title, s.Requests, num(float64(s.PromptTokens), 0), num(float64(s.OutputTokens), 0))
 	if s.Preemptions > 0 {
 		fmt.Fprintf(w, " · %d preemptions", s.Preemptions)
@@ -33,7 +35,11 @@ func Server(w io.Writer, s *results.Server) error {
 		return ms(*v)
 	}
 	for _, f := range s.Figures {
-		row := []string{f.Name, cell(f.Client), cell(f.Server)}
+		server := cell(f.Server)
+		if f.Estimate {
+			server = bucketCell(f)
+		}
+		row := []string{f.Name, cell(f.Client), server}
 		if sim {
 			row = append(row, cell(f.Simulated))
 		}
@@ -66,4 +72,20 @@ func Server(w io.Writer, s *results.Server) error {
 		fmt.Fprintf(w, "warning  %s\n", warn)
 	}
 	return nil
+}
+
+// bucketCell shows a percentile the server only has as a histogram bucket:
+// the bucket, and the interpolated point marked as such.
+func bucketCell(f results.Figure) string {
+	if f.ServerLow == nil {
+		return "-"
+	}
+	if f.ServerHigh == nil {
+		return fmt.Sprintf("> %s", ms(*f.ServerLow))
+	}
+	point := ""
+	if f.Server != nil {
+		point = " ≈" + ms(*f.Server)
+	}
+	return fmt.Sprintf("(%s, %s]%s", ms(*f.ServerLow), ms(*f.ServerHigh), point)
 }

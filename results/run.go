@@ -27,10 +27,14 @@ type Run struct {
 	Calls         *Calls       `json:"calls,omitempty"`
 	ByTurn        []TurnStats  `json:"by_turn,omitempty"`
 	Server        *Server      `json:"server,omitempty"`
-	Histograms    Histograms   `json:"histograms,omitempty"`
-	Notes         []string     `json:"notes,omitempty"`
-	Warnings      []string     `json:"warnings,omitempty"`
-	Interrupted   bool         `json:"interrupted,omitempty"`
+	// ServerTimings is what the server said of each request in the
+	// response itself (llama.cpp's timings object), over measured
+	// successful requests.
+	ServerTimings *ServerTimings `json:"server_timings,omitempty"`
+	Histograms    Histograms     `json:"histograms,omitempty"`
+	Notes         []string       `json:"notes,omitempty"`
+	Warnings      []string       `json:"warnings,omitempty"`
+	Interrupted   bool           `json:"interrupted,omitempty"`
 }
 
 // Config is the run's configuration as given, with secrets redacted.
@@ -229,6 +233,15 @@ const (
 	VerdictNoisy         = "noisy"
 	VerdictClientLimited = "client-limited"
 )
+
+// ServerTimings summarises per-response server timings, in ms: the time
+// the server spent on the prompt (its prefill, without any wait for a
+// slot) and its generation time per token after the first.
+type ServerTimings struct {
+	Requests int64   `json:"requests"`
+	PromptMs Summary `json:"prompt_ms"`
+	TPOT     Summary `json:"tpot_ms"`
+}
 
 // Cache describes prefix-cache reuse over measured turns.
 type Cache struct {

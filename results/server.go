@@ -4,8 +4,8 @@ package results
 // client's, when the target publishes one.
 type Server struct {
 	// Source says where the figures came from: "knee-sim" for the bundled
-	// simulator's /metrics/summary, "vllm" or "sglang" for Prometheus
-	// metrics scraped before and after the window.
+	// simulator's /metrics/summary, "vllm", "sglang" or "llamacpp" for
+	// Prometheus metrics scraped before and after the window.
 	Source string `json:"source"`
 	// BucketEstimates is true when percentiles were interpolated within
 	// Prometheus histogram buckets rather than computed exactly.
@@ -21,18 +21,30 @@ type Server struct {
 	// Lag is the simulator's token lag (release time − deadline), ms.
 	Lag *Summary `json:"lag,omitempty"`
 	// Gauges sampled during the window (mean and max).
-	Gauges   map[string]GaugeStats `json:"gauges,omitempty"`
-	Warnings []string              `json:"warnings,omitempty"`
+	Gauges map[string]GaugeStats `json:"gauges,omitempty"`
+	// Missing names the metrics knee reads that the server does not
+	// export, so a "-" in the comparison is explained.
+	Missing  []string `json:"missing_metrics,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Figure is one row of the client/server comparison, in milliseconds (or
 // tokens per second for throughput). Missing values are nil.
 type Figure struct {
-	Name      string   `json:"name"`
-	Client    *float64 `json:"client"`
-	Server    *float64 `json:"server"`
-	Simulated *float64 `json:"simulated,omitempty"`
-	Delivery  *float64 `json:"delivery"`
+	Name   string   `json:"name"`
+	Client *float64 `json:"client"`
+	// Server is the server's value. When Estimate is set it is a linear
+	// interpolation inside the histogram bucket (ServerLow, ServerHigh]
+	// that holds the percentile, which is all the server's data says; a
+	// nil ServerHigh is the overflow bucket, and then Server is nil too.
+	Server     *float64 `json:"server"`
+	ServerLow  *float64 `json:"server_bucket_low,omitempty"`
+	ServerHigh *float64 `json:"server_bucket_high,omitempty"`
+	Estimate   bool     `json:"estimate,omitempty"`
+	Simulated  *float64 `json:"simulated,omitempty"`
+	// Delivery is client − server. It is nil where it cannot be told from
+	// the data: a bucket wider than the difference it would show.
+	Delivery *float64 `json:"delivery"`
 }
 
 // GaugeStats summarises a gauge sampled during the window.

@@ -208,7 +208,8 @@ var CSVHeader = []string{
 	"itl_p50_ms", "itl_p95_ms", "itl_p99_ms", "tpot_p50_ms", "e2e_p50_ms", "e2e_p99_ms",
 	"throughput_per_s", "output_tokens_per_s", "cache_hit_rate", "achieved_concurrency", "error_rate", "client_health",
 	"server_ttft_p50_ms", "server_ttft_p99_ms", "server_itl_p50_ms", "server_itl_p99_ms", "server_tpot_p50_ms",
-	"server_e2e_p50_ms", "server_e2e_p99_ms", "server_output_tokens_per_s", "server_lag_p99_ms", "error",
+	"server_e2e_p50_ms", "server_e2e_p99_ms", "server_output_tokens_per_s", "server_lag_p99_ms",
+	"server_ttft_mean_ms", "server_itl_mean_ms", "server_e2e_mean_ms", "error",
 }
 
 // CSV renders one row per level.
@@ -251,9 +252,11 @@ func (s *Sweep) CSV() ([]byte, error) {
 			f(tput), f(r.Throughput.OutputTokensPerS), f(cache), f(conc), f(r.Requests.ErrorRate()), r.Health.Verdict,
 		})
 		if sv := r.Server; sv != nil {
+			// A percentile the server only has as a histogram bucket is
+			// left empty: its interpolated point is no measurement.
 			byName := map[string]float64{}
 			for _, fig := range sv.Figures {
-				if fig.Server != nil {
+				if fig.Server != nil && !fig.Estimate {
 					byName[fig.Name] = *fig.Server
 				}
 			}
@@ -268,6 +271,7 @@ func (s *Sweep) CSV() ([]byte, error) {
 			if sv.Lag != nil {
 				row[29] = f(sv.Lag.P99)
 			}
+			copy(row[30:], []string{get("TTFT mean"), get("ITL mean"), get("E2E mean")})
 		}
 		if err := w.Write(row); err != nil {
 			return nil, err

@@ -1,0 +1,46 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload"
+)
+
+// TestLongRequestsInShortWindowsAreNotSaturation: requests last 1 s (first
+// token at 40 ms, then 48 more 20 ms apart) and each level's window is
+// 1.5 s, against a server with no limit, which keeps up at every rate.
+// Counting completions over the window plus its drain read that as
+// completions at 60% of the offer; over the shifted window they match it.
+// TTFT is the same at every level, so there is no curvature knee either.
+func TestLongRequestsInShortWindowsAreNotSaturation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 10-second sweep")
+	}
+	srv := &streamServer{ttft: 40 * time.Millisecond, itl: 20 * time.Millisecond, tokens: 49}
+	url := startServer(t, srv)
+	sw := &results.Sweep{Axis: "rate", Workload: "requests",
+		SLO: results.SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02}}
+	RunSweep(context.Background(), SweepOptions{
+		Loads: []float64{8, 16, 32},
+		Sweep: sw,
+		RunLevel: func(ctx context.Context, _ int, load float64) (*results.Run, error) {
+			c := newTestClient(t, url, 5*time.Second, 256)
+			return Run(ctx, Options{Client: c, Source: workload.FixedPrompt{Text: "hi", MaxTokens: 49},
+				Load: Load{Rate: load, Burstiness: 1, Duration: 1500 * time.Millisecond, Warmup: 0, Seed: 7}})
+		},
+	})
+	for _, l := range sw.Levels {
+		a := l.Run.Arrivals
+		t.Logf("rate %g: offered %.2f/s, completions over the shifted window %.2f/s, TTFT sched p95 %.1f ms",
+			l.Load, a.OfferedRate, a.CompletionRate, l.Run.Stats.TTFTSched.P95)
+	}
+	if k := sw.Knees.Saturation; k != nil {
+		t.Errorf("saturation at %g/s against a server that keeps up", k.Load)
+	}
+	if k := sw.Knees.Curvature; k != nil || sw.Knees.CurveShape != string(results.CurveFlat) {
+		t.Errorf("curvature knee %+v (shape %q) on a flat TTFT curve", k, sw.Knees.CurveShape)
+	}
+}
