@@ -75,6 +75,19 @@ func TestBadUsage(t *testing.T) {
 		{"run", "--workload", "voice", "--gap", "7s,5s", "--rate", "1", "--base-url", "http://127.0.0.1:1/v1"},
 		{"sim", "--preset", "h100-80gb"},
 		{"sim", "--print-config", "nope"},
+		{"run", "--rate", "0", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--concurrency", "0", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--requests", "0", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--rate", "NaN", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--rate", "+Inf", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--input-tokens", "999999999", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--concurrency", "2000000000", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--retries", "1000", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--request-timeout", "-1s", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--base-url", "127.0.0.1:8000/v1"},
+		{"run", "--base-url", "http://127.0.0.1:8000/v1/chat/completions"},
+		{"run", "--base-url", "ftp://127.0.0.1:8000/v1"},
+		{"run", "--workload", "voice", "--rate", "0", "--base-url", "http://127.0.0.1:1/v1"},
 	}
 	for _, args := range cases {
 		code, _, errOut := execute(t, args...)
@@ -83,6 +96,23 @@ func TestBadUsage(t *testing.T) {
 		}
 		if lines := strings.Count(strings.TrimSpace(errOut), "\n"); lines != 0 || !strings.HasPrefix(errOut, "knee: ") {
 			t.Errorf("knee %s: stderr %q, want one line starting with \"knee: \"", strings.Join(args, " "), errOut)
+		}
+	}
+}
+
+// TestBaseURLHints: each common mistake in --base-url gets a hint at the
+// fix, not just a failure.
+func TestBaseURLHints(t *testing.T) {
+	url := startSim(t, "", "")
+	root := strings.TrimSuffix(url, "/v1")
+	for _, tc := range []struct{ base, want string }{
+		{strings.TrimPrefix(url, "http://"), "try http://"},
+		{url + "/chat/completions", "give the API root instead: " + url},
+		{root, "try --base-url " + root + "/v1"},
+	} {
+		_, _, errOut := execute(t, "run", "--base-url", tc.base, "--requests", "1")
+		if !strings.Contains(errOut, tc.want) {
+			t.Errorf("--base-url %s: stderr %q, want a hint containing %q", tc.base, errOut, tc.want)
 		}
 	}
 }

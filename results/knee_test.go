@@ -139,3 +139,22 @@ func TestCurvatureKneeAgainstSLO(t *testing.T) {
 		t.Errorf("against a 50 ms SLO: %d %q, want the knee at index 3", i, shape)
 	}
 }
+
+// TestVoiceSaturationInTurns: calls are judged in turns per second against
+// the turns a server keeping up would answer (offered calls/s × measured
+// turns per call), so a level that answers 2.2 of the 3 turns/s offered
+// is saturated even though every call it started was eventually served.
+func TestVoiceSaturationInTurns(t *testing.T) {
+	v := &Sweep{Axis: "rate", Workload: "voice", SLO: SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02}}
+	for _, lv := range []struct{ calls, turns, offered float64 }{{0.5, 1.49, 1.5}, {1, 2.2, 3}} {
+		r := &Run{Health: Health{Verdict: VerdictHealthy}}
+		r.Stats.TTFTSched = Summary{Count: 10, P95: 100}
+		r.Arrivals.OfferedRate, r.Arrivals.CompletionRate = lv.calls, lv.turns
+		r.Calls = &Calls{Started: 30, Completed: 30, TurnsOfferedPerS: lv.offered}
+		v.Levels = append(v.Levels, Level{Load: lv.calls, Run: r})
+	}
+	v.FindKnees()
+	if v.Knees.Saturation == nil || v.Knees.Saturation.Load != 1 {
+		t.Errorf("voice saturation %+v, want at 1 call/s (2.2 of 3 turns/s)", v.Knees.Saturation)
+	}
+}
