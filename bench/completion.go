@@ -27,10 +27,10 @@ type completion struct {
 // call's turn number) has its own s, since turn k of a call finishes
 // later after the call's arrival than turn k-1.
 //
-// The result is completions per second of the window.
-func keptPace(done []completion, start, end time.Duration) float64 {
-	span := (end - start).Seconds()
-	if span <= 0 || len(done) == 0 {
+// The result is the number of completions in the shifted window, to be
+// set against the number of arrivals in the window.
+func keptPace(done []completion, start, end time.Duration) int {
+	if end <= start || len(done) == 0 {
 		return 0
 	}
 	byTag := map[int32][]completion{}
@@ -52,12 +52,12 @@ func keptPace(done []completion, start, end time.Duration) float64 {
 			}
 		}
 	}
-	return float64(n) / span
+	return n
 }
 
-// keptPace is the completion rate of the collector's requests over the
-// schedule window [start, end) (see the function keptPace).
-func (c *collector) keptPace(start, end time.Duration) float64 {
+// keptPace counts the collector's completions over the schedule window
+// [start, end) shifted by their typical age (see the function keptPace).
+func (c *collector) keptPace(start, end time.Duration) int {
 	var done []completion
 	for _, s := range c.shards {
 		s.mu.Lock()
@@ -65,4 +65,16 @@ func (c *collector) keptPace(start, end time.Duration) float64 {
 		s.mu.Unlock()
 	}
 	return keptPace(done, start, end)
+}
+
+// completionRate is the rate at which the server kept pace with an offer
+// of arrivals in a window at offeredRate: the share of them matched by a
+// completion in the shifted window, times the offered rate. Counting and
+// offering over the same window keeps small samples honest (nine arrivals
+// drawn in a 15 s window are nine, whatever the target rate).
+func completionRate(completions int, arrivals int64, offeredRate float64) float64 {
+	if arrivals <= 0 || offeredRate <= 0 {
+		return 0
+	}
+	return offeredRate * float64(completions) / float64(arrivals)
 }

@@ -22,11 +22,14 @@ func TestKeptPace(t *testing.T) {
 		slow := 8*time.Second + time.Duration(i)*500*time.Millisecond
 		behind = append(behind, completion{doneMs: int32(slow.Milliseconds()), ageMs: int32((slow - arrival).Milliseconds())})
 	}
-	if got := keptPace(keepsUp, 0, window); math.Abs(got-4) > 1e-9 {
-		t.Errorf("server keeping up: %.3f/s, want 4", got)
+	if got := keptPace(keepsUp, 0, window); got != 40 {
+		t.Errorf("server keeping up: %d of 40 in the shifted window, want all", got)
 	}
-	if got := keptPace(behind, 0, window); got > 2.2 {
-		t.Errorf("server falling behind: %.3f/s, want about 2", got)
+	if got := keptPace(behind, 0, window); got > 22 {
+		t.Errorf("server falling behind: %d of 40, want about 20", got)
+	}
+	if got := completionRate(keptPace(keepsUp, 0, window), 40, 4); math.Abs(got-4) > 1e-9 {
+		t.Errorf("completion rate %.3f/s, want the offered 4", got)
 	}
 	// Turns of a call: each tag has its own age, so turn 3 finishing 12 s
 	// after its call's arrival counts as fully as turn 2 at 6 s.
@@ -35,8 +38,8 @@ func TestKeptPace(t *testing.T) {
 		arrival := int32(i * 1000)
 		turns = append(turns, completion{tag: 2, doneMs: arrival + 6000, ageMs: 6000}, completion{tag: 3, doneMs: arrival + 12000, ageMs: 12000})
 	}
-	if got := keptPace(turns, 0, window); math.Abs(got-2) > 1e-9 {
-		t.Errorf("voice turns: %.3f/s, want 2 (1 call/s × 2 measured turns)", got)
+	if got := keptPace(turns, 0, window); got != 20 {
+		t.Errorf("voice turns: %d, want 20 (10 calls × 2 measured turns)", got)
 	}
 	if got := keptPace(nil, 0, window); got != 0 {
 		t.Errorf("no completions: %v", got)

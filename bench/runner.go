@@ -185,7 +185,8 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	r.records.flush()
 	res := r.result(rep, window.start, window.end, pr.offered, warm)
 	if o.Load.Rate > 0 {
-		res.Arrivals.CompletionRate = r.coll.keptPace(pr.schedStart, pr.schedEnd)
+		res.Arrivals.WindowArrivals = pr.arrivals
+		res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(pr.schedStart, pr.schedEnd), pr.arrivals, pr.offered)
 	}
 	res.Arrivals.Unsent = pr.unsent
 	if pr.unsent > 0 {
@@ -250,6 +251,8 @@ type phaseResult struct {
 	// schedStart and schedEnd bound the window's schedule (open loop):
 	// arrivals due in [schedStart, schedEnd) belong to it.
 	schedStart, schedEnd time.Duration
+	// arrivals counts the arrivals drawn for the window, sent or not.
+	arrivals int64
 }
 
 // phase sends n requests (or sends for d) and waits for all to finish. The
@@ -446,6 +449,7 @@ dispatch:
 	wg.Wait()
 	stopDrain()
 	pr.schedStart, pr.schedEnd = base, base+last
+	pr.arrivals = int64(count)
 	if d > 0 {
 		pr.schedEnd = base + d
 	}

@@ -233,8 +233,10 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	if o.Duration > 0 {
 		schedEnd = o.Duration
 	}
-	res.Arrivals.CompletionRate = coll.keptPace(0, schedEnd)
 	calls.TurnsOfferedPerS = offered * float64(o.Voice.Turns-1)
+	offeredTurns := int64(count) * int64(o.Voice.Turns-1)
+	res.Arrivals.WindowArrivals = offeredTurns
+	res.Arrivals.CompletionRate = completionRate(coll.keptPace(0, schedEnd), offeredTurns, calls.TurnsOfferedPerS)
 	res.Calls = calls
 	if drainCut.Load() {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut calls still in progress after the arrivals ended: their open turns count as interrupted", o.DrainTimeout))

@@ -1,9 +1,13 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/kneebench/knee/results"
@@ -78,3 +82,65 @@ func inputSizeWarnings(want int, tk results.Tokens) []string {
 	}
 	return nil
 }
+
+// checkOutputs checks every output path a command was given (flag name →
+// path; empty paths are skipped) before anything is measured.
+func checkOutputs(paths map[string]string) error {
+	for _, flag := range slices.Sorted(maps.Keys(paths)) {
+		if p := paths[flag]; p != "" {
+			if err := results.CheckOutput(p); err != nil {
+				return withCode(ExitRuntime, fmt.Errorf("%s: %w", flag, err))
+			}
+		}
+	}
+	return nil
+}
+
+// checkedWriter remembers the first write error of a stream, so a full
+// disk or a closed pipe under --records ends the command with exit 3
+// instead of losing records silently.
+type checkedWriter struct {
+	w      io.WriteCloser
+	path   string
+	err    error
+	closed bool
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err != nil {
+		c.err = fmt.Errorf("writing %s: %w", c.path, err)
+	}
+	return n, err
+}
+
+// Close closes the stream once and returns the first error of its life.
+func (c *checkedWriter) Close() error {
+	if !c.closed {
+		c.closed = true
+		if err := c.w.Close(); err != nil && c.err == nil {
+			c.err = fmt.Errorf("closing %s: %w", c.path, err)
+		}
+	}
+	return c.err
+}
+
+// writeJSON writes v to path, or to the command's standard output for "-".
+func writeJSON(c *cobra.Command, path string, v any) error {
+	if path != results.Stdout {
+		return results.WriteJSON(path, v)
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = c.OutOrStdout().Write(append(b, '\n'))
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -117,7 +117,10 @@ func TestInterruptedSweepKeepsLevels(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
-	case <-done:
+	case err := <-done:
+		if code := exitCode(err); code != ExitInterrupted {
+			t.Errorf("exit %d after SIGINT, want %d", code, ExitInterrupted)
+		}
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
 		t.Fatalf("the sweep did not stop after SIGINT:\n%s", out.String())
@@ -135,6 +138,64 @@ func TestInterruptedSweepKeepsLevels(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "interrupted") {
 		t.Errorf("the output does not say the sweep was interrupted:\n%s", out.String())
+	}
+	time.Sleep(100 * time.Millisecond)
+	if pids := simChildren(bin); len(pids) > 0 {
+		t.Errorf("simulator processes left behind: %v", pids)
+	}
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// TestTwoSignalsStillWrite: GNU timeout and supervisors signal the process
+// and then its group, a millisecond apart. The run still writes what it
+// measured, and exits 130.
+func TestTwoSignalsStillWrite(t *testing.T) {
+	bin := kneeBinary(t)
+	for try := 0; try < 2; try++ {
+		out := filepath.Join(t.TempDir(), "run.json")
+		cmd := exec.Command(bin, "run", "--concurrency", "2", "--duration", "60s", "--max-tokens", "32", "--output", out)
+		cmd.Env = append(os.Environ(), "OPENAI_BASE_URL=")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) && !strings.Contains(stderr.String(), "knee sim serving") {
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(1500 * time.Millisecond)
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		time.Sleep(time.Millisecond)
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("no exit after two signals:\n%s", stderr.String())
+		}
+		if code := exitCode(err); code != ExitInterrupted {
+			t.Errorf("try %d: exit %d, want %d\n%s", try, code, ExitInterrupted, stderr.String())
+		}
+		r, rerr := results.ReadRun(out)
+		if rerr != nil {
+			t.Fatalf("try %d: nothing written: %v\n%s\n%s", try, rerr, stdout.String(), stderr.String())
+		}
+		if !r.Interrupted || r.Requests.OK == 0 {
+			t.Errorf("try %d: interrupted %v, %d ok: want the partial run", try, r.Interrupted, r.Requests.OK)
+		}
 	}
 	time.Sleep(100 * time.Millisecond)
 	if pids := simChildren(bin); len(pids) > 0 {

@@ -38,6 +38,10 @@ const (
 	ExitFailed  = 1 // the run ran, but every request failed (or a check failed)
 	ExitUsage   = 2 // bad flags or arguments
 	ExitRuntime = 3 // could not run at all (e.g. unreadable file, target down)
+	// ExitInterrupted is the status of a run, sweep or validate stopped by
+	// a signal, after it wrote what it measured (128 + SIGINT, as shells
+	// report it), so scripts can tell an interrupted sweep from a whole one.
+	ExitInterrupted = 130
 )
 
 // exitError attaches an exit code to an error.
@@ -98,13 +102,22 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	ran, err := root.ExecuteContextC(ctx)
+	// The simulator's normal way to stop is a signal; everything else that
+	// a signal cut short says so in its status, after writing.
+	interrupted := ctx.Err() != nil && ran != nil && ran.Name() != "sim"
 	if err == nil {
+		if interrupted {
+			return ExitInterrupted
+		}
 		return ExitOK
 	}
 	fmt.Fprintf(stderr, "knee: %v\n", err)
 	var ee *exitError
 	if errors.As(err, &ee) {
+		if interrupted && ee.code == ExitFailed {
+			return ExitInterrupted
+		}
 		return ee.code
 	}
 	// cobra's own argument and command errors are usage errors.

@@ -73,20 +73,30 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	if err := o.target.validate(); err != nil {
 		return err
 	}
+	// Every output is checked before anything is measured, so a run is
+	// never measured and then lost.
+	if err := checkOutputs(map[string]string{"--output": o.output, "--records": o.records}); err != nil {
+		return err
+	}
+	if o.output == results.Stdout && o.records == results.Stdout {
+		return usageErr("--output and --records cannot both be standard output")
+	}
 	ctx := c.Context()
 	tgt, err := o.target.resolve(ctx, c, &o.sim)
 	if err != nil {
 		return err
 	}
 	defer tgt.stop()
-	var records io.Writer
+	var records *checkedWriter
 	if o.records != "" {
-		f, err := os.Create(o.records)
-		if err != nil {
-			return withCode(ExitRuntime, err)
+		var f io.WriteCloser = nopWriteCloser{c.OutOrStdout()}
+		if o.records != results.Stdout {
+			if f, err = results.OpenStream(o.records); err != nil {
+				return withCode(ExitRuntime, fmt.Errorf("--records %s: %w", o.records, err))
+			}
 		}
-		defer f.Close()
-		records = f
+		records = &checkedWriter{w: f, path: o.records}
+		defer records.Close()
 	}
 	if o.cpuProf != "" {
 		f, err := os.Create(o.cpuProf)
@@ -99,7 +109,14 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	out := c.OutOrStdout()
-	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, records: records, out: out, errOut: c.ErrOrStderr()}
+	if o.output == results.Stdout || o.records == results.Stdout {
+		// Standard output carries the data; the report goes to stderr.
+		out = c.ErrOrStderr()
+	}
+	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, out: out, errOut: c.ErrOrStderr()}
+	if records != nil {
+		lv.records = records
+	}
 	res, err := lv.run(ctx, plan.load.Rate, plan.load.Concurrency)
 	if err != nil {
 		return err
@@ -113,10 +130,17 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 		}
 	}
 	if o.output != "" {
-		if err := results.WriteJSON(o.output, res); err != nil {
+		if err := writeJSON(c, o.output, res); err != nil {
 			return withCode(ExitRuntime, fmt.Errorf("writing %s: %w", o.output, err))
 		}
-		fmt.Fprintf(out, "wrote %s\n", o.output)
+		if o.output != results.Stdout {
+			fmt.Fprintf(out, "wrote %s\n", o.output)
+		}
+	}
+	if records != nil {
+		if err := records.Close(); err != nil {
+			return withCode(ExitRuntime, err)
+		}
 	}
 	if res.Requests.OK == 0 && res.Requests.Failed > 0 {
 		return &exitError{ExitFailed, errors.New("every request failed")}

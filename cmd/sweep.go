@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -200,6 +201,11 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	if strings.ContainsAny(label, `/\`) {
 		return usageErr("--label must not contain a path separator")
 	}
+	paths := struct{ json, csv, png string }{
+		filepath.Join(o.outDir, label+".json"), filepath.Join(o.outDir, label+".csv"), filepath.Join(o.outDir, label+".png")}
+	if err := checkOutputs(map[string]string{"--out-dir (JSON)": paths.json, "--out-dir (CSV)": paths.csv, "--out-dir (PNG)": paths.png}); err != nil {
+		return err
+	}
 	ctx := c.Context()
 	tgt, err := o.target.resolve(ctx, c, &o.sim)
 	if err != nil {
@@ -218,8 +224,6 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	base.BuiltinSim = tgt.builtin
 	sw := &results.Sweep{Label: label, Config: base, Environment: environment(), Axis: axis, Workload: o.workload,
 		SLO: results.SLO{Metric: o.sloMetric, Percentile: o.sloPct, ThresholdMs: o.slo, MaxErrorRate: o.maxErr}}
-	paths := struct{ json, csv, png string }{
-		filepath.Join(o.outDir, label+".json"), filepath.Join(o.outDir, label+".csv"), filepath.Join(o.outDir, label+".png")}
 	where := tgt.target.BaseURL
 	if tgt.builtin {
 		where = "the built-in simulator (" + where + ")"
@@ -263,7 +267,26 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 		return withCode(ExitRuntime, err)
 	}
 	fmt.Fprintf(out, "wrote %s, %s and %s\n", paths.json, paths.csv, paths.png)
+	if everyRequestFailed(sw) {
+		return &exitError{ExitFailed, errors.New("every request of every level failed")}
+	}
 	return nil
+}
+
+// everyRequestFailed reports whether the sweep measured no success at all.
+func everyRequestFailed(s *results.Sweep) bool {
+	failed := false
+	for _, l := range s.Levels {
+		if l.Run == nil {
+			failed = true
+			continue
+		}
+		if l.Run.Requests.OK > 0 {
+			return false
+		}
+		failed = failed || l.Run.Requests.Failed > 0
+	}
+	return failed
 }
 
 func windowText(d time.Duration, requests, calls int, workload string) string {

@@ -244,7 +244,9 @@ func ComparePlot(w io.Writer, sweeps []*results.Sweep) error {
 			lat.Legend.Add(fmt.Sprintf("%s p%g", s.Label, s.SLO.Percentile), l)
 		}
 		if k := s.Knees.SLO; k != nil {
-			lat.Add(vline(k.Load, 0, k.LatencyMs, c))
+			if k.LatencyMs != nil {
+				lat.Add(vline(k.Load, 0, *k.LatencyMs, c))
+			}
 		}
 		th := series(s, throughputOf)
 		if len(th) > 0 {

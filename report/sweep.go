@@ -39,8 +39,15 @@ func LevelRow(w io.Writer, s *results.Sweep, l results.Level) {
 		health += ", interrupted"
 	}
 	st := r.Stats
+	// A distribution with no samples has no percentiles: "-", never 0.
+	q := func(s results.Summary, v float64) string {
+		if s.Count == 0 {
+			return "-"
+		}
+		return ms(v)
+	}
 	fmt.Fprintf(w, "%-9g %9s %9s %9s %9s %9s %8s %10s %7s %7s %9s %s\n",
-		l.Load, num(r.Arrivals.AchievedRate, 2), ms(st.TTFTSched.P50), ms(st.TTFTSched.P95), ms(st.TTFTSched.P99), ms(st.ITL.P50),
+		l.Load, num(r.Arrivals.AchievedRate, 2), q(st.TTFTSched, st.TTFTSched.P50), q(st.TTFTSched, st.TTFTSched.P95), q(st.TTFTSched, st.TTFTSched.P99), q(st.ITL, st.ITL.P50),
 		num(tput, 2), num(r.Throughput.OutputTokensPerS, 0), cache, pct(r.Requests.ErrorRate()), lag, health)
 }
 
@@ -52,7 +59,7 @@ func Knees(w io.Writer, s *results.Sweep) {
 	}
 	slo := fmt.Sprintf("%s p%g ≤ %g ms with errors under %g%%", s.SLO.Metric, s.SLO.Percentile, s.SLO.ThresholdMs, 100*s.SLO.MaxErrorRate)
 	if k := s.Knees.SLO; k != nil {
-		fmt.Fprintf(w, "SLO knee        %g%s — the largest load meeting %s (%.1f ms there). Provision against this.\n", k.Load, unit, slo, k.LatencyMs)
+		fmt.Fprintf(w, "SLO knee        %g%s — the largest load meeting %s (%.1f ms there). Provision against this.\n", k.Load, unit, slo, *k.LatencyMs)
 	} else {
 		fmt.Fprintf(w, "SLO knee        none — even the lowest level misses %s.\n", slo)
 	}

@@ -5,44 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 )
 
-// WriteFileAtomic writes data to path through a temporary file in the same
-// folder and a rename, so a reader never sees half a file and an
-// interrupted write leaves the previous file intact.
-func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
+// WriteFileAtomic writes data where path names, never replacing what the
+// user pointed at (see WriteOutput).
+func WriteFileAtomic(path string, data []byte) error { return WriteOutput(path, data) }
 
-// WriteJSON writes v as indented JSON, atomically.
+// WriteJSON writes v as indented JSON (see WriteOutput).
 func WriteJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, append(b, '\n'))
+	return WriteOutput(path, append(b, '\n'))
 }
 
 // ReadRun reads a run written by knee run --output.

@@ -18,9 +18,18 @@ type Point struct {
 	// deliver (the offered rate, or turns per second for calls); zero for
 	// closed-loop levels.
 	ExpectedThroughput float64
+	// Arrivals is how many arrivals the open-loop window offered (0 when
+	// unknown): a shortfall of fewer than MinShortfall of them is sampling
+	// noise, not saturation.
+	Arrivals int64
 	// Excluded levels (client unhealthy, failed) take no part in any knee.
 	Excluded bool
 }
+
+// MinShortfall is the fewest arrivals a level must fall behind by to count
+// as saturated: with nine arrivals in a window, one that finished a moment
+// past the shifted window's edge is 11% and no evidence of anything.
+const MinShortfall = 2
 
 // SLOKnee returns the index of the largest level that meets the SLO:
 // latency at most threshold and error rate under maxErrorRate. Only the
@@ -120,7 +129,8 @@ func SaturationLevel(points []Point) (int, bool) {
 			continue
 		}
 		if p.ExpectedThroughput > 0 {
-			if p.Throughput < 0.95*p.ExpectedThroughput {
+			short := 1 - p.Throughput/p.ExpectedThroughput
+			if short > 0.05 && (p.Arrivals == 0 || short*float64(p.Arrivals) >= MinShortfall) {
 				return i, true
 			}
 		} else if prev >= 0 && points[prev].Throughput > 0 && p.Load > points[prev].Load &&

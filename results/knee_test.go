@@ -158,3 +158,17 @@ func TestVoiceSaturationInTurns(t *testing.T) {
 		t.Errorf("voice saturation %+v, want at 1 call/s (2.2 of 3 turns/s)", v.Knees.Saturation)
 	}
 }
+
+// TestSaturationNeedsMoreThanNoise: nine arrivals in a window, eight
+// matched (89%), is one request finishing past the window's edge; forty
+// matched of fifty is saturation.
+func TestSaturationNeedsMoreThanNoise(t *testing.T) {
+	few := []Point{{Load: 1, Throughput: 0.8 * 8 / 9, ExpectedThroughput: 0.8, Arrivals: 9}}
+	if _, ok := SaturationLevel(few); ok {
+		t.Error("one request short of nine read as saturation")
+	}
+	many := []Point{{Load: 4, Throughput: 4 * 40.0 / 50, ExpectedThroughput: 4, Arrivals: 50}}
+	if _, ok := SaturationLevel(many); !ok {
+		t.Error("ten requests short of fifty not read as saturation")
+	}
+}

@@ -186,12 +186,15 @@ type Arrivals struct {
 	SendLatenessP99Ms float64 `json:"send_lateness_p99_ms"`
 	// AchievedConcurrency is the mean number of requests in flight.
 	AchievedConcurrency float64 `json:"achieved_concurrency"`
-	// CompletionRate is successful requests (or measured turns) per second
-	// of the window's schedule, counted over the window shifted by the
-	// typical age at completion (see the README): a server that keeps up
-	// matches the offered rate however long its requests are next to the
-	// window. Open loop only.
+	// CompletionRate is the offered rate times the share of the window's
+	// arrivals matched by a successful completion inside the window shifted
+	// by the typical age at completion (see the README): a server that
+	// keeps up matches the offered rate however long its requests are next
+	// to the window. Open loop only.
 	CompletionRate float64 `json:"completion_rate,omitempty"`
+	// WindowArrivals counts the arrivals (for calls, measured turns)
+	// offered in the window, sent or not: what CompletionRate is a share of.
+	WindowArrivals int64 `json:"window_arrivals,omitempty"`
 }
 
 // Connections says what happened to the client's connections over the

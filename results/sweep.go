@@ -55,9 +55,11 @@ type Knees struct {
 
 // Knee is a level singled out by a knee function.
 type Knee struct {
-	Load      float64 `json:"load"`
-	Index     int     `json:"index"`
-	LatencyMs float64 `json:"latency_ms"`
+	Load  float64 `json:"load"`
+	Index int     `json:"index"`
+	// LatencyMs is the SLO metric there; nil when the level measured no
+	// latency (every request failed).
+	LatencyMs *float64 `json:"latency_ms"`
 }
 
 // ExcludedLevel is a level left out of the knees, and why.
@@ -164,8 +166,15 @@ func (s *Sweep) FindKnees() {
 		}
 		pts[i].ErrorRate = l.Run.Requests.ErrorRate()
 		pts[i].Throughput, pts[i].ExpectedThroughput = l.throughput(s.Axis)
+		pts[i].Arrivals = l.Run.Arrivals.WindowArrivals
 	}
-	knee := func(i int) *Knee { return &Knee{Load: pts[i].Load, Index: i, LatencyMs: pts[i].Latency} }
+	knee := func(i int) *Knee {
+		k := &Knee{Load: pts[i].Load, Index: i}
+		if lat := pts[i].Latency; !math.IsNaN(lat) && !math.IsInf(lat, 0) {
+			k.LatencyMs = &lat
+		}
+		return k
+	}
 	if i, ok := SLOKnee(pts, s.SLO.ThresholdMs, s.SLO.MaxErrorRate); ok {
 		s.Knees.SLO = knee(i)
 	}

@@ -4,24 +4,39 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/kneebench/knee/cmd"
 )
 
+// hurryLimit is how long knee may still take to write what it measured
+// after a second signal.
+const hurryLimit = 10 * time.Second
+
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
-	sigs := make(chan os.Signal, 2)
+	sigs := make(chan os.Signal, 3)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
+		// The first signal ends the run: in-flight requests are cut, and
+		// what was measured is printed and written. Supervisors and GNU
+		// timeout often signal twice, a millisecond apart (the process,
+		// then its group), so a second signal does not exit before the
+		// results are written: it only bounds how long that may take. A
+		// third exits at once.
 		<-sigs
-		// The first signal ends the run cleanly: what was measured is
-		// still printed and written. A second one exits at once.
 		cancel()
 		<-sigs
-		os.Exit(130)
+		select {
+		case <-sigs:
+		case <-time.After(hurryLimit):
+			fmt.Fprintln(os.Stderr, "knee: still not done after a second signal; exiting")
+		}
+		os.Exit(cmd.ExitInterrupted)
 	}()
 	code := cmd.Execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	cancel()
