@@ -1,7 +1,9 @@
 package simulator
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -9,6 +11,13 @@ import (
 
 // completion serves one chat or completions request.
 func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, chat bool) {
+	if h := ctx.Request.Header.Peek("X-Knee-Fault"); len(h) > 0 {
+		if _, ok := faultKindOf(string(h)); !ok {
+			writeError(ctx, &APIError{Status: 400, Type: "invalid_request_error", Param: "X-Knee-Fault",
+				Message: fmt.Sprintf("unknown fault %.40q: use one of %s (or 429, 500, 503, 401)", h, strings.Join(faultKinds, ", "))})
+			return
+		}
+	}
 	d, err := decodeRequest(ctx.PostBody(), chat)
 	if err != nil {
 		writeError(ctx, err.(*APIError))
@@ -85,11 +94,8 @@ func (m *model) waiting() int {
 // decideFault picks an injected fault for this request, if any.
 func (s *Server) decideFault(ctx *fasthttp.RequestCtx, m *model, g *GenRequest) (FaultRule, bool) {
 	spec := m.faults.get()
-	header := string(ctx.Request.Header.Peek("X-Knee-Fault"))
+	header, _ := faultKindOf(string(ctx.Request.Header.Peek("X-Knee-Fault")))
 	if header == "" && len(spec.Rules) == 0 {
-		return FaultRule{}, false
-	}
-	if header != "" && !validKind(header) {
 		return FaultRule{}, false
 	}
 	content := lastUserText(g)

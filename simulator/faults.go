@@ -24,6 +24,26 @@ const (
 
 var faultKinds = []string{Fault429, Fault500, Fault503, Fault401, FaultContextLength, FaultCut, FaultStall, FaultSpike}
 
+// Fault parameter bounds: a stall longer than an hour or a spike of more
+// than 1,000× is a typo, and a duration in ms near 1e13 overflowed the
+// nanosecond clock into no stall at all.
+const (
+	maxStallMs    = 3_600_000
+	maxFactor     = 1000
+	maxAfter      = 1 << 20
+	maxRetryAfter = 3600
+)
+
+// faultKindOf reads an X-Knee-Fault value: a kind, or the bare status the
+// README uses for the error kinds (429, 500, 503, 401).
+func faultKindOf(header string) (string, bool) {
+	switch header {
+	case "429", "500", "503", "401":
+		return "error_" + header, true
+	}
+	return header, validKind(header)
+}
+
 // FaultSpec is a model's failure injection: rules by rate or prompt match,
 // and a real server's overload behaviour.
 type FaultSpec struct {
@@ -78,6 +98,10 @@ func (f *FaultSpec) Validate() error {
 		}
 		if r.AfterTokens < 0 || r.DurationMs < 0 || r.Factor < 0 || (r.RetryAfterS != nil && *r.RetryAfterS < 0) {
 			return fmt.Errorf("rule %d: numbers must not be negative", i+1)
+		}
+		if r.AfterTokens > maxAfter || r.DurationMs > maxStallMs || r.Factor > maxFactor || (r.RetryAfterS != nil && *r.RetryAfterS > maxRetryAfter) {
+			return fmt.Errorf("rule %d: after_tokens at most %d, duration_ms at most %d (an hour), factor at most %d, retry_after_s at most %d",
+				i+1, maxAfter, maxStallMs, maxFactor, maxRetryAfter)
 		}
 	}
 	return nil

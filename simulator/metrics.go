@@ -44,6 +44,7 @@ type metrics struct {
 	preemptions, prefixQueries, prefixHits                  *prometheus.CounterVec
 	steps, admissionStops, faults                           *prometheus.CounterVec
 	running, waiting, kvUsage                               *prometheus.GaugeVec
+	cacheConfig                                             *prometheus.GaugeVec
 }
 
 func newMetrics(maxContext int) *metrics {
@@ -94,6 +95,11 @@ func newMetrics(maxContext int) *metrics {
 	m.running = g("vllm:num_requests_running", "Number of requests in model execution batches.")
 	m.waiting = g("vllm:num_requests_waiting", "Number of requests waiting to be processed.")
 	m.kvUsage = g("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.")
+	// vLLM publishes its cache configuration as an info gauge (value 1,
+	// the facts in labels); dashboards read capacity from num_gpu_blocks.
+	m.cacheConfig = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:cache_config_info", Help: "Information of the LLMEngine CacheConfig"},
+		[]string{"model_name", "engine", "block_size", "cache_dtype", "enable_prefix_caching", "gpu_memory_utilization", "num_gpu_blocks"})
+	m.reg.MustRegister(m.cacheConfig)
 	return m
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // apiRequest is the body of a chat or completions request. Fields knee
@@ -24,6 +25,54 @@ type apiRequest struct {
 	IgnoreEOS *bool           `json:"ignore_eos"`
 	Stop      json.RawMessage `json:"stop"`
 	N         *int            `json:"n"`
+	// Sampling parameters are not acted on, but checked as OpenAI and
+	// vLLM check them, so a client's mistake is caught here as it would
+	// be there.
+	Temperature      *float64        `json:"temperature"`
+	TopP             *float64        `json:"top_p"`
+	PresencePenalty  *float64        `json:"presence_penalty"`
+	FrequencyPenalty *float64        `json:"frequency_penalty"`
+	TopLogprobs      *int            `json:"top_logprobs"`
+	Logprobs         json.RawMessage `json:"logprobs"`
+}
+
+// checkSampling range-checks the sampling parameters (OpenAI's ranges;
+// logprobs is a boolean on chat and a count of at most 5 on completions).
+func (r *apiRequest) checkSampling(chat bool) error {
+	between := func(param string, v *float64, lo, hi float64) error {
+		if v != nil && (*v < lo || *v > hi) {
+			return badRequest(param, "'%s' must be between %g and %g, got %g", param, lo, hi, *v)
+		}
+		return nil
+	}
+	for _, c := range []error{
+		between("temperature", r.Temperature, 0, 2),
+		between("top_p", r.TopP, 0, 1),
+		between("presence_penalty", r.PresencePenalty, -2, 2),
+		between("frequency_penalty", r.FrequencyPenalty, -2, 2),
+	} {
+		if c != nil {
+			return c
+		}
+	}
+	if r.TopLogprobs != nil && (*r.TopLogprobs < 0 || *r.TopLogprobs > 20) {
+		return badRequest("top_logprobs", "'top_logprobs' must be between 0 and 20, got %d", *r.TopLogprobs)
+	}
+	if isNull(r.Logprobs) {
+		return nil
+	}
+	if chat {
+		var b bool
+		if json.Unmarshal(r.Logprobs, &b) != nil {
+			return badRequest("logprobs", "invalid type for 'logprobs': expected a boolean")
+		}
+		return nil
+	}
+	var n int
+	if json.Unmarshal(r.Logprobs, &n) != nil || n < 0 || n > 5 {
+		return badRequest("logprobs", "'logprobs' must be an integer between 0 and 5")
+	}
+	return nil
 }
 
 // decoded is a validated request.
@@ -51,6 +100,9 @@ func decodeRequest(body []byte, chat bool) (*decoded, error) {
 // decodeRequestStrict is the complete decoder: it handles every accepted shape
 // and names the field at fault in every error.
 func decodeRequestStrict(body []byte, chat bool) (*decoded, error) {
+	if !utf8.Valid(body) {
+		return nil, badRequest("", "the request body is not valid UTF-8")
+	}
 	var r apiRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&r); err != nil {
@@ -66,6 +118,9 @@ func decodeRequestStrict(body []byte, chat bool) (*decoded, error) {
 	}
 	if dec.More() {
 		return nil, badRequest("", "the request body has trailing data after the JSON object")
+	}
+	if err := r.checkSampling(chat); err != nil {
+		return nil, err
 	}
 	d := &decoded{Gen: GenRequest{Chat: chat}}
 	if r.Model == nil || *r.Model == "" {
@@ -209,6 +264,10 @@ func decodePrompt(raw json.RawMessage) (string, error) {
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
+		if s == "" {
+			// vLLM refuses it too; an empty prompt has nothing to prefill.
+			return "", badRequest("prompt", "the prompt must not be empty")
+		}
 		return s, nil
 	}
 	var l []string
@@ -217,6 +276,9 @@ func decodePrompt(raw json.RawMessage) (string, error) {
 	}
 	if len(l) != 1 {
 		return "", badRequest("prompt", "only a single prompt is supported, got %d", len(l))
+	}
+	if l[0] == "" {
+		return "", badRequest("prompt", "the prompt must not be empty")
 	}
 	return l[0], nil
 }

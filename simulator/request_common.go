@@ -33,7 +33,8 @@ func decodeCommon(body []byte, chat bool) *decoded {
 	}
 	top, err := v.Object()
 	if err != nil || !plainKeys(top, "model", "messages", "prompt", "max_tokens", "max_completion_tokens",
-		"seed", "stream", "stream_options", "ignore_eos", "stop", "n") {
+		"seed", "stream", "stream_options", "ignore_eos", "stop", "n",
+		"temperature", "top_p", "presence_penalty", "frequency_penalty", "top_logprobs", "logprobs") || !samplingInRange(top) {
 		return nil
 	}
 	d := &decoded{}
@@ -118,6 +119,35 @@ func decodeCommon(body []byte, chat bool) *decoded {
 		return nil
 	}
 	return d
+}
+
+// samplingInRange reports whether the sampling parameters present are of
+// the right type and within range (see apiRequest.checkSampling); anything
+// else goes to the strict decoder, which names the parameter at fault.
+func samplingInRange(top *fastjson.Object) bool {
+	for _, r := range []struct {
+		key    string
+		lo, hi float64
+	}{{"temperature", 0, 2}, {"top_p", 0, 1}, {"presence_penalty", -2, 2}, {"frequency_penalty", -2, 2}} {
+		v := top.Get(r.key)
+		if v == nil || v.Type() == fastjson.TypeNull {
+			continue
+		}
+		f, err := v.Float64()
+		if err != nil || v.Type() != fastjson.TypeNumber || f < r.lo || f > r.hi {
+			return false
+		}
+	}
+	if v := top.Get("top_logprobs"); v != nil && v.Type() != fastjson.TypeNull {
+		n, err := v.Int()
+		if err != nil || n < 0 || n > 20 {
+			return false
+		}
+	}
+	if v := top.Get("logprobs"); v != nil && v.Type() != fastjson.TypeNull && v.Type() != fastjson.TypeTrue && v.Type() != fastjson.TypeFalse {
+		return false
+	}
+	return true
 }
 
 // plainKeys reports whether every key of o that encoding/json would match

@@ -18,6 +18,15 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"model":"m","model":"n","messages":[{"role":"user","content":"hi","ROLE":"system"}]}`,
 		`{"model":"m","ſtream":true,"messages":[{"role":"user","content":"hi"}],"max_tokens":4.0}`,
 		`{"model":"m","messages":[{"role":"user","content":"hi"}],"seed":-1,"n":1,"stream_options":{"include_usage":null},"stream":null}`,
+		// Sampling parameters: in range, out of range, of the wrong type,
+		// in another case, twice.
+		`{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":0.7,"top_p":1,"top_logprobs":20,"logprobs":true}`,
+		`{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":2.0001,"presence_penalty":-2}`,
+		`{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":"hot","frequency_penalty":1e400}`,
+		`{"model":"m","messages":[{"role":"user","content":"hi"}],"Temperature":9,"temperature":1}`,
+		`{"model":"m","messages":[{"role":"user","content":"hi"}],"logprobs":3,"top_logprobs":-1}`,
+		`{"model":"m","prompt":"","logprobs":5}`,
+		"{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"\xff\"}]}",
 	} {
 		f.Add([]byte(s), true)
 		f.Add([]byte(s), false)

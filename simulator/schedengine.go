@@ -74,6 +74,10 @@ func (s *Scheduler) Config() sched.Config { return s.core.Config() }
 // Check implements Engine: a request that could never fit in the KV cache
 // is refused instead of waiting forever.
 func (s *Scheduler) Check(plan *Plan) error {
+	if plan.PromptTokens < 1 {
+		// Nothing to prefill: the core would never schedule it.
+		return &APIError{Status: 400, Type: "invalid_request_error", Param: "prompt", Message: "the prompt must hold at least one token"}
+	}
 	if !s.core.Fits(plan.PromptTokens, len(plan.Tokens)) {
 		cfg := s.core.Config()
 		return &APIError{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages",

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log"
 	"net"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +27,10 @@ type Options struct {
 	APIKey string
 	// MaxBodyBytes bounds a request body (default 32 MiB).
 	MaxBodyBytes int
+	// HeaderTimeout bounds the wait for a request's headers from its first
+	// byte (default 10 s); a client that trickles them gets 408, as nginx
+	// answers after client_header_timeout. The body then has 60 s.
+	HeaderTimeout time.Duration
 }
 
 // model is one served model at run time.
@@ -66,6 +72,9 @@ func NewServer(o Options) (*Server, error) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 32 << 20
 	}
+	if o.HeaderTimeout <= 0 {
+		o.HeaderTimeout = 10 * time.Second
+	}
 	maxCtx := 0
 	for _, m := range o.Models.Models {
 		maxCtx = max(maxCtx, m.ContextLength)
@@ -89,15 +98,24 @@ func NewServer(o Options) (*Server, error) {
 			m.wantIDs = cfg.PrefixCaching
 			m.sched = NewScheduler(sched.New(cfg), m.observeStep)
 			m.engine = m.sched
+			s.metrics.cacheConfig.WithLabelValues(spec.Name, "0", strconv.Itoa(cfg.BlockSize), cacheDType(&spec),
+				strconv.FormatBool(cfg.PrefixCaching), strconv.FormatFloat(gpuMemoryUtilization(&spec), 'g', -1, 64),
+				strconv.Itoa(cfg.NumBlocks)).Set(1)
 		}
 		s.models[spec.Name] = m
 		s.order = append(s.order, spec.Name)
 	}
 	s.srv = &fasthttp.Server{
-		Handler:               s.handle,
-		Name:                  "knee-sim",
-		MaxRequestBodySize:    o.MaxBodyBytes,
-		ReadTimeout:           60 * time.Second,
+		Handler:            s.handle,
+		Name:               "knee-sim",
+		MaxRequestBodySize: o.MaxBodyBytes,
+		ReadTimeout:        o.HeaderTimeout,
+		HeaderReceived: func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+			return fasthttp.RequestConfig{ReadTimeout: 60 * time.Second}
+		},
+		// Error logs never carry request contents, so an Authorization
+		// header cannot reach a log.
+		SecureErrorLogMessage: true,
 		IdleTimeout:           2 * time.Minute,
 		NoDefaultServerHeader: false,
 		ErrorHandler:          s.transportError,
@@ -166,7 +184,8 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 			s.writeSummary(ctx)
 		}
 	case "/metrics/summary/reset":
-		if s.method(ctx, fasthttp.MethodPost) {
+		// Resetting changes what others read, so it takes the key.
+		if s.method(ctx, fasthttp.MethodPost) && s.authorized(ctx) {
 			s.resetSummary()
 			writeJSON(ctx, 200, map[string]any{"reset": true})
 		}
@@ -175,13 +194,24 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 			s.adminFaults(ctx)
 		}
 	default:
+		if id, ok := strings.CutPrefix(path, "/v1/models/"); ok && id != "" {
+			if s.method(ctx, fasthttp.MethodGet) && s.authorized(ctx) {
+				s.getModel(ctx, id)
+			}
+			return
+		}
 		writeError(ctx, &APIError{Status: 404, Type: "not_found_error", Code: "not_found", Message: fmt.Sprintf("no route for %s", path)})
 	}
 }
 
+// method checks the request's method; HEAD is accepted wherever GET is
+// (fasthttp then sends the headers alone).
 func (s *Server) method(ctx *fasthttp.RequestCtx, want string) bool {
-	if string(ctx.Method()) == want {
+	if string(ctx.Method()) == want || (want == fasthttp.MethodGet && ctx.IsHead()) {
 		return true
+	}
+	if want == fasthttp.MethodGet {
+		want = "GET, HEAD"
 	}
 	ctx.Response.Header.Set("Allow", want)
 	writeError(ctx, &APIError{Status: 405, Type: "invalid_request_error", Code: "method_not_allowed",
@@ -204,6 +234,13 @@ func (s *Server) authorized(ctx *fasthttp.RequestCtx) bool {
 // transportError answers errors fasthttp meets before the handler runs,
 // such as a body over the size limit, with OpenAI-shaped bodies.
 func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		writeError(ctx, &APIError{Status: 408, Type: "invalid_request_error", Code: "request_timeout",
+			Message: fmt.Sprintf("the request did not arrive within %s", s.opts.HeaderTimeout)})
+		ctx.SetConnectionClose()
+		return
+	}
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
 		writeError(ctx, &APIError{Status: 413, Type: "invalid_request_error", Code: "request_too_large",
 			Message: fmt.Sprintf("request body exceeds the %d-byte limit", s.opts.MaxBodyBytes)})
@@ -241,18 +278,33 @@ func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
 }
 
 func (s *Server) listModels(ctx *fasthttp.RequestCtx) {
-	type entry struct {
-		ID          string `json:"id"`
-		Object      string `json:"object"`
-		Created     int64  `json:"created"`
-		OwnedBy     string `json:"owned_by"`
-		MaxModelLen int    `json:"max_model_len"`
-	}
-	var data []entry
+	var data []modelEntry
 	for _, name := range s.order {
-		data = append(data, entry{ID: name, Object: "model", Created: s.created, OwnedBy: "knee", MaxModelLen: s.models[name].spec.ContextLength})
+		data = append(data, s.modelEntry(name))
 	}
 	writeJSON(ctx, 200, map[string]any{"object": "list", "data": data})
+}
+
+// modelEntry is one model as /v1/models lists it.
+type modelEntry struct {
+	ID          string `json:"id"`
+	Object      string `json:"object"`
+	Created     int64  `json:"created"`
+	OwnedBy     string `json:"owned_by"`
+	MaxModelLen int    `json:"max_model_len"`
+}
+
+func (s *Server) modelEntry(name string) modelEntry {
+	return modelEntry{ID: name, Object: "model", Created: s.created, OwnedBy: "knee", MaxModelLen: s.models[name].spec.ContextLength}
+}
+
+// getModel serves GET /v1/models/{id}.
+func (s *Server) getModel(ctx *fasthttp.RequestCtx, id string) {
+	if s.models[id] == nil {
+		writeError(ctx, modelNotFound(id))
+		return
+	}
+	writeJSON(ctx, 200, s.modelEntry(id))
 }
 
 func modelNotFound(name string) *APIError {
@@ -266,11 +318,39 @@ func modelNotFound(name string) *APIError {
 type quietLogger struct{}
 
 func (quietLogger) Printf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	msg := redactAuth(fmt.Sprintf(format, args...))
 	for _, normal := range []string{"use of closed network connection", "broken pipe", "connection reset by peer", "body size exceeds"} {
 		if strings.Contains(msg, normal) {
 			return
 		}
 	}
 	log.Print(msg)
+}
+
+// authHeader matches an Authorization header's value wherever a message
+// quotes one.
+var authHeader = regexp.MustCompile(`(?i)(authorization:\s*)[^\r\n"]*`)
+
+// redactAuth removes credentials from a log message.
+func redactAuth(msg string) string {
+	return authHeader.ReplaceAllString(msg, "${1}[redacted]")
+}
+
+// cacheDType names the KV cache's data type as vLLM's --kv-cache-dtype
+// does: "auto" (the model's own) unless the cache holds one byte per
+// element.
+func cacheDType(m *ModelSpec) string {
+	if kv := m.KVCache; kv != nil && kv.BytesPerElement == 1 {
+		return "fp8"
+	}
+	return "auto"
+}
+
+// gpuMemoryUtilization is the share of GPU memory the model may use (0.9,
+// vLLM's default, unless the model says otherwise).
+func gpuMemoryUtilization(m *ModelSpec) float64 {
+	if kv := m.KVCache; kv != nil && kv.GPUMemoryUtilization > 0 {
+		return kv.GPUMemoryUtilization
+	}
+	return 0.9
 }

@@ -129,6 +129,9 @@ func (r *run) sleep(d time.Duration) {
 	}
 }
 
+// shutdownEvent ends a stream cut by the end of a shutdown's grace.
+const shutdownEvent = "data: {\"error\":{\"message\":\"the server is shutting down\",\"type\":\"server_error\",\"param\":null,\"code\":\"service_unavailable\"}}\n\n"
+
 // running counts the request as running until the returned func is called.
 func (r *run) running() (done func()) {
 	r.m.inflight.Add(1)
@@ -189,6 +192,13 @@ func (r *run) stream(w *bufio.Writer) {
 		return nil
 	})
 	if err != nil || cut {
+		if err != nil && r.s.streams.Err() != nil {
+			// The shutdown grace ran out with this stream open: say so in
+			// the stream before the connection closes, so the client can
+			// tell a shutdown from a network failure.
+			_, _ = w.WriteString(shutdownEvent)
+			_ = w.Flush()
+		}
 		r.finish("abort", info)
 		return
 	}

@@ -11,6 +11,17 @@ import (
 )
 
 func (s *Server) prometheus(ctx *fasthttp.RequestCtx) {
+	// The gauges are read from the engine's latest state at every scrape,
+	// not only at its steps: a request aborted while the engine idles
+	// would otherwise stay counted until some later step.
+	for _, m := range s.models {
+		if m.sched != nil {
+			st := m.sched.State()
+			m.mm.running.Set(float64(st.Running))
+			m.mm.waiting.Set(float64(st.Waiting))
+			m.mm.kvUsage.Set(st.KVUsage)
+		}
+	}
 	mfs, err := s.metrics.reg.Gather()
 	if err != nil {
 		writeError(ctx, &APIError{Status: 500, Type: "server_error", Message: err.Error()})
