@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 	"github.com/valyala/fasthttp"
 )
@@ -71,7 +72,7 @@ type extraField struct {
 func NewClient(t Target, maxConns int) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(t.BaseURL, "/"))
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("base URL %q must look like http://host:port/v1", t.BaseURL)
+		return nil, fmt.Errorf("base URL %q must look like http://host:port/v1", results.RedactURL(t.BaseURL))
 	}
 	switch t.Endpoint {
 	case "", "chat":
@@ -90,9 +91,9 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 	}
 	c := &Client{t: t, start: time.Now()}
 	if t.Endpoint == "chat" {
-		c.uri = u.String() + "/chat/completions"
+		c.uri = joinURL(t.BaseURL, "/chat/completions")
 	} else {
-		c.uri = u.String() + "/completions"
+		c.uri = joinURL(t.BaseURL, "/completions")
 	}
 	if t.APIKey != "" {
 		c.auth = "Bearer " + t.APIKey
@@ -142,6 +143,29 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 		},
 	}
 	return c, nil
+}
+
+// joinURL appends path to the base URL's path, keeping its query (some
+// gateways take a key there) after it.
+func joinURL(base, path string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return strings.TrimRight(base, "/") + path
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + path
+	u.RawPath = ""
+	return u.String()
+}
+
+// rootURL is the base URL without its trailing /v1: where /metrics lives.
+func rootURL(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1")
+	}
+	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1")
+	u.RawPath = ""
+	return u.String()
 }
 
 // DefaultIdleConnTimeout is how long an idle connection is kept: less than

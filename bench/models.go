@@ -3,9 +3,11 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
+	"github.com/kneebench/knee/results"
 	"github.com/valyala/fasthttp"
 )
 
@@ -17,24 +19,25 @@ func FirstModel(t Target) (string, error) {
 		return "", err
 	}
 	if len(ids) == 0 {
-		return "", fmt.Errorf("%s/models lists no model; give --model", strings.TrimRight(t.BaseURL, "/"))
+		return "", fmt.Errorf("%s lists no model; give --model", results.RedactURL(joinURL(t.BaseURL, "/models")))
 	}
 	return ids[0], nil
 }
 
 // ListModels returns the model ids a target serves.
 func ListModels(t Target) ([]string, error) {
-	body, status, err := get(t, strings.TrimRight(t.BaseURL, "/")+"/models", 10*time.Second)
+	modelsURL := joinURL(t.BaseURL, "/models")
+	body, status, err := get(t, modelsURL, 10*time.Second)
 	if err != nil {
-		return nil, fmt.Errorf("listing models: %w", err)
+		return nil, fmt.Errorf("listing models at %s: %w", results.RedactURL(modelsURL), err)
 	}
 	if status != 200 {
 		_, msg := httpErrorClass(status, body)
 		hint := ""
-		if base := strings.TrimRight(t.BaseURL, "/"); status == 404 && !strings.HasSuffix(base, "/v1") {
-			hint = fmt.Sprintf(" (the API root usually ends in /v1: try --base-url %s/v1)", base)
+		if u, err := url.Parse(t.BaseURL); status == 404 && err == nil && !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/v1") {
+			hint = fmt.Sprintf(" (the API root usually ends in /v1: try --base-url %s)", results.RedactURL(joinURL(t.BaseURL, "/v1")))
 		}
-		return nil, fmt.Errorf("listing models at %s/models: HTTP %d %s%s", strings.TrimRight(t.BaseURL, "/"), status, msg, hint)
+		return nil, fmt.Errorf("listing models at %s: HTTP %d %s%s", results.RedactURL(modelsURL), status, msg, hint)
 	}
 	var v struct {
 		Data []struct {

@@ -66,11 +66,11 @@ type simStats struct {
 // NewServerView detects what the target publishes. metricsURL overrides the
 // Prometheus URL derived from the base URL.
 func NewServerView(t Target, metricsURL string) *ServerView {
-	root := strings.TrimSuffix(strings.TrimRight(t.BaseURL, "/"), "/v1")
+	root := rootURL(t.BaseURL)
 	v := &ServerView{t: t, root: root, metricsURL: metricsURL}
 	if v.metricsURL == "" {
-		v.metricsURL = root + "/metrics"
-		if body, status, err := get(t, root+"/metrics/summary", 5*time.Second); err == nil && status == 200 &&
+		v.metricsURL = joinURL(root, "/metrics")
+		if body, status, err := get(t, joinURL(root, "/metrics/summary"), 5*time.Second); err == nil && status == 200 &&
 			json.Valid(body) && strings.Contains(string(body), `"models"`) {
 			v.kind = "knee-sim"
 			return v
@@ -92,7 +92,7 @@ func NewServerView(t Target, metricsURL string) *ServerView {
 		}
 	}
 	if v.kind == "" {
-		v.note = fmt.Sprintf("server metrics not available: GET %s answered %d metric families, none named vllm:, sglang: or llamacpp:", v.metricsURL, len(s))
+		v.note = fmt.Sprintf("server metrics not available: GET %s answered %d metric families, none named vllm:, sglang: or llamacpp:", results.RedactURL(v.metricsURL), len(s))
 	}
 	return v
 }
@@ -103,24 +103,24 @@ func NewServerView(t Target, metricsURL string) *ServerView {
 func (v *ServerView) fetch() (scrape, string) {
 	body, status, err := get(v.t, v.metricsURL, 5*time.Second)
 	if err != nil {
-		return nil, fmt.Sprintf("GET %s failed: %v", v.metricsURL, err)
+		return nil, fmt.Sprintf("GET %s failed: %v", results.RedactURL(v.metricsURL), err)
 	}
 	s, perr := parseExposition(body)
 	if perr == nil && len(s) > 0 {
 		if status != 200 {
 			v.mu.Lock()
-			v.odd = fmt.Sprintf("GET %s answered HTTP %d with metrics that parse; they were used", v.metricsURL, status)
+			v.odd = fmt.Sprintf("GET %s answered HTTP %d with metrics that parse; they were used", results.RedactURL(v.metricsURL), status)
 			v.mu.Unlock()
 		}
 		return s, ""
 	}
 	if status != 200 {
-		return nil, fmt.Sprintf("GET %s answered HTTP %d (%.80q)", v.metricsURL, status, strings.TrimSpace(string(body)))
+		return nil, fmt.Sprintf("GET %s answered HTTP %d (%.80q)", results.RedactURL(v.metricsURL), status, strings.TrimSpace(string(body)))
 	}
 	if perr == nil {
-		return nil, fmt.Sprintf("GET %s answered no metrics", v.metricsURL)
+		return nil, fmt.Sprintf("GET %s answered no metrics", results.RedactURL(v.metricsURL))
 	}
-	return nil, fmt.Sprintf("GET %s answered HTTP 200 that does not parse as Prometheus text: %v", v.metricsURL, perr)
+	return nil, fmt.Sprintf("GET %s answered HTTP 200 that does not parse as Prometheus text: %v", results.RedactURL(v.metricsURL), perr)
 }
 
 // Kind says which account is available ("" for none).
@@ -133,7 +133,7 @@ func (v *ServerView) Note() string { return v.note }
 func (v *ServerView) Start(ctx context.Context) {
 	switch v.kind {
 	case "knee-sim":
-		_, _, _ = call(v.t, fasthttp.MethodPost, v.root+"/metrics/summary/reset", []byte("{}"), 5*time.Second)
+		_, _, _ = call(v.t, fasthttp.MethodPost, joinURL(v.root, "/metrics/summary/reset"), []byte("{}"), 5*time.Second)
 	case "vllm", "sglang", "llamacpp":
 		v.before = v.scrape()
 		v.gauges = map[string]*results.GaugeStats{}
@@ -147,7 +147,7 @@ func (v *ServerView) Start(ctx context.Context) {
 func (v *ServerView) End(ctx context.Context) {
 	switch v.kind {
 	case "knee-sim":
-		body, status, err := get(v.t, v.root+"/metrics/summary", 5*time.Second)
+		body, status, err := get(v.t, joinURL(v.root, "/metrics/summary"), 5*time.Second)
 		if err != nil || status != 200 {
 			v.note = "the simulator's summary could not be read after the window"
 			return

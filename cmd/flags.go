@@ -70,6 +70,13 @@ func (f *targetFlags) validate() error {
 		if err := json.Unmarshal([]byte(f.extraBody), &m); err != nil {
 			return usageErr("--extra-body must be a JSON object: %v", err)
 		}
+		// knee streams and names the model itself; a body that changed
+		// either would measure something else than it reports.
+		for _, k := range []string{"stream", "model"} {
+			if _, ok := m[k]; ok {
+				return usageErr("--extra-body may not set %q (knee always streams; use --model)", k)
+			}
+		}
 	}
 	return nil
 }
@@ -90,7 +97,7 @@ func (f *targetFlags) target(baseURL string) bench.Target {
 
 // config records the target flags with secrets redacted.
 func (f *targetFlags) config(baseURL, model string) results.Config {
-	c := results.Config{BaseURL: baseURL, Model: model, Endpoint: f.endpoint, ExtraBody: f.extraBody, TimeoutS: f.timeout.Seconds()}
+	c := results.Config{BaseURL: results.RedactURL(baseURL), Model: model, Endpoint: f.endpoint, ExtraBody: results.RedactJSON(f.extraBody), TimeoutS: f.timeout.Seconds()}
 	if f.apiKey != "" {
 		c.APIKey = results.Redacted
 	}
@@ -99,24 +106,13 @@ func (f *targetFlags) config(baseURL, model string) results.Config {
 		for _, h := range f.headers {
 			k, v, _ := strings.Cut(h, ":")
 			k = strings.TrimSpace(k)
-			if sensitiveHeader(k) {
+			if results.Sensitive(k) {
 				v = results.Redacted
 			}
 			c.Headers[k] = strings.TrimSpace(v)
 		}
 	}
 	return c
-}
-
-// sensitiveHeader reports whether a header likely carries a credential.
-func sensitiveHeader(k string) bool {
-	k = strings.ToLower(k)
-	for _, s := range []string{"auth", "key", "token", "secret", "cookie", "password"} {
-		if strings.Contains(k, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // resolved is a target ready to be driven.
@@ -133,6 +129,13 @@ func (f *targetFlags) resolve(ctx context.Context, c *cobra.Command, sim *simFla
 		return nil, err
 	}
 	r := &resolved{stop: func() {}}
+	if f.apiKey != "" {
+		for _, h := range f.headers {
+			if k, _, _ := strings.Cut(h, ":"); strings.EqualFold(strings.TrimSpace(k), "Authorization") {
+				fmt.Fprintln(c.ErrOrStderr(), "knee: warning: --header Authorization replaces the Bearer token of --api-key (or $OPENAI_API_KEY)")
+			}
+		}
+	}
 	base := f.baseURL
 	if base == "" {
 		s, err := startBuiltinSim(ctx, c, sim)

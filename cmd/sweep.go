@@ -224,7 +224,7 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	base.BuiltinSim = tgt.builtin
 	sw := &results.Sweep{Label: label, Config: base, Environment: environment(), Axis: axis, Workload: o.workload,
 		SLO: results.SLO{Metric: o.sloMetric, Percentile: o.sloPct, ThresholdMs: o.slo, MaxErrorRate: o.maxErr}}
-	where := tgt.target.BaseURL
+	where := results.RedactURL(tgt.target.BaseURL)
 	if tgt.builtin {
 		where = "the built-in simulator (" + where + ")"
 	}

@@ -126,7 +126,7 @@ func (o *validateOptions) run(c *cobra.Command, _ []string) error {
 	cal := bench.Calibrate(client)
 	v.WordsPerToken = cal.WordsPerToken
 	v.Nonce = "[" + runNonce + "]"
-	where := tgt.target.BaseURL
+	where := results.RedactURL(tgt.target.BaseURL)
 	if tgt.builtin {
 		where = "the built-in simulator (" + where + ")"
 	}

@@ -279,3 +279,12 @@ func TestShutdownEndsStreamsWithAnError(t *testing.T) {
 		t.Errorf("the stream ended without the shutdown's error event: ...%.300s", all[max(0, len(all)-300):])
 	}
 }
+
+// TestLogsNeverCarryAuthorization: whatever fasthttp reports, an
+// Authorization header's value never reaches the log.
+func TestLogsNeverCarryAuthorization(t *testing.T) {
+	msg := redactAuth("error when reading request headers: \"POST / HTTP/1.1\r\nAuthorization: Bearer sk-live-123\r\nHost: x\"")
+	if strings.Contains(msg, "sk-live-123") || !strings.Contains(msg, "Authorization: [redacted]") {
+		t.Errorf("log line %q", msg)
+	}
+}
