@@ -60,6 +60,9 @@ type Client struct {
 	dialer *dialer
 	start  time.Time
 	resent atomic.Int64
+	// extraMaxTokens is the max_tokens --extra-body sets (0 when it sets
+	// one that is not a number), or -1 when it sets none.
+	extraMaxTokens int
 }
 
 type extraField struct {
@@ -89,7 +92,7 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 			addr += ":80"
 		}
 	}
-	c := &Client{t: t, start: time.Now()}
+	c := &Client{t: t, start: time.Now(), extraMaxTokens: -1}
 	if t.Endpoint == "chat" {
 		c.uri = joinURL(t.BaseURL, "/chat/completions")
 	} else {
@@ -105,6 +108,10 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 		}
 		for k, v := range m {
 			c.extra = append(c.extra, extraField{k, v})
+		}
+		if v, ok := m["max_tokens"]; ok {
+			c.extraMaxTokens = 0
+			_ = json.Unmarshal(v, &c.extraMaxTokens)
 		}
 		sort.Slice(c.extra, func(i, j int) bool { return c.extra[i].key < c.extra[j].key })
 	}

@@ -23,6 +23,7 @@ const (
 	ClassTruncated         = "truncated_stream"
 	ClassMalformed         = "malformed_stream"
 	ClassStreamError       = "stream_error"
+	ClassNotStreamed       = "not_streamed"
 	ClassClientSaturated   = "client_saturated"
 	ClassInterrupted       = "interrupted"
 	ClassOther             = "other"
@@ -53,10 +54,15 @@ type Record struct {
 	CompletionTokens int           `json:"completion_tokens"`
 	CachedTokens     int           `json:"cached_tokens"`
 	UsageReported    bool          `json:"usage_reported"`
-	CachedReported   bool          `json:"cached_reported"`
-	Attempts         int           `json:"attempts,omitempty"`
-	RetryAfter       time.Duration `json:"retry_after_ns,omitempty"`
-	FirstClass       string        `json:"first_attempt_error,omitempty"`
+	// UsageOdd is set when usage.completion_tokens was negative or not a
+	// number; with one above MaxTokens (the max_tokens asked) the chunk
+	// count is used instead as well.
+	UsageOdd       bool          `json:"usage_odd,omitempty"`
+	MaxTokens      int           `json:"max_tokens,omitempty"`
+	CachedReported bool          `json:"cached_reported"`
+	Attempts       int           `json:"attempts,omitempty"`
+	RetryAfter     time.Duration `json:"retry_after_ns,omitempty"`
+	FirstClass     string        `json:"first_attempt_error,omitempty"`
 	// Resent is true when the request went out a second time because the
 	// server had closed the kept-alive connection it was first sent on.
 	Resent bool `json:"resent,omitempty"`
@@ -87,10 +93,16 @@ func (r *Record) OK() bool { return r.Class == "" }
 // OutputTokens is the server's completion token count when it reported
 // usage, else the number of content chunks.
 func (r *Record) OutputTokens() int {
-	if r.UsageReported && r.CompletionTokens > 0 {
+	if r.UsageReported && r.CompletionTokens > 0 && !r.usageImplausible() {
 		return r.CompletionTokens
 	}
 	return r.Chunks
+}
+
+// usageImplausible reports a completion count the server cannot have
+// meant: negative or not a number, or above the max_tokens asked.
+func (r *Record) usageImplausible() bool {
+	return r.UsageOdd || (r.MaxTokens > 0 && r.CompletionTokens > r.MaxTokens)
 }
 
 // reset clears r for reuse, keeping its slices' capacity.

@@ -88,6 +88,10 @@ func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered f
 	if agg.cachedFromTimings {
 		res.Notes = append(res.Notes, "cached tokens come from llama.cpp's timings.cache_n (the server sent no usage.prompt_tokens_details)")
 	}
+	if agg.oddUsage > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf(
+			"%d responses reported a usage.completion_tokens that cannot be right (negative, not a number, or above the max_tokens asked): their chunk counts were used", agg.oddUsage))
+	}
 	if agg.multiToken > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
 			"%d responses packed several tokens into one chunk: ITL is per chunk, and token counts come from usage", agg.multiToken))

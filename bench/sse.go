@@ -72,6 +72,8 @@ type chunk struct {
 	outTokens    int
 	cachedTokens int
 	cachedSeen   bool
+	// usageOdd: completion_tokens was there but not a non-negative integer.
+	usageOdd bool
 	// timings is llama.cpp's per-response timing object, in its final
 	// chunk.
 	timings               bool
@@ -153,7 +155,9 @@ func scanChunk(p []byte, c *chunk) {
 				if len(u) > 0 && u[0] == '{' {
 					c.usage = true
 					c.promptTokens, _ = intAfter(u, keyPrompt)
-					c.outTokens, _ = intAfter(u, keyCompl)
+					var okOut bool
+					c.outTokens, okOut = intAfter(u, keyCompl)
+					c.usageOdd = !okOut && bytes.Contains(u, keyCompl)
 					c.cachedTokens, c.cachedSeen = intAfter(u, keyCached)
 				}
 			}

@@ -76,6 +76,7 @@ type aggregate struct {
 	firstAttempt                                *results.Attempts
 	done                                        []completion
 	timings                                     int64
+	oddUsage                                    int64
 	cachedFromTimings                           bool
 }
 
@@ -117,6 +118,7 @@ func (a *aggregate) add(o *aggregate) {
 	a.clamped += o.clamped
 	a.done = append(a.done, o.done...)
 	a.timings += o.timings
+	a.oddUsage += o.oddUsage
 	a.cachedFromTimings = a.cachedFromTimings || o.cachedFromTimings
 	a.coldTurns += o.coldTurns
 	a.measuredTurns += o.measuredTurns
@@ -229,7 +231,9 @@ func (c *collector) add(r *Record) {
 	a.cachedTotal += int64(r.CachedTokens)
 	a.usageReported = a.usageReported || r.UsageReported
 	a.cachedReported = a.cachedReported || r.CachedReported
-	if r.UsageReported && r.CompletionTokens > r.Chunks {
+	if r.UsageReported && r.usageImplausible() {
+		a.oddUsage++
+	} else if r.UsageReported && r.CompletionTokens > r.Chunks {
 		a.multiToken++
 	}
 	if tm := r.Timings; tm != nil {

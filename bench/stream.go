@@ -20,6 +20,7 @@ type scratch struct {
 	body []byte
 	lr   *lineReader
 	ch   chunk
+	ev   []byte // the data of the SSE event being read
 }
 
 func newScratch() *scratch {
@@ -52,6 +53,10 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 	}
 	req.SetBodyRaw(s.body)
 
+	rec.MaxTokens = r.MaxTokens
+	if c.extraMaxTokens >= 0 {
+		rec.MaxTokens = c.extraMaxTokens
+	}
 	rec.Sent = c.now()
 	err := c.hc.Do(req, resp)
 	if err != nil && c.closedUnanswered(resp, err) {
@@ -112,13 +117,23 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 	}
 	lr := s.lr
 	lr.reset(body)
-	done, finished := false, false
+	st := &streamState{c: c, rec: rec, s: s, keepText: keepText, limit: limit, fail: fail}
+	// Lines are grouped into events as SSE defines them: data lines joined
+	// with "\n" until a blank line. A data line that opens a new JSON object
+	// (or is [DONE]) while the pending data already holds a whole one starts
+	// a new event, for servers that leave out the blank line.
+	ev := s.ev[:0]
+	pending := false
+	defer func() { s.ev = ev[:0] }()
 	for {
 		line, err := lr.next()
 		if err != nil {
+			if pending && err == io.EOF && st.event(ev) {
+				return
+			}
 			switch {
 			case err == io.EOF:
-				if done || finished {
+				if st.done || st.finished {
 					return
 				}
 				fail(ClassTruncated, errors.New("stream ended without [DONE]"))
@@ -129,6 +144,15 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 			}
 			return
 		}
+		if len(line) == 0 {
+			if pending {
+				if st.event(ev) {
+					return
+				}
+				ev, pending = ev[:0], false
+			}
+			continue
+		}
 		payload, ok := dataPayload(line)
 		if !ok {
 			if !isSSEField(line) {
@@ -137,56 +161,97 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 			}
 			continue
 		}
-		if done {
-			continue
+		if pending {
+			if wholeObject(ev) && (len(payload) > 0 && payload[0] == '{' || bytes.Equal(payload, payloadDone)) {
+				if st.event(ev) {
+					return
+				}
+				ev = ev[:0]
+			} else {
+				ev = append(ev, '\n')
+			}
 		}
-		t := c.now()
-		if bytes.Equal(payload, payloadDone) {
-			done = true
-			continue
-		}
-		if len(payload) == 0 || payload[0] != '{' {
-			fail(ClassMalformed, fmt.Errorf("event is not a JSON object: %.60q", payload))
+		if len(ev)+len(payload) > maxEventBytes {
+			fail(ClassMalformed, errEventTooLarge)
 			return
 		}
-		ch := &s.ch
-		scanChunk(payload, ch)
-		if ch.hasError {
-			fail(ClassStreamError, fmt.Errorf("error event: %.200s", payload))
-			return
+		ev = append(ev, payload...)
+		pending = true
+	}
+}
+
+// wholeObject reports whether b looks like one complete JSON object.
+func wholeObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) >= 2 && b[0] == '{' && b[len(b)-1] == '}'
+}
+
+// streamState is what one stream's events update.
+type streamState struct {
+	c              *Client
+	rec            *Record
+	s              *scratch
+	keepText       bool
+	limit          func(time.Duration)
+	fail           func(string, error)
+	done, finished bool
+}
+
+// event handles one complete SSE event's data. It reports whether the
+// request is over (a failure).
+func (st *streamState) event(payload []byte) (stop bool) {
+	if st.done {
+		return false
+	}
+	rec := st.rec
+	t := st.c.now()
+	if bytes.Equal(payload, payloadDone) {
+		st.done = true
+		return false
+	}
+	if len(payload) == 0 || payload[0] != '{' {
+		st.fail(ClassMalformed, fmt.Errorf("event is not a JSON object: %.60q", payload))
+		return true
+	}
+	ch := &st.s.ch
+	scanChunk(payload, ch)
+	if ch.hasError {
+		st.fail(ClassStreamError, fmt.Errorf("error event: %.200s", payload))
+		return true
+	}
+	if ch.content {
+		st.limit(t)
+		if rec.Chunks == 0 {
+			rec.FirstToken = t
 		}
-		if ch.content {
-			limit(t)
-			if rec.Chunks == 0 {
-				rec.FirstToken = t
-			}
-			rec.Chunks++
-			rec.LastToken = t
-			rec.ChunkTimes = append(rec.ChunkTimes, t)
-			if keepText {
-				rec.Text = appendContent(rec.Text, payload)
-			}
-		}
-		if ch.finished {
-			finished = true
-		}
-		if ch.timings {
-			rec.Timings = &Timings{CacheN: ch.cacheN, PromptMs: ch.promptMs, PredictedMs: ch.predictedMs, PredictedN: ch.predictedN}
-			if !rec.CachedReported {
-				// llama.cpp reports the prompt tokens it reused here.
-				rec.CachedTokens, rec.CachedFromTimings, rec.CachedReported = ch.cacheN, true, true
-			}
-		}
-		if ch.usage {
-			rec.UsageReported = true
-			rec.PromptTokens = ch.promptTokens
-			rec.CompletionTokens = ch.outTokens
-			if ch.cachedSeen {
-				rec.CachedReported, rec.CachedFromTimings = true, false
-				rec.CachedTokens = ch.cachedTokens
-			}
+		rec.Chunks++
+		rec.LastToken = t
+		rec.ChunkTimes = append(rec.ChunkTimes, t)
+		if st.keepText {
+			rec.Text = appendContent(rec.Text, payload)
 		}
 	}
+	if ch.finished {
+		st.finished = true
+	}
+	if ch.timings {
+		rec.Timings = &Timings{CacheN: ch.cacheN, PromptMs: ch.promptMs, PredictedMs: ch.predictedMs, PredictedN: ch.predictedN}
+		if !rec.CachedReported {
+			// llama.cpp reports the prompt tokens it reused here.
+			rec.CachedTokens, rec.CachedFromTimings, rec.CachedReported = ch.cacheN, true, true
+		}
+	}
+	if ch.usage {
+		rec.UsageReported = true
+		rec.PromptTokens = ch.promptTokens
+		rec.CompletionTokens = ch.outTokens
+		rec.UsageOdd = ch.usageOdd
+		if ch.cachedSeen {
+			rec.CachedReported, rec.CachedFromTimings = true, false
+			rec.CachedTokens = ch.cachedTokens
+		}
+	}
+	return false
 }
 
 // DoRetry is Do with the target's retries. rec describes the final attempt;
@@ -241,6 +306,9 @@ func (c *Client) readUnstreamed(body io.Reader, rec *Record, fail func(string, e
 	t := c.now()
 	rec.FirstToken, rec.LastToken, rec.Chunks = t, t, 1
 	rec.ChunkTimes = append(rec.ChunkTimes, t)
+	// knee asked for a stream: a whole answer at once has no first token
+	// to time, so it is not a success to average in.
+	rec.Class, rec.Message = ClassNotStreamed, "the server answered the streaming request with one plain JSON completion"
 	if keepText {
 		rec.Text = append(rec.Text, v.Choices[0].Message.Content...)
 		rec.Text = append(rec.Text, v.Choices[0].Text...)

@@ -88,6 +88,9 @@ func TestBadUsage(t *testing.T) {
 		{"run", "--base-url", "http://127.0.0.1:8000/v1/chat/completions"},
 		{"run", "--base-url", "ftp://127.0.0.1:8000/v1"},
 		{"run", "--workload", "voice", "--rate", "0", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--extra-body", `{"stream": false}`, "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--extra-body", `{"model": "x"}`, "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--output", "-", "--records", "-", "--base-url", "http://127.0.0.1:1/v1"},
 	}
 	for _, args := range cases {
 		code, _, errOut := execute(t, args...)

@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -286,5 +289,33 @@ func TestLogsNeverCarryAuthorization(t *testing.T) {
 	msg := redactAuth("error when reading request headers: \"POST / HTTP/1.1\r\nAuthorization: Bearer sk-live-123\r\nHost: x\"")
 	if strings.Contains(msg, "sk-live-123") || !strings.Contains(msg, "Authorization: [redacted]") {
 		t.Errorf("log line %q", msg)
+	}
+}
+
+// TestCleanLeftovers: a folder whose knee was killed goes; one whose knee
+// still runs stays.
+func TestCleanLeftovers(t *testing.T) {
+	tmp := t.TempDir()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Skip("no true(1):", err)
+	}
+	mk := func(name string, pid int) string {
+		dir := filepath.Join(tmp, name)
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(pid)), 0o644)
+		return dir
+	}
+	dead := mk(childDirPrefix+"dead", gone.Process.Pid)
+	alive := mk(childDirPrefix+"alive", os.Getpid())
+	other := mk("something-else", gone.Process.Pid)
+	CleanLeftovers(tmp)
+	if _, err := os.Stat(dead); err == nil {
+		t.Error("the dead owner's folder is still there")
+	}
+	for _, keep := range []string{alive, other} {
+		if _, err := os.Stat(keep); err != nil {
+			t.Errorf("%s was removed", keep)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,8 +28,15 @@ type Child struct {
 // StartChild runs `exe sim --host 127.0.0.1 --port 0 <args>`, waits until
 // it serves /health, and returns it. stderr receives the child's log.
 func StartChild(ctx context.Context, exe string, args []string, stderr io.Writer) (*Child, error) {
-	dir, err := os.MkdirTemp("", "knee-sim-")
+	CleanLeftovers(os.TempDir())
+	dir, err := os.MkdirTemp("", childDirPrefix)
 	if err != nil {
+		return nil, err
+	}
+	// The owner's pid lets a later knee remove this folder if this one is
+	// killed before it can (SIGKILL runs no cleanup).
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	ready := filepath.Join(dir, "addr")
@@ -75,6 +83,45 @@ func StartChild(ctx context.Context, exe string, args []string, stderr io.Writer
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+const (
+	childDirPrefix = "knee-sim-"
+	ownerFile      = "owner"
+)
+
+// CleanLeftovers removes the simulator folders under tmp whose owning knee
+// process is gone. A folder without an owner file (an older knee's) is
+// removed once it is a day old.
+func CleanLeftovers(tmp string) {
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), childDirPrefix) {
+			continue
+		}
+		dir := filepath.Join(tmp, e.Name())
+		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			if info, ierr := e.Info(); ierr == nil && time.Since(info.ModTime()) > 24*time.Hour {
+				os.RemoveAll(dir)
+			}
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 || !processAlive(pid) {
+			os.RemoveAll(dir)
+		}
+	}
+}
+
+// processAlive reports whether a process with this pid exists (it may
+// belong to another user).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // Stop ends the child: SIGTERM first (it drains its streams), then a kill

@@ -1,0 +1,81 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneebench/knee/workload"
+)
+
+// oddServer answers every request with the given raw HTTP response.
+func oddServer(t *testing.T, raw string) string {
+	t.Helper()
+	return startRaw(t, &rawServer{serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
+		w.WriteString(raw)
+		return false
+	}})
+}
+
+func sse(events ...string) string {
+	body := strings.Join(events, "")
+	return fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+}
+
+func plainJSON(body string) string {
+	return fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+}
+
+func doOne(t *testing.T, url string) *Record {
+	t.Helper()
+	c := newTestClient(t, url, 5*time.Second, 1)
+	rec := &Record{}
+	c.Do(&workload.Request{Messages: []workload.Message{{Role: "user", Content: "x"}}, MaxTokens: 10}, rec, true)
+	return rec
+}
+
+// TestOddButLegalServers: what servers nobody here wrote really send.
+func TestOddButLegalServers(t *testing.T) {
+	tok := func(s string) string { return fmt.Sprintf(`{"choices":[{"delta":{"content":%q}}]}`, s) }
+	usage := `{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}`
+	cases := []struct {
+		name, raw string
+		class     string
+		chunks    int
+		text      string
+	}{
+		// Proxies add headers; 40 KB of them used to fail every request.
+		{"64 KB of headers", strings.Replace(sse("data: "+tok("a")+"\n\n", "data: "+tok("b")+"\n\n", "data: "+usage+"\n\n", "data: [DONE]\n\n"),
+			"Content-Type", "X-Padding: "+strings.Repeat("p", 40000)+"\r\nContent-Type", 1), "", 2, "ab"},
+		// One event split over several data lines is valid SSE: the lines
+		// join with a newline.
+		{"multi-line event", sse("data: {\"choices\":[{\"delta\":\ndata: {\"content\":\"a\"}}]}\n\n", "data: "+tok("b")+"\n\n", "data: [DONE]\n\n"), "", 2, "ab"},
+		// A server that leaves out the blank lines between events.
+		{"no blank lines", sse("data: "+tok("a")+"\n", "data: "+tok("b")+"\n", "data: [DONE]\n"), "", 2, "ab"},
+		// SSE comments and CRLF line ends.
+		{"comments and CRLF", sse(": ping\r\n\r\n", "data: "+tok("a")+"\r\n\r\n", "event: message\r\ndata: "+tok("b")+"\r\n\r\n", "data: [DONE]\r\n\r\n"), "", 2, "ab"},
+		// A plain JSON completion answering a streaming request.
+		{"not streamed", plainJSON(`{"choices":[{"message":{"content":"whole answer"}}]}`), ClassNotStreamed, 1, "whole answer"},
+	}
+	for _, tc := range cases {
+		rec := doOne(t, oddServer(t, tc.raw))
+		if rec.Class != tc.class || rec.Chunks != tc.chunks || string(rec.Text) != tc.text {
+			t.Errorf("%s: class %q (%s), %d chunks, text %q; want %q, %d, %q", tc.name, rec.Class, rec.Message, rec.Chunks, rec.Text, tc.class, tc.chunks, tc.text)
+		}
+	}
+}
+
+// TestImplausibleUsageIsFlagged: a completion count above the max_tokens
+// asked, or negative, is not summed into throughput.
+func TestImplausibleUsageIsFlagged(t *testing.T) {
+	tok := `data: {"choices":[{"delta":{"content":"a"}}]}` + "\n\n"
+	for _, u := range []string{`"completion_tokens":1000000`, `"completion_tokens":-5`} {
+		rec := doOne(t, oddServer(t, sse(tok, tok, `data: {"choices":[],"usage":{"prompt_tokens":3,`+u+`}}`+"\n\n", "data: [DONE]\n\n")))
+		if rec.Class != "" || rec.OutputTokens() != 2 {
+			t.Errorf("%s: class %q, output tokens %d; want the 2 chunks counted", u, rec.Class, rec.OutputTokens())
+		}
+	}
+}
