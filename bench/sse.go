@@ -108,7 +108,7 @@ var (
 // per token: a tenth of the client's CPU at 10,000 short requests/s.)
 func scanChunk(p []byte, c *chunk) {
 	*c = chunk{}
-	var finishSeen, usageSeen, choices bool
+	var finishSeen, usageSeen, timingsSeen, choices bool
 	errAt := -1
 	for i := 0; ; i++ {
 		j := bytes.IndexByte(p[i:], '"')
@@ -127,7 +127,8 @@ func scanChunk(p []byte, c *chunk) {
 		case 't':
 			if bytes.HasPrefix(rest, keyText) {
 				c.content = c.content || nonEmptyValue(rest[len(keyText):])
-			} else if !c.timings && bytes.HasPrefix(rest, keyTimings) {
+			} else if !timingsSeen && bytes.HasPrefix(rest, keyTimings) {
+				timingsSeen = true
 				if v := skipSpace(rest[len(keyTimings):]); len(v) > 0 && v[0] == '{' {
 					c.timings = true
 					c.cacheN, _ = intAfter(v, keyCacheN)

@@ -21,8 +21,19 @@ func scanChunkByKey(p []byte, c *chunk) {
 		if len(u) > 0 && u[0] == '{' {
 			c.usage = true
 			c.promptTokens, _ = intAfter(u, keyPrompt)
-			c.outTokens, _ = intAfter(u, keyCompl)
+			var ok bool
+			c.outTokens, ok = intAfter(u, keyCompl)
+			c.usageOdd = !ok && bytes.Contains(u, keyCompl)
 			c.cachedTokens, c.cachedSeen = intAfter(u, keyCached)
+		}
+	}
+	if i := bytes.Index(p, keyTimings); i >= 0 {
+		if v := skipSpace(p[i+len(keyTimings):]); len(v) > 0 && v[0] == '{' {
+			c.timings = true
+			c.cacheN, _ = intAfter(v, keyCacheN)
+			c.predictedN, _ = intAfter(v, keyPredN)
+			c.promptMs = floatAfter(v, keyPromptMs)
+			c.predictedMs = floatAfter(v, keyPredMs)
 		}
 	}
 	if i := bytes.Index(p, keyError); i >= 0 && bytes.Index(p, keyChoices) < 0 {
@@ -54,6 +65,8 @@ func FuzzScanChunk(f *testing.F) {
 		`{"error":{"message":"x"},"usage":null,"text":"","reasoning":"r"}`,
 		`{"finish_reason":null,"finish_reason":"stop","content":"","content":"a"}`,
 		`""content":"x`,
+		`{"choices":[],"usage":{"completion_tokens":-3},"timings":{"cache_n":5,"prompt_ms":1.5e1,"predicted_ms":"x","predicted_n":4}}`,
+		`{"timings":1,"timings":{"cache_n":2}}`,
 	} {
 		f.Add([]byte(s))
 	}
