@@ -97,3 +97,45 @@ func SizedPrompts(c *Client, cal Calibration, syn workload.Synthetic) (workload.
 	}
 	return fit, fmt.Sprintf("input tokens: %d asked, the server counts %d for a probe of the same shape (template and nonce included)", want, got)
 }
+
+// charCounter counts tokens as characters times a measured ratio.
+type charCounter struct{ perChar float64 }
+
+func (c charCounter) Count(text string) int { return int(float64(len(text))*c.perChar + 0.5) }
+
+// CalibratedCounter fits the server's tokens per character on a few of the
+// entries' texts (prompts and reference answers), each sent as a one-token
+// probe, and counts every text by that ratio. It returns the counter and a
+// line for the report; when the server reports no usage it falls back to
+// counting words.
+func CalibratedCounter(c *Client, entries []workload.DatasetEntry) (workload.TokenCounter, string) {
+	empty := Calibrate(c)
+	if !empty.OK {
+		return workload.WordCounter{}, "estimated as one token per word (" + empty.Note + ")"
+	}
+	// A one-word message costs Overhead tokens: the template and the word.
+	overhead := empty.Overhead - 1
+	var chars, tokens int
+	probes := 0
+	for i := 0; i < len(entries) && probes < 16; i += max(1, len(entries)/16) {
+		for _, text := range []string{entries[i].Messages[len(entries[i].Messages)-1].Content, entries[i].Reference} {
+			if len(text) < 16 || probes >= 16 {
+				continue
+			}
+			req := workload.Request{Messages: []workload.Message{{Role: "user", Content: text}}, MaxTokens: 1}
+			rec := &Record{}
+			c.Do(&req, rec, false)
+			if rec.Class != "" || !rec.UsageReported || rec.PromptTokens <= overhead {
+				continue
+			}
+			chars += len(text)
+			tokens += rec.PromptTokens - overhead
+			probes++
+		}
+	}
+	if chars == 0 {
+		return workload.WordCounter{}, "estimated as one token per word (the probes of the dataset's texts failed)"
+	}
+	ratio := float64(tokens) / float64(chars)
+	return charCounter{ratio}, fmt.Sprintf("estimated from %d probes against the server's prompt_tokens (%.2f characters per token)", probes, 1/ratio)
+}

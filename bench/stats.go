@@ -330,14 +330,15 @@ func summarize(h *hdrhistogram.Histogram, scale float64) results.Summary {
 	}
 	q := func(p float64) float64 { return float64(h.ValueAtPercentile(p)) / scale }
 	return results.Summary{
-		Count: h.TotalCount(),
-		Mean:  h.Mean() / scale,
-		Min:   float64(h.Min()) / scale,
-		P50:   q(50),
-		P90:   q(90),
-		P95:   q(95),
-		P99:   q(99),
-		Max:   float64(h.Max()) / scale,
+		Count:  h.TotalCount(),
+		Mean:   h.Mean() / scale,
+		Stddev: h.StdDev() / scale,
+		Min:    float64(h.Min()) / scale,
+		P50:    q(50),
+		P90:    q(90),
+		P95:    q(95),
+		P99:    q(99),
+		Max:    float64(h.Max()) / scale,
 	}
 }
 

@@ -157,12 +157,12 @@ func (f *targetFlags) resolve(ctx context.Context, c *cobra.Command, sim *simFla
 	case r.target.Model == "":
 		if len(ids) == 0 {
 			r.stop()
-			return nil, withCode(ExitRuntime, fmt.Errorf("%s/models lists no model; give --model", strings.TrimRight(base, "/")))
+			return nil, withCode(ExitRuntime, fmt.Errorf("%s/models lists no model; give --model", results.RedactURL(strings.TrimRight(base, "/"))))
 		}
 		r.target.Model = ids[0]
 	case !slices.Contains(ids, r.target.Model):
 		r.stop()
-		return nil, usageErr("--model %q is not served by %s (it serves: %s)", r.target.Model, base, strings.Join(ids, ", "))
+		return nil, usageErr("--model %q is not served by %s (it serves: %s)", r.target.Model, results.RedactURL(base), strings.Join(ids, ", "))
 	}
 	return r, nil
 }
@@ -183,6 +183,8 @@ type loadFlags struct {
 	maxTokens      int
 	drain          time.Duration
 	noCalibrate    bool
+	data           datasetFlags
+	lengths        lengthFlags
 }
 
 func (f *loadFlags) register(c *cobra.Command) {
@@ -203,11 +205,13 @@ func (f *loadFlags) registerShared(c *cobra.Command) {
 	fs.IntVar(&f.warmup, "warmup", -1, "unmeasured warm-up requests (default: one per concurrent stream)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for arrivals and prompts")
 	fs.IntVar(&f.inputTokens, "input-tokens", 0, "synthetic prompts of about N tokens, different for every request")
-	fs.StringVar(&f.dataset, "dataset", "", `JSONL file of {"prompt": "...", "max_tokens": N} lines, cycled`)
+	fs.StringVar(&f.dataset, "dataset", "", "prompts from a file: prompt JSONL, OpenAI chat JSONL or ShareGPT JSON (see --dataset-format), cycled")
 	fs.StringVar(&f.prompt, "prompt", "Write a short story about a lighthouse keeper.", "the prompt sent when neither --input-tokens nor --dataset is given")
 	fs.IntVar(&f.maxTokens, "max-tokens", 128, "max_tokens of every request (a dataset line may override it)")
 	fs.DurationVar(&f.drain, "drain-timeout", time.Minute, "time allowed after the window for requests still running; those cut are counted as interrupted (0: wait for all)")
 	fs.BoolVar(&f.noCalibrate, "no-calibrate", false, "send --input-tokens as knee's own filler count instead of calibrating it against the server's prompt_tokens")
+	f.data.register(c)
+	f.lengths.register(c)
 	c.MarkFlagsMutuallyExclusive("input-tokens", "dataset")
 }
 
@@ -235,18 +239,17 @@ func (f *loadFlags) build(c *cobra.Command) (bench.Load, workload.Source, error)
 	var src workload.Source
 	switch {
 	case f.dataset != "":
-		fh, err := os.Open(f.dataset)
+		ds, err := f.data.parse(f.dataset)
 		if err != nil {
-			return load, nil, usageErr("--dataset: %v", err)
+			return load, nil, err
 		}
-		defer fh.Close()
-		entries, err := workload.ParseDataset(fh)
-		if err != nil {
-			return load, nil, usageErr("--dataset %s: %v", f.dataset, err)
-		}
-		src = workload.Dataset{Entries: entries, DefaultMaxTokens: f.maxTokens}
+		src = ds
 	case f.inputTokens > 0:
-		src = workload.Synthetic{Tokens: f.inputTokens, MaxTokens: f.maxTokens, Seed: f.seed}
+		syn := workload.Synthetic{Tokens: f.inputTokens, MaxTokens: f.maxTokens, Seed: f.seed}
+		if err := f.lengths.apply(&syn); err != nil {
+			return load, nil, err
+		}
+		src = syn
 	default:
 		if strings.TrimSpace(f.prompt) == "" {
 			return load, nil, usageErr("--prompt must not be empty")
@@ -266,6 +269,7 @@ func (f *loadFlags) config(c *results.Config, load bench.Load) {
 	case f.inputTokens > 0:
 		c.InputTokens = f.inputTokens
 		c.Workload = "synthetic"
+		c.InputStddev, c.OutputStddev, c.RangeRatio = f.lengths.inputStddev, f.lengths.outputStddev, f.lengths.rangeRatio
 	default:
 		c.Workload = "fixed prompt"
 	}

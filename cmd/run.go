@@ -197,6 +197,8 @@ type levelRunner struct {
 	calibrated  *bench.Calibration
 	sized       *workload.Synthetic
 	sizedNote   string
+	dataset     *workload.Dataset
+	datasetNote string
 	levels      int
 }
 
@@ -251,6 +253,18 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 		}
 		src = syn
 	}
+	if pd, ok := src.(*pendingDataset); ok {
+		if lv.dataset == nil {
+			ds, note, err := pd.size(client, p.lf.maxTokens, load.Requests, load.Seed)
+			if err != nil {
+				return nil, err
+			}
+			lv.dataset, lv.datasetNote = &ds, note
+		}
+		src = *lv.dataset
+		sizeNote = lv.datasetNote
+		cfg.DatasetFormat = string(pd.format)
+	}
 	opts := bench.Options{Client: client, Source: src, Load: load, Config: cfg, Records: lv.records, Progress: lv.progress}
 	view := lv.server.attach(ctx, lv.target, &opts.OnWindowStart, &opts.OnWindowEnd)
 	res, err := bench.Run(ctx, opts)
@@ -258,8 +272,11 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 		return nil, usageErr("%v", err)
 	}
 	res.Environment = environment()
+	if sizeNote != "" && lv.calibrated != nil && lv.dataset == nil {
+		res.Notes = append(res.Notes, lv.calibrated.String())
+	}
 	if sizeNote != "" {
-		res.Notes = append(res.Notes, lv.calibrated.String(), sizeNote)
+		res.Notes = append(res.Notes, sizeNote)
 	}
 	if want := p.lf.inputTokens; want > 0 {
 		res.Warnings = append(res.Warnings, inputSizeWarnings(want, res.Tokens)...)

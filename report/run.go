@@ -50,8 +50,8 @@ func Run(w io.Writer, r *results.Run) error {
 		return err
 	}
 	tk := r.Tokens
-	fmt.Fprintf(w, "tokens/request  input p50 %s (mean %s) · output p50 %s (mean %s)",
-		num(tk.Input.P50, 0), num(tk.Input.Mean, 1), num(tk.Output.P50, 0), num(tk.Output.Mean, 1))
+	fmt.Fprintf(w, "tokens/request  input p50 %s (mean %s, sd %s) · output p50 %s (mean %s, sd %s)",
+		num(tk.Input.P50, 0), num(tk.Input.Mean, 1), num(tk.Input.Stddev, 1), num(tk.Output.P50, 0), num(tk.Output.Mean, 1), num(tk.Output.Stddev, 1))
 	if tk.CachedReported && tk.InputTotal > 0 {
 		fmt.Fprintf(w, " · cached %s of input", pct(float64(tk.CachedTotal)/float64(tk.InputTotal)))
 	}
@@ -125,10 +125,30 @@ func describeLoad(c results.Config) string {
 		fmt.Fprintf(&b, " · closed loop, %d streams", c.Concurrency)
 	}
 	if c.InputTokens > 0 {
-		fmt.Fprintf(&b, " · ~%d input tokens", c.InputTokens)
+		fmt.Fprintf(&b, " · %s input tokens", spread(c.InputTokens, c.InputStddev, c.RangeRatio))
+		fmt.Fprintf(&b, " · max_tokens %s", spread(c.MaxTokens, c.OutputStddev, c.RangeRatio))
+	} else {
+		fmt.Fprintf(&b, " · max_tokens %d", c.MaxTokens)
 	}
-	fmt.Fprintf(&b, " · max_tokens %d · seed %d", c.MaxTokens, c.Seed)
+	if c.Dataset != "" {
+		fmt.Fprintf(&b, " · dataset %s", c.Dataset)
+		if c.DatasetFormat != "" {
+			fmt.Fprintf(&b, " (%s)", c.DatasetFormat)
+		}
+	}
+	fmt.Fprintf(&b, " · seed %d", c.Seed)
 	return b.String()
+}
+
+// spread describes an asked length and its distribution.
+func spread(n int, sd, ratio float64) string {
+	switch {
+	case ratio > 0:
+		return fmt.Sprintf("%d (uniform %d–%d)", n, int(float64(n)*(1-ratio)+0.5), int(float64(n)*(1+ratio)+0.5))
+	case sd > 0:
+		return fmt.Sprintf("%d ± %g (normal)", n, sd)
+	}
+	return fmt.Sprint(n)
 }
 
 func writeHealth(w io.Writer, h results.Health) {

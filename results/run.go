@@ -55,12 +55,18 @@ type Config struct {
 	MaxTokens      int               `json:"max_tokens"`
 	InputTokens    int               `json:"input_tokens,omitempty"`
 	Dataset        string            `json:"dataset,omitempty"`
-	Requests       int               `json:"requests,omitempty"`
-	DurationS      float64           `json:"duration_s,omitempty"`
-	Warmup         int               `json:"warmup"`
-	Seed           uint64            `json:"seed"`
-	TimeoutS       float64           `json:"timeout_s"`
-	Voice          *VoiceConfig      `json:"voice,omitempty"`
+	DatasetFormat  string            `json:"dataset_format,omitempty"`
+	// InputStddev, OutputStddev and RangeRatio are the length spread asked
+	// of synthetic prompts (see workload.Spread).
+	InputStddev  float64      `json:"input_tokens_stddev,omitempty"`
+	OutputStddev float64      `json:"max_tokens_stddev,omitempty"`
+	RangeRatio   float64      `json:"range_ratio,omitempty"`
+	Requests     int          `json:"requests,omitempty"`
+	DurationS    float64      `json:"duration_s,omitempty"`
+	Warmup       int          `json:"warmup"`
+	Seed         uint64       `json:"seed"`
+	TimeoutS     float64      `json:"timeout_s"`
+	Voice        *VoiceConfig `json:"voice,omitempty"`
 }
 
 // VoiceConfig holds the knobs of the multi-turn call workload.
@@ -93,12 +99,14 @@ type Environment struct {
 type Summary struct {
 	Count int64   `json:"count"`
 	Mean  float64 `json:"mean"`
-	Min   float64 `json:"min"`
-	P50   float64 `json:"p50"`
-	P90   float64 `json:"p90"`
-	P95   float64 `json:"p95"`
-	P99   float64 `json:"p99"`
-	Max   float64 `json:"max"`
+	// Stddev is the population standard deviation.
+	Stddev float64 `json:"stddev"`
+	Min    float64 `json:"min"`
+	P50    float64 `json:"p50"`
+	P90    float64 `json:"p90"`
+	P95    float64 `json:"p95"`
+	P99    float64 `json:"p99"`
+	Max    float64 `json:"max"`
 }
 
 // Stats holds every latency distribution of a run, in milliseconds.

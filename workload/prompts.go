@@ -1,10 +1,6 @@
 package workload
 
 import (
-	"bufio"
-	"encoding/json"
-	"fmt"
-	"io"
 	"math/rand/v2"
 	"strings"
 )
@@ -93,15 +89,52 @@ type Synthetic struct {
 	// WordsPerToken scales the word count; 0 means 1. A calibration against
 	// the server's own token count sets it (see Calibrate).
 	WordsPerToken float64
+	// Spread draws each request's input and output lengths around Tokens
+	// and MaxTokens; the zero value sends them all alike.
+	Spread Spread
+}
+
+// Spread is a distribution of request lengths: normal with a standard
+// deviation (as GuideLLM's and AIPerf's synthetic data), or uniform over
+// [N(1−r), N(1+r)] (vLLM's random dataset, --random-range-ratio). Draws
+// are clipped at 1 and depend only on the seed and the request's index.
+type Spread struct {
+	InputStddev, OutputStddev float64
+	RangeRatio                float64
+}
+
+// draw returns the length of request i around mean for the given stream
+// (0 for input, 1 for output).
+func (sp Spread) draw(mean int, sd float64, seed uint64, i int, stream uint64) int {
+	if mean <= 0 || (sd <= 0 && sp.RangeRatio <= 0) {
+		return mean
+	}
+	r := rand.New(rand.NewPCG(seed^0x5eed5a11, uint64(i)*2+stream))
+	var v float64
+	if sp.RangeRatio > 0 {
+		lo, hi := float64(mean)*(1-sp.RangeRatio), float64(mean)*(1+sp.RangeRatio)
+		v = lo + r.Float64()*(hi-lo)
+	} else {
+		v = float64(mean) + sd*r.NormFloat64()
+	}
+	return max(int(v+0.5), 1)
+}
+
+// Lengths returns request i's input and output lengths.
+func (s Synthetic) Lengths(i int) (in, out int) {
+	return s.Spread.draw(s.Tokens, s.Spread.InputStddev, s.Seed, i, 0), s.Spread.draw(s.MaxTokens, s.Spread.OutputStddev, s.Seed, i, 1)
 }
 
 // Request implements Source.
 func (s Synthetic) Request(i int) Request {
-	text := Filler(s.Tokens, s.WordsPerToken, s.Seed, uint64(i))
+	in, out := s.Lengths(i)
+	// A calibration shifts Tokens by the template's overhead; the spread
+	// is drawn around the asked size and shifted alike.
+	text := Filler(in, s.WordsPerToken, s.Seed, uint64(i))
 	if s.Nonce != "" {
 		text = s.Nonce + " " + text
 	}
-	return Request{Messages: []Message{{Role: "user", Content: text}}, MaxTokens: s.MaxTokens}
+	return Request{Messages: []Message{{Role: "user", Content: text}}, MaxTokens: out}
 }
 
 // Filler returns about tokens tokens of filler text drawn from a generator
@@ -126,60 +159,3 @@ func Filler(tokens int, wordsPerToken float64, seed, stream uint64) string {
 	return b.String()
 }
 
-// DatasetEntry is one line of a --dataset file.
-type DatasetEntry struct {
-	Prompt    string `json:"prompt"`
-	MaxTokens int    `json:"max_tokens"`
-}
-
-// Dataset cycles through entries read from a JSONL file.
-type Dataset struct {
-	Entries          []DatasetEntry
-	DefaultMaxTokens int
-}
-
-// Request implements Source.
-func (d Dataset) Request(i int) Request {
-	e := d.Entries[i%len(d.Entries)]
-	mt := e.MaxTokens
-	if mt <= 0 {
-		mt = d.DefaultMaxTokens
-	}
-	return Request{Messages: []Message{{Role: "user", Content: e.Prompt}}, MaxTokens: mt}
-}
-
-// ParseDataset reads one {"prompt": "...", "max_tokens": N} object per line.
-// Blank lines are skipped; anything else that is not such an object is an
-// error naming the line.
-func ParseDataset(r io.Reader) ([]DatasetEntry, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
-	var out []DatasetEntry
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
-		}
-		var e DatasetEntry
-		dec := json.NewDecoder(strings.NewReader(text))
-		if err := dec.Decode(&e); err != nil {
-			return nil, fmt.Errorf("line %d: %v", line, err)
-		}
-		if e.Prompt == "" {
-			return nil, fmt.Errorf("line %d: missing \"prompt\"", line)
-		}
-		if e.MaxTokens < 0 {
-			return nil, fmt.Errorf("line %d: max_tokens must not be negative", line)
-		}
-		out = append(out, e)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no entries")
-	}
-	return out, nil
-}

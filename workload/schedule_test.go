@@ -88,18 +88,3 @@ func TestSyntheticPromptsDifferAndRepeat(t *testing.T) {
 	}
 }
 
-func TestParseDataset(t *testing.T) {
-	got, err := ParseDataset(strings.NewReader("{\"prompt\":\"a\",\"max_tokens\":5}\n\n{\"prompt\":\"b\"}\n"))
-	if err != nil || len(got) != 2 || got[0].MaxTokens != 5 || got[1].Prompt != "b" {
-		t.Fatalf("ParseDataset = %+v, %v", got, err)
-	}
-	for _, bad := range []string{"", "{\"prompt\":1}", "{\"max_tokens\":3}", "not json", "{\"prompt\":\"x\",\"max_tokens\":-1}"} {
-		if _, err := ParseDataset(strings.NewReader(bad)); err == nil {
-			t.Errorf("ParseDataset(%q) accepted", bad)
-		}
-	}
-	d := Dataset{Entries: got, DefaultMaxTokens: 9}
-	if r := d.Request(3); r.Messages[0].Content != "b" || r.MaxTokens != 9 {
-		t.Errorf("Dataset.Request(3) = %+v, want the second entry with the default max_tokens", r)
-	}
-}
