@@ -158,4 +158,3 @@ func Filler(tokens int, wordsPerToken float64, seed, stream uint64) string {
 	}
 	return b.String()
 }
-

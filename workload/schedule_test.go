@@ -87,4 +87,3 @@ func TestSyntheticPromptsDifferAndRepeat(t *testing.T) {
 		t.Errorf("prompt has %d words, want 64", n)
 	}
 }
-
