@@ -82,6 +82,7 @@ func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered f
 		"e2e_us": encodeHist(lat.e2e), "e2e_sched_us": encodeHist(lat.e2eSched),
 		"queue_wait_us": encodeHist(lat.queue),
 	}
+	res.Goodput = goodputResult(r.coll.goodput, agg.good, agg.ok+agg.failed, span)
 	if agg.timings > 0 {
 		res.ServerTimings = &results.ServerTimings{Requests: agg.timings, PromptMs: summarize(lat.srvPrompt, 1000), TPOT: summarize(lat.srvTPOT, 1000)}
 	}

@@ -107,6 +107,8 @@ type Options struct {
 	OnWindowEnd func(ctx context.Context)
 	// Config is copied into the result.
 	Config results.Config
+	// Goodput, when set, counts the requests that meet every bound.
+	Goodput Goodput
 }
 
 // sleepCtx waits for d, or until ctx ends; it reports whether the wait ran
@@ -147,6 +149,7 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 		return nil, err
 	}
 	r := &runner{opts: o, client: o.Client, coll: newCollector(4 * runtime.GOMAXPROCS(0))}
+	r.coll.goodput = o.Goodput
 	r.recPool.New = func() any { return &Record{} }
 	r.records = newRecordWriter(o.Records)
 	if o.Load.Rate > 0 {

@@ -77,6 +77,7 @@ type aggregate struct {
 	done                                        []completion
 	timings                                     int64
 	oddUsage                                    int64
+	good                                        int64
 	cachedFromTimings                           bool
 }
 
@@ -119,6 +120,7 @@ func (a *aggregate) add(o *aggregate) {
 	a.done = append(a.done, o.done...)
 	a.timings += o.timings
 	a.oddUsage += o.oddUsage
+	a.good += o.good
 	a.cachedFromTimings = a.cachedFromTimings || o.cachedFromTimings
 	a.coldTurns += o.coldTurns
 	a.measuredTurns += o.measuredTurns
@@ -144,6 +146,8 @@ type collector struct {
 	// callOrigins says that a record's age is counted from its call's
 	// arrival (Record.Origin) rather than from its own schedule.
 	callOrigins bool
+	// goodput are the per-request bounds of good requests.
+	goodput Goodput
 }
 
 func newCollector(n int) *collector {
@@ -219,6 +223,9 @@ func (c *collector) add(r *Record) {
 		return
 	}
 	a.ok++
+	if c.goodput.Set() && c.goodput.good(r) {
+		a.good++
+	}
 	a.busy += r.Done - r.Sent
 	origin := r.Scheduled
 	if c.callOrigins {

@@ -65,9 +65,6 @@ func missesSLO(s *results.Sweep, l results.Level) bool {
 	if l.Run == nil {
 		return false
 	}
-	sum, ok := l.Run.Stats.SummaryOf(s.SLO.Metric)
-	if !ok {
-		return false
-	}
-	return sum.Count == 0 || sum.At(s.SLO.Percentile) > s.SLO.ThresholdMs || l.Run.Requests.ErrorRate() >= s.SLO.MaxErrorRate
+	v, ok := s.SLO.Value(l.Run)
+	return !ok || v > s.SLO.Threshold() || l.Run.Requests.ErrorRate() >= s.SLO.MaxErrorRate
 }

@@ -37,6 +37,8 @@ type VoiceOptions struct {
 	OnWindowStart func(ctx context.Context)
 	OnWindowEnd   func(ctx context.Context)
 	Config        results.Config
+	// Goodput, when set, counts the measured turns that meet every bound.
+	Goodput Goodput
 }
 
 // RunVoice runs the call workload: calls arrive open loop; each sends turn
@@ -62,6 +64,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	coll := newCollector(4 * runtime.GOMAXPROCS(0))
 	coll.coldThreshold = max(o.Voice.SystemPromptTokens/2, 1)
 	coll.callOrigins = true
+	coll.goodput = o.Goodput
 	c := o.Client
 	start := time.Now()
 	c.SetStart(start)

@@ -86,3 +86,25 @@ func TestLengthSpreadMeasured(t *testing.T) {
 		t.Errorf("range ratio 0.5: input min %.0f mean %.1f max %.0f, want within about [150, 450] around 300", in.Min, in.Mean, in.Max)
 	}
 }
+
+// TestGoodputEndToEnd: --goodput reaches the run's JSON and report, and a
+// goodput sweep names its SLO knee in good requests.
+func TestGoodputEndToEnd(t *testing.T) {
+	url := startSim(t, "", "")
+	r, stdout := runWithOutput(t, "run", "--base-url", url, "--model", "knee-sim-instant", "--requests", "5", "--goodput", "ttft:10000,e2e:10000")
+	if g := r.Goodput; g == nil || g.Good != 5 || g.Share != 1 || !strings.Contains(stdout, "goodput  100.0% of 5 finished requests met ttft ≤ 10000 ms, e2e ≤ 10000 ms") {
+		t.Errorf("goodput %+v\n%s", r.Goodput, stdout)
+	}
+	dir := t.TempDir()
+	code, stdout, errOut := execute(t, "sweep", "--base-url", url, "--model", "knee-sim-instant", "--rates", "2,4", "--step-duration", "1s",
+		"--goodput", "ttft:10000", "--slo-metric", "goodput", "--slo", "95", "--out-dir", dir, "--label", "g", "--no-server-metrics")
+	if code != 0 || !strings.Contains(stdout, "goodput of at least 95%") || !strings.Contains(stdout, "good there") {
+		t.Errorf("goodput sweep: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "g.csv")); !strings.Contains(string(b), "goodput_share") {
+		t.Errorf("CSV without goodput:\n%s", b)
+	}
+	if code, _, _ := execute(t, "sweep", "--base-url", url, "--slo-metric", "goodput"); code != ExitUsage {
+		t.Errorf("--slo-metric goodput without --goodput: exit %d, want 2", code)
+	}
+}

@@ -185,6 +185,7 @@ type loadFlags struct {
 	noCalibrate    bool
 	data           datasetFlags
 	lengths        lengthFlags
+	goodput        string
 }
 
 func (f *loadFlags) register(c *cobra.Command) {
@@ -212,6 +213,7 @@ func (f *loadFlags) registerShared(c *cobra.Command) {
 	fs.BoolVar(&f.noCalibrate, "no-calibrate", false, "send --input-tokens as knee's own filler count instead of calibrating it against the server's prompt_tokens")
 	f.data.register(c)
 	f.lengths.register(c)
+	fs.StringVar(&f.goodput, "goodput", "", "count the requests meeting every bound, as vLLM's goodput, e.g. ttft:300,tpot:50,e2e:4000 (ms; also ttft_sched, e2e_sched)")
 	c.MarkFlagsMutuallyExclusive("input-tokens", "dataset")
 }
 

@@ -150,16 +150,22 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 
 // levelPlan is what every level of a run or sweep shares.
 type levelPlan struct {
-	voice bool
-	load  bench.Load
-	src   workload.Source
-	vf    *voiceFlags
-	lf    *loadFlags
+	goodput bench.Goodput
+	voice   bool
+	load    bench.Load
+	src     workload.Source
+	vf      *voiceFlags
+	lf      *loadFlags
 }
 
 // buildLevelPlan validates the load and workload flags.
 func buildLevelPlan(c *cobra.Command, lf *loadFlags, vf *voiceFlags, voice bool) (*levelPlan, error) {
 	p := &levelPlan{voice: voice, vf: vf, lf: lf}
+	g, err := bench.ParseGoodput(lf.goodput)
+	if err != nil {
+		return nil, usageErr("--goodput: %v", err)
+	}
+	p.goodput = g
 	if voice {
 		if lf.concurrency > 0 {
 			return nil, usageErr("the voice workload is open loop: give --rate (calls per second), not --concurrency")
@@ -265,7 +271,7 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 		sizeNote = lv.datasetNote
 		cfg.DatasetFormat = string(pd.format)
 	}
-	opts := bench.Options{Client: client, Source: src, Load: load, Config: cfg, Records: lv.records, Progress: lv.progress}
+	opts := bench.Options{Client: client, Source: src, Load: load, Config: cfg, Records: lv.records, Progress: lv.progress, Goodput: p.goodput}
 	view := lv.server.attach(ctx, lv.target, &opts.OnWindowStart, &opts.OnWindowEnd)
 	res, err := bench.Run(ctx, opts)
 	if err != nil {
@@ -311,7 +317,7 @@ func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.C
 	cfg.MaxTokens = v.OutputTokens
 	cfg.Voice = p.vf.config(v)
 	opts := bench.VoiceOptions{Client: client, Voice: v, Rate: rate, Calls: p.vf.calls, Duration: p.lf.duration,
-		MaxConcurrentCalls: p.vf.maxCalls, Seed: p.lf.seed, Config: cfg, Progress: lv.progress, DrainTimeout: p.lf.drain}
+		MaxConcurrentCalls: p.vf.maxCalls, Seed: p.lf.seed, Config: cfg, Progress: lv.progress, DrainTimeout: p.lf.drain, Goodput: p.goodput}
 	if lv.records != nil {
 		opts.Records = lv.records
 	}

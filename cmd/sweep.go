@@ -83,7 +83,7 @@ With no target, knee starts its built-in simulator and sweeps it with
 	fs.StringVar(&o.label, "label", "", "name of the result files (default sweep-<date>-<time>)")
 	fs.StringVar(&o.outDir, "out-dir", "results", "folder of the result files")
 	fs.Float64Var(&o.slo, "slo", 300, "SLO threshold in ms")
-	fs.StringVar(&o.sloMetric, "slo-metric", "ttft_sched", "SLO metric: ttft_sched, ttft, e2e, e2e_sched, itl, tpot or queue_wait")
+	fs.StringVar(&o.sloMetric, "slo-metric", "ttft_sched", "SLO metric: ttft_sched, ttft, e2e, e2e_sched, itl, tpot, queue_wait, or goodput (then --slo is the percentage of requests meeting every --goodput bound, default 90)")
 	fs.Float64Var(&o.sloPct, "slo-percentile", 95, "SLO percentile: 50, 90, 95 or 99")
 	fs.Float64Var(&o.maxErr, "max-error-rate", 0.02, "a level with this error rate or more misses the SLO")
 	fs.BoolVar(&o.stopSat, "stop-on-saturation", false, "end the sweep once two levels in a row miss the SLO")
@@ -161,8 +161,21 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	if o.slo <= 0 || o.maxErr <= 0 || o.maxErr > 1 || o.step < 0 {
 		return usageErr("--slo and --max-error-rate must be positive (error rate at most 1), --step-duration not negative")
 	}
-	if _, ok := (results.Stats{}).SummaryOf(o.sloMetric); !ok {
-		return usageErr("--slo-metric %q is not one of ttft_sched, ttft, e2e, e2e_sched, itl, tpot, queue_wait", o.sloMetric)
+	minGood := 0.0
+	if o.sloMetric == "goodput" {
+		// The SLO is then a share: at least --slo percent of requests good.
+		if o.load.goodput == "" {
+			return usageErr("--slo-metric goodput needs --goodput bounds, e.g. --goodput ttft:300,tpot:50")
+		}
+		minGood = 90
+		if c.Flags().Changed("slo") {
+			minGood = o.slo
+		}
+		if minGood <= 0 || minGood > 100 {
+			return usageErr("with --slo-metric goodput, --slo is the percentage of good requests (0–100], got %g", minGood)
+		}
+	} else if _, ok := (results.Stats{}).SummaryOf(o.sloMetric); !ok {
+		return usageErr("--slo-metric %q is not one of ttft_sched, ttft, e2e, e2e_sched, itl, tpot, queue_wait, goodput", o.sloMetric)
 	}
 	if o.sloPct != 50 && o.sloPct != 90 && o.sloPct != 95 && o.sloPct != 99 {
 		return usageErr("--slo-percentile must be 50, 90, 95 or 99")
@@ -223,7 +236,10 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	base := o.target.config(tgt.target.BaseURL, tgt.target.Model)
 	base.BuiltinSim = tgt.builtin
 	sw := &results.Sweep{Label: label, Config: base, Environment: environment(), Axis: axis, Workload: o.workload,
-		SLO: results.SLO{Metric: o.sloMetric, Percentile: o.sloPct, ThresholdMs: o.slo, MaxErrorRate: o.maxErr}}
+		SLO: results.SLO{Metric: o.sloMetric, Percentile: o.sloPct, ThresholdMs: o.slo, MaxErrorRate: o.maxErr, MinGoodPercent: minGood}}
+	if minGood > 0 {
+		sw.SLO.ThresholdMs = 0
+	}
 	where := results.RedactURL(tgt.target.BaseURL)
 	if tgt.builtin {
 		where = "the built-in simulator (" + where + ")"

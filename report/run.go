@@ -56,6 +56,10 @@ func Run(w io.Writer, r *results.Run) error {
 		fmt.Fprintf(w, " · cached %s of input", pct(float64(tk.CachedTotal)/float64(tk.InputTotal)))
 	}
 	fmt.Fprintln(w)
+	if g := r.Goodput; g != nil {
+		fmt.Fprintf(w, "goodput  %s of %d finished requests met %s · %s good req/s\n",
+			pct(g.Share), g.Finished, boundsText(g.Bounds), num(g.RequestsPerS, 2))
+	}
 	if cl := r.Calls; cl != nil {
 		fmt.Fprintf(w, "calls    %d started · %d completed · %d shed · %s turns/s · in progress %.1f (Little's law %.1f) · mean call %.1f s\n",
 			cl.Started, cl.Completed, cl.Shed, num(cl.TurnsPerS, 2), cl.AchievedConcurrency, cl.LittlesLaw, cl.MeanCallSeconds)
@@ -193,4 +197,15 @@ func formatCounts(m map[string]int64) string {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])
 	}
 	return strings.Join(parts, " · ")
+}
+
+// boundsText lists goodput bounds in a fixed order.
+func boundsText(b map[string]float64) string {
+	var parts []string
+	for _, k := range []string{"ttft", "ttft_sched", "tpot", "e2e", "e2e_sched"} {
+		if v, ok := b[k]; ok {
+			parts = append(parts, fmt.Sprintf("%s ≤ %g ms", k, v))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -38,6 +38,9 @@ func LevelRow(w io.Writer, s *results.Sweep, l results.Level) {
 	if r.Interrupted {
 		health += ", interrupted"
 	}
+	if g := r.Goodput; g != nil {
+		health += " · good " + pct(g.Share)
+	}
 	st := r.Stats
 	// A distribution with no samples has no percentiles: "-", never 0.
 	q := func(s results.Summary, v float64) string {
@@ -58,8 +61,13 @@ func Knees(w io.Writer, s *results.Sweep) {
 		unit = " calls/s"
 	}
 	slo := fmt.Sprintf("%s p%g ≤ %g ms with errors under %g%%", s.SLO.Metric, s.SLO.Percentile, s.SLO.ThresholdMs, 100*s.SLO.MaxErrorRate)
+	there := func(v float64) string { return fmt.Sprintf("%.1f ms there", v) }
+	if s.SLO.Metric == "goodput" {
+		slo = fmt.Sprintf("goodput of at least %g%% with errors under %g%%", s.SLO.MinGoodPercent, 100*s.SLO.MaxErrorRate)
+		there = func(v float64) string { return fmt.Sprintf("%.1f%% good there", 100-v) }
+	}
 	if k := s.Knees.SLO; k != nil {
-		fmt.Fprintf(w, "SLO knee        %g%s — the largest load meeting %s (%.1f ms there). Provision against this.\n", k.Load, unit, slo, *k.LatencyMs)
+		fmt.Fprintf(w, "SLO knee        %g%s — the largest load meeting %s (%s). Provision against this.\n", k.Load, unit, slo, there(*k.LatencyMs))
 	} else {
 		fmt.Fprintf(w, "SLO knee        none — even the lowest level misses %s.\n", slo)
 	}

@@ -172,3 +172,17 @@ func TestSaturationNeedsMoreThanNoise(t *testing.T) {
 		t.Error("ten requests short of fifty not read as saturation")
 	}
 }
+
+// TestGoodputSLOKnee: with --slo-metric goodput the SLO knee is the
+// largest load where at least the asked share of requests was good.
+func TestGoodputSLOKnee(t *testing.T) {
+	s := &Sweep{Axis: "rate", SLO: SLO{Metric: "goodput", MinGoodPercent: 90, MaxErrorRate: 0.02}}
+	for i, share := range []float64{0.99, 0.95, 0.91, 0.7, 0.2} {
+		r := &Run{Health: Health{Verdict: VerdictHealthy}, Goodput: &Goodput{Share: share, Finished: 100}}
+		s.Levels = append(s.Levels, Level{Load: float64(i + 1), Run: r})
+	}
+	s.FindKnees()
+	if k := s.Knees.SLO; k == nil || k.Load != 3 || *k.LatencyMs > 9.0001 {
+		t.Errorf("goodput knee %+v, want load 3 (91%% good, 9%% not)", k)
+	}
+}

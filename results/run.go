@@ -24,6 +24,7 @@ type Run struct {
 	Health        Health       `json:"health"`
 	Connections   *Connections `json:"connections,omitempty"`
 	Cache         *Cache       `json:"cache,omitempty"`
+	Goodput       *Goodput     `json:"goodput,omitempty"`
 	Calls         *Calls       `json:"calls,omitempty"`
 	ByTurn        []TurnStats  `json:"by_turn,omitempty"`
 	Server        *Server      `json:"server,omitempty"`
@@ -252,6 +253,19 @@ type ServerTimings struct {
 	Requests int64   `json:"requests"`
 	PromptMs Summary `json:"prompt_ms"`
 	TPOT     Summary `json:"tpot_ms"`
+}
+
+// Goodput counts the requests that met every per-request bound (vLLM's
+// goodput): Share of the finished ones (failures are never good), and
+// RequestsPerS over the window.
+type Goodput struct {
+	// Bounds are the bounds in ms, by metric (ttft, ttft_sched, tpot,
+	// e2e, e2e_sched).
+	Bounds       map[string]float64 `json:"bounds_ms"`
+	Good         int64              `json:"good"`
+	Finished     int64              `json:"finished"`
+	Share        float64            `json:"share"`
+	RequestsPerS float64            `json:"requests_per_s"`
 }
 
 // Cache describes prefix-cache reuse over measured turns.

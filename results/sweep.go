@@ -28,11 +28,40 @@ type Sweep struct {
 
 // SLO is the objective the SLO knee is found against.
 type SLO struct {
-	// Metric is one of the stats names (ttft_sched, ttft, e2e, ...).
-	Metric       string  `json:"metric"`
-	Percentile   float64 `json:"percentile"`
-	ThresholdMs  float64 `json:"threshold_ms"`
-	MaxErrorRate float64 `json:"max_error_rate"`
+	// Metric is one of the stats names (ttft_sched, ttft, e2e, ...), or
+	// "goodput": then a level meets the SLO when at least MinGoodPercent of
+	// its finished requests met every --goodput bound.
+	Metric         string  `json:"metric"`
+	Percentile     float64 `json:"percentile"`
+	ThresholdMs    float64 `json:"threshold_ms"`
+	MaxErrorRate   float64 `json:"max_error_rate"`
+	MinGoodPercent float64 `json:"min_good_percent,omitempty"`
+}
+
+// Value is the SLO metric of a run: the latency at the SLO percentile in
+// ms, or for goodput the percentage of finished requests that were not
+// good, so that for both lower is better and Threshold is the bound. ok is
+// false when the run measured none.
+func (o SLO) Value(r *Run) (float64, bool) {
+	if o.Metric == "goodput" {
+		if r.Goodput == nil || r.Goodput.Finished == 0 {
+			return 0, false
+		}
+		return 100 * (1 - r.Goodput.Share), true
+	}
+	sum, ok := r.Stats.SummaryOf(o.Metric)
+	if !ok || sum.Count == 0 {
+		return 0, false
+	}
+	return sum.At(o.Percentile), true
+}
+
+// Threshold is the bound Value must not exceed.
+func (o SLO) Threshold() float64 {
+	if o.Metric == "goodput" {
+		return 100 - o.MinGoodPercent
+	}
+	return o.ThresholdMs
 }
 
 // Level is one load level of a sweep.
@@ -161,8 +190,8 @@ func (s *Sweep) FindKnees() {
 			pts[i].Excluded = true
 			s.Knees.Excluded = append(s.Knees.Excluded, ExcludedLevel{Load: l.Load, Reason: "client unhealthy: " + joinReasons(l.Run.Health.Reasons)})
 		}
-		if sum, ok := l.Run.Stats.SummaryOf(s.SLO.Metric); ok && sum.Count > 0 {
-			pts[i].Latency = sum.At(s.SLO.Percentile)
+		if v, ok := s.SLO.Value(l.Run); ok {
+			pts[i].Latency = v
 		}
 		pts[i].ErrorRate = l.Run.Requests.ErrorRate()
 		pts[i].Throughput, pts[i].ExpectedThroughput = l.throughput(s.Axis)
@@ -175,10 +204,10 @@ func (s *Sweep) FindKnees() {
 		}
 		return k
 	}
-	if i, ok := SLOKnee(pts, s.SLO.ThresholdMs, s.SLO.MaxErrorRate); ok {
+	if i, ok := SLOKnee(pts, s.SLO.Threshold(), s.SLO.MaxErrorRate); ok {
 		s.Knees.SLO = knee(i)
 	}
-	i, shape := CurvatureKnee(pts, s.SLO.ThresholdMs)
+	i, shape := CurvatureKnee(pts, s.SLO.Threshold())
 	s.Knees.CurveShape = string(shape)
 	if shape == CurveKnee {
 		s.Knees.Curvature = knee(i)
@@ -216,12 +245,14 @@ var CSVHeader = []string{
 	"load", "axis", "achieved_rate", "ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms", "ttft_sched_p50_ms", "ttft_sched_p95_ms", "ttft_sched_p99_ms",
 	"itl_p50_ms", "itl_p95_ms", "itl_p99_ms", "tpot_p50_ms", "e2e_p50_ms", "e2e_p99_ms",
 	"throughput_per_s", "output_tokens_per_s", "cache_hit_rate", "achieved_concurrency", "error_rate", "client_health",
+	"requests", "goodput_share", "goodput_per_s", "target_rate", "offered_rate",
 	"server_ttft_p50_ms", "server_ttft_p99_ms", "server_itl_p50_ms", "server_itl_p99_ms", "server_tpot_p50_ms",
 	"server_e2e_p50_ms", "server_e2e_p99_ms", "server_output_tokens_per_s", "server_lag_p99_ms",
 	"server_ttft_mean_ms", "server_itl_mean_ms", "server_e2e_mean_ms", "error",
 }
 
-// CSV renders one row per level.
+// CSV renders one row per level, in CSVHeader's columns. Values a level
+// does not have are empty, never NaN.
 func (s *Sweep) CSV() ([]byte, error) {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
@@ -229,58 +260,21 @@ func (s *Sweep) CSV() ([]byte, error) {
 		return nil, err
 	}
 	f := func(v float64) string {
-		if math.IsNaN(v) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return ""
 		}
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	for _, l := range s.Levels {
-		row := make([]string, len(CSVHeader))
-		row[0], row[1] = f(l.Load), s.Axis
+		col := map[string]string{"load": f(l.Load), "axis": s.Axis}
 		if l.Run == nil {
-			row[len(row)-1] = l.Error
-			if err := w.Write(row); err != nil {
-				return nil, err
-			}
-			continue
+			col["error"] = l.Error
+		} else {
+			s.csvColumns(l, col, f)
 		}
-		r := l.Run
-		st := r.Stats
-		tput, _ := l.throughput(s.Axis)
-		cache := math.NaN()
-		if r.Cache != nil && r.Cache.Reported {
-			cache = r.Cache.HitRate
-		}
-		conc := r.Arrivals.AchievedConcurrency
-		if r.Calls != nil {
-			conc = r.Calls.AchievedConcurrency
-		}
-		copy(row[2:], []string{
-			f(r.Arrivals.AchievedRate), f(st.TTFT.P50), f(st.TTFT.P95), f(st.TTFT.P99), f(st.TTFTSched.P50), f(st.TTFTSched.P95), f(st.TTFTSched.P99),
-			f(st.ITL.P50), f(st.ITL.P95), f(st.ITL.P99), f(st.TPOT.P50), f(st.E2E.P50), f(st.E2E.P99),
-			f(tput), f(r.Throughput.OutputTokensPerS), f(cache), f(conc), f(r.Requests.ErrorRate()), r.Health.Verdict,
-		})
-		if sv := r.Server; sv != nil {
-			// A percentile the server only has as a histogram bucket is
-			// left empty: its interpolated point is no measurement.
-			byName := map[string]float64{}
-			for _, fig := range sv.Figures {
-				if fig.Server != nil && !fig.Estimate {
-					byName[fig.Name] = *fig.Server
-				}
-			}
-			get := func(n string) string {
-				if v, ok := byName[n]; ok {
-					return f(v)
-				}
-				return ""
-			}
-			copy(row[21:], []string{get("TTFT p50"), get("TTFT p99"), get("ITL p50"), get("ITL p99"), get("TPOT p50"),
-				get("E2E p50"), get("E2E p99"), get("output tok/s")})
-			if sv.Lag != nil {
-				row[29] = f(sv.Lag.P99)
-			}
-			copy(row[30:], []string{get("TTFT mean"), get("ITL mean"), get("E2E mean")})
+		row := make([]string, len(CSVHeader))
+		for i, name := range CSVHeader {
+			row[i] = col[name]
 		}
 		if err := w.Write(row); err != nil {
 			return nil, err
@@ -288,4 +282,64 @@ func (s *Sweep) CSV() ([]byte, error) {
 	}
 	w.Flush()
 	return buf.Bytes(), w.Error()
+}
+
+// csvColumns fills a measured level's columns.
+func (s *Sweep) csvColumns(l Level, col map[string]string, f func(float64) string) {
+	r := l.Run
+	st := r.Stats
+	tput, _ := l.throughput(s.Axis)
+	q := func(sum Summary, v float64) string {
+		if sum.Count == 0 {
+			return ""
+		}
+		return f(v)
+	}
+	for k, v := range map[string]string{
+		"achieved_rate": f(r.Arrivals.AchievedRate), "target_rate": f(r.Arrivals.TargetRate), "offered_rate": f(r.Arrivals.OfferedRate),
+		"ttft_p50_ms": q(st.TTFT, st.TTFT.P50), "ttft_p95_ms": q(st.TTFT, st.TTFT.P95), "ttft_p99_ms": q(st.TTFT, st.TTFT.P99),
+		"ttft_sched_p50_ms": q(st.TTFTSched, st.TTFTSched.P50), "ttft_sched_p95_ms": q(st.TTFTSched, st.TTFTSched.P95), "ttft_sched_p99_ms": q(st.TTFTSched, st.TTFTSched.P99),
+		"itl_p50_ms": q(st.ITL, st.ITL.P50), "itl_p95_ms": q(st.ITL, st.ITL.P95), "itl_p99_ms": q(st.ITL, st.ITL.P99),
+		"tpot_p50_ms": q(st.TPOT, st.TPOT.P50), "e2e_p50_ms": q(st.E2E, st.E2E.P50), "e2e_p99_ms": q(st.E2E, st.E2E.P99),
+		"throughput_per_s": f(tput), "output_tokens_per_s": f(r.Throughput.OutputTokensPerS),
+		"error_rate": f(r.Requests.ErrorRate()), "client_health": r.Health.Verdict,
+		"requests": strconv.FormatInt(r.Requests.OK+r.Requests.Failed, 10),
+	} {
+		col[k] = v
+	}
+	if r.Cache != nil && r.Cache.Reported {
+		col["cache_hit_rate"] = f(r.Cache.HitRate)
+	}
+	conc := r.Arrivals.AchievedConcurrency
+	if r.Calls != nil {
+		conc = r.Calls.AchievedConcurrency
+	}
+	col["achieved_concurrency"] = f(conc)
+	if g := r.Goodput; g != nil {
+		col["goodput_share"], col["goodput_per_s"] = f(g.Share), f(g.RequestsPerS)
+	}
+	sv := r.Server
+	if sv == nil {
+		return
+	}
+	// A percentile the server only has as a histogram bucket is left
+	// empty: its interpolated point is no measurement.
+	for _, fig := range sv.Figures {
+		if fig.Server == nil || fig.Estimate {
+			continue
+		}
+		if name, ok := serverColumns[fig.Name]; ok {
+			col[name] = f(*fig.Server)
+		}
+	}
+	if sv.Lag != nil {
+		col["server_lag_p99_ms"] = f(sv.Lag.P99)
+	}
+}
+
+// serverColumns maps comparison rows to CSV columns.
+var serverColumns = map[string]string{
+	"TTFT p50": "server_ttft_p50_ms", "TTFT p99": "server_ttft_p99_ms", "ITL p50": "server_itl_p50_ms", "ITL p99": "server_itl_p99_ms",
+	"TPOT p50": "server_tpot_p50_ms", "E2E p50": "server_e2e_p50_ms", "E2E p99": "server_e2e_p99_ms",
+	"output tok/s": "server_output_tokens_per_s", "TTFT mean": "server_ttft_mean_ms", "ITL mean": "server_itl_mean_ms", "E2E mean": "server_e2e_mean_ms",
 }

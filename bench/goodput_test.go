@@ -1,0 +1,46 @@
+package bench
+
+import (
+	"testing"
+	"time"
+)
+
+// TestGoodputHandCount: five records against ttft ≤ 100 ms, tpot ≤ 20 ms:
+//
+//	a: TTFT 50, 11 tokens over 150 ms (TPOT 15)  → good
+//	b: TTFT 120                                   → TTFT too slow
+//	c: TTFT 80, 11 tokens over 300 ms (TPOT 30)  → TPOT too slow
+//	d: TTFT 90, 1 token (no TPOT)                → good
+//	e: failed                                     → never good
+//
+// So 2 good of 5 finished.
+func TestGoodputHandCount(t *testing.T) {
+	g, err := ParseGoodput("ttft:100, tpot:20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := func(v int) time.Duration { return time.Duration(v) * time.Millisecond }
+	rec := func(ttft, span, tokens int) *Record {
+		return &Record{Sent: 0, FirstToken: ms(ttft), LastToken: ms(ttft + span), Done: ms(ttft + span), Chunks: tokens}
+	}
+	records := []*Record{rec(50, 150, 11), rec(120, 100, 11), rec(80, 300, 11), rec(90, 0, 1), {Class: "http_500", Done: ms(5)}}
+	c := newCollector(4)
+	c.goodput = g
+	for i, r := range records {
+		r.Index = i
+		c.add(r)
+	}
+	_, agg, _ := c.merged()
+	got := goodputResult(g, agg.good, agg.ok+agg.failed, 10)
+	if got.Good != 2 || got.Finished != 5 || got.Share != 0.4 || got.RequestsPerS != 0.2 {
+		t.Errorf("goodput %+v, want 2 of 5 (0.4), 0.2 good req/s over 10 s", got)
+	}
+	for _, bad := range []string{"ttft", "ttft:-1", "vibes:3", "tpot:x"} {
+		if _, err := ParseGoodput(bad); err == nil {
+			t.Errorf("ParseGoodput(%q) accepted", bad)
+		}
+	}
+	if g, _ := ParseGoodput("e2el:4000"); g.E2E != 4*time.Second {
+		t.Errorf("vLLM's e2el is e2e: %v", g.E2E)
+	}
+}
