@@ -10,6 +10,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/kneebench/knee/results"
 )
 
 // Error classes. HTTP failures are "http_<status>" followed by the OpenAI
@@ -115,27 +117,29 @@ func (r *Record) reset() {
 // recordWriter serialises records from many goroutines into one buffered
 // writer; a nil recordWriter writes nothing.
 type recordWriter struct {
-	mu sync.Mutex
-	bw *bufio.Writer
+	mu    sync.Mutex
+	bw    *bufio.Writer
+	start time.Time
+	level *float64
 }
 
-func newRecordWriter(w io.Writer) *recordWriter {
+func newRecordWriter(w io.Writer, start time.Time, level *float64) *recordWriter {
 	if w == nil {
 		return nil
 	}
-	return &recordWriter{bw: bufio.NewWriterSize(w, 256*1024)}
+	return &recordWriter{bw: bufio.NewWriterSize(w, 256*1024), start: start, level: level}
 }
 
 func (rw *recordWriter) write(r *Record) {
 	if rw == nil {
 		return
 	}
-	line, err := r.appendJSON(nil)
+	line, err := json.Marshal(r.line(rw.start, rw.level))
 	if err != nil {
 		return
 	}
 	rw.mu.Lock()
-	_, _ = rw.bw.Write(line)
+	_, _ = rw.bw.Write(append(line, '\n'))
 	rw.mu.Unlock()
 }
 
@@ -148,21 +152,28 @@ func (rw *recordWriter) flush() {
 	rw.mu.Unlock()
 }
 
-// recordLine is the JSONL form of a record, with chunk times in ms.
-type recordLine struct {
-	*Record
-	ChunkMs []float64 `json:"chunk_ms"`
-}
-
-func (r *Record) appendJSON(dst []byte) ([]byte, error) {
-	ms := make([]float64, len(r.ChunkTimes))
+// line is the record as --records writes it (see results.RecordLine), with
+// times made absolute from the run's start.
+func (r *Record) line(start time.Time, level *float64) results.RecordLine {
+	abs := func(d time.Duration) int64 { return start.Add(d).UnixNano() }
+	dur := func(d time.Duration) *int64 { v := int64(d); return &v }
+	l := results.RecordLine{
+		Level: level, Index: r.Index, Warmup: r.Warmup, Turn: r.Tag,
+		ScheduledUnixNs: abs(r.Scheduled), SentUnixNs: abs(r.Sent), DoneUnixNs: abs(r.Done),
+		QueueWaitNs: int64(r.Sent - r.Scheduled), LatenessNs: int64(r.Lateness), WaitedSlot: r.Waited,
+		Status: r.Status, Error: r.Class, Message: r.Message,
+		Chunks: r.Chunks, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, OutputTokens: r.OutputTokens(),
+		CachedTokens: r.CachedTokens, UsageReported: r.UsageReported, CachedReported: r.CachedReported,
+		Attempts: r.Attempts, FirstAttemptError: r.FirstClass, Resent: r.Resent,
+		ChunkUnixNs: make([]int64, len(r.ChunkTimes)),
+	}
 	for i, t := range r.ChunkTimes {
-		ms[i] = float64(t) / 1e6
+		l.ChunkUnixNs[i] = abs(t)
 	}
-	b, err := json.Marshal(recordLine{Record: r, ChunkMs: ms})
-	if err != nil {
-		return dst, err
+	if r.Chunks > 0 {
+		l.FirstTokenUnixNs, l.LastTokenUnixNs = abs(r.FirstToken), abs(r.LastToken)
+		l.TTFTNs, l.TTFTSchedNs = dur(r.FirstToken-r.Sent), dur(r.FirstToken-r.Scheduled)
+		l.E2ENs, l.E2ESchedNs = dur(r.LastToken-r.Sent), dur(r.LastToken-r.Scheduled)
 	}
-	dst = append(dst, b...)
-	return append(dst, '\n'), nil
+	return l
 }

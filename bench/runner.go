@@ -96,8 +96,10 @@ type Options struct {
 	Client *Client
 	Source workload.Source
 	Load   Load
-	// Records, when set, receives one JSON line per request.
-	Records io.Writer
+	// Records, when set, receives one JSON line per request
+	// (results.RecordLine), with RecordLevel as its level when set.
+	Records     io.Writer
+	RecordLevel *float64
 	// Progress, when set, is called about twice a second.
 	Progress func(Progress)
 	// OnWindowStart, when set, runs after warm-up finished and before the
@@ -151,7 +153,8 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	r := &runner{opts: o, client: o.Client, coll: newCollector(4 * runtime.GOMAXPROCS(0))}
 	r.coll.goodput = o.Goodput
 	r.recPool.New = func() any { return &Record{} }
-	r.records = newRecordWriter(o.Records)
+	start := time.Now()
+	r.records = newRecordWriter(o.Records, start, o.RecordLevel)
 	if o.Load.Rate > 0 {
 		a, err := workload.NewArrivals(o.Load.Rate, o.Load.Burstiness, o.Load.Seed)
 		if err != nil {
@@ -159,7 +162,6 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 		}
 		r.arrivals = a
 	}
-	start := time.Now()
 	r.client.SetStart(start)
 	stopWatch := context.AfterFunc(ctx, r.client.Abort)
 	defer stopWatch()

@@ -31,8 +31,10 @@ type VoiceOptions struct {
 	// arrivals have ended; turns still running then are cut and counted as
 	// interrupted. Zero waits for every call.
 	DrainTimeout time.Duration
-	// Records, when set, receives one JSON line per turn.
+	// Records, when set, receives one JSON line per turn, with RecordLevel
+	// as its level when set.
 	Records       io.Writer
+	RecordLevel   *float64
 	Progress      func(Progress)
 	OnWindowStart func(ctx context.Context)
 	OnWindowEnd   func(ctx context.Context)
@@ -60,13 +62,13 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	records := newRecordWriter(o.Records)
+	start := time.Now()
+	records := newRecordWriter(o.Records, start, o.RecordLevel)
 	coll := newCollector(4 * runtime.GOMAXPROCS(0))
 	coll.coldThreshold = max(o.Voice.SystemPromptTokens/2, 1)
 	coll.callOrigins = true
 	coll.goodput = o.Goodput
 	c := o.Client
-	start := time.Now()
 	c.SetStart(start)
 	stopWatch := context.AfterFunc(ctx, c.Abort)
 	defer stopWatch()

@@ -108,3 +108,40 @@ func TestGoodputEndToEnd(t *testing.T) {
 		t.Errorf("--slo-metric goodput without --goodput: exit %d, want 2", code)
 	}
 }
+
+// TestSweepRecordsCarryTheirLevel: a sweep's --records holds every
+// request of every level, each with its level.
+func TestSweepRecordsCarryTheirLevel(t *testing.T) {
+	url := startSim(t, "", "")
+	dir := t.TempDir()
+	recs := filepath.Join(dir, "records.jsonl")
+	code, stdout, errOut := execute(t, "sweep", "--base-url", url, "--model", "knee-sim-instant", "--rates", "3,6", "--step-duration", "1s",
+		"--out-dir", dir, "--label", "r", "--records", recs, "--no-server-metrics")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	f, err := os.Open(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines, err := results.ReadRecords(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := results.ReadSweep(filepath.Join(dir, "r.json"))
+	perLevel := map[float64]int64{}
+	for _, l := range lines {
+		if l.Level == nil {
+			t.Fatal("a record without its level")
+		}
+		if !l.Warmup {
+			perLevel[*l.Level]++
+		}
+	}
+	for _, lv := range s.Levels {
+		if got := perLevel[lv.Load]; got != lv.Run.Requests.Sent {
+			t.Errorf("level %g: %d measured records, the result counts %d sent", lv.Load, got, lv.Run.Requests.Sent)
+		}
+	}
+}

@@ -198,6 +198,7 @@ type levelRunner struct {
 	plan        *levelPlan
 	server      *serverFlags
 	records     io.Writer
+	recordLevel *float64
 	out, errOut io.Writer
 	progress    func(bench.Progress)
 	calibrated  *bench.Calibration
@@ -271,7 +272,8 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 		sizeNote = lv.datasetNote
 		cfg.DatasetFormat = string(pd.format)
 	}
-	opts := bench.Options{Client: client, Source: src, Load: load, Config: cfg, Records: lv.records, Progress: lv.progress, Goodput: p.goodput}
+	opts := bench.Options{Client: client, Source: src, Load: load, Config: cfg, Records: lv.records, RecordLevel: lv.recordLevel,
+		Progress: lv.progress, Goodput: p.goodput}
 	view := lv.server.attach(ctx, lv.target, &opts.OnWindowStart, &opts.OnWindowEnd)
 	res, err := bench.Run(ctx, opts)
 	if err != nil {
@@ -319,7 +321,7 @@ func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.C
 	opts := bench.VoiceOptions{Client: client, Voice: v, Rate: rate, Calls: p.vf.calls, Duration: p.lf.duration,
 		MaxConcurrentCalls: p.vf.maxCalls, Seed: p.lf.seed, Config: cfg, Progress: lv.progress, DrainTimeout: p.lf.drain, Goodput: p.goodput}
 	if lv.records != nil {
-		opts.Records = lv.records
+		opts.Records, opts.RecordLevel = lv.records, lv.recordLevel
 	}
 	view := lv.server.attach(ctx, lv.target, &opts.OnWindowStart, &opts.OnWindowEnd)
 	res, err := bench.RunVoice(ctx, opts)

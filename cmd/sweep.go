@@ -46,6 +46,7 @@ type sweepOptions struct {
 	maxErr      float64
 	stopSat     bool
 	preset      string
+	records     string
 }
 
 func newSweepCmd() *cobra.Command {
@@ -88,6 +89,7 @@ With no target, knee starts its built-in simulator and sweeps it with
 	fs.Float64Var(&o.maxErr, "max-error-rate", 0.02, "a level with this error rate or more misses the SLO")
 	fs.BoolVar(&o.stopSat, "stop-on-saturation", false, "end the sweep once two levels in a row miss the SLO")
 	fs.StringVar(&o.preset, "preset", "", "seed the rates and SLO from a sweep preset (see knee presets)")
+	fs.StringVar(&o.records, "records", "", "stream one JSON line per request of every level to this file (each with its level)")
 	c.MarkFlagsMutuallyExclusive("rates", "concurrency")
 	return c
 }
@@ -216,7 +218,7 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	}
 	paths := struct{ json, csv, png string }{
 		filepath.Join(o.outDir, label+".json"), filepath.Join(o.outDir, label+".csv"), filepath.Join(o.outDir, label+".png")}
-	if err := checkOutputs(map[string]string{"--out-dir (JSON)": paths.json, "--out-dir (CSV)": paths.csv, "--out-dir (PNG)": paths.png}); err != nil {
+	if err := checkOutputs(map[string]string{"--out-dir (JSON)": paths.json, "--out-dir (CSV)": paths.csv, "--out-dir (PNG)": paths.png, "--records": o.records}); err != nil {
 		return err
 	}
 	ctx := c.Context()
@@ -231,7 +233,20 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
 	progress := report.NewProgress(errOut, tty)
+	if o.records == results.Stdout {
+		return usageErr("a sweep prints its rows on standard output: give --records a file")
+	}
 	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, out: out, errOut: errOut}
+	var records *checkedWriter
+	if o.records != "" {
+		f, err := results.OpenStream(o.records)
+		if err != nil {
+			return withCode(ExitRuntime, fmt.Errorf("--records %s: %w", o.records, err))
+		}
+		records = &checkedWriter{w: f, path: o.records}
+		defer records.Close()
+		lv.records = records
+	}
 
 	base := o.target.config(tgt.target.BaseURL, tgt.target.Model)
 	base.BuiltinSim = tgt.builtin
@@ -254,6 +269,7 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 			lv.progress = func(p bench.Progress) {
 				progress.Update(i, len(loads), load, p.Elapsed, o.load.duration, p.Sent, p.InFlight, p.Errors, p.TTFTP95ms)
 			}
+			lv.recordLevel = &load
 			if axis == "rate" {
 				return lv.run(ctx, load, 0)
 			}
@@ -283,6 +299,11 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 		return withCode(ExitRuntime, err)
 	}
 	fmt.Fprintf(out, "wrote %s, %s and %s\n", paths.json, paths.csv, paths.png)
+	if records != nil {
+		if err := records.Close(); err != nil {
+			return withCode(ExitRuntime, err)
+		}
+	}
 	if everyRequestFailed(sw) {
 		return &exitError{ExitFailed, errors.New("every request of every level failed")}
 	}

@@ -1,0 +1,77 @@
+package results
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// RecordLine is one request as --records writes it: one JSON object per
+// line. Every time is in nanoseconds: instants as Unix time (so records of
+// several processes line up), durations as plain counts. Durations a
+// request does not have (no first token) are absent.
+type RecordLine struct {
+	// Level is the sweep level's load (rate or concurrency); absent for a
+	// plain run.
+	Level *float64 `json:"level,omitempty"`
+	Index int      `json:"index"`
+	// Warmup marks unmeasured requests (and a call's warm-up turn).
+	Warmup bool `json:"warmup,omitempty"`
+	// Turn is the request's turn within its call (voice workload).
+	Turn int `json:"turn,omitempty"`
+
+	ScheduledUnixNs  int64 `json:"scheduled_unix_ns"`
+	SentUnixNs       int64 `json:"sent_unix_ns"`
+	FirstTokenUnixNs int64 `json:"first_token_unix_ns,omitempty"`
+	LastTokenUnixNs  int64 `json:"last_token_unix_ns,omitempty"`
+	DoneUnixNs       int64 `json:"done_unix_ns"`
+
+	TTFTNs      *int64 `json:"ttft_ns,omitempty"`
+	TTFTSchedNs *int64 `json:"ttft_sched_ns,omitempty"`
+	E2ENs       *int64 `json:"e2e_ns,omitempty"`
+	E2ESchedNs  *int64 `json:"e2e_sched_ns,omitempty"`
+	// QueueWaitNs is scheduled → sent; LatenessNs the dispatcher's own
+	// part of it (not counting a wait for a concurrency slot).
+	QueueWaitNs int64 `json:"queue_wait_ns"`
+	LatenessNs  int64 `json:"lateness_ns"`
+	WaitedSlot  bool  `json:"waited_for_slot,omitempty"`
+
+	Status  int    `json:"status"`
+	Error   string `json:"error,omitempty"`
+	Message string `json:"message,omitempty"`
+
+	Chunks           int  `json:"chunks"`
+	PromptTokens     int  `json:"prompt_tokens"`
+	CompletionTokens int  `json:"completion_tokens"`
+	OutputTokens     int  `json:"output_tokens"`
+	CachedTokens     int  `json:"cached_tokens"`
+	UsageReported    bool `json:"usage_reported"`
+	CachedReported   bool `json:"cached_reported"`
+
+	Attempts          int    `json:"attempts,omitempty"`
+	FirstAttemptError string `json:"first_attempt_error,omitempty"`
+	Resent            bool   `json:"resent,omitempty"`
+
+	// ChunkUnixNs is when each content chunk arrived.
+	ChunkUnixNs []int64 `json:"chunk_unix_ns"`
+}
+
+// ReadRecords reads a --records file, line by line; an error names the
+// line.
+func ReadRecords(r io.Reader) ([]RecordLine, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+	var out []RecordLine
+	for line := 1; sc.Scan(); line++ {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var rl RecordLine
+		if err := json.Unmarshal(sc.Bytes(), &rl); err != nil {
+			return nil, fmt.Errorf("records line %d: %v", line, err)
+		}
+		out = append(out, rl)
+	}
+	return out, sc.Err()
+}
