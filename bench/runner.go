@@ -194,6 +194,7 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 		res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(pr.schedStart, pr.schedEnd), pr.arrivals, pr.offered)
 	}
 	res.Arrivals.Unsent = pr.unsent
+	res.Warnings = append(res.Warnings, smallPrint(res)...)
 	if pr.unsent > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d arrivals due in the window were still waiting for a --max-concurrency slot when it closed: never sent", pr.unsent))
 	}

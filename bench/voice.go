@@ -243,6 +243,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	res.Arrivals.WindowArrivals = offeredTurns
 	res.Arrivals.CompletionRate = completionRate(coll.keptPace(0, schedEnd), offeredTurns, calls.TurnsOfferedPerS)
 	res.Calls = calls
+	res.Warnings = append(res.Warnings, smallPrint(res)...)
 	if drainCut.Load() {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut calls still in progress after the arrivals ended: their open turns count as interrupted", o.DrainTimeout))
 	}

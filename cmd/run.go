@@ -333,3 +333,24 @@ func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.C
 	view.finish(res)
 	return res, nil
 }
+
+// describe fills a sweep's top-level configuration with what every level
+// shares: workload, mode, token sizes, seed and warm-up.
+func (p *levelPlan) describe(c *results.Config, axis string) {
+	if p.voice {
+		if v, err := p.vf.build(p.lf.seed); err == nil {
+			c.Voice = p.vf.config(v)
+			c.MaxTokens = v.OutputTokens
+		}
+		c.Workload, c.Mode, c.Seed = "voice", "open", p.lf.seed
+		c.DurationS = p.lf.duration.Seconds()
+		return
+	}
+	load := p.load
+	if axis == "concurrency" && load.Concurrency == 0 {
+		load.Concurrency = 1
+	}
+	p.lf.config(c, load)
+	// The level's own rate or concurrency is in each level's config.
+	c.Rate, c.Concurrency = 0, 0
+}

@@ -250,6 +250,7 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 
 	base := o.target.config(tgt.target.BaseURL, tgt.target.Model)
 	base.BuiltinSim = tgt.builtin
+	plan.describe(&base, axis)
 	sw := &results.Sweep{Label: label, Config: base, Environment: environment(), Axis: axis, Workload: o.workload,
 		SLO: results.SLO{Metric: o.sloMetric, Percentile: o.sloPct, ThresholdMs: o.slo, MaxErrorRate: o.maxErr, MinGoodPercent: minGood}}
 	if minGood > 0 {
@@ -259,8 +260,11 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	if tgt.builtin {
 		where = "the built-in simulator (" + where + ")"
 	}
-	fmt.Fprintf(out, "sweep %s · %s · model %s · %s workload · %d levels of %s · %s per level\n",
-		label, where, tgt.target.Model, o.workload, len(loads), axis, windowText(o.load.duration, o.load.requests, o.voice.calls, o.workload))
+	fmt.Fprintf(out, "sweep %s · %s · model %s · %s workload · %s · %d levels of %s · %s per level\n",
+		label, where, tgt.target.Model, o.workload, sizesText(base), len(loads), axis, windowText(o.load.duration, o.load.requests, o.voice.calls, o.workload))
+	if axis == "rate" {
+		fmt.Fprintln(out, "levels are the target rate; offered is the rate the seeded schedule drew, which saturation is judged against; n is the requests measured (* under 20: p95 is their maximum)")
+	}
 	report.LevelHeader(out, sw)
 	writeErr := error(nil)
 	sw = bench.RunSweep(ctx, bench.SweepOptions{
@@ -349,4 +353,17 @@ func writeSweepData(s *results.Sweep, jsonPath, csvPath string) error {
 		return fmt.Errorf("writing %s: %w", csvPath, err)
 	}
 	return nil
+}
+
+// sizesText states the prompt and output sizes of a sweep.
+func sizesText(c results.Config) string {
+	switch {
+	case c.Voice != nil:
+		return fmt.Sprintf("%d-token system prompt, %d-token user turns, %d output tokens, %d turns", c.Voice.SystemPromptTokens, c.Voice.UserTokens, c.Voice.OutputTokens, c.Voice.Turns)
+	case c.Dataset != "":
+		return fmt.Sprintf("prompts from %s, max_tokens %d unless an entry says", c.Dataset, c.MaxTokens)
+	case c.InputTokens > 0:
+		return fmt.Sprintf("%d-token prompts, max_tokens %d", c.InputTokens, c.MaxTokens)
+	}
+	return fmt.Sprintf("a fixed prompt, max_tokens %d", c.MaxTokens)
 }

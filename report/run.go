@@ -32,10 +32,15 @@ func Run(w io.Writer, r *results.Run) error {
 	fmt.Fprintf(w, "through  %s req/s · %s output tok/s · %s total tok/s\n",
 		num(tp.RequestsPerS, 2), num(tp.OutputTokensPerS, 1), num(tp.TotalTokensPerS, 1))
 	a := r.Arrivals
-	if c.Mode == "open" {
+	switch {
+	case r.Calls != nil:
+		cl := r.Calls
+		fmt.Fprintf(w, "calls    target %s calls/s · offered %s calls/s · %d started · %d completed · %d shed · %s turns/s of %s offered\n",
+			num(a.TargetRate, 2), num(a.OfferedRate, 2), cl.Started, cl.Completed, cl.Shed, num(cl.TurnsPerS, 2), num(cl.TurnsOfferedPerS, 2))
+	case c.Mode == "open":
 		fmt.Fprintf(w, "arrivals target %s/s · offered %s/s · achieved %s/s · %d waited for a slot · %d late sends (>1 ms) · send lateness p99 %s ms\n",
 			num(a.TargetRate, 2), num(a.OfferedRate, 2), num(a.AchievedRate, 2), a.Waited, a.LateSends, ms(a.SendLatenessP99Ms))
-	} else {
+	default:
 		fmt.Fprintf(w, "arrivals closed loop · achieved %s/s · mean in flight %.1f\n", num(a.AchievedRate, 2), a.AchievedConcurrency)
 	}
 	if a.Unsent > 0 {
@@ -61,12 +66,16 @@ func Run(w io.Writer, r *results.Run) error {
 			pct(g.Share), g.Finished, boundsText(g.Bounds), num(g.RequestsPerS, 2))
 	}
 	if cl := r.Calls; cl != nil {
-		fmt.Fprintf(w, "calls    %d started · %d completed · %d shed · %s turns/s · in progress %.1f (Little's law %.1f) · mean call %.1f s\n",
-			cl.Started, cl.Completed, cl.Shed, num(cl.TurnsPerS, 2), cl.AchievedConcurrency, cl.LittlesLaw, cl.MeanCallSeconds)
+		fmt.Fprintf(w, "in call  %.1f calls in progress on average while calls arrived (Little's law: started calls/s × mean call %.1f s = %.1f)\n",
+			cl.AchievedConcurrency, cl.MeanCallSeconds, cl.LittlesLaw)
 	}
 	if ca := r.Cache; ca != nil {
 		if ca.Reported {
-			fmt.Fprintf(w, "cache    hit rate %s of measured prompt tokens · %s of measured turns found their prefix cold\n", pct(ca.HitRate), pct(ca.ColdShare))
+			if r.Calls != nil {
+				fmt.Fprintf(w, "cache    hit rate %s of measured prompt tokens · %s of measured turns found their prefix cold\n", pct(ca.HitRate), pct(ca.ColdShare))
+			} else {
+				fmt.Fprintf(w, "cache    hit rate %s of measured prompt tokens\n", pct(ca.HitRate))
+			}
 		} else {
 			fmt.Fprintln(w, "cache    hit rate unknown: the server does not report cached tokens (see the warning below)")
 		}

@@ -11,8 +11,8 @@ import (
 
 // LevelHeader is printed once before the first level row.
 func LevelHeader(w io.Writer, s *results.Sweep) {
-	fmt.Fprintf(w, "%-9s %9s %9s %9s %9s %9s %8s %10s %7s %7s %9s %s\n",
-		s.Axis, "achieved", "TTFTs p50", "TTFTs p95", "TTFTs p99", "ITL p50", "tput/s", "out tok/s", "cache", "errors", "lag p99", "client")
+	fmt.Fprintf(w, "%-9s %8s %6s %9s %9s %9s %9s %8s %10s %7s %7s %9s %s\n",
+		s.Axis, "offered", "n", "TTFTs p50", "TTFTs p95", "TTFTs p99", "ITL p50", "tput/s", "out tok/s", "cache", "errors", "lag p99", "client")
 }
 
 // LevelRow prints one level as soon as it ends.
@@ -49,8 +49,18 @@ func LevelRow(w io.Writer, s *results.Sweep, l results.Level) {
 		}
 		return ms(v)
 	}
-	fmt.Fprintf(w, "%-9g %9s %9s %9s %9s %9s %8s %10s %7s %7s %9s %s\n",
-		l.Load, num(r.Arrivals.AchievedRate, 2), q(st.TTFTSched, st.TTFTSched.P50), q(st.TTFTSched, st.TTFTSched.P95), q(st.TTFTSched, st.TTFTSched.P99), q(st.ITL, st.ITL.P50),
+	offered := "-"
+	if r.Arrivals.OfferedRate > 0 {
+		offered = num(r.Arrivals.OfferedRate, 2)
+	}
+	n := r.Requests.OK + r.Requests.Failed
+	count := num(float64(n), 0)
+	if st.TTFTSched.Count > 0 && st.TTFTSched.Count < 20 {
+		// p95 of fewer than 20 samples is the largest one seen.
+		count += "*"
+	}
+	fmt.Fprintf(w, "%-9g %8s %6s %9s %9s %9s %9s %8s %10s %7s %7s %9s %s\n",
+		l.Load, offered, count, q(st.TTFTSched, st.TTFTSched.P50), q(st.TTFTSched, st.TTFTSched.P95), q(st.TTFTSched, st.TTFTSched.P99), q(st.ITL, st.ITL.P50),
 		num(tput, 2), num(r.Throughput.OutputTokensPerS, 0), cache, pct(r.Requests.ErrorRate()), lag, health)
 }
 
