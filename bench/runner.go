@@ -84,11 +84,10 @@ func (l Load) PoolSize() int {
 
 // Progress is a live snapshot of a running phase.
 type Progress struct {
-	Elapsed   time.Duration
-	Sent      int64
-	InFlight  int64
-	Errors    int64
-	TTFTP95ms float64
+	Elapsed              time.Duration
+	Sent, OK, Errors     int64
+	InFlight             int64
+	TTFTP50ms, TTFTP95ms float64
 }
 
 // Options configures Run.
@@ -139,6 +138,7 @@ type runner struct {
 	sent     atomic.Int64
 	inflight atomic.Int64
 	errs     atomic.Int64
+	ok       atomic.Int64
 	index    atomic.Int64
 	recPool  sync.Pool
 }
@@ -232,12 +232,10 @@ func (r *runner) startProgress(ctx context.Context) func() {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+				p50, p95 := r.coll.ttftP50P95()
 				r.opts.Progress(Progress{
-					Elapsed:   r.client.now(),
-					Sent:      r.sent.Load(),
-					InFlight:  r.inflight.Load(),
-					Errors:    r.errs.Load(),
-					TTFTP95ms: r.coll.ttftP95(),
+					Elapsed: r.client.now(), Sent: r.sent.Load(), OK: r.ok.Load(), InFlight: r.inflight.Load(),
+					Errors: r.errs.Load(), TTFTP50ms: p50, TTFTP95ms: p95,
 				})
 			}
 		}
@@ -484,6 +482,8 @@ func (r *runner) one(ctx context.Context, sched, lateness time.Duration, waited,
 	r.inflight.Add(-1)
 	if rec.Class != "" && rec.Class != ClassInterrupted {
 		r.errs.Add(1)
+	} else if rec.Class == "" {
+		r.ok.Add(1)
 	}
 	r.finish(rec, measured)
 	r.recPool.Put(rec)

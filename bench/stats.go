@@ -315,8 +315,9 @@ func (c *collector) merged() (*latencies, aggregate, map[int]*turnHists) {
 	return lat, agg, tags
 }
 
-// ttftP95 is the current TTFT-from-schedule p95 in ms, for live progress.
-func (c *collector) ttftP95() float64 {
+// ttftP50P95 are the current TTFT-from-schedule p50 and p95 in ms, for
+// live progress.
+func (c *collector) ttftP50P95() (float64, float64) {
 	h := newHist()
 	for _, s := range c.shards {
 		s.mu.Lock()
@@ -324,9 +325,9 @@ func (c *collector) ttftP95() float64 {
 		s.mu.Unlock()
 	}
 	if h.TotalCount() == 0 {
-		return 0
+		return 0, 0
 	}
-	return float64(h.ValueAtPercentile(95)) / 1000
+	return float64(h.ValueAtPercentile(50)) / 1000, float64(h.ValueAtPercentile(95)) / 1000
 }
 
 // summarize turns a microsecond histogram into a Summary in milliseconds.

@@ -80,7 +80,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	var (
 		inProgress, started, shed, completed atomic.Int64
 		callTime                             atomic.Int64 // ns, completed calls
-		sent, inflight, errs                 atomic.Int64
+		sent, inflight, errs, okTurns        atomic.Int64
 		turnIndex                            atomic.Int64
 		wg                                   sync.WaitGroup
 	)
@@ -109,7 +109,8 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 				}
 				if o.Progress != nil && time.Since(last) >= 500*time.Millisecond {
 					last = time.Now()
-					o.Progress(Progress{Elapsed: c.now(), Sent: sent.Load(), InFlight: inflight.Load(), Errors: errs.Load(), TTFTP95ms: coll.ttftP95()})
+					p50, p95 := coll.ttftP50P95()
+					o.Progress(Progress{Elapsed: c.now(), Sent: sent.Load(), OK: okTurns.Load(), InFlight: inflight.Load(), Errors: errs.Load(), TTFTP50ms: p50, TTFTP95ms: p95})
 				}
 			}
 		}
@@ -143,6 +144,8 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 			inflight.Add(-1)
 			if rec.Class != "" && rec.Class != ClassInterrupted {
 				errs.Add(1)
+			} else if rec.Class == "" {
+				okTurns.Add(1)
 			}
 			records.write(&rec)
 			if k > 1 {

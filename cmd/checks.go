@@ -7,11 +7,16 @@ import (
 	"maps"
 	"math"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 // Bounds past which a size is a typo rather than a workload.
@@ -144,3 +149,33 @@ func writeJSON(c *cobra.Command, path string, v any) error {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// newProgress renders progress on w: in place, cut to the terminal's
+// width, when w is a terminal; a line every few seconds otherwise.
+func newProgress(w io.Writer) *report.Progress {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		width, _, err := term.GetSize(int(f.Fd()))
+		if err != nil {
+			width = 80
+		}
+		return report.NewProgress(w, true, width)
+	}
+	return report.NewProgress(w, false, 0)
+}
+
+// statusOf turns a bench snapshot into a progress line's status.
+func statusOf(p bench.Progress, level string, total time.Duration) report.Status {
+	return report.Status{Level: level, Elapsed: p.Elapsed, Total: total, Sent: p.Sent, OK: p.OK, Failed: p.Errors,
+		InFlight: p.InFlight, TTFTP50ms: p.TTFTP50ms, TTFTP95ms: p.TTFTP95ms}
+}
+
+// outputWidth is the width of a terminal on w, else the width reports
+// are written to.
+func outputWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if width, _, err := term.GetSize(int(f.Fd())); err == nil {
+			return width
+		}
+	}
+	return report.ReportColumns
+}

@@ -39,7 +39,9 @@ func TestDatasetsDriveRuns(t *testing.T) {
 	if r.Tokens.OutputTotal != 20 || r.Config.DatasetFormat != "sharegpt" {
 		t.Errorf("ShareGPT: %d output tokens (want 6+4+6+4 = 20), format %q", r.Tokens.OutputTotal, r.Config.DatasetFormat)
 	}
-	if !strings.Contains(stdout, "counted with the tokenizer") || !strings.Contains(stdout, "1 dropped by the length bounds") {
+	// Report lines wrap at 100 columns: compare with whitespace folded.
+	flat := strings.Join(strings.Fields(stdout), " ")
+	if !strings.Contains(flat, "counted with the tokenizer") || !strings.Contains(flat, "1 dropped by the length bounds") {
 		t.Errorf("the report does not say how the dataset was sized:\n%s", stdout)
 	}
 	dir := t.TempDir()
@@ -92,13 +94,13 @@ func TestLengthSpreadMeasured(t *testing.T) {
 func TestGoodputEndToEnd(t *testing.T) {
 	url := startSim(t, "", "")
 	r, stdout := runWithOutput(t, "run", "--base-url", url, "--model", "knee-sim-instant", "--requests", "5", "--goodput", "ttft:10000,e2e:10000")
-	if g := r.Goodput; g == nil || g.Good != 5 || g.Share != 1 || !strings.Contains(stdout, "goodput  100.0% of 5 finished requests met ttft ≤ 10000 ms, e2e ≤ 10000 ms") {
+	if g := r.Goodput; g == nil || g.Good != 5 || g.Share != 1 || !strings.Contains(strings.Join(strings.Fields(stdout), " "), "goodput 100.0% of 5 finished requests met ttft ≤ 10000 ms, e2e ≤ 10000 ms") {
 		t.Errorf("goodput %+v\n%s", r.Goodput, stdout)
 	}
 	dir := t.TempDir()
 	code, stdout, errOut := execute(t, "sweep", "--base-url", url, "--model", "knee-sim-instant", "--rates", "2,4", "--step-duration", "1s",
 		"--goodput", "ttft:10000", "--slo-metric", "goodput", "--slo", "95", "--out-dir", dir, "--label", "g", "--no-server-metrics")
-	if code != 0 || !strings.Contains(stdout, "goodput of at least 95%") || !strings.Contains(stdout, "good there") {
+	if flat := strings.Join(strings.Fields(stdout), " "); code != 0 || !strings.Contains(flat, "goodput of at least 95%") || !strings.Contains(flat, "good there") {
 		t.Errorf("goodput sweep: exit %d\n%s\n%s", code, stdout, errOut)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "g.csv")); !strings.Contains(string(b), "goodput_share") {

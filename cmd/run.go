@@ -117,7 +117,10 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	if records != nil {
 		lv.records = records
 	}
+	progress := newProgress(c.ErrOrStderr())
+	lv.progress = func(p bench.Progress) { progress.Update(statusOf(p, "", plan.load.Duration)) }
 	res, err := lv.run(ctx, plan.load.Rate, plan.load.Concurrency)
+	progress.Done()
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 // The default sweep, for the built-in simulator: 2,048-token prompts make
@@ -228,11 +226,7 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	}
 	defer tgt.stop()
 	out, errOut := c.OutOrStdout(), c.ErrOrStderr()
-	tty := false
-	if f, ok := errOut.(*os.File); ok {
-		tty = term.IsTerminal(int(f.Fd()))
-	}
-	progress := report.NewProgress(errOut, tty)
+	progress := newProgress(errOut)
 	if o.records == results.Stdout {
 		return usageErr("a sweep prints its rows on standard output: give --records a file")
 	}
@@ -265,13 +259,14 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	if axis == "rate" {
 		fmt.Fprintln(out, "levels are the target rate; offered is the rate the seeded schedule drew, which saturation is judged against; n is the requests measured (* under 20: p95 is their maximum)")
 	}
-	report.LevelHeader(out, sw)
+	width := outputWidth(out)
+	report.LevelHeader(out, sw, width)
 	writeErr := error(nil)
 	sw = bench.RunSweep(ctx, bench.SweepOptions{
 		Loads: loads, StopOnSaturation: o.stopSat, Sweep: sw,
 		RunLevel: func(ctx context.Context, i int, load float64) (*results.Run, error) {
 			lv.progress = func(p bench.Progress) {
-				progress.Update(i, len(loads), load, p.Elapsed, o.load.duration, p.Sent, p.InFlight, p.Errors, p.TTFTP95ms)
+				progress.Update(statusOf(p, fmt.Sprintf("level %d/%d (%g)", i+1, len(loads), load), o.load.duration))
 			}
 			lv.recordLevel = &load
 			if axis == "rate" {
@@ -281,7 +276,7 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 		},
 		OnLevel: func(s *results.Sweep, l results.Level) {
 			progress.Done()
-			report.LevelRow(out, s, l)
+			report.LevelRow(out, s, l, width)
 			if err := writeSweepData(s, paths.json, paths.csv); err != nil {
 				writeErr = err
 			}

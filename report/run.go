@@ -9,8 +9,14 @@ import (
 	"github.com/kneebench/knee/results"
 )
 
-// Run writes the terminal summary of one run.
-func Run(w io.Writer, r *results.Run) error {
+// Run writes the terminal summary of one run, wrapped to ReportColumns.
+func Run(out io.Writer, r *results.Run) error {
+	w := newWrapWriter(out, 9)
+	defer w.Flush()
+	return run(w, r)
+}
+
+func run(w io.Writer, r *results.Run) error {
 	c := r.Config
 	target := c.BaseURL
 	if c.BuiltinSim {

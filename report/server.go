@@ -9,7 +9,9 @@ import (
 )
 
 // Server writes the client/server/simulated/delivery comparison.
-func Server(w io.Writer, s *results.Server) error {
+func Server(out io.Writer, s *results.Server) error {
+	w := newWrapWriter(out, 9)
+	defer w.Flush()
 	title := map[string]string{"knee-sim": "server view (knee sim /metrics/summary, exact)",
 		"vllm":     "server view (vLLM /metrics: means exact, percentiles as the histogram bucket (lo, hi] they fall in, ≈ interpolated)",
 		"sglang":   "server view (SGLang /metrics: means exact, percentiles as the histogram bucket (lo, hi] they fall in, ≈ interpolated)",

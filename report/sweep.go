@@ -4,19 +4,28 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/kneebench/knee/results"
 )
 
-// LevelHeader is printed once before the first level row.
-func LevelHeader(w io.Writer, s *results.Sweep) {
-	fmt.Fprintf(w, "%-9s %8s %6s %9s %9s %9s %9s %8s %10s %7s %7s %9s %s\n",
-		s.Axis, "offered", "n", "TTFTs p50", "TTFTs p95", "TTFTs p99", "ITL p50", "tput/s", "out tok/s", "cache", "errors", "lag p99", "client")
+// WideColumns is the terminal width from which sweep rows show every
+// column; narrower outputs get a layout that fits in 100 columns.
+const WideColumns = 130
+
+// LevelHeader is printed once before the first level row, for an output
+// of the given width in columns.
+func LevelHeader(w io.Writer, s *results.Sweep, width int) {
+	if width >= WideColumns {
+		fmt.Fprintf(w, "%-9s %8s %6s %9s %9s %9s %9s %8s %10s %7s %7s %9s %s\n",
+			s.Axis, "offered", "n", "TTFTs p50", "TTFTs p95", "TTFTs p99", "ITL p50", "tput/s", "out tok/s", "cache", "errors", "lag p99", "client")
+		return
+	}
+	fmt.Fprintf(w, "%-7s %7s %5s %9s %9s %9s %7s %6s %6s %s\n",
+		s.Axis, "offered", "n", "TTFTs p50", "p95", "p99", "tput/s", "errors", "good", "client")
 }
 
 // LevelRow prints one level as soon as it ends.
-func LevelRow(w io.Writer, s *results.Sweep, l results.Level) {
+func LevelRow(w io.Writer, s *results.Sweep, l results.Level, width int) {
 	if l.Run == nil {
 		fmt.Fprintf(w, "%-9g FAILED: %s\n", l.Load, l.Error)
 		return
@@ -38,9 +47,6 @@ func LevelRow(w io.Writer, s *results.Sweep, l results.Level) {
 	if r.Interrupted {
 		health += ", interrupted"
 	}
-	if g := r.Goodput; g != nil {
-		health += " · good " + pct(g.Share)
-	}
 	st := r.Stats
 	// A distribution with no samples has no percentiles: "-", never 0.
 	q := func(s results.Summary, v float64) string {
@@ -59,13 +65,28 @@ func LevelRow(w io.Writer, s *results.Sweep, l results.Level) {
 		// p95 of fewer than 20 samples is the largest one seen.
 		count += "*"
 	}
-	fmt.Fprintf(w, "%-9g %8s %6s %9s %9s %9s %9s %8s %10s %7s %7s %9s %s\n",
-		l.Load, offered, count, q(st.TTFTSched, st.TTFTSched.P50), q(st.TTFTSched, st.TTFTSched.P95), q(st.TTFTSched, st.TTFTSched.P99), q(st.ITL, st.ITL.P50),
-		num(tput, 2), num(r.Throughput.OutputTokensPerS, 0), cache, pct(r.Requests.ErrorRate()), lag, health)
+	good := "-"
+	if g := r.Goodput; g != nil {
+		good = pct(g.Share)
+	}
+	if width >= WideColumns {
+		if good != "-" {
+			health += " · good " + good
+		}
+		fmt.Fprintf(w, "%-9g %8s %6s %9s %9s %9s %9s %8s %10s %7s %7s %9s %s\n",
+			l.Load, offered, count, q(st.TTFTSched, st.TTFTSched.P50), q(st.TTFTSched, st.TTFTSched.P95), q(st.TTFTSched, st.TTFTSched.P99), q(st.ITL, st.ITL.P50),
+			num(tput, 2), num(r.Throughput.OutputTokensPerS, 0), cache, pct(r.Requests.ErrorRate()), lag, health)
+		return
+	}
+	fmt.Fprintf(w, "%-7g %7s %5s %9s %9s %9s %7s %6s %6s %s\n",
+		l.Load, offered, count, q(st.TTFTSched, st.TTFTSched.P50), q(st.TTFTSched, st.TTFTSched.P95), q(st.TTFTSched, st.TTFTSched.P99),
+		num(tput, 2), pct(r.Requests.ErrorRate()), good, health)
 }
 
-// Knees explains the knees of a sweep.
-func Knees(w io.Writer, s *results.Sweep) {
+// Knees explains the knees of a sweep, wrapped to ReportColumns.
+func Knees(out io.Writer, s *results.Sweep) {
+	w := newWrapWriter(out, 16)
+	defer w.Flush()
 	unit := map[string]string{"rate": "/s", "concurrency": " streams"}[s.Axis]
 	if s.Workload == "voice" && s.Axis == "rate" {
 		unit = " calls/s"
@@ -104,46 +125,6 @@ func Knees(w io.Writer, s *results.Sweep) {
 	}
 	if s.Interrupted {
 		fmt.Fprintln(w, "interrupted     the sweep was stopped; the results hold the levels measured.")
-	}
-}
-
-// Progress renders live progress of a running level to a terminal (one
-// line rewritten in place) or, when not a terminal, as plain lines every
-// few seconds.
-type Progress struct {
-	w        io.Writer
-	tty      bool
-	lastLine time.Time
-}
-
-// NewProgress returns a progress writer.
-func NewProgress(w io.Writer, tty bool) *Progress { return &Progress{w: w, tty: tty} }
-
-// Update shows level i of n at load, elapsed of total.
-func (p *Progress) Update(i, n int, load float64, elapsed, total time.Duration, sent, inFlight, errs int64, ttftP95 float64) {
-	remaining := "?"
-	if total > 0 {
-		remaining = (total - elapsed).Truncate(time.Second).String()
-		if elapsed > total {
-			remaining = "draining"
-		}
-	}
-	line := fmt.Sprintf("level %d/%d (%g) · %s elapsed · %s left · sent %d · in flight %d · errors %d · TTFT sched p95 %s ms",
-		i+1, n, load, elapsed.Truncate(time.Second), remaining, sent, inFlight, errs, ms(ttftP95))
-	if p.tty {
-		fmt.Fprintf(p.w, "\r\033[K%s", line)
-		return
-	}
-	if time.Since(p.lastLine) >= 5*time.Second {
-		p.lastLine = time.Now()
-		fmt.Fprintln(p.w, line)
-	}
-}
-
-// Done clears the progress line.
-func (p *Progress) Done() {
-	if p.tty {
-		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
 

@@ -2,7 +2,12 @@ package report
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/kneebench/knee/results"
 )
@@ -32,11 +37,11 @@ func sampleSweep(label string, scale float64) *results.Sweep {
 func TestSweepTextGolden(t *testing.T) {
 	s := sampleSweep("L40S", 1)
 	var b bytes.Buffer
-	LevelHeader(&b, s)
+	LevelHeader(&b, s, WideColumns)
 	for _, l := range s.Levels {
-		LevelRow(&b, s, l)
+		LevelRow(&b, s, l, WideColumns)
 	}
-	LevelRow(&b, s, results.Level{Load: 4, Error: "connection refused"})
+	LevelRow(&b, s, results.Level{Load: 4, Error: "connection refused"}, WideColumns)
 	Knees(&b, s)
 	if err := Compare(&b, []*results.Sweep{s, sampleSweep("H100", 0.4)}); err != nil {
 		t.Fatal(err)
@@ -55,4 +60,50 @@ func TestSweepPlotGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "compare.png", b.Bytes())
+}
+
+// TestSweepNarrowTable: the layout for outputs under WideColumns fits in
+// 100 columns.
+func TestSweepNarrowTable(t *testing.T) {
+	s := sampleSweep("L40S", 1)
+	var b bytes.Buffer
+	LevelHeader(&b, s, 100)
+	for _, l := range s.Levels {
+		l.Run.Interrupted = true
+		LevelRow(&b, s, l, 100)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if n := utf8.RuneCountInString(line); n > 100 {
+			t.Errorf("a %d-column line: %q", n, line)
+		}
+	}
+	golden(t, "sweep_narrow.golden", b.Bytes())
+}
+
+// TestProgressFitsTheTerminal: the live line at 80 and 200 columns, never
+// longer than the terminal, never cutting a part in the middle.
+func TestProgressFitsTheTerminal(t *testing.T) {
+	st := Status{Level: "level 3/8 (4)", Elapsed: 7*time.Second + 300*time.Millisecond, Total: 15 * time.Second,
+		Sent: 28, OK: 24, Failed: 1, InFlight: 3, TTFTP50ms: 41.2, TTFTP95ms: 78.9}
+	var b bytes.Buffer
+	for _, width := range []int{80, 200} {
+		var out bytes.Buffer
+		p := NewProgress(&out, true, width)
+		p.Update(st)
+		line := strings.TrimPrefix(out.String(), "\r\033[K")
+		if n := utf8.RuneCountInString(line); n >= width {
+			t.Errorf("%d columns: a %d-column line", width, n)
+		}
+		for _, seg := range strings.Split(line, " · ") {
+			if !slices.Contains(st.Segments(), seg) {
+				t.Errorf("%d columns: %q is not a whole part", width, seg)
+			}
+		}
+		fmt.Fprintf(&b, "%d: %s\n", width, line)
+	}
+	st.Level, st.Elapsed = "", 16*time.Second
+	var out bytes.Buffer
+	NewProgress(&out, false, 0).Update(st)
+	fmt.Fprintf(&b, "plain: %s", out.String())
+	golden(t, "progress.golden", b.Bytes())
 }
