@@ -20,23 +20,36 @@ var (
 	colP99   = color.RGBA{R: 0x8e, G: 0x2d, B: 0xc8, A: 0xff}
 	colSLO   = color.RGBA{R: 0xd0, G: 0x30, B: 0x30, A: 0xff}
 	colCurve = color.RGBA{R: 0xe0, G: 0x8a, B: 0x00, A: 0xff}
+	colSat   = color.RGBA{R: 0x30, G: 0x30, B: 0x30, A: 0xff}
 	colGrey  = color.RGBA{R: 0x80, G: 0x80, B: 0x80, A: 0xff}
-	palette  = []color.Color{colP95, colSLO, colP50, colP99, colCurve, color.RGBA{R: 0x10, G: 0x10, B: 0x10, A: 0xff}}
+	palette  = []color.Color{colP95, colSLO, colP50, colP99, colCurve, colSat}
 )
 
-// axisLabel names the load axis of a sweep.
+// Line styles of the decision marks, so they can be told apart without
+// colour: the SLO threshold dashed, the SLO knee solid, the curvature
+// knee dotted, saturation dash-dotted.
+var (
+	dashSLO   = []vg.Length{vg.Points(6), vg.Points(3)}
+	dashCurve = []vg.Length{vg.Points(1.5), vg.Points(2.5)}
+	dashSat   = []vg.Length{vg.Points(7), vg.Points(2.5), vg.Points(1.5), vg.Points(2.5)}
+)
+
+// axisLabel names the load axis of a sweep: always the target the levels
+// were asked at (the offered rate, drawn by the seeded schedule, is in the
+// tables).
 func axisLabel(s *results.Sweep) string {
 	switch {
 	case s.Axis == "concurrency":
 		return "concurrency (streams)"
 	case s.Workload == "voice":
-		return "offered load (calls/s)"
+		return "target rate (calls/s)"
 	}
-	return "offered load (requests/s)"
+	return "target rate (requests/s)"
 }
 
 func metricLabel(s *results.Sweep) string {
-	names := map[string]string{"ttft_sched": "TTFT from scheduled arrival", "ttft": "TTFT", "e2e": "E2E", "e2e_sched": "E2E from scheduled arrival", "itl": "ITL", "tpot": "TPOT", "queue_wait": "queue wait"}
+	names := map[string]string{"ttft_sched": "TTFT from scheduled arrival", "ttft": "TTFT", "e2e": "E2E", "e2e_sched": "E2E from scheduled arrival",
+		"itl": "ITL", "tpot": "TPOT", "queue_wait": "queue wait", "goodput": "TTFT from scheduled arrival"}
 	n := names[s.SLO.Metric]
 	if n == "" {
 		n = s.SLO.Metric
@@ -44,35 +57,53 @@ func metricLabel(s *results.Sweep) string {
 	return n + " (ms)"
 }
 
-func line(xy plotter.XYs, c color.Color, dashed bool) *plotter.Line {
+func line(xy plotter.XYs, c color.Color, dashes []vg.Length) *plotter.Line {
 	l, _ := plotter.NewLine(xy)
 	l.Color = c
 	l.Width = vg.Points(1.5)
-	if dashed {
-		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-	}
+	l.Dashes = dashes
 	return l
 }
 
-func points(xy plotter.XYs, c color.Color) *plotter.Scatter {
+func points(xy plotter.XYs, c color.Color, hollow bool) *plotter.Scatter {
 	s, _ := plotter.NewScatter(xy)
 	s.Color = c
 	s.Radius = vg.Points(2.5)
+	s.Shape = draw.CircleGlyph{}
+	if hollow {
+		s.Shape, s.Radius = draw.RingGlyph{}, vg.Points(3.5)
+	}
 	return s
 }
 
-// series collects (load, value) for every measured level.
-func series(s *results.Sweep, value func(*results.Run) (float64, bool)) plotter.XYs {
-	var xy plotter.XYs
+// excluded reports why a level takes no part in the knees ("" if it does).
+func excluded(s *results.Sweep, load float64) string {
+	for _, e := range s.Knees.Excluded {
+		if e.Load == load {
+			return e.Reason
+		}
+	}
+	return ""
+}
+
+// series collects (load, value) for every measured level, split into the
+// levels the knees use and those they leave out.
+func series(s *results.Sweep, value func(*results.Run) (float64, bool)) (in, out plotter.XYs) {
 	for _, l := range s.Levels {
 		if l.Run == nil {
 			continue
 		}
-		if v, ok := value(l.Run); ok && !math.IsNaN(v) {
-			xy = append(xy, plotter.XY{X: l.Load, Y: v})
+		v, ok := value(l.Run)
+		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		if excluded(s, l.Load) != "" {
+			out = append(out, plotter.XY{X: l.Load, Y: v})
+		} else {
+			in = append(in, plotter.XY{X: l.Load, Y: v})
 		}
 	}
-	return xy
+	return in, out
 }
 
 func percentile(metric string, p float64) func(*results.Run) (float64, bool) {
@@ -94,171 +125,327 @@ func throughputOf(r *results.Run) (float64, bool) {
 	return r.Throughput.RequestsPerS, true
 }
 
-// vline draws a vertical marker at x across [lo, hi].
-func vline(x, lo, hi float64, c color.Color) *plotter.Line {
-	return line(plotter.XYs{{X: x, Y: lo}, {X: x, Y: hi}}, c, true)
+// levelTicks puts a tick at every measured level, labelled with its load.
+type levelTicks []float64
+
+// Ticks implements plot.Ticker.
+func (t levelTicks) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	for _, v := range t {
+		if v >= lo && v <= hi {
+			out = append(out, plot.Tick{Value: v, Label: fmt.Sprintf("%g", v)})
+		}
+	}
+	return out
 }
 
-// SweepPlot renders a sweep as a PNG: the latency percentiles against
-// offered load with the SLO line and both knees, the cache-hit rate when
-// the workload reports one, and throughput against offered load.
+// panel is one plot with its own legend, drawn beside it so it never
+// covers data.
+type panel struct {
+	p      *plot.Plot
+	legend plot.Legend
+}
+
+func newPanel(s *results.Sweep, title, ylabel string) *panel {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = axisLabel(s)
+	p.Y.Label.Text = ylabel
+	var loads levelTicks
+	for _, l := range s.Levels {
+		loads = append(loads, l.Load)
+	}
+	p.X.Tick.Marker = loads
+	p.Add(plotter.NewGrid())
+	return &panel{p: p, legend: plot.NewLegend()}
+}
+
+// curve adds a measured series: the levels the knees use filled, the
+// excluded ones hollow.
+func (pn *panel) curve(name string, in, out plotter.XYs, c color.Color) {
+	if len(in)+len(out) == 0 {
+		return
+	}
+	// The line joins only the levels the knees use; excluded ones stand
+	// apart, hollow.
+	sortXY(in)
+	l := line(in, c, nil)
+	if len(in) > 0 {
+		pn.p.Add(l, points(in, c, false))
+	}
+	if len(out) > 0 {
+		pn.p.Add(points(out, c, true))
+	}
+	pn.legend.Add(name, l)
+}
+
+func sortXY(xy plotter.XYs) {
+	for i := 1; i < len(xy); i++ {
+		for j := i; j > 0 && xy[j].X < xy[j-1].X; j-- {
+			xy[j], xy[j-1] = xy[j-1], xy[j]
+		}
+	}
+}
+
+// mark adds a vertical decision line at x over [lo, hi].
+func (pn *panel) mark(name string, x, lo, hi float64, c color.Color, dashes []vg.Length) {
+	l := line(plotter.XYs{{X: x, Y: lo}, {X: x, Y: hi}}, c, dashes)
+	l.Width = vg.Points(2)
+	pn.p.Add(l)
+	pn.legend.Add(name, l)
+}
+
+// logIfWide puts the y axis on a log scale when the values span more than
+// a decade, so the flat part of a curve stays readable next to its knee.
+func (pn *panel) logIfWide(lo, hi float64) bool {
+	if lo <= 0 || hi/lo <= 10 {
+		pn.p.Y.Min = 0
+		return false
+	}
+	pn.p.Y.Scale = plot.LogScale{}
+	pn.p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	pn.p.Y.Min, pn.p.Y.Max = lo/1.5, hi*1.5
+	pn.p.Y.Label.Text += ", log scale"
+	return true
+}
+
+// SweepPlot renders a sweep as a PNG: latency at the SLO percentile (with
+// p50 and p99) against the target load with the SLO threshold and the
+// three knees; ITL and TPOT; throughput in requests (or turns) and output
+// tokens per second; and the cache-hit rate when the workload reports one.
+// Levels the knees leave out are drawn hollow and their reasons listed.
 func SweepPlot(w io.Writer, s *results.Sweep) error {
-	lat := plot.New()
-	lat.Title.Text = fmt.Sprintf("%s — %s vs load", s.Label, metricLabel(s))
-	lat.X.Label.Text = axisLabel(s)
-	lat.Y.Label.Text = metricLabel(s)
-	maxY := s.SLO.ThresholdMs * 1.2
+	lat := newPanel(s, fmt.Sprintf("%s — %s vs load", s.Label, metricLabel(s)), metricLabel(s))
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, p := range []struct {
 		pct float64
 		c   color.Color
 	}{{50, colP50}, {95, colP95}, {99, colP99}} {
-		xy := series(s, percentile(s.SLO.Metric, p.pct))
-		if len(xy) == 0 {
-			continue
+		in, out := series(s, percentile(latencyMetric(s), p.pct))
+		for _, q := range append(append(plotter.XYs{}, in...), out...) {
+			lo, hi = math.Min(lo, q.Y), math.Max(hi, q.Y)
 		}
-		for _, q := range xy {
-			maxY = math.Max(maxY, q.Y)
-		}
-		l := line(xy, p.c, false)
-		lat.Add(l, points(xy, p.c))
-		lat.Legend.Add(fmt.Sprintf("p%g", p.pct), l)
+		lat.curve(fmt.Sprintf("p%g", p.pct), in, out, p.c)
 	}
 	minX, maxX := math.Inf(1), math.Inf(-1)
 	for _, l := range s.Levels {
 		minX, maxX = math.Min(minX, l.Load), math.Max(maxX, l.Load)
 	}
-	if !math.IsInf(minX, 0) {
-		slo := line(plotter.XYs{{X: minX, Y: s.SLO.ThresholdMs}, {X: maxX, Y: s.SLO.ThresholdMs}}, colSLO, true)
-		lat.Add(slo)
-		lat.Legend.Add(fmt.Sprintf("SLO p%g ≤ %g ms", s.SLO.Percentile, s.SLO.ThresholdMs), slo)
+	if s.SLO.Metric != "goodput" && s.SLO.ThresholdMs > 0 {
+		lo, hi = math.Min(lo, s.SLO.ThresholdMs), math.Max(hi, s.SLO.ThresholdMs)
+	}
+	if math.IsInf(lo, 0) {
+		lo, hi = 0, 1
+	}
+	lat.logIfWide(lo, hi)
+	top, bottom := hi*1.5, math.Max(lo/1.5, 1e-9)
+	if lat.p.Y.Min == 0 {
+		top, bottom = hi*1.1, 0
+	}
+	if s.SLO.Metric != "goodput" && !math.IsInf(minX, 0) {
+		t := line(plotter.XYs{{X: minX, Y: s.SLO.ThresholdMs}, {X: maxX, Y: s.SLO.ThresholdMs}}, colSLO, dashSLO)
+		lat.p.Add(t)
+		lat.legend.Add(fmt.Sprintf("SLO threshold p%g ≤ %g ms", s.SLO.Percentile, s.SLO.ThresholdMs), t)
 	}
 	if k := s.Knees.SLO; k != nil {
-		m := vline(k.Load, 0, maxY, colSLO)
-		lat.Add(m)
-		lat.Legend.Add(fmt.Sprintf("SLO knee %g", k.Load), m)
+		lat.mark(fmt.Sprintf("SLO knee %g", k.Load), k.Load, bottom, top, colSLO, nil)
 	}
 	if k := s.Knees.Curvature; k != nil {
-		m := vline(k.Load, 0, maxY, colCurve)
-		lat.Add(m)
-		lat.Legend.Add(fmt.Sprintf("curvature knee %g", k.Load), m)
+		lat.mark(fmt.Sprintf("curvature knee %g", k.Load), k.Load, bottom, top, colCurve, dashCurve)
 	}
-	lat.Legend.Top, lat.Legend.Left = true, true
-	lat.Y.Min = 0
-	lat.Add(plotter.NewGrid())
+	if k := s.Knees.Saturation; k != nil {
+		lat.mark(fmt.Sprintf("saturation %g", k.Load), k.Load, bottom, top, colSat, dashSat)
+	}
+	panels := []*panel{lat}
 
-	panels := []*plot.Plot{lat}
-	hits := series(s, func(r *results.Run) (float64, bool) {
+	tok := newPanel(s, "time between tokens", "ms")
+	itl50, itl50x := series(s, percentile("itl", 50))
+	itl95, itl95x := series(s, percentile("itl", 95))
+	tpot, tpotx := series(s, percentile("tpot", 50))
+	tok.curve("ITL p50", itl50, itl50x, colP50)
+	tok.curve("ITL p95", itl95, itl95x, colP95)
+	tok.curve("TPOT p50", tpot, tpotx, colP99)
+	tok.p.Y.Min = 0
+	if len(itl50)+len(itl50x) > 0 {
+		panels = append(panels, tok)
+	}
+
+	tp := newPanel(s, "throughput vs load", "per second")
+	in, out := series(s, throughputOf)
+	unit := "requests/s"
+	if s.Workload == "voice" {
+		unit = "turns/s"
+	}
+	tp.curve("achieved "+unit, in, out, colP95)
+	if s.Axis == "rate" && !math.IsInf(minX, 0) {
+		per := 1.0
+		if s.Workload == "voice" && s.Config.Voice != nil {
+			per = float64(s.Config.Voice.Turns - 1)
+		}
+		ideal := line(plotter.XYs{{X: minX, Y: minX * per}, {X: maxX, Y: maxX * per}}, colGrey, dashSLO)
+		tp.p.Add(ideal)
+		tp.legend.Add("keeping up with the target", ideal)
+	}
+	maxT := 0.0
+	for _, q := range append(in, out...) {
+		maxT = math.Max(maxT, q.Y)
+	}
+	if k := s.Knees.Saturation; k != nil {
+		tp.mark(fmt.Sprintf("saturation %g", k.Load), k.Load, 0, maxT*1.1+1, colSat, dashSat)
+	}
+	tp.p.Y.Min = 0
+	panels = append(panels, tp)
+
+	tokens := newPanel(s, "output tokens per second", "tokens/s")
+	tin, tout := series(s, func(r *results.Run) (float64, bool) { return r.Throughput.OutputTokensPerS, true })
+	tokens.curve("output tokens/s", tin, tout, colP50)
+	tokens.p.Y.Min = 0
+	panels = append(panels, tokens)
+
+	hin, hout := series(s, func(r *results.Run) (float64, bool) {
 		if r.Cache == nil || !r.Cache.Reported {
 			return 0, false
 		}
 		return 100 * r.Cache.HitRate, true
 	})
 	anyHit := false
-	for _, q := range hits {
+	for _, q := range append(hin, hout...) {
 		anyHit = anyHit || q.Y > 0
 	}
-	if len(hits) > 0 && (anyHit || s.Workload == "voice") {
-		cp := plot.New()
-		cp.Title.Text = "prefix-cache hit rate of measured requests"
+	if len(hin)+len(hout) > 0 && (anyHit || s.Workload == "voice") {
+		title := "prefix-cache hit rate of measured requests"
 		if s.Workload == "voice" {
-			cp.Title.Text = "prefix-cache hit rate of measured turns (2..T)"
+			title = "prefix-cache hit rate of measured turns (2..T)"
 		}
-		cp.X.Label.Text = axisLabel(s)
-		cp.Y.Label.Text = "cache hit rate (%)"
-		cp.Y.Min, cp.Y.Max = 0, 100
-		l := line(hits, colCurve, false)
-		cp.Add(l, points(hits, colCurve), plotter.NewGrid())
+		cp := newPanel(s, title, "cache hit rate (%)")
+		cp.curve("hit rate", hin, hout, colCurve)
+		cp.p.Y.Min, cp.p.Y.Max = 0, 100
 		panels = append(panels, cp)
 	}
-	tp := plot.New()
-	tp.Title.Text = "throughput vs offered load"
-	tp.X.Label.Text = axisLabel(s)
-	tp.Y.Label.Text = "achieved (per s)"
-	achieved := series(s, throughputOf)
-	if len(achieved) > 0 {
-		l := line(achieved, colP95, false)
-		tp.Add(l, points(achieved, colP95))
-		tp.Legend.Add("achieved", l)
-	}
-	if s.Axis == "rate" && !math.IsInf(minX, 0) {
-		per := 1.0
-		if s.Workload == "voice" && s.Config.Voice != nil {
-			per = float64(s.Config.Voice.Turns - 1)
+	if len(s.Knees.Excluded) > 0 {
+		// The reasons go under the first panel's legend.
+		for _, e := range s.Knees.Excluded {
+			lat.legend.Add(fmt.Sprintf("○ %g: %s", e.Load, clip(e.Reason, 40)))
 		}
-		ideal := line(plotter.XYs{{X: minX, Y: minX * per}, {X: maxX, Y: maxX * per}}, colGrey, true)
-		tp.Add(ideal)
-		tp.Legend.Add("keeping up", ideal)
 	}
-	if k := s.Knees.Saturation; k != nil {
-		maxT := 0.0
-		for _, q := range achieved {
-			maxT = math.Max(maxT, q.Y)
-		}
-		m := vline(k.Load, 0, maxT*1.1+1, colSLO)
-		tp.Add(m)
-		tp.Legend.Add(fmt.Sprintf("saturation %g", k.Load), m)
-	}
-	tp.Legend.Top, tp.Legend.Left = true, true
-	tp.Y.Min = 0
-	tp.Add(plotter.NewGrid())
-	panels = append(panels, tp)
 	return renderPanels(w, panels)
 }
 
-// renderPanels stacks plots vertically into one PNG.
-func renderPanels(w io.Writer, panels []*plot.Plot) error {
-	width, height := 9*vg.Inch, vg.Length(len(panels))*3.6*vg.Inch
+// latencyMetric is the latency the first panel shows: the SLO metric, or
+// TTFT from the schedule for a goodput SLO.
+func latencyMetric(s *results.Sweep) string {
+	if s.SLO.Metric == "goodput" {
+		return "ttft_sched"
+	}
+	return s.SLO.Metric
+}
+
+// clip shortens s to at most n runes at a word boundary.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	cut := n - 1
+	for cut > n/2 && r[cut] != ' ' {
+		cut--
+	}
+	return string(r[:cut]) + " …"
+}
+
+// legendWidth is the strip right of each plot that holds its legend.
+const legendWidth = 2.6 * vg.Inch
+
+// renderPanels stacks the panels vertically into one PNG, each with its
+// legend in a strip to its right.
+func renderPanels(w io.Writer, panels []*panel) error {
+	width, height := 11*vg.Inch, vg.Length(len(panels))*3.4*vg.Inch
 	img := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(96))
 	dc := draw.New(img)
 	rows := make([][]*plot.Plot, len(panels))
 	for i, p := range panels {
-		rows[i] = []*plot.Plot{p}
+		rows[i] = []*plot.Plot{p.p}
 	}
+	plots := draw.Crop(dc, 0, -legendWidth, 0, 0)
 	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadX: vg.Millimeter, PadY: 4 * vg.Millimeter,
 		PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 4 * vg.Millimeter}
-	canvases := plot.Align(rows, tiles, dc)
-	for i := range panels {
-		panels[i].Draw(canvases[i][0])
+	canvases := plot.Align(rows, tiles, plots)
+	for i, pn := range panels {
+		pn.p.Draw(canvases[i][0])
+		c := canvases[i][0]
+		strip := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: c.Max.X + 2*vg.Millimeter, Y: c.Min.Y},
+			Max: vg.Point{X: width - vg.Millimeter, Y: c.Max.Y - 6*vg.Millimeter}}}
+		pn.legend.Top, pn.legend.Left = true, true
+		pn.legend.TextStyle.Font.Size = vg.Points(9)
+		pn.legend.Draw(strip)
 	}
 	_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
 	return err
 }
 
 // ComparePlot overlays several sweeps: their latency curves at the SLO
-// percentile, and their throughput.
+// percentile with each SLO threshold and each sweep's knees labelled, and
+// their throughput. Excluded levels are hollow.
 func ComparePlot(w io.Writer, sweeps []*results.Sweep) error {
-	lat := plot.New()
-	lat.Title.Text = "comparison — latency at the SLO percentile vs offered load"
-	lat.X.Label.Text = axisLabel(sweeps[0])
-	lat.Y.Label.Text = metricLabel(sweeps[0])
-	tp := plot.New()
-	tp.Title.Text = "throughput vs offered load"
-	tp.X.Label.Text = axisLabel(sweeps[0])
-	tp.Y.Label.Text = "achieved (per s)"
-	for i, s := range sweeps {
-		c := palette[i%len(palette)]
-		xy := series(s, percentile(s.SLO.Metric, s.SLO.Percentile))
-		if len(xy) > 0 {
-			l := line(xy, c, false)
-			lat.Add(l, points(xy, c))
-			lat.Legend.Add(fmt.Sprintf("%s p%g", s.Label, s.SLO.Percentile), l)
-		}
-		if k := s.Knees.SLO; k != nil {
-			if k.LatencyMs != nil {
-				lat.Add(vline(k.Load, 0, *k.LatencyMs, c))
+	first := sweeps[0]
+	lat := newPanel(first, "comparison — latency at the SLO percentile vs load", metricLabel(first))
+	tp := newPanel(first, "throughput vs load", "achieved (per s)")
+	var ticks levelTicks
+	lo, hi := math.Inf(1), math.Inf(-1)
+	seenTick := map[float64]bool{}
+	for _, s := range sweeps {
+		for _, l := range s.Levels {
+			if !seenTick[l.Load] {
+				seenTick[l.Load] = true
+				ticks = append(ticks, l.Load)
 			}
 		}
-		th := series(s, throughputOf)
-		if len(th) > 0 {
-			l := line(th, c, false)
-			tp.Add(l, points(th, c))
-			tp.Legend.Add(s.Label, l)
+	}
+	thresholds := map[float64]bool{}
+	for i, s := range sweeps {
+		c := palette[i%len(palette)]
+		in, out := series(s, percentile(latencyMetric(s), s.SLO.Percentile))
+		for _, q := range append(append(plotter.XYs{}, in...), out...) {
+			lo, hi = math.Min(lo, q.Y), math.Max(hi, q.Y)
+		}
+		lat.curve(fmt.Sprintf("%s p%g", s.Label, s.SLO.Percentile), in, out, c)
+		if s.SLO.Metric != "goodput" {
+			thresholds[s.SLO.ThresholdMs] = true
+		}
+		th, thx := series(s, throughputOf)
+		tp.curve(s.Label, th, thx, c)
+	}
+	for t := range thresholds {
+		lo, hi = math.Min(lo, t), math.Max(hi, t)
+	}
+	if math.IsInf(lo, 0) {
+		lo, hi = 0, 1
+	}
+	lat.logIfWide(lo, hi)
+	top, bottom := hi*1.5, math.Max(lo/1.5, 1e-9)
+	if lat.p.Y.Min == 0 {
+		top, bottom = hi*1.1, 0
+	}
+	minX, maxX := math.Inf(1), math.Inf(-1)
+	for _, v := range ticks {
+		minX, maxX = math.Min(minX, v), math.Max(maxX, v)
+	}
+	for t := range thresholds {
+		l := line(plotter.XYs{{X: minX, Y: t}, {X: maxX, Y: t}}, colSLO, dashSLO)
+		lat.p.Add(l)
+		lat.legend.Add(fmt.Sprintf("SLO threshold %g ms", t), l)
+	}
+	for i, s := range sweeps {
+		c := palette[i%len(palette)]
+		if k := s.Knees.SLO; k != nil {
+			lat.mark(fmt.Sprintf("%s SLO knee %g", s.Label, k.Load), k.Load, bottom, top, c, nil)
+		}
+		if k := s.Knees.Curvature; k != nil {
+			lat.mark(fmt.Sprintf("%s curvature knee %g", s.Label, k.Load), k.Load, bottom, top, c, dashCurve)
 		}
 	}
-	for _, p := range []*plot.Plot{lat, tp} {
-		p.Legend.Top, p.Legend.Left = true, true
-		p.Y.Min = 0
-		p.Add(plotter.NewGrid())
-	}
-	return renderPanels(w, []*plot.Plot{lat, tp})
+	lat.p.X.Tick.Marker, tp.p.X.Tick.Marker = ticks, ticks
+	tp.p.Y.Min = 0
+	return renderPanels(w, []*panel{lat, tp})
 }

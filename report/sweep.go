@@ -142,12 +142,12 @@ func Compare(w io.Writer, sweeps []*results.Sweep) error {
 		return fmt.Sprintf("%g", k.Load)
 	}
 	rows := [][]string{{"workload"}, {"axis"}, {"SLO"}, {"SLO knee"}, {"curvature knee"}, {"saturation"}, {"peak throughput/s"}, {"peak output tok/s"}, {"levels"}}
-	workloads := map[string]bool{}
 	for _, s := range sweeps {
-		workloads[s.Workload] = true
+		// A peak is read only from levels the knees use: a client-limited
+		// or interrupted level's figures are not the server's.
 		peak, peakTok := 0.0, 0.0
 		for _, l := range s.Levels {
-			if l.Run == nil {
+			if l.Run == nil || excluded(s, l.Load) != "" {
 				continue
 			}
 			t := l.Run.Throughput.RequestsPerS
@@ -157,7 +157,7 @@ func Compare(w io.Writer, sweeps []*results.Sweep) error {
 			peak = max(peak, t)
 			peakTok = max(peakTok, l.Run.Throughput.OutputTokensPerS)
 		}
-		cells := []string{s.Workload, s.Axis, fmt.Sprintf("%s p%g ≤ %g ms", s.SLO.Metric, s.SLO.Percentile, s.SLO.ThresholdMs),
+		cells := []string{s.Workload, s.Axis, sloText(s.SLO),
 			knee(s.Knees.SLO), knee(s.Knees.Curvature), knee(s.Knees.Saturation), num(peak, 2), num(peakTok, 0), fmt.Sprint(len(s.Levels))}
 		for i := range rows {
 			rows[i] = append(rows[i], cells[i])
@@ -166,12 +166,58 @@ func Compare(w io.Writer, sweeps []*results.Sweep) error {
 	if err := renderTable(w, header, rows); err != nil {
 		return err
 	}
-	if len(workloads) > 1 {
-		keys := []string{}
-		for k := range workloads {
-			keys = append(keys, k)
-		}
-		fmt.Fprintf(w, "note: these results come from different workloads (%s); their curves are overlaid but measure different things.\n", strings.Join(keys, ", "))
+	for _, warn := range CompareWarnings(sweeps) {
+		fmt.Fprintf(w, "warning  %s\n", warn)
 	}
 	return nil
+}
+
+func sloText(o results.SLO) string {
+	if o.Metric == "goodput" {
+		return fmt.Sprintf("goodput ≥ %g%%", o.MinGoodPercent)
+	}
+	return fmt.Sprintf("%s p%g ≤ %g ms", o.Metric, o.Percentile, o.ThresholdMs)
+}
+
+// CompareWarnings says where compared sweeps differ in what they measured:
+// workload, model, prompt and output sizes, axis, or window.
+func CompareWarnings(sweeps []*results.Sweep) []string {
+	var out []string
+	differ := func(what string, value func(*results.Sweep) string) {
+		seen := map[string]bool{}
+		var vals []string
+		for _, s := range sweeps {
+			v := value(s)
+			if !seen[v] {
+				seen[v] = true
+				vals = append(vals, fmt.Sprintf("%s: %s", s.Label, v))
+			}
+		}
+		if len(seen) > 1 {
+			out = append(out, fmt.Sprintf("the sweeps differ in %s (%s): their curves are overlaid but measure different things", what, strings.Join(vals, "; ")))
+		}
+	}
+	differ("workload", func(s *results.Sweep) string { return s.Workload })
+	differ("axis", func(s *results.Sweep) string { return s.Axis })
+	differ("model", func(s *results.Sweep) string { return s.Config.Model })
+	differ("token sizes", func(s *results.Sweep) string {
+		c := s.Config
+		if c.Voice != nil {
+			return fmt.Sprintf("%d-token system prompt, %d output", c.Voice.SystemPromptTokens, c.Voice.OutputTokens)
+		}
+		if c.Dataset != "" {
+			return "dataset " + c.Dataset
+		}
+		return fmt.Sprintf("%d in, %d out", c.InputTokens, c.MaxTokens)
+	})
+	differ("window", func(s *results.Sweep) string {
+		switch {
+		case s.Config.DurationS > 0:
+			return fmt.Sprintf("%g s", s.Config.DurationS)
+		case s.Config.Requests > 0:
+			return fmt.Sprintf("%d requests", s.Config.Requests)
+		}
+		return "unknown"
+	})
+	return out
 }

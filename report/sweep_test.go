@@ -107,3 +107,34 @@ func TestProgressFitsTheTerminal(t *testing.T) {
 	fmt.Fprintf(&b, "plain: %s", out.String())
 	golden(t, "progress.golden", b.Bytes())
 }
+
+// TestExcludedLevelsInPlotAndCompare: a client-limited level is drawn
+// hollow with its reason, and no peak is read from it; sweeps that
+// measured different things get a warning.
+func TestExcludedLevelsInPlotAndCompare(t *testing.T) {
+	s := sampleSweep("L40S", 1)
+	last := s.Levels[len(s.Levels)-1].Run
+	last.Health = results.Health{Verdict: results.VerdictClientLimited, Reasons: []string{"timer lateness p99 31 ms"}}
+	last.Calls.TurnsPerS = 99 // a limited client's figure, never a peak
+	s.FindKnees()
+	var png bytes.Buffer
+	if err := SweepPlot(&png, s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sweep_excluded.png", png.Bytes())
+	other := sampleSweep("H100", 0.4)
+	other.Config.Model, other.Config.DurationS = "llama-70b", 60
+	var b bytes.Buffer
+	if err := Compare(&b, []*results.Sweep{s, other}); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	if strings.Contains(text, "99.00") {
+		t.Errorf("a peak was read from the excluded level:\n%s", text)
+	}
+	for _, want := range []string{"differ in model", "differ in window"} {
+		if !strings.Contains(strings.Join(strings.Fields(text), " "), want) {
+			t.Errorf("no warning %q:\n%s", want, text)
+		}
+	}
+}
