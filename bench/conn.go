@@ -113,6 +113,13 @@ func connOf(a net.Addr) *trackedConn {
 func (c *trackedConn) Write(p []byte) (int, error) {
 	if !c.writing {
 		c.writing = true
+		// The last exchange's deadline may have passed while the
+		// connection sat idle; the check below must not mistake that for
+		// a close.
+		if c.applied != 0 {
+			_ = c.Conn.SetReadDeadline(time.Time{})
+			c.applied = 0
+		}
 		if c.exchanges > 0 && peerClosed(c.Conn) {
 			c.d.stale.Add(1)
 			return 0, errStaleConn

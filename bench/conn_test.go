@@ -291,3 +291,30 @@ func TestLlamaCppTimingsInTheResult(t *testing.T) {
 		t.Errorf("server timings %+v, want 10 requests, prompt 31.5 ms, TPOT 60/(4−1) = 20 ms", tm)
 	}
 }
+
+// TestIdleConnectionsAreReused: a connection idle longer than --timeout
+// (its last read deadline long past) is still alive and is reused, not
+// mistaken for one the server closed.
+func TestIdleConnectionsAreReused(t *testing.T) {
+	s := &rawServer{serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
+		writeSSE(w, 2, "")
+		return true
+	}}
+	url := startRaw(t, s)
+	c, err := NewClient(Target{BaseURL: url, Model: "m", Timeout: 100 * time.Millisecond}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := 0; i < 3; i++ {
+		var rec Record
+		c.Do(&workload.Request{Messages: []workload.Message{{Role: "user", Content: "x"}}}, &rec, false)
+		if rec.Class != "" {
+			t.Fatalf("request %d: %s %s", i, rec.Class, rec.Message)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if opened, stale, resent := c.ConnStats(); opened != 1 || stale != 0 || resent != 0 {
+		t.Errorf("opened %d, stale %d, resent %d; want one connection reused", opened, stale, resent)
+	}
+}
