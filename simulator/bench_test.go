@@ -3,45 +3,8 @@ package simulator
 import (
 	"bufio"
 	"io"
-	"strings"
 	"testing"
 )
-
-// BenchmarkMatch4000 matches a 4,000-token prompt against the built-in
-// responses, the work done for every request before its plan exists.
-func BenchmarkMatch4000(b *testing.B) {
-	r, err := LoadResponses("builtin:responses")
-	if err != nil {
-		b.Fatal(err)
-	}
-	prompt := strings.Join(fillerTokens(4000, 99), "")
-	if n := CountTokens(prompt); n != 4000 {
-		b.Fatalf("prompt has %d tokens", n)
-	}
-	text := strings.TrimSpace(prompt)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		res := r.match(text, lowerASCII(text))
-		if res.entry != nil && res.entry.id != "explain" {
-			b.Fatal("unexpected match")
-		}
-	}
-}
-
-// BenchmarkGenerate4000 is the whole content side for a 4,000-token chat
-// prompt: counting its tokens, matching, and a 128-token answer.
-func BenchmarkGenerate4000(b *testing.B) {
-	r, _ := LoadResponses("builtin:bench-responses")
-	prompt := strings.Join(fillerTokens(3992, 99), "")
-	mt := 128
-	g := &GenRequest{Chat: true, Messages: []Message{{Role: "user", Text: prompt}}, MaxTokens: &mt}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := r.Generate(g, 131072); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
 
 // BenchmarkSSEChunk is the server's per-token formatting: one chunk built
 // from the prebuilt envelope and written to a buffered writer.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kneebench/knee/simulator/content"
 	"github.com/valyala/fasthttp"
 )
 
@@ -98,14 +99,14 @@ func (s *Server) decideFault(ctx *fasthttp.RequestCtx, m *model, g *GenRequest) 
 	if header == "" && len(spec.Rules) == 0 {
 		return FaultRule{}, false
 	}
-	content := lastUserText(g)
+	said := content.LastUserText(g)
 	if g.Chat {
-		content = ""
+		said = ""
 		for _, msg := range g.Messages {
-			content += msg.Role + "\x00" + msg.Text + "\x00"
+			said += msg.Role + "\x00" + msg.Text + "\x00"
 		}
 	}
-	return spec.decide(header, content, m.faults.occurrence(content))
+	return spec.decide(header, said, m.faults.occurrence(said))
 }
 
 // errorFault answers with an injected error; it reports false for faults

@@ -1,11 +1,14 @@
 package simulator
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/kneebench/knee/simulator/sched"
+	"go.yaml.in/yaml/v3"
 )
 
 // ModelsFile is the parsed form of a models.yml.
@@ -249,4 +252,17 @@ func fixedRate(m *ModelSpec) *FixedRate {
 		PrefillPerSec: m.FixedRate.PrefillTokensPerSecond,
 		DecodePerSec:  m.FixedRate.DecodeTokensPerSecond,
 	}
+}
+
+// decodeStrict decodes YAML, rejecting unknown keys.
+func decodeStrict(data []byte, v any) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return errors.New("file is empty")
+		}
+		return err
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package simulator
+package content
 
 import (
 	"encoding/binary"
@@ -58,7 +58,7 @@ var (
 )
 
 // promptTokens counts (and, if asked, lists) the prompt's tokens.
-func promptTokens(g *GenRequest) (int, []uint64) {
+func PromptTokens(g *GenRequest) (int, []uint64) {
 	if !g.Chat {
 		if g.WantIDs {
 			ids := AppendTokenIDs(nil, g.Prompt)
@@ -103,7 +103,7 @@ func (e *APIError) Error() string { return e.Message }
 // length. Matching uses the last user message with surrounding whitespace
 // removed, case-insensitively.
 func (r *Responder) Generate(g *GenRequest, contextLength int) (*Plan, error) {
-	n, ids := promptTokens(g)
+	n, ids := PromptTokens(g)
 	limit := contextLength - n
 	if g.MaxTokens != nil {
 		if *g.MaxTokens > contextLength-n {
@@ -116,7 +116,7 @@ func (r *Responder) Generate(g *GenRequest, contextLength int) (*Plan, error) {
 		return nil, &APIError{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages",
 			Message: fmt.Sprintf("This model's maximum context length is %d tokens, and the messages alone are %d tokens.", contextLength, n)}
 	}
-	raw := lastUserText(g)
+	raw := LastUserText(g)
 	text := strings.TrimSpace(raw)
 	res := r.match(text, lowerASCII(text))
 	id, ans := "default", r.def
@@ -170,7 +170,7 @@ func (r *Responder) Generate(g *GenRequest, contextLength int) (*Plan, error) {
 	return plan, nil
 }
 
-func lastUserText(g *GenRequest) string {
+func LastUserText(g *GenRequest) string {
 	if !g.Chat {
 		return g.Prompt
 	}

@@ -1,0 +1,24 @@
+package simulator
+
+import "github.com/kneebench/knee/simulator/content"
+
+// The content room's types, as the rest of the simulator names them.
+type (
+	Message    = content.Message
+	GenRequest = content.GenRequest
+	Plan       = content.Plan
+	APIError   = content.APIError
+	Responder  = content.Responder
+)
+
+// ParseResponses parses and validates a responses file (see
+// content.ParseResponses).
+func ParseResponses(name string, data []byte) (*Responder, error) {
+	return content.ParseResponses(name, data)
+}
+
+// TokenID is a token's id for prefix hashing (see content.TokenID).
+func TokenID(tok string) uint64 { return content.TokenID(tok) }
+
+// CountTokens counts tokens as the simulator's tokenizer does.
+func CountTokens(s string) int { return content.CountTokens(s) }
