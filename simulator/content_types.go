@@ -1,6 +1,9 @@
 package simulator
 
-import "github.com/kneebench/knee/simulator/content"
+import (
+	"github.com/kneebench/knee/simulator/content"
+	"github.com/kneebench/knee/simulator/engine"
+)
 
 // The content room's types, as the rest of the simulator names them.
 type (
@@ -22,3 +25,20 @@ func TokenID(tok string) uint64 { return content.TokenID(tok) }
 
 // CountTokens counts tokens as the simulator's tokenizer does.
 func CountTokens(s string) int { return content.CountTokens(s) }
+
+// The engine room's types, as the rest of the simulator names them.
+type (
+	Engine     = engine.Engine
+	TokenEvent = engine.TokenEvent
+	StreamInfo = engine.StreamInfo
+	Instant    = engine.Instant
+	FixedRate  = engine.FixedRate
+	Scheduler  = engine.Scheduler
+	Snapshot   = engine.Snapshot
+)
+
+// NewScheduler starts the scheduler engine (see engine.NewScheduler).
+var NewScheduler = engine.NewScheduler
+
+// errClientGone ends a stream whose client went away.
+var errClientGone = engine.ErrClientGone

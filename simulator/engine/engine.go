@@ -1,14 +1,15 @@
-// Package simulator is knee's bundled OpenAI-compatible LLM server: a
-// GPU-free, deterministic stand-in for vLLM or SGLang. What is said (the
-// responder and tokenizer) never deals with time; when tokens are sent (the
-// engines) never deals with content or HTTP; the server joins the two.
-package simulator
+package engine
 
 import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/kneebench/knee/simulator/content"
 )
+
+// Plan is what an engine times: the content room's plan of a request.
+type Plan = content.Plan
 
 // TokenEvent is one token released by an engine.
 type TokenEvent struct {
@@ -52,8 +53,8 @@ type Engine interface {
 	Close()
 }
 
-// errClientGone is returned by emit callbacks when the client hung up.
-var errClientGone = errors.New("client went away")
+// ErrClientGone is returned by emit callbacks when the client hung up.
+var ErrClientGone = errors.New("client went away")
 
 // sleepUntil waits for deadline (or ctx) and returns how late it woke.
 // Every token targets its own absolute deadline, so overshoot never

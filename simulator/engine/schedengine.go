@@ -1,4 +1,4 @@
-package simulator
+package engine
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kneebench/knee/simulator/content"
 	"github.com/kneebench/knee/simulator/sched"
 )
 
@@ -76,11 +77,11 @@ func (s *Scheduler) Config() sched.Config { return s.core.Config() }
 func (s *Scheduler) Check(plan *Plan) error {
 	if plan.PromptTokens < 1 {
 		// Nothing to prefill: the core would never schedule it.
-		return &APIError{Status: 400, Type: "invalid_request_error", Param: "prompt", Message: "the prompt must hold at least one token"}
+		return &content.APIError{Status: 400, Type: "invalid_request_error", Param: "prompt", Message: "the prompt must hold at least one token"}
 	}
 	if !s.core.Fits(plan.PromptTokens, len(plan.Tokens)) {
 		cfg := s.core.Config()
-		return &APIError{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages",
+		return &content.APIError{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages",
 			Message: fmt.Sprintf("this request needs %d KV-cache blocks for %d prompt and %d output tokens, but the cache holds %d blocks of %d tokens",
 				s.core.BlocksFor(plan.PromptTokens+len(plan.Tokens)), plan.PromptTokens, len(plan.Tokens), cfg.NumBlocks, cfg.BlockSize)}
 	}
@@ -113,7 +114,7 @@ func (s *Scheduler) Stream(ctx context.Context, plan *Plan, arrival time.Time, e
 		ids := make([]uint64, 0, len(plan.PromptIDs)+len(plan.Tokens))
 		ids = append(ids, plan.PromptIDs...)
 		for _, t := range plan.Tokens {
-			ids = append(ids, TokenID(t))
+			ids = append(ids, content.TokenID(t))
 		}
 		req.IDs = ids
 	}

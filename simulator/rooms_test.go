@@ -1,0 +1,50 @@
+package simulator
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestRoomsKeepTheirDoors fails when a room imports what it must never:
+// content and engine never see HTTP, Prometheus or the server; content sees
+// no other room; nothing in the simulator sees the bench.
+func TestRoomsKeepTheirDoors(t *testing.T) {
+	const mod = "github.com/kneebench/knee/"
+	rules := []struct {
+		pkg       string
+		forbidden []string
+		allowed   []string // simulator packages it may import
+	}{
+		{"simulator/content", []string{"github.com/valyala/fasthttp", "github.com/prometheus/", mod + "bench", mod + "simulator"}, nil},
+		{"simulator/engine", []string{"github.com/valyala/fasthttp", "github.com/prometheus/", mod + "bench", mod + "simulator"},
+			[]string{mod + "simulator/engine", mod + "simulator/content", mod + "simulator/sched"}},
+		{"simulator/sched", []string{"github.com/valyala/fasthttp", "github.com/prometheus/", mod + "bench", mod + "simulator"}, nil},
+		{"simulator", []string{mod + "bench", mod + "cmd", mod + "report", mod + "workload"}, nil},
+	}
+	for _, r := range rules {
+		out, err := exec.Command("go", "list", "-deps", mod+r.pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", r.pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if dep == mod+r.pkg || contains(r.allowed, dep) {
+				continue
+			}
+			for _, f := range r.forbidden {
+				if dep == f || strings.HasPrefix(dep, f+"/") || (strings.HasSuffix(f, "/") && strings.HasPrefix(dep, f)) {
+					t.Errorf("%s imports %s, which its room must never import", r.pkg, dep)
+				}
+			}
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
