@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -61,21 +60,6 @@ func (g Goodput) bounds() map[string]float64 {
 		}
 	}
 	return m
-}
-
-// String is the bounds as the report prints them.
-func (g Goodput) String() string {
-	b := g.bounds()
-	keys := make([]string, 0, len(b))
-	for k := range b {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s ≤ %g ms", k, b[k])
-	}
-	return strings.Join(parts, ", ")
 }
 
 // good reports whether a finished record meets every bound. A request

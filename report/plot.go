@@ -195,6 +195,18 @@ func (pn *panel) mark(name string, x, lo, hi float64, c color.Color, dashes []vg
 	pn.legend.Add(name, l)
 }
 
+// scaleY sets the y axis for values in [lo, hi] (log past a decade, see
+// logIfWide) and returns the span a vertical mark should cover.
+func (pn *panel) scaleY(lo, hi float64) (bottom, top float64) {
+	if math.IsInf(lo, 0) {
+		lo, hi = 0, 1
+	}
+	if pn.logIfWide(lo, hi) {
+		return math.Max(lo/1.5, 1e-9), hi * 1.5
+	}
+	return 0, hi * 1.1
+}
+
 // logIfWide puts the y axis on a log scale when the values span more than
 // a decade, so the flat part of a curve stays readable next to its knee.
 func (pn *panel) logIfWide(lo, hi float64) bool {
@@ -234,14 +246,7 @@ func SweepPlot(w io.Writer, s *results.Sweep) error {
 	if s.SLO.Metric != "goodput" && s.SLO.ThresholdMs > 0 {
 		lo, hi = math.Min(lo, s.SLO.ThresholdMs), math.Max(hi, s.SLO.ThresholdMs)
 	}
-	if math.IsInf(lo, 0) {
-		lo, hi = 0, 1
-	}
-	lat.logIfWide(lo, hi)
-	top, bottom := hi*1.5, math.Max(lo/1.5, 1e-9)
-	if lat.p.Y.Min == 0 {
-		top, bottom = hi*1.1, 0
-	}
+	bottom, top := lat.scaleY(lo, hi)
 	if s.SLO.Metric != "goodput" && !math.IsInf(minX, 0) {
 		t := line(plotter.XYs{{X: minX, Y: s.SLO.ThresholdMs}, {X: maxX, Y: s.SLO.ThresholdMs}}, colSLO, dashSLO)
 		lat.p.Add(t)
@@ -419,14 +424,7 @@ func ComparePlot(w io.Writer, sweeps []*results.Sweep) error {
 	for t := range thresholds {
 		lo, hi = math.Min(lo, t), math.Max(hi, t)
 	}
-	if math.IsInf(lo, 0) {
-		lo, hi = 0, 1
-	}
-	lat.logIfWide(lo, hi)
-	top, bottom := hi*1.5, math.Max(lo/1.5, 1e-9)
-	if lat.p.Y.Min == 0 {
-		top, bottom = hi*1.1, 0
-	}
+	bottom, top := lat.scaleY(lo, hi)
 	minX, maxX := math.Inf(1), math.Inf(-1)
 	for _, v := range ticks {
 		minX, maxX = math.Min(minX, v), math.Max(maxX, v)
