@@ -39,8 +39,8 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, chat bo
 		if status == 0 {
 			status = 429
 		}
-		m.mm.fault(FaultOverload)
-		m.sum.fault(FaultOverload)
+		m.mm.Fault(FaultOverload)
+		m.sum.Fault(FaultOverload)
 		if status == 429 {
 			ctx.Response.Header.Set("Retry-After", "1")
 			writeError(ctx, &APIError{Status: 429, Type: "rate_limit_error", Code: "rate_limit_exceeded", Message: "the server is overloaded: too many requests waiting"})
@@ -58,7 +58,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, chat bo
 		return
 	}
 	if d.Gen.MaxTokens != nil {
-		m.mm.maxTokens.Observe(float64(*d.Gen.MaxTokens))
+		m.mm.MaxTokens.Observe(float64(*d.Gen.MaxTokens))
 	}
 	r := &run{s: s, m: m, plan: plan, arrival: arrival, chat: chat, model: d.Model,
 		id: s.ids.Add(1), includeUsage: d.IncludeUsage}
@@ -131,8 +131,8 @@ func (s *Server) errorFault(ctx *fasthttp.RequestCtx, m *model, f FaultRule) boo
 	default:
 		return false
 	}
-	m.mm.fault(f.Kind)
-	m.sum.fault(f.Kind)
+	m.mm.Fault(f.Kind)
+	m.sum.Fault(f.Kind)
 	writeError(ctx, e)
 	return true
 }

@@ -3,6 +3,7 @@ package simulator
 import (
 	"github.com/kneebench/knee/simulator/content"
 	"github.com/kneebench/knee/simulator/engine"
+	"github.com/kneebench/knee/simulator/telemetry"
 )
 
 // The content room's types, as the rest of the simulator names them.
@@ -42,3 +43,10 @@ var NewScheduler = engine.NewScheduler
 
 // errClientGone ends a stream whose client went away.
 var errClientGone = engine.ErrClientGone
+
+// The telemetry room's summary types, as /metrics/summary shows them.
+type (
+	Stats            = telemetry.Stats
+	ModelSummary     = telemetry.ModelSummary
+	SchedulerSummary = telemetry.SchedulerSummary
+)

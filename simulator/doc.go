@@ -4,12 +4,14 @@
 //
 //	content  what is said: responses DSL, matcher, tokenizer, generator → Plan
 //	sched    the pure scheduler core (no goroutines, no clock): batching, paged KV, prefix cache
-//	engine   when tokens are sent: instant, fixed_rate, and the scheduler's wall-time driver
-//	simulator the HTTP server, request decoding, SSE streaming, faults,
-//	         vLLM-named metrics and the summary; models.yml, presets, the child process
+//	engine    when tokens are sent: instant, fixed_rate, and the scheduler's wall-time driver
+//	telemetry vLLM-named Prometheus metrics and the exact-percentile summary
+//	simulator the HTTP server, request decoding, SSE streaming, faults and
+//	          the admin and summary endpoints; models.yml, presets, the child process
 //
-// engine imports content's plain types and sched; content imports nothing of
-// the simulator; neither sees HTTP or Prometheus; nothing here imports the
-// bench. TestRoomsKeepTheirDoors enforces it. (The server, telemetry and
-// configuration still share this package; they are the next to get rooms.)
+// engine imports content's plain types and sched; telemetry imports sched;
+// content imports nothing of the simulator; none of the three sees HTTP;
+// nothing here imports the bench. TestRoomsKeepTheirDoors enforces it. (The
+// HTTP side and the configuration still share this root package: the next
+// step gives the server its own room, leaving the root to compose.)
 package simulator

@@ -7,8 +7,9 @@ import (
 )
 
 // TestRoomsKeepTheirDoors fails when a room imports what it must never:
-// content and engine never see HTTP, Prometheus or the server; content sees
-// no other room; nothing in the simulator sees the bench.
+// content and engine never see HTTP, Prometheus or the server; telemetry
+// sees no HTTP, content or engine; content sees no other room; nothing in
+// the simulator sees the bench.
 func TestRoomsKeepTheirDoors(t *testing.T) {
 	const mod = "github.com/kneebench/knee/"
 	rules := []struct {
@@ -20,6 +21,8 @@ func TestRoomsKeepTheirDoors(t *testing.T) {
 		{"simulator/engine", []string{"github.com/valyala/fasthttp", "github.com/prometheus/", mod + "bench", mod + "simulator"},
 			[]string{mod + "simulator/engine", mod + "simulator/content", mod + "simulator/sched"}},
 		{"simulator/sched", []string{"github.com/valyala/fasthttp", "github.com/prometheus/", mod + "bench", mod + "simulator"}, nil},
+		{"simulator/telemetry", []string{"github.com/valyala/fasthttp", mod + "bench", mod + "simulator"},
+			[]string{mod + "simulator/telemetry", mod + "simulator/sched"}},
 		{"simulator", []string{mod + "bench", mod + "cmd", mod + "report", mod + "workload"}, nil},
 	}
 	for _, r := range rules {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/simulator/sched"
+	"github.com/kneebench/knee/simulator/telemetry"
 	"github.com/valyala/fasthttp"
 )
 
@@ -38,9 +39,9 @@ type model struct {
 	spec      ModelSpec
 	engine    Engine
 	sched     *Scheduler
-	mm        *modelMetrics
-	sum       *summary
-	steps     *stepSummary
+	mm        *telemetry.ModelMetrics
+	sum       *telemetry.Summary
+	steps     *telemetry.StepSummary
 	faults    faults
 	inflight  atomic.Int64
 	wantIDs   bool
@@ -54,7 +55,7 @@ type Server struct {
 	opts    Options
 	models  map[string]*model
 	order   []string
-	metrics *metrics
+	metrics *telemetry.Metrics
 	srv     *fasthttp.Server
 	created int64
 	ids     atomic.Int64
@@ -79,11 +80,11 @@ func NewServer(o Options) (*Server, error) {
 	for _, m := range o.Models.Models {
 		maxCtx = max(maxCtx, m.ContextLength)
 	}
-	s := &Server{opts: o, models: map[string]*model{}, metrics: newMetrics(maxCtx), created: time.Now().Unix()}
+	s := &Server{opts: o, models: map[string]*model{}, metrics: telemetry.NewMetrics(maxCtx), created: time.Now().Unix()}
 	s.streams, s.cancel = context.WithCancel(context.Background())
 	for i := range o.Models.Models {
 		spec := o.Models.Models[i]
-		m := &model{spec: spec, mm: s.metrics.forModel(spec.Name), sum: newSummary(spec.Engine), steps: newStepSummary()}
+		m := &model{spec: spec, mm: s.metrics.ForModel(spec.Name), sum: telemetry.NewSummary(spec.Engine), steps: telemetry.NewStepSummary()}
 		if spec.Faults != nil {
 			m.faults.set(*spec.Faults)
 		}
@@ -98,7 +99,7 @@ func NewServer(o Options) (*Server, error) {
 			m.wantIDs = cfg.PrefixCaching
 			m.sched = NewScheduler(sched.New(cfg), m.observeStep)
 			m.engine = m.sched
-			s.metrics.cacheConfig.WithLabelValues(spec.Name, "0", strconv.Itoa(cfg.BlockSize), cacheDType(&spec),
+			s.metrics.CacheConfig.WithLabelValues(spec.Name, "0", strconv.Itoa(cfg.BlockSize), cacheDType(&spec),
 				strconv.FormatBool(cfg.PrefixCaching), strconv.FormatFloat(gpuMemoryUtilization(&spec), 'g', -1, 64),
 				strconv.Itoa(cfg.NumBlocks)).Set(1)
 		}

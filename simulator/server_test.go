@@ -110,6 +110,16 @@ func TestMetricsExposition(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Prometheus parser: %v", err)
 	}
+	// vLLM's published boundaries (vllm/v1/metrics), written out here so
+	// the test checks them against vLLM, not against the simulator itself.
+	var (
+		bucketsTTFT = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560}
+		bucketsITL  = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
+		bucketsReq  = []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
+		bucketsIter = []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}
+		bucketsPre  = []float64{1, 2, 3, 4, 5, 10, 20}
+		bucketsLag  = []float64{0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
+	)
 	want := map[string][]float64{
 		"vllm:time_to_first_token_seconds":           bucketsTTFT,
 		"vllm:inter_token_latency_seconds":           bucketsITL,

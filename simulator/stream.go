@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kneebench/knee/simulator/telemetry"
 	"github.com/valyala/fasthttp"
 )
 
@@ -69,14 +70,14 @@ func (r *run) observe(ev TokenEvent) {
 	mm := r.m.mm
 	if r.emitted == 0 {
 		r.first, r.firstSim = now, ev.SimTime
-		mm.ttft.Observe(now.Sub(r.arrival).Seconds())
+		mm.TTFT.Observe(now.Sub(r.arrival).Seconds())
 	} else {
-		mm.itl.Observe(now.Sub(r.last).Seconds())
+		mm.ITL.Observe(now.Sub(r.last).Seconds())
 	}
 	if r.fault == nil || r.fault.Kind != FaultSpike {
-		mm.lag.Observe(ev.Lag.Seconds())
+		mm.Lag.Observe(ev.Lag.Seconds())
 	}
-	r.m.sum.token(r.emitted == 0, now.Sub(r.last).Seconds(), ev.SimTime-r.lastSim, ev.Lag, now)
+	r.m.sum.Token(r.emitted == 0, now.Sub(r.last).Seconds(), ev.SimTime-r.lastSim, ev.Lag, now)
 	r.last, r.lastSim = now, ev.SimTime
 	r.emitted++
 }
@@ -93,23 +94,23 @@ func (r *run) applyFault(ev TokenEvent, flush func() error) bool {
 	switch f.Kind {
 	case FaultSpike:
 		if ev.Index == 0 {
-			r.m.mm.fault(f.Kind)
-			r.m.sum.fault(f.Kind)
+			r.m.mm.Fault(f.Kind)
+			r.m.sum.Fault(f.Kind)
 			_ = flush()
 			extra := time.Duration((f.Factor - 1) * float64(time.Since(r.arrival)))
 			r.sleep(extra)
 		}
 	case FaultStall:
 		if ev.Index == f.AfterTokens {
-			r.m.mm.fault(f.Kind)
-			r.m.sum.fault(f.Kind)
+			r.m.mm.Fault(f.Kind)
+			r.m.sum.Fault(f.Kind)
 			_ = flush()
 			r.sleep(f.stall())
 		}
 	case FaultCut:
 		if ev.Index == f.AfterTokens {
-			r.m.mm.fault(f.Kind)
-			r.m.sum.fault(f.Kind)
+			r.m.mm.Fault(f.Kind)
+			r.m.sum.Fault(f.Kind)
 			_ = flush()
 			return false
 		}
@@ -135,10 +136,10 @@ const shutdownEvent = "data: {\"error\":{\"message\":\"the server is shutting do
 // running counts the request as running until the returned func is called.
 func (r *run) running() (done func()) {
 	r.m.inflight.Add(1)
-	r.m.sum.setRunning(1)
+	r.m.sum.SetRunning(1)
 	return func() {
 		r.m.inflight.Add(-1)
-		r.m.sum.setRunning(-1)
+		r.m.sum.SetRunning(-1)
 	}
 }
 
@@ -293,46 +294,46 @@ func (r *run) unary(ctx *fasthttp.RequestCtx) {
 // finish records a finished (or aborted) request.
 func (r *run) finish(reason string, info StreamInfo) {
 	mm := r.m.mm
-	mm.success[reason].Inc()
-	mm.promptTotal.Add(float64(r.plan.PromptTokens))
-	mm.genTotal.Add(float64(r.emitted))
-	mm.promptTok.Observe(float64(r.plan.PromptTokens))
-	mm.genTok.Observe(float64(r.emitted))
+	mm.Success[reason].Inc()
+	mm.PromptTotal.Add(float64(r.plan.PromptTokens))
+	mm.GenTotal.Add(float64(r.emitted))
+	mm.PromptTok.Observe(float64(r.plan.PromptTokens))
+	mm.GenTok.Observe(float64(r.emitted))
 	if info.Preemptions > 0 {
-		mm.numPreempt.Observe(float64(info.Preemptions))
+		mm.NumPreempt.Observe(float64(info.Preemptions))
 	}
 	computed := info.PrefillComputed
 	if computed == 0 && r.m.sched == nil {
 		computed = r.plan.PromptTokens
 	}
-	mm.kvComputed.Observe(float64(computed))
-	var server, sim requestTimes
+	mm.KVComputed.Observe(float64(computed))
+	var server, sim telemetry.RequestTimes
 	if r.emitted > 0 {
-		server = requestTimes{
-			ttft: r.first.Sub(r.arrival).Seconds(), e2e: r.last.Sub(r.arrival).Seconds(),
-			queue: info.QueueTime, decode: r.last.Sub(r.first).Seconds(),
+		server = telemetry.RequestTimes{
+			TTFT: r.first.Sub(r.arrival).Seconds(), E2E: r.last.Sub(r.arrival).Seconds(),
+			Queue: info.QueueTime, Decode: r.last.Sub(r.first).Seconds(),
 		}
-		server.prefill = server.ttft - info.QueueTime
-		sim = requestTimes{
-			ttft: r.firstSim, e2e: r.lastSim, queue: info.QueueTime,
-			prefill: r.firstSim - info.QueueTime, decode: r.lastSim - r.firstSim,
+		server.Prefill = server.TTFT - info.QueueTime
+		sim = telemetry.RequestTimes{
+			TTFT: r.firstSim, E2E: r.lastSim, Queue: info.QueueTime,
+			Prefill: r.firstSim - info.QueueTime, Decode: r.lastSim - r.firstSim,
 		}
 		if r.emitted > 1 {
-			server.tpot, server.hasTPOT = server.decode/float64(r.emitted-1), true
-			sim.tpot, sim.hasTPOT = sim.decode/float64(r.emitted-1), true
+			server.TPOT, server.HasTPOT = server.Decode/float64(r.emitted-1), true
+			sim.TPOT, sim.HasTPOT = sim.Decode/float64(r.emitted-1), true
 		}
 	}
 	if r.emitted > 0 {
-		mm.e2e.Observe(server.e2e)
-		mm.queue.Observe(info.QueueTime)
-		mm.prefill.Observe(server.prefill)
-		mm.decode.Observe(server.decode)
-		mm.inference.Observe(server.e2e - info.QueueTime)
-		if server.hasTPOT {
-			mm.tpot.Observe(server.tpot)
+		mm.E2E.Observe(server.E2E)
+		mm.Queue.Observe(info.QueueTime)
+		mm.Prefill.Observe(server.Prefill)
+		mm.Decode.Observe(server.Decode)
+		mm.Inference.Observe(server.E2E - info.QueueTime)
+		if server.HasTPOT {
+			mm.TPOT.Observe(server.TPOT)
 		}
 	}
-	r.m.sum.finish(reason, r.plan.PromptTokens, r.emitted, info.CachedTokens, server, sim, time.Now())
+	r.m.sum.Finish(reason, r.plan.PromptTokens, r.emitted, info.CachedTokens, server, sim, time.Now())
 }
 
 // appendJSONString appends s as a JSON string without allocating.

@@ -17,12 +17,12 @@ func (s *Server) prometheus(ctx *fasthttp.RequestCtx) {
 	for _, m := range s.models {
 		if m.sched != nil {
 			st := m.sched.State()
-			m.mm.running.Set(float64(st.Running))
-			m.mm.waiting.Set(float64(st.Waiting))
-			m.mm.kvUsage.Set(st.KVUsage)
+			m.mm.Running.Set(float64(st.Running))
+			m.mm.Waiting.Set(float64(st.Waiting))
+			m.mm.KVUsage.Set(st.KVUsage)
 		}
 	}
-	mfs, err := s.metrics.reg.Gather()
+	mfs, err := s.metrics.Reg.Gather()
 	if err != nil {
 		writeError(ctx, &APIError{Status: 500, Type: "server_error", Message: err.Error()})
 		return
@@ -48,7 +48,7 @@ type Summary struct {
 func (s *Server) SummaryNow() Summary {
 	out := Summary{Models: map[string]ModelSummary{}}
 	for name, m := range s.models {
-		ms := m.sum.snapshot()
+		ms := m.sum.Snapshot()
 		if m.sched != nil {
 			ms.Scheduler = m.schedulerSummary()
 		}
@@ -61,8 +61,8 @@ func (s *Server) writeSummary(ctx *fasthttp.RequestCtx) { writeJSON(ctx, 200, s.
 
 func (s *Server) resetSummary() {
 	for _, m := range s.models {
-		m.sum.reset()
-		m.steps.reset()
+		m.sum.Reset()
+		m.steps.Reset()
 	}
 }
 
@@ -101,66 +101,11 @@ func (s *Server) adminFaults(ctx *fasthttp.RequestCtx) {
 
 // observeStep records one scheduler step (called from the step loop).
 func (m *model) observeStep(st *sched.Step, lag time.Duration) {
-	mm := m.mm
-	mm.iterTokens.Observe(float64(st.ScheduledTokens))
-	mm.stepDuration.Observe(st.Duration)
-	mm.stepBatch.Observe(float64(st.BatchSize))
-	if st.Compute >= st.Memory {
-		mm.computeBound.Inc()
-	} else {
-		mm.memoryBound.Inc()
-	}
-	if st.Waiting > 0 || st.StopReason != sched.StopNone {
-		mm.admissionStop(st.StopReason)
-	}
-	if n := len(st.Preempted); n > 0 {
-		mm.preemptions.Add(float64(n))
-	}
-	if st.PrefixQueries > 0 {
-		mm.prefixQueries.Add(float64(st.PrefixQueries))
-		mm.prefixHits.Add(float64(st.PrefixHit))
-	}
-	mm.running.Set(float64(st.Running))
-	mm.waiting.Set(float64(st.Waiting))
-	mm.kvUsage.Set(st.KVUsage)
-	ss := m.steps
-	ss.mu.Lock()
-	ss.steps++
-	if st.Compute >= st.Memory {
-		ss.compute++
-	} else {
-		ss.mem++
-	}
-	ss.batch.push(float64(st.BatchSize))
-	ss.tokens.push(float64(st.ScheduledTokens))
-	ss.dur.push(st.Duration)
-	ss.lag.push(lag.Seconds())
-	if st.Waiting > 0 || st.StopReason != sched.StopNone {
-		ss.stops[st.StopReason]++
-	}
-	ss.preempt += int64(len(st.Preempted))
-	ss.queries += int64(st.PrefixQueries)
-	ss.hit += int64(st.PrefixHit)
-	ss.mu.Unlock()
+	m.mm.ObserveStep(st)
+	m.steps.Observe(st, lag)
 }
 
 func (m *model) schedulerSummary() *SchedulerSummary {
-	ss := m.steps
 	state := m.sched.State()
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	out := &SchedulerSummary{
-		Steps: ss.steps, ComputeBound: ss.compute, MemoryBound: ss.mem,
-		BatchSize: ss.batch.stats(), ScheduledTokens: ss.tokens.stats(), StepDuration: ss.dur.stats(), StepLag: ss.lag.stats(),
-		AdmissionStops: map[string]int64{}, Preemptions: ss.preempt, PrefixQueries: ss.queries, PrefixHits: ss.hit,
-		Running: state.Running, Waiting: state.Waiting, KVUsage: state.KVUsage,
-		NumBlocks: m.schedConf.NumBlocks, BlockSize: m.schedConf.BlockSize,
-	}
-	for k, v := range ss.stops {
-		out.AdmissionStops[k] = v
-	}
-	if ss.queries > 0 {
-		out.PrefixHitRate = float64(ss.hit) / float64(ss.queries)
-	}
-	return out
+	return m.steps.Snapshot(state.Running, state.Waiting, state.KVUsage, m.schedConf.NumBlocks, m.schedConf.BlockSize)
 }

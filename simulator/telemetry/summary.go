@@ -1,10 +1,12 @@
-package simulator
+package telemetry
 
 import (
 	"math"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/kneebench/knee/simulator/sched"
 )
 
 // Window sizes of /metrics/summary: per-request values over the last
@@ -99,8 +101,8 @@ func newView() view {
 	return v
 }
 
-// summary holds one model's measurement period.
-type summary struct {
+// Summary holds one model's measurement period.
+type Summary struct {
 	mu        sync.Mutex
 	engine    string
 	since     time.Time
@@ -120,12 +122,12 @@ type summary struct {
 	secStamp       [60]int64
 }
 
-func newSummary(engine string) *summary {
-	return &summary{engine: engine, since: time.Now(), server: newView(), simulated: newView(),
+func NewSummary(engine string) *Summary {
+	return &Summary{engine: engine, since: time.Now(), server: newView(), simulated: newView(),
 		lag: newRing(tokenWindow), finished: map[string]int64{}, faults: map[string]int64{}}
 }
 
-func (s *summary) reset() {
+func (s *Summary) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, v := range []view{s.server, s.simulated} {
@@ -143,7 +145,7 @@ func (s *summary) reset() {
 
 // token records one released token: its gap to the previous one (server
 // and simulated) and its lag.
-func (s *summary) token(first bool, gap, simGap float64, lag time.Duration, now time.Time) {
+func (s *Summary) Token(first bool, gap, simGap float64, lag time.Duration, now time.Time) {
 	s.mu.Lock()
 	if !first {
 		s.server["itl"].push(gap)
@@ -159,13 +161,13 @@ func (s *summary) token(first bool, gap, simGap float64, lag time.Duration, now 
 	s.mu.Unlock()
 }
 
-// requestTimes is one finished request's account.
-type requestTimes struct {
-	ttft, tpot, e2e, queue, prefill, decode float64
-	hasTPOT                                 bool
+// RequestTimes is one finished request's account, in seconds.
+type RequestTimes struct {
+	TTFT, TPOT, E2E, Queue, Prefill, Decode float64
+	HasTPOT                                 bool
 }
 
-func (s *summary) finish(reason string, prompt, generated, cached int, server, sim requestTimes, now time.Time) {
+func (s *Summary) Finish(reason string, prompt, generated, cached int, server, sim RequestTimes, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.finished[reason]++
@@ -176,15 +178,15 @@ func (s *summary) finish(reason string, prompt, generated, cached int, server, s
 	if generated > 0 {
 		for _, p := range []struct {
 			v view
-			t requestTimes
+			t RequestTimes
 		}{{s.server, server}, {s.simulated, sim}} {
-			p.v["ttft"].push(p.t.ttft)
-			p.v["e2e"].push(p.t.e2e)
-			p.v["queue"].push(p.t.queue)
-			p.v["prefill"].push(p.t.prefill)
-			p.v["decode"].push(p.t.decode)
-			if p.t.hasTPOT {
-				p.v["tpot"].push(p.t.tpot)
+			p.v["ttft"].push(p.t.TTFT)
+			p.v["e2e"].push(p.t.E2E)
+			p.v["queue"].push(p.t.Queue)
+			p.v["prefill"].push(p.t.Prefill)
+			p.v["decode"].push(p.t.Decode)
+			if p.t.HasTPOT {
+				p.v["tpot"].push(p.t.TPOT)
 			}
 		}
 	}
@@ -196,13 +198,13 @@ func (s *summary) finish(reason string, prompt, generated, cached int, server, s
 	s.secReq[i]++
 }
 
-func (s *summary) fault(kind string) {
+func (s *Summary) Fault(kind string) {
 	s.mu.Lock()
 	s.faults[kind]++
 	s.mu.Unlock()
 }
 
-func (s *summary) setRunning(delta int64) {
+func (s *Summary) SetRunning(delta int64) {
 	s.mu.Lock()
 	s.running += delta
 	s.mu.Unlock()
@@ -244,7 +246,7 @@ type Throughput struct {
 	OutputTokensPerS float64 `json:"output_tokens_per_s"`
 }
 
-func (s *summary) snapshot() ModelSummary {
+func (s *Summary) Snapshot() ModelSummary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := ModelSummary{
@@ -303,8 +305,8 @@ type SchedulerSummary struct {
 	BlockSize       int              `json:"block_size"`
 }
 
-// stepSummary accumulates scheduler steps for the summary.
-type stepSummary struct {
+// StepSummary accumulates scheduler steps for the summary.
+type StepSummary struct {
 	mu                    sync.Mutex
 	steps, compute, mem   int64
 	batch, tokens, dur    *ring
@@ -313,12 +315,12 @@ type stepSummary struct {
 	preempt, queries, hit int64
 }
 
-func newStepSummary() *stepSummary {
-	return &stepSummary{batch: newRing(requestWindow), tokens: newRing(requestWindow), dur: newRing(requestWindow),
+func NewStepSummary() *StepSummary {
+	return &StepSummary{batch: newRing(requestWindow), tokens: newRing(requestWindow), dur: newRing(requestWindow),
 		lag: newRing(requestWindow), stops: map[string]int64{}}
 }
 
-func (s *stepSummary) reset() {
+func (s *StepSummary) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.steps, s.compute, s.mem, s.preempt, s.queries, s.hit = 0, 0, 0, 0, 0, 0
@@ -327,4 +329,46 @@ func (s *stepSummary) reset() {
 	s.dur.reset()
 	s.lag.reset()
 	s.stops = map[string]int64{}
+}
+
+// Observe records one scheduler step and how late the driver released it.
+func (s *StepSummary) Observe(st *sched.Step, lag time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.steps++
+	if st.Compute >= st.Memory {
+		s.compute++
+	} else {
+		s.mem++
+	}
+	s.batch.push(float64(st.BatchSize))
+	s.tokens.push(float64(st.ScheduledTokens))
+	s.dur.push(st.Duration)
+	s.lag.push(lag.Seconds())
+	if st.Waiting > 0 || st.StopReason != sched.StopNone {
+		s.stops[st.StopReason]++
+	}
+	s.preempt += int64(len(st.Preempted))
+	s.queries += int64(st.PrefixQueries)
+	s.hit += int64(st.PrefixHit)
+}
+
+// Snapshot is the steps so far, with the engine's current state and cache
+// size beside them.
+func (s *StepSummary) Snapshot(running, waiting int, kvUsage float64, numBlocks, blockSize int) *SchedulerSummary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := &SchedulerSummary{
+		Steps: s.steps, ComputeBound: s.compute, MemoryBound: s.mem,
+		BatchSize: s.batch.stats(), ScheduledTokens: s.tokens.stats(), StepDuration: s.dur.stats(), StepLag: s.lag.stats(),
+		AdmissionStops: map[string]int64{}, Preemptions: s.preempt, PrefixQueries: s.queries, PrefixHits: s.hit,
+		Running: running, Waiting: waiting, KVUsage: kvUsage, NumBlocks: numBlocks, BlockSize: blockSize,
+	}
+	for k, v := range s.stops {
+		out.AdmissionStops[k] = v
+	}
+	if s.queries > 0 {
+		out.PrefixHitRate = float64(s.hit) / float64(s.queries)
+	}
+	return out
 }

@@ -1,6 +1,7 @@
-package simulator
+package telemetry
 
 import (
+	"github.com/kneebench/knee/simulator/sched"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -32,9 +33,10 @@ func tokenBuckets(maxLen int) []float64 {
 
 var finishReasons = []string{"stop", "length", "abort", "error"}
 
-// metrics holds the Prometheus collectors of every model.
-type metrics struct {
-	reg *prometheus.Registry
+// Metrics holds the Prometheus collectors of every model.
+type Metrics struct {
+	// Reg holds every collector; /metrics gathers it.
+	Reg *prometheus.Registry
 
 	ttft, itl, tpot, e2e, queue, inference, prefill, decode *prometheus.HistogramVec
 	promptTok, genTok, maxTokens, kvComputed, numPreempt    *prometheus.HistogramVec
@@ -44,25 +46,26 @@ type metrics struct {
 	preemptions, prefixQueries, prefixHits                  *prometheus.CounterVec
 	steps, admissionStops, faults                           *prometheus.CounterVec
 	running, waiting, kvUsage                               *prometheus.GaugeVec
-	cacheConfig                                             *prometheus.GaugeVec
+	// CacheConfig is vLLM's cache_config_info, set once per model.
+	CacheConfig *prometheus.GaugeVec
 }
 
-func newMetrics(maxContext int) *metrics {
+func NewMetrics(maxContext int) *Metrics {
 	labels := []string{"model_name", "engine"}
-	m := &metrics{reg: prometheus.NewRegistry()}
+	m := &Metrics{Reg: prometheus.NewRegistry()}
 	h := func(name, help string, b []float64, extra ...string) *prometheus.HistogramVec {
 		v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: b}, append(labels, extra...))
-		m.reg.MustRegister(v)
+		m.Reg.MustRegister(v)
 		return v
 	}
 	c := func(name, help string, extra ...string) *prometheus.CounterVec {
 		v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, append(labels, extra...))
-		m.reg.MustRegister(v)
+		m.Reg.MustRegister(v)
 		return v
 	}
 	g := func(name, help string) *prometheus.GaugeVec {
 		v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
-		m.reg.MustRegister(v)
+		m.Reg.MustRegister(v)
 		return v
 	}
 	tok := tokenBuckets(maxContext)
@@ -97,58 +100,83 @@ func newMetrics(maxContext int) *metrics {
 	m.kvUsage = g("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.")
 	// vLLM publishes its cache configuration as an info gauge (value 1,
 	// the facts in labels); dashboards read capacity from num_gpu_blocks.
-	m.cacheConfig = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:cache_config_info", Help: "Information of the LLMEngine CacheConfig"},
+	m.CacheConfig = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:cache_config_info", Help: "Information of the LLMEngine CacheConfig"},
 		[]string{"model_name", "engine", "block_size", "cache_dtype", "enable_prefix_caching", "gpu_memory_utilization", "num_gpu_blocks"})
-	m.reg.MustRegister(m.cacheConfig)
+	m.Reg.MustRegister(m.CacheConfig)
 	return m
 }
 
-// modelMetrics are one model's collectors with their labels bound, so the
+// ModelMetrics are one model's collectors with their labels bound, so the
 // per-token path does no label lookup.
-type modelMetrics struct {
-	ttft, itl, tpot, e2e, queue, inference, prefill, decode prometheus.Observer
-	promptTok, genTok, maxTokens, kvComputed, numPreempt    prometheus.Observer
-	iterTokens, lag, stepDuration, stepBatch                prometheus.Observer
-	promptTotal, genTotal, preemptions                      prometheus.Counter
-	prefixQueries, prefixHits                               prometheus.Counter
-	success                                                 map[string]prometheus.Counter
-	computeBound, memoryBound                               prometheus.Counter
+type ModelMetrics struct {
+	TTFT, ITL, TPOT, E2E, Queue, Inference, Prefill, Decode prometheus.Observer
+	PromptTok, GenTok, MaxTokens, KVComputed, NumPreempt    prometheus.Observer
+	IterTokens, Lag, StepDuration, StepBatch                prometheus.Observer
+	PromptTotal, GenTotal, Preemptions                      prometheus.Counter
+	PrefixQueries, PrefixHits                               prometheus.Counter
+	Success                                                 map[string]prometheus.Counter
+	ComputeBound, MemoryBound                               prometheus.Counter
 	admissionStops                                          *prometheus.CounterVec
 	faults                                                  *prometheus.CounterVec
-	running, waiting, kvUsage                               prometheus.Gauge
+	Running, Waiting, KVUsage                               prometheus.Gauge
 	labels                                                  []string
 }
 
-func (m *metrics) forModel(name string) *modelMetrics {
+func (m *Metrics) ForModel(name string) *ModelMetrics {
 	l := []string{name, "0"}
-	mm := &modelMetrics{
-		ttft: m.ttft.WithLabelValues(l...), itl: m.itl.WithLabelValues(l...), tpot: m.tpot.WithLabelValues(l...),
-		e2e: m.e2e.WithLabelValues(l...), queue: m.queue.WithLabelValues(l...), inference: m.inference.WithLabelValues(l...),
-		prefill: m.prefill.WithLabelValues(l...), decode: m.decode.WithLabelValues(l...),
-		promptTok: m.promptTok.WithLabelValues(l...), genTok: m.genTok.WithLabelValues(l...),
-		maxTokens: m.maxTokens.WithLabelValues(l...), kvComputed: m.kvComputed.WithLabelValues(l...),
-		numPreempt: m.numPreempt.WithLabelValues(l...), iterTokens: m.iterTokens.WithLabelValues(l...),
-		lag: m.lag.WithLabelValues(l...), stepDuration: m.stepDuration.WithLabelValues(l...),
-		stepBatch:   m.stepBatch.WithLabelValues(l...),
-		promptTotal: m.promptTotal.WithLabelValues(l...), genTotal: m.genTotal.WithLabelValues(l...),
-		preemptions: m.preemptions.WithLabelValues(l...), prefixQueries: m.prefixQueries.WithLabelValues(l...),
-		prefixHits: m.prefixHits.WithLabelValues(l...), success: map[string]prometheus.Counter{},
-		computeBound: m.steps.WithLabelValues(name, "0", "compute"), memoryBound: m.steps.WithLabelValues(name, "0", "memory"),
+	mm := &ModelMetrics{
+		TTFT: m.ttft.WithLabelValues(l...), ITL: m.itl.WithLabelValues(l...), TPOT: m.tpot.WithLabelValues(l...),
+		E2E: m.e2e.WithLabelValues(l...), Queue: m.queue.WithLabelValues(l...), Inference: m.inference.WithLabelValues(l...),
+		Prefill: m.prefill.WithLabelValues(l...), Decode: m.decode.WithLabelValues(l...),
+		PromptTok: m.promptTok.WithLabelValues(l...), GenTok: m.genTok.WithLabelValues(l...),
+		MaxTokens: m.maxTokens.WithLabelValues(l...), KVComputed: m.kvComputed.WithLabelValues(l...),
+		NumPreempt: m.numPreempt.WithLabelValues(l...), IterTokens: m.iterTokens.WithLabelValues(l...),
+		Lag: m.lag.WithLabelValues(l...), StepDuration: m.stepDuration.WithLabelValues(l...),
+		StepBatch:   m.stepBatch.WithLabelValues(l...),
+		PromptTotal: m.promptTotal.WithLabelValues(l...), GenTotal: m.genTotal.WithLabelValues(l...),
+		Preemptions: m.preemptions.WithLabelValues(l...), PrefixQueries: m.prefixQueries.WithLabelValues(l...),
+		PrefixHits: m.prefixHits.WithLabelValues(l...), Success: map[string]prometheus.Counter{},
+		ComputeBound: m.steps.WithLabelValues(name, "0", "compute"), MemoryBound: m.steps.WithLabelValues(name, "0", "memory"),
 		admissionStops: m.admissionStops, faults: m.faults,
-		running: m.running.WithLabelValues(l...), waiting: m.waiting.WithLabelValues(l...), kvUsage: m.kvUsage.WithLabelValues(l...),
+		Running: m.running.WithLabelValues(l...), Waiting: m.waiting.WithLabelValues(l...), KVUsage: m.kvUsage.WithLabelValues(l...),
 		labels: l,
 	}
 	// vLLM pre-creates the success counter for every finish reason.
 	for _, r := range finishReasons {
-		mm.success[r] = m.success.WithLabelValues(name, "0", r)
+		mm.Success[r] = m.success.WithLabelValues(name, "0", r)
 	}
 	return mm
 }
 
-func (mm *modelMetrics) fault(kind string) {
+func (mm *ModelMetrics) Fault(kind string) {
 	mm.faults.WithLabelValues(mm.labels[0], mm.labels[1], kind).Inc()
 }
 
-func (mm *modelMetrics) admissionStop(reason string) {
+func (mm *ModelMetrics) AdmissionStop(reason string) {
 	mm.admissionStops.WithLabelValues(mm.labels[0], mm.labels[1], reason).Inc()
+}
+
+// ObserveStep records one scheduler step in the Prometheus metrics.
+func (mm *ModelMetrics) ObserveStep(st *sched.Step) {
+	mm.IterTokens.Observe(float64(st.ScheduledTokens))
+	mm.StepDuration.Observe(st.Duration)
+	mm.StepBatch.Observe(float64(st.BatchSize))
+	if st.Compute >= st.Memory {
+		mm.ComputeBound.Inc()
+	} else {
+		mm.MemoryBound.Inc()
+	}
+	if st.Waiting > 0 || st.StopReason != sched.StopNone {
+		mm.AdmissionStop(st.StopReason)
+	}
+	if n := len(st.Preempted); n > 0 {
+		mm.Preemptions.Add(float64(n))
+	}
+	if st.PrefixQueries > 0 {
+		mm.PrefixQueries.Add(float64(st.PrefixQueries))
+		mm.PrefixHits.Add(float64(st.PrefixHit))
+	}
+	mm.Running.Set(float64(st.Running))
+	mm.Waiting.Set(float64(st.Waiting))
+	mm.KVUsage.Set(st.KVUsage)
 }
