@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/valyala/fasthttp"
 )
 
 // Child is a simulator running as a child process of the same binary, so
@@ -73,8 +72,7 @@ func StartChild(ctx context.Context, exe string, args []string, stderr io.Writer
 	}
 	health := strings.TrimSuffix(c.BaseURL, "/v1") + "/health"
 	for {
-		status, _, err := fasthttp.GetTimeout(nil, health, time.Second)
-		if err == nil && status == 200 {
+		if healthy(health) {
 			return c, nil
 		}
 		if time.Now().After(deadline) {
@@ -83,6 +81,16 @@ func StartChild(ctx context.Context, exe string, args []string, stderr io.Writer
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// healthy reports whether GET url answers 200 within a second.
+func healthy(url string) bool {
+	resp, err := (&http.Client{Timeout: time.Second}).Get(url)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == 200
 }
 
 const (

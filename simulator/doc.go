@@ -1,17 +1,16 @@
 // Package simulator is knee's bundled OpenAI-compatible LLM server: a
-// GPU-free, deterministic stand-in for vLLM or SGLang. It is the
-// composition root of its rooms, whose doors open one way:
+// GPU-free, deterministic stand-in for vLLM or SGLang. This package is the
+// composition root — the built-in files, the child-process mode, and the
+// small surface cmd uses — over rooms whose doors open one way:
 //
-//	content  what is said: responses DSL, matcher, tokenizer, generator → Plan
-//	sched    the pure scheduler core (no goroutines, no clock): batching, paged KV, prefix cache
-//	engine    when tokens are sent: instant, fixed_rate, and the scheduler's wall-time driver
+//	content   what is said: responses DSL, matcher, tokenizer, generator → Plan
+//	sched     the pure scheduler core (no goroutines, no clock): batching, paged KV, prefix cache
+//	engine    when tokens are sent: instant, fixed_rate, the scheduler's wall-time driver
 //	telemetry vLLM-named Prometheus metrics and the exact-percentile summary
-//	simulator the HTTP server, request decoding, SSE streaming, faults and
-//	          the admin and summary endpoints; models.yml, presets, the child process
+//	server    HTTP (the only fasthttp importer), decoding, SSE, faults, admin; models.yml
 //
-// engine imports content's plain types and sched; telemetry imports sched;
-// content imports nothing of the simulator; none of the three sees HTTP;
-// nothing here imports the bench. TestRoomsKeepTheirDoors enforces it. (The
-// HTTP side and the configuration still share this root package: the next
-// step gives the server its own room, leaving the root to compose.)
+// server → content, engine, telemetry, sched; engine → content's plain
+// types, sched; telemetry → sched; content → nothing of the simulator.
+// Nothing here imports the bench. TestRoomsKeepTheirDoors and
+// TestOnlyTheServerSpeaksHTTP fail when a door is broken.
 package simulator

@@ -23,6 +23,8 @@ func TestRoomsKeepTheirDoors(t *testing.T) {
 		{"simulator/sched", []string{"github.com/valyala/fasthttp", "github.com/prometheus/", mod + "bench", mod + "simulator"}, nil},
 		{"simulator/telemetry", []string{"github.com/valyala/fasthttp", mod + "bench", mod + "simulator"},
 			[]string{mod + "simulator/telemetry", mod + "simulator/sched"}},
+		{"simulator/server", []string{mod + "bench", mod + "cmd", mod + "report", mod + "workload", mod + "simulator"},
+			[]string{mod + "simulator/server", mod + "simulator/content", mod + "simulator/engine", mod + "simulator/sched", mod + "simulator/telemetry"}},
 		{"simulator", []string{mod + "bench", mod + "cmd", mod + "report", mod + "workload"}, nil},
 	}
 	for _, r := range rules {
@@ -50,4 +52,24 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestOnlyTheServerSpeaksHTTP: fasthttp is imported by the server room
+// and by no other package of the simulator.
+func TestOnlyTheServerSpeaksHTTP(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "github.com/kneebench/knee/simulator/...").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || strings.HasSuffix(fields[0], "/simulator/server") {
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if strings.HasPrefix(imp, "github.com/valyala/fasthttp") {
+				t.Errorf("%s imports %s: only the server room may", fields[0], imp)
+			}
+		}
+	}
 }

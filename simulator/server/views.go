@@ -1,4 +1,4 @@
-package simulator
+package server
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package simulator
+package server
 
 import (
 	"strings"
@@ -90,20 +90,6 @@ func TestResponsesValidation(t *testing.T) {
 	p, _ := r.Generate(&GenRequest{Chat: true, Messages: []Message{{Role: "user", Text: "  Weather IN Oslo  "}}}, 1000)
 	if got := strings.Join(p.Tokens, ""); got != "sunny in Oslo, {braces}" {
 		t.Errorf("rendered %q", got)
-	}
-}
-
-func TestBuiltinFilesLoad(t *testing.T) {
-	for _, n := range []string{"responses", "bench-responses"} {
-		if _, err := LoadResponses("builtin:" + n); err != nil {
-			t.Errorf("builtin:%s: %v", n, err)
-		}
-	}
-	if _, err := LoadModels("builtin:models"); err != nil {
-		t.Errorf("builtin:models: %v", err)
-	}
-	if _, err := LoadModels("builtin:nope"); err == nil || !strings.Contains(err.Error(), "no built-in file") {
-		t.Errorf("builtin:nope: %v", err)
 	}
 }
 

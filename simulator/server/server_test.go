@@ -1,4 +1,4 @@
-package simulator
+package server
 
 import (
 	"bufio"
@@ -452,7 +452,7 @@ func runUntilCancel(t *testing.T, grace time.Duration) (url string, cancel func(
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := LoadResponses("builtin:bench-responses")
+	r, _ := loadBuiltinResponses("bench-responses")
 	ctx, stop := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
 	errc := make(chan error, 1)

@@ -1,4 +1,4 @@
-package simulator
+package server
 
 import (
 	"reflect"
@@ -31,7 +31,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		f.Add([]byte(s), true)
 		f.Add([]byte(s), false)
 	}
-	r, err := LoadResponses("builtin:responses")
+	r, err := loadBuiltinResponses("responses")
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package simulator
+package server
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func startSim(t testing.TB, models, responses string, apiKey string) *testServer
 		t.Fatal(err)
 	}
 	if responses == "" {
-		b, _ := Builtin("responses")
+		b, _ := builtinFile("responses")
 		responses = string(b)
 	}
 	r, err := ParseResponses("test-responses", []byte(responses))
@@ -120,3 +121,16 @@ func errorOf(t testing.TB, b []byte) errorBody {
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 func cfgCore(cfg sched.Config) *sched.Core { return sched.New(cfg) }
+
+// builtinFile reads one of the simulator's built-in files (they live with
+// the composition root, which this package may not import).
+func builtinFile(name string) ([]byte, error) { return os.ReadFile("../builtin/" + name + ".yml") }
+
+// loadBuiltinResponses parses a built-in responses file.
+func loadBuiltinResponses(name string) (*Responder, error) {
+	b, err := builtinFile(name)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResponses("builtin:"+name, b)
+}

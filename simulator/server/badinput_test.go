@@ -1,4 +1,4 @@
-package simulator
+package server
 
 import (
 	"bufio"
@@ -7,9 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -224,7 +221,7 @@ func TestRoutesAsVLLM(t *testing.T) {
 // time gets 408 after the header timeout, not a 60 s wait.
 func TestTrickledHeadersGet408(t *testing.T) {
 	mf, _ := ParseModels("m", []byte(testModels))
-	b, _ := Builtin("responses")
+	b, _ := builtinFile("responses")
 	r, _ := ParseResponses("r", b)
 	s, err := NewServer(Options{Models: mf, Responder: r, HeaderTimeout: 300 * time.Millisecond})
 	if err != nil {
@@ -261,7 +258,7 @@ func TestTrickledHeadersGet408(t *testing.T) {
 // runs out gets an error event before its connection closes.
 func TestShutdownEndsStreamsWithAnError(t *testing.T) {
 	mf, _ := ParseModels("m", []byte(testModels))
-	b, _ := Builtin("responses")
+	b, _ := builtinFile("responses")
 	r, _ := ParseResponses("r", b)
 	s, err := NewServer(Options{Models: mf, Responder: r})
 	if err != nil {
@@ -289,33 +286,5 @@ func TestLogsNeverCarryAuthorization(t *testing.T) {
 	msg := redactAuth("error when reading request headers: \"POST / HTTP/1.1\r\nAuthorization: Bearer sk-live-123\r\nHost: x\"")
 	if strings.Contains(msg, "sk-live-123") || !strings.Contains(msg, "Authorization: [redacted]") {
 		t.Errorf("log line %q", msg)
-	}
-}
-
-// TestCleanLeftovers: a folder whose knee was killed goes; one whose knee
-// still runs stays.
-func TestCleanLeftovers(t *testing.T) {
-	tmp := t.TempDir()
-	gone := exec.Command("true")
-	if err := gone.Run(); err != nil {
-		t.Skip("no true(1):", err)
-	}
-	mk := func(name string, pid int) string {
-		dir := filepath.Join(tmp, name)
-		os.MkdirAll(dir, 0o755)
-		os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(pid)), 0o644)
-		return dir
-	}
-	dead := mk(childDirPrefix+"dead", gone.Process.Pid)
-	alive := mk(childDirPrefix+"alive", os.Getpid())
-	other := mk("something-else", gone.Process.Pid)
-	CleanLeftovers(tmp)
-	if _, err := os.Stat(dead); err == nil {
-		t.Error("the dead owner's folder is still there")
-	}
-	for _, keep := range []string{alive, other} {
-		if _, err := os.Stat(keep); err != nil {
-			t.Errorf("%s was removed", keep)
-		}
 	}
 }

@@ -1,0 +1,49 @@
+package simulator
+
+import (
+	"context"
+	"net"
+	"time"
+
+	"github.com/kneebench/knee/simulator/content"
+	"github.com/kneebench/knee/simulator/server"
+	"github.com/kneebench/knee/simulator/telemetry"
+)
+
+// The public surface cmd uses: the server's options and configuration,
+// and what /metrics/summary returns.
+type (
+	// Options configures a server (see server.Options).
+	Options = server.Options
+	// Server is a running simulator (see server.Server).
+	Server = server.Server
+	// ModelsFile is a parsed models.yml (see server.ModelsFile).
+	ModelsFile = server.ModelsFile
+	// Summary is the body of GET /metrics/summary.
+	Summary = server.Summary
+	// ModelSummary is one model's part of it.
+	ModelSummary = telemetry.ModelSummary
+	// Responder says what is answered (see content.Responder).
+	Responder = content.Responder
+)
+
+// NewServer builds a server (see server.NewServer).
+func NewServer(o Options) (*Server, error) { return server.NewServer(o) }
+
+// ParseModels parses and validates a models file.
+func ParseModels(name string, data []byte) (*ModelsFile, error) {
+	return server.ParseModels(name, data)
+}
+
+// ParseResponses parses and validates a responses file.
+func ParseResponses(name string, data []byte) (*Responder, error) {
+	return content.ParseResponses(name, data)
+}
+
+// PresetModels builds the models file of a preset GPU and model.
+func PresetModels(gpu, model string) (*ModelsFile, error) { return server.PresetModels(gpu, model) }
+
+// Run serves on addr until ctx ends (see server.Run).
+func Run(ctx context.Context, addr string, o Options, grace time.Duration, ready func(net.Addr)) error {
+	return server.Run(ctx, addr, o, grace, ready)
+}
