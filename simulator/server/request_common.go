@@ -22,7 +22,9 @@ var commonParsers fastjson.ParserPool
 func decodeCommon(body []byte, chat bool) *decoded {
 	// json.Valid is encoding/json's own scanner, so what passes here is
 	// exactly what encoding/json accepts; fastjson then only extracts.
-	if !chat || !json.Valid(body) {
+	// Invalid UTF-8 anywhere (even in a field both decoders ignore) is a
+	// 400 from the strict decoder, so it is left to it.
+	if !chat || !utf8.Valid(body) || !json.Valid(body) {
 		return nil
 	}
 	p := commonParsers.Get()
