@@ -162,7 +162,7 @@ func wrapLine(line string, width int, indent string) string {
 		}
 		if cut < 0 {
 			for i := width; i > len(indent)+10; i-- {
-				if r[i] == ' ' {
+				if r[i] == ' ' && !unitAfter(r[i+1:]) {
 					cut = i
 					break
 				}
@@ -176,4 +176,19 @@ func wrapLine(line string, width int, indent string) string {
 		line = indent + rest
 	}
 	return strings.Join(append(out, line), "\n")
+}
+
+// unitAfter reports whether r starts with a unit that belongs with the
+// number before it ("260.4 ms" stays on one line).
+func unitAfter(r []rune) bool {
+	word := string(r)
+	if i := strings.IndexAny(word, " \n"); i >= 0 {
+		word = word[:i]
+	}
+	word = strings.TrimRight(word, ").,;")
+	switch word {
+	case "ms", "s", "µs", "%", "tok/s", "req/s", "calls/s", "turns/s", "tokens", "requests":
+		return true
+	}
+	return false
 }

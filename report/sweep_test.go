@@ -138,3 +138,21 @@ func TestExcludedLevelsInPlotAndCompare(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapKeepsUnitsWithTheirNumbers: a report line wraps at a word, and
+// never between a number and its unit.
+func TestWrapKeepsUnitsWithTheirNumbers(t *testing.T) {
+	line := "SLO knee        3/s — the largest load meeting ttft_sched p95 ≤ 300 ms with errors under 2% (260.4 ms there). Provision against this."
+	got := wrapLine(line, 100, strings.Repeat(" ", 16))
+	for _, l := range strings.Split(got, "\n") {
+		if utf8.RuneCountInString(l) > 100 {
+			t.Errorf("a %d-column line: %q", utf8.RuneCountInString(l), l)
+		}
+		if strings.HasPrefix(strings.TrimSpace(l), "ms") {
+			t.Errorf("a unit left alone at the start of a line:\n%s", got)
+		}
+	}
+	if strings.Join(strings.Fields(got), " ") != strings.Join(strings.Fields(line), " ") {
+		t.Errorf("wrapping changed the words:\n%s", got)
+	}
+}
