@@ -271,11 +271,8 @@ func TestSGLangPrometheusView(t *testing.T) {
 // the window is counted from zero and a warning says so.
 func TestCounterResetBetweenScrapes(t *testing.T) {
 	url := promServer(t, "vllm_before.txt", "vllm_before.txt", "vllm_reset.txt")
-	v := NewServerView(Target{BaseURL: url, Model: "m"}, "")
-	v.Start(t.Context())
-	v.End(t.Context())
 	res := &results.Run{WindowSeconds: 10}
-	v.Fill(res)
+	fillView(t, url, res)
 	if res.Server.Requests != 100 || !strings.Contains(strings.Join(res.Server.Warnings, ";"), "restart") {
 		t.Errorf("requests %d warnings %q; want 100 and a restart warning", res.Server.Requests, res.Server.Warnings)
 	}
@@ -309,4 +306,13 @@ func TestHistogramQuantile(t *testing.T) {
 	if got, _ := h.quantile(0.99); got != 4 {
 		t.Errorf("a rank in +Inf gives %v, want the highest finite bound 4", got)
 	}
+}
+
+// fillView runs a server view of url around an empty window and fills res.
+func fillView(t *testing.T, url string, res *results.Run) {
+	t.Helper()
+	v := NewServerView(Target{BaseURL: url, Model: "m"}, "")
+	v.Start(t.Context())
+	v.End(t.Context())
+	v.Fill(res)
 }
