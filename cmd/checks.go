@@ -76,18 +76,6 @@ func checkBaseURL(raw string) error {
 	return nil
 }
 
-// inputSizeWarnings says when the measured prompts miss the size asked by
-// more than 5%, or when the server never counted them.
-func inputSizeWarnings(want int, tk results.Tokens) []string {
-	if !tk.UsageReported || tk.Input.Count == 0 {
-		return []string{fmt.Sprintf("--input-tokens %d could not be checked: the server reported no prompt_tokens", want)}
-	}
-	if miss := math.Abs(tk.Input.Mean-float64(want)) / float64(want); miss > 0.05 {
-		return []string{fmt.Sprintf("prompts averaged %.0f server tokens against --input-tokens %d (%.0f%% off)", tk.Input.Mean, want, 100*miss)}
-	}
-	return nil
-}
-
 // checkOutputs checks every output path a command was given (flag name →
 // path; empty paths are skipped) before anything is measured.
 func checkOutputs(paths map[string]string) error {

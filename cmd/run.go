@@ -290,7 +290,7 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 		res.Notes = append(res.Notes, sizeNote)
 	}
 	if want := p.lf.inputTokens; want > 0 {
-		res.Warnings = append(res.Warnings, inputSizeWarnings(want, res.Tokens)...)
+		res.Warnings = append(res.Warnings, results.InputSizeWarnings(want, res.Tokens)...)
 	}
 	view.finish(res)
 	return res, nil

@@ -303,26 +303,10 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 			return withCode(ExitRuntime, err)
 		}
 	}
-	if everyRequestFailed(sw) {
+	if sw.EveryRequestFailed() {
 		return &exitError{ExitFailed, errors.New("every request of every level failed")}
 	}
 	return nil
-}
-
-// everyRequestFailed reports whether the sweep measured no success at all.
-func everyRequestFailed(s *results.Sweep) bool {
-	failed := false
-	for _, l := range s.Levels {
-		if l.Run == nil {
-			failed = true
-			continue
-		}
-		if l.Run.Requests.OK > 0 {
-			return false
-		}
-		failed = failed || l.Run.Requests.Failed > 0
-	}
-	return failed
 }
 
 func windowText(d time.Duration, requests, calls int, workload string) string {

@@ -3,7 +3,11 @@
 // it is kept in, and the knee detection that reads a sweep.
 package results
 
-import "time"
+import (
+	"fmt"
+	"math"
+	"time"
+)
 
 // SchemaVersion is the version of the JSON files written by this package.
 // Readers refuse files of any other version rather than misreading them.
@@ -300,3 +304,15 @@ type TurnStats struct {
 // main distributions, in microseconds, so later tools can merge them or take
 // other percentiles.
 type Histograms map[string]string
+
+// InputSizeWarnings says when the measured prompts miss the size asked by
+// more than 5%, or when the server never counted them.
+func InputSizeWarnings(want int, tk Tokens) []string {
+	if !tk.UsageReported || tk.Input.Count == 0 {
+		return []string{fmt.Sprintf("--input-tokens %d could not be checked: the server reported no prompt_tokens", want)}
+	}
+	if miss := math.Abs(tk.Input.Mean-float64(want)) / float64(want); miss > 0.05 {
+		return []string{fmt.Sprintf("prompts averaged %.0f server tokens against --input-tokens %d (%.0f%% off)", tk.Input.Mean, want, 100*miss)}
+	}
+	return nil
+}

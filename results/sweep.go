@@ -343,3 +343,19 @@ var serverColumns = map[string]string{
 	"TPOT p50": "server_tpot_p50_ms", "E2E p50": "server_e2e_p50_ms", "E2E p99": "server_e2e_p99_ms",
 	"output tok/s": "server_output_tokens_per_s", "TTFT mean": "server_ttft_mean_ms", "ITL mean": "server_itl_mean_ms", "E2E mean": "server_e2e_mean_ms",
 }
+
+// EveryRequestFailed reports whether the sweep measured no success at all.
+func (s *Sweep) EveryRequestFailed() bool {
+	failed := false
+	for _, l := range s.Levels {
+		if l.Run == nil {
+			failed = true
+			continue
+		}
+		if l.Run.Requests.OK > 0 {
+			return false
+		}
+		failed = failed || l.Run.Requests.Failed > 0
+	}
+	return failed
+}

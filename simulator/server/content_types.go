@@ -21,9 +21,6 @@ func ParseResponses(name string, data []byte) (*Responder, error) {
 	return content.ParseResponses(name, data)
 }
 
-// TokenID is a token's id for prefix hashing (see content.TokenID).
-func TokenID(tok string) uint64 { return content.TokenID(tok) }
-
 // CountTokens counts tokens as the simulator's tokenizer does.
 func CountTokens(s string) int { return content.CountTokens(s) }
 
@@ -35,7 +32,6 @@ type (
 	Instant    = engine.Instant
 	FixedRate  = engine.FixedRate
 	Scheduler  = engine.Scheduler
-	Snapshot   = engine.Snapshot
 )
 
 // NewScheduler starts the scheduler engine (see engine.NewScheduler).
@@ -46,7 +42,6 @@ var errClientGone = engine.ErrClientGone
 
 // The telemetry room's summary types, as /metrics/summary shows them.
 type (
-	Stats            = telemetry.Stats
 	ModelSummary     = telemetry.ModelSummary
 	SchedulerSummary = telemetry.SchedulerSummary
 )
