@@ -72,6 +72,18 @@ KNEE_SIM_RESPONSES and KNEE_SIM_API_KEY.`,
 
 func (o *simOptions) run(c *cobra.Command, _ []string) error {
 	out := c.OutOrStdout()
+	if o.printConfig == "models" && o.preset != "" {
+		models, err := o.presetModels()
+		if err != nil {
+			return err
+		}
+		b, err := models.YAML(o.preset)
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(b)
+		return err
+	}
 	if o.printConfig != "" {
 		b, err := simulator.Builtin(o.printConfig)
 		if err != nil {
@@ -89,15 +101,8 @@ func (o *simOptions) run(c *cobra.Command, _ []string) error {
 	var models *simulator.ModelsFile
 	var err error
 	if o.preset != "" {
-		gpu, model, combined := presets.SplitCombined(o.preset)
-		if !combined {
-			model = o.modelPreset
-		}
-		if model == "" {
-			return usageErr("--preset %s needs --model-preset (or use --preset GPU/MODEL)", o.preset)
-		}
-		if models, err = simulator.PresetModels(gpu, model); err != nil {
-			return usageErr("%v", err)
+		if models, err = o.presetModels(); err != nil {
+			return err
 		}
 	} else if models, err = simulator.LoadModels(o.models); err != nil {
 		return err
@@ -125,4 +130,20 @@ func (o *simOptions) run(c *cobra.Command, _ []string) error {
 			_ = os.WriteFile(o.readyFile, []byte(a.String()), 0o644)
 		}
 	})
+}
+
+// presetModels builds the models file of --preset (and --model-preset).
+func (o *simOptions) presetModels() (*simulator.ModelsFile, error) {
+	spec := o.preset
+	if _, _, combined := presets.SplitCombined(o.preset); !combined {
+		if o.modelPreset == "" {
+			return nil, usageErr("--preset %s needs --model-preset (or use --preset GPU[xN]/MODEL[@DTYPE])", o.preset)
+		}
+		spec = o.preset + "/" + o.modelPreset
+	}
+	models, err := simulator.PresetModels(spec)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return models, nil
 }

@@ -8,27 +8,57 @@ import (
 	"github.com/kneebench/knee/presets"
 )
 
-// Presets lists every preset with its numbers.
+// Presets lists every preset with every number that shapes its timing.
 func Presets(w io.Writer) error {
 	var rows [][]string
+	families := map[string]presets.Tuning{}
+	var order []string
 	for _, h := range presets.AllHardware() {
-		rows = append(rows, []string{h.Name, fmt.Sprintf("%g", h.HBMGiB), num(h.BandwidthGBps, 0), num(h.PeakTFLOPS, 0), h.Source})
+		fp8 := "-"
+		if h.PeakTFLOPS8 > 0 {
+			fp8 = num(h.PeakTFLOPS8, 0)
+		}
+		rows = append(rows, []string{h.Name, h.Family, fmt.Sprintf("%g", h.HBMGiB), num(h.BandwidthGBps, 0), num(h.PeakTFLOPS, 0), fp8,
+			fmt.Sprintf("%s %g GB/s, %g µs", h.Interconnect, h.InterconnectGBps, h.InterconnectLatencyUs)})
+		if _, ok := families[h.Family]; !ok {
+			order = append(order, h.Family)
+		}
+		families[h.Family] = h.Tuning
 	}
-	fmt.Fprintln(w, "hardware (knee sim --preset GPU --model-preset MODEL, or --preset GPU/MODEL)")
-	if err := renderTable(w, []string{"name", "memory GiB", "bandwidth GB/s", "dense BF16 TFLOPS", "source"}, rows); err != nil {
+	fmt.Fprintln(w, "GPUs (knee sim --preset GPU[xN]/MODEL[@DTYPE[,kv=DTYPE]], e.g. h100-80gbx2/llama-3.1-70b@fp8)")
+	if err := renderTable(w, []string{"name", "family", "memory GB", "bandwidth GB/s", "BF16 TFLOPS", "FP8 TFLOPS", "interconnect (one way, per all-reduce)"}, rows); err != nil {
 		return err
 	}
 	rows = nil
-	for _, m := range presets.AllModels() {
-		window := "-"
-		if m.SlidingWindow > 0 {
-			window = fmt.Sprintf("%d (%d global layers)", m.SlidingWindow, m.GlobalLayers)
-		}
-		rows = append(rows, []string{m.Name, fmt.Sprintf("%g", m.ParamsBillions), fmt.Sprint(m.Layers), fmt.Sprint(m.KVHeads), fmt.Sprint(m.HeadDim),
-			window, num(m.KVBytesPerToken(), 0), fmt.Sprint(m.TensorParallel)})
+	for _, f := range order {
+		t := families[f]
+		rows = append(rows, []string{f, fmt.Sprintf("%g", t.ComputeEff), fmt.Sprintf("%g", t.MemoryEff), fmt.Sprintf("%g", t.StepOverheadMs), fmt.Sprintf("%g", t.SeqOverheadMs), t.Source})
 	}
-	fmt.Fprintln(w, "\nmodels")
-	if err := renderTable(w, []string{"name", "params B", "layers", "KV heads", "head dim", "sliding window", "KV bytes/token", "tensor parallel"}, rows); err != nil {
+	fmt.Fprintln(w, "\ncost model tuning per GPU family (step = max(compute, memory) + all-reduces + step overhead + per-sequence overhead × batch)")
+	if err := renderTable(w, []string{"family", "compute eff", "memory eff", "step ms", "per-seq ms", "source"}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "batching: 8,192 batched tokens and 1,024 sequences on GPUs of 70 GB or more other than the A100, else 2,048 and 256 (vLLM's defaults);")
+	fmt.Fprintln(w, "KV cache: 90% of memory less the weights and a 2 GiB reserve per GPU, blocks of 16 tokens, prefix caching on")
+	rows = nil
+	for _, m := range presets.AllModels() {
+		window, experts := "-", "-"
+		if m.SlidingWindow > 0 {
+			window = fmt.Sprintf("%d (%d global)", m.SlidingWindow, m.GlobalLayers)
+		}
+		if m.Experts > 0 {
+			experts = fmt.Sprintf("%d, top %d", m.Experts, m.ExpertsPerToken)
+		}
+		name := m.Name
+		if len(m.Aliases) > 0 {
+			name += " (" + strings.Join(m.Aliases, ", ") + ")"
+		}
+		rows = append(rows, []string{name, fmt.Sprintf("%g", m.ParamsBillions), fmt.Sprintf("%.3g", m.ActiveParamsBillions()), fmt.Sprint(m.Layers),
+			fmt.Sprint(m.HiddenSize), fmt.Sprintf("%d/%d×%d", m.AttentionHeads, m.KVHeads, m.HeadDim), window, experts,
+			num(m.KVBytesPerToken(2), 0), fmt.Sprint(m.TensorParallel)})
+	}
+	fmt.Fprintln(w, "\nmodels (weights bf16 unless @fp8, @int8 or @int4; KV bf16 unless kv=fp8)")
+	if err := renderTable(w, []string{"name", "params B", "active B", "layers", "hidden", "heads/KV×dim", "sliding window", "experts", "KV B/token", "TP"}, rows); err != nil {
 		return err
 	}
 	rows = nil

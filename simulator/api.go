@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"context"
+	"github.com/kneebench/knee/presets"
 	"net"
 	"time"
 
@@ -40,8 +41,15 @@ func ParseResponses(name string, data []byte) (*Responder, error) {
 	return content.ParseResponses(name, data)
 }
 
-// PresetModels builds the models file of a preset GPU and model.
-func PresetModels(gpu, model string) (*ModelsFile, error) { return server.PresetModels(gpu, model) }
+// PresetModels builds the models file of a preset,
+// GPU[xN]/MODEL[@DTYPE[,kv=DTYPE]] (see presets.ParseSpec).
+func PresetModels(spec string) (*ModelsFile, error) {
+	s, err := presets.ParseSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	return server.PresetModels(s)
+}
 
 // Run serves on addr until ctx ends (see server.Run).
 func Run(ctx context.Context, addr string, o Options, grace time.Duration, ready func(net.Addr)) error {

@@ -15,10 +15,10 @@ func baseSchedConfig(blocks int) sched.Config {
 	hw := sched.Hardware{HBMGiB: 80, BandwidthGBps: 3000, PeakTFLOPS: 989}
 	shape := sched.ModelShape{ParamsBillions: 6.74, BytesPerParameter: 2, GlobalKVBytesPerToken: 512 * 1024, TensorParallel: 1}
 	if blocks == 0 {
-		blocks = sched.KVBlocks(hw, shape, 0.9, 16)
+		blocks = sched.KVBlocks(hw, shape, 0.9, 0, 16)
 	}
 	return sched.Config{NumBlocks: blocks, BlockSize: 16, MaxNumBatchedTokens: 2048, MaxNumSeqs: 16,
-		PrefixCaching: true, Costs: sched.NewCosts(hw, shape, 1, 1, 0.001)}
+		PrefixCaching: true, Costs: sched.NewCosts(hw, shape, sched.Tuning{ComputeEff: 1, MemoryEff: 1, StepOverhead: 0.001})}
 }
 
 // TestWallAndVirtualAgree feeds the same arrivals to the wall-time driver

@@ -82,7 +82,7 @@ type Emission struct {
 type Step struct {
 	Start, End               float64
 	Duration                 float64
-	Compute, Memory          float64
+	Compute, Memory, Comm    float64
 	BatchSize                int
 	ScheduledTokens          int
 	PrefillTokens            int

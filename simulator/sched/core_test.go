@@ -15,11 +15,11 @@ var (
 
 func baseConfig(blocks, budget, seqs int) Config {
 	if blocks == 0 {
-		blocks = KVBlocks(baseHW, baseModel, 0.9, 16)
+		blocks = KVBlocks(baseHW, baseModel, 0.9, 0, 16)
 	}
 	return Config{
 		NumBlocks: blocks, BlockSize: 16, MaxNumBatchedTokens: budget, MaxNumSeqs: seqs,
-		PrefixCaching: true, Costs: NewCosts(baseHW, baseModel, 1, 1, 0),
+		PrefixCaching: true, Costs: NewCosts(baseHW, baseModel, Tuning{ComputeEff: 1, MemoryEff: 1}),
 	}
 }
 
@@ -55,7 +55,7 @@ func uniquePrompt(salt uint64, n int) []uint64 {
 
 func TestCapacity(t *testing.T) {
 	// (80 GiB × 0.9 − 13.48 GB) / (512 KiB × 16) = 63,829,411,328 / 8,388,608 = 7,609.0
-	if got := KVBlocks(baseHW, baseModel, 0.9, 16); got != 7609 {
+	if got := KVBlocks(baseHW, baseModel, 0.9, 0, 16); got != 7609 {
 		t.Errorf("KVBlocks = %d, want 7609", got)
 	}
 }
@@ -77,20 +77,21 @@ func TestHybridAttentionFootprint(t *testing.T) {
 }
 
 func TestStepCosts(t *testing.T) {
-	c := NewCosts(baseHW, baseModel, 1, 1, 0)
+	c := NewCosts(baseHW, baseModel, Tuning{ComputeEff: 1, MemoryEff: 1})
 	// One short request: memory bound on the weights, 13.48 GB / 3 TB/s.
-	d, _, _ := c.StepTime(1, c.KVBytes(17))
+	d := c.StepTime(Load{Tokens: 1, Seqs: 1, KVBytes: c.KVBytes(17)}).Duration
 	near(t, "short decode step ms", d*1e3, 4.4963, 0.001)
 	// 29 requests at 4,096 tokens: (13.48 + 29×4096×524288/1e9) GB / 3 TB/s.
-	d, _, _ = c.StepTime(29, 29*c.KVBytes(4096))
+	d = c.StepTime(Load{Tokens: 29, Seqs: 1, KVBytes: 29*c.KVBytes(4096)}).Duration
 	near(t, "29×4096 decode step ms", d*1e3, 25.254, 0.001)
 	// Prefill chunks are compute bound: 2 × 6.74e9 × n / 989e12.
-	d, comp, mem := c.StepTime(2048, c.KVBytes(2048))
+	sc := c.StepTime(Load{Tokens: 2048, Seqs: 1, KVBytes: c.KVBytes(2048)})
+	d, comp, mem := sc.Duration, sc.Compute, sc.Memory
 	near(t, "2048 prefill ms", d*1e3, 27.912, 0.001)
 	if comp <= mem {
 		t.Errorf("a 2048-token chunk should be compute bound (compute %.4f, memory %.4f)", comp, mem)
 	}
-	d, _, _ = c.StepTime(8192, c.KVBytes(8192))
+	d = c.StepTime(Load{Tokens: 8192, Seqs: 1, KVBytes: c.KVBytes(8192)}).Duration
 	near(t, "8192 prefill ms", d*1e3, 111.65, 0.001)
 }
 
@@ -111,7 +112,7 @@ func TestDecodeTimeline(t *testing.T) {
 		if i == 0 {
 			tokens = 16
 		}
-		d, _, _ := c.StepTime(tokens, c.KVBytes(ctx))
+		d := c.StepTime(Load{Tokens: tokens, Seqs: 1, KVBytes: c.KVBytes(ctx)}).Duration
 		want += d
 		if s.End != want {
 			t.Errorf("step %d ends at %.9f, want %.9f", i, s.End, want)

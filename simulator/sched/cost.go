@@ -6,13 +6,43 @@ import "math"
 type Hardware struct {
 	HBMGiB        float64
 	BandwidthGBps float64
-	PeakTFLOPS    float64
+	// PeakTFLOPS is dense 16-bit tensor throughput; PeakTFLOPS8 the dense
+	// 8-bit (fp8) figure, 0 where the GPU has no fp8 tensor cores.
+	PeakTFLOPS  float64
+	PeakTFLOPS8 float64
+	// InterconnectGBps is one GPU's bandwidth to its tensor-parallel peers
+	// in one direction, and InterconnectLatencyUs the fixed cost of one
+	// small all-reduce over it.
+	InterconnectGBps      float64
+	InterconnectLatencyUs float64
 }
 
 // ModelShape is what the cost model and the KV capacity need of a model.
+// The architecture fields (Layers, AttentionHeads, HeadDim, HiddenSize) may
+// be zero; the attention and all-reduce terms are then left out.
 type ModelShape struct {
+	// ParamsBillions counts every parameter, experts included: it sizes
+	// the weights in memory.
 	ParamsBillions    float64
 	BytesPerParameter float64
+	// Mixture of experts: ExpertParamsBillions is the part of
+	// ParamsBillions held in the Experts routed experts (all layers), of
+	// which each token uses ExpertsPerToken.
+	ExpertParamsBillions float64
+	Experts              int
+	ExpertsPerToken      int
+	// EightBitCompute marks fp8 weights and activations (W8A8): matrix
+	// products run at PeakTFLOPS8.
+	EightBitCompute bool
+
+	Layers         int
+	AttentionHeads int
+	HeadDim        int
+	HiddenSize     int
+	// GlobalLayers is how many layers attend to every token when Window is
+	// set; the other Layers − GlobalLayers see at most Window tokens.
+	GlobalLayers int
+
 	// KV bytes per token of the full-attention layers.
 	GlobalKVBytesPerToken float64
 	// KV bytes per token of the sliding-window layers, which hold at most
@@ -22,38 +52,96 @@ type ModelShape struct {
 	TensorParallel       int
 }
 
+// Tuning holds the free parameters of the cost model: the fractions of
+// peak compute and bandwidth a real engine reaches, and its overheads.
+// These are what knee calibrate fits.
+type Tuning struct {
+	ComputeEff float64
+	MemoryEff  float64
+	// StepOverhead is paid once per step (scheduling, input preparation,
+	// kernel launches), SeqOverhead once per scheduled sequence (sampling,
+	// detokenising, output processing), both in seconds.
+	StepOverhead float64
+	SeqOverhead  float64
+}
+
 // Costs are the roofline parameters of a model on its GPUs.
 type Costs struct {
-	Params      float64 // parameters
-	WeightBytes float64
-	FLOPS       float64 // peak, all GPUs
-	Bandwidth   float64 // bytes/s, all GPUs
-	ComputeEff  float64
-	MemoryEff   float64
-	Overhead    float64 // seconds per step
-	GlobalKV    float64
-	LocalKV     float64
-	Window      int
+	// ActiveParams are the parameters one token multiplies through
+	// (shared plus ExpertsPerToken experts); DenseBytes the weights every
+	// step reads whatever the batch, ExpertBytes those of all experts.
+	ActiveParams float64
+	DenseBytes   float64
+	ExpertBytes  float64
+	Experts      int
+	PerToken     int
+	FLOPS        float64 // peak of the compute dtype, all GPUs
+	Bandwidth    float64 // bytes/s, all GPUs
+	Tuning
+	// Attention FLOPs per query token per context token, for the layers
+	// that see every token and for the sliding-window ones.
+	AttnGlobal, AttnLocal float64
+	// Tensor-parallel all-reduces: Collectives per step, each costing
+	// CollectiveLatency plus CommBytesPerToken × tokens over CommBandwidth.
+	Collectives       int
+	CollectiveLatency float64
+	CommBytesPerToken float64
+	CommBandwidth     float64
+
+	GlobalKV float64
+	LocalKV  float64
+	Window   int
 }
 
 // NewCosts derives the cost parameters. Tensor parallelism multiplies
-// bandwidth and FLOPS; the weights are split across the GPUs but all of
-// them are still read once per step, so the weight read time falls by the
-// same factor.
-func NewCosts(hw Hardware, m ModelShape, computeEff, memoryEff, overheadS float64) Costs {
-	tp := float64(max(m.TensorParallel, 1))
-	return Costs{
-		Params:      m.ParamsBillions * 1e9,
-		WeightBytes: m.ParamsBillions * 1e9 * m.BytesPerParameter,
-		FLOPS:       hw.PeakTFLOPS * 1e12 * tp,
-		Bandwidth:   hw.BandwidthGBps * 1e9 * tp,
-		ComputeEff:  computeEff,
-		MemoryEff:   memoryEff,
-		Overhead:    overheadS,
-		GlobalKV:    m.GlobalKVBytesPerToken,
-		LocalKV:     m.LocalKVBytesPerToken,
-		Window:      m.Window,
+// bandwidth and FLOPS (the weights are split across the GPUs and each
+// reads its share) but adds two all-reduces per layer of the activations
+// of every scheduled token (Megatron-style: after attention and after the
+// MLP). A ring all-reduce moves 2·(TP−1)/TP of the message through every
+// GPU's link.
+func NewCosts(hw Hardware, m ModelShape, t Tuning) Costs {
+	tp := max(m.TensorParallel, 1)
+	peak := hw.PeakTFLOPS
+	if m.EightBitCompute && hw.PeakTFLOPS8 > 0 {
+		peak = hw.PeakTFLOPS8
 	}
+	expert := m.ExpertParamsBillions * 1e9
+	if m.Experts == 0 {
+		expert = 0
+	}
+	total := m.ParamsBillions * 1e9
+	active := total
+	if expert > 0 {
+		active = total - expert + expert*float64(m.ExpertsPerToken)/float64(m.Experts)
+	}
+	c := Costs{
+		ActiveParams: active,
+		DenseBytes:   (total - expert) * m.BytesPerParameter,
+		ExpertBytes:  expert * m.BytesPerParameter,
+		Experts:      m.Experts,
+		PerToken:     m.ExpertsPerToken,
+		FLOPS:        peak * 1e12 * float64(tp),
+		Bandwidth:    hw.BandwidthGBps * 1e9 * float64(tp),
+		Tuning:       t,
+		GlobalKV:     m.GlobalKVBytesPerToken,
+		LocalKV:      m.LocalKVBytesPerToken,
+		Window:       m.Window,
+	}
+	perPair := 4 * float64(m.AttentionHeads*m.HeadDim) // QKᵀ and AV, 2 FLOPs per multiply-add
+	global := m.Layers
+	if m.Window > 0 {
+		global = m.GlobalLayers
+	}
+	c.AttnGlobal = perPair * float64(global)
+	c.AttnLocal = perPair * float64(m.Layers-global)
+	if tp > 1 && m.HiddenSize > 0 && hw.InterconnectGBps > 0 {
+		const activationBytes = 2 // bf16 activations, whatever the weights
+		c.Collectives = 2 * m.Layers
+		c.CollectiveLatency = hw.InterconnectLatencyUs * 1e-6
+		c.CommBytesPerToken = 2 * float64(tp-1) / float64(tp) * float64(m.HiddenSize) * activationBytes
+		c.CommBandwidth = hw.InterconnectGBps * 1e9
+	}
+	return c
 }
 
 // KVBytes is the KV footprint of a sequence of n tokens: full-attention
@@ -66,22 +154,94 @@ func (c Costs) KVBytes(n int) float64 {
 	return c.GlobalKV*float64(n) + c.LocalKV*float64(local)
 }
 
-// StepTime is the roofline time of one engine step: the slower of compute
-// (2 FLOPs per parameter per scheduled token) and memory (the weights once,
-// plus the KV of every scheduled sequence), plus a fixed overhead.
-func (c Costs) StepTime(tokens int, kvBytes float64) (duration, compute, memory float64) {
-	compute = 2 * c.Params * float64(tokens) / (c.FLOPS * c.ComputeEff)
-	memory = (c.WeightBytes + kvBytes) / (c.Bandwidth * c.MemoryEff)
-	return math.Max(compute, memory) + c.Overhead, compute, memory
+// AttentionFLOPs is the attention work of computing n tokens of a sequence
+// whose first done tokens are already computed: query token j (1-based
+// over the whole sequence) attends to j tokens causally, or to at most
+// Window of them in a sliding-window layer.
+func (c Costs) AttentionFLOPs(done, n int) float64 {
+	if n <= 0 {
+		return 0
+	}
+	f := c.AttnGlobal * sumCapped(done, n, 0)
+	if c.AttnLocal > 0 {
+		f += c.AttnLocal * sumCapped(done, n, c.Window)
+	}
+	return f
+}
+
+// sumCapped is Σ min(j, w) for j in (done, done+n]; w = 0 means no cap.
+func sumCapped(done, n, w int) float64 {
+	a, b := float64(done), float64(done+n)
+	tri := func(x float64) float64 { return x * (x + 1) / 2 }
+	if w <= 0 || done+n <= w {
+		return tri(b) - tri(a)
+	}
+	W := float64(w)
+	if done >= w {
+		return W * float64(n)
+	}
+	return tri(W) - tri(a) + W*(b-W)
+}
+
+// TouchedExperts is the expected number of distinct experts (per layer)
+// that a step of tokens routes to, each token choosing PerToken of Experts
+// uniformly: an expert is missed by one token with probability
+// (E−k)/E, so by all of them with ((E−k)/E)^tokens.
+func (c Costs) TouchedExperts(tokens int) float64 {
+	if c.Experts == 0 || tokens <= 0 {
+		return 0
+	}
+	e := float64(c.Experts)
+	return e * (1 - math.Pow((e-float64(c.PerToken))/e, float64(tokens)))
+}
+
+// Load is what one step schedules: tokens, sequences, the KV they read
+// and their attention work.
+type Load struct {
+	Tokens    int
+	Seqs      int
+	KVBytes   float64
+	AttnFLOPs float64
+}
+
+// StepCost is the time of one step and its parts, in seconds.
+type StepCost struct {
+	Duration float64
+	Compute  float64
+	Memory   float64
+	Comm     float64
+	Overhead float64
+}
+
+// StepTime is the time of one engine step: the slower of compute (2 FLOPs
+// per active parameter per scheduled token, plus attention) and memory
+// (the dense weights once, the experts the step touches, and the KV of
+// every scheduled sequence), then the tensor-parallel all-reduces, which
+// wait for the layer before them, and the overheads.
+func (c Costs) StepTime(l Load) StepCost {
+	var s StepCost
+	s.Compute = (2*c.ActiveParams*float64(l.Tokens) + l.AttnFLOPs) / (c.FLOPS * c.ComputeEff)
+	weights := c.DenseBytes
+	if c.Experts > 0 {
+		weights += c.ExpertBytes * c.TouchedExperts(l.Tokens) / float64(c.Experts)
+	}
+	s.Memory = (weights + l.KVBytes) / (c.Bandwidth * c.MemoryEff)
+	if c.Collectives > 0 && l.Tokens > 0 {
+		s.Comm = float64(c.Collectives) * (c.CollectiveLatency + c.CommBytesPerToken*float64(l.Tokens)/c.CommBandwidth)
+	}
+	s.Overhead = c.StepOverhead + c.SeqOverhead*float64(l.Seqs)
+	s.Duration = math.Max(s.Compute, s.Memory) + s.Comm + s.Overhead
+	return s
 }
 
 // KVBlocks is the number of KV-cache blocks that fit: the GPU memory the
-// engine may use, less the weights, over the bytes of one block of the
+// engine may use, less the weights and a reserve for activations and
+// graphs (reserveGiB per GPU), over the bytes of one block of the
 // full-attention layers (per GPU, as the weights and the KV are both split
 // across tensor-parallel GPUs).
-func KVBlocks(hw Hardware, m ModelShape, gpuMemoryUtilization float64, blockSize int) int {
+func KVBlocks(hw Hardware, m ModelShape, gpuMemoryUtilization, reserveGiB float64, blockSize int) int {
 	tp := float64(max(m.TensorParallel, 1))
-	free := hw.HBMGiB*(1<<30)*gpuMemoryUtilization - m.ParamsBillions*1e9*m.BytesPerParameter/tp
+	free := hw.HBMGiB*(1<<30)*gpuMemoryUtilization - m.ParamsBillions*1e9*m.BytesPerParameter/tp - reserveGiB*(1<<30)
 	perBlock := m.GlobalKVBytesPerToken / tp * float64(blockSize)
 	if m.GlobalKVBytesPerToken == 0 {
 		perBlock = m.LocalKVBytesPerToken / tp * float64(blockSize)

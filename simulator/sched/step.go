@@ -107,9 +107,9 @@ func (c *Core) Step(now float64) *Step {
 		}
 	}
 
-	// 3. Cost of the step: roofline over every scheduled token and the KV
-	// each scheduled sequence reads.
-	kv := 0.0
+	// 3. Cost of the step: roofline over every scheduled token, the KV
+	// each scheduled sequence reads and its attention work.
+	var load Load
 	for _, s := range c.running {
 		n := s.scheduledTokens
 		if n == 0 {
@@ -125,9 +125,12 @@ func (c *Core) Step(now float64) *Step {
 			st.PrefillTokens += s.PromptLen - s.computed
 			st.DecodeTokens += s.computed + n - s.PromptLen
 		}
-		kv += c.cfg.Costs.KVBytes(s.computed + n)
+		load.KVBytes += c.cfg.Costs.KVBytes(s.computed + n)
+		load.AttnFLOPs += c.cfg.Costs.AttentionFLOPs(s.computed, n)
 	}
-	st.Duration, st.Compute, st.Memory = c.cfg.Costs.StepTime(st.ScheduledTokens, kv)
+	load.Tokens, load.Seqs = st.ScheduledTokens, st.BatchSize
+	cost := c.cfg.Costs.StepTime(load)
+	st.Duration, st.Compute, st.Memory, st.Comm = cost.Duration, cost.Compute, cost.Memory, cost.Comm
 	st.End = now + st.Duration
 
 	// 4. Complete: advance computed tokens, cache full blocks, and emit a

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/kneebench/knee/presets"
 	"github.com/kneebench/knee/simulator/sched"
 	"go.yaml.in/yaml/v3"
 )
@@ -21,24 +22,32 @@ type ModelsFile struct {
 type HardwareSpec struct {
 	HBMGiB              float64 `yaml:"hbm_gib"`
 	MemoryBandwidthGBps float64 `yaml:"memory_bandwidth_gbps"`
-	PeakTFLOPS          float64 `yaml:"peak_tflops"`
+	// PeakTFLOPS is dense bf16; PeakTFLOPSFP8 dense fp8 (0: none).
+	PeakTFLOPS    float64 `yaml:"peak_tflops"`
+	PeakTFLOPSFP8 float64 `yaml:"peak_tflops_fp8,omitempty"`
+	// The tensor-parallel link: one GPU's bandwidth to its peers in one
+	// direction, and the fixed cost of one small all-reduce.
+	InterconnectGBps      float64 `yaml:"interconnect_gbps,omitempty"`
+	InterconnectLatencyUs float64 `yaml:"interconnect_latency_us,omitempty"`
 }
 
 // ModelSpec is one served model.
 type ModelSpec struct {
-	Name           string          `yaml:"name"`
-	ContextLength  int             `yaml:"context_length"`
-	Engine         string          `yaml:"engine"`
-	FixedRate      *FixedRateSpec  `yaml:"fixed_rate"`
-	Hardware       string          `yaml:"hardware"`
-	Weights        *WeightsSpec    `yaml:"weights"`
-	KVCache        *KVCacheSpec    `yaml:"kv_cache"`
-	Scheduler      *SchedulerSpec  `yaml:"scheduler"`
-	Latency        *LatencySpec    `yaml:"latency"`
-	Efficiency     *EfficiencySpec `yaml:"efficiency"`
-	TensorParallel int             `yaml:"tensor_parallel"`
-	PrefixCaching  *bool           `yaml:"prefix_caching"`
-	Faults         *FaultSpec      `yaml:"faults"`
+	Name           string            `yaml:"name"`
+	ContextLength  int               `yaml:"context_length"`
+	Engine         string            `yaml:"engine"`
+	FixedRate      *FixedRateSpec    `yaml:"fixed_rate,omitempty"`
+	Hardware       string            `yaml:"hardware"`
+	Weights        *WeightsSpec      `yaml:"weights,omitempty"`
+	KVCache        *KVCacheSpec      `yaml:"kv_cache,omitempty"`
+	Scheduler      *SchedulerSpec    `yaml:"scheduler,omitempty"`
+	Latency        *LatencySpec      `yaml:"latency,omitempty"`
+	Efficiency     *EfficiencySpec   `yaml:"efficiency,omitempty"`
+	Architecture   *ArchitectureSpec `yaml:"architecture,omitempty"`
+	Experts        *ExpertsSpec      `yaml:"experts,omitempty"`
+	TensorParallel int               `yaml:"tensor_parallel,omitempty"`
+	PrefixCaching  *bool             `yaml:"prefix_caching,omitempty"`
+	Faults         *FaultSpec        `yaml:"faults,omitempty"`
 }
 
 // FixedRateSpec configures the fixed_rate engine.
@@ -49,26 +58,49 @@ type FixedRateSpec struct {
 }
 
 // WeightsSpec sizes the model's weights.
+// dtype (bf16, fp16, fp8, int8, int4) gives bytes_per_parameter when that is
+// not set; fp8 weights also compute at the GPU's fp8 peak (W8A8).
 type WeightsSpec struct {
 	ParametersBillions float64 `yaml:"parameters_billions"`
-	BytesPerParameter  float64 `yaml:"bytes_per_parameter"`
+	BytesPerParameter  float64 `yaml:"bytes_per_parameter,omitempty"`
+	DType              string  `yaml:"dtype,omitempty"`
+}
+
+// ArchitectureSpec gives what the attention FLOPs and the tensor-parallel
+// all-reduces need beyond the KV cache's layers and head_dim.
+type ArchitectureSpec struct {
+	HiddenSize     int `yaml:"hidden_size"`
+	AttentionHeads int `yaml:"attention_heads"`
+}
+
+// ExpertsSpec describes a mixture of experts: count routed experts per
+// layer, per_token of them used by each token, and parameters_billions of
+// the weights (all layers) held in them.
+type ExpertsSpec struct {
+	Count              int     `yaml:"count"`
+	PerToken           int     `yaml:"per_token"`
+	ParametersBillions float64 `yaml:"parameters_billions"`
 }
 
 // KVCacheSpec sizes the KV cache: either bytes_per_token, or the layer
 // shape (layers × kv_heads × head_dim × bytes_per_element, for K and V).
 // With sliding_window, only global_layers hold every token; the others hold
 // at most sliding_window tokens.
+// dtype (bf16, fp16, fp8) gives bytes_per_element when that is not set.
+// reserve_gib is the memory per GPU kept for activations and CUDA graphs.
 type KVCacheSpec struct {
-	BytesPerToken        float64 `yaml:"bytes_per_token"`
-	Layers               int     `yaml:"layers"`
-	KVHeads              int     `yaml:"kv_heads"`
-	HeadDim              int     `yaml:"head_dim"`
-	BytesPerElement      float64 `yaml:"bytes_per_element"`
-	SlidingWindow        int     `yaml:"sliding_window"`
-	GlobalLayers         int     `yaml:"global_layers"`
-	BlockSize            int     `yaml:"block_size"`
-	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization"`
-	Watermark            float64 `yaml:"watermark"`
+	BytesPerToken        float64 `yaml:"bytes_per_token,omitempty"`
+	Layers               int     `yaml:"layers,omitempty"`
+	KVHeads              int     `yaml:"kv_heads,omitempty"`
+	HeadDim              int     `yaml:"head_dim,omitempty"`
+	BytesPerElement      float64 `yaml:"bytes_per_element,omitempty"`
+	DType                string  `yaml:"dtype,omitempty"`
+	SlidingWindow        int     `yaml:"sliding_window,omitempty"`
+	GlobalLayers         int     `yaml:"global_layers,omitempty"`
+	BlockSize            int     `yaml:"block_size,omitempty"`
+	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization,omitempty"`
+	Watermark            float64 `yaml:"watermark,omitempty"`
+	ReserveGiB           float64 `yaml:"reserve_gib,omitempty"`
 }
 
 // SchedulerSpec holds the batching limits.
@@ -79,7 +111,8 @@ type SchedulerSpec struct {
 
 // LatencySpec holds fixed costs.
 type LatencySpec struct {
-	StepOverheadMs float64 `yaml:"step_overhead_ms"`
+	StepOverheadMs        float64 `yaml:"step_overhead_ms"`
+	PerSequenceOverheadMs float64 `yaml:"per_sequence_overhead_ms,omitempty"`
 }
 
 // EfficiencySpec scales peak compute and bandwidth.
@@ -108,6 +141,9 @@ func (f *ModelsFile) Validate() error {
 	for name, hw := range f.Hardware {
 		if hw.HBMGiB <= 0 || hw.MemoryBandwidthGBps <= 0 || hw.PeakTFLOPS <= 0 {
 			return fmt.Errorf("hardware %q: hbm_gib, memory_bandwidth_gbps and peak_tflops must be positive", name)
+		}
+		if hw.PeakTFLOPSFP8 < 0 || hw.InterconnectGBps < 0 || hw.InterconnectLatencyUs < 0 {
+			return fmt.Errorf("hardware %q: peak_tflops_fp8, interconnect_gbps and interconnect_latency_us must not be negative", name)
 		}
 	}
 	seen := map[string]bool{}
@@ -160,12 +196,15 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 		if _, ok := f.Hardware[m.Hardware]; !ok {
 			return fmt.Errorf("unknown hardware profile %q", m.Hardware)
 		}
-		if m.Weights.ParametersBillions <= 0 || m.Weights.BytesPerParameter <= 0 {
-			return errors.New("weights: parameters_billions and bytes_per_parameter must be positive")
+		if err := validateWeights(m); err != nil {
+			return err
 		}
 		kv := m.KVCache
-		if kv.BytesPerToken <= 0 && (kv.Layers <= 0 || kv.KVHeads <= 0 || kv.HeadDim <= 0 || kv.BytesPerElement <= 0) {
-			return errors.New("kv_cache: give bytes_per_token, or layers, kv_heads, head_dim and bytes_per_element")
+		if _, ok := kvElementBytes(kv); kv.BytesPerToken <= 0 && (kv.Layers <= 0 || kv.KVHeads <= 0 || kv.HeadDim <= 0 || !ok) {
+			return errors.New("kv_cache: give bytes_per_token, or layers, kv_heads, head_dim and bytes_per_element or dtype (bf16, fp16, fp8)")
+		}
+		if kv.ReserveGiB < 0 {
+			return errors.New("kv_cache: reserve_gib must not be negative")
 		}
 		if kv.SlidingWindow < 0 || (kv.SlidingWindow > 0 && (kv.Layers <= 0 || kv.GlobalLayers <= 0 || kv.GlobalLayers > kv.Layers)) {
 			return errors.New("kv_cache: sliding_window needs layers and 0 < global_layers ≤ layers")
@@ -182,8 +221,8 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 		if e := m.Efficiency; e != nil && (e.Compute <= 0 || e.Compute > 1 || e.Memory <= 0 || e.Memory > 1) {
 			return errors.New("efficiency: compute and memory must be in (0, 1]")
 		}
-		if m.Latency != nil && m.Latency.StepOverheadMs < 0 {
-			return errors.New("latency: step_overhead_ms must not be negative")
+		if m.Latency != nil && (m.Latency.StepOverheadMs < 0 || m.Latency.PerSequenceOverheadMs < 0) {
+			return errors.New("latency: step_overhead_ms and per_sequence_overhead_ms must not be negative")
 		}
 		cfg := f.SchedConfig(m)
 		if err := cfg.Validate(); err != nil {
@@ -201,14 +240,23 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 func (f *ModelsFile) SchedConfig(m *ModelSpec) sched.Config {
 	hw := f.Hardware[m.Hardware]
 	kv := m.KVCache
+	bytes, eight := weightBytes(m.Weights)
 	shape := sched.ModelShape{
-		ParamsBillions: m.Weights.ParametersBillions, BytesPerParameter: m.Weights.BytesPerParameter,
+		ParamsBillions: m.Weights.ParametersBillions, BytesPerParameter: bytes, EightBitCompute: eight,
 		TensorParallel: max(m.TensorParallel, 1),
+		Layers:         kv.Layers, HeadDim: kv.HeadDim, GlobalLayers: kv.GlobalLayers,
+	}
+	if a := m.Architecture; a != nil {
+		shape.HiddenSize, shape.AttentionHeads = a.HiddenSize, a.AttentionHeads
+	}
+	if e := m.Experts; e != nil {
+		shape.Experts, shape.ExpertsPerToken, shape.ExpertParamsBillions = e.Count, e.PerToken, e.ParametersBillions
 	}
 	if kv.BytesPerToken > 0 {
 		shape.GlobalKVBytesPerToken = kv.BytesPerToken
 	} else {
-		perLayer := 2 * float64(kv.KVHeads*kv.HeadDim) * kv.BytesPerElement
+		elem, _ := kvElementBytes(kv)
+		perLayer := 2 * float64(kv.KVHeads*kv.HeadDim) * elem
 		if kv.SlidingWindow > 0 {
 			shape.GlobalKVBytesPerToken = perLayer * float64(kv.GlobalLayers)
 			shape.LocalKVBytesPerToken = perLayer * float64(kv.Layers-kv.GlobalLayers)
@@ -229,20 +277,71 @@ func (f *ModelsFile) SchedConfig(m *ModelSpec) sched.Config {
 	if m.Efficiency != nil {
 		ce, me = m.Efficiency.Compute, m.Efficiency.Memory
 	}
-	overhead := 0.0
+	tuning := sched.Tuning{ComputeEff: ce, MemoryEff: me}
 	if m.Latency != nil {
-		overhead = m.Latency.StepOverheadMs / 1000
+		tuning.StepOverhead = m.Latency.StepOverheadMs / 1000
+		tuning.SeqOverhead = m.Latency.PerSequenceOverheadMs / 1000
 	}
-	shw := sched.Hardware{HBMGiB: hw.HBMGiB, BandwidthGBps: hw.MemoryBandwidthGBps, PeakTFLOPS: hw.PeakTFLOPS}
+	shw := sched.Hardware{HBMGiB: hw.HBMGiB, BandwidthGBps: hw.MemoryBandwidthGBps, PeakTFLOPS: hw.PeakTFLOPS,
+		PeakTFLOPS8: hw.PeakTFLOPSFP8, InterconnectGBps: hw.InterconnectGBps, InterconnectLatencyUs: hw.InterconnectLatencyUs}
 	return sched.Config{
-		NumBlocks:           sched.KVBlocks(shw, shape, util, block),
+		NumBlocks:           sched.KVBlocks(shw, shape, util, kv.ReserveGiB, block),
 		BlockSize:           block,
 		MaxNumBatchedTokens: m.Scheduler.MaxNumBatchedTokens,
 		MaxNumSeqs:          m.Scheduler.MaxNumSeqs,
 		Watermark:           kv.Watermark,
 		PrefixCaching:       m.PrefixCaching == nil || *m.PrefixCaching,
-		Costs:               sched.NewCosts(shw, shape, ce, me, overhead),
+		Costs:               sched.NewCosts(shw, shape, tuning),
 	}
+}
+
+// validateWeights checks the weights, the experts and the architecture of
+// a scheduler model.
+func validateWeights(m *ModelSpec) error {
+	w := m.Weights
+	if w.ParametersBillions <= 0 {
+		return errors.New("weights: parameters_billions must be positive")
+	}
+	if w.DType != "" {
+		if _, ok := presets.DTypeNamed(w.DType); !ok {
+			return fmt.Errorf("weights: unknown dtype %q (bf16, fp16, fp8, int8, int4)", w.DType)
+		}
+	} else if w.BytesPerParameter <= 0 {
+		return errors.New("weights: give bytes_per_parameter or dtype")
+	}
+	if w.BytesPerParameter < 0 {
+		return errors.New("weights: bytes_per_parameter must be positive")
+	}
+	if e := m.Experts; e != nil && (e.Count < 1 || e.PerToken < 1 || e.PerToken > e.Count ||
+		e.ParametersBillions <= 0 || e.ParametersBillions >= w.ParametersBillions) {
+		return errors.New("experts: need 1 ≤ per_token ≤ count and 0 < parameters_billions < weights.parameters_billions")
+	}
+	if a := m.Architecture; a != nil && (a.HiddenSize < 0 || a.AttentionHeads < 0) {
+		return errors.New("architecture: hidden_size and attention_heads must not be negative")
+	}
+	return nil
+}
+
+// weightBytes is the bytes per parameter of the weights, and whether they
+// compute in 8 bits.
+func weightBytes(w *WeightsSpec) (float64, bool) {
+	d, ok := presets.DTypeNamed(w.DType)
+	if w.BytesPerParameter > 0 {
+		return w.BytesPerParameter, ok && d.EightBitCompute
+	}
+	return d.Bytes, d.EightBitCompute
+}
+
+// kvElementBytes is the bytes of one K or V element.
+func kvElementBytes(kv *KVCacheSpec) (float64, bool) {
+	if kv.BytesPerElement > 0 {
+		return kv.BytesPerElement, true
+	}
+	if kv.DType == "" {
+		return 0, false
+	}
+	d, ok := presets.DTypeNamed(kv.DType)
+	return d.Bytes, ok && d.Bytes >= 1
 }
 
 // fixedRate builds the fixed_rate engine of a validated model.
@@ -265,4 +364,20 @@ func decodeStrict(data []byte, v any) error {
 		return err
 	}
 	return nil
+}
+
+// YAML writes the models file as an editable models.yml, headed by a
+// comment naming where it came from.
+func (f *ModelsFile) YAML(origin string) ([]byte, error) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# models.yml of %s, as knee sim and knee predict take it.\n# Every number below shapes the simulated timing; edit freely.\n", origin)
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(f); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/kneebench/knee/presets"
 	"strings"
 	"testing"
 )
@@ -93,11 +94,21 @@ func TestResponsesValidation(t *testing.T) {
 	}
 }
 
-// TestPresetModels: every preset model builds on every GPU it fits, and
-// the Gemma-style model on an L40S keeps about a dozen 18,000-token calls
-// warm (the sweep preset's premise).
+// presetModels builds a preset's models file from its spec text.
+func presetModels(t *testing.T, text string) (*ModelsFile, error) {
+	t.Helper()
+	s, err := presets.ParseSpec(text)
+	if err != nil {
+		t.Fatalf("%s: %v", text, err)
+	}
+	return PresetModels(s)
+}
+
+// TestPresetModels: every preset model builds on the GPUs it fits, and the
+// Gemma-style model on an L40S keeps about a dozen 18,000-token calls warm
+// (the sweep preset's premise).
 func TestPresetModels(t *testing.T) {
-	f, err := PresetModels("l40s", "gemma-12b-hybrid")
+	f, err := presetModels(t, "l40s/gemma-12b-hybrid")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,10 +118,41 @@ func TestPresetModels(t *testing.T) {
 	if calls < 10 || calls > 16 {
 		t.Errorf("an L40S holds %d warm 18,000-token calls, want about a dozen", calls)
 	}
-	if _, err := PresetModels("h100-80gb", "llama-3.1-70b"); err != nil {
-		t.Errorf("70B on 4×H100: %v", err)
+	for _, m := range presets.AllModels() {
+		for _, gpu := range []string{"h200", "mi300x"} {
+			if _, err := presetModels(t, gpu+"/"+m.Name); err != nil {
+				t.Errorf("%s at its default TP on %s: %v", m.Name, gpu, err)
+			}
+		}
 	}
-	if _, err := PresetModels("l40s", "nope"); err == nil {
-		t.Error("unknown model accepted")
+	// 405 B in bf16 (812 GB) does not fit 8 × 80 GB; the error says so.
+	if _, err := presetModels(t, "h100-80gbx8/llama-3.1-405b"); err == nil || !strings.Contains(err.Error(), "no block") {
+		t.Errorf("405B bf16 on 8×H100: %v, want a no-room error", err)
+	}
+	if _, err := presetModels(t, "h100-80gbx8/llama-3.1-405b@fp8"); err != nil {
+		t.Errorf("405B fp8 on 8×H100: %v", err)
+	}
+}
+
+// TestKVDtypeAndReserve: an fp8 KV cache holds twice the tokens in the same
+// memory. Llama 3.1 8B on one H100: (80 × 0.9 − 2) GiB − 16.06 GB =
+// 59,101,927,680 bytes; a bf16 block (16 × 131,072 bytes) is 2,097,152:
+// 28,181 blocks; fp8 blocks are half that: 56,363.
+func TestKVDtypeAndReserve(t *testing.T) {
+	for spec, want := range map[string]int{"h100-80gb/llama-3.1-8b": 28181, "h100-80gb/llama-3.1-8b@bf16,kv=fp8": 56363} {
+		f, err := presetModels(t, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.SchedConfig(&f.Models[0]).NumBlocks; got != want {
+			t.Errorf("%s: %d blocks, want %d", spec, got, want)
+		}
+	}
+	// fp8 weights halve the bytes each decode step reads and compute at
+	// the fp8 peak: 1,979 TFLOPS on each of 2 H100s.
+	f, _ := presetModels(t, "h100-80gbx2/llama-3.1-70b@fp8")
+	c := f.SchedConfig(&f.Models[0]).Costs
+	if c.DenseBytes != 70.6e9 || c.FLOPS != 2*1979e12 {
+		t.Errorf("fp8 70B on 2×H100: %g weight bytes, %g FLOPS", c.DenseBytes, c.FLOPS)
 	}
 }
