@@ -82,7 +82,7 @@ func TestStepCosts(t *testing.T) {
 	d := c.StepTime(Load{Tokens: 1, Seqs: 1, KVBytes: c.KVBytes(17)}).Duration
 	near(t, "short decode step ms", d*1e3, 4.4963, 0.001)
 	// 29 requests at 4,096 tokens: (13.48 + 29×4096×524288/1e9) GB / 3 TB/s.
-	d = c.StepTime(Load{Tokens: 29, Seqs: 1, KVBytes: 29*c.KVBytes(4096)}).Duration
+	d = c.StepTime(Load{Tokens: 29, Seqs: 1, KVBytes: 29 * c.KVBytes(4096)}).Duration
 	near(t, "29×4096 decode step ms", d*1e3, 25.254, 0.001)
 	// Prefill chunks are compute bound: 2 × 6.74e9 × n / 989e12.
 	sc := c.StepTime(Load{Tokens: 2048, Seqs: 1, KVBytes: c.KVBytes(2048)})
