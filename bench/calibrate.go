@@ -6,6 +6,15 @@ import (
 	"github.com/kneebench/knee/workload"
 )
 
+// Prober sends one request and fills its record: the live client, or a
+// stand-in that answers in virtual time (knee predict).
+type Prober interface {
+	Probe(r *workload.Request, rec *Record)
+}
+
+// Probe implements Prober.
+func (c *Client) Probe(r *workload.Request, rec *Record) { c.Do(r, rec, false) }
+
 // Calibration relates knee's filler words to the server's own token count.
 type Calibration struct {
 	// Words and Tokens are the probe's filler size and what the server
@@ -30,7 +39,7 @@ func (c Calibration) String() string {
 
 // Calibrate sends two short probes (a one-word message and a 512-word one,
 // each asking for one token) and compares the server's prompt_tokens.
-func Calibrate(c *Client) Calibration {
+func Calibrate(c Prober) Calibration {
 	const words = 512
 	probe := func(n int) (*Record, error) {
 		req := workload.Request{
@@ -38,7 +47,7 @@ func Calibrate(c *Client) Calibration {
 			MaxTokens: 1,
 		}
 		rec := &Record{}
-		c.Do(&req, rec, false)
+		c.Probe(&req, rec)
 		if rec.Class != "" {
 			return nil, fmt.Errorf("probe failed: %s %s", rec.Class, rec.Message)
 		}
@@ -69,7 +78,7 @@ func Calibrate(c *Client) Calibration {
 // that many prompt_tokens as the server counts them. It returns the source
 // to use and a line for the report; without a calibration it returns syn
 // unchanged.
-func SizedPrompts(c *Client, cal Calibration, syn workload.Synthetic) (workload.Synthetic, string) {
+func SizedPrompts(c Prober, cal Calibration, syn workload.Synthetic) (workload.Synthetic, string) {
 	want := syn.Tokens
 	if !cal.OK {
 		return syn, fmt.Sprintf("input tokens not calibrated (%s): prompts hold %d filler words", cal.Note, want)
@@ -82,7 +91,7 @@ func SizedPrompts(c *Client, cal Calibration, syn workload.Synthetic) (workload.
 		req := s.Request(-1)
 		req.MaxTokens = 1
 		rec := &Record{}
-		c.Do(&req, rec, false)
+		c.Probe(&req, rec)
 		return rec.PromptTokens, rec.Class == "" && rec.UsageReported && rec.PromptTokens > 0
 	}
 	got, ok := probe(fit)
@@ -124,7 +133,7 @@ func CalibratedCounter(c *Client, entries []workload.DatasetEntry) (workload.Tok
 			}
 			req := workload.Request{Messages: []workload.Message{{Role: "user", Content: text}}, MaxTokens: 1}
 			rec := &Record{}
-			c.Do(&req, rec, false)
+			c.Probe(&req, rec)
 			if rec.Class != "" || !rec.UsageReported || rec.PromptTokens <= overhead {
 				continue
 			}

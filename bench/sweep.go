@@ -46,7 +46,7 @@ func RunSweep(ctx context.Context, o SweepOptions) *results.Sweep {
 			o.OnLevel(s, l)
 		}
 		if o.StopOnSaturation {
-			if missesSLO(s, l) {
+			if MissesSLO(s, l) {
 				misses++
 			} else {
 				misses = 0
@@ -60,8 +60,8 @@ func RunSweep(ctx context.Context, o SweepOptions) *results.Sweep {
 	return s
 }
 
-// missesSLO reports whether a measured level misses the sweep's SLO.
-func missesSLO(s *results.Sweep, l results.Level) bool {
+// MissesSLO reports whether a measured level misses the sweep's SLO.
+func MissesSLO(s *results.Sweep, l results.Level) bool {
 	if l.Run == nil {
 		return false
 	}

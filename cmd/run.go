@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -215,13 +216,18 @@ type levelRunner struct {
 // runNonce is random per knee process: it opens every synthetic prompt and
 // call identifier, so no run or sweep level is flattered by prefixes an
 // earlier one left in the server's cache.
-var runNonce = fmt.Sprintf("%08x", rand.Uint32())
+// KNEE_RUN_NONCE fixes it, so that two processes (a live sweep and its
+// prediction) send the very same prompts.
+var runNonce = cmp.Or(os.Getenv("KNEE_RUN_NONCE"), fmt.Sprintf("%08x", rand.Uint32()))
 
 // nextNonce returns the nonce of the next level.
 func (lv *levelRunner) nextNonce() string {
 	lv.levels++
-	return fmt.Sprintf("[%s.%d]", runNonce, lv.levels)
+	return levelNonce(lv.levels)
 }
+
+// levelNonce is the nonce of level n (from 1) of this process.
+func levelNonce(n int) string { return fmt.Sprintf("[%s.%d]", runNonce, n) }
 
 // run measures one level at the given rate or concurrency.
 func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (*results.Run, error) {

@@ -45,6 +45,9 @@ type sweepOptions struct {
 	stopSat     bool
 	preset      string
 	records     string
+	// predict runs the levels in virtual time instead of measuring them.
+	predict  bool
+	parallel int
 }
 
 func newSweepCmd() *cobra.Command {
@@ -69,6 +72,12 @@ With no target, knee starts its built-in simulator and sweeps it with
 		Args: cobra.NoArgs,
 		RunE: runtimeErrors(o.run),
 	}
+	o.register(c)
+	return c
+}
+
+// register declares the flags knee sweep and knee predict share.
+func (o *sweepOptions) register(c *cobra.Command) {
 	o.target.register(c)
 	o.load.registerShared(c)
 	o.voice.register(c, 4, "5s,7s")
@@ -89,7 +98,6 @@ With no target, knee starts its built-in simulator and sweeps it with
 	fs.StringVar(&o.preset, "preset", "", "seed the rates and SLO from a sweep preset (see knee presets)")
 	fs.StringVar(&o.records, "records", "", "stream one JSON line per request of every level to this file (each with its level)")
 	c.MarkFlagsMutuallyExclusive("rates", "concurrency")
-	return c
 }
 
 func parseList(s string) ([]float64, error) {
@@ -206,6 +214,9 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	}
 	if err := o.target.validate(); err != nil {
 		return err
+	}
+	if o.predict {
+		return o.runPredict(c, axis, loads, plan, minGood)
 	}
 	label := o.label
 	if label == "" {

@@ -32,10 +32,14 @@ func Presets(w io.Writer) error {
 	rows = nil
 	for _, f := range order {
 		t := families[f]
-		rows = append(rows, []string{f, fmt.Sprintf("%g", t.ComputeEff), fmt.Sprintf("%g", t.MemoryEff), fmt.Sprintf("%g", t.StepOverheadMs), fmt.Sprintf("%g", t.SeqOverheadMs), t.Source})
+		ar := "link's"
+		if t.AllReduceLatencyUs > 0 {
+			ar = fmt.Sprintf("%g", t.AllReduceLatencyUs)
+		}
+		rows = append(rows, []string{f, fmt.Sprintf("%g", t.ComputeEff), fmt.Sprintf("%g", t.MemoryEff), fmt.Sprintf("%g", t.StepOverheadMs), fmt.Sprintf("%g", t.SeqOverheadMs), ar, t.Source})
 	}
 	fmt.Fprintln(w, "\ncost model tuning per GPU family (step = max(compute, memory) + all-reduces + step overhead + per-sequence overhead × batch)")
-	if err := renderTable(w, []string{"family", "compute eff", "memory eff", "step ms", "per-seq ms", "source"}, rows); err != nil {
+	if err := renderTable(w, []string{"family", "compute eff", "memory eff", "step ms", "per-seq ms", "all-reduce µs", "source"}, rows); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "batching: 8,192 batched tokens and 1,024 sequences on GPUs of 70 GB or more other than the A100, else 2,048 and 256 (vLLM's defaults);")

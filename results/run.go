@@ -72,6 +72,9 @@ type Config struct {
 	Seed         uint64       `json:"seed"`
 	TimeoutS     float64      `json:"timeout_s"`
 	Voice        *VoiceConfig `json:"voice,omitempty"`
+	// Predicted marks a run computed by knee predict in virtual time on
+	// the simulator's scheduler core, not measured.
+	Predicted bool `json:"predicted,omitempty"`
 }
 
 // VoiceConfig holds the knobs of the multi-turn call workload.
@@ -246,6 +249,8 @@ func (h Health) Healthy() bool { return h.Verdict != VerdictClientLimited }
 // Health verdicts.
 const (
 	VerdictHealthy       = "healthy"
+	// VerdictVirtual marks a predicted run: no client ran in wall time.
+	VerdictVirtual = "virtual"
 	VerdictNoisy         = "noisy"
 	VerdictClientLimited = "client-limited"
 )

@@ -24,6 +24,17 @@ type Sweep struct {
 	Levels      []Level `json:"levels"`
 	Knees       Knees   `json:"knees"`
 	Interrupted bool    `json:"interrupted,omitempty"`
+	// Prediction is set on a sweep computed by knee predict: what it was
+	// computed on.
+	Prediction *Prediction `json:"prediction,omitempty"`
+}
+
+// Prediction says what a predicted sweep was computed on: the simulated
+// model and the whole models file whose numbers shaped its timing.
+type Prediction struct {
+	Model      string `json:"model"`
+	Preset     string `json:"preset,omitempty"`
+	ModelsYAML string `json:"models_yml"`
 }
 
 // SLO is the objective the SLO knee is found against.

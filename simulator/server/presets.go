@@ -33,11 +33,15 @@ func PresetModels(s presets.Spec) (*ModelsFile, error) {
 		experts = &ExpertsSpec{Count: m.Experts, PerToken: m.ExpertsPerToken, ParametersBillions: m.ExpertParamsBillions}
 	}
 	t := hw.Tuning
+	latency := hw.InterconnectLatencyUs
+	if t.AllReduceLatencyUs > 0 {
+		latency = t.AllReduceLatencyUs
+	}
 	on := true
 	f := &ModelsFile{
 		Hardware: map[string]HardwareSpec{hw.Name: {
 			HBMGiB: hw.HBMGiB, MemoryBandwidthGBps: hw.BandwidthGBps, PeakTFLOPS: hw.PeakTFLOPS, PeakTFLOPSFP8: hw.PeakTFLOPS8,
-			InterconnectGBps: hw.InterconnectGBps, InterconnectLatencyUs: hw.InterconnectLatencyUs}},
+			InterconnectGBps: hw.InterconnectGBps, InterconnectLatencyUs: latency}},
 		Models: []ModelSpec{{
 			Name: m.Name, ContextLength: m.ContextLength, Engine: "scheduler", Hardware: hw.Name,
 			Weights:        &WeightsSpec{ParametersBillions: m.ParamsBillions, DType: s.Weights.Name},

@@ -1,0 +1,46 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kneebench/knee/health"
+	"github.com/kneebench/knee/results"
+)
+
+// Window is what Summarize needs of a measured window whose requests ran
+// without a live client: its bounds on the run's clock, and for open loop
+// the schedule it offered.
+type Window struct {
+	Start, End time.Duration
+	// Offered is the rate of the arrivals drawn for the window; Arrivals
+	// counts them, SchedStart and SchedEnd bound their schedule.
+	Offered              float64
+	Arrivals, Unsent     int64
+	SchedStart, SchedEnd time.Duration
+	Warmup               int
+}
+
+// Summarize builds a run's result from finished measured records, exactly
+// as Run builds it from the ones it measures: the same histograms,
+// throughput, saturation test and small print. No client ran in wall
+// time, so client health is marked virtual rather than judged.
+func Summarize(recs []Record, o Options, w Window) *results.Run {
+	r := &runner{opts: o, coll: newCollector(1)}
+	r.coll.goodput = o.Goodput
+	for i := range recs {
+		r.coll.add(&recs[i])
+	}
+	res := r.result(health.Report{}, w.Start, w.End, w.Offered, w.Warmup)
+	if o.Load.Rate > 0 {
+		res.Arrivals.WindowArrivals = w.Arrivals
+		res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(w.SchedStart, w.SchedEnd), w.Arrivals, w.Offered)
+	}
+	res.Arrivals.Unsent = w.Unsent
+	res.Warnings = append(res.Warnings, smallPrint(res)...)
+	if w.Unsent > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d arrivals due in the window were still waiting for a --max-concurrency slot when it closed: never sent", w.Unsent))
+	}
+	res.Health = results.Health{Verdict: results.VerdictVirtual}
+	return res
+}

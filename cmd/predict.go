@@ -1,0 +1,175 @@
+package cmd
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/predict"
+	"github.com/kneebench/knee/report"
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/simulator"
+	"github.com/kneebench/knee/workload"
+	"github.com/spf13/cobra"
+)
+
+// predictBaseURL stands for the target of a predicted sweep in its files.
+const predictBaseURL = "virtual://knee-predict"
+
+func newPredictCmd() *cobra.Command {
+	o := &sweepOptions{predict: true}
+	c := &cobra.Command{
+		Use:   "predict",
+		Short: "Predict a sweep in virtual time on the simulator's scheduler core",
+		Long: `predict takes knee sweep's flags and runs every level on the simulator's
+scheduler core in virtual time: the same seeded arrivals, prompts and answers
+a live sweep of knee sim would produce, with no sockets and no sleeping, and
+levels in parallel across cores. It writes the same JSON, CSV and PNG files,
+marked as predicted and carrying the models file whose numbers shaped the
+timing, with the same knees. Compare it with a measured sweep:
+knee compare measured.json predicted.json.
+
+What it simulates is --sim-preset (GPU[xN]/MODEL[@DTYPE], see knee presets)
+or --sim-models; the model must use the scheduler engine. The voice workload
+and --dataset are not predicted yet.`,
+		Example: `  knee predict --sim-preset h100-80gb/llama-3.1-8b --rates 2,4,8,16,32 --step-duration 10m --label h100-8b
+  knee predict --sim-preset a100-80gbx4/llama-3.1-70b --concurrency 1,8,32,128 --step-duration 5m`,
+		Args: cobra.NoArgs,
+		RunE: runtimeErrors(o.run),
+	}
+	o.register(c)
+	c.Flags().IntVar(&o.parallel, "parallel", 0, "levels predicted at once (default: one per CPU)")
+	return c
+}
+
+// predictTarget builds the simulated server from the --sim flags.
+func (o *sweepOptions) predictTarget() (predict.Target, string, error) {
+	var models *simulator.ModelsFile
+	var err error
+	origin := o.sim.models
+	if o.sim.preset != "" {
+		models, err = simulator.PresetModels(o.sim.preset)
+		origin = o.sim.preset
+		if err != nil {
+			return predict.Target{}, "", usageErr("--sim-preset: %v", err)
+		}
+	} else if models, err = simulator.LoadModels(o.sim.models); err != nil {
+		return predict.Target{}, "", err
+	}
+	responder, err := simulator.LoadResponses(o.sim.responses)
+	if err != nil {
+		return predict.Target{}, "", err
+	}
+	t := predict.Target{Models: models, Model: o.target.model, Responder: responder, Chat: o.target.endpoint == "chat"}
+	if t.Model == "" {
+		t.Model = models.Models[0].Name
+	}
+	if _, _, err := t.Config(); err != nil {
+		return predict.Target{}, "", usageErr("%v", err)
+	}
+	return t, origin, nil
+}
+
+// runPredict is knee sweep's run in virtual time.
+func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64, plan *levelPlan, minGood float64) error {
+	if plan.voice {
+		return usageErr("knee predict does not simulate the voice workload yet: predict --workload requests, or sweep the simulator live")
+	}
+	if _, ok := plan.src.(*pendingDataset); ok {
+		return usageErr("knee predict does not take --dataset yet: predict synthetic prompts (--input-tokens, --max-tokens), or sweep the simulator live")
+	}
+	if o.target.baseURL != "" {
+		return usageErr("knee predict sends nothing: drop --base-url, and choose what to simulate with --sim-preset or --sim-models")
+	}
+	if o.parallel < 0 {
+		return usageErr("--parallel must not be negative")
+	}
+	target, origin, err := o.predictTarget()
+	if err != nil {
+		return err
+	}
+	label := o.label
+	if label == "" {
+		label = "predict-" + time.Now().Format("20060102-150405")
+	}
+	paths := struct{ json, csv, png string }{
+		filepath.Join(o.outDir, label+".json"), filepath.Join(o.outDir, label+".csv"), filepath.Join(o.outDir, label+".png")}
+	if err := checkOutputs(map[string]string{"--out-dir (JSON)": paths.json, "--out-dir (CSV)": paths.csv, "--out-dir (PNG)": paths.png}); err != nil {
+		return err
+	}
+	yml, err := target.Models.YAML(origin)
+	if err != nil {
+		return err
+	}
+	base := o.target.config(predictBaseURL, target.Model)
+	base.Predicted = true
+	plan.describe(&base, axis)
+	sw := &results.Sweep{Label: label, Config: base, Environment: environment(), Axis: axis, Workload: o.workload,
+		SLO:        results.SLO{Metric: o.sloMetric, Percentile: o.sloPct, ThresholdMs: o.slo, MaxErrorRate: o.maxErr, MinGoodPercent: minGood},
+		Prediction: &results.Prediction{Model: target.Model, Preset: o.sim.preset, ModelsYAML: string(yml)}}
+	if minGood > 0 {
+		sw.SLO.ThresholdMs = 0
+	}
+	sized, note := o.sizedSource(target, plan)
+	out := c.OutOrStdout()
+	fmt.Fprintf(out, "predicted sweep %s · %s in virtual time · model %s · %s · %d levels of %s · %s per level\n",
+		label, origin, target.Model, sizesText(base), len(loads), axis, windowText(plan.load.Duration, plan.load.Requests, 0, o.workload))
+	started := time.Now()
+	sw = predict.Sweep(predict.SweepOptions{
+		Loads: loads, Parallel: o.parallel, StopOnSaturation: o.stopSat, Sweep: sw,
+		Level: func(i int, load float64) (predict.Options, error) {
+			l := plan.load
+			if axis == "rate" {
+				l.Rate, l.Concurrency = load, 0
+			} else {
+				l.Concurrency, l.Rate = int(load), 0
+			}
+			cfg := base
+			plan.lf.config(&cfg, l)
+			src := sized
+			if syn, ok := src.(workload.Synthetic); ok {
+				syn.Nonce = levelNonce(i + 1)
+				src = syn
+			}
+			return predict.Options{Target: target, Source: src, Load: l, Config: cfg, Goodput: plan.goodput}, nil
+		},
+	})
+	for i := range sw.Levels {
+		if r := sw.Levels[i].Run; r != nil && note != "" {
+			r.Notes = append(r.Notes, note)
+		}
+	}
+	width := outputWidth(out)
+	report.LevelHeader(out, sw, width)
+	for _, l := range sw.Levels {
+		report.LevelRow(out, sw, l, width)
+	}
+	fmt.Fprintln(out)
+	report.Knees(out, sw)
+	if err := writeSweepData(sw, paths.json, paths.csv); err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	var png bytes.Buffer
+	if err := report.SweepPlot(&png, sw); err != nil {
+		fmt.Fprintf(c.ErrOrStderr(), "knee: the plot could not be drawn: %v\n", err)
+	} else if err := results.WriteFileAtomic(paths.png, png.Bytes()); err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	fmt.Fprintf(out, "predicted in %s; wrote %s, %s and %s\n", time.Since(started).Round(time.Millisecond), paths.json, paths.csv, paths.png)
+	return nil
+}
+
+// sizedSource sizes synthetic prompts against the simulated server's own
+// token count, as a live sweep sizes them against the live one.
+func (o *sweepOptions) sizedSource(t predict.Target, plan *levelPlan) (workload.Source, string) {
+	syn, ok := plan.src.(workload.Synthetic)
+	if !ok || plan.lf.noCalibrate {
+		return plan.src, ""
+	}
+	syn.Nonce = levelNonce(1)
+	cal := bench.Calibrate(t)
+	fit, note := bench.SizedPrompts(t, cal, syn)
+	return fit, note
+}

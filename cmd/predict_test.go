@@ -1,0 +1,67 @@
+package cmd
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/kneebench/knee/results"
+)
+
+// TestPredictAgreesWithLiveSweep sweeps the built-in simulator live and
+// predicts the same sweep on the same seed and nonce. What is sent is the
+// same request for request: counts and token totals are equal. Latencies
+// agree to a few ms: the live sim places each arrival at the wall instant
+// it got it (the client's send lateness and the loopback hop later than
+// scheduled), and the live client's TTFT includes the HTTP path. The SLO
+// knee is the same level.
+func TestPredictAgreesWithLiveSweep(t *testing.T) {
+	saved := runNonce
+	runNonce = "feedc0de"
+	defer func() { runNonce = saved }()
+	url := startSim(t, "", "")
+	dir := t.TempDir()
+	flags := []string{"--rates", "2,6,12", "--step-duration", "3s", "--input-tokens", "2048", "--max-tokens", "64", "--out-dir", dir}
+	code, out, errOut := execute(t, append([]string{"sweep", "--base-url", url, "--model", "knee-sim", "--label", "live"}, flags...)...)
+	if code != 0 {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = execute(t, append([]string{"predict", "--label", "pred"}, flags...)...)
+	if code != 0 {
+		t.Fatalf("predict: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("\n%s", out)
+	live, err := results.ReadSweep(filepath.Join(dir, "live.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, err := results.ReadSweep(filepath.Join(dir, "pred.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pred.Prediction == nil || pred.Prediction.ModelsYAML == "" || !pred.Config.Predicted {
+		t.Fatalf("the predicted sweep does not say what it was predicted on: %+v", pred.Prediction)
+	}
+	if len(live.Levels) != 3 || len(pred.Levels) != 3 {
+		t.Fatalf("%d live and %d predicted levels, want 3", len(live.Levels), len(pred.Levels))
+	}
+	for i := range live.Levels {
+		l, p := live.Levels[i].Run, pred.Levels[i].Run
+		if l.Requests.Sent != p.Requests.Sent || l.Tokens.InputTotal != p.Tokens.InputTotal || l.Tokens.OutputTotal != p.Tokens.OutputTotal {
+			t.Errorf("level %g: live sent %d (%d in, %d out tokens), predicted %d (%d, %d)", live.Levels[i].Load,
+				l.Requests.Sent, l.Tokens.InputTotal, l.Tokens.OutputTotal, p.Requests.Sent, p.Tokens.InputTotal, p.Tokens.OutputTotal)
+		}
+		for _, m := range []struct {
+			name       string
+			live, pred float64
+		}{{"ttft_sched mean", l.Stats.TTFTSched.Mean, p.Stats.TTFTSched.Mean}, {"e2e_sched mean", l.Stats.E2ESched.Mean, p.Stats.E2ESched.Mean}} {
+			if math.Abs(m.live-m.pred) > 5+0.05*m.live {
+				t.Errorf("level %g: %s live %.1f ms, predicted %.1f ms", live.Levels[i].Load, m.name, m.live, m.pred)
+			}
+		}
+	}
+	lk, pk := live.Knees.SLO, pred.Knees.SLO
+	if (lk == nil) != (pk == nil) || lk != nil && lk.Load != pk.Load {
+		t.Errorf("SLO knee live %+v, predicted %+v", lk, pk)
+	}
+}

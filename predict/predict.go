@@ -1,0 +1,151 @@
+// Package predict runs a workload on the simulator's scheduler core in
+// virtual time: the arrivals, prompts and answers a live run against
+// knee sim would produce, with no sockets and no sleeping, summarised by
+// the bench's own code into the same results.
+//
+// It is the one room that sees both sides: bench and workload for what is
+// sent and how it is counted, the simulator's content, scheduler core and
+// models file for what the server would say and when. Neither side imports
+// it.
+package predict
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/simulator/content"
+	"github.com/kneebench/knee/simulator/sched"
+	"github.com/kneebench/knee/simulator/server"
+	"github.com/kneebench/knee/workload"
+)
+
+// Target is the simulated server: one scheduler model of a models file
+// and the responses it answers with.
+type Target struct {
+	Models    *server.ModelsFile
+	Model     string
+	Responder *content.Responder
+	// Chat selects the chat endpoint (messages and a chat template), else
+	// completions.
+	Chat bool
+}
+
+// model returns the target's model spec.
+func (t Target) model() (*server.ModelSpec, error) {
+	var names []string
+	for i := range t.Models.Models {
+		m := &t.Models.Models[i]
+		if t.Model == "" || m.Name == t.Model {
+			if m.Engine != "scheduler" {
+				return nil, fmt.Errorf("model %q runs the %s engine: knee predict needs the scheduler engine, whose timing it simulates", m.Name, m.Engine)
+			}
+			return m, nil
+		}
+		names = append(names, m.Name)
+	}
+	return nil, fmt.Errorf("the models file serves no model %q (it serves %s)", t.Model, strings.Join(names, ", "))
+}
+
+// Config is the scheduler core's configuration of the target's model.
+func (t Target) Config() (sched.Config, int, error) {
+	m, err := t.model()
+	if err != nil {
+		return sched.Config{}, 0, err
+	}
+	return t.Models.SchedConfig(m), m.ContextLength, nil
+}
+
+// Probe implements bench.Prober: the prompt tokens the simulator would
+// count for r, so synthetic prompts are sized as against the live server.
+func (t Target) Probe(r *workload.Request, rec *bench.Record) {
+	_, ctx, err := t.Config()
+	if err != nil {
+		rec.Class, rec.Message = bench.ClassOther, err.Error()
+		return
+	}
+	plan, err := t.Responder.Generate(t.genRequest(r), ctx)
+	if err != nil {
+		rec.Class, rec.Message = errorClass(err), err.Error()
+		return
+	}
+	rec.PromptTokens, rec.CompletionTokens, rec.UsageReported = plan.PromptTokens, len(plan.Tokens), true
+}
+
+// genRequest is r as the simulator's request decoder would hand it over.
+func (t Target) genRequest(r *workload.Request) *content.GenRequest {
+	g := &content.GenRequest{Model: t.Model, Chat: t.Chat, IgnoreEOS: r.IgnoreEOS, WantIDs: true}
+	if r.MaxTokens > 0 {
+		n := r.MaxTokens
+		g.MaxTokens = &n
+	}
+	if t.Chat {
+		for _, m := range r.Messages {
+			g.Messages = append(g.Messages, content.Message{Role: m.Role, Text: m.Content})
+		}
+	} else {
+		g.Prompt = r.Text()
+	}
+	return g
+}
+
+// errorClass is the bench's class for a simulator error.
+func errorClass(err error) string {
+	var api *content.APIError
+	if errors.As(err, &api) {
+		return fmt.Sprintf("http_%d:%s", api.Status, api.Type)
+	}
+	return bench.ClassOther
+}
+
+// Options is one level: what to send, how much and when.
+type Options struct {
+	Target  Target
+	Source  workload.Source
+	Load    bench.Load
+	Config  results.Config
+	Goodput bench.Goodput
+}
+
+// Level runs one level in virtual time, warm-up first, and summarises its
+// measured window as bench.Run would.
+func Level(o Options) (*results.Run, error) {
+	if err := o.Load.Validate(); err != nil {
+		return nil, err
+	}
+	cfg, ctxLen, err := o.Target.Config()
+	if err != nil {
+		return nil, err
+	}
+	v := &virtual{opts: o, core: sched.New(cfg), contextLength: ctxLen, inflight: map[int64]*flight{}}
+	if o.Load.Rate > 0 {
+		a, err := workload.NewArrivals(o.Load.Rate, o.Load.Burstiness, o.Load.Seed)
+		if err != nil {
+			return nil, err
+		}
+		v.arrivals = a
+	}
+	warm := o.Load.DefaultWarmup()
+	if warm > 0 {
+		v.phase(warm, 0, false)
+	}
+	start := v.now
+	w := v.phase(o.Load.Requests, o.Load.Duration, true)
+	w.Start, w.End, w.Warmup = dur(start), dur(v.now), warm
+	cfgCopy := o.Config
+	cfgCopy.Predicted = true
+	bo := bench.Options{Load: o.Load, Config: cfgCopy, Goodput: o.Goodput}
+	res := bench.Summarize(v.measured, bo, w)
+	res.Notes = append(res.Notes, "predicted in virtual time on the simulator's scheduler core: no request was sent")
+	if v.cut > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut %d requests still running after the window: counted as interrupted; "+
+			"the slowest requests are missing from the percentiles, which read low", o.Load.DrainTimeout, v.cut))
+	}
+	return res, nil
+}
+
+// dur converts simulated seconds to a duration on the run's clock.
+func dur(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

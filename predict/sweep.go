@@ -1,0 +1,72 @@
+package predict
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/results"
+)
+
+// SweepOptions configures Sweep.
+type SweepOptions struct {
+	// Levels are the loads (rates or concurrencies); Level builds the
+	// options of one, by index and load.
+	Loads []float64
+	Level func(index int, load float64) (Options, error)
+	// Parallel bounds the levels run at once; 0 means one per CPU.
+	Parallel int
+	// StopOnSaturation keeps the levels up to the second of two in a row
+	// that miss the SLO, as a live sweep stops there.
+	StopOnSaturation bool
+	// Sweep is the sweep to fill (label, config, axis, SLO set).
+	Sweep *results.Sweep
+}
+
+// Sweep predicts every level, in parallel across cores (each level is its
+// own server, as each live level starts from a drained one), and fills
+// the sweep in order with its knees.
+func Sweep(o SweepOptions) *results.Sweep {
+	s := o.Sweep
+	s.SchemaVersion = results.SchemaVersion
+	levels := make([]results.Level, len(o.Loads))
+	par := o.Parallel
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i, load := range o.Loads {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			levels[i] = results.Level{Load: load}
+			opts, err := o.Level(i, load)
+			if err == nil {
+				levels[i].Run, err = Level(opts)
+			}
+			if err != nil {
+				levels[i].Run, levels[i].Error = nil, err.Error()
+			}
+		}()
+	}
+	wg.Wait()
+	misses := 0
+	for _, l := range levels {
+		s.Levels = append(s.Levels, l)
+		if !o.StopOnSaturation {
+			continue
+		}
+		if bench.MissesSLO(s, l) {
+			misses++
+		} else {
+			misses = 0
+		}
+		if misses >= 2 {
+			break
+		}
+	}
+	s.FindKnees()
+	return s
+}

@@ -1,0 +1,281 @@
+package predict
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/simulator/content"
+	"github.com/kneebench/knee/simulator/sched"
+	"github.com/kneebench/knee/workload"
+)
+
+// refusedCost is the virtual time a refused request takes to come back.
+// Without it a closed-loop worker whose requests all fail would send
+// again at the same instant forever.
+const refusedCost = 100e-6
+
+// flight is one request inside the core.
+type flight struct {
+	rec      *bench.Record
+	worker   int
+	measured bool
+}
+
+// send is a closed-loop worker's next request, due at a simulated time.
+type send struct {
+	at     float64
+	worker int
+}
+
+// virtual is one level's simulated client and server: the core, the
+// clock, and the requests in flight.
+type virtual struct {
+	opts          Options
+	core          *sched.Core
+	contextLength int
+	arrivals      *workload.Arrivals
+	now           float64
+	index         int
+	nextID        int64
+	inflight      map[int64]*flight
+	measured      []bench.Record
+	cut           int
+
+	// Per phase.
+	sends   []send // closed loop, in time order
+	issued  int
+	slots   int // free --max-concurrency slots; < 0 means unlimited
+	waiting []float64
+}
+
+// phase sends n requests (or for d) from now, as bench's phase does, and
+// runs the core until they have all finished (or the drain cut them).
+func (v *virtual) phase(n int, d time.Duration, measured bool) bench.Window {
+	load := v.opts.Load
+	base := v.now
+	var w bench.Window
+	v.issued, v.sends, v.waiting = 0, v.sends[:0], v.waiting[:0]
+	v.slots = -1
+	if load.MaxConcurrency > 0 {
+		v.slots = load.MaxConcurrency
+	}
+	var dues []float64
+	if load.Rate > 0 {
+		dues, w = v.draw(n, d, base)
+	} else {
+		for worker := 0; worker < load.Concurrency; worker++ {
+			v.sends = append(v.sends, send{at: base, worker: worker})
+		}
+	}
+	windowEnd := math.Inf(1)
+	if d > 0 {
+		windowEnd = base + d.Seconds()
+	}
+	cutoff := math.Inf(1)
+	drainSet := false
+	armDrain := func(end float64) {
+		if drainSet {
+			return
+		}
+		drainSet = true
+		if measured && load.DrainTimeout > 0 {
+			cutoff = end + load.DrainTimeout.Seconds()
+		}
+	}
+	next := 0
+	for {
+		// Arrivals due by now queue for a slot and go as slots allow.
+		for next < len(dues) && dues[next] <= v.now {
+			v.waiting = append(v.waiting, dues[next])
+			next++
+		}
+		if v.now >= windowEnd && len(v.waiting) > 0 && v.slots == 0 {
+			w.Unsent = int64(len(v.waiting) + len(dues) - next)
+			v.waiting, next, dues = v.waiting[:0], 0, nil
+		}
+		for len(v.waiting) > 0 && v.slots != 0 {
+			due := v.waiting[0]
+			v.waiting = v.waiting[1:]
+			v.start(due, max(due, v.now), v.now > due, -1, measured)
+		}
+		for len(v.sends) > 0 && v.sends[0].at <= v.now {
+			s := v.sends[0]
+			v.sends = v.sends[1:]
+			v.issue(s, base, n, d, measured)
+		}
+		if load.Rate > 0 && next == len(dues) && len(v.waiting) == 0 {
+			armDrain(min(windowEnd, v.now))
+		} else if load.Rate <= 0 && len(v.sends) == 0 && (n > 0 && v.issued >= n || d > 0 && v.now >= windowEnd) {
+			armDrain(min(windowEnd, v.now))
+		}
+		if v.core.Idle() {
+			t := math.Inf(1)
+			if next < len(dues) {
+				t = dues[next]
+			}
+			if len(v.sends) > 0 {
+				t = min(t, v.sends[0].at)
+			}
+			if math.IsInf(t, 1) {
+				break
+			}
+			v.now = max(v.now, t)
+			continue
+		}
+		st := v.core.Step(v.now)
+		if st.End > cutoff {
+			v.now = cutoff
+			v.cutAll()
+			break
+		}
+		v.complete(st)
+		v.now = st.End
+	}
+	return w
+}
+
+// draw takes the phase's arrivals from the level's one schedule exactly as
+// bench's open loop does: offsets from the phase's first arrival, at most
+// n of them, none at or past d.
+func (v *virtual) draw(n int, d time.Duration, base float64) ([]float64, bench.Window) {
+	var dues []float64
+	first := time.Duration(-1)
+	var last time.Duration
+	for n <= 0 || len(dues) < n {
+		off := v.arrivals.Next()
+		if first < 0 {
+			first = off
+		}
+		rel := off - first
+		if d > 0 && rel >= d {
+			break
+		}
+		last = rel
+		dues = append(dues, base+rel.Seconds())
+	}
+	w := bench.Window{Arrivals: int64(len(dues)), SchedStart: dur(base), SchedEnd: dur(base) + last}
+	if d > 0 {
+		w.SchedEnd = dur(base) + d
+	}
+	if len(dues) >= 2 && last > 0 {
+		w.Offered = float64(len(dues)-1) / last.Seconds()
+	}
+	return dues, w
+}
+
+// issue sends a closed-loop worker's next request if the phase has one
+// left for it.
+func (v *virtual) issue(s send, base float64, n int, d time.Duration, measured bool) {
+	if n > 0 && v.issued >= n {
+		return
+	}
+	if d > 0 && s.at-base >= d.Seconds() {
+		return
+	}
+	v.issued++
+	v.start(s.at, s.at, false, s.worker, measured)
+}
+
+// start sends one request due at due and sent at at: the simulator's
+// content side decides what is said, then the core takes it, unless the
+// server would refuse it.
+func (v *virtual) start(due, at float64, waited bool, worker int, measured bool) {
+	idx := v.index
+	v.index++
+	req := v.opts.Source.Request(idx)
+	rec := &bench.Record{Index: idx, Warmup: !measured, Tag: req.Tag, Scheduled: dur(due), Sent: dur(at), Waited: waited, MaxTokens: req.MaxTokens}
+	if v.slots > 0 {
+		v.slots--
+	}
+	plan, err := v.opts.Target.Responder.Generate(v.opts.Target.genRequest(&req), v.contextLength)
+	if err == nil && plan.PromptTokens < 1 {
+		err = &content.APIError{Status: 400, Type: "invalid_request_error", Message: "the prompt must hold at least one token"}
+	}
+	if err == nil && len(plan.Tokens) > 0 && !v.core.Fits(plan.PromptTokens, len(plan.Tokens)) {
+		err = &content.APIError{Status: 400, Type: "invalid_request_error", Message: "the request can never fit in the KV cache"}
+	}
+	if err != nil || len(plan.Tokens) == 0 {
+		if err != nil {
+			rec.Status, rec.Class, rec.Message = 400, errorClass(err), err.Error()
+		} else {
+			rec.Status, rec.PromptTokens, rec.UsageReported = 200, plan.PromptTokens, true
+		}
+		rec.Done = dur(at + refusedCost)
+		v.finish(rec, worker, at+refusedCost, measured)
+		return
+	}
+	rec.PromptTokens, rec.CompletionTokens = plan.PromptTokens, len(plan.Tokens)
+	ids := make([]uint64, 0, len(plan.PromptIDs)+len(plan.Tokens))
+	ids = append(ids, plan.PromptIDs...)
+	for _, t := range plan.Tokens {
+		ids = append(ids, content.TokenID(t))
+	}
+	id := v.nextID
+	v.nextID++
+	v.core.Add(sched.Request{ID: id, Arrival: at, IDs: ids, PromptLen: plan.PromptTokens, OutputLen: len(plan.Tokens)})
+	rec.ChunkTimes = make([]time.Duration, 0, len(plan.Tokens))
+	v.inflight[id] = &flight{rec: rec, worker: worker, measured: measured}
+}
+
+// complete releases a step's tokens to their requests and finishes the
+// requests whose last token it was.
+func (v *virtual) complete(st *sched.Step) {
+	t := dur(st.End)
+	for _, e := range st.Emitted {
+		f := v.inflight[e.Seq.ID]
+		if e.Index == 0 {
+			f.rec.FirstToken = t
+			f.rec.CachedTokens = e.Seq.CachedTokens
+		}
+		f.rec.LastToken = t
+		f.rec.Chunks++
+		f.rec.ChunkTimes = append(f.rec.ChunkTimes, t)
+	}
+	for _, s := range st.Finished {
+		f := v.inflight[s.ID]
+		delete(v.inflight, s.ID)
+		r := f.rec
+		r.Done, r.Status = r.LastToken, 200
+		r.UsageReported, r.CachedReported = true, true
+		v.finish(r, f.worker, st.End, f.measured)
+	}
+}
+
+// finish frees the request's slot, keeps its record if measured, and lets
+// its closed-loop worker send again at the simulated time at.
+func (v *virtual) finish(r *bench.Record, worker int, at float64, measured bool) {
+	if v.slots >= 0 {
+		v.slots++
+	}
+	if measured {
+		v.measured = append(v.measured, *r)
+	}
+	if worker >= 0 {
+		i := sort.Search(len(v.sends), func(i int) bool { return v.sends[i].at > at })
+		v.sends = append(v.sends, send{})
+		copy(v.sends[i+1:], v.sends[i:])
+		v.sends[i] = send{at: at, worker: worker}
+	}
+}
+
+// cutAll ends every request still running, as the drain timeout does.
+func (v *virtual) cutAll() {
+	ids := make([]int64, 0, len(v.inflight))
+	for id := range v.inflight {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
+	for _, id := range ids {
+		f := v.inflight[id]
+		v.core.Abort(id)
+		delete(v.inflight, id)
+		f.rec.Class, f.rec.Done = bench.ClassInterrupted, dur(v.now)
+		if f.measured {
+			v.measured = append(v.measured, *f.rec)
+			v.cut++
+		}
+	}
+	v.sends = v.sends[:0]
+}
