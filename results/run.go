@@ -248,9 +248,9 @@ func (h Health) Healthy() bool { return h.Verdict != VerdictClientLimited }
 
 // Health verdicts.
 const (
-	VerdictHealthy       = "healthy"
+	VerdictHealthy = "healthy"
 	// VerdictVirtual marks a predicted run: no client ran in wall time.
-	VerdictVirtual = "virtual"
+	VerdictVirtual       = "virtual"
 	VerdictNoisy         = "noisy"
 	VerdictClientLimited = "client-limited"
 )
