@@ -100,7 +100,7 @@ func TestInterruptedSweepKeepsLevels(t *testing.T) {
 	cmd := exec.Command(bin, "sweep", "--rates", "1,2,3,4,5", "--step-duration", "2s", "--input-tokens", "64",
 		"--max-tokens", "8", "--label", "cut", "--out-dir", dir)
 	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL=")
-	var out bytes.Buffer
+	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -164,7 +164,7 @@ func TestTwoSignalsStillWrite(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "run.json")
 		cmd := exec.Command(bin, "run", "--concurrency", "2", "--duration", "60s", "--max-tokens", "32", "--output", out)
 		cmd.Env = append(os.Environ(), "OPENAI_BASE_URL=")
-		var stdout, stderr bytes.Buffer
+		var stdout, stderr syncBuffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -201,4 +201,23 @@ func TestTwoSignalsStillWrite(t *testing.T) {
 	if pids := simChildren(bin); len(pids) > 0 {
 		t.Errorf("simulator processes left behind: %v", pids)
 	}
+}
+
+// syncBuffer is a bytes.Buffer a test may read while a child process's
+// output is still being copied into it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
