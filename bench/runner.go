@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"runtime"
 	"sync"
@@ -188,20 +187,8 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	stopProgress()
 	rep := mon.Stop()
 	r.records.flush()
-	res := r.result(rep, window.start, window.end, pr.offered, warm)
-	if o.Load.Rate > 0 {
-		res.Arrivals.WindowArrivals = pr.arrivals
-		res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(pr.schedStart, pr.schedEnd), pr.arrivals, pr.offered)
-	}
-	res.Arrivals.Unsent = pr.unsent
-	res.Warnings = append(res.Warnings, smallPrint(res)...)
-	if pr.unsent > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d arrivals due in the window were still waiting for a --max-concurrency slot when it closed: never sent", pr.unsent))
-	}
-	if pr.drainCut {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut %d requests still running after the window: counted as interrupted; "+
-			"the slowest requests are missing from the percentiles, which read low", o.Load.DrainTimeout, res.Requests.Interrupted))
-	}
+	res := r.windowResult(rep, Window{Start: window.start, End: window.end, Offered: pr.offered, Arrivals: pr.arrivals, Unsent: pr.unsent,
+		SchedStart: pr.schedStart, SchedEnd: pr.schedEnd, Warmup: warm, DrainCut: pr.drainCut})
 	r.connections(res)
 	res.StartedAt = start.UTC()
 	res.Interrupted = ctx.Err() != nil

@@ -19,6 +19,8 @@ type Window struct {
 	Arrivals, Unsent     int64
 	SchedStart, SchedEnd time.Duration
 	Warmup               int
+	// DrainCut says the drain timeout cut the window's stragglers.
+	DrainCut bool
 }
 
 // Summarize builds a run's result from finished measured records, exactly
@@ -31,8 +33,17 @@ func Summarize(recs []Record, o Options, w Window) *results.Run {
 	for i := range recs {
 		r.coll.add(&recs[i])
 	}
-	res := r.result(health.Report{}, w.Start, w.End, w.Offered, w.Warmup)
-	if o.Load.Rate > 0 {
+	res := r.windowResult(health.Report{}, w)
+	res.Health = results.Health{Verdict: results.VerdictVirtual}
+	return res
+}
+
+// windowResult builds the result of a measured window: the statistics,
+// the saturation test against the window's own arrivals, and what a reader
+// must know about them.
+func (r *runner) windowResult(rep health.Report, w Window) *results.Run {
+	res := r.result(rep, w.Start, w.End, w.Offered, w.Warmup)
+	if r.opts.Load.Rate > 0 {
 		res.Arrivals.WindowArrivals = w.Arrivals
 		res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(w.SchedStart, w.SchedEnd), w.Arrivals, w.Offered)
 	}
@@ -41,6 +52,9 @@ func Summarize(recs []Record, o Options, w Window) *results.Run {
 	if w.Unsent > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d arrivals due in the window were still waiting for a --max-concurrency slot when it closed: never sent", w.Unsent))
 	}
-	res.Health = results.Health{Verdict: results.VerdictVirtual}
+	if w.DrainCut {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut %d requests still running after the window: counted as interrupted; "+
+			"the slowest requests are missing from the percentiles, which read low", r.opts.Load.DrainTimeout, res.Requests.Interrupted))
+	}
 	return res
 }

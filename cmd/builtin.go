@@ -20,7 +20,7 @@ func (f *simFlags) register(c *cobra.Command) {
 	fs := c.Flags()
 	fs.StringVar(&f.models, "sim-models", "builtin:models", "built-in target: models file it serves")
 	fs.StringVar(&f.responses, "sim-responses", "builtin:bench-responses", "built-in target: responses file (the default makes max_tokens set output length exactly)")
-	fs.StringVar(&f.preset, "sim-preset", "", "built-in target: serve a preset GPU+model (see knee presets), e.g. h100-80gb/llama-3.1-8b")
+	fs.StringVar(&f.preset, "sim-preset", "", "built-in target: serve a preset GPU[xN]/MODEL[@DTYPE[,kv=DTYPE]] (see knee presets), e.g. h100-80gbx2/llama-3.1-70b@fp8")
 }
 
 // executable is the binary started as the simulator; tests point it at a

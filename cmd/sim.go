@@ -61,7 +61,7 @@ KNEE_SIM_RESPONSES and KNEE_SIM_API_KEY.`,
 	fs.StringVar(&o.printConfig, "print-config", "", "print a built-in file (responses, bench-responses, models) and exit")
 	fs.DurationVar(&o.shutdownGrace, "shutdown-grace", 10*time.Second, "on SIGINT/SIGTERM, time open streams get to finish")
 	fs.IntVar(&o.maxBody, "max-body-bytes", 32<<20, "largest request body accepted")
-	fs.StringVar(&o.preset, "preset", "", "serve a preset GPU (with --model-preset), or GPU/MODEL, with the scheduler engine; see knee presets")
+	fs.StringVar(&o.preset, "preset", "", "serve a preset with the scheduler engine: GPU[xN]/MODEL[@DTYPE[,kv=DTYPE]], or a GPU with --model-preset; see knee presets")
 	fs.StringVar(&o.modelPreset, "model-preset", "", "the preset model served on the --preset GPU")
 	fs.StringVar(&o.readyFile, "ready-file", "", "write the listening address to this file once serving")
 	_ = fs.MarkHidden("ready-file")

@@ -134,16 +134,12 @@ func Level(o Options) (*results.Run, error) {
 	}
 	start := v.now
 	w := v.phase(o.Load.Requests, o.Load.Duration, true)
-	w.Start, w.End, w.Warmup = dur(start), dur(v.now), warm
+	w.Start, w.End, w.Warmup, w.DrainCut = dur(start), dur(v.now), warm, v.cut > 0
 	cfgCopy := o.Config
 	cfgCopy.Predicted = true
 	bo := bench.Options{Load: o.Load, Config: cfgCopy, Goodput: o.Goodput}
 	res := bench.Summarize(v.measured, bo, w)
 	res.Notes = append(res.Notes, "predicted in virtual time on the simulator's scheduler core: no request was sent")
-	if v.cut > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut %d requests still running after the window: counted as interrupted; "+
-			"the slowest requests are missing from the percentiles, which read low", o.Load.DrainTimeout, v.cut))
-	}
 	return res, nil
 }
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
-	"github.com/kneebench/knee/simulator/content"
+	"github.com/kneebench/knee/simulator/engine"
 	"github.com/kneebench/knee/simulator/sched"
 	"github.com/kneebench/knee/workload"
 )
@@ -190,11 +190,8 @@ func (v *virtual) start(due, at float64, waited bool, worker int, measured bool)
 		v.slots--
 	}
 	plan, err := v.opts.Target.Responder.Generate(v.opts.Target.genRequest(&req), v.contextLength)
-	if err == nil && plan.PromptTokens < 1 {
-		err = &content.APIError{Status: 400, Type: "invalid_request_error", Message: "the prompt must hold at least one token"}
-	}
-	if err == nil && len(plan.Tokens) > 0 && !v.core.Fits(plan.PromptTokens, len(plan.Tokens)) {
-		err = &content.APIError{Status: 400, Type: "invalid_request_error", Message: "the request can never fit in the KV cache"}
+	if err == nil {
+		err = engine.CheckFits(v.core, plan)
 	}
 	if err != nil || len(plan.Tokens) == 0 {
 		if err != nil {
@@ -207,14 +204,11 @@ func (v *virtual) start(due, at float64, waited bool, worker int, measured bool)
 		return
 	}
 	rec.PromptTokens, rec.CompletionTokens = plan.PromptTokens, len(plan.Tokens)
-	ids := make([]uint64, 0, len(plan.PromptIDs)+len(plan.Tokens))
-	ids = append(ids, plan.PromptIDs...)
-	for _, t := range plan.Tokens {
-		ids = append(ids, content.TokenID(t))
-	}
 	id := v.nextID
 	v.nextID++
-	v.core.Add(sched.Request{ID: id, Arrival: at, IDs: ids, PromptLen: plan.PromptTokens, OutputLen: len(plan.Tokens)})
+	sr := engine.Request(plan, at)
+	sr.ID = id
+	v.core.Add(sr)
 	rec.ChunkTimes = make([]time.Duration, 0, len(plan.Tokens))
 	v.inflight[id] = &flight{rec: rec, worker: worker, measured: measured}
 }

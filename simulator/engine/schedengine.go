@@ -74,18 +74,39 @@ func (s *Scheduler) Config() sched.Config { return s.core.Config() }
 
 // Check implements Engine: a request that could never fit in the KV cache
 // is refused instead of waiting forever.
-func (s *Scheduler) Check(plan *Plan) error {
+func (s *Scheduler) Check(plan *Plan) error { return CheckFits(s.core, plan) }
+
+// CheckFits refuses, as the server does, a plan the core could never run:
+// one with nothing to prefill, or one whose tokens need more KV-cache
+// blocks than the cache holds.
+func CheckFits(core *sched.Core, plan *Plan) error {
 	if plan.PromptTokens < 1 {
 		// Nothing to prefill: the core would never schedule it.
 		return &content.APIError{Status: 400, Type: "invalid_request_error", Param: "prompt", Message: "the prompt must hold at least one token"}
 	}
-	if !s.core.Fits(plan.PromptTokens, len(plan.Tokens)) {
-		cfg := s.core.Config()
+	if !core.Fits(plan.PromptTokens, len(plan.Tokens)) {
+		cfg := core.Config()
 		return &content.APIError{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages",
 			Message: fmt.Sprintf("this request needs %d KV-cache blocks for %d prompt and %d output tokens, but the cache holds %d blocks of %d tokens",
-				s.core.BlocksFor(plan.PromptTokens+len(plan.Tokens)), plan.PromptTokens, len(plan.Tokens), cfg.NumBlocks, cfg.BlockSize)}
+				core.BlocksFor(plan.PromptTokens+len(plan.Tokens)), plan.PromptTokens, len(plan.Tokens), cfg.NumBlocks, cfg.BlockSize)}
 	}
 	return nil
+}
+
+// Request is the core's request for a plan arriving at the simulated time
+// arrival: the prompt's ids followed by the answer's give its prefix-cache
+// blocks their identity.
+func Request(plan *Plan, arrival float64) sched.Request {
+	req := sched.Request{Arrival: arrival, PromptLen: plan.PromptTokens, OutputLen: len(plan.Tokens)}
+	if plan.PromptIDs != nil {
+		ids := make([]uint64, 0, len(plan.PromptIDs)+len(plan.Tokens))
+		ids = append(ids, plan.PromptIDs...)
+		for _, t := range plan.Tokens {
+			ids = append(ids, content.TokenID(t))
+		}
+		req.IDs = ids
+	}
+	return req
 }
 
 // Close implements Engine.
@@ -109,15 +130,7 @@ func (s *Scheduler) Stream(ctx context.Context, plan *Plan, arrival time.Time, e
 	if len(plan.Tokens) == 0 {
 		return StreamInfo{}, nil
 	}
-	req := sched.Request{Arrival: s.simTime(arrival), PromptLen: plan.PromptTokens, OutputLen: len(plan.Tokens)}
-	if plan.PromptIDs != nil {
-		ids := make([]uint64, 0, len(plan.PromptIDs)+len(plan.Tokens))
-		ids = append(ids, plan.PromptIDs...)
-		for _, t := range plan.Tokens {
-			ids = append(ids, content.TokenID(t))
-		}
-		req.IDs = ids
-	}
+	req := Request(plan, s.simTime(arrival))
 	st := &schedStream{ch: make(chan schedItem, len(plan.Tokens)+1), arrival: req.Arrival}
 	s.mu.Lock()
 	if s.closed {
