@@ -146,7 +146,7 @@ func NewCosts(hw Hardware, m ModelShape, t Tuning) Costs {
 
 // KVBytes is the KV footprint of a sequence of n tokens: full-attention
 // layers hold all n, sliding-window layers at most Window.
-func (c Costs) KVBytes(n int) float64 {
+func (c *Costs) KVBytes(n int) float64 {
 	local := n
 	if c.Window > 0 && local > c.Window {
 		local = c.Window
@@ -158,8 +158,8 @@ func (c Costs) KVBytes(n int) float64 {
 // whose first done tokens are already computed: query token j (1-based
 // over the whole sequence) attends to j tokens causally, or to at most
 // Window of them in a sliding-window layer.
-func (c Costs) AttentionFLOPs(done, n int) float64 {
-	if n <= 0 {
+func (c *Costs) AttentionFLOPs(done, n int) float64 {
+	if n <= 0 || c.AttnGlobal == 0 && c.AttnLocal == 0 {
 		return 0
 	}
 	f := c.AttnGlobal * sumCapped(done, n, 0)
@@ -172,22 +172,24 @@ func (c Costs) AttentionFLOPs(done, n int) float64 {
 // sumCapped is Σ min(j, w) for j in (done, done+n]; w = 0 means no cap.
 func sumCapped(done, n, w int) float64 {
 	a, b := float64(done), float64(done+n)
-	tri := func(x float64) float64 { return x * (x + 1) / 2 }
 	if w <= 0 || done+n <= w {
-		return tri(b) - tri(a)
+		return triangle(b) - triangle(a)
 	}
 	W := float64(w)
 	if done >= w {
 		return W * float64(n)
 	}
-	return tri(W) - tri(a) + W*(b-W)
+	return triangle(W) - triangle(a) + W*(b-W)
 }
+
+// triangle is 1 + 2 + … + x.
+func triangle(x float64) float64 { return x * (x + 1) / 2 }
 
 // TouchedExperts is the expected number of distinct experts (per layer)
 // that a step of tokens routes to, each token choosing PerToken of Experts
 // uniformly: an expert is missed by one token with probability
 // (E−k)/E, so by all of them with ((E−k)/E)^tokens.
-func (c Costs) TouchedExperts(tokens int) float64 {
+func (c *Costs) TouchedExperts(tokens int) float64 {
 	if c.Experts == 0 || tokens <= 0 {
 		return 0
 	}
@@ -218,7 +220,7 @@ type StepCost struct {
 // (the dense weights once, the experts the step touches, and the KV of
 // every scheduled sequence), then the tensor-parallel all-reduces, which
 // wait for the layer before them, and the overheads.
-func (c Costs) StepTime(l Load) StepCost {
+func (c *Costs) StepTime(l Load) StepCost {
 	var s StepCost
 	s.Compute = (2*c.ActiveParams*float64(l.Tokens) + l.AttnFLOPs) / (c.FLOPS * c.ComputeEff)
 	weights := c.DenseBytes
@@ -255,7 +257,7 @@ func KVBlocks(hw Hardware, m ModelShape, gpuMemoryUtilization, reserveGiB float6
 // windowBlocks is how many pool blocks a sequence of n tokens needs for its
 // sliding-window layers, counted in blocks of the full-attention layers'
 // size. Those blocks are never prefix-cached.
-func (c Costs) windowBlocks(n, blockSize int) int {
+func (c *Costs) windowBlocks(n, blockSize int) int {
 	if c.LocalKV == 0 || c.GlobalKV == 0 {
 		return 0
 	}

@@ -23,7 +23,8 @@ func TestAllReduceCost(t *testing.T) {
 	near(t, "8192-token all-reduce ms", c.StepTime(Load{Tokens: 8192, Seqs: 1}).Comm*1e3, 108.9741824, 1e-9)
 	// One GPU pays none.
 	m.TensorParallel = 1
-	if got := NewCosts(hw, m, Tuning{ComputeEff: 1, MemoryEff: 1}).StepTime(Load{Tokens: 8, Seqs: 8}).Comm; got != 0 {
+	one := NewCosts(hw, m, Tuning{ComputeEff: 1, MemoryEff: 1})
+	if got := one.StepTime(Load{Tokens: 8, Seqs: 8}).Comm; got != 0 {
 		t.Errorf("TP 1 all-reduce time = %g, want 0", got)
 	}
 }
