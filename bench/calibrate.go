@@ -88,6 +88,8 @@ func SizedPrompts(c Prober, cal Calibration, syn workload.Synthetic) (workload.S
 	// A one-word message costs Overhead tokens: the template and the word.
 	fit.Tokens = max(want-(cal.Overhead-1), 1)
 	probe := func(s workload.Synthetic) (int, bool) {
+		// The probe has the asked size: a spread would draw it at random.
+		s.Spread = workload.Spread{}
 		req := s.Request(-1)
 		req.MaxTokens = 1
 		rec := &Record{}
