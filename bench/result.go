@@ -76,11 +76,13 @@ func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered f
 	for _, k := range sortedTags(tags) {
 		res.ByTurn = append(res.ByTurn, results.TurnStats{Turn: k, TTFT: summarize(tags[k].ttft, 1000), ITL: summarize(tags[k].itl, 1000)})
 	}
-	res.Histograms = results.Histograms{
-		"ttft_us": encodeHist(lat.ttft), "ttft_sched_us": encodeHist(lat.ttftSched),
-		"itl_us": encodeHist(lat.itl), "tpot_us": encodeHist(lat.tpot),
-		"e2e_us": encodeHist(lat.e2e), "e2e_sched_us": encodeHist(lat.e2eSched),
-		"queue_wait_us": encodeHist(lat.queue),
+	if !r.opts.NoHistograms {
+		res.Histograms = results.Histograms{
+			"ttft_us": encodeHist(lat.ttft), "ttft_sched_us": encodeHist(lat.ttftSched),
+			"itl_us": encodeHist(lat.itl), "tpot_us": encodeHist(lat.tpot),
+			"e2e_us": encodeHist(lat.e2e), "e2e_sched_us": encodeHist(lat.e2eSched),
+			"queue_wait_us": encodeHist(lat.queue),
+		}
 	}
 	res.Goodput = goodputResult(r.coll.goodput, agg.good, agg.ok+agg.failed, span)
 	if agg.timings > 0 {

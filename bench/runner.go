@@ -109,6 +109,10 @@ type Options struct {
 	Config results.Config
 	// Goodput, when set, counts the requests that meet every bound.
 	Goodput Goodput
+	// NoHistograms leaves the encoded histograms out of the result: for
+	// results only compared and never written (a calibration's replays),
+	// where compressing them is most of the summary's cost.
+	NoHistograms bool
 }
 
 // sleepCtx waits for d, or until ctx ends; it reports whether the wait ran

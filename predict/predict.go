@@ -108,6 +108,11 @@ type Options struct {
 	Load    bench.Load
 	Config  results.Config
 	Goodput bench.Goodput
+	// Memo, when set, keeps what the content side said for each request
+	// of the level, for a level run many times with the same workload.
+	Memo *Memo
+	// NoHistograms leaves the encoded histograms out of the result.
+	NoHistograms bool
 }
 
 // Level runs one level in virtual time, warm-up first, and summarises its
@@ -137,7 +142,7 @@ func Level(o Options) (*results.Run, error) {
 	w.Start, w.End, w.Warmup, w.DrainCut = dur(start), dur(v.now), warm, v.cut > 0
 	cfgCopy := o.Config
 	cfgCopy.Predicted = true
-	bo := bench.Options{Load: o.Load, Config: cfgCopy, Goodput: o.Goodput}
+	bo := bench.Options{Load: o.Load, Config: cfgCopy, Goodput: o.Goodput, NoHistograms: o.NoHistograms}
 	res := bench.Summarize(v.measured, bo, w)
 	res.Notes = append(res.Notes, "predicted in virtual time on the simulator's scheduler core: no request was sent")
 	return res, nil

@@ -16,6 +16,14 @@ import (
 // again at the same instant forever.
 const refusedCost = 100e-6
 
+// turnaround is how long after a request ends its client can act on it: a
+// closed-loop worker's next request, or an open-loop arrival waiting for
+// the slot it frees, reaches the server this much later. Its size hardly
+// matters; that it is not zero does: the engine starts its next step the
+// instant the last one ends, so, as against a live server, a follow-up can
+// never be in the step that starts when its predecessor finished.
+const turnaround = 1e-6
+
 // flight is one request inside the core.
 type flight struct {
 	rec      *bench.Record
@@ -44,10 +52,13 @@ type virtual struct {
 	cut           int
 
 	// Per phase.
-	sends   []send // closed loop, in time order
-	issued  int
-	slots   int // free --max-concurrency slots; < 0 means unlimited
-	waiting []float64
+	sends  []send // closed loop, in time order
+	issued int
+	slots  int // free --max-concurrency slots; < 0 means unlimited
+	// releases are the times slots freed by finished requests become
+	// usable, in order.
+	releases []float64
+	waiting  []float64
 }
 
 // phase sends n requests (or for d) from now, as bench's phase does, and
@@ -56,7 +67,7 @@ func (v *virtual) phase(n int, d time.Duration, measured bool) bench.Window {
 	load := v.opts.Load
 	base := v.now
 	var w bench.Window
-	v.issued, v.sends, v.waiting = 0, v.sends[:0], v.waiting[:0]
+	v.issued, v.sends, v.waiting, v.releases = 0, v.sends[:0], v.waiting[:0], v.releases[:0]
 	v.slots = -1
 	if load.MaxConcurrency > 0 {
 		v.slots = load.MaxConcurrency
@@ -87,6 +98,10 @@ func (v *virtual) phase(n int, d time.Duration, measured bool) bench.Window {
 	next := 0
 	for {
 		// Arrivals due by now queue for a slot and go as slots allow.
+		for len(v.releases) > 0 && v.releases[0] <= v.now {
+			v.releases = v.releases[1:]
+			v.slots++
+		}
 		for next < len(dues) && dues[next] <= v.now {
 			v.waiting = append(v.waiting, dues[next])
 			next++
@@ -117,6 +132,9 @@ func (v *virtual) phase(n int, d time.Duration, measured bool) bench.Window {
 			}
 			if len(v.sends) > 0 {
 				t = min(t, v.sends[0].at)
+			}
+			if len(v.releases) > 0 && len(v.waiting) > 0 {
+				t = min(t, v.releases[0])
 			}
 			if math.IsInf(t, 1) {
 				break
@@ -184,33 +202,53 @@ func (v *virtual) issue(s send, base float64, n int, d time.Duration, measured b
 func (v *virtual) start(due, at float64, waited bool, worker int, measured bool) {
 	idx := v.index
 	v.index++
-	req := v.opts.Source.Request(idx)
-	rec := &bench.Record{Index: idx, Warmup: !measured, Tag: req.Tag, Scheduled: dur(due), Sent: dur(at), Waited: waited, MaxTokens: req.MaxTokens}
+	said := v.say(idx)
+	rec := &bench.Record{Index: idx, Warmup: !measured, Tag: said.tag, Scheduled: dur(due), Sent: dur(at), Waited: waited, MaxTokens: said.maxTokens}
 	if v.slots > 0 {
 		v.slots--
 	}
-	plan, err := v.opts.Target.Responder.Generate(v.opts.Target.genRequest(&req), v.contextLength)
+	err := said.err
 	if err == nil {
-		err = engine.CheckFits(v.core, plan)
+		err = engine.CheckFits(v.core, said.plan)
 	}
-	if err != nil || len(plan.Tokens) == 0 {
+	if err != nil || said.sr.OutputLen == 0 {
 		if err != nil {
 			rec.Status, rec.Class, rec.Message = 400, errorClass(err), err.Error()
 		} else {
-			rec.Status, rec.PromptTokens, rec.UsageReported = 200, plan.PromptTokens, true
+			rec.Status, rec.PromptTokens, rec.UsageReported = 200, said.sr.PromptLen, true
 		}
 		rec.Done = dur(at + refusedCost)
 		v.finish(rec, worker, at+refusedCost, measured)
 		return
 	}
-	rec.PromptTokens, rec.CompletionTokens = plan.PromptTokens, len(plan.Tokens)
+	rec.PromptTokens, rec.CompletionTokens = said.sr.PromptLen, said.sr.OutputLen
 	id := v.nextID
 	v.nextID++
-	sr := engine.Request(plan, at)
-	sr.ID = id
+	sr := said.sr
+	sr.Arrival, sr.ID = at, id
 	v.core.Add(sr)
-	rec.ChunkTimes = make([]time.Duration, 0, len(plan.Tokens))
+	rec.ChunkTimes = make([]time.Duration, 0, sr.OutputLen)
 	v.inflight[id] = &flight{rec: rec, worker: worker, measured: measured}
+}
+
+// say is what the content side says to request idx: from the memo when
+// the level has one.
+func (v *virtual) say(idx int) *said {
+	if m := v.opts.Memo; m != nil {
+		if s := m.get(idx); s != nil {
+			return s
+		}
+	}
+	req := v.opts.Source.Request(idx)
+	s := &said{tag: req.Tag, maxTokens: req.MaxTokens}
+	s.plan, s.err = v.opts.Target.Responder.Generate(v.opts.Target.genRequest(&req), v.contextLength)
+	if s.err == nil {
+		s.sr = engine.Request(s.plan, 0)
+	}
+	if m := v.opts.Memo; m != nil {
+		m.put(idx, s)
+	}
+	return s
 }
 
 // complete releases a step's tokens to their requests and finishes the
@@ -241,12 +279,14 @@ func (v *virtual) complete(st *sched.Step) {
 // its closed-loop worker send again at the simulated time at.
 func (v *virtual) finish(r *bench.Record, worker int, at float64, measured bool) {
 	if v.slots >= 0 {
-		v.slots++
+		// Finishes come in time order, so the releases stay sorted.
+		v.releases = append(v.releases, at+turnaround)
 	}
 	if measured {
 		v.measured = append(v.measured, *r)
 	}
 	if worker >= 0 {
+		at += turnaround
 		i := sort.Search(len(v.sends), func(i int) bool { return v.sends[i].at > at })
 		v.sends = append(v.sends, send{})
 		copy(v.sends[i+1:], v.sends[i:])
