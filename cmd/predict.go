@@ -46,23 +46,30 @@ and --dataset are not predicted yet.`,
 
 // predictTarget builds the simulated server from the --sim flags.
 func (o *sweepOptions) predictTarget() (predict.Target, string, error) {
+	return simTarget(&o.sim, o.target.model, o.target.endpoint == "chat")
+}
+
+// simTarget builds the simulated server of the --sim flags: its models
+// file, the model (the file's first when empty) and its responses. It
+// returns what the models came from.
+func simTarget(sim *simFlags, model string, chat bool) (predict.Target, string, error) {
 	var models *simulator.ModelsFile
 	var err error
-	origin := o.sim.models
-	if o.sim.preset != "" {
-		models, err = simulator.PresetModels(o.sim.preset)
-		origin = o.sim.preset
+	origin := sim.models
+	if sim.preset != "" {
+		models, err = simulator.PresetModels(sim.preset)
+		origin = sim.preset
 		if err != nil {
 			return predict.Target{}, "", usageErr("--sim-preset: %v", err)
 		}
-	} else if models, err = simulator.LoadModels(o.sim.models); err != nil {
+	} else if models, err = simulator.LoadModels(sim.models); err != nil {
 		return predict.Target{}, "", err
 	}
-	responder, err := simulator.LoadResponses(o.sim.responses)
+	responder, err := simulator.LoadResponses(sim.responses)
 	if err != nil {
 		return predict.Target{}, "", err
 	}
-	t := predict.Target{Models: models, Model: o.target.model, Responder: responder, Chat: o.target.endpoint == "chat"}
+	t := predict.Target{Models: models, Model: model, Responder: responder, Chat: chat}
 	if t.Model == "" {
 		t.Model = models.Models[0].Name
 	}

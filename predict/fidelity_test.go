@@ -120,7 +120,7 @@ func TestFitFamilies(t *testing.T) {
 				c.MemoryEff, c.StepOverhead, c.CollectiveLatency = x[0], x[1]/1e3, x[2]/1e6
 			}
 		}
-		x, loss, err := Fit(params, func(x []float64) float64 {
+		fit, err := Fit(params, 4000, func(x []float64) float64 {
 			l := 0.0
 			for _, a := range fam.specs {
 				e := (latencyBench(t, a.spec, tune(x)) - a.measuredMs) / a.measuredMs
@@ -131,6 +131,7 @@ func TestFitFamilies(t *testing.T) {
 		if err != nil {
 			t.Logf("%s: %v", fam.name, err)
 		}
+		x, loss := fit.X, fit.Loss
 		t.Logf("%s: memory eff %.3f, step %.2f ms, all-reduce %.1f µs, loss %.2g", fam.name, x[0], x[1], x[2], loss)
 		for _, a := range fam.specs {
 			got := latencyBench(t, a.spec, tune(x))

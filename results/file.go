@@ -54,3 +54,29 @@ func readVersioned(path string, v any) error {
 	}
 	return nil
 }
+
+// ReadSweepOrRun reads a sweep file, or a run file as a sweep of one level
+// (its load the run's rate or concurrency).
+func ReadSweepOrRun(path string) (*Sweep, error) {
+	var head struct {
+		Axis   *string         `json:"axis"`
+		Levels json.RawMessage `json:"levels"`
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if json.Unmarshal(b, &head) == nil && head.Levels != nil {
+		return ReadSweep(path)
+	}
+	r, err := ReadRun(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sweep{SchemaVersion: r.SchemaVersion, Label: path, StartedAt: r.StartedAt, Config: r.Config, Environment: r.Environment,
+		Workload: r.Config.Workload, Axis: "concurrency", Levels: []Level{{Load: float64(r.Config.Concurrency), Run: r}}}
+	if r.Config.Mode == "open" {
+		s.Axis, s.Levels[0].Load = "rate", r.Config.Rate
+	}
+	return s, nil
+}

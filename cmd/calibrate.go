@@ -1,0 +1,134 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kneebench/knee/predict"
+	"github.com/kneebench/knee/report"
+	"github.com/kneebench/knee/results"
+	"github.com/spf13/cobra"
+)
+
+type calibrateOptions struct {
+	sim      simFlags
+	model    string
+	output   string
+	jsonOut  string
+	fix      string
+	holdout  string
+	maxEval  int
+	parallel int
+}
+
+func newCalibrateCmd() *cobra.Command {
+	o := &calibrateOptions{}
+	c := &cobra.Command{
+		Use:   "calibrate MEASURED.json",
+		Short: "Fit the simulator's cost model to a measured run or sweep",
+		Long: `calibrate replays every level of a measured run or sweep (from a real server,
+or any knee result file) on the simulator's scheduler core in virtual time: the
+same load, window, warm-up and seed, with prompts and answers of the lengths
+the server reported. It searches the cost model's free parameters (compute and
+memory efficiency, step overhead, per-sequence overhead) from the model of
+--sim-preset or --sim-models, minimising the squared log errors of TTFT p50
+and p90, mean TPOT, ITL p50 and p90 and output throughput over the fitted
+levels (gonum's Nelder-Mead).
+
+It prints each parameter with its standard error, every level's figures
+measured, replayed from the start and fitted, and the error on levels held out
+of the fit (by default every third level from the second, when there are at
+least three). With -o it writes the calibrated models.yml, which knee sim
+--models and knee predict --sim-models take as it is.`,
+		Example: `  knee calibrate results/h100-vllm.json --sim-preset h100-80gb/llama-3.1-8b -o h100-8b.yml
+  knee predict --sim-models h100-8b.yml --rates 2,4,8,16 --step-duration 5m`,
+		Args: cobra.ExactArgs(1),
+		RunE: runtimeErrors(o.run),
+	}
+	o.sim.register(c)
+	fs := c.Flags()
+	fs.StringVar(&o.model, "model", "", "model of the models file to calibrate (default: its first)")
+	fs.StringVarP(&o.output, "output", "o", "", "write the calibrated models.yml here")
+	fs.StringVar(&o.jsonOut, "json", "", "write the calibration (parameters, every level's figures, errors) as JSON here")
+	fs.StringVar(&o.fix, "fix", "", "parameters held at their start, comma-separated: "+strings.Join(tunableNames(), ", "))
+	fs.StringVar(&o.holdout, "holdout", "", `levels kept out of the fit, 1-based and comma-separated, or "none" (default: every third from the second)`)
+	fs.IntVar(&o.maxEval, "max-evaluations", 600, "bound on the search's replays of the fitted levels")
+	fs.IntVar(&o.parallel, "parallel", 0, "levels replayed at once (default: one per CPU)")
+	return c
+}
+
+func tunableNames() []string {
+	var n []string
+	for _, t := range predict.Tunables {
+		n = append(n, t.Name)
+	}
+	return n
+}
+
+func (o *calibrateOptions) run(c *cobra.Command, args []string) error {
+	if err := checkOutputs(map[string]string{"--output": o.output, "--json": o.jsonOut}); err != nil {
+		return err
+	}
+	if o.maxEval < 1 || o.parallel < 0 {
+		return usageErr("--max-evaluations must be positive and --parallel not negative")
+	}
+	measured, err := results.ReadSweepOrRun(args[0])
+	if err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	target, origin, err := simTarget(&o.sim, o.model, measured.Config.Endpoint == "chat")
+	if err != nil {
+		return err
+	}
+	opts := predict.CalibrateOptions{Measured: measured, Name: args[0], Target: target, Origin: origin,
+		Parallel: o.parallel, MaxEvaluations: o.maxEval}
+	if o.fix != "" {
+		opts.Fixed = strings.Split(o.fix, ",")
+	}
+	switch o.holdout {
+	case "":
+	case "none":
+		opts.NoHoldOut = true
+	default:
+		opts.HoldOut = []int{}
+		for _, f := range strings.Split(o.holdout, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 || n > len(measured.Levels) {
+				return usageErr("--holdout: %q is not a level number from 1 to %d", f, len(measured.Levels))
+			}
+			opts.HoldOut = append(opts.HoldOut, n-1)
+		}
+	}
+	out := c.OutOrStdout()
+	fmt.Fprintf(out, "replaying %d measured levels of %s in virtual time on %s (model %s)\n", len(measured.Levels), args[0], origin, target.Model)
+	cal, fitted, err := predict.Calibrate(opts)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if err := report.Calibration(out, cal); err != nil {
+		return err
+	}
+	if o.jsonOut != "" {
+		b, err := json.MarshalIndent(cal, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := results.WriteOutput(o.jsonOut, append(b, '\n')); err != nil {
+			return withCode(ExitRuntime, err)
+		}
+		fmt.Fprintf(out, "wrote %s\n", o.jsonOut)
+	}
+	if o.output != "" {
+		yml, err := fitted.YAML(origin + ", calibrated")
+		if err != nil {
+			return err
+		}
+		if err := results.WriteOutput(o.output, append([]byte(report.CalibrationHeader(cal)), yml...)); err != nil {
+			return withCode(ExitRuntime, err)
+		}
+		fmt.Fprintf(out, "wrote %s (knee sim --models %s, knee predict --sim-models %s)\n", o.output, o.output, o.output)
+	}
+	return nil
+}

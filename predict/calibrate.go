@@ -1,0 +1,389 @@
+package predict
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/simulator/server"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Tunable is one free parameter of the cost model that a calibration can
+// fit, with the range searched.
+type Tunable struct {
+	Name, Unit string
+	Min, Max   float64
+}
+
+// Tunables are the cost model's free parameters: the shares of peak
+// compute and memory bandwidth reached, the fixed cost of a step and its
+// cost per scheduled sequence.
+var Tunables = []Tunable{
+	{"compute_efficiency", "", 0.02, 1},
+	{"memory_efficiency", "", 0.02, 1},
+	{"step_overhead_ms", "ms", 0, 100},
+	{"per_sequence_overhead_ms", "ms", 0, 5},
+}
+
+// noiseFloor is the smallest spread of the log residuals assumed when the
+// confidence of a fit is computed: a measured level does not repeat better
+// than about 1% from run to run, so a fit that reproduces its data exactly
+// has not pinned its parameters down to nothing.
+const noiseFloor = 0.01
+
+// missingPenalty is the log residual of a figure the replay did not
+// produce at all (every request refused, say): as if 150× off.
+const missingPenalty = 5
+
+// CalibrateOptions configures Calibrate.
+type CalibrateOptions struct {
+	// Measured is the measured sweep (a single run is a sweep of one
+	// level), and Name what to call it.
+	Measured *results.Sweep
+	Name     string
+	// Target is the simulated model the fit starts from (its tuning is
+	// the start), and Origin what it came from.
+	Target Target
+	Origin string
+	// Fixed names the tunables held at their start.
+	Fixed []string
+	// HoldOut lists the 0-based levels kept out of the fit; nil holds out
+	// every third usable level from the second when there are at least
+	// three, and NoHoldOut none.
+	HoldOut   []int
+	NoHoldOut bool
+	// Parallel bounds the levels replayed at once; 0 means one per CPU.
+	Parallel int
+	// MaxEvaluations bounds the search's replays of the training levels.
+	MaxEvaluations int
+}
+
+// calibration is the state of one fit.
+type calibration struct {
+	o      CalibrateOptions
+	spec   *server.ModelSpec
+	start  []float64 // every tunable
+	free   []int     // indices of the searched tunables
+	levels []Options // per measured level; zero when skipped
+	train  []int
+	held   []int
+}
+
+// Calibrate fits the target's cost-model tuning to a measured sweep by
+// replaying each level's workload in virtual time and minimising the
+// squared log errors of the figures in results.CalibrationMetrics over
+// the training levels (gonum's Nelder–Mead). It returns the fit, level by
+// level with the start and the held-out error, and the models file with
+// the fitted tuning.
+func Calibrate(o CalibrateOptions) (*results.Calibration, *server.ModelsFile, error) {
+	spec, err := o.Target.model()
+	if err != nil {
+		return nil, nil, err
+	}
+	c := &calibration{o: o, spec: spec, start: tuningOf(spec)}
+	out := &results.Calibration{Measured: o.Name, Model: spec.Name, Origin: o.Origin}
+	for _, m := range results.CalibrationMetrics {
+		out.Metrics = append(out.Metrics, m.Name)
+	}
+	for i, t := range Tunables {
+		if !slices.Contains(o.Fixed, t.Name) {
+			c.free = append(c.free, i)
+		}
+	}
+	for _, name := range o.Fixed {
+		if !slices.ContainsFunc(Tunables, func(t Tunable) bool { return t.Name == name }) {
+			return nil, nil, fmt.Errorf("no tunable %q (there are %s)", name, tunableNames())
+		}
+	}
+	if len(c.free) == 0 {
+		return nil, nil, errors.New("every tunable is fixed: nothing to fit")
+	}
+	notes := map[string]bool{}
+	var usable []int
+	c.levels = make([]Options, len(o.Measured.Levels))
+	for i, l := range o.Measured.Levels {
+		lv := results.CalibratedLevel{Load: l.Load}
+		if why := replayable(l); why != "" {
+			lv.Skipped = why
+		} else if opts, note, err := Replay(o.Target, l.Run, fmt.Sprintf("[calibrate.%d]", i+1)); err != nil {
+			lv.Skipped = err.Error()
+		} else {
+			c.levels[i] = opts
+			usable = append(usable, i)
+			if note != "" && !notes[note] {
+				notes[note] = true
+				out.Notes = append(out.Notes, note)
+			}
+		}
+		out.Levels = append(out.Levels, lv)
+	}
+	if len(usable) == 0 {
+		return nil, nil, errors.New("no measured level can be replayed: " + skippedReasons(out.Levels))
+	}
+	c.split(usable)
+	if len(c.held) == 0 {
+		out.Notes = append(out.Notes, "no level was held out, so the errors below are on the fitted data only")
+	}
+	for _, i := range c.held {
+		out.Levels[i].HeldOut = true
+	}
+
+	params := make([]Param, len(c.free))
+	for k, i := range c.free {
+		t := Tunables[i]
+		params[k] = Param{Name: t.Name, Start: math.Min(math.Max(c.start[i], t.Min), t.Max), Min: t.Min, Max: t.Max}
+	}
+	maxEval := o.MaxEvaluations
+	if maxEval <= 0 {
+		maxEval = 600
+	}
+	fit, err := Fit(params, maxEval, func(x []float64) float64 {
+		return sumSquares(c.residuals(c.full(x), c.train))
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	best := c.full(roundParams(fit.X))
+	out.Evaluations = fit.Evaluations
+	out.Params = c.confidence(best)
+
+	// Every usable level, with the start and the fit, for the report.
+	startRuns := c.replayAll(c.start, usable)
+	fitRuns := c.replayAll(best, usable)
+	for _, i := range usable {
+		meas := o.Measured.Levels[i].Run
+		for _, m := range results.CalibrationMetrics {
+			want, ok := m.Value(meas)
+			if !ok || want <= 0 {
+				continue
+			}
+			mf := results.MetricFit{Metric: m.Name, Measured: want}
+			if r := startRuns[i]; r != nil {
+				mf.Start, _ = m.Value(r)
+			}
+			if r := fitRuns[i]; r != nil {
+				mf.Fitted, _ = m.Value(r)
+			}
+			out.Levels[i].Metrics = append(out.Levels[i].Metrics, mf)
+		}
+	}
+	out.Summarise()
+	return out, tunedModels(o.Target.Models, spec.Name, best), nil
+}
+
+// split assigns the usable levels to training and held-out sets.
+func (c *calibration) split(usable []int) {
+	switch {
+	case c.o.NoHoldOut:
+	case c.o.HoldOut != nil:
+		for _, i := range usable {
+			if slices.Contains(c.o.HoldOut, i) {
+				c.held = append(c.held, i)
+			}
+		}
+	case len(usable) >= 3:
+		for k := 1; k < len(usable); k += 3 {
+			c.held = append(c.held, usable[k])
+		}
+	}
+	for _, i := range usable {
+		if !slices.Contains(c.held, i) {
+			c.train = append(c.train, i)
+		}
+	}
+	if len(c.train) == 0 { // every level held out: fit them all instead
+		c.train, c.held = usable, nil
+	}
+}
+
+// full is every tunable's value with the searched ones set from x.
+func (c *calibration) full(x []float64) []float64 {
+	v := slices.Clone(c.start)
+	for k, i := range c.free {
+		v[i] = x[k]
+	}
+	return v
+}
+
+// replayAll replays the levels with the tuning v, in parallel; a level
+// that fails is nil.
+func (c *calibration) replayAll(v []float64, levels []int) map[int]*results.Run {
+	models := tunedModels(c.o.Target.Models, c.spec.Name, v)
+	runs := make(map[int]*results.Run, len(levels))
+	par := c.o.Parallel
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, par)
+	for _, i := range levels {
+		opts := c.levels[i]
+		opts.Target.Models = models
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			r, err := Level(opts)
+			if err != nil {
+				r = nil
+			}
+			mu.Lock()
+			runs[i] = r
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return runs
+}
+
+// residuals are the log errors of every measured figure of the levels
+// replayed with the tuning v, in a fixed order.
+func (c *calibration) residuals(v []float64, levels []int) []float64 {
+	runs := c.replayAll(v, levels)
+	var r []float64
+	for _, i := range levels {
+		meas := c.o.Measured.Levels[i].Run
+		for _, m := range results.CalibrationMetrics {
+			want, ok := m.Value(meas)
+			if !ok || want <= 0 {
+				continue
+			}
+			got, ok := 0.0, false
+			if runs[i] != nil {
+				got, ok = m.Value(runs[i])
+			}
+			if !ok || got <= 0 {
+				r = append(r, missingPenalty)
+				continue
+			}
+			r = append(r, math.Log(got/want))
+		}
+	}
+	return r
+}
+
+func sumSquares(r []float64) float64 {
+	s := 0.0
+	for _, x := range r {
+		s += x * x
+	}
+	return s
+}
+
+// confidence estimates each searched parameter's standard error from the
+// Jacobian J of the log residuals at v (central differences of a few
+// percent, wide enough to step over the scheduler's discrete batching):
+// cov = σ²·(JᵀJ)⁻¹ with σ² the residuals' variance, floored at noiseFloor².
+func (c *calibration) confidence(v []float64) []results.FittedParam {
+	params := make([]results.FittedParam, len(Tunables))
+	for i, t := range Tunables {
+		params[i] = results.FittedParam{Name: t.Name, Unit: t.Unit, Start: c.start[i], Value: v[i], Fixed: !slices.Contains(c.free, i)}
+	}
+	r0 := c.residuals(v, c.train)
+	m, p := len(r0), len(c.free)
+	if m <= p {
+		return params
+	}
+	jac := mat.NewDense(m, p, nil)
+	for k, i := range c.free {
+		t := Tunables[i]
+		h := math.Max(0.05*v[i], 1e-3*(t.Max-t.Min))
+		lo, hi := slices.Clone(v), slices.Clone(v)
+		lo[i], hi[i] = math.Max(v[i]-h, t.Min), math.Min(v[i]+h, t.Max)
+		rl, rh := c.residuals(lo, c.train), c.residuals(hi, c.train)
+		for row := range m {
+			jac.Set(row, k, (rh[row]-rl[row])/(hi[i]-lo[i]))
+		}
+	}
+	var jtj mat.SymDense
+	jtj.SymOuterK(1, jac.T())
+	var chol mat.Cholesky
+	if !chol.Factorize(&jtj) {
+		return params
+	}
+	var cov mat.SymDense
+	if err := chol.InverseTo(&cov); err != nil {
+		return params
+	}
+	s2 := math.Max(sumSquares(r0)/float64(m-p), noiseFloor*noiseFloor)
+	for k, i := range c.free {
+		se := math.Sqrt(s2 * cov.At(k, k))
+		if math.IsNaN(se) || math.IsInf(se, 0) {
+			continue
+		}
+		params[i].StdErr = se
+		params[i].Determined = se < 0.5*math.Abs(v[i])
+	}
+	return params
+}
+
+// tuningOf reads a model's tuning in the order of Tunables.
+func tuningOf(m *server.ModelSpec) []float64 {
+	v := []float64{1, 1, 0, 0}
+	if e := m.Efficiency; e != nil {
+		v[0], v[1] = e.Compute, e.Memory
+	}
+	if l := m.Latency; l != nil {
+		v[2], v[3] = l.StepOverheadMs, l.PerSequenceOverheadMs
+	}
+	return v
+}
+
+// tunedModels is a copy of f whose model name has the tuning v.
+func tunedModels(f *server.ModelsFile, name string, v []float64) *server.ModelsFile {
+	g := *f
+	g.Models = slices.Clone(f.Models)
+	for i := range g.Models {
+		m := &g.Models[i]
+		if m.Name != name {
+			continue
+		}
+		m.Efficiency = &server.EfficiencySpec{Compute: v[0], Memory: v[1]}
+		lat := server.LatencySpec{}
+		if m.Latency != nil {
+			lat = *m.Latency
+		}
+		lat.StepOverheadMs, lat.PerSequenceOverheadMs = v[2], v[3]
+		m.Latency = &lat
+	}
+	return &g
+}
+
+// roundParams keeps four significant digits: the fit is not better than
+// that, and the models file stays readable.
+func roundParams(x []float64) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		if v == 0 {
+			continue
+		}
+		scale := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(v))))
+		out[i] = math.Round(v*scale) / scale
+	}
+	return out
+}
+
+func tunableNames() string {
+	var n []string
+	for _, t := range Tunables {
+		n = append(n, t.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+func skippedReasons(levels []results.CalibratedLevel) string {
+	var r []string
+	for _, l := range levels {
+		if l.Skipped != "" {
+			r = append(r, fmt.Sprintf("load %g: %s", l.Load, l.Skipped))
+		}
+	}
+	return strings.Join(r, "; ")
+}

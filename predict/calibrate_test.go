@@ -1,0 +1,91 @@
+package predict
+
+import (
+	"math"
+	"testing"
+
+	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/presets"
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/simulator/content"
+	"github.com/kneebench/knee/simulator/server"
+	"github.com/kneebench/knee/workload"
+)
+
+// presetTarget is the shipped preset spec as a chat target answering with
+// long synthetic text, so every answer runs to max_tokens.
+func presetTarget(t testing.TB, spec string) Target {
+	t.Helper()
+	s, err := presets.ParseSpec(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := server.PresetModels(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := content.ParseResponses("test", []byte("default:\n  synthetic: {tokens: 65536}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Target{Models: f, Model: f.Models[0].Name, Responder: r, Chat: true}
+}
+
+// truth is the tuning the "measured" sweep is made with: far enough from
+// the shipped hopper tuning (compute 0.5, memory 0.826, step 2.24 ms,
+// per sequence 0.02 ms) that finding it is not an accident of the start.
+var truth = []float64{0.62, 0.7, 3.5, 0.06}
+
+// measuredSweep is a closed-loop sweep of target with the tuning v,
+// predicted in virtual time: long prompts of spread lengths, so prefill
+// (compute) and decode (memory, overheads) both show, at batch sizes from
+// 1 to 48 so the per-sequence cost shows.
+func measuredSweep(t testing.TB, target Target, v []float64, loads []float64, requests int) *results.Sweep {
+	t.Helper()
+	target.Models = tunedModels(target.Models, target.Model, v)
+	syn := workload.Synthetic{Tokens: 1024, MaxTokens: 96, Seed: 7, Nonce: "[measured]",
+		Spread: workload.Spread{InputStddev: 350, OutputStddev: 20}}
+	sized, _ := bench.SizedPrompts(target, bench.Calibrate(target), syn)
+	sw := &results.Sweep{Axis: "concurrency", Workload: "requests"}
+	return Sweep(SweepOptions{Loads: loads, Sweep: sw, Level: func(_ int, load float64) (Options, error) {
+		l := bench.Load{Concurrency: int(load), Requests: requests, Warmup: -1, Seed: 7, DrainTimeout: replayDrain}
+		cfg := results.Config{Workload: "synthetic", Endpoint: "chat", Mode: "closed", Concurrency: int(load),
+			InputTokens: 1024, MaxTokens: 96, InputStddev: 350, OutputStddev: 20, Requests: requests, Warmup: l.DefaultWarmup(), Seed: 7}
+		return Options{Target: target, Source: sized, Load: l, Config: cfg}, nil
+	}})
+}
+
+// TestCalibrateRecoversKnownTuning: a sweep made with a known tuning,
+// fitted from the shipped preset, gives that tuning back within a few
+// percent, and the levels held out are reproduced as well as the fitted
+// ones.
+func TestCalibrateRecoversKnownTuning(t *testing.T) {
+	target := presetTarget(t, "h100-80gb/llama-3.1-8b")
+	loads := []float64{1, 2, 8, 16, 48}
+	if testing.Short() {
+		loads = []float64{1, 8, 48}
+	}
+	measured := measuredSweep(t, target, truth, loads, 120)
+	cal, fitted, err := Calibrate(CalibrateOptions{Measured: measured, Name: "truth", Target: target, Origin: "h100-80gb/llama-3.1-8b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range cal.Params {
+		t.Logf("%-26s start %7.4f  fitted %7.4f ± %.4f  truth %7.4f (determined %v)", p.Name, p.Start, p.Value, p.StdErr, truth[i], p.Determined)
+		if math.Abs(p.Value-truth[i]) > 0.05*truth[i] {
+			t.Errorf("%s: fitted %.4f, truth %.4f (more than 5%% off)", p.Name, p.Value, truth[i])
+		}
+	}
+	t.Logf("%d evaluations; train error %.2f%% (start %.1f%%), held out %.2f%% (start %.1f%%) over %d levels",
+		cal.Evaluations, cal.Train.FittedPercent, cal.Train.StartPercent, cal.HeldOut.FittedPercent, cal.HeldOut.StartPercent, cal.HeldOut.Levels)
+	if cal.Train.FittedPercent > 2 || cal.Train.FittedPercent >= cal.Train.StartPercent {
+		t.Errorf("training error %.2f%% (start %.2f%%): the fit should reproduce its own data to 2%%", cal.Train.FittedPercent, cal.Train.StartPercent)
+	}
+	if !testing.Short() && (cal.HeldOut.Levels != 2 || cal.HeldOut.FittedPercent > 3) {
+		t.Errorf("held out %d levels with error %.2f%%, want 2 within 3%%", cal.HeldOut.Levels, cal.HeldOut.FittedPercent)
+	}
+	m := fitted.Models[0]
+	if m.Efficiency == nil || m.Efficiency.Compute != cal.Params[0].Value || m.Latency.StepOverheadMs != cal.Params[2].Value {
+		t.Errorf("the fitted models file does not carry the fit: %+v %+v", m.Efficiency, m.Latency)
+	}
+}

@@ -1,0 +1,121 @@
+package predict
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload"
+)
+
+// replayDrain is the drain timeout of a replayed level: knee's default, as
+// a result file does not record the one used.
+const replayDrain = time.Minute
+
+// minReplayRequests is the fewest finished requests a measured level needs
+// to take part in a calibration: fewer give percentiles of a handful.
+const minReplayRequests = 10
+
+// Replay rebuilds the workload of a measured level for the target: the
+// same load, window, warm-up and seed, and synthetic prompts and answers
+// of the lengths the server reported (mean and spread, counted by the
+// target's tokenizer as the measured server counted them with its own).
+// It returns the options and a note on what could not be reproduced, or
+// an error saying why the level cannot be replayed.
+func Replay(t Target, run *results.Run, nonce string) (Options, string, error) {
+	c := run.Config
+	if c.Workload == "voice" || c.Voice != nil {
+		return Options{}, "", fmt.Errorf("a voice workload cannot be replayed in virtual time yet")
+	}
+	load := bench.Load{Burstiness: c.Burstiness, Requests: c.Requests, Duration: time.Duration(c.DurationS * float64(time.Second)),
+		Warmup: c.Warmup, Seed: c.Seed, DrainTimeout: replayDrain}
+	switch c.Mode {
+	case "open":
+		load.Rate, load.MaxConcurrency = c.Rate, c.MaxConcurrency
+		if load.Burstiness <= 0 {
+			load.Burstiness = 1
+		}
+	case "closed":
+		load.Concurrency = c.Concurrency
+	default:
+		return Options{}, "", fmt.Errorf("unknown load mode %q", c.Mode)
+	}
+	if err := load.Validate(); err != nil {
+		return Options{}, "", err
+	}
+	in, out := run.Tokens.Input, run.Tokens.Output
+	if !run.Tokens.UsageReported || in.Count == 0 || in.Mean < 1 || out.Mean < 1 {
+		return Options{}, "", fmt.Errorf("the server reported no token counts, so the lengths to replay are unknown")
+	}
+	syn := workload.Synthetic{Tokens: int(math.Round(in.Mean)), MaxTokens: int(math.Round(out.Mean)), Seed: c.Seed, Nonce: nonce,
+		Spread: workload.Spread{InputStddev: in.Stddev, OutputStddev: out.Stddev}}
+	if c.Workload == "synthetic" && c.InputTokens > 0 {
+		syn = sameDraws(c, run, nonce)
+	}
+	var notes []string
+	if c.Workload != "synthetic" {
+		notes = append(notes, fmt.Sprintf("the %s workload is replayed as synthetic prompts of its measured lengths", c.Workload))
+	}
+	if run.Tokens.CachedTotal > 0 {
+		notes = append(notes, fmt.Sprintf("the server reported %d cached prompt tokens; the replay's prompts share no prefix", run.Tokens.CachedTotal))
+	}
+	t.Chat = c.Endpoint == "chat"
+	sized, _ := bench.SizedPrompts(t, bench.Calibrate(t), syn)
+	// Replayed once per step of a search: say each request once, and
+	// skip the histograms nobody writes.
+	opts := Options{Target: t, Source: sized, Load: load, Config: c, Memo: &Memo{}, NoHistograms: true}
+	return opts, strings.Join(notes, "; "), nil
+}
+
+// replayable says why a measured level should not be fitted, or "".
+func replayable(l results.Level) string {
+	r := l.Run
+	switch {
+	case l.Error != "":
+		return "the level failed: " + l.Error
+	case r == nil:
+		return "the level has no result"
+	case r.Interrupted:
+		return "the level was interrupted"
+	case !r.Health.Healthy():
+		return "the client limited this level's figures (" + r.Health.Verdict + ")"
+	case r.Requests.OK < minReplayRequests:
+		return fmt.Sprintf("only %d requests finished", r.Requests.OK)
+	case r.Requests.Failed*10 > r.Requests.Sent:
+		return fmt.Sprintf("%d of %d requests failed", r.Requests.Failed, r.Requests.Sent)
+	}
+	return ""
+}
+
+// sameDraws is a measured synthetic workload's own source: the same seed
+// draws the same lengths for the same request indices, so the replay sends
+// what was sent. Where the server counted a mean more than 2% away from
+// those draws (prompts not calibrated, answers ended early by EOS), the
+// lengths are shifted by the difference.
+func sameDraws(c results.Config, run *results.Run, nonce string) workload.Synthetic {
+	syn := workload.Synthetic{Tokens: c.InputTokens, MaxTokens: c.MaxTokens, Seed: c.Seed, Nonce: nonce,
+		Spread: workload.Spread{InputStddev: c.InputStddev, OutputStddev: c.OutputStddev, RangeRatio: c.RangeRatio}}
+	n := int(run.Requests.Sent)
+	if n <= 0 {
+		return syn
+	}
+	var in, out float64
+	for i := c.Warmup; i < c.Warmup+n; i++ {
+		a, b := syn.Lengths(i)
+		in += float64(a)
+		out += float64(b)
+	}
+	in, out = in/float64(n), out/float64(n)
+	shift := func(size int, drawn, measured float64) int {
+		if d := measured - drawn; math.Abs(d) > 0.02*drawn {
+			return max(size+int(math.Round(d)), 1)
+		}
+		return size
+	}
+	syn.Tokens = shift(syn.Tokens, in, run.Tokens.Input.Mean)
+	syn.MaxTokens = shift(syn.MaxTokens, out, run.Tokens.Output.Mean)
+	return syn
+}

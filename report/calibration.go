@@ -1,0 +1,102 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/kneebench/knee/results"
+)
+
+// Calibration prints a calibration: the parameters with their confidence,
+// every level's figures measured, replayed from the start and fitted, and
+// the errors on the fitted and the held-out levels.
+func Calibration(w io.Writer, c *results.Calibration) error {
+	fmt.Fprintf(w, "calibrated %s against %s (%d replays of the training levels)\n\n", c.Origin, c.Measured, c.Evaluations)
+	var rows [][]string
+	for _, p := range c.Params {
+		conf := "-"
+		switch {
+		case p.Fixed:
+			conf = "fixed"
+		case !p.Determined:
+			conf = "not determined by this data"
+			if p.StdErr > 0 {
+				conf = "± " + sig(p.StdErr) + ", " + conf
+			}
+		default:
+			conf = fmt.Sprintf("± %s (%.0f%%)", sig(p.StdErr), 100*p.StdErr/p.Value)
+		}
+		rows = append(rows, []string{p.Name, sig(p.Start), sig(p.Value), conf})
+	}
+	if err := renderTable(w, []string{"parameter", "start", "fitted", "standard error"}, rows); err != nil {
+		return err
+	}
+	rows = nil
+	for _, l := range c.Levels {
+		set := "fit"
+		if l.HeldOut {
+			set = "held out"
+		}
+		if l.Skipped != "" {
+			rows = append(rows, []string{num(l.Load, -1), "skipped: " + l.Skipped, "", "", "", "", ""})
+			continue
+		}
+		for k, m := range l.Metrics {
+			load, s := "", ""
+			if k == 0 {
+				load, s = num(l.Load, -1), set
+			}
+			rows = append(rows, []string{load, s, m.Metric, ms(m.Measured), ms(m.Start) + " (" + signedPct(results.PercentError(m.Start, m.Measured)) + ")",
+				ms(m.Fitted) + " (" + signedPct(results.PercentError(m.Fitted, m.Measured)) + ")"})
+		}
+	}
+	fmt.Fprintln(w)
+	if err := renderTable(w, []string{"level", "set", "figure", "measured", "start (error)", "fitted (error)"}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	for _, g := range []struct {
+		name string
+		e    results.FitError
+	}{{"fitted levels", c.Train}, {"held-out levels", c.HeldOut}} {
+		if g.e.Levels == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%s (%d): mean absolute error %.1f%% from the start, %.1f%% fitted; worst %.1f%% (%s at %s)\n",
+			g.name, g.e.Levels, g.e.StartPercent, g.e.FittedPercent, g.e.WorstPercent, g.e.WorstMetric, num(g.e.WorstLevelLoad, -1))
+	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	return nil
+}
+
+// CalibrationHeader is the comment that heads a calibrated models.yml:
+// what it was fitted to, the parameters and the errors.
+func CalibrationHeader(c *results.Calibration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Calibrated by knee calibrate against %s, starting from %s.\n", c.Measured, c.Origin)
+	for _, p := range c.Params {
+		state := "± " + sig(p.StdErr)
+		switch {
+		case p.Fixed:
+			state = "fixed"
+		case !p.Determined:
+			state = "not determined by the data"
+		}
+		fmt.Fprintf(&b, "#   %s %s (%s; started at %s)\n", p.Name, sig(p.Value), state, sig(p.Start))
+	}
+	fmt.Fprintf(&b, "# Mean absolute error: %.1f%% on %d fitted levels", c.Train.FittedPercent, c.Train.Levels)
+	if c.HeldOut.Levels > 0 {
+		fmt.Fprintf(&b, ", %.1f%% on %d held-out levels", c.HeldOut.FittedPercent, c.HeldOut.Levels)
+	}
+	b.WriteString(".\n")
+	return b.String()
+}
+
+// sig formats a parameter with four significant digits.
+func sig(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+
+func signedPct(v float64) string { return fmt.Sprintf("%+.1f%%", v) }
