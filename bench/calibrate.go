@@ -119,7 +119,7 @@ func (c charCounter) Count(text string) int { return int(float64(len(text))*c.pe
 // probe, and counts every text by that ratio. It returns the counter and a
 // line for the report; when the server reports no usage it falls back to
 // counting words.
-func CalibratedCounter(c *Client, entries []workload.DatasetEntry) (workload.TokenCounter, string) {
+func CalibratedCounter(c Prober, entries []workload.DatasetEntry) (workload.TokenCounter, string) {
 	empty := Calibrate(c)
 	if !empty.OK {
 		return workload.WordCounter{}, "estimated as one token per word (" + empty.Note + ")"

@@ -87,7 +87,7 @@ func (f *datasetFlags) parse(path string) (*pendingDataset, error) {
 // when given, else against the server's own prompt_tokens (a probe of a
 // few entries fits a tokens-per-character ratio). It returns the source
 // and a line saying how the lengths were counted.
-func (p *pendingDataset) size(client *bench.Client, defaultOutput, requests int, seed uint64) (workload.Dataset, string, error) {
+func (p *pendingDataset) size(client bench.Prober, defaultOutput, requests int, seed uint64) (workload.Dataset, string, error) {
 	var count workload.TokenCounter
 	var how string
 	if p.tok != nil {

@@ -33,7 +33,7 @@ knee compare measured.json predicted.json.
 
 What it simulates is --sim-preset (GPU[xN]/MODEL[@DTYPE], see knee presets)
 or --sim-models; the model must use the scheduler engine. The voice workload
-and --dataset are not predicted yet.`,
+is not predicted yet.`,
 		Example: `  knee predict --sim-preset h100-80gb/llama-3.1-8b --rates 2,4,8,16,32 --step-duration 10m --label h100-8b
   knee predict --sim-preset a100-80gbx4/llama-3.1-70b --concurrency 1,8,32,128 --step-duration 5m`,
 		Args: cobra.NoArgs,
@@ -84,9 +84,6 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 	if plan.voice {
 		return usageErr("knee predict does not simulate the voice workload yet: predict --workload requests, or sweep the simulator live")
 	}
-	if _, ok := plan.src.(*pendingDataset); ok {
-		return usageErr("knee predict does not take --dataset yet: predict synthetic prompts (--input-tokens, --max-tokens), or sweep the simulator live")
-	}
 	if o.target.baseURL != "" {
 		return usageErr("knee predict sends nothing: drop --base-url, and choose what to simulate with --sim-preset or --sim-models")
 	}
@@ -119,7 +116,10 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 	if minGood > 0 {
 		sw.SLO.ThresholdMs = 0
 	}
-	sized, note := o.sizedSource(target, plan)
+	sized, note, err := o.sizedSource(target, plan)
+	if err != nil {
+		return err
+	}
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "predicted sweep %s · %s in virtual time · model %s · %s · %d levels of %s · %s per level\n",
 		label, origin, target.Model, sizesText(base), len(loads), axis, windowText(plan.load.Duration, plan.load.Requests, 0, o.workload))
@@ -135,6 +135,9 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 			}
 			cfg := base
 			plan.lf.config(&cfg, l)
+			if pd, ok := plan.src.(*pendingDataset); ok {
+				cfg.DatasetFormat = string(pd.format)
+			}
 			src := sized
 			if syn, ok := src.(workload.Synthetic); ok {
 				syn.Nonce = levelNonce(i + 1)
@@ -168,15 +171,20 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 	return nil
 }
 
-// sizedSource sizes synthetic prompts against the simulated server's own
-// token count, as a live sweep sizes them against the live one.
-func (o *sweepOptions) sizedSource(t predict.Target, plan *levelPlan) (workload.Source, string) {
+// sizedSource sizes synthetic prompts, or counts and samples a dataset,
+// against the simulated server's own token count, as a live sweep does
+// against the live one.
+func (o *sweepOptions) sizedSource(t predict.Target, plan *levelPlan) (workload.Source, string, error) {
+	if pd, ok := plan.src.(*pendingDataset); ok {
+		ds, note, err := pd.size(t, plan.lf.maxTokens, plan.load.Requests, plan.load.Seed)
+		return ds, note, err
+	}
 	syn, ok := plan.src.(workload.Synthetic)
 	if !ok || plan.lf.noCalibrate {
-		return plan.src, ""
+		return plan.src, "", nil
 	}
 	syn.Nonce = levelNonce(1)
 	cal := bench.Calibrate(t)
 	fit, note := bench.SizedPrompts(t, cal, syn)
-	return fit, note
+	return fit, note, nil
 }

@@ -1,8 +1,11 @@
 package cmd
 
 import (
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kneebench/knee/results"
@@ -63,5 +66,48 @@ func TestPredictAgreesWithLiveSweep(t *testing.T) {
 	lk, pk := live.Knees.SLO, pred.Knees.SLO
 	if (lk == nil) != (pk == nil) || lk != nil && lk.Load != pk.Load {
 		t.Errorf("SLO knee live %+v, predicted %+v", lk, pk)
+	}
+}
+
+// TestPredictDataset: a dataset is counted, filtered and sampled against
+// the simulated server's tokenizer as a live sweep counts it against the
+// live one, so both send the same prompts: equal counts and token totals.
+func TestPredictDataset(t *testing.T) {
+	dir := t.TempDir()
+	ds := filepath.Join(dir, "prompts.jsonl")
+	var lines []string
+	for i := range 40 {
+		lines = append(lines, fmt.Sprintf(`{"prompt": %q, "max_tokens": %d}`, strings.Repeat("word ", 20+i*13)+fmt.Sprint(i), 8+i%5))
+	}
+	if err := os.WriteFile(ds, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := startSim(t, "", "")
+	flags := []string{"--rates", "4,8", "--requests", "20", "--dataset", ds, "--out-dir", dir}
+	code, out, errOut := execute(t, append([]string{"sweep", "--base-url", url, "--model", "knee-sim", "--label", "live", "--no-server-metrics"}, flags...)...)
+	if code != 0 {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = execute(t, append([]string{"predict", "--label", "pred"}, flags...)...)
+	if code != 0 {
+		t.Fatalf("predict: exit %d\n%s\n%s", code, out, errOut)
+	}
+	live, err := results.ReadSweep(filepath.Join(dir, "live.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, err := results.ReadSweep(filepath.Join(dir, "pred.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range live.Levels {
+		l, p := live.Levels[i].Run, pred.Levels[i].Run
+		if l.Requests.OK != 20 || l.Requests.Sent != p.Requests.Sent || l.Tokens.InputTotal != p.Tokens.InputTotal || l.Tokens.OutputTotal != p.Tokens.OutputTotal {
+			t.Errorf("level %g: live %d ok of %d sent (%d in, %d out tokens), predicted %d sent (%d, %d)", live.Levels[i].Load,
+				l.Requests.OK, l.Requests.Sent, l.Tokens.InputTotal, l.Tokens.OutputTotal, p.Requests.Sent, p.Tokens.InputTotal, p.Tokens.OutputTotal)
+		}
+		if p.Config.Dataset != ds || p.Config.DatasetFormat != "prompt" {
+			t.Errorf("the predicted level does not name its dataset: %q %q", p.Config.Dataset, p.Config.DatasetFormat)
+		}
 	}
 }
