@@ -45,3 +45,51 @@ func BenchmarkPredictLevel(b *testing.B) {
 	}
 	b.ReportMetric(float64(sent)/b.Elapsed().Seconds(), "sim-req/s")
 }
+
+// BenchmarkPredictSweep predicts a 10-level open-loop sweep (2 to 20
+// requests/s, 10 simulated minutes each) of the same model, with the
+// levels on one core and on all of them, in simulated requests per
+// wall-second.
+func BenchmarkPredictSweep(b *testing.B) {
+	target := presetTarget(b, "h100-80gb/llama-3.1-8b")
+	for _, par := range []int{1, 0} {
+		name := "cores=1"
+		if par == 0 {
+			name = "cores=all"
+		}
+		b.Run(name, func(b *testing.B) {
+			var sent int64
+			for b.Loop() {
+				sw := Sweep(SweepOptions{Loads: []float64{2, 4, 6, 8, 10, 12, 14, 16, 18, 20}, Parallel: par, Sweep: &results.Sweep{Axis: "rate"},
+					Level: func(_ int, rate float64) (Options, error) {
+						return Options{Target: target, Source: workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
+							Load: bench.Load{Rate: rate, Burstiness: 1, Duration: 10 * time.Minute, Seed: 1}}, nil
+					}})
+				for _, l := range sw.Levels {
+					if l.Run == nil {
+						b.Fatal(l.Error)
+					}
+					sent += l.Run.Requests.Sent
+				}
+			}
+			b.ReportMetric(float64(sent)/b.Elapsed().Seconds(), "sim-req/s")
+		})
+	}
+}
+
+// BenchmarkCalibrate times the recovery of TestCalibrateRecoversKnownTuning:
+// five closed-loop levels of 120 requests (1,024 ± 350 in, 96 ± 20 out),
+// three fitted and two held out, from the shipped preset's tuning.
+func BenchmarkCalibrate(b *testing.B) {
+	target := presetTarget(b, "h100-80gb/llama-3.1-8b")
+	measured := measuredSweep(b, target, truth, []float64{1, 2, 8, 16, 48}, 120)
+	evals := 0
+	for b.Loop() {
+		cal, _, err := Calibrate(CalibrateOptions{Measured: measured, Name: "truth", Target: target})
+		if err != nil {
+			b.Fatal(err)
+		}
+		evals += cal.Evaluations
+	}
+	b.ReportMetric(float64(evals)/float64(b.N), "replays/op")
+}
