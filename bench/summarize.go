@@ -45,7 +45,13 @@ func (r *runner) windowResult(rep health.Report, w Window) *results.Run {
 	res := r.result(rep, w.Start, w.End, w.Offered, w.Warmup)
 	if r.opts.Load.Rate > 0 {
 		res.Arrivals.WindowArrivals = w.Arrivals
-		res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(w.SchedStart, w.SchedEnd), w.Arrivals, w.Offered)
+		// A window bounded by a count ends at its last arrival, which the
+		// half-open window [SchedStart, SchedEnd) leaves out.
+		inWindow := w.Arrivals
+		if r.opts.Load.Duration == 0 && inWindow > 1 {
+			inWindow--
+		}
+		res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(w.SchedStart, w.SchedEnd), inWindow, w.Offered)
 	}
 	res.Arrivals.Unsent = w.Unsent
 	res.Warnings = append(res.Warnings, smallPrint(res)...)

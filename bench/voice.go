@@ -64,10 +64,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	}
 	start := time.Now()
 	records := newRecordWriter(o.Records, start, o.RecordLevel)
-	coll := newCollector(4 * runtime.GOMAXPROCS(0))
-	coll.coldThreshold = max(o.Voice.SystemPromptTokens/2, 1)
-	coll.callOrigins = true
-	coll.goodput = o.Goodput
+	coll := newVoiceCollector(o, 4*runtime.GOMAXPROCS(0))
 	c := o.Client
 	c.SetStart(start)
 	stopWatch := context.AfterFunc(ctx, c.Abort)
@@ -214,44 +211,93 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	rep := mon.Stop()
 	records.flush()
 
-	r := &runner{opts: Options{Client: c, Config: o.Config, Load: Load{Rate: o.Rate}}, client: c, coll: coll}
-	offered := 0.0
-	if count > 1 && lastArrival > 0 {
-		offered = float64(count-1) / lastArrival.Seconds()
+	t := VoiceTally{Arrivals: int64(count), Started: started.Load(), Completed: completed.Load(), Shed: shed.Load(),
+		CallTime: time.Duration(callTime.Load()), LastArrival: lastArrival, ArrivalsEnd: arrivalsEnd, WindowEnd: windowEnd, DrainCut: drainCut.Load()}
+	if samples > 0 {
+		t.AchievedConcurrency = float64(sampleSum) / float64(samples)
 	}
-	res := r.result(rep, 0, windowEnd, offered, 0)
+	r := &runner{opts: Options{Client: c, Config: o.Config, Load: Load{Rate: o.Rate}}, client: c, coll: coll}
+	res := r.voiceResult(rep, o, t)
 	res.StartedAt = start.UTC()
 	res.Interrupted = ctx.Err() != nil
-	res.Requests.Warmup = started.Load() // one warm-up turn per call
-	_, agg, _ := coll.merged()
-	calls := &results.Calls{Started: started.Load(), Completed: completed.Load(), Shed: shed.Load()}
-	if span := windowEnd.Seconds(); span > 0 {
-		calls.TurnsPerS = float64(agg.ok) / span
-	}
-	if samples > 0 {
-		calls.AchievedConcurrency = float64(sampleSum) / float64(samples)
-	}
-	if n := completed.Load(); n > 0 {
-		calls.MeanCallSeconds = time.Duration(callTime.Load() / n).Seconds()
-		if a := arrivalsEnd.Seconds(); a > 0 {
-			calls.LittlesLaw = float64(started.Load()) / a * calls.MeanCallSeconds
-		}
-	}
-	schedEnd := lastArrival
-	if o.Duration > 0 {
-		schedEnd = o.Duration
-	}
-	calls.TurnsOfferedPerS = offered * float64(o.Voice.Turns-1)
-	offeredTurns := int64(count) * int64(o.Voice.Turns-1)
-	res.Arrivals.WindowArrivals = offeredTurns
-	res.Arrivals.CompletionRate = completionRate(coll.keptPace(0, schedEnd), offeredTurns, calls.TurnsOfferedPerS)
-	res.Calls = calls
-	res.Warnings = append(res.Warnings, smallPrint(res)...)
-	if drainCut.Load() {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut calls still in progress after the arrivals ended: their open turns count as interrupted", o.DrainTimeout))
-	}
 	opened, stale, resent := c.ConnStats()
 	res.Connections = &results.Connections{Opened: opened, StaleClosed: stale, Resent: resent}
+	return res, nil
+}
+
+// VoiceTally is what a call workload counts beside its turns' records:
+// the call arrivals and what became of them, and the window's times.
+type VoiceTally struct {
+	Arrivals, Started, Completed, Shed int64
+	// CallTime sums the completed calls' durations, arrival to last turn.
+	CallTime                            time.Duration
+	LastArrival, ArrivalsEnd, WindowEnd time.Duration
+	// AchievedConcurrency is the mean number of calls in progress while
+	// calls still arrived.
+	AchievedConcurrency float64
+	DrainCut            bool
+}
+
+// newVoiceCollector collects the measured turns of a call workload.
+func newVoiceCollector(o VoiceOptions, shards int) *collector {
+	coll := newCollector(shards)
+	coll.coldThreshold = max(o.Voice.SystemPromptTokens/2, 1)
+	coll.callOrigins = true
+	coll.goodput = o.Goodput
+	return coll
+}
+
+// SummarizeVoice builds the result of a call workload from records made
+// without a client (a prediction in virtual time): the measured turns
+// (2..T) in recs, the calls in t, as RunVoice builds its own.
+func SummarizeVoice(recs []Record, o VoiceOptions, t VoiceTally) *results.Run {
+	coll := newVoiceCollector(o, 1)
+	for i := range recs {
+		coll.add(&recs[i])
+	}
+	r := &runner{opts: Options{Config: o.Config, Load: Load{Rate: o.Rate}}, coll: coll}
+	res := r.voiceResult(health.Report{}, o, t)
+	res.Health = results.Health{Verdict: results.VerdictVirtual}
+	return res
+}
+
+// voiceResult builds a call workload's result from its collected turns and
+// its tally.
+func (r *runner) voiceResult(rep health.Report, o VoiceOptions, t VoiceTally) *results.Run {
+	offered := 0.0
+	if t.Arrivals > 1 && t.LastArrival > 0 {
+		offered = float64(t.Arrivals-1) / t.LastArrival.Seconds()
+	}
+	res := r.result(rep, 0, t.WindowEnd, offered, 0)
+	res.Requests.Warmup = t.Started // one warm-up turn per call
+	_, agg, _ := r.coll.merged()
+	calls := &results.Calls{Started: t.Started, Completed: t.Completed, Shed: t.Shed, AchievedConcurrency: t.AchievedConcurrency}
+	if span := t.WindowEnd.Seconds(); span > 0 {
+		calls.TurnsPerS = float64(agg.ok) / span
+	}
+	if n := t.Completed; n > 0 {
+		calls.MeanCallSeconds = (t.CallTime / time.Duration(n)).Seconds()
+		if a := t.ArrivalsEnd.Seconds(); a > 0 {
+			calls.LittlesLaw = float64(t.Started) / a * calls.MeanCallSeconds
+		}
+	}
+	// The schedule window is [0, Duration), or [0, last arrival) for a
+	// count of calls: then the last call is outside it, and its turns must
+	// not be offered against completions that cannot count them (it made
+	// 16 calls at 1/s read as saturated).
+	schedEnd, inWindow := t.LastArrival, max(t.Arrivals-1, 0)
+	if o.Duration > 0 {
+		schedEnd, inWindow = o.Duration, t.Arrivals
+	}
+	calls.TurnsOfferedPerS = offered * float64(o.Voice.Turns-1)
+	offeredTurns := t.Arrivals * int64(o.Voice.Turns-1)
+	res.Arrivals.WindowArrivals = offeredTurns
+	res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(0, schedEnd), inWindow*int64(o.Voice.Turns-1), calls.TurnsOfferedPerS)
+	res.Calls = calls
+	res.Warnings = append(res.Warnings, smallPrint(res)...)
+	if t.DrainCut {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut calls still in progress after the arrivals ended: their open turns count as interrupted", o.DrainTimeout))
+	}
 	cache := &results.Cache{Reported: agg.cachedReported}
 	if agg.inTotal > 0 {
 		cache.HitRate = float64(agg.cachedTotal) / float64(agg.inTotal)
@@ -263,10 +309,10 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	if !agg.cachedReported && agg.ok > 0 {
 		res.Warnings = append(res.Warnings, CachedTokensMissing)
 	}
-	if shed.Load() > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d call arrivals were shed at the --max-concurrent-calls cap of %d", shed.Load(), o.MaxConcurrentCalls))
+	if t.Shed > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d call arrivals were shed at the --max-concurrent-calls cap of %d", t.Shed, o.MaxConcurrentCalls))
 	}
-	return res, nil
+	return res
 }
 
 // CachedTokensMissing is the explanation given when a server never reports

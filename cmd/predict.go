@@ -33,7 +33,8 @@ knee compare measured.json predicted.json.
 
 What it simulates is --sim-preset (GPU[xN]/MODEL[@DTYPE], see knee presets)
 or --sim-models; the model must use the scheduler engine. The voice workload
-is not predicted yet.`,
+is predicted with its prefix cache: turns carry the same histories, so the
+cache-hit rate is the one a live sweep of knee sim measures.`,
 		Example: `  knee predict --sim-preset h100-80gb/llama-3.1-8b --rates 2,4,8,16,32 --step-duration 10m --label h100-8b
   knee predict --sim-preset a100-80gbx4/llama-3.1-70b --concurrency 1,8,32,128 --step-duration 5m`,
 		Args: cobra.NoArgs,
@@ -81,9 +82,6 @@ func simTarget(sim *simFlags, model string, chat bool) (predict.Target, string, 
 
 // runPredict is knee sweep's run in virtual time.
 func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64, plan *levelPlan, minGood float64) error {
-	if plan.voice {
-		return usageErr("knee predict does not simulate the voice workload yet: predict --workload requests, or sweep the simulator live")
-	}
 	if o.target.baseURL != "" {
 		return usageErr("knee predict sends nothing: drop --base-url, and choose what to simulate with --sim-preset or --sim-models")
 	}
@@ -120,20 +118,36 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 	if err != nil {
 		return err
 	}
+	var voice workload.Voice
+	if plan.voice {
+		if voice, err = plan.vf.build(plan.lf.seed); err != nil {
+			return err
+		}
+		cal := bench.Calibrate(target)
+		voice.WordsPerToken, note = cal.WordsPerToken, cal.String()
+	}
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "predicted sweep %s · %s in virtual time · model %s · %s · %d levels of %s · %s per level\n",
-		label, origin, target.Model, sizesText(base), len(loads), axis, windowText(plan.load.Duration, plan.load.Requests, 0, o.workload))
+		label, origin, target.Model, sizesText(base), len(loads), axis, windowText(plan.lf.duration, plan.load.Requests, plan.vf.calls, o.workload))
 	started := time.Now()
 	sw = predict.Sweep(predict.SweepOptions{
 		Loads: loads, Parallel: o.parallel, StopOnSaturation: o.stopSat, Sweep: sw,
-		Level: func(i int, load float64) (predict.Options, error) {
+		Run: func(i int, load float64) (*results.Run, error) {
+			cfg := base
+			if plan.voice {
+				v := voice
+				v.Nonce = levelNonce(i + 1)
+				cfg.Workload, cfg.Mode, cfg.Rate, cfg.Seed = "voice", "open", load, plan.lf.seed
+				cfg.DurationS, cfg.MaxTokens, cfg.Voice = plan.lf.duration.Seconds(), v.OutputTokens, plan.vf.config(v)
+				return predict.VoiceLevel(predict.VoiceOptions{Target: target, Voice: v, Rate: load, Calls: plan.vf.calls, Duration: plan.lf.duration,
+					MaxConcurrentCalls: plan.vf.maxCalls, Seed: plan.lf.seed, DrainTimeout: plan.lf.drain, Config: cfg, Goodput: plan.goodput})
+			}
 			l := plan.load
 			if axis == "rate" {
 				l.Rate, l.Concurrency = load, 0
 			} else {
 				l.Concurrency, l.Rate = int(load), 0
 			}
-			cfg := base
 			plan.lf.config(&cfg, l)
 			if pd, ok := plan.src.(*pendingDataset); ok {
 				cfg.DatasetFormat = string(pd.format)
@@ -143,7 +157,7 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 				syn.Nonce = levelNonce(i + 1)
 				src = syn
 			}
-			return predict.Options{Target: target, Source: src, Load: l, Config: cfg, Goodput: plan.goodput}, nil
+			return predict.Level(predict.Options{Target: target, Source: src, Load: l, Config: cfg, Goodput: plan.goodput})
 		},
 	})
 	for i := range sw.Levels {

@@ -111,3 +111,69 @@ func TestPredictDataset(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictVoiceAgreesWithLive sweeps the call workload live against a
+// simulator with a small KV cache (so the hit rate falls with load) and
+// predicts it on the same seed and nonce: the same calls and turns, the
+// same tokens, and cache-hit rates and TTFT that agree.
+func TestPredictVoiceAgreesWithLive(t *testing.T) {
+	saved := runNonce
+	runNonce = "feedc0de"
+	defer func() { runNonce = saved }()
+	models := "testdata/small-kv.yml"
+	url := startSim(t, models, "")
+	dir := t.TempDir()
+	flags := []string{"--workload", "voice", "--model", "small-kv", "--rates", "1,12", "--calls", "16", "--system-prompt-tokens", "1000",
+		"--user-tokens", "20", "--turns", "4", "--gap", "300ms,500ms", "--output-tokens", "30", "--out-dir", dir}
+	code, out, errOut := execute(t, append([]string{"sweep", "--base-url", url, "--label", "live", "--no-server-metrics"}, flags...)...)
+	if code != 0 {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = execute(t, append([]string{"predict", "--label", "pred", "--sim-models", models}, flags...)...)
+	if code != 0 {
+		t.Fatalf("predict: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("\n%s", out)
+	live, err := results.ReadSweep(filepath.Join(dir, "live.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, err := results.ReadSweep(filepath.Join(dir, "pred.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(live.Levels) != 2 || len(pred.Levels) != 2 {
+		t.Fatalf("%d live and %d predicted levels, want 2", len(live.Levels), len(pred.Levels))
+	}
+	// One call a second keeps 97% of turns warm and TTFT at a few ms: no
+	// saturation there, live or predicted.
+	for _, s := range []*results.Sweep{live, pred} {
+		if k := s.Knees.Saturation; k != nil && k.Load == 1 {
+			t.Errorf("%s: saturation at 1 call/s", s.Label)
+		}
+	}
+	for i := range live.Levels {
+		l, p := live.Levels[i].Run, pred.Levels[i].Run
+		load := live.Levels[i].Load
+		if l.Calls == nil || p.Calls == nil || l.Calls.Started != p.Calls.Started || l.Calls.Completed != p.Calls.Completed {
+			t.Fatalf("level %g: calls live %+v, predicted %+v", load, l.Calls, p.Calls)
+		}
+		if l.Requests.Sent != p.Requests.Sent || l.Tokens.OutputTotal != p.Tokens.OutputTotal {
+			t.Errorf("level %g: live %d turns (%d out), predicted %d (%d)", load, l.Requests.Sent, l.Tokens.OutputTotal, p.Requests.Sent, p.Tokens.OutputTotal)
+		}
+		// Answers are the same text, so the histories, and the prompts, are
+		// the same to the token.
+		if l.Tokens.InputTotal != p.Tokens.InputTotal {
+			t.Errorf("level %g: live %d prompt tokens, predicted %d", load, l.Tokens.InputTotal, p.Tokens.InputTotal)
+		}
+		lh, ph := l.Cache.HitRate, p.Cache.HitRate
+		if math.Abs(lh-ph) > 0.05 {
+			t.Errorf("level %g: cache-hit rate live %.3f, predicted %.3f", load, lh, ph)
+		}
+		if lm, pm := l.Stats.TTFT.Mean, p.Stats.TTFT.Mean; math.Abs(lm-pm) > 5+0.1*lm {
+			t.Errorf("level %g: TTFT mean live %.1f ms, predicted %.1f ms", load, lm, pm)
+		}
+		t.Logf("level %g: hit rate live %.3f predicted %.3f; TTFT mean live %.1f predicted %.1f ms; p95 live %.1f predicted %.1f",
+			load, lh, ph, l.Stats.TTFT.Mean, p.Stats.TTFT.Mean, l.Stats.TTFT.P95, p.Stats.TTFT.P95)
+	}
+}

@@ -61,9 +61,9 @@ func BenchmarkPredictSweep(b *testing.B) {
 			var sent int64
 			for b.Loop() {
 				sw := Sweep(SweepOptions{Loads: []float64{2, 4, 6, 8, 10, 12, 14, 16, 18, 20}, Parallel: par, Sweep: &results.Sweep{Axis: "rate"},
-					Level: func(_ int, rate float64) (Options, error) {
-						return Options{Target: target, Source: workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
-							Load: bench.Load{Rate: rate, Burstiness: 1, Duration: 10 * time.Minute, Seed: 1}}, nil
+					Run: func(_ int, rate float64) (*results.Run, error) {
+						return Level(Options{Target: target, Source: workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
+							Load: bench.Load{Rate: rate, Burstiness: 1, Duration: 10 * time.Minute, Seed: 1}})
 					}})
 				for _, l := range sw.Levels {
 					if l.Run == nil {

@@ -47,11 +47,11 @@ func measuredSweep(t testing.TB, target Target, v []float64, loads []float64, re
 		Spread: workload.Spread{InputStddev: 350, OutputStddev: 20}}
 	sized, _ := bench.SizedPrompts(target, bench.Calibrate(target), syn)
 	sw := &results.Sweep{Axis: "concurrency", Workload: "requests"}
-	return Sweep(SweepOptions{Loads: loads, Sweep: sw, Level: func(_ int, load float64) (Options, error) {
+	return Sweep(SweepOptions{Loads: loads, Sweep: sw, Run: func(_ int, load float64) (*results.Run, error) {
 		l := bench.Load{Concurrency: int(load), Requests: requests, Warmup: -1, Seed: 7, DrainTimeout: replayDrain}
 		cfg := results.Config{Workload: "synthetic", Endpoint: "chat", Mode: "closed", Concurrency: int(load),
 			InputTokens: 1024, MaxTokens: 96, InputStddev: 350, OutputStddev: 20, Requests: requests, Warmup: l.DefaultWarmup(), Seed: 7}
-		return Options{Target: target, Source: sized, Load: l, Config: cfg}, nil
+		return Level(Options{Target: target, Source: sized, Load: l, Config: cfg})
 	}})
 }
 

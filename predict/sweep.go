@@ -10,10 +10,10 @@ import (
 
 // SweepOptions configures Sweep.
 type SweepOptions struct {
-	// Levels are the loads (rates or concurrencies); Level builds the
-	// options of one, by index and load.
+	// Loads are the levels (rates or concurrencies); Run predicts one, by
+	// index and load (with Level or VoiceLevel).
 	Loads []float64
-	Level func(index int, load float64) (Options, error)
+	Run   func(index int, load float64) (*results.Run, error)
 	// Parallel bounds the levels run at once; 0 means one per CPU.
 	Parallel int
 	// StopOnSaturation keeps the levels up to the second of two in a row
@@ -42,10 +42,8 @@ func Sweep(o SweepOptions) *results.Sweep {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			levels[i] = results.Level{Load: load}
-			opts, err := o.Level(i, load)
-			if err == nil {
-				levels[i].Run, err = Level(opts)
-			}
+			var err error
+			levels[i].Run, err = o.Run(i, load)
 			if err != nil {
 				levels[i].Run, levels[i].Error = nil, err.Error()
 			}

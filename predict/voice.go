@@ -1,0 +1,277 @@
+package predict
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/simulator/engine"
+	"github.com/kneebench/knee/simulator/sched"
+	"github.com/kneebench/knee/workload"
+)
+
+// VoiceOptions is one level of the call workload, as bench.VoiceOptions
+// without a client.
+type VoiceOptions struct {
+	Target             Target
+	Voice              workload.Voice
+	Rate               float64
+	Calls              int
+	Duration           time.Duration
+	MaxConcurrentCalls int
+	Seed               uint64
+	DrainTimeout       time.Duration
+	Config             results.Config
+	Goodput            bench.Goodput
+}
+
+// call is one call in progress.
+type call struct {
+	script  workload.Call
+	answers []string
+	arrival float64
+	turn    int // the turn in flight or next, 1-based
+}
+
+// turnSend is a call's next turn, due at a simulated time.
+type turnSend struct {
+	at   float64
+	call *call
+}
+
+// turnFlight is one turn inside the core.
+type turnFlight struct {
+	rec    *bench.Record
+	call   *call
+	answer string
+}
+
+// voiceRun is one level of calls in virtual time.
+type voiceRun struct {
+	o             VoiceOptions
+	core          *sched.Core
+	contextLength int
+	now           float64
+	nextID        int64
+	turns         int
+	sends         []turnSend // in time order
+	inflight      map[int64]*turnFlight
+	measured      []bench.Record
+	tally         bench.VoiceTally
+	inProgress    int
+	// area integrates calls in progress over time until arrivalsEnd.
+	area, areaAt, arrivalsEnd float64
+}
+
+// VoiceLevel runs one level of the call workload in virtual time: calls
+// arrive on bench's schedule (the same seeded offsets, rebased to the
+// first), each sends turn 1 to warm its prefix and every later turn with
+// the whole history after its gap, and the result is summarised by
+// bench.SummarizeVoice as bench.RunVoice summarises a live one.
+func VoiceLevel(o VoiceOptions) (*results.Run, error) {
+	if err := o.Voice.Validate(); err != nil {
+		return nil, err
+	}
+	o.Target.Chat = true
+	cfg, ctxLen, err := o.Target.Config()
+	if err != nil {
+		return nil, err
+	}
+	arrivals, err := workload.NewArrivals(o.Rate, 1, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	var dues []float64
+	first := time.Duration(-1)
+	for o.Calls <= 0 || len(dues) < o.Calls {
+		off := arrivals.Next()
+		if first < 0 {
+			first = off
+		}
+		rel := off - first
+		if o.Duration > 0 && rel >= o.Duration {
+			break
+		}
+		dues = append(dues, rel.Seconds())
+	}
+	v := &voiceRun{o: o, core: sched.New(cfg), contextLength: ctxLen, inflight: map[int64]*turnFlight{}}
+	v.tally.Arrivals = int64(len(dues))
+	if n := len(dues); n > 0 {
+		v.tally.LastArrival = dur(dues[n-1])
+		v.arrivalsEnd = dues[n-1]
+	}
+	cutoff := math.Inf(1)
+	if o.DrainTimeout > 0 {
+		cutoff = v.arrivalsEnd + o.DrainTimeout.Seconds()
+	}
+	next := 0
+	for {
+		for next < len(dues) && dues[next] <= v.now {
+			v.arrive(dues[next], next)
+			next++
+		}
+		for len(v.sends) > 0 && v.sends[0].at <= v.now {
+			s := v.sends[0]
+			v.sends = v.sends[1:]
+			v.send(s.call, s.at)
+		}
+		if v.core.Idle() {
+			t := math.Inf(1)
+			if next < len(dues) {
+				t = dues[next]
+			}
+			if len(v.sends) > 0 {
+				t = min(t, v.sends[0].at)
+			}
+			if math.IsInf(t, 1) || t > cutoff {
+				break
+			}
+			v.now = max(v.now, t)
+			continue
+		}
+		st := v.core.Step(v.now)
+		if st.End > cutoff {
+			v.now = cutoff
+			v.cutAll()
+			break
+		}
+		v.complete(st)
+		v.now = st.End
+	}
+	v.progress(v.now)
+	v.tally.ArrivalsEnd, v.tally.WindowEnd = dur(v.arrivalsEnd), dur(v.now)
+	if v.arrivalsEnd > 0 {
+		v.tally.AchievedConcurrency = v.area / v.arrivalsEnd
+	}
+	bo := bench.VoiceOptions{Voice: o.Voice, Rate: o.Rate, Calls: o.Calls, Duration: o.Duration, MaxConcurrentCalls: o.MaxConcurrentCalls,
+		Seed: o.Seed, DrainTimeout: o.DrainTimeout, Config: o.Config, Goodput: o.Goodput}
+	bo.Config.Predicted = true
+	res := bench.SummarizeVoice(v.measured, bo, v.tally)
+	res.Notes = append(res.Notes, "predicted in virtual time on the simulator's scheduler core: no request was sent")
+	return res, nil
+}
+
+// progress integrates the calls in progress up to t (while calls arrive).
+func (v *voiceRun) progress(t float64) {
+	end := min(t, v.arrivalsEnd)
+	if end > v.areaAt {
+		v.area += float64(v.inProgress) * (end - v.areaAt)
+		v.areaAt = end
+	}
+}
+
+// arrive starts call i at t, or sheds it at the cap.
+func (v *voiceRun) arrive(t float64, i int) {
+	if v.o.MaxConcurrentCalls > 0 && v.inProgress >= v.o.MaxConcurrentCalls {
+		v.tally.Shed++
+		return
+	}
+	v.progress(t)
+	v.inProgress++
+	v.tally.Started++
+	c := &call{script: v.o.Voice.Call(i), arrival: t, turn: 1}
+	v.send(c, t)
+}
+
+// send starts the call's current turn at t.
+func (v *voiceRun) send(c *call, t float64) {
+	k := c.turn
+	req := v.o.Voice.Turn(c.script, k, c.answers)
+	rec := &bench.Record{Index: v.turns, Tag: k, Scheduled: dur(t), Sent: dur(t), Warmup: k == 1, Origin: dur(c.arrival), MaxTokens: req.MaxTokens}
+	v.turns++
+	plan, err := v.o.Target.Responder.Generate(v.o.Target.genRequest(&req), v.contextLength)
+	if err == nil {
+		err = engine.CheckFits(v.core, plan)
+	}
+	if err != nil || len(plan.Tokens) == 0 {
+		if err != nil {
+			rec.Status, rec.Class, rec.Message = 400, errorClass(err), err.Error()
+		} else {
+			rec.Status, rec.PromptTokens, rec.UsageReported = 200, plan.PromptTokens, true
+		}
+		rec.Done = dur(t + refusedCost)
+		v.finish(&turnFlight{rec: rec, call: c}, t+refusedCost)
+		return
+	}
+	rec.PromptTokens, rec.CompletionTokens = plan.PromptTokens, len(plan.Tokens)
+	id := v.nextID
+	v.nextID++
+	sr := engine.Request(plan, t)
+	sr.ID = id
+	v.core.Add(sr)
+	rec.ChunkTimes = make([]time.Duration, 0, len(plan.Tokens))
+	v.inflight[id] = &turnFlight{rec: rec, call: c, answer: strings.Join(plan.Tokens, "")}
+}
+
+// complete releases a step's tokens and finishes the turns whose last
+// token it was.
+func (v *voiceRun) complete(st *sched.Step) {
+	t := dur(st.End)
+	for _, e := range st.Emitted {
+		f := v.inflight[e.Seq.ID]
+		if e.Index == 0 {
+			f.rec.FirstToken = t
+			f.rec.CachedTokens = e.Seq.CachedTokens
+		}
+		f.rec.LastToken = t
+		f.rec.Chunks++
+		f.rec.ChunkTimes = append(f.rec.ChunkTimes, t)
+	}
+	for _, s := range st.Finished {
+		f := v.inflight[s.ID]
+		delete(v.inflight, s.ID)
+		f.rec.Done, f.rec.Status = f.rec.LastToken, 200
+		f.rec.UsageReported, f.rec.CachedReported = true, true
+		v.finish(f, st.End)
+	}
+}
+
+// finish keeps a turn's record (turns after the first are measured) and
+// schedules the call's next turn after its gap, or ends the call: after
+// its last turn, or after a turn that failed, as a live call ends.
+func (v *voiceRun) finish(f *turnFlight, at float64) {
+	c := f.call
+	if c.turn > 1 {
+		v.measured = append(v.measured, *f.rec)
+	}
+	if f.rec.Class != "" || c.turn == v.o.Voice.Turns {
+		v.progress(at)
+		v.inProgress--
+		if f.rec.Class == "" {
+			v.tally.Completed++
+			v.tally.CallTime += dur(at - c.arrival)
+		}
+		return
+	}
+	c.answers = append(c.answers, f.answer)
+	c.turn++
+	due := at + c.script.Gaps[c.turn-1].Seconds() + turnaround
+	i := sort.Search(len(v.sends), func(i int) bool { return v.sends[i].at > due })
+	v.sends = append(v.sends, turnSend{})
+	copy(v.sends[i+1:], v.sends[i:])
+	v.sends[i] = turnSend{at: due, call: c}
+}
+
+// cutAll ends every turn still running and every call still waiting, as
+// the drain timeout does.
+func (v *voiceRun) cutAll() {
+	ids := make([]int64, 0, len(v.inflight))
+	for id := range v.inflight {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
+	for _, id := range ids {
+		f := v.inflight[id]
+		v.core.Abort(id)
+		delete(v.inflight, id)
+		f.rec.Class, f.rec.Done = bench.ClassInterrupted, dur(v.now)
+		if f.call.turn > 1 {
+			v.measured = append(v.measured, *f.rec)
+		}
+	}
+	v.tally.DrainCut = true
+	v.sends = v.sends[:0]
+}
