@@ -81,7 +81,8 @@ func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered f
 			"ttft_us": encodeHist(lat.ttft), "ttft_sched_us": encodeHist(lat.ttftSched),
 			"itl_us": encodeHist(lat.itl), "tpot_us": encodeHist(lat.tpot),
 			"e2e_us": encodeHist(lat.e2e), "e2e_sched_us": encodeHist(lat.e2eSched),
-			"queue_wait_us": encodeHist(lat.queue),
+			"queue_wait_us": encodeHist(lat.queue), "send_lateness_us": encodeHist(lat.lateness),
+			"input_tokens": encodeHist(lat.in), "output_tokens": encodeHist(lat.out),
 		}
 	}
 	res.Goodput = goodputResult(r.coll.goodput, agg.good, agg.ok+agg.failed, span)
@@ -108,23 +109,8 @@ func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered f
 	return res
 }
 
-// MinPercentileSamples is the fewest samples a p95 can rest on before it
-// is just the largest value seen: with 11 requests, p95 is the maximum.
-const MinPercentileSamples = 20
+// MinPercentileSamples is results'; see there.
+const MinPercentileSamples = results.MinPercentileSamples
 
-// smallPrint says what a reader of the figures must know: a p95 that rests
-// on too few requests, and a drawn schedule far from the rate asked.
-func smallPrint(res *results.Run) []string {
-	var out []string
-	if n := res.Stats.TTFT.Count; n > 0 && n < MinPercentileSamples {
-		out = append(out, fmt.Sprintf("the latency percentiles rest on %d requests: with fewer than %d, p95 and p99 are the largest values seen; measure longer", n, MinPercentileSamples))
-	}
-	a := res.Arrivals
-	if a.TargetRate > 0 && a.OfferedRate > 0 {
-		if off := a.OfferedRate/a.TargetRate - 1; off < -0.1 || off > 0.1 {
-			out = append(out, fmt.Sprintf("the Poisson schedule drawn for this window offered %.2f/s against the %.2f/s asked (%+.0f%%): a short window holds few arrivals; "+
-				"saturation is judged against what was offered, and a longer window (or another --seed) narrows the gap", a.OfferedRate, a.TargetRate, 100*off))
-		}
-	}
-	return out
-}
+// smallPrint is results.SmallPrint.
+func smallPrint(res *results.Run) []string { return results.SmallPrint(res) }

@@ -35,6 +35,9 @@ type Load struct {
 	// has ended; those still running are cut and counted as interrupted.
 	// Zero waits for every one.
 	DrainTimeout time.Duration
+	// Shard, when set, sends only this process's part of the load (see
+	// Shard); counts, caps and the warm-up are split alike.
+	Shard Shard
 }
 
 // DefaultWarmup is the warm-up count used when Load.Warmup is negative:
@@ -66,6 +69,9 @@ func (l Load) Validate() error {
 	}
 	if l.Requests == 0 && l.Duration == 0 {
 		errs = append(errs, errors.New("give --requests or --duration"))
+	}
+	if err := l.Shard.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -109,6 +115,11 @@ type Options struct {
 	Config results.Config
 	// Goodput, when set, counts the requests that meet every bound.
 	Goodput Goodput
+	// StartAt, when set, is the wall instant the measured window starts:
+	// shards of one load all start their schedule then, after their own
+	// warm-up. A run that is not ready by then starts late, its arrivals
+	// due from StartAt all the same, and reports by how much.
+	StartAt time.Time
 	// NoHistograms leaves the encoded histograms out of the result: for
 	// results only compared and never written (a calibration's replays),
 	// where compressing them is most of the summary's cost.
@@ -142,8 +153,15 @@ type runner struct {
 	inflight atomic.Int64
 	errs     atomic.Int64
 	ok       atomic.Int64
-	index    atomic.Int64
 	recPool  sync.Pool
+	// drawn counts the open loop's arrivals drawn from the one schedule,
+	// every shard's, across phases: arrival k is request k.
+	drawn int
+	// base is the global index of the phase's first closed-loop request,
+	// and windowBase, when not negative, the run-clock offset the measured
+	// window's schedule starts from (StartAt).
+	base       int
+	windowBase time.Duration
 }
 
 // Run executes the load: warm-up, the measured window, and the drain of
@@ -153,7 +171,7 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	if err := o.Load.Validate(); err != nil {
 		return nil, err
 	}
-	r := &runner{opts: o, client: o.Client, coll: newCollector(4 * runtime.GOMAXPROCS(0))}
+	r := &runner{opts: o, client: o.Client, coll: newCollector(4 * runtime.GOMAXPROCS(0)), windowBase: -1}
 	r.coll.goodput = o.Goodput
 	r.recPool.New = func() any { return &Record{} }
 	start := time.Now()
@@ -177,6 +195,12 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	}
 	var window struct{ start, end time.Duration }
 	var pr phaseResult
+	var late time.Duration
+	if !o.StartAt.IsZero() && ctx.Err() == nil {
+		late, _ = r.client.waitUntil(ctx.Done(), o.StartAt)
+		r.windowBase = o.StartAt.Sub(start)
+	}
+	r.base = warm
 	if ctx.Err() == nil {
 		if o.OnWindowStart != nil {
 			o.OnWindowStart(ctx)
@@ -191,10 +215,12 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	stopProgress()
 	rep := mon.Stop()
 	r.records.flush()
-	res := r.windowResult(rep, Window{Start: window.start, End: window.end, Offered: pr.offered, Arrivals: pr.arrivals, Unsent: pr.unsent,
-		SchedStart: pr.schedStart, SchedEnd: pr.schedEnd, Warmup: warm, DrainCut: pr.drainCut})
+	res := r.windowResult(rep, Window{Start: window.start, End: window.end, Offered: pr.offered, Arrivals: pr.arrivals, InWindow: pr.inWindow,
+		Unsent: pr.unsent, SchedStart: pr.schedStart, SchedEnd: pr.schedEnd, Warmup: o.Load.Shard.Share(warm), DrainCut: pr.drainCut})
 	r.connections(res)
 	res.StartedAt = start.UTC()
+	res.WindowStartedAt = start.Add(window.start).UTC()
+	res.Shard = shardInfo(o.Load.Shard, o.StartAt, late)
 	res.Interrupted = ctx.Err() != nil
 	return res, nil
 }
@@ -246,8 +272,9 @@ type phaseResult struct {
 	// schedStart and schedEnd bound the window's schedule (open loop):
 	// arrivals due in [schedStart, schedEnd) belong to it.
 	schedStart, schedEnd time.Duration
-	// arrivals counts the arrivals drawn for the window, sent or not.
-	arrivals int64
+	// arrivals counts this shard's arrivals drawn for the window, sent or
+	// not, and inWindow those of them due inside [schedStart, schedEnd).
+	arrivals, inWindow int64
 }
 
 // phase sends n requests (or sends for d) and waits for all to finish. The
@@ -299,12 +326,19 @@ func (r *runner) closedLoop(ctx context.Context, n int, d time.Duration, measure
 		defer t.Stop()
 	}
 	var wg sync.WaitGroup
-	for w := 0; w < r.opts.Load.Concurrency; w++ {
+	shard := r.opts.Load.Shard
+	n = shard.Share(n)
+	base := r.base
+	if !measured {
+		base = 0
+	}
+	for w := 0; w < shard.Share(r.opts.Load.Concurrency); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				if n > 0 && issued.Add(1) > int64(n) {
+				j := issued.Add(1) - 1
+				if n > 0 && j >= int64(n) {
 					startDrain()
 					return
 				}
@@ -312,7 +346,7 @@ func (r *runner) closedLoop(ctx context.Context, n int, d time.Duration, measure
 				if d > 0 && now-start >= d {
 					return
 				}
-				r.one(ctx, now, 0, false, measured)
+				r.one(ctx, shard.global(base, int(j)), now, 0, false, measured)
 			}
 		}()
 	}
@@ -336,6 +370,11 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 	}
 	var wg sync.WaitGroup
 	base := r.client.now()
+	if measured && r.windowBase >= 0 {
+		base = r.windowBase
+	}
+	shard := r.opts.Load.Shard
+	mine, lastMine := 0, false
 	var first time.Duration = -1
 	var last time.Duration
 	count := 0
@@ -356,7 +395,7 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 	send := func(a arrival) {
 		defer wg.Done()
 		for {
-			r.one(ctx, a.due, a.lateness, a.waited, measured)
+			r.one(ctx, a.index, a.due, a.lateness, a.waited, measured)
 			if slots != nil {
 				<-slots
 			}
@@ -366,11 +405,12 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 			}
 		}
 	}
-	// next draws the next arrival's offset from the window's start; ok is
-	// false once the window's arrivals are all drawn.
-	next := func() (time.Duration, bool) {
+	// next draws the next arrival of the one schedule, every shard's: its
+	// offset from the window's start and its index; ok is false once the
+	// window's arrivals are all drawn.
+	next := func() (time.Duration, int, bool) {
 		if n > 0 && count >= n {
-			return 0, false
+			return 0, 0, false
 		}
 		off := r.arrivals.Next()
 		if first < 0 {
@@ -378,17 +418,26 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 		}
 		rel := off - first
 		if d > 0 && rel >= d {
-			return 0, false
+			return 0, 0, false
 		}
 		last = rel
 		count++
-		return rel, true
+		k := r.drawn
+		r.drawn++
+		lastMine = shard.Mine(k)
+		if lastMine {
+			mine++
+		}
+		return rel, k, true
 	}
 dispatch:
 	for ctx.Err() == nil {
-		rel, ok := next()
+		rel, k, ok := next()
 		if !ok {
 			break
+		}
+		if !shard.Mine(k) {
+			continue
 		}
 		due := base + rel
 		if wait := due - r.client.now(); wait > 0 {
@@ -415,16 +464,19 @@ dispatch:
 					// never got a slot.
 					pr.unsent = 1
 					for {
-						if _, ok := next(); !ok {
+						_, k, ok := next()
+						if !ok {
 							break dispatch
 						}
-						pr.unsent++
+						if shard.Mine(k) {
+							pr.unsent++
+						}
 					}
 				}
 			}
 		}
 		lateness := r.client.now() - max(due, freeAt)
-		a := arrival{due: due, lateness: max(lateness, 0), waited: waited}
+		a := arrival{index: k, due: due, lateness: max(lateness, 0), waited: waited}
 		select {
 		case idle <- a:
 		default:
@@ -444,9 +496,14 @@ dispatch:
 	wg.Wait()
 	stopDrain()
 	pr.schedStart, pr.schedEnd = base, base+last
-	pr.arrivals = int64(count)
+	// The offered rate is the one schedule's; the arrivals are this
+	// shard's. A window bounded by a count ends at its last arrival, which
+	// the half-open window [schedStart, schedEnd) leaves out.
+	pr.arrivals, pr.inWindow = int64(mine), int64(mine)
 	if d > 0 {
 		pr.schedEnd = base + d
+	} else if lastMine && mine > 0 {
+		pr.inWindow--
 	}
 	if count >= 2 && last > 0 {
 		pr.offered = float64(count-1) / last.Seconds()
@@ -455,13 +512,13 @@ dispatch:
 
 // arrival is one scheduled request handed to a sender.
 type arrival struct {
+	index         int
 	due, lateness time.Duration
 	waited        bool
 }
 
-// one sends a single request scheduled at sched and records it.
-func (r *runner) one(ctx context.Context, sched, lateness time.Duration, waited, measured bool) {
-	idx := int(r.index.Add(1) - 1)
+// one sends request idx, scheduled at sched, and records it.
+func (r *runner) one(ctx context.Context, idx int, sched, lateness time.Duration, waited, measured bool) {
 	req := r.opts.Source.Request(idx)
 	rec := r.recPool.Get().(*Record)
 	rec.reset()

@@ -330,33 +330,13 @@ func (c *collector) ttftP50P95() (float64, float64) {
 	return float64(h.ValueAtPercentile(50)) / 1000, float64(h.ValueAtPercentile(95)) / 1000
 }
 
-// summarize turns a microsecond histogram into a Summary in milliseconds.
-// hdrhistogram's ValueAtQuantile takes a percentile (0–100), not a fraction.
+// summarize and encodeHist are results' own, so a merge of shard files
+// summarises exactly as a run does.
 func summarize(h *hdrhistogram.Histogram, scale float64) results.Summary {
-	if h.TotalCount() == 0 {
-		return results.Summary{}
-	}
-	q := func(p float64) float64 { return float64(h.ValueAtPercentile(p)) / scale }
-	return results.Summary{
-		Count:  h.TotalCount(),
-		Mean:   h.Mean() / scale,
-		Stddev: h.StdDev() / scale,
-		Min:    float64(h.Min()) / scale,
-		P50:    q(50),
-		P90:    q(90),
-		P95:    q(95),
-		P99:    q(99),
-		Max:    float64(h.Max()) / scale,
-	}
+	return results.SummarizeHistogram(h, scale)
 }
 
-func encodeHist(h *hdrhistogram.Histogram) string {
-	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
+func encodeHist(h *hdrhistogram.Histogram) string { return results.EncodeHistogram(h) }
 
 func sortedTags(m map[int]*turnHists) []int {
 	keys := make([]int, 0, len(m))

@@ -14,11 +14,14 @@ import (
 type Window struct {
 	Start, End time.Duration
 	// Offered is the rate of the arrivals drawn for the window; Arrivals
-	// counts them, SchedStart and SchedEnd bound their schedule.
-	Offered              float64
-	Arrivals, Unsent     int64
-	SchedStart, SchedEnd time.Duration
-	Warmup               int
+	// counts them (this shard's), SchedStart and SchedEnd bound their
+	// schedule, and InWindow counts those due inside [SchedStart, SchedEnd):
+	// all of them, but for a window bounded by a count, which ends at its
+	// last arrival.
+	Offered                    float64
+	Arrivals, InWindow, Unsent int64
+	SchedStart, SchedEnd       time.Duration
+	Warmup                     int
 	// DrainCut says the drain timeout cut the window's stragglers.
 	DrainCut bool
 }
@@ -45,13 +48,7 @@ func (r *runner) windowResult(rep health.Report, w Window) *results.Run {
 	res := r.result(rep, w.Start, w.End, w.Offered, w.Warmup)
 	if r.opts.Load.Rate > 0 {
 		res.Arrivals.WindowArrivals = w.Arrivals
-		// A window bounded by a count ends at its last arrival, which the
-		// half-open window [SchedStart, SchedEnd) leaves out.
-		inWindow := w.Arrivals
-		if r.opts.Load.Duration == 0 && inWindow > 1 {
-			inWindow--
-		}
-		res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(w.SchedStart, w.SchedEnd), inWindow, w.Offered)
+		res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(w.SchedStart, w.SchedEnd), w.InWindow, w.Offered)
 	}
 	res.Arrivals.Unsent = w.Unsent
 	res.Warnings = append(res.Warnings, smallPrint(res)...)

@@ -41,6 +41,11 @@ type VoiceOptions struct {
 	Config        results.Config
 	// Goodput, when set, counts the measured turns that meet every bound.
 	Goodput Goodput
+	// Shard, when set, runs only this process's calls (call k when k mod
+	// Count is Index); the cap on calls is split alike. StartAt, when set,
+	// is the instant the call schedule starts (see Options.StartAt).
+	Shard   Shard
+	StartAt time.Time
 }
 
 // RunVoice runs the call workload: calls arrive open loop; each sends turn
@@ -57,6 +62,9 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	}
 	if o.Calls == 0 && o.Duration == 0 {
 		return nil, fmt.Errorf("give --calls or --duration")
+	}
+	if err := o.Shard.Validate(); err != nil {
+		return nil, err
 	}
 	arrivals, err := workload.NewArrivals(o.Rate, 1, o.Seed)
 	if err != nil {
@@ -157,11 +165,21 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 		callTime.Add(int64(rec.Done - arrival))
 	}
 
-	// Dispatch call arrivals on their absolute schedule.
+	// Dispatch call arrivals on their absolute schedule: from StartAt when
+	// set (however late this process is), else from now.
+	var base, late time.Duration
+	if !o.StartAt.IsZero() {
+		late, _ = c.waitUntil(ctx.Done(), o.StartAt)
+		base = o.StartAt.Sub(start)
+	}
 	timer := time.NewTimer(time.Hour)
 	first := time.Duration(-1)
 	var lastArrival time.Duration
-	count := 0
+	count, mine, lastMine := 0, 0, false
+	callCap := o.MaxConcurrentCalls
+	if callCap > 0 {
+		callCap = max(o.Shard.Share(callCap), 1)
+	}
 	for ctx.Err() == nil {
 		if o.Calls > 0 && count >= o.Calls {
 			break
@@ -176,6 +194,11 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 		}
 		count++
 		lastArrival = rel
+		if lastMine = o.Shard.Mine(count - 1); !lastMine {
+			continue
+		}
+		mine++
+		rel += base
 		if wait := rel - c.now(); wait > 0 {
 			timer.Reset(wait)
 			select {
@@ -184,7 +207,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 			case <-timer.C:
 			}
 		}
-		if o.MaxConcurrentCalls > 0 && inProgress.Load() >= int64(o.MaxConcurrentCalls) {
+		if callCap > 0 && inProgress.Load() >= int64(callCap) {
 			shed.Add(1)
 			continue
 		}
@@ -211,7 +234,11 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	rep := mon.Stop()
 	records.flush()
 
-	t := VoiceTally{Arrivals: int64(count), Started: started.Load(), Completed: completed.Load(), Shed: shed.Load(),
+	inWindow := mine
+	if o.Duration == 0 && lastMine {
+		inWindow--
+	}
+	t := VoiceTally{WindowStart: base, Drawn: int64(count), Arrivals: int64(mine), InWindow: int64(max(inWindow, 0)), Started: started.Load(), Completed: completed.Load(), Shed: shed.Load(),
 		CallTime: time.Duration(callTime.Load()), LastArrival: lastArrival, ArrivalsEnd: arrivalsEnd, WindowEnd: windowEnd, DrainCut: drainCut.Load()}
 	if samples > 0 {
 		t.AchievedConcurrency = float64(sampleSum) / float64(samples)
@@ -219,6 +246,8 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	r := &runner{opts: Options{Client: c, Config: o.Config, Load: Load{Rate: o.Rate}}, client: c, coll: coll}
 	res := r.voiceResult(rep, o, t)
 	res.StartedAt = start.UTC()
+	res.WindowStartedAt = start.Add(base).UTC()
+	res.Shard = shardInfo(o.Shard, o.StartAt, late)
 	res.Interrupted = ctx.Err() != nil
 	opened, stale, resent := c.ConnStats()
 	res.Connections = &results.Connections{Opened: opened, StaleClosed: stale, Resent: resent}
@@ -228,10 +257,18 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 // VoiceTally is what a call workload counts beside its turns' records:
 // the call arrivals and what became of them, and the window's times.
 type VoiceTally struct {
-	Arrivals, Started, Completed, Shed int64
+	// Drawn counts the calls of the one schedule, every shard's; Arrivals
+	// this shard's, and InWindow those of them inside the schedule window
+	// (all, but for a window bounded by a count of calls, which ends at its
+	// last arrival).
+	Drawn, Arrivals, InWindow int64
+	Started, Completed, Shed  int64
 	// CallTime sums the completed calls' durations, arrival to last turn.
-	CallTime                            time.Duration
-	LastArrival, ArrivalsEnd, WindowEnd time.Duration
+	CallTime time.Duration
+	// WindowStart is when the call schedule started on the run's clock;
+	// LastArrival is the last call's offset from it (every shard's), and
+	// ArrivalsEnd and WindowEnd are on the run's clock.
+	WindowStart, LastArrival, ArrivalsEnd, WindowEnd time.Duration
 	// AchievedConcurrency is the mean number of calls in progress while
 	// calls still arrived.
 	AchievedConcurrency float64
@@ -265,19 +302,19 @@ func SummarizeVoice(recs []Record, o VoiceOptions, t VoiceTally) *results.Run {
 // its tally.
 func (r *runner) voiceResult(rep health.Report, o VoiceOptions, t VoiceTally) *results.Run {
 	offered := 0.0
-	if t.Arrivals > 1 && t.LastArrival > 0 {
-		offered = float64(t.Arrivals-1) / t.LastArrival.Seconds()
+	if t.Drawn > 1 && t.LastArrival > 0 {
+		offered = float64(t.Drawn-1) / t.LastArrival.Seconds()
 	}
-	res := r.result(rep, 0, t.WindowEnd, offered, 0)
+	res := r.result(rep, t.WindowStart, t.WindowEnd, offered, 0)
 	res.Requests.Warmup = t.Started // one warm-up turn per call
 	_, agg, _ := r.coll.merged()
 	calls := &results.Calls{Started: t.Started, Completed: t.Completed, Shed: t.Shed, AchievedConcurrency: t.AchievedConcurrency}
-	if span := t.WindowEnd.Seconds(); span > 0 {
+	if span := (t.WindowEnd - t.WindowStart).Seconds(); span > 0 {
 		calls.TurnsPerS = float64(agg.ok) / span
 	}
 	if n := t.Completed; n > 0 {
 		calls.MeanCallSeconds = (t.CallTime / time.Duration(n)).Seconds()
-		if a := t.ArrivalsEnd.Seconds(); a > 0 {
+		if a := (t.ArrivalsEnd - t.WindowStart).Seconds(); a > 0 {
 			calls.LittlesLaw = float64(t.Started) / a * calls.MeanCallSeconds
 		}
 	}
@@ -285,14 +322,14 @@ func (r *runner) voiceResult(rep health.Report, o VoiceOptions, t VoiceTally) *r
 	// count of calls: then the last call is outside it, and its turns must
 	// not be offered against completions that cannot count them (it made
 	// 16 calls at 1/s read as saturated).
-	schedEnd, inWindow := t.LastArrival, max(t.Arrivals-1, 0)
+	schedEnd, inWindow := t.LastArrival, t.InWindow
 	if o.Duration > 0 {
-		schedEnd, inWindow = o.Duration, t.Arrivals
+		schedEnd = o.Duration
 	}
 	calls.TurnsOfferedPerS = offered * float64(o.Voice.Turns-1)
 	offeredTurns := t.Arrivals * int64(o.Voice.Turns-1)
 	res.Arrivals.WindowArrivals = offeredTurns
-	res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(0, schedEnd), inWindow*int64(o.Voice.Turns-1), calls.TurnsOfferedPerS)
+	res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(t.WindowStart, t.WindowStart+schedEnd), inWindow*int64(o.Voice.Turns-1), calls.TurnsOfferedPerS)
 	res.Calls = calls
 	res.Warnings = append(res.Warnings, smallPrint(res)...)
 	if t.DrainCut {
@@ -304,6 +341,7 @@ func (r *runner) voiceResult(rep health.Report, o VoiceOptions, t VoiceTally) *r
 	}
 	if agg.measuredTurns > 0 {
 		cache.ColdShare = float64(agg.coldTurns) / float64(agg.measuredTurns)
+		cache.ColdTurns, cache.Turns = agg.coldTurns, agg.measuredTurns
 	}
 	res.Cache = cache
 	if !agg.cachedReported && agg.ok > 0 {

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime/pprof"
+	"time"
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/report"
@@ -23,6 +24,7 @@ type runOptions struct {
 	voice    voiceFlags
 	sim      simFlags
 	server   serverFlags
+	shard    shardFlags
 	workload string
 	output   string
 	records  string
@@ -55,6 +57,7 @@ simulator and benchmarks that.`,
 	o.voice.register(c, 4, "5s,7s")
 	o.sim.register(c)
 	o.server.register(c)
+	o.shard.register(c, false)
 	c.Flags().StringVar(&o.workload, "workload", "requests", "requests (independent requests) or voice (multi-turn calls)")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the whole result to this JSON file")
 	c.Flags().StringVar(&o.records, "records", "", "stream one JSON line per request to this file")
@@ -74,6 +77,13 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	if err := o.target.validate(); err != nil {
 		return err
 	}
+	shard, startAt, err := o.shard.parse()
+	if err != nil {
+		return err
+	}
+	plan.load.Shard = shard
+	// Only shard 0 reads the server's view of the whole load.
+	o.server.none = o.server.none || shard.Index > 0
 	// Every output is checked before anything is measured, so a run is
 	// never measured and then lost.
 	if err := checkOutputs(map[string]string{"--output": o.output, "--records": o.records}); err != nil {
@@ -114,7 +124,7 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 		// Standard output carries the data; the report goes to stderr.
 		out = c.ErrOrStderr()
 	}
-	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, out: out, errOut: c.ErrOrStderr()}
+	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, out: out, errOut: c.ErrOrStderr(), startAt: startAt}
 	if records != nil {
 		lv.records = records
 	}
@@ -211,6 +221,8 @@ type levelRunner struct {
 	dataset     *workload.Dataset
 	datasetNote string
 	levels      int
+	// startAt is when this level's window starts (zero: when ready).
+	startAt time.Time
 }
 
 // runNonce is random per knee process: it opens every synthetic prompt and
@@ -282,7 +294,7 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 		cfg.DatasetFormat = string(pd.format)
 	}
 	opts := bench.Options{Client: client, Source: src, Load: load, Config: cfg, Records: lv.records, RecordLevel: lv.recordLevel,
-		Progress: lv.progress, Goodput: p.goodput}
+		Progress: lv.progress, Goodput: p.goodput, StartAt: lv.startAt}
 	view := lv.server.attach(ctx, lv.target, &opts.OnWindowStart, &opts.OnWindowEnd)
 	res, err := bench.Run(ctx, opts)
 	if err != nil {
@@ -328,7 +340,8 @@ func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.C
 	cfg.MaxTokens = v.OutputTokens
 	cfg.Voice = p.vf.config(v)
 	opts := bench.VoiceOptions{Client: client, Voice: v, Rate: rate, Calls: p.vf.calls, Duration: p.lf.duration,
-		MaxConcurrentCalls: p.vf.maxCalls, Seed: p.lf.seed, Config: cfg, Progress: lv.progress, DrainTimeout: p.lf.drain, Goodput: p.goodput}
+		MaxConcurrentCalls: p.vf.maxCalls, Seed: p.lf.seed, Config: cfg, Progress: lv.progress, DrainTimeout: p.lf.drain, Goodput: p.goodput,
+		Shard: p.load.Shard, StartAt: lv.startAt}
 	if lv.records != nil {
 		opts.Records, opts.RecordLevel = lv.records, lv.recordLevel
 	}

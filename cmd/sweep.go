@@ -32,6 +32,7 @@ type sweepOptions struct {
 	voice       voiceFlags
 	sim         simFlags
 	server      serverFlags
+	shard       shardFlags
 	workload    string
 	rates       string
 	concurrency string
@@ -98,6 +99,9 @@ func (o *sweepOptions) register(c *cobra.Command) {
 	fs.StringVar(&o.preset, "preset", "", "seed the rates and SLO from a sweep preset (see knee presets)")
 	fs.StringVar(&o.records, "records", "", "stream one JSON line per request of every level to this file (each with its level)")
 	c.MarkFlagsMutuallyExclusive("rates", "concurrency")
+	if !o.predict {
+		o.shard.register(c, true)
+	}
 }
 
 func parseList(s string) ([]float64, error) {
@@ -218,6 +222,21 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	if o.predict {
 		return o.runPredict(c, axis, loads, plan, minGood)
 	}
+	shard, startAt, err := o.shard.parse()
+	if err != nil {
+		return err
+	}
+	plan.load.Shard = shard
+	if shard.Sharded() {
+		// Every shard must run every level, whatever its own part shows,
+		// and only shard 0 reads the server's view of the whole load.
+		o.stopSat = false
+		o.server.none = o.server.none || shard.Index > 0
+	}
+	interval := o.shard.interval
+	if interval == 0 {
+		interval = o.load.duration + o.load.drain + 15*time.Second
+	}
 	label := o.label
 	if label == "" {
 		label = "sweep-" + time.Now().Format("20060102-150405")
@@ -280,6 +299,9 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 				progress.Update(statusOf(p, fmt.Sprintf("level %d/%d (%g)", i+1, len(loads), load), o.load.duration))
 			}
 			lv.recordLevel = &load
+			if !startAt.IsZero() {
+				lv.startAt = startAt.Add(time.Duration(i) * interval)
+			}
 			if axis == "rate" {
 				return lv.run(ctx, load, 0)
 			}

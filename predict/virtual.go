@@ -173,9 +173,11 @@ func (v *virtual) draw(n int, d time.Duration, base float64) ([]float64, bench.W
 		last = rel
 		dues = append(dues, base+rel.Seconds())
 	}
-	w := bench.Window{Arrivals: int64(len(dues)), SchedStart: dur(base), SchedEnd: dur(base) + last}
+	w := bench.Window{Arrivals: int64(len(dues)), InWindow: int64(len(dues)), SchedStart: dur(base), SchedEnd: dur(base) + last}
 	if d > 0 {
 		w.SchedEnd = dur(base) + d
+	} else if len(dues) > 0 {
+		w.InWindow-- // the last arrival ends the window
 	}
 	if len(dues) >= 2 && last > 0 {
 		w.Offered = float64(len(dues)-1) / last.Seconds()

@@ -98,7 +98,10 @@ func VoiceLevel(o VoiceOptions) (*results.Run, error) {
 		dues = append(dues, rel.Seconds())
 	}
 	v := &voiceRun{o: o, core: sched.New(cfg), contextLength: ctxLen, inflight: map[int64]*turnFlight{}}
-	v.tally.Arrivals = int64(len(dues))
+	v.tally.Drawn, v.tally.Arrivals, v.tally.InWindow = int64(len(dues)), int64(len(dues)), int64(len(dues))
+	if o.Duration == 0 && len(dues) > 0 {
+		v.tally.InWindow-- // the last call ends the window
+	}
 	if n := len(dues); n > 0 {
 		v.tally.LastArrival = dur(dues[n-1])
 		v.arrivalsEnd = dues[n-1]

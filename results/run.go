@@ -15,10 +15,14 @@ const SchemaVersion = 1
 
 // Run is the complete result of one measured run (one level of a sweep).
 type Run struct {
-	SchemaVersion int          `json:"schema_version"`
-	Config        Config       `json:"config"`
-	Environment   Environment  `json:"environment"`
-	StartedAt     time.Time    `json:"started_at"`
+	SchemaVersion int         `json:"schema_version"`
+	Config        Config      `json:"config"`
+	Environment   Environment `json:"environment"`
+	StartedAt     time.Time   `json:"started_at"`
+	// WindowStartedAt is the wall instant the measured window began.
+	WindowStartedAt time.Time `json:"window_started_at,omitempty"`
+	// Shard is set on one shard's part of a split load.
+	Shard         *Shard       `json:"shard,omitempty"`
 	WindowSeconds float64      `json:"window_s"`
 	Stats         Stats        `json:"stats"`
 	Requests      Requests     `json:"requests"`
@@ -40,6 +44,18 @@ type Run struct {
 	Notes         []string       `json:"notes,omitempty"`
 	Warnings      []string       `json:"warnings,omitempty"`
 	Interrupted   bool           `json:"interrupted,omitempty"`
+	// MergedShards is set on a run merged from that many shards' files.
+	MergedShards int `json:"merged_shards,omitempty"`
+}
+
+// Shard says which part of a split load a run sent: arrivals, workers or
+// calls k with k mod Count = Index. StartAt is the instant every shard was
+// to start its window, and StartLatenessMs how late this one did.
+type Shard struct {
+	Index           int        `json:"index"`
+	Count           int        `json:"count"`
+	StartAt         *time.Time `json:"start_at,omitempty"`
+	StartLatenessMs float64    `json:"start_lateness_ms,omitempty"`
 }
 
 // Config is the run's configuration as given, with secrets redacted.
@@ -282,6 +298,10 @@ type Cache struct {
 	HitRate   float64 `json:"cache_hit_rate"`
 	ColdShare float64 `json:"cold_turn_share"`
 	Reported  bool    `json:"reported"`
+	// ColdTurns of Turns measured turns found their prefix cold (the call
+	// workload), so shards' shares can be pooled.
+	ColdTurns int64 `json:"cold_turns,omitempty"`
+	Turns     int64 `json:"turns,omitempty"`
 }
 
 // Calls describes the call-level view of the voice workload.

@@ -1,0 +1,110 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/kneebench/knee/report"
+	"github.com/kneebench/knee/results"
+	"github.com/spf13/cobra"
+)
+
+func newMergeCmd() *cobra.Command {
+	var output string
+	c := &cobra.Command{
+		Use:   "merge SHARD.json... -o merged.json",
+		Short: "Join the result files of the shards of one load (run or sweep)",
+		Long: `merge joins the result files that knee run or knee sweep wrote with --shard
+I/N (or --shards N) into the result one process sending the whole load would
+have measured: HDR histograms merged losslessly, so percentiles are those of
+the union of the requests; counts, errors and tokens summed; throughput over
+the union of the windows. Client health is the worst shard's, named; the
+server's view is shard 0's. Sweep files are merged level by level and their
+knees found again; a sweep also gets its CSV next to the JSON. The merged file
+is a normal result: knee compare and knee report take it.`,
+		Example: `  knee merge results/shard-*.json -o results/merged.json`,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: runtimeErrors(func(c *cobra.Command, args []string) error {
+			if output == "" {
+				return usageErr("give -o for the merged file")
+			}
+			csvPath := strings.TrimSuffix(output, ".json") + ".csv"
+			if err := checkOutputs(map[string]string{"--output": output}); err != nil {
+				return err
+			}
+			sweep, err := isSweepFile(args[0])
+			if err != nil {
+				return withCode(ExitRuntime, err)
+			}
+			out := c.OutOrStdout()
+			if !sweep {
+				var runs []*results.Run
+				for _, p := range args {
+					r, err := results.ReadRun(p)
+					if err != nil {
+						return withCode(ExitRuntime, err)
+					}
+					runs = append(runs, r)
+				}
+				m, err := results.MergeRuns(runs)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				if err := report.Run(out, m); err != nil {
+					return err
+				}
+				if err := results.WriteJSON(output, m); err != nil {
+					return withCode(ExitRuntime, err)
+				}
+				fmt.Fprintf(out, "merged %d shards into %s\n", m.MergedShards, output)
+				return nil
+			}
+			if err := checkOutputs(map[string]string{"--output (CSV)": csvPath}); err != nil {
+				return err
+			}
+			var sweeps []*results.Sweep
+			for _, p := range args {
+				s, err := results.ReadSweep(p)
+				if err != nil {
+					return withCode(ExitRuntime, err)
+				}
+				sweeps = append(sweeps, s)
+			}
+			m, err := results.MergeSweeps(sweeps)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			width := outputWidth(out)
+			report.LevelHeader(out, m, width)
+			for _, l := range m.Levels {
+				report.LevelRow(out, m, l, width)
+			}
+			fmt.Fprintln(out)
+			report.Knees(out, m)
+			if err := writeSweepData(m, output, csvPath); err != nil {
+				return withCode(ExitRuntime, err)
+			}
+			fmt.Fprintf(out, "merged %d shards' sweeps into %s and %s\n", len(sweeps), output, csvPath)
+			return nil
+		}),
+	}
+	c.Flags().StringVarP(&output, "output", "o", "", "the merged result file (a sweep also gets its .csv beside it)")
+	return c
+}
+
+// isSweepFile says whether a knee result file is a sweep (it has levels).
+func isSweepFile(path string) (bool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false, err
+	}
+	var head struct {
+		Levels json.RawMessage `json:"levels"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return false, fmt.Errorf("%s: not a knee result file (damaged JSON: %v)", path, err)
+	}
+	return head.Levels != nil, nil
+}

@@ -1,0 +1,410 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// mergedHistograms are the histograms a merge joins, with the summary each
+// one fills (nil: only the histogram is kept).
+var mergedHistograms = []struct {
+	name  string
+	scale float64
+	into  func(r *Run) *Summary
+}{
+	{"ttft_us", 1000, func(r *Run) *Summary { return &r.Stats.TTFT }},
+	{"ttft_sched_us", 1000, func(r *Run) *Summary { return &r.Stats.TTFTSched }},
+	{"itl_us", 1000, func(r *Run) *Summary { return &r.Stats.ITL }},
+	{"tpot_us", 1000, func(r *Run) *Summary { return &r.Stats.TPOT }},
+	{"e2e_us", 1000, func(r *Run) *Summary { return &r.Stats.E2E }},
+	{"e2e_sched_us", 1000, func(r *Run) *Summary { return &r.Stats.E2ESched }},
+	{"queue_wait_us", 1000, func(r *Run) *Summary { return &r.Stats.QueueWait }},
+	{"input_tokens", 1, func(r *Run) *Summary { return &r.Tokens.Input }},
+	{"output_tokens", 1, func(r *Run) *Summary { return &r.Tokens.Output }},
+	{"send_lateness_us", 1000, nil},
+}
+
+// MergeRuns joins the result files of the shards of one load (see
+// results.Shard) into the run a single infinitely fast client sending all
+// of it would have measured: histograms merged losslessly, so percentiles
+// are those of the union of requests; counts, errors and tokens summed;
+// the window the union of the shards' windows, and throughput over it.
+// Client health is the worst shard's, named; the server's view is shard
+// 0's, the one that reads it. What cannot be merged exactly (a
+// per-turn breakdown, per-response server timings) is left out and said
+// so. Shards that disagree on what they ran, or started apart, are warned
+// about.
+func MergeRuns(runs []*Run) (*Run, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("nothing to merge")
+	}
+	shards, err := orderShards(runs)
+	if err != nil {
+		return nil, err
+	}
+	first := shards[0]
+	m := &Run{SchemaVersion: SchemaVersion, Config: first.Config, Environment: first.Environment, StartedAt: first.StartedAt,
+		WindowStartedAt: first.WindowStartedAt, MergedShards: len(shards), Server: first.Server, Histograms: Histograms{}}
+	m.Warnings = append(m.Warnings, agreement(shards)...)
+	var windowEnd time.Time
+	for _, r := range shards {
+		if r.StartedAt.Before(m.StartedAt) {
+			m.StartedAt = r.StartedAt
+		}
+		if r.WindowStartedAt.Before(m.WindowStartedAt) {
+			m.WindowStartedAt = r.WindowStartedAt
+		}
+		if end := r.WindowStartedAt.Add(seconds(r.WindowSeconds)); end.After(windowEnd) {
+			windowEnd = end
+		}
+		m.Interrupted = m.Interrupted || r.Interrupted
+	}
+	m.WindowSeconds = windowEnd.Sub(m.WindowStartedAt).Seconds()
+	if err := mergeHistograms(m, shards); err != nil {
+		return nil, err
+	}
+	mergeCounts(m, shards)
+	mergeRates(m, shards)
+	mergeHealth(m, shards)
+	mergeCalls(m, shards)
+	m.Notes = append(m.Notes, fmt.Sprintf("merged from %d shards: percentiles are of the union of their requests (HDR histograms merged), counts summed, throughput over the union of their windows (%.1f s)", len(shards), m.WindowSeconds))
+	if first.Server != nil {
+		m.Notes = append(m.Notes, "the server's view is shard 0's, which alone read it: it covers every shard's requests only as far as their windows overlapped")
+	}
+	if slices.ContainsFunc(shards, func(r *Run) bool { return len(r.ByTurn) > 0 || r.ServerTimings != nil }) {
+		m.Notes = append(m.Notes, "per-turn latencies and per-response server timings are not kept in mergeable form: left out of the merge")
+	}
+	// A shard's small print is about its own sample; the merge's is
+	// written afresh.
+	m.Warnings = append(m.Warnings, SmallPrint(m)...)
+	for i, r := range shards {
+		own := SmallPrint(r)
+		for _, w := range r.Warnings {
+			if !slices.Contains(own, w) {
+				m.Warnings = appendOnce(m.Warnings, fmt.Sprintf("shard %d: %s", i, w))
+			}
+		}
+	}
+	return m, nil
+}
+
+// orderShards checks that runs are the shards 0..N−1 of one split, each
+// once, and returns them in order.
+func orderShards(runs []*Run) ([]*Run, error) {
+	n := 0
+	for i, r := range runs {
+		if r.Shard == nil || r.Shard.Count < 1 {
+			return nil, fmt.Errorf("file %d is not a shard's result (no shard identity): run it with --shard I/N", i+1)
+		}
+		if n == 0 {
+			n = r.Shard.Count
+		}
+		if r.Shard.Count != n {
+			return nil, fmt.Errorf("the files are shards of splits into %d and %d parts", n, r.Shard.Count)
+		}
+	}
+	out := make([]*Run, n)
+	for _, r := range runs {
+		if out[r.Shard.Index] != nil {
+			return nil, fmt.Errorf("shard %d/%d is given twice", r.Shard.Index, n)
+		}
+		out[r.Shard.Index] = r
+	}
+	var missing []string
+	for i, r := range out {
+		if r == nil {
+			missing = append(missing, fmt.Sprint(i))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("shards %v of %d are missing: a merge without them would undercount the load", missing, n)
+	}
+	return out, nil
+}
+
+// agreement warns when the shards did not run one load together.
+func agreement(shards []*Run) []string {
+	var w []string
+	key := configKey(shards[0].Config)
+	for i, r := range shards[1:] {
+		if configKey(r.Config) != key {
+			w = append(w, fmt.Sprintf("shard %d ran another configuration than shard 0 (seed, load or workload differ): the merge is not one schedule", i+1))
+		}
+	}
+	var starts []time.Time
+	ref := shards[0].Shard.StartAt
+	for i, r := range shards {
+		s := r.Shard
+		if i > 0 && ((s.StartAt == nil) != (ref == nil) || s.StartAt != nil && !s.StartAt.Equal(*ref)) {
+			w = append(w, fmt.Sprintf("shard %d was told to start at another instant than shard 0 (--start-at)", i))
+		}
+		if s.StartAt != nil && s.StartLatenessMs > math.Max(50, 10*r.WindowSeconds) {
+			w = append(w, fmt.Sprintf("shard %d started its window %.0f ms late: its first arrivals went out late (and are measured from their schedule)", i, s.StartLatenessMs))
+		}
+		starts = append(starts, r.WindowStartedAt)
+	}
+	if ref == nil {
+		sort.Slice(starts, func(a, b int) bool { return starts[a].Before(starts[b]) })
+		if spread := starts[len(starts)-1].Sub(starts[0]); spread > time.Second {
+			w = append(w, fmt.Sprintf("the shards' windows started %.1f s apart (no --start-at): the merged load was never offered at once", spread.Seconds()))
+		}
+	}
+	return w
+}
+
+// configKey is the configuration as JSON, for comparing shards.
+func configKey(c Config) string {
+	b, _ := json.Marshal(c)
+	return string(b)
+}
+
+// mergeHistograms merges every histogram all shards have and summarises it.
+func mergeHistograms(m *Run, shards []*Run) error {
+	for _, h := range mergedHistograms {
+		var sum *hdrhistogram.Histogram
+		complete := true
+		for i, r := range shards {
+			enc, ok := r.Histograms[h.name]
+			if !ok || enc == "" {
+				complete = false
+				break
+			}
+			d, err := DecodeHistogram(enc)
+			if err != nil {
+				return fmt.Errorf("shard %d: %s: %v", i, h.name, err)
+			}
+			if sum == nil {
+				sum = d
+			} else if dropped := sum.Merge(d); dropped > 0 {
+				return fmt.Errorf("shard %d: %d values of %s fall outside the merged histogram's range", i, dropped, h.name)
+			}
+		}
+		if !complete || sum == nil {
+			if h.into != nil && h.name != "input_tokens" && h.name != "output_tokens" {
+				return fmt.Errorf("a shard's file has no %s histogram: written by an older knee, it cannot be merged exactly", h.name)
+			}
+			continue
+		}
+		m.Histograms[h.name] = EncodeHistogram(sum)
+		if h.into != nil {
+			*h.into(m) = SummarizeHistogram(sum, h.scale)
+		}
+		if h.name == "send_lateness_us" {
+			m.Arrivals.SendLatenessP99Ms = float64(sum.ValueAtPercentile(99)) / 1000
+		}
+	}
+	return nil
+}
+
+// mergeCounts sums what is counted.
+func mergeCounts(m *Run, shards []*Run) {
+	m.Requests.Errors = map[string]int64{}
+	m.Tokens.UsageReported, m.Tokens.CachedReported = true, true
+	cache, cached := &Cache{Reported: true}, false
+	var good, finished int64
+	for _, r := range shards {
+		q := r.Requests
+		m.Requests.Sent += q.Sent
+		m.Requests.OK += q.OK
+		m.Requests.Failed += q.Failed
+		m.Requests.Interrupted += q.Interrupted
+		m.Requests.Warmup += q.Warmup
+		m.Requests.PartialTokens += q.PartialTokens
+		for k, v := range q.Errors {
+			m.Requests.Errors[k] += v
+		}
+		if a := q.FirstAttempt; a != nil {
+			if m.Requests.FirstAttempt == nil {
+				m.Requests.FirstAttempt = &Attempts{Errors: map[string]int64{}}
+			}
+			f := m.Requests.FirstAttempt
+			f.OK, f.Failed, f.Retries = f.OK+a.OK, f.Failed+a.Failed, f.Retries+a.Retries
+			for k, v := range a.Errors {
+				f.Errors[k] += v
+			}
+		}
+		t := r.Tokens
+		m.Tokens.InputTotal += t.InputTotal
+		m.Tokens.OutputTotal += t.OutputTotal
+		m.Tokens.CachedTotal += t.CachedTotal
+		m.Tokens.MultiTokenChunks += t.MultiTokenChunks
+		m.Tokens.UsageReported = m.Tokens.UsageReported && t.UsageReported
+		m.Tokens.CachedReported = m.Tokens.CachedReported && t.CachedReported
+		m.Arrivals.Waited += r.Arrivals.Waited
+		m.Arrivals.Unsent += r.Arrivals.Unsent
+		m.Arrivals.LateSends += r.Arrivals.LateSends
+		m.Arrivals.WindowArrivals += r.Arrivals.WindowArrivals
+		if c := r.Cache; c != nil {
+			cached = true
+			cache.Reported = cache.Reported && c.Reported
+			cache.ColdTurns += c.ColdTurns
+			cache.Turns += c.Turns
+		}
+		if c := r.Connections; c != nil {
+			if m.Connections == nil {
+				m.Connections = &Connections{}
+			}
+			m.Connections.Opened += c.Opened
+			m.Connections.StaleClosed += c.StaleClosed
+			m.Connections.Resent += c.Resent
+		}
+		if g := r.Goodput; g != nil {
+			good, finished = good+g.Good, finished+g.Finished
+			if m.Goodput == nil {
+				m.Goodput = &Goodput{Bounds: g.Bounds}
+			}
+		}
+	}
+	if cached {
+		if m.Tokens.InputTotal > 0 {
+			cache.HitRate = float64(m.Tokens.CachedTotal) / float64(m.Tokens.InputTotal)
+		}
+		if cache.Turns > 0 {
+			cache.ColdShare = float64(cache.ColdTurns) / float64(cache.Turns)
+		}
+		m.Cache = cache
+	}
+	if m.Goodput != nil {
+		m.Goodput.Good, m.Goodput.Finished = good, finished
+		if finished > 0 {
+			m.Goodput.Share = float64(good) / float64(finished)
+		}
+		if m.WindowSeconds > 0 {
+			m.Goodput.RequestsPerS = float64(good) / m.WindowSeconds
+		}
+	}
+}
+
+// mergeRates recomputes the rates over the merged window.
+func mergeRates(m *Run, shards []*Run) {
+	span := m.WindowSeconds
+	first := shards[0]
+	// Every shard drew the one schedule: its target and offered rates are
+	// the whole load's.
+	m.Arrivals.TargetRate, m.Arrivals.OfferedRate = first.Arrivals.TargetRate, first.Arrivals.OfferedRate
+	var busy, completion, completionWeight float64
+	for _, r := range shards {
+		m.Arrivals.AchievedRate += r.Arrivals.AchievedRate
+		busy += r.Arrivals.AchievedConcurrency * r.WindowSeconds
+		if w := float64(r.Arrivals.WindowArrivals); r.Arrivals.CompletionRate > 0 && w > 0 {
+			completion += r.Arrivals.CompletionRate * w
+			completionWeight += w
+		}
+	}
+	if completionWeight > 0 {
+		m.Arrivals.CompletionRate = completion / completionWeight
+	}
+	if span > 0 {
+		m.Throughput = Throughput{
+			RequestsPerS:     float64(m.Requests.OK) / span,
+			OutputTokensPerS: float64(m.Tokens.OutputTotal) / span,
+			TotalTokensPerS:  float64(m.Tokens.OutputTotal+m.Tokens.InputTotal) / span,
+		}
+		m.Arrivals.AchievedConcurrency = busy / span
+	}
+}
+
+// mergeHealth takes the worst shard's health and names it.
+func mergeHealth(m *Run, shards []*Run) {
+	rank := map[string]int{VerdictVirtual: 0, VerdictHealthy: 1, VerdictNoisy: 2, VerdictClientLimited: 3}
+	worst := 0
+	for i, r := range shards {
+		if rank[r.Health.Verdict] > rank[shards[worst].Health.Verdict] {
+			worst = i
+		}
+	}
+	m.Health = shards[worst].Health
+	m.Health.Reasons = nil
+	for _, reason := range shards[worst].Health.Reasons {
+		m.Health.Reasons = append(m.Health.Reasons, fmt.Sprintf("shard %d: %s", worst, reason))
+	}
+	m.Notes = append(m.Notes, fmt.Sprintf("client health is shard %d's, the worst of the %d (%s)", worst, len(shards), m.Health.Verdict))
+}
+
+// mergeCalls joins the call-level view of the voice workload.
+func mergeCalls(m *Run, shards []*Run) {
+	var callSeconds float64
+	for _, r := range shards {
+		c := r.Calls
+		if c == nil {
+			continue
+		}
+		if m.Calls == nil {
+			m.Calls = &Calls{TurnsOfferedPerS: c.TurnsOfferedPerS}
+		}
+		m.Calls.Started += c.Started
+		m.Calls.Completed += c.Completed
+		m.Calls.Shed += c.Shed
+		m.Calls.AchievedConcurrency += c.AchievedConcurrency
+		m.Calls.LittlesLaw += c.LittlesLaw
+		callSeconds += c.MeanCallSeconds * float64(c.Completed)
+	}
+	if m.Calls == nil {
+		return
+	}
+	if m.Calls.Completed > 0 {
+		m.Calls.MeanCallSeconds = callSeconds / float64(m.Calls.Completed)
+	}
+	if m.WindowSeconds > 0 {
+		m.Calls.TurnsPerS = float64(m.Requests.OK) / m.WindowSeconds
+	}
+}
+
+// MergeSweeps merges the shards' sweep files level by level (each level
+// with MergeRuns) and finds the knees of the merged levels.
+func MergeSweeps(sweeps []*Sweep) (*Sweep, error) {
+	if len(sweeps) == 0 {
+		return nil, errors.New("nothing to merge")
+	}
+	first := sweeps[0]
+	m := *first
+	m.Levels, m.Interrupted = nil, false
+	for i, s := range sweeps {
+		if s.Axis != first.Axis || len(s.Levels) != len(first.Levels) {
+			return nil, fmt.Errorf("sweep %d has %d levels of %s, sweep 1 %d of %s: not shards of one sweep", i+1, len(s.Levels), s.Axis, len(first.Levels), first.Axis)
+		}
+		m.Interrupted = m.Interrupted || s.Interrupted
+	}
+	for li, l := range first.Levels {
+		var runs []*Run
+		var failed []string
+		for i, s := range sweeps {
+			sl := s.Levels[li]
+			if sl.Load != l.Load {
+				return nil, fmt.Errorf("level %d is %g in sweep 1 and %g in sweep %d", li+1, l.Load, sl.Load, i+1)
+			}
+			if sl.Run == nil {
+				failed = append(failed, fmt.Sprintf("sweep %d: %s", i+1, sl.Error))
+				continue
+			}
+			runs = append(runs, sl.Run)
+		}
+		level := Level{Load: l.Load}
+		if len(failed) > 0 {
+			level.Error = fmt.Sprintf("a shard's level failed (%v): not merged", failed)
+		} else if r, err := MergeRuns(runs); err != nil {
+			level.Error = err.Error()
+		} else {
+			level.Run = r
+		}
+		m.Levels = append(m.Levels, level)
+	}
+	m.FindKnees()
+	return &m, nil
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+func appendOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}

@@ -1,0 +1,122 @@
+package results
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// shardRun is shard i of n with the given TTFTs (µs) and one output token
+// count per request.
+func shardRun(i, n int, ttfts []int64, seed uint64) *Run {
+	h, out := hdrhistogram.New(1, 3_600_000_000, 3), hdrhistogram.New(1, 100_000_000, 3)
+	for _, v := range ttfts {
+		_ = h.RecordValue(v)
+		_ = out.RecordValue(10)
+	}
+	enc := EncodeHistogram(h)
+	hist := Histograms{"output_tokens": EncodeHistogram(out)}
+	for _, name := range []string{"ttft_us", "ttft_sched_us", "itl_us", "tpot_us", "e2e_us", "e2e_sched_us", "queue_wait_us"} {
+		hist[name] = enc
+	}
+	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	k := int64(len(ttfts))
+	return &Run{SchemaVersion: SchemaVersion, Config: Config{Seed: seed, Rate: 10, Mode: "open"}, Shard: &Shard{Index: i, Count: n},
+		StartedAt: start, WindowStartedAt: start.Add(time.Duration(i) * time.Millisecond), WindowSeconds: 10,
+		Requests: Requests{Sent: k, OK: k, Errors: map[string]int64{}}, Tokens: Tokens{OutputTotal: 10 * k, UsageReported: true},
+		Health: Health{Verdict: []string{VerdictHealthy, VerdictNoisy}[i%2], Reasons: []string{"timer lag"}}, Histograms: hist}
+}
+
+// TestMergeRunsPoolsPercentiles: the merged percentiles are those of one
+// histogram of every shard's values; counts add up; the window is the
+// union; health is the worst shard's, named.
+func TestMergeRunsPoolsPercentiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	pooled := hdrhistogram.New(1, 3_600_000_000, 3)
+	var runs []*Run
+	for i := range 3 {
+		var v []int64
+		for range 200 + 100*i {
+			x := int64(r.ExpFloat64() * float64(20_000*(i+1)))
+			v = append(v, x)
+			_ = pooled.RecordValue(x)
+		}
+		runs = append(runs, shardRun(i, 3, v, 7))
+	}
+	// Order does not matter.
+	m, err := MergeRuns([]*Run{runs[2], runs[0], runs[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := SummarizeHistogram(pooled, 1000)
+	if m.Stats.TTFT != want {
+		t.Errorf("merged TTFT %+v, pooled %+v", m.Stats.TTFT, want)
+	}
+	if m.Requests.Sent != 900 || m.Tokens.OutputTotal != 9000 || m.Tokens.Output.Count != 900 {
+		t.Errorf("counts: %d sent, %d output tokens (%d counted)", m.Requests.Sent, m.Tokens.OutputTotal, m.Tokens.Output.Count)
+	}
+	if m.WindowSeconds < 10.0019 || m.WindowSeconds > 10.0021 {
+		t.Errorf("window %.4f s, want the union 10.002 s", m.WindowSeconds)
+	}
+	if m.Health.Verdict != VerdictNoisy || len(m.Health.Reasons) != 1 || !strings.HasPrefix(m.Health.Reasons[0], "shard 1: ") {
+		t.Errorf("health %+v, want shard 1's noisy verdict, named", m.Health)
+	}
+	if got := m.Throughput.RequestsPerS; got < 89.9 || got > 90 {
+		t.Errorf("throughput %.2f/s, want 900 over the union window", got)
+	}
+}
+
+func TestMergeRunsRefuses(t *testing.T) {
+	a, b := shardRun(0, 2, []int64{100}, 7), shardRun(1, 2, []int64{200}, 7)
+	plain := shardRun(0, 2, []int64{100}, 7)
+	plain.Shard = nil
+	noHist := shardRun(1, 2, []int64{100}, 7)
+	delete(noHist.Histograms, "itl_us")
+	for _, c := range []struct {
+		name string
+		runs []*Run
+		want string
+	}{
+		{"missing shard", []*Run{a}, "missing"},
+		{"twice", []*Run{a, a}, "twice"},
+		{"not a shard", []*Run{plain, b}, "no shard identity"},
+		{"other split", []*Run{a, shardRun(1, 3, []int64{1}, 7)}, "parts"},
+		{"no histogram", []*Run{a, noHist}, "itl_us"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := MergeRuns(c.runs); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one saying %q", err, c.want)
+			}
+		})
+	}
+	m, err := MergeRuns([]*Run{a, shardRun(1, 2, []int64{200}, 8)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(m.Warnings, "\n"), "another configuration") {
+		t.Errorf("shards of different seeds merged without a warning: %q", m.Warnings)
+	}
+}
+
+// BenchmarkMerge64 merges 64 shard results of 2,000 requests each (ten
+// histograms apiece, latencies spread over four decades).
+func BenchmarkMerge64(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	runs := make([]*Run, 64)
+	for i := range runs {
+		v := make([]int64, 2000)
+		for j := range v {
+			v[j] = int64(100 + r.ExpFloat64()*50_000)
+		}
+		runs[i] = shardRun(i, 64, v, 7)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := MergeRuns(runs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
