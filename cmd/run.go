@@ -29,6 +29,7 @@ type runOptions struct {
 	output   string
 	records  string
 	cpuProf  string
+	quiet    bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -58,6 +59,7 @@ simulator and benchmarks that.`,
 	o.sim.register(c)
 	o.server.register(c)
 	o.shard.register(c, false)
+	c.Flags().BoolVar(&o.quiet, "quiet", false, "print neither the report nor progress (e.g. with --output - in a pod, whose log is then the JSON alone)")
 	c.Flags().StringVar(&o.workload, "workload", "requests", "requests (independent requests) or voice (multi-turn calls)")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the whole result to this JSON file")
 	c.Flags().StringVar(&o.records, "records", "", "stream one JSON line per request to this file")
@@ -119,16 +121,19 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
-	out := c.OutOrStdout()
+	out, errOut := c.OutOrStdout(), c.ErrOrStderr()
 	if o.output == results.Stdout || o.records == results.Stdout {
 		// Standard output carries the data; the report goes to stderr.
 		out = c.ErrOrStderr()
 	}
-	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, out: out, errOut: c.ErrOrStderr(), startAt: startAt}
+	if o.quiet {
+		out, errOut = io.Discard, io.Discard
+	}
+	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, out: out, errOut: errOut, startAt: startAt}
 	if records != nil {
 		lv.records = records
 	}
-	progress := newProgress(c.ErrOrStderr())
+	progress := newProgress(errOut)
 	lv.progress = func(p bench.Progress) { progress.Update(statusOf(p, "", plan.load.Duration)) }
 	res, err := lv.run(ctx, plan.load.Rate, plan.load.Concurrency)
 	progress.Done()

@@ -1,0 +1,126 @@
+package cmd
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/kneebench/knee/kube"
+	"github.com/spf13/cobra"
+)
+
+// defaultImage is the image the manifests run; deploy/Dockerfile builds it.
+const defaultImage = "ghcr.io/kneebench/knee:latest"
+
+func newK8sCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "k8s",
+		Short: "Print Kubernetes manifests: sharded load (an Indexed Job), simulator fleets",
+		Long: `k8s prints manifests filled in, to pipe into kubectl apply -f -, so nobody edits
+YAML by hand. See deploy/kubernetes/README.md for collecting and merging the
+shards' results.`,
+	}
+	c.AddCommand(newK8sJobCmd(), newK8sSimCmd())
+	return c
+}
+
+func newK8sJobCmd() *cobra.Command {
+	o := kube.ShardJob{}
+	var delay time.Duration
+	c := &cobra.Command{
+		Use:   "job --shards N --target URL [-- knee run flags]",
+		Short: "An Indexed Job of N knee run shards against one target, started together",
+		Long: `job prints an Indexed Job (completions = parallelism = N) whose pod I runs
+knee run --shards N against --target with the run flags given after --, all
+starting their window at one instant (--start-delay from now, baked into the
+manifest: apply it within that time). Each pod prints its JSON result on
+stdout (or writes shard-I.json to --results-claim); knee merge joins them.`,
+		Example: `  knee k8s job --shards 8 --target http://vllm.default.svc:8000/v1 -- --rate 400 --duration 5m --input-tokens 512 | kubectl apply -f -`,
+		RunE: runtimeErrors(func(c *cobra.Command, args []string) error {
+			if o.Shards < 1 || o.Target == "" {
+				return usageErr("give --shards N (at least 1) and --target URL")
+			}
+			if delay < 0 {
+				return usageErr("--start-delay must not be negative")
+			}
+			if err := checkRunFlags(args); err != nil {
+				return err
+			}
+			o.RunArgs = args
+			o.StartAt = time.Now().Add(delay).Truncate(time.Second)
+			o.Nonce = fmt.Sprintf("%08x", rand.Uint32())
+			job, err := o.Job()
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			y, err := kube.YAML(job)
+			if err != nil {
+				return err
+			}
+			_, err = c.OutOrStdout().Write(y)
+			return err
+		}),
+	}
+	fs := c.Flags()
+	fs.IntVar(&o.Shards, "shards", 0, "number of shards (pods)")
+	fs.StringVar(&o.Target, "target", "", "base URL every shard drives, e.g. http://vllm:8000/v1")
+	fs.StringVar(&o.Name, "name", "knee-shards", "the Job's name")
+	fs.StringVar(&o.Namespace, "namespace", "", "the Job's namespace (default: kubectl's)")
+	fs.StringVar(&o.Image, "image", defaultImage, "the knee image")
+	fs.StringVar(&o.ResultsClaim, "results-claim", "", "a ReadWriteMany PersistentVolumeClaim to write shard-I.json to (default: JSON on stdout)")
+	fs.StringVar(&o.CPU, "cpu", "2", "CPU request per shard (no limit is set: throttling would make the client late)")
+	fs.StringVar(&o.Memory, "memory", "1Gi", "memory request per shard")
+	fs.DurationVar(&delay, "start-delay", 2*time.Minute, "the shards start their window this long after the manifest is printed")
+	return c
+}
+
+func newK8sSimCmd() *cobra.Command {
+	o := kube.SimFleet{}
+	c := &cobra.Command{
+		Use:   "sim --replicas N [-- knee sim flags]",
+		Short: "A Deployment of N knee sim replicas behind a headless Service",
+		Long: `sim prints a Deployment of N simulator replicas (each its own engine, KV
+cache and /metrics) and a headless Service of the same name, so a router or
+gateway under test resolves every replica's address.`,
+		Example: `  knee k8s sim --replicas 16 -- --preset h100-80gb/llama-3.1-8b | kubectl apply -f -`,
+		RunE: runtimeErrors(func(c *cobra.Command, args []string) error {
+			o.SimArgs = args
+			dep, svc, err := o.Objects()
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			y, err := kube.YAML(dep, svc)
+			if err != nil {
+				return err
+			}
+			_, err = c.OutOrStdout().Write(y)
+			return err
+		}),
+	}
+	fs := c.Flags()
+	fs.IntVar(&o.Replicas, "replicas", 1, "simulator replicas")
+	fs.StringVar(&o.Name, "name", "knee-sim", "the Deployment's and Service's name")
+	fs.StringVar(&o.Namespace, "namespace", "", "their namespace (default: kubectl's)")
+	fs.StringVar(&o.Image, "image", defaultImage, "the knee image")
+	fs.StringVar(&o.CPU, "cpu", "2", "CPU request per replica")
+	fs.StringVar(&o.Memory, "memory", "512Mi", "memory request per replica")
+	return c
+}
+
+// checkRunFlags parses flags as knee run would, so a typo fails here and
+// not in N pods.
+func checkRunFlags(args []string) error {
+	run := newRunCmd()
+	if err := run.ParseFlags(args); err != nil {
+		return usageErr("run flags after --: %v", err)
+	}
+	if rest := run.Flags().Args(); len(rest) > 0 {
+		return usageErr("run flags after --: unexpected %q", rest)
+	}
+	for _, f := range []string{"base-url", "shard", "shards", "start-at", "output"} {
+		if run.Flags().Changed(f) {
+			return usageErr("run flags after --: --%s is set by the manifest", f)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,197 @@
+// Package kube builds the Kubernetes objects knee runs as: an Indexed Job
+// whose pods are the shards of one load, and a Deployment with a headless
+// Service of simulator replicas for a router under test to spread over. It
+// builds typed objects (k8s.io/api) and renders them as YAML; it talks to
+// no cluster and imports nothing of knee.
+package kube
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+)
+
+// ResultsDir is where a shard writes its result file on a results volume.
+const ResultsDir = "/results"
+
+// ShardJob describes an Indexed Job of knee run shards.
+type ShardJob struct {
+	Name, Namespace, Image string
+	Shards                 int
+	// Target is the base URL every shard drives.
+	Target string
+	// StartAt is the instant every shard starts its window.
+	StartAt time.Time
+	// Nonce is set as KNEE_RUN_NONCE in every pod, so the shards' prompts
+	// are the ones a single process would send.
+	Nonce string
+	// RunArgs are further knee run flags (the load, the workload, ...).
+	RunArgs []string
+	// ResultsClaim, when set, is a PersistentVolumeClaim (ReadWriteMany)
+	// mounted at ResultsDir, where each shard writes shard-I.json; without
+	// it each shard prints its JSON result on stdout and nothing else.
+	ResultsClaim string
+	// CPU and Memory are each pod's requests.
+	CPU, Memory string
+}
+
+// Job returns the Job. It carries no CPU limit on purpose: a throttled
+// client falls behind its schedule, and knee would then report itself
+// unhealthy instead of measuring the server.
+func (o ShardJob) Job() (*batchv1.Job, error) {
+	if o.Shards < 1 || o.Target == "" || o.Image == "" || o.Name == "" {
+		return nil, errors.New("a shard job needs a name, an image, a target and at least one shard")
+	}
+	requests, err := resources(o.CPU, o.Memory)
+	if err != nil {
+		return nil, err
+	}
+	out := "-"
+	if o.ResultsClaim != "" {
+		out = ResultsDir + "/shard-$(JOB_COMPLETION_INDEX).json"
+	}
+	args := []string{"run", "--base-url", o.Target, "--shards", strconv.Itoa(o.Shards),
+		"--start-at", o.StartAt.UTC().Format(time.RFC3339Nano), "--output", out, "--quiet"}
+	args = append(args, o.RunArgs...)
+	n := int32(o.Shards)
+	indexed := batchv1.IndexedCompletion
+	labels := map[string]string{"app.kubernetes.io/name": "knee", "app.kubernetes.io/component": "load-shard", "knee/job": o.Name}
+	c := corev1.Container{
+		Name: "knee", Image: o.Image, Args: args,
+		Env:       []corev1.EnvVar{{Name: "KNEE_RUN_NONCE", Value: o.Nonce}},
+		Resources: corev1.ResourceRequirements{Requests: requests},
+	}
+	pod := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{c},
+		// One shard per node where the cluster can: shards on one node
+		// share its CPUs and would measure each other's lateness.
+		TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname",
+			WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"knee/job": o.Name}}}},
+	}
+	if o.ResultsClaim != "" {
+		pod.Volumes = []corev1.Volume{{Name: "results", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: o.ResultsClaim}}}}
+		pod.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "results", MountPath: ResultsDir}}
+	}
+	// A shard retried after the start would send its part late: fail it,
+	// and let the merge refuse the missing shard, rather than mix runs.
+	backoff := int32(0)
+	return &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, Labels: labels},
+		Spec: batchv1.JobSpec{
+			CompletionMode: &indexed, Completions: &n, Parallelism: &n, BackoffLimit: &backoff,
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
+		},
+	}, nil
+}
+
+// SimFleet describes replicas of knee sim behind a headless Service, so
+// that a router or gateway under test resolves every replica.
+type SimFleet struct {
+	Name, Namespace, Image string
+	Replicas               int
+	// SimArgs are further knee sim flags (--preset, --models, ...).
+	SimArgs     []string
+	CPU, Memory string
+}
+
+// SimPort is the port every replica serves on.
+const SimPort = 8000
+
+// Objects returns the Deployment and its headless Service.
+func (o SimFleet) Objects() (*appsv1.Deployment, *corev1.Service, error) {
+	if o.Replicas < 1 || o.Image == "" || o.Name == "" {
+		return nil, nil, errors.New("a simulator fleet needs a name, an image and at least one replica")
+	}
+	requests, err := resources(o.CPU, o.Memory)
+	if err != nil {
+		return nil, nil, err
+	}
+	labels := map[string]string{"app.kubernetes.io/name": "knee", "app.kubernetes.io/component": "simulator", "knee/fleet": o.Name}
+	n := int32(o.Replicas)
+	args := append([]string{"sim", "--host", "0.0.0.0", "--port", strconv.Itoa(SimPort)}, o.SimArgs...)
+	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intstr.FromInt32(SimPort)}},
+		PeriodSeconds: 5}
+	dep := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &n,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"knee/fleet": o.Name}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "sim", Image: o.Image, Args: args,
+					Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: SimPort}},
+					ReadinessProbe: probe, Resources: corev1.ResourceRequirements{Requests: requests}}},
+			}},
+		},
+	}
+	svc := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, Labels: labels},
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{"knee/fleet": o.Name},
+			Ports: []corev1.ServicePort{{Name: "http", Port: SimPort, TargetPort: intstr.FromInt32(SimPort)}}},
+	}
+	return dep, svc, nil
+}
+
+// resources parses the pod requests.
+func resources(cpu, memory string) (corev1.ResourceList, error) {
+	list := corev1.ResourceList{}
+	for name, v := range map[corev1.ResourceName]string{corev1.ResourceCPU: cpu, corev1.ResourceMemory: memory} {
+		if v == "" {
+			continue
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s request %q: %v", name, v, err)
+		}
+		list[name] = q
+	}
+	return list, nil
+}
+
+// YAML renders objects as one multi-document YAML stream.
+func YAML(objects ...any) ([]byte, error) {
+	var b bytes.Buffer
+	for i, o := range objects {
+		y, err := yaml.Marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		// Leave out what the cluster fills in (an empty status, a null
+		// creation time): they are noise in a manifest to apply.
+		var m map[string]any
+		if err := yaml.Unmarshal(y, &m); err != nil {
+			return nil, err
+		}
+		delete(m, "status")
+		if md, ok := m["metadata"].(map[string]any); ok {
+			delete(md, "creationTimestamp")
+		}
+		if spec, ok := m["spec"].(map[string]any); ok {
+			if tpl, ok := spec["template"].(map[string]any); ok {
+				if md, ok := tpl["metadata"].(map[string]any); ok {
+					delete(md, "creationTimestamp")
+				}
+			}
+		}
+		if y, err = yaml.Marshal(m); err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		b.Write(y)
+	}
+	return b.Bytes(), nil
+}

@@ -1,0 +1,164 @@
+package kube
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite the manifests in deploy/kubernetes")
+
+// examples are the manifests shipped in deploy/kubernetes, built from
+// fixed inputs so the files stay what the code prints.
+func examples(t *testing.T) map[string][]byte {
+	t.Helper()
+	job, err := ShardJob{Name: "knee-shards", Image: "ghcr.io/kneebench/knee:latest", Shards: 4,
+		Target: "http://vllm.default.svc.cluster.local:8000/v1", StartAt: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), Nonce: "0c0ffee0",
+		RunArgs: []string{"--model", "meta-llama/Llama-3.1-8B-Instruct", "--rate", "40", "--duration", "5m", "--input-tokens", "512", "--max-tokens", "128"},
+		CPU: "2", Memory: "1Gi"}.Job()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep, svc, err := SimFleet{Name: "knee-sim", Image: "ghcr.io/kneebench/knee:latest", Replicas: 4,
+		SimArgs: []string{"--preset", "h100-80gb/llama-3.1-8b"}, CPU: "2", Memory: "512Mi"}.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for name, objs := range map[string][]any{"shards-job.yaml": {job}, "sim-fleet.yaml": {dep, svc}} {
+		y, err := YAML(objs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = append([]byte("# Printed by knee k8s (see README.md here); regenerate with go test ./kube -update.\n"), y...)
+	}
+	return out
+}
+
+// TestManifestsAreCurrent: deploy/kubernetes holds what the code prints.
+func TestManifestsAreCurrent(t *testing.T) {
+	for name, want := range examples(t) {
+		path := filepath.Join("..", "deploy", "kubernetes", name)
+		if *update {
+			if err := os.WriteFile(path, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from what knee k8s prints; run go test ./kube -update", path)
+		}
+	}
+}
+
+// documents splits a YAML stream and decodes each document strictly (an
+// unknown or mistyped field is an error) into the typed object of its
+// kind.
+func documents(t *testing.T, data []byte) []any {
+	t.Helper()
+	var objs []any
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var head struct{ APIVersion, Kind string }
+		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
+			t.Fatal(err)
+		}
+		var obj any
+		switch head.APIVersion + "/" + head.Kind {
+		case "batch/v1/Job":
+			obj = &batchv1.Job{}
+		case "apps/v1/Deployment":
+			obj = &appsv1.Deployment{}
+		case "v1/Service":
+			obj = &corev1.Service{}
+		default:
+			t.Fatalf("a document of kind %s %s", head.APIVersion, head.Kind)
+		}
+		if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
+			t.Fatalf("%s: %v", head.Kind, err)
+		}
+		objs = append(objs, obj)
+	}
+	return objs
+}
+
+// TestShippedManifestsParse decodes every shipped manifest as the
+// Kubernetes objects it claims to be and checks what makes them work: an
+// Indexed Job with completions = parallelism = shards, one start instant
+// for all, no CPU limit; a headless Service selecting the Deployment's
+// pods on the port they serve.
+func TestShippedManifestsParse(t *testing.T) {
+	job, err := os.ReadFile(filepath.Join("..", "deploy", "kubernetes", "shards-job.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := documents(t, job)
+	j, ok := objs[0].(*batchv1.Job)
+	if len(objs) != 1 || !ok {
+		t.Fatalf("shards-job.yaml holds %d objects, want one Job", len(objs))
+	}
+	s := j.Spec
+	if s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion || *s.Completions != 4 || *s.Parallelism != 4 {
+		t.Errorf("job spec %+v: want Indexed, 4 completions, 4 in parallel", s)
+	}
+	c := s.Template.Spec.Containers[0]
+	args := strings.Join(c.Args, " ")
+	for _, want := range []string{"run --base-url ", "--shards 4", "--start-at 2026-12-01T12:00:00Z", "--output - --quiet", "--rate 40"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	if _, limited := c.Resources.Limits[corev1.ResourceCPU]; limited {
+		t.Error("a CPU limit would throttle the client")
+	}
+	if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "KNEE_RUN_NONCE" && e.Value != "" }) {
+		t.Error("the shards do not share a prompt nonce")
+	}
+	fleet, err := os.ReadFile(filepath.Join("..", "deploy", "kubernetes", "sim-fleet.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs = documents(t, fleet)
+	if len(objs) != 2 {
+		t.Fatalf("sim-fleet.yaml holds %d objects, want a Deployment and a Service", len(objs))
+	}
+	dep, svc := objs[0].(*appsv1.Deployment), objs[1].(*corev1.Service)
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		t.Errorf("the Service is not headless (clusterIP %q): a router would see one address", svc.Spec.ClusterIP)
+	}
+	for k, v := range svc.Spec.Selector {
+		if dep.Spec.Template.Labels[k] != v {
+			t.Errorf("the Service selects %s=%s, which the Deployment's pods do not carry", k, v)
+		}
+	}
+	if p := dep.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort; p != svc.Spec.Ports[0].TargetPort.IntVal {
+		t.Errorf("the pods serve on %d, the Service targets %d", p, svc.Spec.Ports[0].TargetPort.IntVal)
+	}
+}
+
+func TestResultsClaim(t *testing.T) {
+	j, err := ShardJob{Name: "k", Image: "i", Shards: 2, Target: "http://t/v1", ResultsClaim: "knee-results"}.Job()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := j.Spec.Template.Spec.Containers[0]
+	if !slices.Contains(c.Args, "/results/shard-$(JOB_COMPLETION_INDEX).json") || len(c.VolumeMounts) != 1 || j.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != "knee-results" {
+		t.Errorf("with a results claim: args %q, mounts %+v", c.Args, c.VolumeMounts)
+	}
+	if _, err := (ShardJob{Name: "k", Image: "i", Shards: 2, Target: "t", CPU: "two"}).Job(); err == nil {
+		t.Error("a CPU request of \"two\" was accepted")
+	}
+}
