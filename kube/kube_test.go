@@ -25,7 +25,7 @@ func examples(t *testing.T) map[string][]byte {
 	job, err := ShardJob{Name: "knee-shards", Image: "ghcr.io/kneebench/knee:latest", Shards: 4,
 		Target: "http://vllm.default.svc.cluster.local:8000/v1", StartAt: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), Nonce: "0c0ffee0",
 		RunArgs: []string{"--model", "meta-llama/Llama-3.1-8B-Instruct", "--rate", "40", "--duration", "5m", "--input-tokens", "512", "--max-tokens", "128"},
-		CPU: "2", Memory: "1Gi"}.Job()
+		CPU:     "2", Memory: "1Gi"}.Job()
 	if err != nil {
 		t.Fatal(err)
 	}
