@@ -6,6 +6,8 @@ import (
 	"os"
 	"runtime/pprof"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/kneebench/knee/presets"
@@ -15,6 +17,7 @@ import (
 
 type simOptions struct {
 	host, port    string
+	replicas      int
 	models        string
 	responses     string
 	apiKey        string
@@ -63,7 +66,8 @@ KNEE_SIM_RESPONSES and KNEE_SIM_API_KEY.`,
 	fs.IntVar(&o.maxBody, "max-body-bytes", 32<<20, "largest request body accepted")
 	fs.StringVar(&o.preset, "preset", "", "serve a preset with the scheduler engine: GPU[xN]/MODEL[@DTYPE[,kv=DTYPE]], or a GPU with --model-preset; see knee presets")
 	fs.StringVar(&o.modelPreset, "model-preset", "", "the preset model served on the --preset GPU")
-	fs.StringVar(&o.readyFile, "ready-file", "", "write the listening address to this file once serving")
+	fs.StringVar(&o.readyFile, "ready-file", "", "write the listening address to this file once serving (with --replicas, one per line)")
+	fs.IntVar(&o.replicas, "replicas", 1, "serve this many independent replicas (each its own engines, KV cache, queue and /metrics) on consecutive ports from --port")
 	_ = fs.MarkHidden("ready-file")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the simulator to this file (for go tool pprof)")
 	_ = fs.MarkHidden("cpuprofile")
@@ -95,6 +99,9 @@ func (o *simOptions) run(c *cobra.Command, _ []string) error {
 	if _, err := strconv.Atoi(o.port); err != nil {
 		return usageErr("--port must be a number, got %q", o.port)
 	}
+	if o.replicas < 1 {
+		return usageErr("--replicas must be at least 1")
+	}
 	if o.shutdownGrace < 0 || o.maxBody <= 0 {
 		return usageErr("--shutdown-grace must not be negative and --max-body-bytes must be positive")
 	}
@@ -120,6 +127,20 @@ func (o *simOptions) run(c *cobra.Command, _ []string) error {
 			return err
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	opts := simulator.Options{Models: models, Responder: responder, APIKey: o.apiKey, MaxBodyBytes: o.maxBody}
+	if o.replicas > 1 {
+		port, _ := strconv.Atoi(o.port)
+		var mu sync.Mutex
+		var addrs []string
+		return simulator.RunFleet(c.Context(), o.host, port, o.replicas, opts, o.shutdownGrace, func(i int, a net.Addr) {
+			fmt.Fprintf(c.ErrOrStderr(), "knee sim replica %d of %d serving %d model(s) on http://%s/v1\n", i, o.replicas, len(models.Models), a)
+			mu.Lock()
+			defer mu.Unlock()
+			if addrs = append(addrs, a.String()); o.readyFile != "" && len(addrs) == o.replicas {
+				_ = os.WriteFile(o.readyFile, []byte(strings.Join(addrs, "\n")+"\n"), 0o644)
+			}
+		})
 	}
 	addr := net.JoinHostPort(o.host, o.port)
 	return simulator.Run(c.Context(), addr, simulator.Options{

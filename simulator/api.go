@@ -55,3 +55,10 @@ func PresetModels(spec string) (*ModelsFile, error) {
 func Run(ctx context.Context, addr string, o Options, grace time.Duration, ready func(net.Addr)) error {
 	return server.Run(ctx, addr, o, grace, ready)
 }
+
+// RunFleet serves n independent replicas on consecutive ports from port
+// (each its own engines, caches and metrics; /metrics/summary names the
+// replica) until ctx ends.
+func RunFleet(ctx context.Context, host string, port, n int, o Options, grace time.Duration, ready func(int, net.Addr)) error {
+	return server.RunFleet(ctx, host, port, n, o, grace, ready)
+}

@@ -32,6 +32,15 @@ type Options struct {
 	// byte (default 10 s); a client that trickles them gets 408, as nginx
 	// answers after client_header_timeout. The body then has 60 s.
 	HeaderTimeout time.Duration
+	// Replica, when set, is this server's place in a fleet of independent
+	// replicas (knee sim --replicas): /metrics/summary says which it is.
+	Replica *Replica
+}
+
+// Replica identifies one server of a fleet.
+type Replica struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
 }
 
 // model is one served model at run time.

@@ -42,11 +42,13 @@ func (s *Server) prometheus(ctx *fasthttp.RequestCtx) {
 // Summary is the body of GET /metrics/summary.
 type Summary struct {
 	Models map[string]ModelSummary `json:"models"`
+	// Replica says which replica of a fleet answered.
+	Replica *Replica `json:"replica,omitempty"`
 }
 
 // SummaryNow returns the current summary (for in-process use).
 func (s *Server) SummaryNow() Summary {
-	out := Summary{Models: map[string]ModelSummary{}}
+	out := Summary{Models: map[string]ModelSummary{}, Replica: s.opts.Replica}
 	for name, m := range s.models {
 		ms := m.sum.Snapshot()
 		if m.sched != nil {
