@@ -113,6 +113,10 @@ type Options struct {
 	Memo *Memo
 	// NoHistograms leaves the encoded histograms out of the result.
 	NoHistograms bool
+	// Replicas, when above 1, serves the level from that many independent
+	// replicas of the model behind a router with the Routing policy.
+	Replicas int
+	Routing  Routing
 }
 
 // Level runs one level in virtual time, warm-up first, and summarises its
@@ -125,7 +129,7 @@ func Level(o Options) (*results.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &virtual{opts: o, core: sched.New(cfg), contextLength: ctxLen, inflight: map[int64]*flight{}}
+	v := &virtual{opts: o, fleet: newFleet(cfg, max(o.Replicas, 1), o.Routing, o.Load.Seed), contextLength: ctxLen, inflight: map[int64]*flight{}}
 	if o.Load.Rate > 0 {
 		a, err := workload.NewArrivals(o.Load.Rate, o.Load.Burstiness, o.Load.Seed)
 		if err != nil {

@@ -41,7 +41,7 @@ type send struct {
 // clock, and the requests in flight.
 type virtual struct {
 	opts          Options
-	core          *sched.Core
+	fleet         *fleet
 	contextLength int
 	arrivals      *workload.Arrivals
 	now           float64
@@ -125,31 +125,31 @@ func (v *virtual) phase(n int, d time.Duration, measured bool) bench.Window {
 		} else if load.Rate <= 0 && len(v.sends) == 0 && (n > 0 && v.issued >= n || d > 0 && v.now >= windowEnd) {
 			armDrain(min(windowEnd, v.now))
 		}
-		if v.core.Idle() {
-			t := math.Inf(1)
-			if next < len(dues) {
-				t = dues[next]
-			}
-			if len(v.sends) > 0 {
-				t = min(t, v.sends[0].at)
-			}
-			if len(v.releases) > 0 && len(v.waiting) > 0 {
-				t = min(t, v.releases[0])
-			}
-			if math.IsInf(t, 1) {
-				break
-			}
-			v.now = max(v.now, t)
-			continue
+		v.fleet.start(v.now)
+		// On to the next event: a step's end, an arrival, a closed-loop
+		// send, or a slot for an arrival waiting for one. Arrivals inside
+		// a step go out when they are due and wait for the next step in
+		// the engine, as against a live server.
+		t := v.fleet.nextEnd()
+		if next < len(dues) {
+			t = min(t, dues[next])
 		}
-		st := v.core.Step(v.now)
-		if st.End > cutoff {
+		if len(v.sends) > 0 {
+			t = min(t, v.sends[0].at)
+		}
+		if len(v.releases) > 0 && len(v.waiting) > 0 {
+			t = min(t, v.releases[0])
+		}
+		if math.IsInf(t, 1) {
+			break
+		}
+		if t > cutoff {
 			v.now = cutoff
 			v.cutAll()
 			break
 		}
-		v.complete(st)
-		v.now = st.End
+		v.now = max(v.now, t)
+		v.fleet.finish(v.now, v.complete)
 	}
 	return w
 }
@@ -211,7 +211,7 @@ func (v *virtual) start(due, at float64, waited bool, worker int, measured bool)
 	}
 	err := said.err
 	if err == nil {
-		err = engine.CheckFits(v.core, said.plan)
+		err = engine.CheckFits(v.fleet.core(), said.plan)
 	}
 	if err != nil || said.sr.OutputLen == 0 {
 		if err != nil {
@@ -228,7 +228,7 @@ func (v *virtual) start(due, at float64, waited bool, worker int, measured bool)
 	v.nextID++
 	sr := said.sr
 	sr.Arrival, sr.ID = at, id
-	v.core.Add(sr)
+	v.fleet.add(sr)
 	rec.ChunkTimes = make([]time.Duration, 0, sr.OutputLen)
 	v.inflight[id] = &flight{rec: rec, worker: worker, measured: measured}
 }
@@ -270,6 +270,7 @@ func (v *virtual) complete(st *sched.Step) {
 	for _, s := range st.Finished {
 		f := v.inflight[s.ID]
 		delete(v.inflight, s.ID)
+		v.fleet.done(s.ID)
 		r := f.rec
 		r.Done, r.Status = r.LastToken, 200
 		r.UsageReported, r.CachedReported = true, true
@@ -305,7 +306,7 @@ func (v *virtual) cutAll() {
 	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
 	for _, id := range ids {
 		f := v.inflight[id]
-		v.core.Abort(id)
+		v.fleet.abort(id)
 		delete(v.inflight, id)
 		f.rec.Class, f.rec.Done = bench.ClassInterrupted, dur(v.now)
 		if f.measured {

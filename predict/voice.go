@@ -26,6 +26,9 @@ type VoiceOptions struct {
 	DrainTimeout       time.Duration
 	Config             results.Config
 	Goodput            bench.Goodput
+	// Replicas and Routing serve the calls from a fleet (see Options).
+	Replicas int
+	Routing  Routing
 }
 
 // call is one call in progress.
@@ -52,7 +55,7 @@ type turnFlight struct {
 // voiceRun is one level of calls in virtual time.
 type voiceRun struct {
 	o             VoiceOptions
-	core          *sched.Core
+	fleet         *fleet
 	contextLength int
 	now           float64
 	nextID        int64
@@ -97,7 +100,7 @@ func VoiceLevel(o VoiceOptions) (*results.Run, error) {
 		}
 		dues = append(dues, rel.Seconds())
 	}
-	v := &voiceRun{o: o, core: sched.New(cfg), contextLength: ctxLen, inflight: map[int64]*turnFlight{}}
+	v := &voiceRun{o: o, fleet: newFleet(cfg, max(o.Replicas, 1), o.Routing, o.Seed), contextLength: ctxLen, inflight: map[int64]*turnFlight{}}
 	v.tally.Drawn, v.tally.Arrivals, v.tally.InWindow = int64(len(dues)), int64(len(dues)), int64(len(dues))
 	if o.Duration == 0 && len(dues) > 0 {
 		v.tally.InWindow-- // the last call ends the window
@@ -121,28 +124,24 @@ func VoiceLevel(o VoiceOptions) (*results.Run, error) {
 			v.sends = v.sends[1:]
 			v.send(s.call, s.at)
 		}
-		if v.core.Idle() {
-			t := math.Inf(1)
-			if next < len(dues) {
-				t = dues[next]
-			}
-			if len(v.sends) > 0 {
-				t = min(t, v.sends[0].at)
-			}
-			if math.IsInf(t, 1) || t > cutoff {
-				break
-			}
-			v.now = max(v.now, t)
-			continue
+		v.fleet.start(v.now)
+		t := v.fleet.nextEnd()
+		if next < len(dues) {
+			t = min(t, dues[next])
 		}
-		st := v.core.Step(v.now)
-		if st.End > cutoff {
+		if len(v.sends) > 0 {
+			t = min(t, v.sends[0].at)
+		}
+		if math.IsInf(t, 1) {
+			break
+		}
+		if t > cutoff {
 			v.now = cutoff
 			v.cutAll()
 			break
 		}
-		v.complete(st)
-		v.now = st.End
+		v.now = max(v.now, t)
+		v.fleet.finish(v.now, v.complete)
 	}
 	v.progress(v.now)
 	v.tally.ArrivalsEnd, v.tally.WindowEnd = dur(v.arrivalsEnd), dur(v.now)
@@ -187,7 +186,7 @@ func (v *voiceRun) send(c *call, t float64) {
 	v.turns++
 	plan, err := v.o.Target.Responder.Generate(v.o.Target.genRequest(&req), v.contextLength)
 	if err == nil {
-		err = engine.CheckFits(v.core, plan)
+		err = engine.CheckFits(v.fleet.core(), plan)
 	}
 	if err != nil || len(plan.Tokens) == 0 {
 		if err != nil {
@@ -204,7 +203,7 @@ func (v *voiceRun) send(c *call, t float64) {
 	v.nextID++
 	sr := engine.Request(plan, t)
 	sr.ID = id
-	v.core.Add(sr)
+	v.fleet.add(sr)
 	rec.ChunkTimes = make([]time.Duration, 0, len(plan.Tokens))
 	v.inflight[id] = &turnFlight{rec: rec, call: c, answer: strings.Join(plan.Tokens, "")}
 }
@@ -226,6 +225,7 @@ func (v *voiceRun) complete(st *sched.Step) {
 	for _, s := range st.Finished {
 		f := v.inflight[s.ID]
 		delete(v.inflight, s.ID)
+		v.fleet.done(s.ID)
 		f.rec.Done, f.rec.Status = f.rec.LastToken, 200
 		f.rec.UsageReported, f.rec.CachedReported = true, true
 		v.finish(f, st.End)
@@ -268,7 +268,7 @@ func (v *voiceRun) cutAll() {
 	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
 	for _, id := range ids {
 		f := v.inflight[id]
-		v.core.Abort(id)
+		v.fleet.abort(id)
 		delete(v.inflight, id)
 		f.rec.Class, f.rec.Done = bench.ClassInterrupted, dur(v.now)
 		if f.call.turn > 1 {

@@ -1,0 +1,170 @@
+package predict
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+
+	"github.com/kneebench/knee/simulator/sched"
+)
+
+// Routing is how a fleet's router picks a replica for a request.
+type Routing string
+
+// The routing policies.
+const (
+	// RoundRobin sends request k to replica k mod N.
+	RoundRobin Routing = "round-robin"
+	// Random picks a replica uniformly, from a seeded generator.
+	Random Routing = "random"
+	// LeastLoaded picks the replica with the fewest requests in flight
+	// (the lowest index among equals).
+	LeastLoaded Routing = "least-loaded"
+	// PrefixAffinity sends requests whose prompts open with the same
+	// tokens (the first prefixTokens) to the same replica, so a shared
+	// prefix stays in one replica's cache: all turns of a call go where
+	// the call's system prompt is cached. It looks at no load.
+	PrefixAffinity Routing = "prefix-affinity"
+)
+
+// prefixTokens is how much of a prompt prefix affinity hashes: four
+// blocks of 16, enough to tell calls (or documents) apart, short enough
+// that a shared system prompt decides alone.
+const prefixTokens = 64
+
+// ParseRouting checks a policy name.
+func ParseRouting(s string) (Routing, error) {
+	switch r := Routing(s); r {
+	case RoundRobin, Random, LeastLoaded, PrefixAffinity:
+		return r, nil
+	case "":
+		return RoundRobin, nil
+	}
+	return "", fmt.Errorf("routing %q: use round-robin, random, least-loaded or prefix-affinity", s)
+}
+
+// fleet is N independent replicas of one model, each its own scheduler
+// core (KV cache, queue, prefix cache), behind a router; each replica's
+// step in flight runs until its end time.
+type fleet struct {
+	cores    []*sched.Core
+	steps    []*sched.Step // the step in flight per replica, or nil
+	routing  Routing
+	next     int
+	rng      *rand.Rand
+	inflight []int
+	replica  map[int64]int // request id → replica
+}
+
+func newFleet(cfg sched.Config, n int, routing Routing, seed uint64) *fleet {
+	f := &fleet{routing: routing, rng: rand.New(rand.NewPCG(seed, 0x70a7e)), inflight: make([]int, n), steps: make([]*sched.Step, n),
+		replica: map[int64]int{}}
+	for range n {
+		f.cores = append(f.cores, sched.New(cfg))
+	}
+	return f
+}
+
+// pick chooses a replica for r.
+func (f *fleet) pick(r *sched.Request) int {
+	n := len(f.cores)
+	if n == 1 {
+		return 0
+	}
+	switch f.routing {
+	case Random:
+		return f.rng.IntN(n)
+	case LeastLoaded:
+		best := 0
+		for i, l := range f.inflight {
+			if l < f.inflight[best] {
+				best = i
+			}
+		}
+		return best
+	case PrefixAffinity:
+		h := fnv.New64a()
+		var b [8]byte
+		for _, id := range r.IDs[:min(len(r.IDs), prefixTokens)] {
+			for k := range b {
+				b[k] = byte(id >> (8 * k))
+			}
+			h.Write(b[:])
+		}
+		return int(h.Sum64() % uint64(n))
+	}
+	i := f.next % n
+	f.next++
+	return i
+}
+
+// add routes and queues a request.
+func (f *fleet) add(r sched.Request) {
+	i := f.pick(&r)
+	f.cores[i].Add(r)
+	f.inflight[i]++
+	f.replica[r.ID] = i
+}
+
+// done records that request id finished (or was cut).
+func (f *fleet) done(id int64) {
+	if i, ok := f.replica[id]; ok {
+		f.inflight[i]--
+		delete(f.replica, id)
+	}
+}
+
+// abort cuts request id short.
+func (f *fleet) abort(id int64) {
+	if i, ok := f.replica[id]; ok {
+		f.cores[i].Abort(id)
+		f.done(id)
+	}
+}
+
+// core is the first replica, which answers for all whether a request can
+// ever run: they are alike.
+func (f *fleet) core() *sched.Core { return f.cores[0] }
+
+// start begins a step at now on every replica that has work and no step
+// in flight.
+func (f *fleet) start(now float64) {
+	for i, c := range f.cores {
+		if f.steps[i] == nil && !c.Idle() {
+			f.steps[i] = c.Step(now)
+		}
+	}
+}
+
+// busy reports whether a step is in flight anywhere.
+func (f *fleet) busy() bool {
+	for _, s := range f.steps {
+		if s != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// nextEnd is the earliest end of a step in flight (+Inf when none).
+func (f *fleet) nextEnd() float64 {
+	t := math.Inf(1)
+	for _, s := range f.steps {
+		if s != nil {
+			t = min(t, s.End)
+		}
+	}
+	return t
+}
+
+// finish hands each step that ends by now to complete, in replica order,
+// and frees its replica for the next step.
+func (f *fleet) finish(now float64, complete func(*sched.Step)) {
+	for i, s := range f.steps {
+		if s != nil && s.End <= now {
+			f.steps[i] = nil
+			complete(s)
+		}
+	}
+}
