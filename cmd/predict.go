@@ -42,6 +42,8 @@ cache-hit rate is the one a live sweep of knee sim measures.`,
 	}
 	o.register(c)
 	c.Flags().IntVar(&o.parallel, "parallel", 0, "levels predicted at once (default: one per CPU)")
+	c.Flags().IntVar(&o.replicas, "replicas", 1, "serve every level from this many independent replicas of the model behind a router")
+	c.Flags().StringVar(&o.routing, "routing", "round-robin", "the router's policy with --replicas: round-robin, random, least-loaded or prefix-affinity")
 	return c
 }
 
@@ -88,6 +90,10 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 	if o.parallel < 0 {
 		return usageErr("--parallel must not be negative")
 	}
+	routing, err := predict.ParseRouting(o.routing)
+	if err != nil || o.replicas < 1 {
+		return usageErr("--replicas must be at least 1 and --routing one of round-robin, random, least-loaded, prefix-affinity")
+	}
 	target, origin, err := o.predictTarget()
 	if err != nil {
 		return err
@@ -111,6 +117,9 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 	sw := &results.Sweep{Label: label, Config: base, Environment: environment(), Axis: axis, Workload: o.workload,
 		SLO:        results.SLO{Metric: o.sloMetric, Percentile: o.sloPct, ThresholdMs: o.slo, MaxErrorRate: o.maxErr, MinGoodPercent: minGood},
 		Prediction: &results.Prediction{Model: target.Model, Preset: o.sim.preset, ModelsYAML: string(yml)}}
+	if o.replicas > 1 {
+		sw.Prediction.Replicas, sw.Prediction.Routing = o.replicas, string(routing)
+	}
 	if minGood > 0 {
 		sw.SLO.ThresholdMs = 0
 	}
@@ -127,8 +136,12 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 		voice.WordsPerToken, note = cal.WordsPerToken, cal.String()
 	}
 	out := c.OutOrStdout()
+	served := origin
+	if o.replicas > 1 {
+		served = fmt.Sprintf("%d replicas of %s behind a %s router", o.replicas, origin, routing)
+	}
 	fmt.Fprintf(out, "predicted sweep %s · %s in virtual time · model %s · %s · %d levels of %s · %s per level\n",
-		label, origin, target.Model, sizesText(base), len(loads), axis, windowText(plan.lf.duration, plan.load.Requests, plan.vf.calls, o.workload))
+		label, served, target.Model, sizesText(base), len(loads), axis, windowText(plan.lf.duration, plan.load.Requests, plan.vf.calls, o.workload))
 	started := time.Now()
 	sw = predict.Sweep(predict.SweepOptions{
 		Loads: loads, Parallel: o.parallel, StopOnSaturation: o.stopSat, Sweep: sw,
@@ -140,7 +153,8 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 				cfg.Workload, cfg.Mode, cfg.Rate, cfg.Seed = "voice", "open", load, plan.lf.seed
 				cfg.DurationS, cfg.MaxTokens, cfg.Voice = plan.lf.duration.Seconds(), v.OutputTokens, plan.vf.config(v)
 				return predict.VoiceLevel(predict.VoiceOptions{Target: target, Voice: v, Rate: load, Calls: plan.vf.calls, Duration: plan.lf.duration,
-					MaxConcurrentCalls: plan.vf.maxCalls, Seed: plan.lf.seed, DrainTimeout: plan.lf.drain, Config: cfg, Goodput: plan.goodput})
+					MaxConcurrentCalls: plan.vf.maxCalls, Seed: plan.lf.seed, DrainTimeout: plan.lf.drain, Config: cfg, Goodput: plan.goodput,
+					Replicas: o.replicas, Routing: routing})
 			}
 			l := plan.load
 			if axis == "rate" {
@@ -157,7 +171,8 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 				syn.Nonce = levelNonce(i + 1)
 				src = syn
 			}
-			return predict.Level(predict.Options{Target: target, Source: src, Load: l, Config: cfg, Goodput: plan.goodput})
+			return predict.Level(predict.Options{Target: target, Source: src, Load: l, Config: cfg, Goodput: plan.goodput,
+				Replicas: o.replicas, Routing: routing})
 		},
 	})
 	for i := range sw.Levels {

@@ -185,3 +185,27 @@ func TestPredictVoiceAgreesWithLive(t *testing.T) {
 			load, lh, ph, l.Stats.TTFT.Mean, p.Stats.TTFT.Mean, l.Stats.TTFT.P95, p.Stats.TTFT.P95)
 	}
 }
+
+// TestPredictFleet: --replicas and --routing reach the prediction and its
+// file; a bad policy is a usage error.
+func TestPredictFleet(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := execute(t, "predict", "--sim-preset", "h100-80gb/llama-3.1-8b", "--workload", "voice", "--rates", "2", "--calls", "20",
+		"--system-prompt-tokens", "2000", "--gap", "1s,2s", "--replicas", "4", "--routing", "prefix-affinity", "--out-dir", dir, "--label", "fleet")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "4 replicas of h100-80gb/llama-3.1-8b behind a prefix-affinity router") {
+		t.Errorf("the header does not say what served the load:\n%s", out)
+	}
+	s, err := results.ReadSweep(filepath.Join(dir, "fleet.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Prediction; p == nil || p.Replicas != 4 || p.Routing != "prefix-affinity" {
+		t.Errorf("prediction %+v, want 4 replicas behind prefix-affinity", s.Prediction)
+	}
+	if code, _, _ := execute(t, "predict", "--replicas", "2", "--routing", "hash"); code != ExitUsage {
+		t.Errorf("--routing hash: exit %d, want 2", code)
+	}
+}

@@ -49,6 +49,8 @@ type sweepOptions struct {
 	// predict runs the levels in virtual time instead of measuring them.
 	predict  bool
 	parallel int
+	replicas int
+	routing  string
 }
 
 func newSweepCmd() *cobra.Command {

@@ -93,3 +93,21 @@ func BenchmarkCalibrate(b *testing.B) {
 	}
 	b.ReportMetric(float64(evals)/float64(b.N), "replays/op")
 }
+
+// BenchmarkPredictFleet16 predicts 16 replicas of the 8B H100 preset
+// behind a round-robin router at 320 requests/s (20 per replica, as in
+// BenchmarkPredictLevel) for 2 simulated minutes, in simulated requests
+// per wall-second.
+func BenchmarkPredictFleet16(b *testing.B) {
+	target := presetTarget(b, "h100-80gb/llama-3.1-8b")
+	var sent int64
+	for b.Loop() {
+		res, err := Level(Options{Target: target, Source: workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
+			Load: bench.Load{Rate: 320, Burstiness: 1, Duration: 2 * time.Minute, Seed: 1}, Replicas: 16, Routing: RoundRobin})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sent += res.Requests.Sent
+	}
+	b.ReportMetric(float64(sent)/b.Elapsed().Seconds(), "sim-req/s")
+}

@@ -35,6 +35,10 @@ type Prediction struct {
 	Model      string `json:"model"`
 	Preset     string `json:"preset,omitempty"`
 	ModelsYAML string `json:"models_yml"`
+	// Replicas of the model served every level behind a router with the
+	// Routing policy (absent: one replica).
+	Replicas int    `json:"replicas,omitempty"`
+	Routing  string `json:"routing,omitempty"`
 }
 
 // SLO is the objective the SLO knee is found against.

@@ -1,0 +1,77 @@
+package predict
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload"
+)
+
+// voiceFleet predicts calls at rate on four H100 8B replicas behind the
+// routing policy.
+func voiceFleet(t testing.TB, routing Routing, rate float64) *results.Run {
+	t.Helper()
+	target := presetTarget(t, "h100-80gb/llama-3.1-8b")
+	v := workload.Voice{SystemPromptTokens: 4000, UserTokens: 40, Turns: 4, GapMin: 2 * time.Second, GapMax: 3 * time.Second, OutputTokens: 60, Seed: 5}
+	cal := bench.Calibrate(target)
+	v.WordsPerToken = cal.WordsPerToken
+	r, err := VoiceLevel(VoiceOptions{Target: target, Voice: v, Rate: rate, Duration: time.Minute, Seed: 5, DrainTimeout: time.Minute,
+		Replicas: 4, Routing: routing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestPrefixAffinityKeepsCallsWarm: behind round-robin a call's next turn
+// lands on another replica three times in four, where its 4,000-token
+// system prompt is cold; prefix affinity keeps every call on the replica
+// that holds its prefix. The hit rate is at least round-robin's, by far,
+// and TTFT falls with it.
+func TestPrefixAffinityKeepsCallsWarm(t *testing.T) {
+	rr, pa := voiceFleet(t, RoundRobin, 4), voiceFleet(t, PrefixAffinity, 4)
+	t.Logf("round-robin:     hit rate %.3f, cold turns %.1f%%, TTFT p50 %.1f ms p95 %.1f ms", rr.Cache.HitRate, 100*rr.Cache.ColdShare, rr.Stats.TTFT.P50, rr.Stats.TTFT.P95)
+	t.Logf("prefix-affinity: hit rate %.3f, cold turns %.1f%%, TTFT p50 %.1f ms p95 %.1f ms", pa.Cache.HitRate, 100*pa.Cache.ColdShare, pa.Stats.TTFT.P50, pa.Stats.TTFT.P95)
+	if rr.Requests.Sent != pa.Requests.Sent || rr.Calls.Started != pa.Calls.Started {
+		t.Fatalf("the policies were offered different loads: %d and %d turns", rr.Requests.Sent, pa.Requests.Sent)
+	}
+	if pa.Cache.HitRate < rr.Cache.HitRate {
+		t.Errorf("prefix affinity hit rate %.3f below round-robin's %.3f", pa.Cache.HitRate, rr.Cache.HitRate)
+	}
+	// Round-robin: a turn finds its prefix only when it lands where the
+	// call's last turn ran, about one time in four.
+	if pa.Cache.HitRate < 0.9 || rr.Cache.HitRate > 0.5 {
+		t.Errorf("hit rates %.3f (affinity) and %.3f (round-robin): want above 0.9 and below 0.5", pa.Cache.HitRate, rr.Cache.HitRate)
+	}
+	if pa.Stats.TTFT.P50 >= rr.Stats.TTFT.P50 {
+		t.Errorf("TTFT p50 %.1f ms with affinity, %.1f ms round-robin: warm prefixes should answer sooner", pa.Stats.TTFT.P50, rr.Stats.TTFT.P50)
+	}
+}
+
+// TestReplicasMoveTheKnee: a rate that saturates one replica is served by
+// four, whatever the policy that spreads load.
+func TestReplicasMoveTheKnee(t *testing.T) {
+	target := presetTarget(t, "l4/llama-3.1-8b")
+	level := func(replicas int, routing Routing) *results.Run {
+		r, err := Level(Options{Target: target, Source: workload.Synthetic{Tokens: 1024, MaxTokens: 128, Seed: 2},
+			Load: bench.Load{Rate: 6, Burstiness: 1, Duration: time.Minute, Seed: 2, DrainTimeout: time.Minute}, Replicas: replicas, Routing: routing})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	one := level(1, RoundRobin)
+	t.Logf("1 replica: completion %.2f/s of %.2f offered, TTFT p95 %.0f ms", one.Arrivals.CompletionRate, one.Arrivals.OfferedRate, one.Stats.TTFT.P95)
+	if one.Arrivals.CompletionRate > 0.9*one.Arrivals.OfferedRate {
+		t.Fatalf("one L4 kept up with %.1f/s: pick a higher rate for this test", one.Arrivals.OfferedRate)
+	}
+	for _, routing := range []Routing{RoundRobin, Random, LeastLoaded} {
+		four := level(4, routing)
+		t.Logf("4 replicas, %s: completion %.2f/s, TTFT p95 %.0f ms", routing, four.Arrivals.CompletionRate, four.Stats.TTFT.P95)
+		if four.Arrivals.CompletionRate < 0.95*four.Arrivals.OfferedRate {
+			t.Errorf("%s: four replicas fell behind (%.2f of %.2f/s)", routing, four.Arrivals.CompletionRate, four.Arrivals.OfferedRate)
+		}
+	}
+}
