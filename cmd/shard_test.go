@@ -83,6 +83,10 @@ func TestShardsMergeToOneProcess(t *testing.T) {
 			if m.MergedShards != 4 {
 				t.Errorf("merged_shards %d, want 4", m.MergedShards)
 			}
+			// The merged file is a normal result.
+			if code, _, errOut := execute(t, "report", merged, "-o", filepath.Join(dir, "merged.html")); code != 0 {
+				t.Errorf("knee report of the merged file: exit %d\n%s", code, errOut)
+			}
 			for _, c := range []struct {
 				what      string
 				one, more int64
@@ -189,6 +193,9 @@ func TestShardedSweepMerges(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "merged.csv")); err != nil {
 		t.Errorf("no CSV beside the merged sweep: %v", err)
+	}
+	if code, _, errOut := execute(t, "compare", merged, filepath.Join(dir, "s0.json")); code != 0 {
+		t.Errorf("knee compare of the merged sweep: exit %d\n%s", code, errOut)
 	}
 	for _, l := range s.Levels {
 		if l.Run == nil || l.Run.MergedShards != 2 || l.Run.Requests.Sent != 40 {
