@@ -68,9 +68,9 @@ type CalibrateOptions struct {
 type calibration struct {
 	o      CalibrateOptions
 	spec   *server.ModelSpec
-	start  []float64 // every tunable
-	free   []int     // indices of the searched tunables
-	levels []Options // per measured level; zero when skipped
+	start  []float64  // every tunable
+	free   []int      // indices of the searched tunables
+	levels []Replayed // per measured level; zero when skipped
 	train  []int
 	held   []int
 }
@@ -106,15 +106,15 @@ func Calibrate(o CalibrateOptions) (*results.Calibration, *server.ModelsFile, er
 	}
 	notes := map[string]bool{}
 	var usable []int
-	c.levels = make([]Options, len(o.Measured.Levels))
+	c.levels = make([]Replayed, len(o.Measured.Levels))
 	for i, l := range o.Measured.Levels {
 		lv := results.CalibratedLevel{Load: l.Load}
 		if why := replayable(l); why != "" {
 			lv.Skipped = why
-		} else if opts, note, err := Replay(o.Target, l.Run, fmt.Sprintf("[calibrate.%d]", i+1)); err != nil {
+		} else if rp, note, err := Replay(o.Target, l.Run, fmt.Sprintf("[calibrate.%d]", i+1)); err != nil {
 			lv.Skipped = err.Error()
 		} else {
-			c.levels[i] = opts
+			c.levels[i] = rp
 			usable = append(usable, i)
 			if note != "" && !notes[note] {
 				notes[note] = true
@@ -224,13 +224,12 @@ func (c *calibration) replayAll(v []float64, levels []int) map[int]*results.Run 
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, par)
 	for _, i := range levels {
-		opts := c.levels[i]
-		opts.Target.Models = models
+		rp := c.levels[i]
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			r, err := Level(opts)
+			r, err := rp.Run(models)
 			if err != nil {
 				r = nil
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/simulator/server"
 	"github.com/kneebench/knee/workload"
 )
 
@@ -19,17 +20,65 @@ const replayDrain = time.Minute
 // to take part in a calibration: fewer give percentiles of a handful.
 const minReplayRequests = 10
 
+// Replayed is a measured level rebuilt for virtual time: requests or
+// calls.
+type Replayed struct {
+	Requests *Options
+	Calls    *VoiceOptions
+}
+
+// Run replays the level on the models file given (the target's own, or a
+// tuning of it).
+func (r Replayed) Run(models *server.ModelsFile) (*results.Run, error) {
+	if r.Calls != nil {
+		o := *r.Calls
+		o.Target.Models = models
+		return VoiceLevel(o)
+	}
+	o := *r.Requests
+	o.Target.Models = models
+	return Level(o)
+}
+
 // Replay rebuilds the workload of a measured level for the target: the
 // same load, window, warm-up and seed, and synthetic prompts and answers
 // of the lengths the server reported (mean and spread, counted by the
-// target's tokenizer as the measured server counted them with its own).
-// It returns the options and a note on what could not be reproduced, or
-// an error saying why the level cannot be replayed.
-func Replay(t Target, run *results.Run, nonce string) (Options, string, error) {
+// target's tokenizer as the measured server counted them with its own),
+// or the same calls. It returns the replay and a note on what could not be
+// reproduced, or an error saying why the level cannot be replayed.
+func Replay(t Target, run *results.Run, nonce string) (Replayed, string, error) {
 	c := run.Config
 	if c.Workload == "voice" || c.Voice != nil {
-		return Options{}, "", fmt.Errorf("a voice workload cannot be replayed in virtual time yet")
+		v, err := replayCalls(t, run, nonce)
+		return Replayed{Calls: v}, "", err
 	}
+	opts, note, err := replayRequests(t, run, nonce)
+	return Replayed{Requests: opts}, note, err
+}
+
+// replayCalls rebuilds a level of the call workload: the same calls, turn
+// for turn, with the filler scaled to the target's tokenizer.
+func replayCalls(t Target, run *results.Run, nonce string) (*VoiceOptions, error) {
+	c := run.Config
+	vc := c.Voice
+	if vc == nil || c.Rate <= 0 {
+		return nil, fmt.Errorf("the call workload's settings are missing from the result")
+	}
+	v := workload.Voice{SystemPromptTokens: vc.SystemPromptTokens, UserTokens: vc.UserTokens, Turns: vc.Turns,
+		GapMin: time.Duration(vc.GapMinS * float64(time.Second)), GapMax: time.Duration(vc.GapMaxS * float64(time.Second)),
+		OutputTokens: vc.OutputTokens, Seed: c.Seed, Nonce: nonce}
+	if err := v.Validate(); err != nil {
+		return nil, err
+	}
+	t.Chat = true
+	v.WordsPerToken = bench.Calibrate(t).WordsPerToken
+	return &VoiceOptions{Target: t, Voice: v, Rate: c.Rate, Calls: vc.Calls, Duration: time.Duration(c.DurationS * float64(time.Second)),
+		MaxConcurrentCalls: vc.MaxConcurrentCalls, Seed: c.Seed, DrainTimeout: replayDrain, Config: c}, nil
+}
+
+// replayRequests rebuilds a level of requests.
+func replayRequests(t Target, run *results.Run, nonce string) (*Options, string, error) {
+	c := run.Config
 	load := bench.Load{Burstiness: c.Burstiness, Requests: c.Requests, Duration: time.Duration(c.DurationS * float64(time.Second)),
 		Warmup: c.Warmup, Seed: c.Seed, DrainTimeout: replayDrain}
 	switch c.Mode {
@@ -41,14 +90,14 @@ func Replay(t Target, run *results.Run, nonce string) (Options, string, error) {
 	case "closed":
 		load.Concurrency = c.Concurrency
 	default:
-		return Options{}, "", fmt.Errorf("unknown load mode %q", c.Mode)
+		return nil, "", fmt.Errorf("unknown load mode %q", c.Mode)
 	}
 	if err := load.Validate(); err != nil {
-		return Options{}, "", err
+		return nil, "", err
 	}
 	in, out := run.Tokens.Input, run.Tokens.Output
 	if !run.Tokens.UsageReported || in.Count == 0 || in.Mean < 1 || out.Mean < 1 {
-		return Options{}, "", fmt.Errorf("the server reported no token counts, so the lengths to replay are unknown")
+		return nil, "", fmt.Errorf("the server reported no token counts, so the lengths to replay are unknown")
 	}
 	syn := workload.Synthetic{Tokens: int(math.Round(in.Mean)), MaxTokens: int(math.Round(out.Mean)), Seed: c.Seed, Nonce: nonce,
 		Spread: workload.Spread{InputStddev: in.Stddev, OutputStddev: out.Stddev}}
@@ -66,7 +115,7 @@ func Replay(t Target, run *results.Run, nonce string) (Options, string, error) {
 	sized, _ := bench.SizedPrompts(t, bench.Calibrate(t), syn)
 	// Replayed once per step of a search: say each request once, and
 	// skip the histograms nobody writes.
-	opts := Options{Target: t, Source: sized, Load: load, Config: c, Memo: &Memo{}, NoHistograms: true}
+	opts := &Options{Target: t, Source: sized, Load: load, Config: c, Memo: &Memo{}, NoHistograms: true}
 	return opts, strings.Join(notes, "; "), nil
 }
 
