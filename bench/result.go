@@ -108,9 +108,3 @@ func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered f
 	}
 	return res
 }
-
-// MinPercentileSamples is results'; see there.
-const MinPercentileSamples = results.MinPercentileSamples
-
-// smallPrint is results.SmallPrint.
-func smallPrint(res *results.Run) []string { return results.SmallPrint(res) }

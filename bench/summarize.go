@@ -51,7 +51,7 @@ func (r *runner) windowResult(rep health.Report, w Window) *results.Run {
 		res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(w.SchedStart, w.SchedEnd), w.InWindow, w.Offered)
 	}
 	res.Arrivals.Unsent = w.Unsent
-	res.Warnings = append(res.Warnings, smallPrint(res)...)
+	res.Warnings = append(res.Warnings, results.SmallPrint(res)...)
 	if w.Unsent > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d arrivals due in the window were still waiting for a --max-concurrency slot when it closed: never sent", w.Unsent))
 	}

@@ -331,7 +331,7 @@ func (r *runner) voiceResult(rep health.Report, o VoiceOptions, t VoiceTally) *r
 	res.Arrivals.WindowArrivals = offeredTurns
 	res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(t.WindowStart, t.WindowStart+schedEnd), inWindow*int64(o.Voice.Turns-1), calls.TurnsOfferedPerS)
 	res.Calls = calls
-	res.Warnings = append(res.Warnings, smallPrint(res)...)
+	res.Warnings = append(res.Warnings, results.SmallPrint(res)...)
 	if t.DrainCut {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut calls still in progress after the arrivals ended: their open turns count as interrupted", o.DrainTimeout))
 	}

@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/kneebench/knee/report"
@@ -34,7 +32,7 @@ is a normal result: knee compare and knee report take it.`,
 			if err := checkOutputs(map[string]string{"--output": output}); err != nil {
 				return err
 			}
-			sweep, err := isSweepFile(args[0])
+			sweep, err := results.IsSweepFile(args[0])
 			if err != nil {
 				return withCode(ExitRuntime, err)
 			}
@@ -92,19 +90,4 @@ is a normal result: knee compare and knee report take it.`,
 	}
 	c.Flags().StringVarP(&output, "output", "o", "", "the merged result file (a sweep also gets its .csv beside it)")
 	return c
-}
-
-// isSweepFile says whether a knee result file is a sweep (it has levels).
-func isSweepFile(path string) (bool, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return false, err
-	}
-	var head struct {
-		Levels json.RawMessage `json:"levels"`
-	}
-	if err := json.Unmarshal(b, &head); err != nil {
-		return false, fmt.Errorf("%s: not a knee result file (damaged JSON: %v)", path, err)
-	}
-	return head.Levels != nil, nil
 }

@@ -150,10 +150,7 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 			if plan.voice {
 				v := voice
 				v.Nonce = levelNonce(i + 1)
-				cfg.Workload, cfg.Mode, cfg.Rate, cfg.Seed = "voice", "open", load, plan.lf.seed
-				cfg.DurationS, cfg.MaxTokens, cfg.Voice = plan.lf.duration.Seconds(), v.OutputTokens, plan.vf.config(v)
-				return predict.VoiceLevel(predict.VoiceOptions{Target: target, Voice: v, Rate: load, Calls: plan.vf.calls, Duration: plan.lf.duration,
-					MaxConcurrentCalls: plan.vf.maxCalls, Seed: plan.lf.seed, DrainTimeout: plan.lf.drain, Config: cfg, Goodput: plan.goodput,
+				return predict.VoiceLevel(predict.VoiceOptions{VoiceOptions: plan.voiceOptions(v, load, cfg), Target: target,
 					Replicas: o.replicas, Routing: routing})
 			}
 			l := plan.load

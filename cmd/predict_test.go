@@ -24,24 +24,8 @@ func TestPredictAgreesWithLiveSweep(t *testing.T) {
 	defer func() { runNonce = saved }()
 	url := startSim(t, "", "")
 	dir := t.TempDir()
-	flags := []string{"--rates", "2,6,12", "--step-duration", "3s", "--input-tokens", "2048", "--max-tokens", "64", "--out-dir", dir}
-	code, out, errOut := execute(t, append([]string{"sweep", "--base-url", url, "--model", "knee-sim", "--label", "live"}, flags...)...)
-	if code != 0 {
-		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
-	}
-	code, out, errOut = execute(t, append([]string{"predict", "--label", "pred"}, flags...)...)
-	if code != 0 {
-		t.Fatalf("predict: exit %d\n%s\n%s", code, out, errOut)
-	}
-	t.Logf("\n%s", out)
-	live, err := results.ReadSweep(filepath.Join(dir, "live.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pred, err := results.ReadSweep(filepath.Join(dir, "pred.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	flags := []string{"--rates", "2,6,12", "--step-duration", "3s", "--input-tokens", "2048", "--max-tokens", "64"}
+	live, pred := liveAndPredicted(t, url, dir, flags, []string{"--model", "knee-sim"}, nil)
 	if pred.Prediction == nil || pred.Prediction.ModelsYAML == "" || !pred.Config.Predicted {
 		t.Fatalf("the predicted sweep does not say what it was predicted on: %+v", pred.Prediction)
 	}
@@ -91,23 +75,8 @@ func TestPredictDataset(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := startSim(t, "", "")
-	flags := []string{"--rates", "4,8", "--requests", "20", "--dataset", ds, "--out-dir", dir}
-	code, out, errOut := execute(t, append([]string{"sweep", "--base-url", url, "--model", "knee-sim", "--label", "live", "--no-server-metrics"}, flags...)...)
-	if code != 0 {
-		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
-	}
-	code, out, errOut = execute(t, append([]string{"predict", "--label", "pred"}, flags...)...)
-	if code != 0 {
-		t.Fatalf("predict: exit %d\n%s\n%s", code, out, errOut)
-	}
-	live, err := results.ReadSweep(filepath.Join(dir, "live.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pred, err := results.ReadSweep(filepath.Join(dir, "pred.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	flags := []string{"--rates", "4,8", "--requests", "20", "--dataset", ds}
+	live, pred := liveAndPredicted(t, url, dir, flags, []string{"--model", "knee-sim", "--no-server-metrics"}, nil)
 	for i := range live.Levels {
 		l, p := live.Levels[i].Run, pred.Levels[i].Run
 		if l.Requests.OK != 20 || l.Requests.Sent != p.Requests.Sent || l.Tokens.InputTotal != p.Tokens.InputTotal || l.Tokens.OutputTotal != p.Tokens.OutputTotal {
@@ -132,24 +101,8 @@ func TestPredictVoiceAgreesWithLive(t *testing.T) {
 	url := startSim(t, models, "")
 	dir := t.TempDir()
 	flags := []string{"--workload", "voice", "--model", "small-kv", "--rates", "1,12", "--calls", "16", "--system-prompt-tokens", "1000",
-		"--user-tokens", "20", "--turns", "4", "--gap", "300ms,500ms", "--output-tokens", "30", "--out-dir", dir}
-	code, out, errOut := execute(t, append([]string{"sweep", "--base-url", url, "--label", "live", "--no-server-metrics"}, flags...)...)
-	if code != 0 {
-		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
-	}
-	code, out, errOut = execute(t, append([]string{"predict", "--label", "pred", "--sim-models", models}, flags...)...)
-	if code != 0 {
-		t.Fatalf("predict: exit %d\n%s\n%s", code, out, errOut)
-	}
-	t.Logf("\n%s", out)
-	live, err := results.ReadSweep(filepath.Join(dir, "live.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pred, err := results.ReadSweep(filepath.Join(dir, "pred.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+		"--user-tokens", "20", "--turns", "4", "--gap", "300ms,500ms", "--output-tokens", "30"}
+	live, pred := liveAndPredicted(t, url, dir, flags, []string{"--no-server-metrics"}, []string{"--sim-models", models})
 	if len(live.Levels) != 2 || len(pred.Levels) != 2 {
 		t.Fatalf("%d live and %d predicted levels, want 2", len(live.Levels), len(pred.Levels))
 	}
@@ -208,4 +161,29 @@ func TestPredictFleet(t *testing.T) {
 	if code, _, _ := execute(t, "predict", "--replicas", "2", "--routing", "hash"); code != ExitUsage {
 		t.Errorf("--routing hash: exit %d, want 2", code)
 	}
+}
+
+// liveAndPredicted sweeps the simulator at url live (with liveOnly flags
+// as well) and predicts the same sweep (with predOnly as well), both with
+// flags and writing into dir, and reads the two sweep files.
+func liveAndPredicted(t *testing.T, url, dir string, flags, liveOnly, predOnly []string) (live, pred *results.Sweep) {
+	t.Helper()
+	args := append(append([]string{"sweep", "--base-url", url, "--label", "live", "--out-dir", dir}, liveOnly...), flags...)
+	if code, out, errOut := execute(t, args...); code != 0 {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
+	}
+	args = append(append([]string{"predict", "--label", "pred", "--out-dir", dir}, predOnly...), flags...)
+	code, out, errOut := execute(t, args...)
+	if code != 0 {
+		t.Fatalf("predict: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("\n%s", out)
+	var err error
+	if live, err = results.ReadSweep(filepath.Join(dir, "live.json")); err != nil {
+		t.Fatal(err)
+	}
+	if pred, err = results.ReadSweep(filepath.Join(dir, "pred.json")); err != nil {
+		t.Fatal(err)
+	}
+	return live, pred
 }

@@ -340,13 +340,8 @@ func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.C
 	}
 	v.WordsPerToken = lv.calibrated.WordsPerToken
 	v.Nonce = lv.nextNonce()
-	cfg.Workload, cfg.Mode, cfg.Rate, cfg.Seed = "voice", "open", rate, p.lf.seed
-	cfg.DurationS = p.lf.duration.Seconds()
-	cfg.MaxTokens = v.OutputTokens
-	cfg.Voice = p.vf.config(v)
-	opts := bench.VoiceOptions{Client: client, Voice: v, Rate: rate, Calls: p.vf.calls, Duration: p.lf.duration,
-		MaxConcurrentCalls: p.vf.maxCalls, Seed: p.lf.seed, Config: cfg, Progress: lv.progress, DrainTimeout: p.lf.drain, Goodput: p.goodput,
-		Shard: p.load.Shard, StartAt: lv.startAt}
+	opts := p.voiceOptions(v, rate, cfg)
+	opts.Client, opts.Progress, opts.Shard, opts.StartAt = client, lv.progress, p.load.Shard, lv.startAt
 	if lv.records != nil {
 		opts.Records, opts.RecordLevel = lv.records, lv.recordLevel
 	}
@@ -359,6 +354,15 @@ func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.C
 	res.Notes = append(res.Notes, lv.calibrated.String())
 	view.finish(res)
 	return res, nil
+}
+
+// voiceOptions is one level of the call workload at rate, live or
+// predicted: the calls, their bounds and the configuration recorded.
+func (p *levelPlan) voiceOptions(v workload.Voice, rate float64, cfg results.Config) bench.VoiceOptions {
+	cfg.Workload, cfg.Mode, cfg.Rate, cfg.Seed = "voice", "open", rate, p.lf.seed
+	cfg.DurationS, cfg.MaxTokens, cfg.Voice = p.lf.duration.Seconds(), v.OutputTokens, p.vf.config(v)
+	return bench.VoiceOptions{Voice: v, Rate: rate, Calls: p.vf.calls, Duration: p.lf.duration, MaxConcurrentCalls: p.vf.maxCalls,
+		Seed: p.lf.seed, Config: cfg, DrainTimeout: p.lf.drain, Goodput: p.goodput}
 }
 
 // describe fills a sweep's top-level configuration with what every level

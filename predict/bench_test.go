@@ -5,10 +5,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
-	"github.com/kneebench/knee/presets"
 	"github.com/kneebench/knee/results"
-	"github.com/kneebench/knee/simulator/content"
-	"github.com/kneebench/knee/simulator/server"
 	"github.com/kneebench/knee/workload"
 )
 
@@ -16,20 +13,9 @@ import (
 // requests/s for 10 simulated minutes (about 12,000 requests of 512 in,
 // 128 out) and reports simulated requests per wall-second.
 func BenchmarkPredictLevel(b *testing.B) {
-	spec, err := presets.ParseSpec("h100-80gb/llama-3.1-8b")
-	if err != nil {
-		b.Fatal(err)
-	}
-	f, err := server.PresetModels(spec)
-	if err != nil {
-		b.Fatal(err)
-	}
-	r, err := content.ParseResponses("bench", []byte("default:\n  synthetic: {tokens: 65536}\n"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	target := presetTarget(b, "h100-80gb/llama-3.1-8b")
 	o := Options{
-		Target: Target{Models: f, Model: "llama-3.1-8b", Responder: r, Chat: true},
+		Target: target,
 		Source: workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
 		Load:   bench.Load{Rate: 20, Burstiness: 1, Duration: 10 * time.Minute, Seed: 1, Warmup: 0},
 		Config: results.Config{},

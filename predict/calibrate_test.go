@@ -3,6 +3,7 @@ package predict
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,7 +118,8 @@ func TestCalibrateVoice(t *testing.T) {
 		v.Nonce = fmt.Sprintf("[calibrate.%d]", i+1)
 		cfg := results.Config{Workload: "voice", Mode: "open", Rate: rate, Seed: 9, DurationS: 20, Endpoint: "chat", MaxTokens: v.OutputTokens,
 			Voice: &results.VoiceConfig{SystemPromptTokens: v.SystemPromptTokens, UserTokens: v.UserTokens, Turns: v.Turns, GapMinS: 1, GapMaxS: 2, OutputTokens: v.OutputTokens}}
-		return VoiceLevel(VoiceOptions{Target: tuned, Voice: v, Rate: rate, Duration: 20 * time.Second, Seed: 9, DrainTimeout: replayDrain, Config: cfg})
+		return VoiceLevel(VoiceOptions{Target: tuned, VoiceOptions: bench.VoiceOptions{Voice: v, Rate: rate, Duration: 20 * time.Second, Seed: 9,
+			DrainTimeout: replayDrain, Config: cfg}})
 	}})
 	exact, _, err := Calibrate(CalibrateOptions{Measured: sw, Target: tuned, NoHoldOut: true, MaxEvaluations: 1})
 	if err != nil {
@@ -139,5 +141,33 @@ func TestCalibrateVoice(t *testing.T) {
 	}
 	if c := cal.Params[0]; math.Abs(c.Value-truth[0]) > 0.1*truth[0] {
 		t.Errorf("compute efficiency %.4f, truth %.4f: prefills of 1,500-token prompts should pin it", c.Value, truth[0])
+	}
+}
+
+// TestCalibrateSkipsWhatItCannotReplay: a level whose server reported no
+// token counts (as a server without usage in its stream) and one the
+// client limited take no part, each with its reason; the others are
+// fitted; with none left, the error says why.
+func TestCalibrateSkipsWhatItCannotReplay(t *testing.T) {
+	target := presetTarget(t, "h100-80gb/llama-3.1-8b")
+	measured := measuredSweep(t, target, truth, []float64{1, 8, 48}, 60)
+	measured.Levels[0].Run.Tokens.UsageReported = false
+	measured.Levels[2].Run.Health.Verdict = results.VerdictClientLimited
+	cal, _, err := Calibrate(CalibrateOptions{Measured: measured, Target: target, MaxEvaluations: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := cal.Levels[0].Skipped; !strings.Contains(s, "no token counts") {
+		t.Errorf("level 1 skipped for %q, want the missing token counts", s)
+	}
+	if s := cal.Levels[2].Skipped; !strings.Contains(s, "client limited") {
+		t.Errorf("level 3 skipped for %q, want the client-limited measurement", s)
+	}
+	if cal.Levels[1].Skipped != "" || cal.Train.Levels != 1 {
+		t.Errorf("level 2 (%q) should be the one fitted; %d fitted", cal.Levels[1].Skipped, cal.Train.Levels)
+	}
+	measured.Levels[1].Run.Interrupted = true
+	if _, _, err := Calibrate(CalibrateOptions{Measured: measured, Target: target}); err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("with no level left: %v", err)
 	}
 }

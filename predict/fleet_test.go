@@ -17,8 +17,8 @@ func voiceFleet(t testing.TB, routing Routing, rate float64) *results.Run {
 	v := workload.Voice{SystemPromptTokens: 4000, UserTokens: 40, Turns: 4, GapMin: 2 * time.Second, GapMax: 3 * time.Second, OutputTokens: 60, Seed: 5}
 	cal := bench.Calibrate(target)
 	v.WordsPerToken = cal.WordsPerToken
-	r, err := VoiceLevel(VoiceOptions{Target: target, Voice: v, Rate: rate, Duration: time.Minute, Seed: 5, DrainTimeout: time.Minute,
-		Replicas: 4, Routing: routing})
+	r, err := VoiceLevel(VoiceOptions{Target: target, VoiceOptions: bench.VoiceOptions{Voice: v, Rate: rate, Duration: time.Minute, Seed: 5,
+		DrainTimeout: time.Minute}, Replicas: 4, Routing: routing})
 	if err != nil {
 		t.Fatal(err)
 	}

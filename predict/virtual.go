@@ -1,8 +1,9 @@
 package predict
 
 import (
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/kneebench/knee/bench"
@@ -214,13 +215,7 @@ func (v *virtual) start(due, at float64, waited bool, worker int, measured bool)
 		err = engine.CheckFits(v.fleet.core(), said.plan)
 	}
 	if err != nil || said.sr.OutputLen == 0 {
-		if err != nil {
-			rec.Status, rec.Class, rec.Message = 400, errorClass(err), err.Error()
-		} else {
-			rec.Status, rec.PromptTokens, rec.UsageReported = 200, said.sr.PromptLen, true
-		}
-		rec.Done = dur(at + refusedCost)
-		v.finish(rec, worker, at+refusedCost, measured)
+		v.finish(rec, worker, refuse(rec, err, said.sr.PromptLen, at), measured)
 		return
 	}
 	rec.PromptTokens, rec.CompletionTokens = said.sr.PromptLen, said.sr.OutputLen
@@ -256,26 +251,12 @@ func (v *virtual) say(idx int) *said {
 // complete releases a step's tokens to their requests and finishes the
 // requests whose last token it was.
 func (v *virtual) complete(st *sched.Step) {
-	t := dur(st.End)
-	for _, e := range st.Emitted {
-		f := v.inflight[e.Seq.ID]
-		if e.Index == 0 {
-			f.rec.FirstToken = t
-			f.rec.CachedTokens = e.Seq.CachedTokens
-		}
-		f.rec.LastToken = t
-		f.rec.Chunks++
-		f.rec.ChunkTimes = append(f.rec.ChunkTimes, t)
-	}
-	for _, s := range st.Finished {
-		f := v.inflight[s.ID]
-		delete(v.inflight, s.ID)
-		v.fleet.done(s.ID)
-		r := f.rec
-		r.Done, r.Status = r.LastToken, 200
-		r.UsageReported, r.CachedReported = true, true
-		v.finish(r, f.worker, st.End, f.measured)
-	}
+	stamp(st, func(id int64) *bench.Record { return v.inflight[id].rec }, func(id int64) {
+		f := v.inflight[id]
+		delete(v.inflight, id)
+		v.fleet.done(id)
+		v.finish(f.rec, f.worker, st.End, f.measured)
+	})
 }
 
 // finish frees the request's slot, keeps its record if measured, and lets
@@ -289,22 +270,13 @@ func (v *virtual) finish(r *bench.Record, worker int, at float64, measured bool)
 		v.measured = append(v.measured, *r)
 	}
 	if worker >= 0 {
-		at += turnaround
-		i := sort.Search(len(v.sends), func(i int) bool { return v.sends[i].at > at })
-		v.sends = append(v.sends, send{})
-		copy(v.sends[i+1:], v.sends[i:])
-		v.sends[i] = send{at: at, worker: worker}
+		v.sends = insertByTime(v.sends, send{at: at + turnaround, worker: worker}, func(s send) float64 { return s.at })
 	}
 }
 
 // cutAll ends every request still running, as the drain timeout does.
 func (v *virtual) cutAll() {
-	ids := make([]int64, 0, len(v.inflight))
-	for id := range v.inflight {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(v.inflight)) {
 		f := v.inflight[id]
 		v.fleet.abort(id)
 		delete(v.inflight, id)

@@ -1,8 +1,9 @@
 package predict
 
 import (
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,20 +14,13 @@ import (
 	"github.com/kneebench/knee/workload"
 )
 
-// VoiceOptions is one level of the call workload, as bench.VoiceOptions
-// without a client.
+// VoiceOptions is one level of the call workload: bench's own options
+// (of which the client's, Client, Records, Progress, the window hooks,
+// Shard and StartAt, have no meaning in virtual time and are ignored), the
+// simulated target, and the fleet serving it (see Options).
 type VoiceOptions struct {
-	Target             Target
-	Voice              workload.Voice
-	Rate               float64
-	Calls              int
-	Duration           time.Duration
-	MaxConcurrentCalls int
-	Seed               uint64
-	DrainTimeout       time.Duration
-	Config             results.Config
-	Goodput            bench.Goodput
-	// Replicas and Routing serve the calls from a fleet (see Options).
+	bench.VoiceOptions
+	Target   Target
 	Replicas int
 	Routing  Routing
 }
@@ -148,8 +142,7 @@ func VoiceLevel(o VoiceOptions) (*results.Run, error) {
 	if v.arrivalsEnd > 0 {
 		v.tally.AchievedConcurrency = v.area / v.arrivalsEnd
 	}
-	bo := bench.VoiceOptions{Voice: o.Voice, Rate: o.Rate, Calls: o.Calls, Duration: o.Duration, MaxConcurrentCalls: o.MaxConcurrentCalls,
-		Seed: o.Seed, DrainTimeout: o.DrainTimeout, Config: o.Config, Goodput: o.Goodput}
+	bo := o.VoiceOptions
 	bo.Config.Predicted = true
 	res := bench.SummarizeVoice(v.measured, bo, v.tally)
 	res.Notes = append(res.Notes, "predicted in virtual time on the simulator's scheduler core: no request was sent")
@@ -189,13 +182,11 @@ func (v *voiceRun) send(c *call, t float64) {
 		err = engine.CheckFits(v.fleet.core(), plan)
 	}
 	if err != nil || len(plan.Tokens) == 0 {
-		if err != nil {
-			rec.Status, rec.Class, rec.Message = 400, errorClass(err), err.Error()
-		} else {
-			rec.Status, rec.PromptTokens, rec.UsageReported = 200, plan.PromptTokens, true
+		prompt := 0
+		if plan != nil {
+			prompt = plan.PromptTokens
 		}
-		rec.Done = dur(t + refusedCost)
-		v.finish(&turnFlight{rec: rec, call: c}, t+refusedCost)
+		v.finish(&turnFlight{rec: rec, call: c}, refuse(rec, err, prompt, t))
 		return
 	}
 	rec.PromptTokens, rec.CompletionTokens = plan.PromptTokens, len(plan.Tokens)
@@ -211,25 +202,12 @@ func (v *voiceRun) send(c *call, t float64) {
 // complete releases a step's tokens and finishes the turns whose last
 // token it was.
 func (v *voiceRun) complete(st *sched.Step) {
-	t := dur(st.End)
-	for _, e := range st.Emitted {
-		f := v.inflight[e.Seq.ID]
-		if e.Index == 0 {
-			f.rec.FirstToken = t
-			f.rec.CachedTokens = e.Seq.CachedTokens
-		}
-		f.rec.LastToken = t
-		f.rec.Chunks++
-		f.rec.ChunkTimes = append(f.rec.ChunkTimes, t)
-	}
-	for _, s := range st.Finished {
-		f := v.inflight[s.ID]
-		delete(v.inflight, s.ID)
-		v.fleet.done(s.ID)
-		f.rec.Done, f.rec.Status = f.rec.LastToken, 200
-		f.rec.UsageReported, f.rec.CachedReported = true, true
+	stamp(st, func(id int64) *bench.Record { return v.inflight[id].rec }, func(id int64) {
+		f := v.inflight[id]
+		delete(v.inflight, id)
+		v.fleet.done(id)
 		v.finish(f, st.End)
-	}
+	})
 }
 
 // finish keeps a turn's record (turns after the first are measured) and
@@ -252,21 +230,13 @@ func (v *voiceRun) finish(f *turnFlight, at float64) {
 	c.answers = append(c.answers, f.answer)
 	c.turn++
 	due := at + c.script.Gaps[c.turn-1].Seconds() + turnaround
-	i := sort.Search(len(v.sends), func(i int) bool { return v.sends[i].at > due })
-	v.sends = append(v.sends, turnSend{})
-	copy(v.sends[i+1:], v.sends[i:])
-	v.sends[i] = turnSend{at: due, call: c}
+	v.sends = insertByTime(v.sends, turnSend{at: due, call: c}, func(s turnSend) float64 { return s.at })
 }
 
 // cutAll ends every turn still running and every call still waiting, as
 // the drain timeout does.
 func (v *voiceRun) cutAll() {
-	ids := make([]int64, 0, len(v.inflight))
-	for id := range v.inflight {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(v.inflight)) {
 		f := v.inflight[id]
 		v.fleet.abort(id)
 		delete(v.inflight, id)

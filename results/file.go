@@ -55,18 +55,30 @@ func readVersioned(path string, v any) error {
 	return nil
 }
 
+// IsSweepFile says whether a knee result file is a sweep (it has levels)
+// rather than a run.
+func IsSweepFile(path string) (bool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false, err
+	}
+	var head struct {
+		Levels json.RawMessage `json:"levels"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return false, fmt.Errorf("%s: not a knee result file (damaged JSON: %v)", path, err)
+	}
+	return head.Levels != nil, nil
+}
+
 // ReadSweepOrRun reads a sweep file, or a run file as a sweep of one level
 // (its load the run's rate or concurrency).
 func ReadSweepOrRun(path string) (*Sweep, error) {
-	var head struct {
-		Axis   *string         `json:"axis"`
-		Levels json.RawMessage `json:"levels"`
-	}
-	b, err := os.ReadFile(path)
+	sweep, err := IsSweepFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if json.Unmarshal(b, &head) == nil && head.Levels != nil {
+	if sweep {
 		return ReadSweep(path)
 	}
 	r, err := ReadRun(path)

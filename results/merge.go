@@ -13,22 +13,25 @@ import (
 )
 
 // mergedHistograms are the histograms a merge joins, with the summary each
-// one fills (nil: only the histogram is kept).
+// one fills (nil: only the histogram is kept). The latency ones must be in
+// every shard's file; the others came later, and a merge of older files
+// goes without them.
 var mergedHistograms = []struct {
-	name  string
-	scale float64
-	into  func(r *Run) *Summary
+	name     string
+	scale    float64
+	into     func(r *Run) *Summary
+	required bool
 }{
-	{"ttft_us", 1000, func(r *Run) *Summary { return &r.Stats.TTFT }},
-	{"ttft_sched_us", 1000, func(r *Run) *Summary { return &r.Stats.TTFTSched }},
-	{"itl_us", 1000, func(r *Run) *Summary { return &r.Stats.ITL }},
-	{"tpot_us", 1000, func(r *Run) *Summary { return &r.Stats.TPOT }},
-	{"e2e_us", 1000, func(r *Run) *Summary { return &r.Stats.E2E }},
-	{"e2e_sched_us", 1000, func(r *Run) *Summary { return &r.Stats.E2ESched }},
-	{"queue_wait_us", 1000, func(r *Run) *Summary { return &r.Stats.QueueWait }},
-	{"input_tokens", 1, func(r *Run) *Summary { return &r.Tokens.Input }},
-	{"output_tokens", 1, func(r *Run) *Summary { return &r.Tokens.Output }},
-	{"send_lateness_us", 1000, nil},
+	{"ttft_us", 1000, func(r *Run) *Summary { return &r.Stats.TTFT }, true},
+	{"ttft_sched_us", 1000, func(r *Run) *Summary { return &r.Stats.TTFTSched }, true},
+	{"itl_us", 1000, func(r *Run) *Summary { return &r.Stats.ITL }, true},
+	{"tpot_us", 1000, func(r *Run) *Summary { return &r.Stats.TPOT }, true},
+	{"e2e_us", 1000, func(r *Run) *Summary { return &r.Stats.E2E }, true},
+	{"e2e_sched_us", 1000, func(r *Run) *Summary { return &r.Stats.E2ESched }, true},
+	{"queue_wait_us", 1000, func(r *Run) *Summary { return &r.Stats.QueueWait }, true},
+	{"input_tokens", 1, func(r *Run) *Summary { return &r.Tokens.Input }, false},
+	{"output_tokens", 1, func(r *Run) *Summary { return &r.Tokens.Output }, false},
+	{"send_lateness_us", 1000, nil, false},
 }
 
 // MergeRuns joins the result files of the shards of one load (see
@@ -187,8 +190,11 @@ func mergeHistograms(m *Run, shards []*Run) error {
 			}
 		}
 		if !complete || sum == nil {
-			if h.into != nil && h.name != "input_tokens" && h.name != "output_tokens" {
+			if h.required {
 				return fmt.Errorf("a shard's file has no %s histogram: written by an older knee, it cannot be merged exactly", h.name)
+			}
+			if h.into != nil {
+				m.Notes = append(m.Notes, fmt.Sprintf("a shard's file has no %s histogram (an older knee): its summary is left out of the merge", h.name))
 			}
 			continue
 		}
