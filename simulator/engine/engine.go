@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/kneebench/knee/simulator/content"
@@ -56,22 +57,46 @@ type Engine interface {
 // ErrClientGone is returned by emit callbacks when the client hung up.
 var ErrClientGone = errors.New("client went away")
 
-// sleepUntil waits for deadline (or ctx) and returns how late it woke.
-// Every token targets its own absolute deadline, so overshoot never
-// accumulates.
-func sleepUntil(ctx context.Context, t *time.Timer, deadline time.Time) (time.Duration, error) {
+// waiter sleeps one stream to its tokens' absolute deadlines. Every token
+// targets its own deadline, so overshoot never accumulates.
+//
+// A select on ctx.Done() per token would make every stream of the server
+// queue on one shared channel's lock many thousand times a second; the
+// waiter instead hooks the context once per stream and sleeps on its own
+// timer alone, which the hook fires early when ctx ends.
+type waiter struct {
+	ctx     context.Context
+	timer   *time.Timer
+	stopped atomic.Bool
+	unhook  func() bool
+}
+
+func newWaiter(ctx context.Context) *waiter {
+	w := &waiter{ctx: ctx, timer: time.NewTimer(time.Hour)}
+	w.timer.Stop()
+	w.unhook = context.AfterFunc(ctx, func() {
+		w.stopped.Store(true)
+		w.timer.Reset(0)
+	})
+	return w
+}
+
+// until waits for deadline (or the context's end) and returns how late it
+// woke.
+func (w *waiter) until(deadline time.Time) (time.Duration, error) {
+	if w.stopped.Load() {
+		return 0, w.ctx.Err()
+	}
 	if d := time.Until(deadline); d > 0 {
-		t.Reset(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			if !t.Stop() {
-				select {
-				case <-t.C:
-				default:
-				}
-			}
-			return 0, ctx.Err()
+		w.timer.Reset(d)
+		// The hook sets stopped before it fires the timer: if it has not
+		// set it yet, its Reset(0) comes after ours and wakes us.
+		if w.stopped.Load() {
+			return 0, w.ctx.Err()
+		}
+		<-w.timer.C
+		if w.stopped.Load() {
+			return 0, w.ctx.Err()
 		}
 	}
 	lag := time.Since(deadline)
@@ -79,6 +104,12 @@ func sleepUntil(ctx context.Context, t *time.Timer, deadline time.Time) (time.Du
 		lag = 0
 	}
 	return lag, nil
+}
+
+// close releases the hook and the timer.
+func (w *waiter) close() {
+	w.unhook()
+	w.timer.Stop()
 }
 
 // newStoppedTimer returns a timer ready for Reset.
@@ -145,15 +176,15 @@ func (f *FixedRate) TTFT(promptTokens int) float64 {
 func (f *FixedRate) Stream(ctx context.Context, plan *Plan, arrival time.Time, emit func(TokenEvent) error) (StreamInfo, error) {
 	ttft := f.TTFT(plan.PromptTokens)
 	itl := 1 / f.DecodePerSec
-	timer := newStoppedTimer()
-	defer timer.Stop()
+	wait := newWaiter(ctx)
+	defer wait.close()
 	due := func(i int) (float64, time.Time) {
 		sim := ttft + float64(i)*itl
 		return sim, arrival.Add(time.Duration(sim * float64(time.Second)))
 	}
 	for i := range plan.Tokens {
 		sim, deadline := due(i)
-		lag, err := sleepUntil(ctx, timer, deadline)
+		lag, err := wait.until(deadline)
 		if err != nil {
 			return StreamInfo{}, err
 		}

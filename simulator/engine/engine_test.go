@@ -57,3 +57,44 @@ func TestMoreFlag(t *testing.T) {
 		})
 	}
 }
+
+// TestFixedRateStopsWithContext checks that a stream asleep before its
+// next token wakes when its context ends, whether the end comes during the
+// wait or before the wait begins, and sends nothing more.
+func TestFixedRateStopsWithContext(t *testing.T) {
+	fixed := &FixedRate{Overhead: time.Millisecond, PrefillPerSec: 1e6, DecodePerSec: 1} // a token a second
+	for _, cancelAfter := range []int{0, 1, 3} {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			if cancelAfter == 0 {
+				cancel()
+			}
+			start := time.Now()
+			sent := 0
+			_, err := fixed.Stream(ctx, &Plan{PromptTokens: 1, Tokens: make([]string, 10)}, start, func(TokenEvent) error {
+				sent++
+				if sent == cancelAfter {
+					time.AfterFunc(300*time.Millisecond, cancel)
+				}
+				return nil
+			})
+			if err != context.Canceled {
+				t.Fatalf("cancel after %d tokens: err %v, want context.Canceled", cancelAfter, err)
+			}
+			if sent != cancelAfter {
+				t.Errorf("cancel after %d tokens: %d sent", cancelAfter, sent)
+			}
+			// Token k is due at TTFT + k s; the cancel lands 300 ms after
+			// the last token sent, before the next is due.
+			want := time.Duration(0)
+			if cancelAfter > 0 {
+				due := fixed.TTFT(1) + float64(cancelAfter-1)
+				want = time.Duration(due*float64(time.Second)) + 300*time.Millisecond
+			}
+			if got := time.Since(start); got != want {
+				t.Errorf("cancel after %d tokens: returned after %v, want %v", cancelAfter, got, want)
+			}
+			cancel()
+		})
+	}
+}

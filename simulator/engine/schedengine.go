@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kneebench/knee/simulator/content"
@@ -143,26 +144,49 @@ func (s *Scheduler) Stream(ctx context.Context, plan *Plan, arrival time.Time, e
 	s.inbox = append(s.inbox, req)
 	s.mu.Unlock()
 	s.poke()
+	// The context is hooked once per stream rather than selected on per
+	// token: every stream would otherwise queue on its one shared channel.
+	var stopped atomic.Bool
+	unhook := context.AfterFunc(ctx, func() {
+		stopped.Store(true)
+		s.cancel(req.ID, st)
+	})
+	defer unhook()
 	for {
-		select {
-		case it, ok := <-st.ch:
-			if !ok {
-				return StreamInfo{}, errEngineStopped
-			}
-			if it.done {
-				return it.info, nil
-			}
-			// A queued item means this stream fell behind its steps: the
-			// next token (or the finish) is already due.
-			more := len(st.ch) > 0
-			if err := emit(TokenEvent{Index: it.index, SimTime: it.sim, Lag: it.lag, More: more}); err != nil {
-				s.abort(req.ID)
-				return StreamInfo{}, err
-			}
-		case <-ctx.Done():
-			s.abort(req.ID)
+		it, ok := <-st.ch
+		if stopped.Load() {
 			return StreamInfo{}, ctx.Err()
 		}
+		if !ok {
+			return StreamInfo{}, errEngineStopped
+		}
+		if it.done {
+			return it.info, nil
+		}
+		// A queued item means this stream fell behind its steps: the
+		// next token (or the finish) is already due.
+		more := len(st.ch) > 0
+		if err := emit(TokenEvent{Index: it.index, SimTime: it.sim, Lag: it.lag, More: more}); err != nil {
+			s.abort(req.ID)
+			return StreamInfo{}, err
+		}
+	}
+}
+
+// cancel aborts a stream whose context ended and wakes it with an empty
+// item. A stream still registered has not been sent its finish, so its
+// channel has room for one more item.
+func (s *Scheduler) cancel(id int64, st *schedStream) {
+	s.mu.Lock()
+	registered := s.streams[id] == st
+	if registered {
+		delete(s.streams, id)
+		s.aborts = append(s.aborts, id)
+		st.ch <- schedItem{}
+	}
+	s.mu.Unlock()
+	if registered {
+		s.poke()
 	}
 }
 

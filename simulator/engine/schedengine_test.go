@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/kneebench/knee/simulator/content"
@@ -84,4 +85,38 @@ func TestWallAndVirtualAgree(t *testing.T) {
 				i, results[i].ttft, results[i].e2e, want[i].TTFT(), want[i].E2E())
 		}
 	}
+}
+
+// TestSchedulerStreamStopsWithContext checks that a stream whose context
+// ends mid-answer returns at once with the context's error, sends nothing
+// more, and leaves the scheduler with nothing running or waiting.
+func TestSchedulerStreamStopsWithContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		eng := NewScheduler(sched.New(baseSchedConfig(600)), nil)
+		defer eng.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		prompt := make([]uint64, 64)
+		for i := range prompt {
+			prompt[i] = uint64(i)
+		}
+		plan := &Plan{PromptTokens: len(prompt), PromptIDs: prompt, Tokens: make([]string, 500)}
+		sent := 0
+		_, err := eng.Stream(ctx, plan, time.Now(), func(TokenEvent) error {
+			sent++
+			if sent == 3 {
+				cancel()
+			}
+			return nil
+		})
+		if err != context.Canceled || sent != 3 {
+			t.Fatalf("err %v after %d tokens, want context.Canceled after 3", err, sent)
+		}
+		// The scheduler takes the abort in at the end of the step under way.
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if st := eng.State(); st.Running != 0 || st.Waiting != 0 || st.UsedBlocks != 0 {
+			t.Errorf("after the cancel: %+v, want nothing running, waiting or held", st)
+		}
+	})
 }
