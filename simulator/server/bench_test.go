@@ -1,26 +1,21 @@
 package server
 
 import (
-	"bufio"
 	"io"
 	"testing"
 )
 
-// BenchmarkSSEChunk is the server's per-token formatting: one chunk built
-// from the prebuilt envelope and written to a buffered writer.
+// BenchmarkSSEChunk is the server's per-token formatting: one event built
+// in the buffer that keeps the prebuilt envelope, framed as an HTTP chunk
+// in place and written.
 func BenchmarkSSEChunk(b *testing.B) {
 	r := &run{s: &Server{created: 1}, chat: true, model: "knee-sim", id: 1}
 	r.chunkEnvelope()
-	w := bufio.NewWriter(io.Discard)
 	tok := " latency"
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r.buf = append(r.buf[:0], r.prefix...)
-		r.buf = appendJSONString(r.buf, tok)
-		r.buf = append(r.buf, r.suffix...)
-		w.Write(r.buf)
-		w.Flush()
+		_, _ = io.Discard.Write(frameChunk(r.tokenEvent(tok)))
 	}
 }
 

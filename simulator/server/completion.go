@@ -81,7 +81,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, chat bo
 		ctx.SetConnectionClose()
 	}
 	s.open.Add(1)
-	ctx.SetBodyStream(newStreamBody(r.stream, s.open.Done), -1)
+	ctx.SetBodyStream(newStreamBody(r.stream, s.open.Done, ctx.Conn()), -1)
 }
 
 // waiting is the number of requests queued for the model's engine.

@@ -9,9 +9,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // scriptedEngine emits tokens at once with a given pattern of More flags.
@@ -38,6 +41,11 @@ func (l *writeLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+func (l *writeLog) send(f []byte) error {
+	_, err := l.Write(f[chunkRoom:])
+	return err
+}
+
 // TestStreamWritesFollowMore checks that the stream flushes after a token
 // unless the engine says what follows is already due, and that grouping
 // never changes the bytes sent.
@@ -60,7 +68,7 @@ func TestStreamWritesFollowMore(t *testing.T) {
 		r := &run{s: ts.Server, m: m, chat: true, model: "instant", id: 7, includeUsage: true,
 			arrival: time.Now(), plan: &Plan{PromptTokens: 8, Tokens: []string{"a", " b", "\"c", "\n"}, FinishReason: "length"}}
 		var log writeLog
-		r.stream(bufio.NewWriterSize(&log, 4096))
+		r.stream(log.send)
 		if len(log.writes) != tt.writes {
 			t.Errorf("More %s: %d writes, want %d: %q", tt.more, len(log.writes), tt.writes, log.writes)
 		}
@@ -89,7 +97,7 @@ func TestStallFlushesHeldTokens(t *testing.T) {
 	r := &run{s: ts.Server, m: m, chat: true, model: "instant", id: 7, arrival: time.Now(),
 		fault: &FaultRule{Kind: FaultStall, AfterTokens: 2, DurationMs: 1},
 		plan:  &Plan{PromptTokens: 8, Tokens: []string{"a", "b", "c", "d"}, FinishReason: "length"}}
-	r.stream(bufio.NewWriterSize(&log, 4096))
+	r.stream(log.send)
 	// Role; tokens 0-1 flushed by the stall; tokens 2-3 with the finish.
 	if len(log.writes) != 3 || strings.Count(log.writes[1], "data: ") != 2 {
 		t.Errorf("writes %q, want the role, then tokens 0-1 before the stall, then the rest", log.writes)
@@ -101,12 +109,9 @@ func TestStallFlushesHeldTokens(t *testing.T) {
 // Close without either (the answer is recorded as aborted). Each runs the
 // answer once and calls done once.
 func TestStreamBodyWrites(t *testing.T) {
-	answer := func(w *bufio.Writer) {
+	answer := func(send sendFunc) {
 		for _, part := range []string{"one ", "two ", "three"} {
-			if _, err := w.WriteString(part); err != nil {
-				return
-			}
-			if w.Flush() != nil {
+			if send(append(make([]byte, chunkRoom), part...)) != nil {
 				return
 			}
 		}
@@ -114,17 +119,17 @@ func TestStreamBodyWrites(t *testing.T) {
 	t.Run("WriteTo", func(t *testing.T) {
 		dones := 0
 		var log writeLog
-		n, err := newStreamBody(answer, func() { dones++ }).WriteTo(&log)
+		n, err := newStreamBody(answer, func() { dones++ }, nil).WriteTo(&log)
 		if err != nil || n != 13 || dones != 1 {
 			t.Fatalf("WriteTo: n %d, err %v, done %d times; want 13, nil, 1", n, err, dones)
 		}
 		if want := []string{"one ", "two ", "three"}; !slices.Equal(log.writes, want) {
-			t.Errorf("writes %q, want %q: one per flush", log.writes, want)
+			t.Errorf("writes %q, want %q: one per send", log.writes, want)
 		}
 	})
 	t.Run("Read", func(t *testing.T) {
 		var dones atomic.Int32
-		b := newStreamBody(answer, func() { dones.Add(1) })
+		b := newStreamBody(answer, func() { dones.Add(1) }, nil)
 		got, err := io.ReadAll(b)
 		if err != nil || string(got) != "one two three" {
 			t.Fatalf("ReadAll: %q, %v", got, err)
@@ -136,10 +141,9 @@ func TestStreamBodyWrites(t *testing.T) {
 	})
 	t.Run("Close unsent", func(t *testing.T) {
 		dones, flushErr := 0, error(nil)
-		b := newStreamBody(func(w *bufio.Writer) {
-			_, _ = w.WriteString("role chunk longer than the buffer")
-			flushErr = w.Flush()
-		}, func() { dones++ })
+		b := newStreamBody(func(send sendFunc) {
+			flushErr = send(append(make([]byte, chunkRoom), "role chunk"...))
+		}, func() { dones++ }, nil)
 		if err := b.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -213,5 +217,78 @@ func rawChunks(t *testing.T, baseURL, body string) []string {
 			t.Fatalf("reading a chunk: %v", err)
 		}
 		chunks = append(chunks, string(buf[:size]))
+	}
+}
+
+// logConn is a connection that logs what is written to it.
+type logConn struct {
+	net.Conn
+	mu     sync.Mutex
+	writes []string
+}
+
+func (c *logConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	c.writes = append(c.writes, string(p))
+	c.mu.Unlock()
+	return c.Conn.Write(p)
+}
+
+// TestFasthttpChunkFramer checks, against the fasthttp in go.mod, what
+// streamBody's own chunk framing assumes: fasthttp hands WriteTo its chunk
+// framer, which flushes each write, so after the first send the answer may
+// write framed chunks to the connection itself. The bytes on the wire must
+// be exactly those fasthttp would have sent.
+func TestFasthttpChunkFramer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := make(chan *logConn, 1)
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		conn := &logConn{Conn: ctx.Conn()}
+		conns <- conn
+		ctx.SetBodyStream(newStreamBody(func(send sendFunc) {
+			for _, part := range []string{"one ", "two ", "three"} {
+				if send(append(make([]byte, chunkRoom), part...)) != nil {
+					return
+				}
+			}
+		}, func() {}, conn), -1)
+	}}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	c, err := net.DialTimeout("tcp", ln.Addr().String(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprint(c, "GET / HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+	raw, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(string(raw), "\r\n\r\n")
+	if want := "4\r\none \r\n4\r\ntwo \r\n5\r\nthree\r\n0\r\n\r\n"; body != want {
+		t.Errorf("body on the wire %q, want %q", body, want)
+	}
+	conn := <-conns
+	conn.mu.Lock()
+	defer conn.mu.Unlock()
+	if want := []string{"4\r\ntwo \r\n", "5\r\nthree\r\n"}; !slices.Equal(conn.writes, want) {
+		t.Errorf("written by the answer itself: %q, want %q (is %s still fasthttp's chunk framer?)", conn.writes, want, chunkFramer)
+	}
+}
+
+// TestFrameChunk checks the in-place chunk framing against the HTTP/1.1
+// chunk syntax, at the edges of each hex digit count.
+func TestFrameChunk(t *testing.T) {
+	for _, n := range []int{1, 15, 16, 255, 256, 4095, 4096, 1<<20 - 1, 1 << 20} {
+		data := strings.Repeat("x", n)
+		f := append(make([]byte, chunkRoom), data...)
+		if got, want := string(frameChunk(f)), fmt.Sprintf("%x\r\n%s\r\n", n, data); got != want {
+			t.Errorf("%d bytes: framed %q..., want %q...", n, got[:min(len(got), 12)], want[:min(len(want), 12)])
+		}
 	}
 }

@@ -1,11 +1,9 @@
 package server
 
 import (
-	"bufio"
 	"encoding/json"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/kneebench/knee/simulator/telemetry"
 	"github.com/valyala/fasthttp"
@@ -30,7 +28,8 @@ type run struct {
 	last          time.Time
 	lastSim       float64
 	emitted       int
-	buf           []byte
+	buf           []byte // events held back to share a write
+	event         []byte // one token's event; starts with prefix, kept there
 	prefix        []byte
 	suffix        []byte
 	text          []byte
@@ -57,6 +56,9 @@ func (r *run) chunkEnvelope() {
 		r.suffix = []byte(",\"logprobs\":null,\"finish_reason\":null}]}\n\n")
 	}
 	r.prefix = []byte(head)
+	// Both buffers keep chunkRoom free in front for the chunk's size line.
+	r.event = append(make([]byte, chunkRoom, chunkRoom+len(head)+len(r.suffix)+64), head...)
+	r.buf = make([]byte, chunkRoom, 512)
 }
 
 func jsonString(s string) string {
@@ -143,13 +145,37 @@ func (r *run) running() (done func()) {
 	}
 }
 
+// tokenEvent formats one token's event in r.event and returns it, with
+// chunkRoom free in front. The event buffer keeps its prefix from token to
+// token, so only the token and the suffix are copied in.
+func (r *run) tokenEvent(tok string) []byte {
+	e := appendJSONString(r.event[:chunkRoom+len(r.prefix)], tok)
+	e = append(e, r.suffix...)
+	r.event = e
+	return e
+}
+
+// sendAt is how much a stream may hold back for grouping before it sends
+// anyway: tokens already due together share a write, but an instant answer
+// of many thousand tokens must not sit in memory whole.
+const sendAt = 4096
+
 // stream writes the answer as server-sent events: the role chunk at once
 // (so headers go out immediately, as vLLM does), one event per token, the
-// finish chunk, the usage chunk when asked, and [DONE].
-func (r *run) stream(w *bufio.Writer) {
+// finish chunk, the usage chunk when asked, and [DONE]. Events gather in
+// r.buf and leave in one send whenever nothing more is already due.
+func (r *run) stream(send sendFunc) {
 	defer r.running()()
+	flush := func() error {
+		if len(r.buf) == chunkRoom {
+			return nil
+		}
+		err := send(r.buf)
+		r.buf = r.buf[:chunkRoom]
+		return err
+	}
 	r.chunkEnvelope()
-	r.buf = append(r.buf[:0], r.prefix...)
+	r.buf = append(r.buf, r.prefix...)
 	if r.chat {
 		// Replace the content delta with the role delta for the first chunk.
 		r.buf = r.buf[:len(r.buf)-len(`"content":`)]
@@ -158,36 +184,35 @@ func (r *run) stream(w *bufio.Writer) {
 		r.buf = append(r.buf, `""`...)
 	}
 	r.buf = append(r.buf, r.suffix...)
-	if _, err := w.Write(r.buf); err != nil {
-		r.finish("abort", StreamInfo{})
-		return
-	}
 	// An instant answer is due as a whole, so its role chunk goes out with
 	// it; any other waits for its first token, and the headers must not.
 	if _, instant := r.m.engine.(Instant); !instant {
-		if err := w.Flush(); err != nil {
+		if err := flush(); err != nil {
 			r.finish("abort", StreamInfo{})
 			return
 		}
 	}
 	cut := false
 	info, err := r.m.engine.Stream(r.s.streams, r.plan, r.arrival, func(ev TokenEvent) error {
-		if !r.applyFault(ev, w.Flush) {
+		if !r.applyFault(ev, flush) {
 			cut = true
 			return errClientGone
 		}
-		r.buf = append(r.buf[:0], r.prefix...)
-		r.buf = appendJSONString(r.buf, r.plan.Tokens[ev.Index])
-		r.buf = append(r.buf, r.suffix...)
-		if _, err := w.Write(r.buf); err != nil {
-			return errClientGone
-		}
-		// Tokens already due together go out in one write: one system
-		// call instead of several, and none of them waits for it.
-		if !ev.More {
-			if err := w.Flush(); err != nil {
-				return errClientGone
+		e := r.tokenEvent(r.plan.Tokens[ev.Index])
+		var err error
+		switch {
+		case !ev.More && len(r.buf) == chunkRoom:
+			err = send(e)
+		default:
+			// Tokens already due together go out in one write: one
+			// system call instead of several, and none of them waits.
+			r.buf = append(r.buf, e[chunkRoom:]...)
+			if !ev.More || len(r.buf) >= chunkRoom+sendAt {
+				err = flush()
 			}
+		}
+		if err != nil {
+			return errClientGone
 		}
 		r.observe(ev)
 		return nil
@@ -197,13 +222,13 @@ func (r *run) stream(w *bufio.Writer) {
 			// The shutdown grace ran out with this stream open: say so in
 			// the stream before the connection closes, so the client can
 			// tell a shutdown from a network failure.
-			_, _ = w.WriteString(shutdownEvent)
-			_ = w.Flush()
+			r.buf = append(r.buf, shutdownEvent...)
 		}
+		_ = flush()
 		r.finish("abort", info)
 		return
 	}
-	r.buf = append(r.buf[:0], r.prefix...)
+	r.buf = append(r.buf, r.prefix...)
 	if r.chat {
 		r.buf = r.buf[:len(r.buf)-len(`"content":`)]
 		r.buf = append(r.buf, "},\"logprobs\":null,\"finish_reason\":"...)
@@ -220,8 +245,7 @@ func (r *run) stream(w *bufio.Writer) {
 		r.buf = append(r.buf, "}\n\n"...)
 	}
 	r.buf = append(r.buf, "data: [DONE]\n\n"...)
-	_, _ = w.Write(r.buf)
-	_ = w.Flush()
+	_ = flush()
 	r.finish(r.plan.FinishReason, info)
 }
 
@@ -334,54 +358,4 @@ func (r *run) finish(reason string, info StreamInfo) {
 		}
 	}
 	r.m.sum.Finish(reason, r.plan.PromptTokens, r.emitted, info.CachedTokens, server, sim, time.Now())
-}
-
-// appendJSONString appends s as a JSON string without allocating.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -109,13 +109,15 @@ type Summary struct {
 	server    view
 	simulated view
 	lag       *ring
-	finished  map[string]int64
-	running   int64
-	prompt    int64
-	generated int64
-	cached    int64
-	requests  int64
-	faults    map[string]int64
+	// The token windows, looked up once rather than per token.
+	serverITL, simulatedITL *ring
+	finished                map[string]int64
+	running                 int64
+	prompt                  int64
+	generated               int64
+	cached                  int64
+	requests                int64
+	faults                  map[string]int64
 	// perSecond counts finished requests and output tokens per wall second
 	// over the last minute, for throughput.
 	secReq, secTok [60]int64
@@ -123,8 +125,10 @@ type Summary struct {
 }
 
 func NewSummary(engine string) *Summary {
-	return &Summary{engine: engine, since: time.Now(), server: newView(), simulated: newView(),
+	s := &Summary{engine: engine, since: time.Now(), server: newView(), simulated: newView(),
 		lag: newRing(tokenWindow), finished: map[string]int64{}, faults: map[string]int64{}}
+	s.serverITL, s.simulatedITL = s.server["itl"], s.simulated["itl"]
+	return s
 }
 
 func (s *Summary) Reset() {
@@ -148,8 +152,8 @@ func (s *Summary) Reset() {
 func (s *Summary) Token(first bool, gap, simGap float64, lag time.Duration, now time.Time) {
 	s.mu.Lock()
 	if !first {
-		s.server["itl"].push(gap)
-		s.simulated["itl"].push(simGap)
+		s.serverITL.push(gap)
+		s.simulatedITL.push(simGap)
 	}
 	s.lag.push(lag.Seconds())
 	sec := now.Unix()
