@@ -89,7 +89,14 @@ func TestCoordinatedOmission(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := res.Stats
-	within(t, "TTFT from send p99", s.TTFT.P99, 39, 55)
+	// From the send, TTFT is the server's 40 ms plus the client's own
+	// delays; a measurement that let the queue in would carry the backlog,
+	// which reaches 500 ms and more. The bound is a share of that backlog
+	// rather than a fixed number of milliseconds, so a busy machine, which
+	// stretches both, does not fail the test.
+	if s.TTFT.P99 < 39 || s.TTFT.P99 > 0.2*s.QueueWait.Max {
+		t.Errorf("TTFT from send p99 %.1f ms, want 39 ms to a fifth of the largest queue wait (%.1f ms)", s.TTFT.P99, s.QueueWait.Max)
+	}
 	if s.TTFTSched.P99 < 5*s.TTFT.P99 {
 		t.Errorf("TTFT sched p99 %.1f ms should dwarf TTFT p99 %.1f ms under a backlog", s.TTFTSched.P99, s.TTFT.P99)
 	}
