@@ -182,14 +182,15 @@ func (f *FixedRate) Stream(ctx context.Context, plan *Plan, arrival time.Time, e
 		sim := ttft + float64(i)*itl
 		return sim, arrival.Add(time.Duration(sim * float64(time.Second)))
 	}
-	for i := range plan.Tokens {
+	n := len(plan.Tokens)
+	for i := range n {
 		sim, deadline := due(i)
 		lag, err := wait.until(deadline)
 		if err != nil {
 			return StreamInfo{}, err
 		}
 		_, next := due(i + 1)
-		more := i+1 == len(plan.Tokens) || !next.After(deadline.Add(lag))
+		more := i+1 == n || !next.After(deadline.Add(lag))
 		if err := emit(TokenEvent{Index: i, SimTime: sim, Lag: lag, More: more}); err != nil {
 			return StreamInfo{}, err
 		}

@@ -11,28 +11,27 @@ import (
 
 // run is one request being answered.
 type run struct {
+	// What every token reads or writes comes first, together.
+	m       *model
+	plan    *Plan
+	fault   *FaultRule
+	emitted int
+	last    time.Time
+	lastSim float64
+	buf     []byte // events held back to share a write
+	event   []byte // one token's event; starts with prefix, kept there
+	prefix  []byte
+	suffix  string
+
 	s            *Server
-	m            *model
-	plan         *Plan
 	arrival      time.Time
 	chat         bool
 	model        string
 	id           int64
 	includeUsage bool
-	fault        *FaultRule
-
-	// Per-token state.
-	prev, prevSim float64
-	first         time.Time
-	firstSim      float64
-	last          time.Time
-	lastSim       float64
-	emitted       int
-	buf           []byte // events held back to share a write
-	event         []byte // one token's event; starts with prefix, kept there
-	prefix        []byte
-	suffix        []byte
-	text          []byte
+	first        time.Time
+	firstSim     float64
+	text         []byte
 }
 
 func (r *run) idString() string {
@@ -42,6 +41,14 @@ func (r *run) idString() string {
 	return "cmpl-knee-" + strconv.FormatInt(r.id, 10)
 }
 
+// The bytes after a token's text close its event. They are constants, not
+// per-request copies: read on every token of every stream, one shared copy
+// stays in the cache.
+const (
+	chatSuffix = "},\"logprobs\":null,\"finish_reason\":null}]}\n\n"
+	textSuffix = ",\"logprobs\":null,\"finish_reason\":null}]}\n\n"
+)
+
 // chunkEnvelope builds the bytes around a token, once per request, so the
 // per-token path only escapes the token itself.
 func (r *run) chunkEnvelope() {
@@ -49,11 +56,11 @@ func (r *run) chunkEnvelope() {
 	if r.chat {
 		head += `chat.completion.chunk","created":` + strconv.FormatInt(r.s.created, 10) + `,"model":` + jsonString(r.model) +
 			`,"choices":[{"index":0,"delta":{"content":`
-		r.suffix = []byte("},\"logprobs\":null,\"finish_reason\":null}]}\n\n")
+		r.suffix = chatSuffix
 	} else {
 		head += `text_completion","created":` + strconv.FormatInt(r.s.created, 10) + `,"model":` + jsonString(r.model) +
 			`,"choices":[{"index":0,"text":`
-		r.suffix = []byte(",\"logprobs\":null,\"finish_reason\":null}]}\n\n")
+		r.suffix = textSuffix
 	}
 	r.prefix = []byte(head)
 	// Both buffers keep chunkRoom free in front for the chunk's size line.

@@ -35,6 +35,12 @@ type streamBody struct {
 	conn    net.Conn
 	started bool
 	rc      io.ReadCloser
+
+	// What WriteTo's sends share.
+	w                io.Writer
+	canFrame, direct bool
+	n                int64
+	err              error
 }
 
 var (
@@ -69,29 +75,32 @@ const chunkFramer = "*fasthttp.chunkedBodyWriter"
 func (b *streamBody) WriteTo(w io.Writer) (int64, error) {
 	b.started = true
 	defer b.done()
-	var n int64
-	var werr error
-	canFrame := b.conn != nil && reflect.TypeOf(w).String() == chunkFramer
-	direct := false
-	b.write(func(f []byte) error {
-		p := f[chunkRoom:]
-		var err error
-		if direct && len(p) <= maxFramed {
-			_, err = b.conn.Write(frameChunk(f))
-		} else {
-			_, err = w.Write(p)
-			direct = canFrame
+	b.w = w
+	b.canFrame = b.conn != nil && reflect.TypeOf(w).String() == chunkFramer
+	b.write(b.send)
+	return b.n, b.err
+}
+
+// send is WriteTo's sendFunc. Its state lives in the body, next to the
+// connection, rather than in variables a closure would move to the heap
+// one by one.
+func (b *streamBody) send(f []byte) error {
+	p := f[chunkRoom:]
+	var err error
+	if b.direct && len(p) <= maxFramed {
+		_, err = b.conn.Write(frameChunk(f))
+	} else {
+		_, err = b.w.Write(p)
+		b.direct = b.canFrame
+	}
+	if err != nil {
+		if b.err == nil {
+			b.err = err
 		}
-		if err != nil {
-			if werr == nil {
-				werr = err
-			}
-			return err
-		}
-		n += int64(len(p))
-		return nil
-	})
-	return n, werr
+		return err
+	}
+	b.n += int64(len(p))
+	return nil
 }
 
 // frameChunk frames f[chunkRoom:] as one HTTP/1.1 chunk in place: the hex
