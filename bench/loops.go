@@ -74,9 +74,8 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 	}
 	shard := r.opts.Load.Shard
 	mine, lastMine := 0, false
-	var first time.Duration = -1
+	phase := r.arrivals.Phase(n, d)
 	var last time.Duration
-	count := 0
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var windowEnd <-chan time.Time
@@ -108,19 +107,11 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 	// offset from the window's start and its index; ok is false once the
 	// window's arrivals are all drawn.
 	next := func() (time.Duration, int, bool) {
-		if n > 0 && count >= n {
-			return 0, 0, false
-		}
-		off := r.arrivals.Next()
-		if first < 0 {
-			first = off
-		}
-		rel := off - first
-		if d > 0 && rel >= d {
+		rel, ok := phase.Next()
+		if !ok {
 			return 0, 0, false
 		}
 		last = rel
-		count++
 		k := r.drawn
 		r.drawn++
 		lastMine = shard.Mine(k)
@@ -204,7 +195,7 @@ dispatch:
 	} else if lastMine && mine > 0 {
 		pr.inWindow--
 	}
-	if count >= 2 && last > 0 {
+	if count := phase.Count(); count >= 2 && last > 0 {
 		pr.offered = float64(count-1) / last.Seconds()
 	}
 }

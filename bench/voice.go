@@ -173,7 +173,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 		base = o.StartAt.Sub(start)
 	}
 	timer := time.NewTimer(time.Hour)
-	first := time.Duration(-1)
+	phase := arrivals.Phase(o.Calls, o.Duration)
 	var lastArrival time.Duration
 	count, mine, lastMine := 0, 0, false
 	callCap := o.MaxConcurrentCalls
@@ -181,15 +181,8 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 		callCap = max(o.Shard.Share(callCap), 1)
 	}
 	for ctx.Err() == nil {
-		if o.Calls > 0 && count >= o.Calls {
-			break
-		}
-		off := arrivals.Next()
-		if first < 0 {
-			first = off
-		}
-		rel := off - first
-		if o.Duration > 0 && rel >= o.Duration {
+		rel, ok := phase.Next()
+		if !ok {
 			break
 		}
 		count++

@@ -168,3 +168,21 @@ func (f *fleet) finish(now float64, complete func(*sched.Step)) {
 		}
 	}
 }
+
+// advance moves a virtual loop's clock *now to its next event at t,
+// finishing the steps that end by then, and reports whether the loop goes
+// on. With no event left (t = +Inf) it stops; past cutoff it stops at
+// cutoff and cuts what is still in flight.
+func (f *fleet) advance(now *float64, t, cutoff float64, complete func(*sched.Step), cutAll func()) bool {
+	if math.IsInf(t, 1) {
+		return false
+	}
+	if t > cutoff {
+		*now = cutoff
+		cutAll()
+		return false
+	}
+	*now = max(*now, t)
+	f.finish(*now, complete)
+	return true
+}

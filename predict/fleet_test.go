@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -73,5 +74,15 @@ func TestReplicasMoveTheKnee(t *testing.T) {
 		if four.Arrivals.CompletionRate < 0.95*four.Arrivals.OfferedRate {
 			t.Errorf("%s: four replicas fell behind (%.2f of %.2f/s)", routing, four.Arrivals.CompletionRate, four.Arrivals.OfferedRate)
 		}
+	}
+}
+
+// TestVoiceLevelNeedsABound: with neither a call count nor a duration the
+// arrivals would never end; the prediction refuses, as a live run does.
+func TestVoiceLevelNeedsABound(t *testing.T) {
+	v := workload.Voice{SystemPromptTokens: 100, UserTokens: 10, Turns: 2, GapMin: time.Second, GapMax: time.Second, OutputTokens: 10, Seed: 1, WordsPerToken: 0.75}
+	_, err := VoiceLevel(VoiceOptions{Target: presetTarget(t, "h100-80gb/llama-3.1-8b"), VoiceOptions: bench.VoiceOptions{Voice: v, Rate: 1}})
+	if err == nil || !strings.Contains(err.Error(), "--calls or --duration") {
+		t.Fatalf("err %v, want one asking for --calls or --duration", err)
 	}
 }

@@ -141,16 +141,9 @@ func (v *virtual) phase(n int, d time.Duration, measured bool) bench.Window {
 		if len(v.releases) > 0 && len(v.waiting) > 0 {
 			t = min(t, v.releases[0])
 		}
-		if math.IsInf(t, 1) {
+		if !v.fleet.advance(&v.now, t, cutoff, v.complete, v.cutAll) {
 			break
 		}
-		if t > cutoff {
-			v.now = cutoff
-			v.cutAll()
-			break
-		}
-		v.now = max(v.now, t)
-		v.fleet.finish(v.now, v.complete)
 	}
 	return w
 }
@@ -160,15 +153,10 @@ func (v *virtual) phase(n int, d time.Duration, measured bool) bench.Window {
 // n of them, none at or past d.
 func (v *virtual) draw(n int, d time.Duration, base float64) ([]float64, bench.Window) {
 	var dues []float64
-	first := time.Duration(-1)
 	var last time.Duration
-	for n <= 0 || len(dues) < n {
-		off := v.arrivals.Next()
-		if first < 0 {
-			first = off
-		}
-		rel := off - first
-		if d > 0 && rel >= d {
+	for phase := v.arrivals.Phase(n, d); ; {
+		rel, ok := phase.Next()
+		if !ok {
 			break
 		}
 		last = rel

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -72,6 +73,10 @@ func VoiceLevel(o VoiceOptions) (*results.Run, error) {
 	if err := o.Voice.Validate(); err != nil {
 		return nil, err
 	}
+	// Unbounded, the arrivals below would never end.
+	if o.Calls <= 0 && o.Duration <= 0 {
+		return nil, fmt.Errorf("give --calls or --duration")
+	}
 	o.Target.Chat = true
 	cfg, ctxLen, err := o.Target.Config()
 	if err != nil {
@@ -82,14 +87,9 @@ func VoiceLevel(o VoiceOptions) (*results.Run, error) {
 		return nil, err
 	}
 	var dues []float64
-	first := time.Duration(-1)
-	for o.Calls <= 0 || len(dues) < o.Calls {
-		off := arrivals.Next()
-		if first < 0 {
-			first = off
-		}
-		rel := off - first
-		if o.Duration > 0 && rel >= o.Duration {
+	for phase := arrivals.Phase(o.Calls, o.Duration); ; {
+		rel, ok := phase.Next()
+		if !ok {
 			break
 		}
 		dues = append(dues, rel.Seconds())
@@ -126,16 +126,9 @@ func VoiceLevel(o VoiceOptions) (*results.Run, error) {
 		if len(v.sends) > 0 {
 			t = min(t, v.sends[0].at)
 		}
-		if math.IsInf(t, 1) {
+		if !v.fleet.advance(&v.now, t, cutoff, v.complete, v.cutAll) {
 			break
 		}
-		if t > cutoff {
-			v.now = cutoff
-			v.cutAll()
-			break
-		}
-		v.now = max(v.now, t)
-		v.fleet.finish(v.now, v.complete)
 	}
 	v.progress(v.now)
 	v.tally.ArrivalsEnd, v.tally.WindowEnd = dur(v.arrivalsEnd), dur(v.now)

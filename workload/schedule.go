@@ -59,6 +59,46 @@ func (a *Arrivals) Next() time.Duration {
 	return time.Duration(at * float64(time.Second))
 }
 
+// Phase is one phase of an arrival process (a warm-up, a measured window):
+// its arrivals' offsets from the phase's own first arrival, at most n of
+// them when n > 0, none at or past d when d > 0. Live runs and their
+// virtual-time predictions draw their phases through it, so both see the
+// same arrivals.
+type Phase struct {
+	a     *Arrivals
+	n     int
+	d     time.Duration
+	first time.Duration
+	count int
+}
+
+// Phase starts a phase at the process's next arrival.
+func (a *Arrivals) Phase(n int, d time.Duration) *Phase {
+	return &Phase{a: a, n: n, d: d, first: -1}
+}
+
+// Next returns the next arrival's offset from the phase's first, or false
+// once the phase is over. The arrival that falls past d is drawn from the
+// process and lost to it, as a dispatcher that drew it would lose it.
+func (p *Phase) Next() (time.Duration, bool) {
+	if p.n > 0 && p.count >= p.n {
+		return 0, false
+	}
+	off := p.a.Next()
+	if p.first < 0 {
+		p.first = off
+	}
+	rel := off - p.first
+	if p.d > 0 && rel >= p.d {
+		return 0, false
+	}
+	p.count++
+	return rel, true
+}
+
+// Count is how many arrivals the phase has given.
+func (p *Phase) Count() int { return p.count }
+
 // Schedule draws the first n arrival offsets.
 func Schedule(rate, burstiness float64, seed uint64, n int) ([]time.Duration, error) {
 	a, err := NewArrivals(rate, burstiness, seed)

@@ -87,3 +87,48 @@ func TestSyntheticPromptsDifferAndRepeat(t *testing.T) {
 		t.Errorf("prompt has %d words, want 64", n)
 	}
 }
+
+// TestPhase checks that phases of one arrival process take its arrivals in
+// order, each rebased to its own first, bounded by count or span, and that
+// the arrival found past a span is lost to the next phase.
+func TestPhase(t *testing.T) {
+	all, err := Schedule(10, 1, 3, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := NewArrivals(10, 1, 3)
+	drain := func(p *Phase) []time.Duration {
+		var got []time.Duration
+		for {
+			off, ok := p.Next()
+			if !ok {
+				return got
+			}
+			got = append(got, off)
+		}
+	}
+	warm := drain(a.Phase(5, 0))
+	span := all[20] - all[5] // the window ends before arrival 20
+	window := drain(a.Phase(0, span))
+	next := drain(a.Phase(3, 0))
+	if len(warm) != 5 || len(window) != 15 || len(next) != 3 {
+		t.Fatalf("phases of %d, %d, %d arrivals, want 5, 15, 3", len(warm), len(window), len(next))
+	}
+	for i, off := range warm {
+		if off != all[i] {
+			t.Errorf("warm-up arrival %d at %v, want %v", i, off, all[i])
+		}
+	}
+	for i, off := range window {
+		if want := all[5+i] - all[5]; off != want {
+			t.Errorf("window arrival %d at %v, want %v (rebased)", i, off, want)
+		}
+	}
+	// Arrival 20 fell past the window and was drawn by it: the next phase
+	// starts at 21.
+	for i, off := range next {
+		if want := all[21+i] - all[21]; off != want {
+			t.Errorf("next phase arrival %d at %v, want %v", i, off, want)
+		}
+	}
+}
