@@ -74,13 +74,7 @@ is a normal result: knee compare and knee report take it.`,
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			width := outputWidth(out)
-			report.LevelHeader(out, m, width)
-			for _, l := range m.Levels {
-				report.LevelRow(out, m, l, width)
-			}
-			fmt.Fprintln(out)
-			report.Knees(out, m)
+			report.SweepTable(out, m, outputWidth(out))
 			if err := writeSweepData(m, output, csvPath); err != nil {
 				return withCode(ExitRuntime, err)
 			}

@@ -177,13 +177,7 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 			r.Notes = append(r.Notes, note)
 		}
 	}
-	width := outputWidth(out)
-	report.LevelHeader(out, sw, width)
-	for _, l := range sw.Levels {
-		report.LevelRow(out, sw, l, width)
-	}
-	fmt.Fprintln(out)
-	report.Knees(out, sw)
+	report.SweepTable(out, sw, outputWidth(out))
 	if err := writeSweepData(sw, paths.json, paths.csv); err != nil {
 		return withCode(ExitRuntime, err)
 	}

@@ -12,6 +12,18 @@ import (
 // column; narrower outputs get a layout that fits in 100 columns.
 const WideColumns = 130
 
+// SweepTable prints a sweep that is already complete (merged or
+// predicted): the level table, then its knees. A live sweep prints its rows
+// as levels finish instead.
+func SweepTable(w io.Writer, s *results.Sweep, width int) {
+	LevelHeader(w, s, width)
+	for _, l := range s.Levels {
+		LevelRow(w, s, l, width)
+	}
+	fmt.Fprintln(w)
+	Knees(w, s)
+}
+
 // LevelHeader is printed once before the first level row, for an output
 // of the given width in columns.
 func LevelHeader(w io.Writer, s *results.Sweep, width int) {
