@@ -2,23 +2,28 @@ package workload
 
 import (
 	"fmt"
+	"os"
 
-	"github.com/sugarme/tokenizer"
-	"github.com/sugarme/tokenizer/pretrained"
+	"github.com/kneebench/knee/workload/hftokenizer"
 )
 
 // HFTokenizer counts tokens with a Hugging Face tokenizer.json, the file
 // that sits beside every model vLLM serves, so dataset lengths are the
-// model's own without asking the server. It reads the file only: nothing
-// is fetched.
+// model's own without asking the server. It reads local files only:
+// nothing is fetched.
 type HFTokenizer struct {
-	tk   *tokenizer.Tokenizer
+	tk   *hftokenizer.Tokenizer
 	path string
 }
 
-// LoadTokenizer reads a tokenizer.json.
-func LoadTokenizer(path string) (*HFTokenizer, error) {
-	tk, err := pretrained.FromFile(path)
+// LoadTokenizer reads a tokenizer.json, a model folder holding one, or a
+// model id found in the local Hugging Face cache (see hftokenizer.Resolve).
+func LoadTokenizer(arg string) (*HFTokenizer, error) {
+	path, err := hftokenizer.Resolve(arg, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	tk, err := hftokenizer.Load(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading tokenizer %s: %v", path, err)
 	}
@@ -27,16 +32,7 @@ func LoadTokenizer(path string) (*HFTokenizer, error) {
 
 // Count implements TokenCounter: the tokens of text, without the special
 // tokens a chat template adds around it.
-func (h *HFTokenizer) Count(text string) int {
-	if text == "" {
-		return 0
-	}
-	en, err := h.tk.EncodeSingle(text, false)
-	if err != nil {
-		return 0
-	}
-	return len(en.Ids)
-}
+func (h *HFTokenizer) Count(text string) int { return h.tk.Count(text) }
 
 // Path is the file the tokenizer came from.
 func (h *HFTokenizer) Path() string { return h.path }
