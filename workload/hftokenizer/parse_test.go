@@ -66,7 +66,7 @@ func TestMalformedFiles(t *testing.T) {
 func TestOddButValid(t *testing.T) {
 	for _, tc := range []struct {
 		name, file, text string
-		want           int
+		want             int
 	}{
 		{"bare BPE", `{"model": ` + tinyBPE + `}`, "abab", 2},
 		{"merges as pairs", `{"model": {"type":"BPE","vocab":{"a":0,"b":1,"ab":2},"merges":[["a","b"]]}}`, "ab", 1},
