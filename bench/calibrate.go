@@ -116,31 +116,42 @@ func (c charCounter) Count(text string) int { return int(float64(len(text))*c.pe
 
 // CalibratedCounter fits the server's tokens per character on a few of the
 // entries' texts (prompts and reference answers), each sent as a one-token
-// probe, and counts every text by that ratio. It returns the counter and a
-// line for the report; when the server reports no usage it falls back to
-// counting words.
+// probe, and counts every text by that ratio. Each probe opens with a tag
+// of its own ("[knee probe 07]" and a newline), so a prefix-caching server
+// never holds a measured prompt, or the start of one, because a probe sent
+// it; a probe of the tag alone says what the tag costs. It returns the
+// counter and a line for the report; when the server reports no usage it
+// falls back to counting words.
 func CalibratedCounter(c Prober, entries []workload.DatasetEntry) (workload.TokenCounter, string) {
-	empty := Calibrate(c)
-	if !empty.OK {
-		return workload.WordCounter{}, "estimated as one token per word (" + empty.Note + ")"
+	probe := func(text string) (int, bool) {
+		req := workload.Request{Messages: []workload.Message{{Role: "user", Content: text}}, MaxTokens: 1}
+		rec := &Record{}
+		c.Probe(&req, rec)
+		return rec.PromptTokens, rec.Class == "" && rec.UsageReported && rec.PromptTokens > 0
 	}
-	// A one-word message costs Overhead tokens: the template and the word.
-	overhead := empty.Overhead - 1
+	tag := func(k int) string { return fmt.Sprintf("[knee probe %02d]\n", k) }
+	base, ok := probe(tag(0))
+	if !ok {
+		return workload.WordCounter{}, "estimated as one token per word (the server reports no usage.prompt_tokens for a probe)"
+	}
 	var chars, tokens int
 	probes := 0
 	for i := 0; i < len(entries) && probes < 16; i += max(1, len(entries)/16) {
-		for _, text := range []string{entries[i].Messages[len(entries[i].Messages)-1].Content, entries[i].Reference} {
+		e := entries[i]
+		texts := []string{e.Reference}
+		if len(e.Messages) > 0 {
+			texts = append(texts, e.Messages[len(e.Messages)-1].Content)
+		}
+		for _, text := range texts {
 			if len(text) < 16 || probes >= 16 {
 				continue
 			}
-			req := workload.Request{Messages: []workload.Message{{Role: "user", Content: text}}, MaxTokens: 1}
-			rec := &Record{}
-			c.Probe(&req, rec)
-			if rec.Class != "" || !rec.UsageReported || rec.PromptTokens <= overhead {
+			got, ok := probe(tag(probes+1) + text)
+			if !ok || got <= base {
 				continue
 			}
 			chars += len(text)
-			tokens += rec.PromptTokens - overhead
+			tokens += got - base
 			probes++
 		}
 	}
@@ -148,5 +159,5 @@ func CalibratedCounter(c Prober, entries []workload.DatasetEntry) (workload.Toke
 		return workload.WordCounter{}, "estimated as one token per word (the probes of the dataset's texts failed)"
 	}
 	ratio := float64(tokens) / float64(chars)
-	return charCounter{ratio}, fmt.Sprintf("estimated from %d probes against the server's prompt_tokens (%.2f characters per token)", probes, 1/ratio)
+	return charCounter{ratio}, fmt.Sprintf("estimated from %d probes against the server's prompt_tokens (%.2f characters per token; each probe opened with its own tag, so none warmed a measured prompt)", probes, 1/ratio)
 }

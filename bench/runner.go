@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -225,6 +226,13 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	return res, nil
 }
 
+// WarmupRequest is warm-up request idx: the workload's request opened by
+// a tag no measured request has, so warming the server (its connections,
+// its kernels) never warms the prefix cache a measured request then hits.
+func WarmupRequest(req workload.Request, idx int) workload.Request {
+	return workload.Unmeasured(req, "[knee warm-up "+strconv.Itoa(idx)+"]")
+}
+
 // connections adds what happened to the client's connections.
 func (r *runner) connections(res *results.Run) {
 	opened, stale, resent := r.client.ConnStats()
@@ -311,6 +319,9 @@ func (r *runner) phase(ctx context.Context, n int, d time.Duration, measured boo
 // one sends request idx, scheduled at sched, and records it.
 func (r *runner) one(ctx context.Context, idx int, sched, lateness time.Duration, waited, measured bool) {
 	req := r.opts.Source.Request(idx)
+	if !measured {
+		req = WarmupRequest(req, idx)
+	}
 	rec := r.recPool.Get().(*Record)
 	rec.reset()
 	rec.Index, rec.Warmup, rec.Tag = idx, !measured, req.Tag

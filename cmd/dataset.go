@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"fmt"
+	"math"
 	"os"
+	"sync/atomic"
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/workload"
@@ -11,33 +13,39 @@ import (
 
 // datasetFlags say how a --dataset file is read, sized and sampled.
 type datasetFlags struct {
-	format     string
-	tokenizer  string
-	numPrompts int
-	minTokens  int
-	maxPrompt  int
-	maxContext int
+	format      string
+	tokenizer   string
+	numPrompts  int
+	minTokens   int
+	maxPrompt   int
+	maxContext  int
+	repeat      bool
+	blockTokens int
 }
 
 func (f *datasetFlags) register(c *cobra.Command) {
 	fs := c.Flags()
-	fs.StringVar(&f.format, "dataset-format", "auto", "auto, prompt ({\"prompt\", \"max_tokens\"} JSONL), chat ({\"messages\", \"max_tokens\"} JSONL) or sharegpt (JSON)")
-	fs.StringVar(&f.tokenizer, "tokenizer", "", "a Hugging Face tokenizer.json: dataset lengths in the model's own tokens (default: calibrated against the server's prompt_tokens)")
-	fs.IntVar(&f.numPrompts, "num-prompts", 0, "sample this many dataset entries with --seed (default: --requests, or all)")
+	fs.StringVar(&f.format, "dataset-format", "auto", "auto, prompt, chat, sharegpt, single_turn, multi_turn or mooncake (see the README's formats table)")
+	fs.StringVar(&f.tokenizer, "tokenizer", "", "the model's tokenizer: a tokenizer.json, a model folder, or a Hugging Face model id in the local cache; dataset lengths are then the model's own (default: estimated against the server's prompt_tokens)")
+	fs.IntVar(&f.numPrompts, "num-prompts", 0, "sample this many dataset entries with --seed (default: as many as the run or sweep sends, or all)")
 	fs.IntVar(&f.minTokens, "dataset-min-tokens", -1, "drop entries with fewer prompt (or reference answer) tokens (default 4 for ShareGPT, as vLLM; else none)")
 	fs.IntVar(&f.maxPrompt, "dataset-max-prompt-tokens", -1, "drop entries with more prompt tokens (default 1024 for ShareGPT, as vLLM; else none)")
 	fs.IntVar(&f.maxContext, "dataset-max-context", -1, "drop entries whose prompt plus output exceed this (default 2048 for ShareGPT, as vLLM; else none)")
+	fs.BoolVar(&f.repeat, "dataset-repeat", false, "start every sweep level at the first sampled entry, so later levels resend earlier levels' prompts (warm on a prefix-caching server); by default each level continues where the last stopped")
+	fs.IntVar(&f.blockTokens, "trace-block-tokens", workload.DefaultTraceBlockTokens, "tokens one trace hash_id stands for (Mooncake's block size)")
 }
 
 // pendingDataset is a parsed dataset not yet sized: sizing needs the
 // tokenizer or the server, so it happens once the target is known.
 type pendingDataset struct {
 	path    string
-	entries []workload.DatasetEntry
+	parsed  *workload.ParsedDataset
 	format  workload.DatasetFormat
 	filters workload.Filters
 	tok     *workload.HFTokenizer
 	sample  int
+	repeat  bool
+	blocks  int
 }
 
 // Request implements workload.Source; a pending dataset is never sent.
@@ -46,25 +54,33 @@ func (p *pendingDataset) Request(int) workload.Request { panic("dataset used bef
 // parse reads the file and checks the flags; errors are usage errors that
 // name the line.
 func (f *datasetFlags) parse(path string) (*pendingDataset, error) {
-	switch workload.DatasetFormat(f.format) {
-	case workload.FormatAuto, workload.FormatPrompt, workload.FormatChat, workload.FormatShareGPT:
-	default:
-		return nil, usageErr("--dataset-format %q: use auto, prompt, chat or sharegpt", f.format)
+	known := false
+	for _, k := range workload.Formats {
+		known = known || string(k) == f.format
+	}
+	if !known {
+		return nil, usageErr("--dataset-format %q: use auto, prompt, chat, sharegpt, single_turn, multi_turn or mooncake", f.format)
 	}
 	if f.numPrompts < 0 {
 		return nil, usageErr("--num-prompts must not be negative")
+	}
+	if f.blockTokens < 1 || f.blockTokens > 1<<20 {
+		return nil, usageErr("--trace-block-tokens must be between 1 and 1048576")
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, usageErr("--dataset %s is a folder, not a file", path)
 	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, usageErr("--dataset: %v", err)
 	}
 	defer fh.Close()
-	entries, format, err := workload.ParseDataset(fh, workload.DatasetFormat(f.format))
+	parsed, err := workload.ParseDataset(fh, workload.DatasetFormat(f.format))
 	if err != nil {
 		return nil, usageErr("--dataset %s: %v", path, err)
 	}
-	p := &pendingDataset{path: path, entries: entries, format: format, sample: f.numPrompts}
-	if format == workload.FormatShareGPT {
+	p := &pendingDataset{path: path, parsed: parsed, format: parsed.Format, sample: f.numPrompts, repeat: f.repeat, blocks: f.blockTokens}
+	if parsed.Format == workload.FormatShareGPT {
 		p.filters = workload.ShareGPTFilters
 	}
 	for _, b := range []struct {
@@ -84,31 +100,106 @@ func (f *datasetFlags) parse(path string) (*pendingDataset, error) {
 }
 
 // size counts, filters and samples the dataset once: with the tokenizer
-// when given, else against the server's own prompt_tokens (a probe of a
-// few entries fits a tokens-per-character ratio). It returns the source
-// and a line saying how the lengths were counted.
-func (p *pendingDataset) size(client bench.Prober, defaultOutput, requests int, seed uint64) (workload.Dataset, string, error) {
+// when given, else against the server's own prompt_tokens (probes fit a
+// tokens-per-character ratio). need is how many entries the run or sweep
+// will send (0: unknown, size them all). It returns the source and a line
+// saying how the lengths were counted.
+func (p *pendingDataset) size(client bench.Prober, defaultOutput, need int, seed uint64) (workload.Dataset, string, error) {
 	var count workload.TokenCounter
 	var how string
+	entries := p.parsed.Entries
 	if p.tok != nil {
 		count, how = p.tok, "counted with the tokenizer "+p.tok.Path()
 	} else {
-		c, note := bench.CalibratedCounter(client, p.entries)
+		c, note := bench.CalibratedCounter(client, entries)
 		count, how = c, note
-	}
-	kept, dropped := workload.Size(p.entries, count, p.filters, defaultOutput)
-	if len(kept) == 0 {
-		return workload.Dataset{}, "", usageErr("--dataset %s: every one of its %d entries was filtered out by the length bounds (min %d, max prompt %d, max context %d tokens; 0 is no bound)",
-			p.path, len(p.entries), p.filters.MinTokens, p.filters.MaxPromptTokens, p.filters.MaxContext)
 	}
 	n := p.sample
 	if n == 0 {
-		n = requests
+		n = need
 	}
-	sampled := workload.Sample(kept, n, seed)
-	note := fmt.Sprintf("dataset %s (%s): %d entries, %d dropped by the length bounds, %d sampled with seed %d; lengths %s",
-		p.path, p.format, len(p.entries), dropped, len(sampled), seed, how)
-	return workload.Dataset{Entries: sampled, DefaultMaxTokens: defaultOutput}, note, nil
+	kept, sz := workload.Size(entries, count, p.filters, defaultOutput, n, seed)
+	if len(kept) == 0 {
+		return workload.Dataset{}, "", usageErr("--dataset %s: every one of its %d entries was filtered out by the length bounds (min %d, max prompt %d, max context %d tokens; 0 is no bound)",
+			p.path, len(entries), p.filters.MinTokens, p.filters.MaxPromptTokens, p.filters.MaxContext)
+	}
+	order := fmt.Sprintf("sampled with seed %d", seed)
+	if p.parsed.Timed {
+		order = "in the trace's order"
+	}
+	note := fmt.Sprintf("dataset %s (%s): %s, %s; lengths %s", p.path, p.format, sz.Describe(len(entries), len(kept)), order, how)
+	if p.parsed.LengthKey != "" {
+		note += fmt.Sprintf("; output lengths from each line's %q, --max-tokens %d where a line has none", p.parsed.LengthKey, defaultOutput)
+	} else if p.format != workload.FormatShareGPT {
+		note += fmt.Sprintf("; no line gives an output length: every request asks for --max-tokens %d", defaultOutput)
+	}
+	ds := workload.Dataset{Entries: kept, DefaultMaxTokens: defaultOutput, Blocks: workload.TraceBlocks{BlockTokens: p.blocks, Seed: seed}}
+	return ds, note, nil
+}
+
+// lengthsOnly says whether some lines give a prompt's length and no text:
+// their prompts are knee's filler, which is then calibrated.
+func (p *pendingDataset) lengthsOnly() bool {
+	for _, e := range p.parsed.Entries {
+		if e.Messages == nil && e.InputLength > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// datasetNeed is how many entries a run or sweep sends, as far as can be
+// told before it starts: levels times a count bound, or an open loop's
+// rate over its window with a margin; 0 (every entry) when it cannot be
+// told, as for a closed loop bounded by time.
+func datasetNeed(load bench.Load, levels []float64, rateAxis bool) int {
+	warm := max(load.DefaultWarmup(), 0)
+	if load.Requests > 0 {
+		return len(levels) * (load.Requests + warm)
+	}
+	if !rateAxis || load.Duration <= 0 {
+		return 0
+	}
+	need := 0.0
+	for _, r := range levels {
+		n := r * load.Duration.Seconds()
+		need += n + 4*math.Sqrt(n) + float64(warm) + 8
+	}
+	return int(math.Min(need, 1e7))
+}
+
+// trackedDataset is a level's dataset source that remembers how far into
+// the dataset the level went, so the next level starts after it.
+type trackedDataset struct {
+	workload.Dataset
+	top atomic.Int64 // the highest request index taken, plus one
+}
+
+// Request implements workload.Source.
+func (t *trackedDataset) Request(i int) workload.Request {
+	for {
+		top := t.top.Load()
+		if int64(i) < top || t.top.CompareAndSwap(top, int64(i)+1) {
+			break
+		}
+	}
+	return t.Dataset.Request(i)
+}
+
+// used is how many entries the level took.
+func (t *trackedDataset) used() int { return int(t.top.Load()) }
+
+// repeatWarning says that a level's prompts repeat, when they did:
+// resent by --dataset-repeat after an earlier level, or the dataset ran out.
+func (t *trackedDataset) repeatWarning(resent bool) string {
+	if resent {
+		return "--dataset-repeat: this level resent the prompts of earlier levels; a prefix-caching server answers them warm"
+	}
+	if !t.Repeats(t.used()) {
+		return ""
+	}
+	return fmt.Sprintf("the dataset's %d sampled entries ran out at request %d of this level: from there prompts repeat, and a prefix-caching server answers them warm (give --num-prompts, a larger file, or fewer requests)",
+		len(t.Entries), max(len(t.Entries)-t.Offset, 0))
 }
 
 // lengthFlags spread synthetic prompt and output lengths.

@@ -64,7 +64,7 @@ func TestDatasetsDriveRuns(t *testing.T) {
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte("{\"prompt\":\"ok\"}\n{\"prompt\": 3}\n"), 0o644)
 	code, _, errOut := execute(t, "run", "--base-url", url, "--dataset", bad)
-	if code != ExitUsage || !strings.Contains(errOut, "line 2") || !strings.Contains(errOut, "ShareGPT JSON") {
+	if code != ExitUsage || !strings.Contains(errOut, "line 2") || !strings.Contains(errOut, `"prompt" must be a string`) {
 		t.Errorf("broken dataset: exit %d, %q", code, errOut)
 	}
 }

@@ -135,6 +135,13 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 		cal := bench.Calibrate(target)
 		voice.WordsPerToken, note = cal.WordsPerToken, cal.String()
 	}
+	// A dataset's levels continue one after another through its entries,
+	// as a live sweep's do, so they are predicted in order.
+	var datasetNext int
+	pending, _ := plan.src.(*pendingDataset)
+	if pending != nil {
+		o.parallel = 1
+	}
 	out := c.OutOrStdout()
 	served := origin
 	if o.replicas > 1 {
@@ -168,8 +175,23 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 				syn.Nonce = levelNonce(i + 1)
 				src = syn
 			}
-			return predict.Level(predict.Options{Target: target, Source: src, Load: l, Config: cfg, Goodput: plan.goodput,
+			var tracked *trackedDataset
+			if ds, ok := src.(workload.Dataset); ok {
+				tracked = &trackedDataset{Dataset: ds}
+				if !pending.repeat {
+					tracked.Offset = datasetNext
+				}
+				src = tracked
+			}
+			res, err := predict.Level(predict.Options{Target: target, Source: src, Load: l, Config: cfg, Goodput: plan.goodput,
 				Replicas: o.replicas, Routing: routing})
+			if tracked != nil && res != nil {
+				if w := tracked.repeatWarning(pending.repeat && datasetNext > 0); w != "" {
+					res.Warnings = append(res.Warnings, w)
+				}
+				datasetNext = tracked.Offset + tracked.used()
+			}
+			return res, err
 		},
 	})
 	for i := range sw.Levels {
@@ -196,7 +218,11 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 // against the live one.
 func (o *sweepOptions) sizedSource(t predict.Target, plan *levelPlan) (workload.Source, string, error) {
 	if pd, ok := plan.src.(*pendingDataset); ok {
-		ds, note, err := pd.size(t, plan.lf.maxTokens, plan.load.Requests, plan.load.Seed)
+		ds, note, err := pd.size(t, plan.lf.maxTokens, plan.datasetNeed, plan.load.Seed)
+		if err == nil && pd.lengthsOnly() {
+			ds.Blocks.WordsPerToken = bench.Calibrate(t).WordsPerToken
+		}
+		ds.Blocks.Nonce = runNonce
 		return ds, note, err
 	}
 	syn, ok := plan.src.(workload.Synthetic)

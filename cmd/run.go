@@ -76,6 +76,7 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	plan.datasetNeed = datasetNeed(plan.load, []float64{plan.load.Rate}, plan.load.Rate > 0)
 	if err := o.target.validate(); err != nil {
 		return err
 	}
@@ -175,6 +176,9 @@ type levelPlan struct {
 	src     workload.Source
 	vf      *voiceFlags
 	lf      *loadFlags
+	// datasetNeed is how many dataset entries the run or sweep sends
+	// (see datasetNeed).
+	datasetNeed int
 }
 
 // buildLevelPlan validates the load and workload flags.
@@ -225,6 +229,8 @@ type levelRunner struct {
 	sizedNote   string
 	dataset     *workload.Dataset
 	datasetNote string
+	// datasetNext is the dataset entry the next level starts at.
+	datasetNext int
 	levels      int
 	// startAt is when this level's window starts (zero: when ready).
 	startAt time.Time
@@ -286,15 +292,25 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 		}
 		src = syn
 	}
-	if pd, ok := src.(*pendingDataset); ok {
+	var tracked *trackedDataset
+	pd, _ := src.(*pendingDataset)
+	if pd != nil {
 		if lv.dataset == nil {
-			ds, note, err := pd.size(client, p.lf.maxTokens, load.Requests, load.Seed)
+			ds, note, err := pd.size(client, p.lf.maxTokens, p.datasetNeed, load.Seed)
 			if err != nil {
 				return nil, err
 			}
+			if pd.lengthsOnly() {
+				ds.Blocks.WordsPerToken = lv.calibrate(client).WordsPerToken
+			}
+			ds.Blocks.Nonce = runNonce
 			lv.dataset, lv.datasetNote = &ds, note
 		}
-		src = *lv.dataset
+		tracked = &trackedDataset{Dataset: *lv.dataset}
+		if !pd.repeat {
+			tracked.Offset = lv.datasetNext
+		}
+		src = tracked
 		sizeNote = lv.datasetNote
 		cfg.DatasetFormat = string(pd.format)
 	}
@@ -315,8 +331,23 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 	if want := p.lf.inputTokens; want > 0 {
 		res.Warnings = append(res.Warnings, results.InputSizeWarnings(want, res.Tokens)...)
 	}
+	if tracked != nil {
+		if w := tracked.repeatWarning(pd.repeat && lv.datasetNext > 0); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
+		lv.datasetNext = tracked.Offset + tracked.used()
+	}
 	view.finish(res)
 	return res, nil
+}
+
+// calibrate sends the filler calibration once per run or sweep.
+func (lv *levelRunner) calibrate(client bench.Prober) bench.Calibration {
+	if lv.calibrated == nil {
+		cal := bench.Calibrate(client)
+		lv.calibrated = &cal
+	}
+	return *lv.calibrated
 }
 
 func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.Config) (*results.Run, error) {

@@ -218,6 +218,7 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	plan.datasetNeed = datasetNeed(plan.load, loads, axis == "rate")
 	if err := o.target.validate(); err != nil {
 		return err
 	}

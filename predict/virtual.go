@@ -193,7 +193,7 @@ func (v *virtual) issue(s send, base float64, n int, d time.Duration, measured b
 func (v *virtual) start(due, at float64, waited bool, worker int, measured bool) {
 	idx := v.index
 	v.index++
-	said := v.say(idx)
+	said := v.say(idx, measured)
 	rec := &bench.Record{Index: idx, Warmup: !measured, Tag: said.tag, Scheduled: dur(due), Sent: dur(at), Waited: waited, MaxTokens: said.maxTokens}
 	if v.slots > 0 {
 		v.slots--
@@ -218,13 +218,16 @@ func (v *virtual) start(due, at float64, waited bool, worker int, measured bool)
 
 // say is what the content side says to request idx: from the memo when
 // the level has one.
-func (v *virtual) say(idx int) *said {
+func (v *virtual) say(idx int, measured bool) *said {
 	if m := v.opts.Memo; m != nil {
 		if s := m.get(idx); s != nil {
 			return s
 		}
 	}
 	req := v.opts.Source.Request(idx)
+	if !measured {
+		req = bench.WarmupRequest(req, idx)
+	}
 	s := &said{tag: req.Tag, maxTokens: req.MaxTokens}
 	s.plan, s.err = v.opts.Target.Responder.Generate(v.opts.Target.genRequest(&req), v.contextLength)
 	if s.err == nil {

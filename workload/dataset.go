@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"strings"
+	"time"
 )
 
 // DatasetFormat names a --dataset file's shape.
@@ -17,21 +17,45 @@ type DatasetFormat string
 // Dataset formats. Auto detects the format from the content.
 const (
 	FormatAuto     DatasetFormat = "auto"
-	FormatPrompt   DatasetFormat = "prompt"   // JSONL of {"prompt": "...", "max_tokens": N}
+	FormatPrompt   DatasetFormat = "prompt"   // JSONL of {"prompt": "...", "max_tokens": N} (GuideLLM's too)
 	FormatChat     DatasetFormat = "chat"     // JSONL of {"messages": [...], "max_tokens": N}
-	FormatShareGPT DatasetFormat = "sharegpt" // JSON array of {"conversations": [{"from", "value"}, ...]}
+	FormatShareGPT DatasetFormat = "sharegpt" // JSON array (or JSONL) of {"conversations": [{"from", "value"}, ...]}
+	// FormatSingleTurn is AIPerf's single_turn: {"text": "..."} or
+	// {"texts": [...]}, with optional output_length, timestamp and delay.
+	FormatSingleTurn DatasetFormat = "single_turn"
+	// FormatMultiTurn is AIPerf's multi_turn: {"session_id", "turns": [...]}.
+	FormatMultiTurn DatasetFormat = "multi_turn"
+	// FormatMooncake is a Mooncake trace, as AIPerf reads it: {"timestamp"
+	// (ms), "input_length", "output_length", "hash_ids"} or "text_input".
+	FormatMooncake DatasetFormat = "mooncake"
 )
 
-// formatHelp describes the accepted formats for error messages.
-const formatHelp = `prompt JSONL ({"prompt": "...", "max_tokens": N} per line), ` +
-	`chat JSONL ({"messages": [{"role": "user", "content": "..."}], "max_tokens": N} per line), ` +
-	`or ShareGPT JSON ([{"conversations": [{"from": "human", "value": "..."}, {"from": "gpt", "value": "..."}]}])`
+// Formats lists the formats a user may name.
+var Formats = []DatasetFormat{FormatAuto, FormatPrompt, FormatChat, FormatShareGPT, FormatSingleTurn, FormatMultiTurn, FormatMooncake}
 
-// DatasetEntry is one prompt of a dataset.
+// formatHelp describes the accepted formats for error messages.
+const formatHelp = `prompt JSONL ({"prompt": "...", "max_tokens": N}), ` +
+	`chat JSONL ({"messages": [{"role": "user", "content": "..."}]}), ` +
+	`ShareGPT JSON ([{"conversations": [{"from": "human", "value": "..."}, ...]}]), ` +
+	`AIPerf single_turn ({"text": "..."}), multi_turn ({"session_id": "...", "turns": [{"text": "..."}]}) ` +
+	`or a Mooncake trace ({"timestamp": ms, "input_length": N, "output_length": N, "hash_ids": [...]})`
+
+// Bounds on what one line may ask for: past them a file is hostile or
+// broken, not a workload.
+const (
+	maxLineBytes    = 64 << 20
+	MaxOutputTokens = 10_000_000
+	maxInputLength  = 10_000_000
+	maxHashIDs      = 100_000
+	maxTimestampMs  = 1e12 // about 31 years
+)
+
+// DatasetEntry is one request of a dataset.
 type DatasetEntry struct {
 	// Messages are sent as they are (a prompt line is one user message).
+	// A trace line that gives only a length has none until Materialize.
 	Messages []Message
-	// MaxTokens is the entry's own max_tokens; 0 means the run's.
+	// MaxTokens is the entry's own output length; 0 means the run's.
 	MaxTokens int
 	// Reference is a ShareGPT entry's recorded answer: its length, in
 	// tokens, becomes the entry's output length, with ignore_eos, as
@@ -42,271 +66,216 @@ type DatasetEntry struct {
 	InputTokens, OutputTokens int
 	// Line is where the entry came from (a line, or an array index + 1).
 	Line int
+	// Timestamp is when a trace line arrives, from the trace's start
+	// (Timed says the line had one).
+	Timestamp time.Duration
+	Timed     bool
+	// InputLength is a trace line's prompt size in tokens when it gives
+	// no text; HashIDs name its prompt's blocks (equal ids, equal blocks).
+	InputLength int
+	HashIDs     []int
 }
 
-// ParseDataset reads a dataset in the given format (FormatAuto detects it:
-// a JSON array is ShareGPT; JSONL lines with "messages" are chat, with
-// "prompt" are prompts, with "conversations" are ShareGPT records one per
-// line). Every error names the line and the formats accepted.
-func ParseDataset(r io.Reader, format DatasetFormat) ([]DatasetEntry, DatasetFormat, error) {
+// Conversation is a whole multi-turn exchange, replayed turn by turn.
+type Conversation struct {
+	ID     string
+	System string
+	Turns  []ConversationTurn
+	Line   int
+}
+
+// ConversationTurn is one user turn and what the recording says of it.
+type ConversationTurn struct {
+	User string
+	// Answer is the recorded assistant answer ("" when there is none).
+	Answer string
+	// MaxTokens is the turn's own output length (0: the answer's length,
+	// or the run's).
+	MaxTokens int
+	// Delay is the think time before the turn, when the file gives one.
+	Delay    time.Duration
+	HasDelay bool
+}
+
+// ParsedDataset is what a dataset file holds.
+type ParsedDataset struct {
+	Format DatasetFormat
+	// Entries are the file's requests: one per line, or a conversation's
+	// first turn.
+	Entries []DatasetEntry
+	// Conversations are the file's whole exchanges, for formats that hold
+	// them (ShareGPT, chat, multi_turn).
+	Conversations []Conversation
+	// LengthKey is the key output lengths came from ("" when no line
+	// gave one).
+	LengthKey string
+	// Timed says the lines carry timestamps: a trace to replay.
+	Timed bool
+}
+
+// outputKeys are the names the peer tools give a line's output length, in
+// the order knee looks for them.
+var outputKeys = []string{"max_tokens", "output_tokens_count", "output_length", "output_tokens"}
+
+// ParseDataset reads a dataset in the given format (FormatAuto detects it
+// from the first record's keys). A JSON array holds records of any line
+// format. Every error names the line and the formats accepted.
+func ParseDataset(r io.Reader, format DatasetFormat) (*ParsedDataset, error) {
+	if format == "" {
+		format = FormatAuto
+	}
+	known := false
+	for _, f := range Formats {
+		known = known || f == format
+	}
+	if !known {
+		return nil, fmt.Errorf("unknown dataset format %q: use %s", format, formatNames())
+	}
 	br := bufio.NewReaderSize(r, 1<<20)
-	if format == FormatAuto || format == "" {
-		head, _ := br.Peek(64 << 10)
-		var err error
-		if format, err = detectFormat(head); err != nil {
-			return nil, "", err
-		}
+	skipBOM(br)
+	head, _ := br.Peek(1 << 20)
+	head = bytes.TrimLeft(head, " \t\r\n")
+	if len(head) == 0 {
+		return nil, errors.New("the file is empty")
 	}
-	var out []DatasetEntry
+	p := &ParsedDataset{Format: format}
 	var err error
-	head, _ := br.Peek(64 << 10)
-	jsonl := len(bytes.TrimLeft(head, " \t\r\n\ufeff")) > 0 && bytes.TrimLeft(head, " \t\r\n\ufeff")[0] == '{'
-	switch {
-	case format == FormatShareGPT && !jsonl:
-		out, err = parseShareGPT(br)
-	case format == FormatShareGPT:
-		out, err = parseJSONL(br, format)
-	}
-	switch format {
-	case FormatShareGPT:
-	case FormatPrompt, FormatChat:
-		out, err = parseJSONL(br, format)
+	switch head[0] {
+	case '[':
+		err = p.parseArray(br)
+	case '{':
+		err = p.parseLines(br)
 	default:
-		return nil, "", fmt.Errorf("unknown dataset format %q: use auto, prompt, chat or sharegpt", format)
+		return nil, fmt.Errorf("line 1 is not JSON; expected %s", formatHelp)
 	}
 	if err != nil {
-		return nil, format, err
+		return nil, err
 	}
-	if len(out) == 0 {
-		return nil, format, fmt.Errorf("no usable entries (expected %s)", formatHelp)
+	if len(p.Entries) == 0 && len(p.Conversations) == 0 {
+		return nil, fmt.Errorf("no usable entries (expected %s)", formatHelp)
 	}
-	return out, format, nil
+	return p, nil
 }
 
-func detectFormat(head []byte) (DatasetFormat, error) {
-	head = bytes.TrimLeft(head, " \t\r\n\ufeff")
-	switch {
-	case len(head) == 0:
-		return "", errors.New("the file is empty")
-	case head[0] == '[':
-		return FormatShareGPT, nil
-	case head[0] != '{':
-		return "", fmt.Errorf("line 1 is not JSON; expected %s", formatHelp)
+func formatNames() string {
+	var s []string
+	for _, f := range Formats {
+		s = append(s, string(f))
 	}
-	first, _, _ := bytes.Cut(head, []byte("\n"))
+	return strings.Join(s, ", ")
+}
+
+// skipBOM drops a UTF-8 byte order mark at the start.
+func skipBOM(br *bufio.Reader) {
+	if b, err := br.Peek(3); err == nil && bytes.Equal(b, []byte("\ufeff")) {
+		br.Discard(3)
+	}
+}
+
+// parseLines reads JSONL, one record a line, lines of any length up to
+// maxLineBytes.
+func (p *ParsedDataset) parseLines(br *bufio.Reader) error {
+	for line := 1; ; line++ {
+		text, err := readLine(br, line)
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if t := bytes.TrimSpace(text); len(t) > 0 {
+			if perr := p.record(t, line); perr != nil {
+				return perr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// readLine reads one line, refusing one longer than maxLineBytes.
+func readLine(br *bufio.Reader, line int) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if len(buf) > maxLineBytes {
+			return nil, fmt.Errorf("line %d is longer than %d MiB", line, maxLineBytes>>20)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return buf, err
+	}
+}
+
+// parseArray reads a JSON array of records one at a time, so a file of
+// hundreds of megabytes is never held twice.
+func (p *ParsedDataset) parseArray(br *bufio.Reader) error {
+	dec := json.NewDecoder(br)
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("not JSON (%v); expected %s", err, formatHelp)
+	}
+	for i := 1; dec.More(); i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return fmt.Errorf("entry %d: %v (expected %s)", i, err, formatHelp)
+		}
+		if len(raw) > maxLineBytes {
+			return fmt.Errorf("entry %d is larger than %d MiB", i, maxLineBytes>>20)
+		}
+		if err := p.record(raw, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// record reads one record, detecting the format from the first.
+func (p *ParsedDataset) record(raw []byte, n int) error {
 	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(first, &keys); err != nil {
-		return "", fmt.Errorf("line 1 is not a JSON object (%v); expected %s", err, formatHelp)
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return fmt.Errorf("line %d is not a JSON object (%v); expected %s", n, err, formatHelp)
 	}
+	if p.Format == FormatAuto {
+		f, err := detect(keys)
+		if err != nil {
+			return fmt.Errorf("line %d: %v", n, err)
+		}
+		p.Format = f
+	}
+	rec := recordOf{keys: keys, n: n, p: p}
+	switch p.Format {
+	case FormatPrompt:
+		return rec.prompt()
+	case FormatChat:
+		return rec.chat()
+	case FormatShareGPT:
+		return rec.shareGPT()
+	case FormatSingleTurn:
+		return rec.singleTurn()
+	case FormatMultiTurn:
+		return rec.multiTurn()
+	case FormatMooncake:
+		return rec.mooncake()
+	}
+	return fmt.Errorf("unknown dataset format %q", p.Format)
+}
+
+// detect names the format of a record by its keys.
+func detect(keys map[string]json.RawMessage) (DatasetFormat, error) {
+	has := func(k string) bool { _, ok := keys[k]; return ok }
 	switch {
-	case keys["messages"] != nil:
+	case has("messages"):
 		return FormatChat, nil
-	case keys["conversations"] != nil:
+	case has("conversations"):
 		return FormatShareGPT, nil
-	case keys["prompt"] != nil:
+	case has("turns"):
+		return FormatMultiTurn, nil
+	case has("input_length"), has("hash_ids"), has("text_input"):
+		return FormatMooncake, nil
+	case has("text"), has("texts"):
+		return FormatSingleTurn, nil
+	case has("prompt"):
 		return FormatPrompt, nil
 	}
-	return "", fmt.Errorf("line 1 has none of \"prompt\", \"messages\" or \"conversations\"; expected %s", formatHelp)
+	return "", fmt.Errorf(`it has none of "prompt", "messages", "conversations", "text", "turns" or "input_length"; expected %s`, formatHelp)
 }
-
-// parseJSONL reads prompt or chat lines.
-func parseJSONL(r io.Reader, format DatasetFormat) ([]DatasetEntry, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
-	var out []DatasetEntry
-	for line := 1; sc.Scan(); line++ {
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		var v struct {
-			Prompt    *string         `json:"prompt"`
-			Messages  []Message       `json:"messages"`
-			MaxTokens *int            `json:"max_tokens"`
-			Convs     json.RawMessage `json:"conversations"`
-		}
-		if err := json.Unmarshal(text, &v); err != nil {
-			return nil, fmt.Errorf("line %d: %v (expected %s)", line, err, formatHelp)
-		}
-		e := DatasetEntry{Line: line}
-		switch {
-		case v.Convs != nil:
-			conv, err := shareGPTEntry(v.Convs, line)
-			if err != nil {
-				return nil, err
-			}
-			if conv != nil {
-				out = append(out, *conv)
-			}
-			continue
-		case format == FormatChat:
-			if len(v.Messages) == 0 {
-				return nil, fmt.Errorf("line %d: missing \"messages\" (a chat line is {\"messages\": [{\"role\": ..., \"content\": ...}]})", line)
-			}
-			for i, m := range v.Messages {
-				switch m.Role {
-				case "system", "user", "assistant", "developer", "tool":
-				default:
-					return nil, fmt.Errorf("line %d: messages[%d] has role %q (want system, user, assistant, developer or tool)", line, i, m.Role)
-				}
-			}
-			e.Messages = v.Messages
-		default:
-			if v.Prompt == nil || *v.Prompt == "" {
-				return nil, fmt.Errorf("line %d: missing \"prompt\" (a prompt line is {\"prompt\": \"...\", \"max_tokens\": N})", line)
-			}
-			e.Messages = []Message{{Role: "user", Content: *v.Prompt}}
-		}
-		if v.MaxTokens != nil {
-			if *v.MaxTokens < 0 {
-				return nil, fmt.Errorf("line %d: max_tokens must not be negative", line)
-			}
-			e.MaxTokens = *v.MaxTokens
-		}
-		out = append(out, e)
-	}
-	return out, sc.Err()
-}
-
-// shareGPTTurn is one turn of a ShareGPT conversation.
-type shareGPTTurn struct {
-	From  string `json:"from"`
-	Value string `json:"value"`
-}
-
-// parseShareGPT reads a JSON array of conversations, one at a time, so a
-// file of hundreds of megabytes is never held twice.
-func parseShareGPT(r io.Reader) ([]DatasetEntry, error) {
-	dec := json.NewDecoder(r)
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, fmt.Errorf("not JSON (%v); expected %s", err, formatHelp)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return nil, fmt.Errorf("a ShareGPT file is a JSON array; expected %s", formatHelp)
-	}
-	var out []DatasetEntry
-	for i := 1; dec.More(); i++ {
-		var rec struct {
-			Conversations json.RawMessage `json:"conversations"`
-		}
-		if err := dec.Decode(&rec); err != nil {
-			return nil, fmt.Errorf("entry %d: %v (expected %s)", i, err, formatHelp)
-		}
-		e, err := shareGPTEntry(rec.Conversations, i)
-		if err != nil {
-			return nil, err
-		}
-		if e != nil {
-			out = append(out, *e)
-		}
-	}
-	return out, nil
-}
-
-// shareGPTEntry takes a conversation's first human turn as the prompt and
-// the answer after it as the reference, as vLLM's benchmark does.
-// Conversations with fewer than two turns are skipped (nil, as vLLM skips
-// them).
-func shareGPTEntry(raw json.RawMessage, n int) (*DatasetEntry, error) {
-	if len(raw) == 0 {
-		return nil, fmt.Errorf("entry %d: missing \"conversations\" (expected %s)", n, formatHelp)
-	}
-	var turns []shareGPTTurn
-	if err := json.Unmarshal(raw, &turns); err != nil {
-		return nil, fmt.Errorf("entry %d: \"conversations\" must be an array of {\"from\", \"value\"}: %v", n, err)
-	}
-	if len(turns) < 2 || turns[0].Value == "" {
-		return nil, nil
-	}
-	return &DatasetEntry{Messages: []Message{{Role: "user", Content: turns[0].Value}}, Reference: turns[1].Value, Line: n}, nil
-}
-
-// TokenCounter counts the tokens of a text as the served model does.
-type TokenCounter interface {
-	Count(text string) int
-}
-
-// Filters are the length bounds a dataset's entries must meet, as vLLM's
-// benchmark applies them (min 4 tokens of prompt and of output, prompts
-// of at most 1,024 tokens, prompt plus output at most 2,048, for
-// ShareGPT). Zero leaves a bound out.
-type Filters struct {
-	MinTokens, MaxPromptTokens, MaxContext int
-}
-
-// ShareGPTFilters are vLLM's defaults for ShareGPT.
-var ShareGPTFilters = Filters{MinTokens: 4, MaxPromptTokens: 1024, MaxContext: 2048}
-
-// Size counts every entry's input tokens (and a reference answer's output
-// tokens) with count, then keeps the entries that pass f. defaultOutput
-// sizes entries without a reference or max_tokens for the context bound.
-// It returns the kept entries and how many were dropped.
-func Size(entries []DatasetEntry, count TokenCounter, f Filters, defaultOutput int) ([]DatasetEntry, int) {
-	kept := entries[:0:0]
-	for _, e := range entries {
-		in := 0
-		for _, m := range e.Messages {
-			in += count.Count(m.Content)
-		}
-		out := e.MaxTokens
-		if e.Reference != "" {
-			out = count.Count(e.Reference)
-		}
-		if out == 0 {
-			out = defaultOutput
-		}
-		e.InputTokens, e.OutputTokens = in, out
-		if f.MinTokens > 0 && (in < f.MinTokens || (e.Reference != "" && out < f.MinTokens)) {
-			continue
-		}
-		if f.MaxPromptTokens > 0 && in > f.MaxPromptTokens {
-			continue
-		}
-		if f.MaxContext > 0 && in+out > f.MaxContext {
-			continue
-		}
-		kept = append(kept, e)
-	}
-	return kept, len(entries) - len(kept)
-}
-
-// Sample shuffles entries with the seed and keeps n of them (all when n is
-// 0 or more than there are), as vLLM's benchmark samples --num-prompts.
-func Sample(entries []DatasetEntry, n int, seed uint64) []DatasetEntry {
-	out := append([]DatasetEntry(nil), entries...)
-	r := rand.New(rand.NewPCG(seed, 0xda7a5e7))
-	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
-	if n > 0 && n < len(out) {
-		out = out[:n]
-	}
-	return out
-}
-
-// Dataset cycles through entries.
-type Dataset struct {
-	Entries          []DatasetEntry
-	DefaultMaxTokens int
-}
-
-// Request implements Source. A ShareGPT entry asks for its reference
-// answer's length with ignore_eos, so every run generates what the
-// recorded conversation did.
-func (d Dataset) Request(i int) Request {
-	e := d.Entries[i%len(d.Entries)]
-	req := Request{Messages: e.Messages, MaxTokens: e.MaxTokens}
-	if e.Reference != "" && e.OutputTokens > 0 {
-		req.MaxTokens, req.IgnoreEOS = e.OutputTokens, true
-	}
-	if req.MaxTokens <= 0 {
-		req.MaxTokens = d.DefaultMaxTokens
-	}
-	return req
-}
-
-// WordCounter counts whitespace-separated words: the sizing of last resort
-// when neither a tokenizer nor the server can count.
-type WordCounter struct{}
-
-// Count implements TokenCounter.
-func (WordCounter) Count(text string) int { return len(strings.Fields(text)) }

@@ -3,11 +3,24 @@ package workload
 import (
 	"math"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
-// TestParseDatasetFormats: each accepted shape, detected from the content.
+func parse(t *testing.T, text string, f DatasetFormat) *ParsedDataset {
+	t.Helper()
+	p, err := ParseDataset(strings.NewReader(text), f)
+	if err != nil {
+		t.Fatalf("%.60q: %v", text, err)
+	}
+	return p
+}
+
+// TestParseDatasetFormats: each accepted shape, detected from the content,
+// with its lengths under the names the peer tools give them.
 func TestParseDatasetFormats(t *testing.T) {
 	cases := []struct {
 		name, text string
@@ -15,34 +28,91 @@ func TestParseDatasetFormats(t *testing.T) {
 		entries    int
 		first      []Message
 		maxTokens  int
+		lengthKey  string
 	}{
-		{"prompt JSONL", "{\"prompt\":\"a\",\"max_tokens\":5}\n\n{\"prompt\":\"b\"}\n", FormatPrompt, 2, []Message{{"user", "a"}}, 5},
+		{"prompt JSONL", "{\"prompt\":\"a\",\"max_tokens\":5}\n\n{\"prompt\":\"b\"}\n", FormatPrompt, 2, []Message{{"user", "a"}}, 5, "max_tokens"},
+		{"GuideLLM JSONL", `{"prompt":"a","prompt_tokens_count":1,"output_tokens_count":9}`, FormatPrompt, 1, []Message{{"user", "a"}}, 9, "output_tokens_count"},
 		{"chat JSONL", `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"},{"role":"user","content":"and?"}],"max_tokens":7}` + "\n",
-			FormatChat, 1, []Message{{"system", "be brief"}, {"user", "hi"}, {"assistant", "hello"}, {"user", "and?"}}, 7},
-		{"ShareGPT JSONL", `{"conversations":[{"from":"human","value":"q"},{"from":"gpt","value":"r"}]}` + "\n", FormatShareGPT, 1, []Message{{"user", "q"}}, 0},
+			FormatChat, 1, []Message{{"system", "be brief"}, {"user", "hi"}, {"assistant", "hello"}, {"user", "and?"}}, 7, "max_tokens"},
+		{"chat with content parts", `{"messages":[{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{}},{"type":"text","text":"here"}]}]}`,
+			FormatChat, 1, []Message{{"user", "look\nhere"}}, 0, ""},
+		{"ShareGPT JSONL", `{"conversations":[{"from":"human","value":"q"},{"from":"gpt","value":"r"}]}` + "\n", FormatShareGPT, 1, []Message{{"user", "q"}}, 0, ""},
+		{"ShareGPT: leading system and gpt turns", `[{"conversations":[{"from":"system","value":"be kind"},{"from":"gpt","value":"hello!"},{"from":"human","value":"q"},{"from":"gpt","value":"r"}]}]`,
+			FormatShareGPT, 1, []Message{{"system", "be kind"}, {"user", "q"}}, 0, ""},
+		{"AIPerf single_turn", `{"text":"what is ML?","output_length":50}` + "\n" + `{"texts":["a","b"]}`, FormatSingleTurn, 2, []Message{{"user", "what is ML?"}}, 50, "output_length"},
+		{"AIPerf multi_turn", `{"session_id":"s1","turns":[{"role":"system","text":"terse"},{"text":"hi","output_length":4},{"text":"more","delay":500}]}`,
+			FormatMultiTurn, 1, []Message{{"system", "terse"}, {"user", "hi"}}, 4, "output_length"},
+		{"output_tokens", `{"prompt":"a","output_tokens":3}`, FormatPrompt, 1, []Message{{"user", "a"}}, 3, "output_tokens"},
 	}
 	for _, tc := range cases {
-		got, format, err := ParseDataset(strings.NewReader(tc.text), FormatAuto)
-		if err != nil || format != tc.format || len(got) != tc.entries {
-			t.Errorf("%s: %d entries, format %q, %v", tc.name, len(got), format, err)
+		got := parse(t, tc.text, FormatAuto)
+		if got.Format != tc.format || len(got.Entries) != tc.entries || got.LengthKey != tc.lengthKey {
+			t.Errorf("%s: %d entries, format %q, length key %q", tc.name, len(got.Entries), got.Format, got.LengthKey)
 			continue
 		}
-		if len(got[0].Messages) != len(tc.first) || got[0].MaxTokens != tc.maxTokens {
-			t.Errorf("%s: first entry %+v", tc.name, got[0])
+		e := got.Entries[0]
+		if len(e.Messages) != len(tc.first) || e.MaxTokens != tc.maxTokens {
+			t.Errorf("%s: first entry %+v", tc.name, e)
 			continue
 		}
 		for i, m := range tc.first {
-			if got[0].Messages[i] != m {
-				t.Errorf("%s: message %d is %+v, want %+v", tc.name, i, got[0].Messages[i], m)
+			if e.Messages[i] != m {
+				t.Errorf("%s: message %d is %+v, want %+v", tc.name, i, e.Messages[i], m)
 			}
 		}
 	}
 	f, _ := os.Open("testdata/sharegpt.json")
 	defer f.Close()
-	got, format, err := ParseDataset(f, FormatAuto)
+	got, err := ParseDataset(f, FormatAuto)
 	// Conversation b has one turn and is skipped, as vLLM skips it.
-	if err != nil || format != FormatShareGPT || len(got) != 3 || got[0].Reference != "once upon a time the sea" || got[1].Messages[0].Content != "tell me a story ." {
-		t.Fatalf("ShareGPT: %+v %q %v", got, format, err)
+	if err != nil || got.Format != FormatShareGPT || len(got.Entries) != 3 || got.Entries[0].Reference != "once upon a time the sea" || got.Entries[1].Messages[0].Content != "tell me a story ." {
+		t.Fatalf("ShareGPT: %+v %v", got, err)
+	}
+	// Every conversation is also kept whole, for multi-turn replay.
+	if len(got.Conversations) != 4 || len(got.Conversations[2].Turns) != 2 || got.Conversations[2].Turns[0].Answer != "once upon a time" || got.Conversations[2].Turns[1].Answer != "" {
+		t.Errorf("ShareGPT conversations: %+v", got.Conversations)
+	}
+}
+
+// TestParseMultiTurn: sessions keep their turns, answers, delays and
+// lengths, and a leading system turn becomes the system prompt.
+func TestParseMultiTurn(t *testing.T) {
+	p := parse(t, `{"session_id":7,"turns":[{"role":"system","text":"terse"},{"text":"hi","max_tokens":4},{"role":"assistant","text":"hello"},{"texts":["more","please"],"delay":1500}]}`, FormatAuto)
+	c := p.Conversations[0]
+	if c.ID != "7" || c.System != "terse" || len(c.Turns) != 2 {
+		t.Fatalf("%+v", c)
+	}
+	if c.Turns[0] != (ConversationTurn{User: "hi", Answer: "hello", MaxTokens: 4}) {
+		t.Errorf("turn 1: %+v", c.Turns[0])
+	}
+	if c.Turns[1] != (ConversationTurn{User: "more\nplease", Delay: 1500 * time.Millisecond, HasDelay: true}) {
+		t.Errorf("turn 2: %+v", c.Turns[1])
+	}
+	chat := parse(t, `{"messages":[{"role":"system","content":"s"},{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}`, FormatAuto)
+	if cc := chat.Conversations[0]; cc.System != "s" || len(cc.Turns) != 2 || cc.Turns[0].Answer != "b" || cc.Turns[1].User != "c" {
+		t.Errorf("chat conversation: %+v", cc)
+	}
+}
+
+// TestParseTraces: a Mooncake trace keeps its timestamps, lengths and
+// block ids; AIPerf delays accumulate into timestamps.
+func TestParseTraces(t *testing.T) {
+	p := parse(t, `{"timestamp": 0, "input_length": 700, "output_length": 52, "hash_ids": [0, 1]}
+{"timestamp": 27482, "input_length": 1030, "output_length": 8, "hash_ids": [0, 1, 2]}
+{"timestamp": 30000.5, "text_input": "What is the capital of France?", "output_length": 20}`, FormatAuto)
+	if p.Format != FormatMooncake || !p.Timed || len(p.Entries) != 3 || p.LengthKey != "output_length" {
+		t.Fatalf("%+v", p)
+	}
+	if e := p.Entries[1]; e.InputLength != 1030 || e.MaxTokens != 8 || e.Timestamp != 27482*time.Millisecond || len(e.HashIDs) != 3 {
+		t.Errorf("line 2: %+v", e)
+	}
+	if e := p.Entries[2]; e.Messages[0].Content != "What is the capital of France?" || e.Timestamp != 30000500*time.Microsecond {
+		t.Errorf("line 3: %+v", e)
+	}
+	d := parse(t, `{"text":"a","delay":100}
+{"text":"b","delay":250}`, FormatAuto)
+	if !d.Timed || d.Entries[0].Timestamp != 100*time.Millisecond || d.Entries[1].Timestamp != 350*time.Millisecond {
+		t.Errorf("delays: %+v", d.Entries)
 	}
 }
 
@@ -51,22 +121,36 @@ func TestParseDatasetFormats(t *testing.T) {
 func TestParseDatasetErrors(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
 		{"", "empty"},
+		{"\ufeff", "empty"},
 		{"not json", "line 1 is not JSON"},
 		{"{\"prompt\":\"a\"}\n{\"prompt\":1}\n", "line 2"},
-		{"{\"max_tokens\":3}", "none of \"prompt\", \"messages\" or \"conversations\""},
+		{"{\"max_tokens\":3}", `none of "prompt", "messages", "conversations"`},
 		{"{\"prompt\":\"x\",\"max_tokens\":-1}", "max_tokens must not be negative"},
+		{"{\"prompt\":\"x\",\"max_tokens\":1e12}", "more than 10000000"},
+		{"{\"prompt\":\"x\",\"output_length\":2.5}", "not a whole number"},
 		{`{"messages":[{"role":"wizard","content":"x"}]}`, `role "wizard"`},
-		{`[{"conversations": "nope"}]`, "entry 1"},
-		{`[{"id": 1}]`, "missing \"conversations\""},
+		{`[{"conversations": "nope"}]`, "line 1"},
+		{`[{"id": 1}]`, "none of"},
+		{`{"text":"a","timestamp":-5}`, "timestamp"},
+		{`{"input_length":-3}`, "must not be negative"},
+		{`{"input_length":0,"output_length":3}`, "needs \"input_length\""},
+		{`{"input_length":10,"hash_ids":[1,-2]}`, "hash_ids[1]"},
+		{`{"session_id":"x","turns":[]}`, "non-empty"},
+		{`{"session_id":"x","turns":[{"role":"assistant","text":"hi"}]}`, "assistant turn before"},
 	} {
-		_, _, err := ParseDataset(strings.NewReader(tc.text), FormatAuto)
+		_, err := ParseDataset(strings.NewReader(tc.text), FormatAuto)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ParseDataset(%q) = %v, want an error containing %q", tc.text, err, tc.want)
 		}
 	}
 	// Forcing the format reads the file as that format.
-	if _, _, err := ParseDataset(strings.NewReader(`{"prompt":"a"}`), FormatChat); err == nil || !strings.Contains(err.Error(), "missing \"messages\"") {
+	if _, err := ParseDataset(strings.NewReader(`{"prompt":"a"}`), FormatChat); err == nil || !strings.Contains(err.Error(), "missing \"messages\"") {
 		t.Errorf("a prompt line read as chat: %v", err)
+	}
+	// A BOM is skipped, and a first line far over 64 KiB reads.
+	long := `{"prompt":"` + strings.Repeat("word ", 40000) + `"}`
+	if p, err := ParseDataset(strings.NewReader("\ufeff"+long+"\n"+long), FormatAuto); err != nil || len(p.Entries) != 2 {
+		t.Errorf("a BOM and 200 KB lines: %v", err)
 	}
 }
 
@@ -80,23 +164,27 @@ func TestTokenizerSizesExactly(t *testing.T) {
 	}
 	f, _ := os.Open("testdata/sharegpt.json")
 	defer f.Close()
-	entries, _, err := ParseDataset(f, FormatAuto)
+	p, err := ParseDataset(f, FormatAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept, dropped := Size(entries, tok, ShareGPTFilters, 128)
+	kept, sz := Size(p.Entries, tok, ShareGPTFilters, 128, 0, 1)
 	// d ("a a" → 2 tokens, answer 2) is under vLLM's 4-token minimum.
-	if dropped != 1 || len(kept) != 2 {
-		t.Fatalf("kept %d dropped %d, want 2 and 1", len(kept), dropped)
+	if sz.Dropped != 1 || len(kept) != 2 {
+		t.Fatalf("kept %d dropped %d, want 2 and 1", len(kept), sz.Dropped)
 	}
-	if kept[0].InputTokens != 8 || kept[0].OutputTokens != 6 || kept[1].InputTokens != 5 || kept[1].OutputTokens != 4 {
-		t.Errorf("sizes %d/%d and %d/%d, want 8/6 and 5/4", kept[0].InputTokens, kept[0].OutputTokens, kept[1].InputTokens, kept[1].OutputTokens)
+	byLine := map[int]DatasetEntry{}
+	for _, e := range kept {
+		byLine[e.Line] = e
 	}
-	r := Dataset{Entries: kept, DefaultMaxTokens: 128}.Request(0)
+	if a, c := byLine[1], byLine[3]; a.InputTokens != 8 || a.OutputTokens != 6 || c.InputTokens != 5 || c.OutputTokens != 4 {
+		t.Errorf("sizes %d/%d and %d/%d, want 8/6 and 5/4", a.InputTokens, a.OutputTokens, c.InputTokens, c.OutputTokens)
+	}
+	r := Dataset{Entries: []DatasetEntry{byLine[1]}, DefaultMaxTokens: 128}.Request(0)
 	if r.MaxTokens != 6 || !r.IgnoreEOS {
 		t.Errorf("a ShareGPT request asks for %d tokens (ignore_eos %v), want its reference's 6 with ignore_eos", r.MaxTokens, r.IgnoreEOS)
 	}
-	if kept, _ := Size(entries, tok, Filters{MaxContext: 10}, 128); len(kept) != 2 {
+	if kept, _ := Size(p.Entries, tok, Filters{MaxContext: 10}, 128, 0, 1); len(kept) != 2 {
 		t.Errorf("a 10-token context bound kept %d, want 2 (8+6 is over)", len(kept))
 	}
 	if _, err := LoadTokenizer("testdata/missing.json"); err == nil {
@@ -104,29 +192,67 @@ func TestTokenizerSizesExactly(t *testing.T) {
 	}
 }
 
-// TestSampleIsSeeded: the same seed samples the same entries.
-func TestSampleIsSeeded(t *testing.T) {
+// TestSizeSamplesLazily: the same seed takes the same entries, a count
+// stops the counting once it has them, and a trace keeps its order.
+func TestSizeSamplesLazily(t *testing.T) {
 	var entries []DatasetEntry
 	for i := 0; i < 100; i++ {
-		entries = append(entries, DatasetEntry{Line: i + 1})
+		entries = append(entries, DatasetEntry{Messages: []Message{{Role: "user", Content: "a b c d e"}}, Line: i + 1})
 	}
-	a, b, c := Sample(entries, 10, 1), Sample(entries, 10, 1), Sample(entries, 10, 2)
-	same := func(x, y []DatasetEntry) bool {
-		for i := range x {
-			if x[i].Line != y[i].Line {
-				return false
-			}
+	counted := 0
+	counter := countFunc(func(s string) int { counted++; return len(strings.Fields(s)) })
+	a, sz := Size(entries, counter, Filters{}, 8, 10, 1)
+	b, _ := Size(entries, counter, Filters{}, 8, 10, 1)
+	c, _ := Size(entries, counter, Filters{}, 8, 10, 2)
+	lines := func(x []DatasetEntry) (out []int) {
+		for _, e := range x {
+			out = append(out, e.Line)
 		}
-		return true
+		return out
 	}
-	if len(a) != 10 || !same(a, b) || same(a, c) {
-		t.Errorf("samples %v %v %v", a, b, c)
+	if len(a) != 10 || sz.Examined != 10 || !slices.Equal(lines(a), lines(b)) || slices.Equal(lines(a), lines(c)) {
+		t.Errorf("samples %v %v %v, examined %d", lines(a), lines(b), lines(c), sz.Examined)
 	}
-	if n := len(Sample(entries, 0, 1)); n != 100 {
-		t.Errorf("no count sampled %d, want all 100", n)
+	if counted != 30 {
+		t.Errorf("counted %d texts for three samples of 10, want 30", counted)
+	}
+	if all, sz := Size(entries, counter, Filters{}, 8, 0, 1); len(all) != 100 || sz.Short {
+		t.Errorf("no count kept %d, want all 100", len(all))
+	}
+	if _, sz := Size(entries, counter, Filters{}, 8, 500, 1); !sz.Short {
+		t.Error("asking 500 of 100 is not short")
+	}
+	for i := range entries {
+		entries[i].Timed = true
+	}
+	if tr, _ := Size(entries, counter, Filters{}, 8, 5, 1); !slices.Equal(lines(tr), []int{1, 2, 3, 4, 5}) {
+		t.Errorf("a trace took lines %v, want its first 5 in order", lines(tr))
 	}
 }
 
+type countFunc func(string) int
+
+func (f countFunc) Count(s string) int { return f(s) }
+
+// TestDatasetContinuesAndBounds: a level starting at an offset takes the
+// entries after it, wrapping only past the end; a line without an output
+// length gets the run's, and never an unbounded request.
+func TestDatasetContinuesAndBounds(t *testing.T) {
+	var entries []DatasetEntry
+	for i := 0; i < 5; i++ {
+		entries = append(entries, DatasetEntry{Messages: []Message{{Role: "user", Content: strconv.Itoa(i)}}})
+	}
+	d := Dataset{Entries: entries, DefaultMaxTokens: 0, Offset: 3}
+	if got := d.Request(0).Messages[0].Content + d.Request(1).Messages[0].Content + d.Request(2).Messages[0].Content; got != "340" {
+		t.Errorf("offset 3 took %q, want 340", got)
+	}
+	if d.Request(0).MaxTokens != DefaultMaxTokens {
+		t.Errorf("no length anywhere gave max_tokens %d", d.Request(0).MaxTokens)
+	}
+	if !d.Repeats(3) || d.Repeats(2) {
+		t.Error("repeats misjudged")
+	}
+}
 // TestSpreadMeasured: 20,000 draws of a normal spread have the mean and
 // standard deviation asked (within 2%), none under 1; a range ratio stays
 // inside its bounds and fills them uniformly (mean at the centre).

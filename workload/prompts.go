@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 )
@@ -74,17 +75,18 @@ soon times story boys since white days ever paper hard near sentence better best
 sure means knew try told young miles sun ways thing whole hear example heard several change answer room sea against`)
 
 // Synthetic builds prompts of about Tokens tokens from filler words. Every
-// index starts differently (its words come from a generator seeded with the
-// index), so no two requests share a leading block and a prefix cache cannot
+// prompt opens with a tag drawn from the nonce, the seed and its index
+// (see leadTag), and its words come from a generator seeded with the
+// index, so no two requests share a leading block and a prefix cache cannot
 // flatter time to first token.
 type Synthetic struct {
 	Tokens    int
 	MaxTokens int
 	Seed      uint64
-	// Nonce, when set, opens every prompt, so prompts of one run never
-	// repeat those of an earlier run (or sweep level) that may still sit in
-	// the server's prefix cache. The rest of the prompt depends only on the
-	// seed and the index.
+	// Nonce, when set, is part of every prompt's opening tag, so prompts
+	// of one run never repeat those of an earlier run (or sweep level) that
+	// may still sit in the server's prefix cache. The rest of the prompt
+	// depends only on the seed and the index.
 	Nonce string
 	// WordsPerToken scales the word count; 0 means 1. A calibration against
 	// the server's own token count sets it (see Calibrate).
@@ -130,11 +132,40 @@ func (s Synthetic) Request(i int) Request {
 	in, out := s.Lengths(i)
 	// A calibration shifts Tokens by the template's overhead; the spread
 	// is drawn around the asked size and shifted alike.
-	text := Filler(in, s.WordsPerToken, s.Seed, uint64(i))
-	if s.Nonce != "" {
-		text = s.Nonce + " " + text
-	}
+	text := leadTag(s.Nonce, s.Seed, i) + " " + Filler(in, s.WordsPerToken, s.Seed, uint64(i))
 	return Request{Messages: []Message{{Role: "user", Content: text}}, MaxTokens: out}
+}
+
+// leadTag opens request i's prompt: twelve hex digits drawn from the
+// nonce, the seed and the index. Two requests' tags differ in their first
+// digit fifteen times in sixteen, so the prompts share no leading block
+// (nor, on a server that caches token by token, more than a token), while
+// a shared nonce in front would have given every prompt of a run the same
+// first dozen tokens.
+func leadTag(nonce string, seed uint64, i int) string {
+	x := hashString(nonce) ^ seed*0x9e3779b97f4a7c15 ^ uint64(i)*0xbf58476d1ce4e5b9
+	// splitmix64's finaliser: nearby indices give unrelated digits.
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return fmt.Sprintf("%012x", x>>16)
+}
+
+// Unmeasured returns r with tag opening its first message (or its
+// prompt): a request of the same shape that shares no prefix with any
+// measured one, for warm-ups and length probes, which must not warm the
+// cache a measured request will then hit.
+func Unmeasured(r Request, tag string) Request {
+	if r.Prompt != "" || len(r.Messages) == 0 {
+		r.Prompt = tag + "\n" + r.Prompt
+		return r
+	}
+	msgs := append([]Message(nil), r.Messages...)
+	msgs[0].Content = tag + "\n" + msgs[0].Content
+	r.Messages = msgs
+	return r
 }
 
 // Filler returns about tokens tokens of filler text drawn from a generator

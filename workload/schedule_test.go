@@ -83,8 +83,33 @@ func TestSyntheticPromptsDifferAndRepeat(t *testing.T) {
 	if s.Request(0).Messages[0].Content != a {
 		t.Error("the same index gave a different prompt")
 	}
-	if n := len(strings.Fields(a)); n != 64 {
-		t.Errorf("prompt has %d words, want 64", n)
+	// The opening tag and 64 filler words.
+	if n := len(strings.Fields(a)); n != 65 {
+		t.Errorf("prompt has %d words, want 65", n)
+	}
+}
+
+// TestPromptsShareNoPrefix: across a thousand requests of one run, and
+// between runs with other nonces, no two prompts share their first eight
+// characters, so on a server that caches token by token they share at
+// most a character or two and never a block.
+func TestPromptsShareNoPrefix(t *testing.T) {
+	seen := map[string]int{}
+	for _, nonce := range []string{"[a1.1]", "[a1.2]", "[b2.1]"} {
+		s := Synthetic{Tokens: 32, MaxTokens: 8, Seed: 1, Nonce: nonce}
+		for i := -1; i < 1000; i++ {
+			head := s.Request(i).Messages[0].Content[:8]
+			if j, dup := seen[head]; dup {
+				t.Fatalf("request %d of %s starts like request %d: %q", i, nonce, j, head)
+			}
+			seen[head] = i
+		}
+	}
+	// A warm-up or probe copy never shares a prefix with the request.
+	r := Synthetic{Tokens: 8, MaxTokens: 1, Seed: 1}.Request(0)
+	u := Unmeasured(r, "[knee warm-up 0]")
+	if u.Messages[0].Content[0] == r.Messages[0].Content[0] || r.Messages[0].Content == u.Messages[0].Content {
+		t.Errorf("warm-up %q shares the start of %q", u.Messages[0].Content, r.Messages[0].Content)
 	}
 }
 

@@ -1,0 +1,459 @@
+package workload
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// recordOf reads the fields of one record of a dataset.
+type recordOf struct {
+	keys map[string]json.RawMessage
+	n    int
+	p    *ParsedDataset
+}
+
+func (r recordOf) errorf(format string, a ...any) error {
+	return fmt.Errorf("line %d: "+format, append([]any{r.n}, a...)...)
+}
+
+func (r recordOf) has(k string) bool { _, ok := r.keys[k]; return ok }
+
+// str reads a string field; ok is false when it is absent or null.
+func (r recordOf) str(k string) (string, bool, error) {
+	raw, ok := r.keys[k]
+	if !ok || string(raw) == "null" {
+		return "", false, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false, r.errorf("%q must be a string", k)
+	}
+	return s, true, nil
+}
+
+// count reads a non-negative whole number no larger than limit.
+func (r recordOf) count(k string, limit int) (int, bool, error) {
+	raw, ok := r.keys[k]
+	if !ok || string(raw) == "null" {
+		return 0, false, nil
+	}
+	return countOf(raw, k, limit, r.errorf)
+}
+
+func countOf(raw json.RawMessage, k string, limit int, errorf func(string, ...any) error) (int, bool, error) {
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return 0, false, errorf("%q must be a number", k)
+	}
+	switch {
+	case f < 0:
+		return 0, false, errorf("%s must not be negative", k)
+	case f != math.Trunc(f):
+		return 0, false, errorf("%s %v is not a whole number", k, f)
+	case f > float64(limit):
+		return 0, false, errorf("%s %v is more than %d", k, f, limit)
+	}
+	return int(f), true, nil
+}
+
+// millis reads a time in milliseconds.
+func (r recordOf) millis(k string) (time.Duration, bool, error) {
+	return millisOf(r.keys[k], k, r.errorf)
+}
+
+func millisOf(raw json.RawMessage, k string, errorf func(string, ...any) error) (time.Duration, bool, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, false, nil
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return 0, false, errorf("%q must be a number of milliseconds", k)
+	}
+	if f < 0 || f > maxTimestampMs {
+		return 0, false, errorf("%s %v ms is outside 0..%g", k, f, maxTimestampMs)
+	}
+	return time.Duration(f * float64(time.Millisecond)), true, nil
+}
+
+// output reads the output length under whichever name the peers use.
+func (r recordOf) output() (int, error) {
+	return outputOf(r.keys, r.p, r.errorf)
+}
+
+func outputOf(keys map[string]json.RawMessage, p *ParsedDataset, errorf func(string, ...any) error) (int, error) {
+	for _, k := range outputKeys {
+		raw, ok := keys[k]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		n, _, err := countOf(raw, k, MaxOutputTokens, errorf)
+		if err != nil {
+			return 0, err
+		}
+		if p.LengthKey == "" {
+			p.LengthKey = k
+		}
+		return n, nil
+	}
+	return 0, nil
+}
+
+// stamp reads a line's timestamp (ms from the trace's start) or, without
+// one, its delay after the line before, as AIPerf's files give them.
+func (r recordOf) stamp(e *DatasetEntry) error {
+	if ts, ok, err := r.millis("timestamp"); err != nil {
+		return err
+	} else if ok {
+		e.Timestamp, e.Timed = ts, true
+		r.p.Timed = true
+		return nil
+	}
+	if d, ok, err := r.millis("delay"); err != nil {
+		return err
+	} else if ok {
+		prev := time.Duration(0)
+		if n := len(r.p.Entries); n > 0 {
+			prev = r.p.Entries[n-1].Timestamp
+		}
+		e.Timestamp, e.Timed = prev+d, true
+		r.p.Timed = true
+	}
+	return nil
+}
+
+// content reads a chat message's content: a string, or OpenAI's list of
+// parts, whose text parts are joined.
+func content(raw json.RawMessage) (string, bool) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, true
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return "", false
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" || p.Type == "" {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String(), true
+}
+
+func (r recordOf) prompt() error {
+	s, ok, err := r.str("prompt")
+	if err != nil {
+		return err
+	}
+	if !ok || s == "" {
+		return r.errorf(`missing "prompt" (a prompt line is {"prompt": "...", "max_tokens": N})`)
+	}
+	e := DatasetEntry{Messages: []Message{{Role: "user", Content: s}}, Line: r.n}
+	if e.MaxTokens, err = r.output(); err != nil {
+		return err
+	}
+	if err := r.stamp(&e); err != nil {
+		return err
+	}
+	r.p.Entries = append(r.p.Entries, e)
+	return nil
+}
+
+func (r recordOf) chat() error {
+	raw, ok := r.keys["messages"]
+	if !ok {
+		return r.errorf(`missing "messages" (a chat line is {"messages": [{"role": ..., "content": ...}]})`)
+	}
+	var items []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &items); err != nil || len(items) == 0 {
+		return r.errorf(`"messages" must be a non-empty list of {"role", "content"}`)
+	}
+	msgs := make([]Message, 0, len(items))
+	for i, m := range items {
+		switch m.Role {
+		case "system", "user", "assistant", "developer", "tool":
+		default:
+			return r.errorf("messages[%d] has role %q (want system, user, assistant, developer or tool)", i, m.Role)
+		}
+		text, ok := content(m.Content)
+		if !ok {
+			return r.errorf("messages[%d].content must be a string or a list of text parts", i)
+		}
+		msgs = append(msgs, Message{Role: m.Role, Content: text})
+	}
+	e := DatasetEntry{Messages: msgs, Line: r.n}
+	var err error
+	if e.MaxTokens, err = r.output(); err != nil {
+		return err
+	}
+	if err := r.stamp(&e); err != nil {
+		return err
+	}
+	r.p.Entries = append(r.p.Entries, e)
+	if c, ok := conversationOf(msgs, r.n); ok {
+		r.p.Conversations = append(r.p.Conversations, c)
+	}
+	return nil
+}
+
+// conversationOf reads chat messages as turns: leading system (or
+// developer) messages are the system prompt, each user message opens a
+// turn and the assistant message after it is that turn's answer. Tool
+// messages make it no plain conversation.
+func conversationOf(msgs []Message, line int) (Conversation, bool) {
+	c := Conversation{Line: line, ID: fmt.Sprintf("line-%d", line)}
+	i := 0
+	var sys []string
+	for ; i < len(msgs) && (msgs[i].Role == "system" || msgs[i].Role == "developer"); i++ {
+		sys = append(sys, msgs[i].Content)
+	}
+	c.System = strings.Join(sys, "\n")
+	for ; i < len(msgs); i++ {
+		switch m := msgs[i]; m.Role {
+		case "user":
+			c.Turns = append(c.Turns, ConversationTurn{User: m.Content})
+		case "assistant":
+			if len(c.Turns) == 0 || c.Turns[len(c.Turns)-1].Answer != "" {
+				return c, false
+			}
+			c.Turns[len(c.Turns)-1].Answer = m.Content
+		default:
+			return c, false
+		}
+	}
+	return c, len(c.Turns) > 0
+}
+
+func (r recordOf) shareGPT() error {
+	raw, ok := r.keys["conversations"]
+	if !ok || string(raw) == "null" {
+		return r.errorf(`missing "conversations" (expected %s)`, formatHelp)
+	}
+	var turns []struct {
+		From    string          `json:"from"`
+		Role    string          `json:"role"`
+		Value   *string         `json:"value"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &turns); err != nil {
+		return r.errorf(`"conversations" must be a list of {"from", "value"}: %v`, err)
+	}
+	var msgs []Message
+	for _, t := range turns {
+		role := t.From
+		if role == "" {
+			role = t.Role
+		}
+		switch strings.ToLower(role) {
+		case "human", "user":
+			role = "user"
+		case "gpt", "assistant", "chatgpt", "bing", "bard", "model":
+			role = "assistant"
+		case "system":
+			role = "system"
+		default:
+			continue // a tool or function turn: not part of the exchange
+		}
+		var text string
+		if t.Value != nil {
+			text = *t.Value
+		} else if s, ok := content(t.Content); ok {
+			text = s
+		}
+		msgs = append(msgs, Message{Role: role, Content: text})
+	}
+	// The single-turn entry: the first human turn and the answer after it,
+	// with a leading system turn as the system message. Conversations
+	// without both are skipped, as vLLM skips them.
+	var sys []Message
+	for i, m := range msgs {
+		if m.Role == "system" && len(sys) == 0 && i == 0 {
+			sys = append(sys, m)
+			continue
+		}
+		if m.Role != "user" || m.Content == "" {
+			continue
+		}
+		if i+1 < len(msgs) && msgs[i+1].Role == "assistant" {
+			e := DatasetEntry{Messages: append(sys, Message{Role: "user", Content: m.Content}), Reference: msgs[i+1].Content, Line: r.n}
+			var err error
+			if e.MaxTokens, err = r.output(); err != nil {
+				return err
+			}
+			r.p.Entries = append(r.p.Entries, e)
+		}
+		break
+	}
+	if c, ok := conversationOf(msgs, r.n); ok {
+		if id, ok, _ := r.str("id"); ok {
+			c.ID = id
+		}
+		r.p.Conversations = append(r.p.Conversations, c)
+	}
+	return nil
+}
+
+// texts reads AIPerf's "text" or "texts" (joined by newlines).
+func textsOf(keys map[string]json.RawMessage, errorf func(string, ...any) error) (string, bool, error) {
+	if raw, ok := keys["text"]; ok && string(raw) != "null" {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", false, errorf(`"text" must be a string`)
+		}
+		return s, true, nil
+	}
+	if raw, ok := keys["texts"]; ok && string(raw) != "null" {
+		var ss []string
+		if err := json.Unmarshal(raw, &ss); err != nil {
+			return "", false, errorf(`"texts" must be a list of strings`)
+		}
+		return strings.Join(ss, "\n"), len(ss) > 0, nil
+	}
+	return "", false, nil
+}
+
+func (r recordOf) singleTurn() error {
+	text, ok, err := textsOf(r.keys, r.errorf)
+	if err != nil {
+		return err
+	}
+	if !ok || text == "" {
+		return r.errorf(`missing "text" (a single_turn line is {"text": "...", "output_length": N})`)
+	}
+	role, _, err := r.str("role")
+	if err != nil {
+		return err
+	}
+	if role != "" && role != "user" {
+		return r.errorf(`role %q: a single_turn line is the user's`, role)
+	}
+	e := DatasetEntry{Messages: []Message{{Role: "user", Content: text}}, Line: r.n}
+	if e.MaxTokens, err = r.output(); err != nil {
+		return err
+	}
+	if err := r.stamp(&e); err != nil {
+		return err
+	}
+	r.p.Entries = append(r.p.Entries, e)
+	return nil
+}
+
+func (r recordOf) multiTurn() error {
+	var turns []map[string]json.RawMessage
+	if err := json.Unmarshal(r.keys["turns"], &turns); err != nil || len(turns) == 0 {
+		return r.errorf(`"turns" must be a non-empty list of {"text": ...}`)
+	}
+	c := Conversation{Line: r.n, ID: fmt.Sprintf("line-%d", r.n)}
+	if raw, ok := r.keys["session_id"]; ok {
+		var s any
+		if json.Unmarshal(raw, &s) == nil && s != nil {
+			c.ID = fmt.Sprint(s)
+		}
+	}
+	for k, t := range turns {
+		errorf := func(format string, a ...any) error {
+			return r.errorf("turns[%d]: "+format, append([]any{k}, a...)...)
+		}
+		text, ok, err := textsOf(t, errorf)
+		if err != nil {
+			return err
+		}
+		var role string
+		if raw, has := t["role"]; has {
+			if json.Unmarshal(raw, &role) != nil {
+				return errorf(`"role" must be a string`)
+			}
+		}
+		switch {
+		case role == "system" && k == 0:
+			// A leading system turn holds the conversation's system prompt.
+			c.System = text
+			continue
+		case role == "assistant":
+			if len(c.Turns) == 0 {
+				return errorf("an assistant turn before any user turn")
+			}
+			c.Turns[len(c.Turns)-1].Answer = text
+			continue
+		case role != "" && role != "user":
+			return errorf("role %q (want user, assistant, or a leading system)", role)
+		case !ok || text == "":
+			return errorf(`missing "text"`)
+		}
+		ct := ConversationTurn{User: text}
+		if ct.MaxTokens, err = outputOf(t, r.p, errorf); err != nil {
+			return err
+		}
+		if ct.Delay, ct.HasDelay, err = millisOf(t["delay"], "delay", errorf); err != nil {
+			return err
+		}
+		c.Turns = append(c.Turns, ct)
+	}
+	if len(c.Turns) == 0 {
+		return r.errorf("no user turn")
+	}
+	r.p.Conversations = append(r.p.Conversations, c)
+	// The first turn alone, for a requests workload.
+	e := DatasetEntry{Messages: []Message{{Role: "user", Content: c.Turns[0].User}}, MaxTokens: c.Turns[0].MaxTokens, Line: r.n}
+	if c.System != "" {
+		e.Messages = append([]Message{{Role: "system", Content: c.System}}, e.Messages...)
+	}
+	r.p.Entries = append(r.p.Entries, e)
+	return nil
+}
+
+func (r recordOf) mooncake() error {
+	e := DatasetEntry{Line: r.n}
+	text, hasText, err := r.str("text_input")
+	if err != nil {
+		return err
+	}
+	n, hasLen, err := r.count("input_length", maxInputLength)
+	if err != nil {
+		return err
+	}
+	switch {
+	case hasText && text != "":
+		e.Messages = []Message{{Role: "user", Content: text}}
+	case hasLen && n > 0:
+		e.InputLength = n
+	default:
+		return r.errorf(`a trace line needs "input_length" (a positive number of tokens) or "text_input"`)
+	}
+	if raw, ok := r.keys["hash_ids"]; ok && string(raw) != "null" && !hasText {
+		var ids []float64
+		if err := json.Unmarshal(raw, &ids); err != nil {
+			return r.errorf(`"hash_ids" must be a list of numbers`)
+		}
+		if len(ids) > maxHashIDs {
+			return r.errorf("%d hash_ids is more than %d", len(ids), maxHashIDs)
+		}
+		for i, id := range ids {
+			if id < 0 || id != math.Trunc(id) || id > math.MaxInt32 {
+				return r.errorf("hash_ids[%d] %v is not a non-negative whole number", i, id)
+			}
+			e.HashIDs = append(e.HashIDs, int(id))
+		}
+	}
+	if e.MaxTokens, err = r.output(); err != nil {
+		return err
+	}
+	if err := r.stamp(&e); err != nil {
+		return err
+	}
+	r.p.Entries = append(r.p.Entries, e)
+	return nil
+}
