@@ -71,34 +71,76 @@ func Calibrate(c Prober) Calibration {
 	return Calibration{Words: words, Tokens: tokens, Overhead: small.PromptTokens, WordsPerToken: float64(words) / float64(tokens), OK: true}
 }
 
-// SizedPrompts fits synthetic prompts to the server's own token count: the
-// filler is scaled by the calibration's words per token, the chat
-// template's overhead is taken off, and one probe of the real prompt shape
-// (nonce included) corrects what is left, so a prompt of syn.Tokens means
-// that many prompt_tokens as the server counts them. It returns the source
-// to use and a line for the report; without a calibration it returns syn
-// unchanged.
+// SizedPrompts fits synthetic prompts to the server's own token count. A
+// prompt of the real shape (template, opening tag and filler) costs an
+// offset plus a slope per filler word; probes of that shape at three sizes
+// fit both by least squares, and a probe at the solution checks it (and
+// corrects once), so a prompt of syn.Tokens means that many prompt_tokens
+// as the server counts them. It returns the source to use and a line for
+// the report saying what the last probe counted; without a calibration it
+// returns syn unchanged.
 func SizedPrompts(c Prober, cal Calibration, syn workload.Synthetic) (workload.Synthetic, string) {
 	want := syn.Tokens
 	if !cal.OK {
 		return syn, fmt.Sprintf("input tokens not calibrated (%s): prompts hold %d filler words", cal.Note, want)
 	}
-	fit := syn
-	fit.WordsPerToken = cal.WordsPerToken
-	// A one-word message costs Overhead tokens: the template and the word.
-	fit.Tokens = max(want-(cal.Overhead-1), 1)
-	probe := func(s workload.Synthetic) (int, bool) {
-		// The probe has the asked size: a spread would draw it at random.
-		s.Spread = workload.Spread{}
-		req := s.Request(-1)
+	if syn.Prefix.Tokens > 0 {
+		// A shared prefix is sized by the calibration and then fixed: the
+		// fit below sizes the rest of the prompt around it.
+		syn.Prefix.WordsPerToken = cal.WordsPerToken
+		want += syn.Prefix.Tokens
+	}
+	send := func(req workload.Request) (int, bool) {
 		req.MaxTokens = 1
 		rec := &Record{}
 		c.Probe(&req, rec)
 		return rec.PromptTokens, rec.Class == "" && rec.UsageReported && rec.PromptTokens > 0
 	}
+	// Every probe opens with a tag of its own, so none warms a prefix a
+	// measured prompt will send (a shared prefix's above all); what the
+	// tag costs is measured once and taken off.
+	tag := func(k int) string { return fmt.Sprintf("[knee probe %02d]", k) }
+	word := workload.Request{Messages: []workload.Message{{Role: "user", Content: "the"}}}
+	plain, ok1 := send(word)
+	tagged, ok2 := send(workload.Unmeasured(word, tag(0)))
+	tagCost := 0
+	if ok1 && ok2 && tagged > plain {
+		tagCost = tagged - plain
+	}
+	next := 1
+	probe := func(s workload.Synthetic) (int, bool) {
+		// The probe has the asked size: a spread would draw it at random.
+		s.Spread = workload.Spread{}
+		n, ok := send(workload.Unmeasured(s.Request(-next), tag(next)))
+		next++
+		return n - tagCost, ok && n > tagCost
+	}
+	// Fit in filler words: Tokens words at one word per token.
+	words := func(s workload.Synthetic, w int) workload.Synthetic {
+		s.Tokens, s.WordsPerToken = max(w, 1), 1
+		return s
+	}
+	guess := max(int(float64(want-(cal.Overhead-1))*cal.WordsPerToken+0.5), 1)
+	var xs, ys []float64
+	for _, w := range []int{max(guess/4, 1), max(guess/2, 2), max(guess, 3)} {
+		if got, ok := probe(words(syn, w)); ok {
+			xs, ys = append(xs, float64(w)), append(ys, float64(got))
+		}
+	}
+	offset, slope, fitted := fitLine(xs, ys)
+	fit := syn
+	if !fitted {
+		// The old way: the calibration's ratio and overhead alone.
+		fit.WordsPerToken, fit.Tokens = cal.WordsPerToken, max(want-(cal.Overhead-1), 1)
+	} else {
+		// count = offset + slope·words, so Tokens filler tokens of 1/slope
+		// words each land on want.
+		fit.WordsPerToken = 1 / slope
+		fit.Tokens = max(int(float64(want)-offset+0.5), 1)
+	}
 	got, ok := probe(fit)
 	if !ok {
-		return fit, fmt.Sprintf("input tokens scaled by the calibration only (the probe of the prompt shape failed): %d asked", want)
+		return fit, fmt.Sprintf("input tokens: %d asked, scaled by the calibration only (the probe of the prompt shape failed)", want)
 	}
 	if miss := want - got; miss != 0 {
 		fit.Tokens = max(fit.Tokens+miss, 1)
@@ -106,7 +148,48 @@ func SizedPrompts(c Prober, cal Calibration, syn workload.Synthetic) (workload.S
 			got = again
 		}
 	}
-	return fit, fmt.Sprintf("input tokens: %d asked, the server counts %d for a probe of the same shape (template and nonce included)", want, got)
+	how := "the calibration's ratio"
+	if fitted {
+		how = fmt.Sprintf("a fit of %d probes of the prompt's shape (%.1f tokens + %.3f per filler word)", len(xs), offset, slope)
+	}
+	asked := fmt.Sprint(want)
+	if syn.Prefix.Tokens > 0 {
+		asked = fmt.Sprintf("%d (a %d-token shared prefix and %d of the request's own)", want, syn.Prefix.Tokens, syn.Tokens)
+	}
+	note := fmt.Sprintf("input tokens: %s asked; sized by %s; a last probe of the same shape (chat template included) counted %d (%s)",
+		asked, how, got, missText(want, got))
+	if floor := int(offset + slope + 0.5); fitted && want < floor {
+		note += fmt.Sprintf("; the smallest prompt of this shape is about %d tokens", floor)
+	}
+	return fit, note
+}
+
+// fitLine is the least-squares line through the points, when there are
+// at least two distinct x and the slope is positive.
+func fitLine(xs, ys []float64) (offset, slope float64, ok bool) {
+	n := float64(len(xs))
+	if len(xs) < 2 {
+		return 0, 0, false
+	}
+	var sx, sy, sxx, sxy float64
+	for i := range xs {
+		sx, sy, sxx, sxy = sx+xs[i], sy+ys[i], sxx+xs[i]*xs[i], sxy+xs[i]*ys[i]
+	}
+	den := n*sxx - sx*sx
+	if den == 0 {
+		return 0, 0, false
+	}
+	slope = (n*sxy - sx*sy) / den
+	offset = (sy - slope*sx) / n
+	return offset, slope, slope > 0.05
+}
+
+// missText says how far a count is from the size asked.
+func missText(want, got int) string {
+	if want == got {
+		return "exact"
+	}
+	return fmt.Sprintf("%+d, %+.1f%%", got-want, 100*float64(got-want)/float64(want))
 }
 
 // charCounter counts tokens as characters times a measured ratio.

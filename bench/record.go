@@ -74,6 +74,10 @@ type Record struct {
 	// timings.cache_n, the server having sent no cached_tokens in usage.
 	CachedFromTimings bool            `json:"cached_from_timings,omitempty"`
 	ChunkTimes        []time.Duration `json:"-"`
+	// PrefixShare is the share of the prompt that an earlier measured
+	// request of the run sent first: what a cache that kept everything
+	// would hit.
+	PrefixShare float32 `json:"-"`
 	// Text is the generated text, kept only when the workload needs it
 	// (a multi-turn call carries answers forward).
 	Text []byte `json:"-"`

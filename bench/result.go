@@ -73,6 +73,14 @@ func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered f
 	if agg.cachedReported && agg.inTotal > 0 {
 		res.Cache = &results.Cache{Reported: true, HitRate: float64(agg.cachedTotal) / float64(agg.inTotal)}
 	}
+	if r.coll.prefixes != nil && agg.inTotal > 0 {
+		if res.Cache == nil {
+			res.Cache = &results.Cache{}
+		}
+		expected := agg.expectedCached / float64(agg.inTotal)
+		res.Cache.Expected = &expected
+		res.Warnings = append(res.Warnings, cacheWarnings(*res.Cache, res.Tokens.Input.Mean, r.coll.prefixes.full)...)
+	}
 	for _, k := range sortedTags(tags) {
 		res.ByTurn = append(res.ByTurn, results.TurnStats{Turn: k, TTFT: summarize(tags[k].ttft, 1000), ITL: summarize(tags[k].itl, 1000)})
 	}

@@ -121,6 +121,10 @@ type Options struct {
 	// warm-up. A run that is not ready by then starts late, its arrivals
 	// due from StartAt all the same, and reports by how much.
 	StartAt time.Time
+	// Prefixes, for Summarize, is the tracker that filled the records'
+	// PrefixShare, so the result states the cache hit the workload
+	// expects; Run keeps its own.
+	Prefixes *PrefixTracker
 	// NoHistograms leaves the encoded histograms out of the result: for
 	// results only compared and never written (a calibration's replays),
 	// where compressing them is most of the summary's cost.
@@ -174,6 +178,7 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	}
 	r := &runner{opts: o, client: o.Client, coll: newCollector(4 * runtime.GOMAXPROCS(0)), windowBase: -1}
 	r.coll.goodput = o.Goodput
+	r.coll.prefixes = NewPrefixTracker()
 	r.recPool.New = func() any { return &Record{} }
 	start := time.Now()
 	r.records = newRecordWriter(o.Records, start, o.RecordLevel)
@@ -326,6 +331,9 @@ func (r *runner) one(ctx context.Context, idx int, sched, lateness time.Duration
 	rec.reset()
 	rec.Index, rec.Warmup, rec.Tag = idx, !measured, req.Tag
 	rec.Scheduled, rec.Lateness, rec.Waited = sched, lateness, waited
+	if measured {
+		rec.PrefixShare = r.coll.prefixes.Share(&req)
+	}
 	r.sent.Add(1)
 	r.inflight.Add(1)
 	r.client.DoRetry(ctx, &req, rec, false)

@@ -66,19 +66,22 @@ type aggregate struct {
 	sent, ok, failed, interrupted, waited, late int64
 	errors                                      map[string]int64
 	inTotal, outTotal, cachedTotal, partial     int64
-	usageReported, cachedReported               bool
-	multiToken                                  int64
-	firstSched, lastDone                        time.Duration
-	firstSent, lastSent                         time.Duration
-	busy                                        time.Duration
-	clamped                                     int64
-	coldTurns, measuredTurns                    int64
-	firstAttempt                                *results.Attempts
-	done                                        []completion
-	timings                                     int64
-	oddUsage                                    int64
-	good                                        int64
-	cachedFromTimings                           bool
+	// expectedCached sums, over successful requests, the prompt tokens an
+	// earlier request of the run had already sent (see PrefixTracker).
+	expectedCached                float64
+	usageReported, cachedReported bool
+	multiToken                    int64
+	firstSched, lastDone          time.Duration
+	firstSent, lastSent           time.Duration
+	busy                          time.Duration
+	clamped                       int64
+	coldTurns, measuredTurns      int64
+	firstAttempt                  *results.Attempts
+	done                          []completion
+	timings                       int64
+	oddUsage                      int64
+	good                          int64
+	cachedFromTimings             bool
 }
 
 func (a *aggregate) add(o *aggregate) {
@@ -97,6 +100,7 @@ func (a *aggregate) add(o *aggregate) {
 	a.inTotal += o.inTotal
 	a.outTotal += o.outTotal
 	a.cachedTotal += o.cachedTotal
+	a.expectedCached += o.expectedCached
 	a.partial += o.partial
 	a.usageReported = a.usageReported || o.usageReported
 	a.cachedReported = a.cachedReported || o.cachedReported
@@ -148,6 +152,10 @@ type collector struct {
 	callOrigins bool
 	// goodput are the per-request bounds of good requests.
 	goodput Goodput
+	// prefixes, when set, says what share of each measured prompt earlier
+	// ones sent (see PrefixTracker); the result then states the cache hit
+	// the workload expects beside the one the server reports.
+	prefixes *PrefixTracker
 }
 
 func newCollector(n int) *collector {
@@ -236,6 +244,7 @@ func (c *collector) add(r *Record) {
 	a.inTotal += int64(r.PromptTokens)
 	a.outTotal += int64(out)
 	a.cachedTotal += int64(r.CachedTokens)
+	a.expectedCached += float64(r.PromptTokens) * float64(r.PrefixShare)
 	a.usageReported = a.usageReported || r.UsageReported
 	a.cachedReported = a.cachedReported || r.CachedReported
 	if r.UsageReported && r.usageImplausible() {

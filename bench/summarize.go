@@ -33,6 +33,7 @@ type Window struct {
 func Summarize(recs []Record, o Options, w Window) *results.Run {
 	r := &runner{opts: o, coll: newCollector(1)}
 	r.coll.goodput = o.Goodput
+	r.coll.prefixes = o.Prefixes
 	for i := range recs {
 		r.coll.add(&recs[i])
 	}

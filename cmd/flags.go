@@ -186,6 +186,8 @@ type loadFlags struct {
 	data           datasetFlags
 	lengths        lengthFlags
 	goodput        string
+	prefixTokens   int
+	prefixPool     int
 }
 
 func (f *loadFlags) register(c *cobra.Command) {
@@ -213,6 +215,8 @@ func (f *loadFlags) registerShared(c *cobra.Command) {
 	fs.BoolVar(&f.noCalibrate, "no-calibrate", false, "send --input-tokens as knee's own filler count instead of calibrating it against the server's prompt_tokens")
 	f.data.register(c)
 	f.lengths.register(c)
+	fs.IntVar(&f.prefixTokens, "prefix-tokens", 0, "synthetic prompts: open every prompt with a shared prefix of N tokens (before --input-tokens of its own), as GuideLLM's prefix buckets")
+	fs.IntVar(&f.prefixPool, "prefix-pool", 1, "with --prefix-tokens: how many different prefixes requests draw from")
 	fs.StringVar(&f.goodput, "goodput", "", "count the requests meeting every bound, as vLLM's goodput, e.g. ttft:300,tpot:50,e2e:4000 (ms; also ttft_sched, e2e_sched)")
 	c.MarkFlagsMutuallyExclusive("input-tokens", "dataset")
 }
@@ -238,6 +242,15 @@ func (f *loadFlags) build(c *cobra.Command) (bench.Load, workload.Source, error)
 		Concurrency: f.concurrency, Rate: f.rate, Burstiness: f.burstiness, MaxConcurrency: f.maxConcurrency,
 		Requests: f.requests, Duration: f.duration, Warmup: f.warmup, Seed: f.seed, DrainTimeout: f.drain,
 	}
+	if f.prefixTokens < 0 || f.prefixTokens > 10_000_000 || f.prefixPool < 1 || f.prefixPool > 1_000_000 {
+		return load, nil, usageErr("--prefix-tokens must be in 0..10000000 and --prefix-pool in 1..1000000")
+	}
+	if f.prefixTokens > 0 && f.inputTokens == 0 {
+		return load, nil, usageErr("--prefix-tokens shares a prefix among synthetic prompts: give --input-tokens too (the tokens of each request's own)")
+	}
+	if c.Flags().Changed("prefix-pool") && f.prefixTokens == 0 {
+		return load, nil, usageErr("--prefix-pool needs --prefix-tokens")
+	}
 	var src workload.Source
 	switch {
 	case f.dataset != "":
@@ -250,6 +263,9 @@ func (f *loadFlags) build(c *cobra.Command) (bench.Load, workload.Source, error)
 		syn := workload.Synthetic{Tokens: f.inputTokens, MaxTokens: f.maxTokens, Seed: f.seed}
 		if err := f.lengths.apply(&syn); err != nil {
 			return load, nil, err
+		}
+		if f.prefixTokens > 0 {
+			syn.Prefix = workload.Pool{Tokens: f.prefixTokens, Count: f.prefixPool}
 		}
 		src = syn
 	default:
@@ -270,6 +286,10 @@ func (f *loadFlags) config(c *results.Config, load bench.Load) {
 		c.Workload = "dataset"
 	case f.inputTokens > 0:
 		c.InputTokens = f.inputTokens
+		c.PrefixTokens, c.PrefixPool = f.prefixTokens, 0
+		if f.prefixTokens > 0 {
+			c.PrefixPool = f.prefixPool
+		}
 		c.Workload = "synthetic"
 		c.InputStddev, c.OutputStddev, c.RangeRatio = f.lengths.inputStddev, f.lengths.outputStddev, f.lengths.rangeRatio
 	default:

@@ -328,7 +328,7 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 	if sizeNote != "" {
 		res.Notes = append(res.Notes, sizeNote)
 	}
-	if want := p.lf.inputTokens; want > 0 {
+	if want := p.lf.inputTokens + p.lf.prefixTokens; p.lf.inputTokens > 0 {
 		res.Warnings = append(res.Warnings, results.InputSizeWarnings(want, res.Tokens)...)
 	}
 	if tracked != nil {

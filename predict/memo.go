@@ -11,9 +11,12 @@ import (
 // core's request built from it (arrival and id unset), or the refusal.
 type said struct {
 	tag, maxTokens int
-	plan           *engine.Plan
-	sr             sched.Request
-	err            error
+	// share is the prompt's share an earlier request sent first (see
+	// bench.PrefixTracker), reckoned when the request was first said.
+	share float32
+	plan  *engine.Plan
+	sr    sched.Request
+	err   error
 }
 
 // Memo keeps what the content side said for each request index of one

@@ -129,7 +129,7 @@ func Level(o Options) (*results.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &virtual{opts: o, fleet: newFleet(cfg, max(o.Replicas, 1), o.Routing, o.Load.Seed), contextLength: ctxLen, inflight: map[int64]*flight{}}
+	v := &virtual{opts: o, prefixes: bench.NewPrefixTracker(), fleet: newFleet(cfg, max(o.Replicas, 1), o.Routing, o.Load.Seed), contextLength: ctxLen, inflight: map[int64]*flight{}}
 	if o.Load.Rate > 0 {
 		a, err := workload.NewArrivals(o.Load.Rate, o.Load.Burstiness, o.Load.Seed)
 		if err != nil {
@@ -146,7 +146,7 @@ func Level(o Options) (*results.Run, error) {
 	w.Start, w.End, w.Warmup, w.DrainCut = dur(start), dur(v.now), warm, v.cut > 0
 	cfgCopy := o.Config
 	cfgCopy.Predicted = true
-	bo := bench.Options{Load: o.Load, Config: cfgCopy, Goodput: o.Goodput, NoHistograms: o.NoHistograms}
+	bo := bench.Options{Load: o.Load, Config: cfgCopy, Goodput: o.Goodput, NoHistograms: o.NoHistograms, Prefixes: v.prefixes}
 	res := bench.Summarize(v.measured, bo, w)
 	res.Notes = append(res.Notes, "predicted in virtual time on the simulator's scheduler core: no request was sent")
 	return res, nil

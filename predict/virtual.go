@@ -42,6 +42,7 @@ type send struct {
 // clock, and the requests in flight.
 type virtual struct {
 	opts          Options
+	prefixes      *bench.PrefixTracker
 	fleet         *fleet
 	contextLength int
 	arrivals      *workload.Arrivals
@@ -194,7 +195,7 @@ func (v *virtual) start(due, at float64, waited bool, worker int, measured bool)
 	idx := v.index
 	v.index++
 	said := v.say(idx, measured)
-	rec := &bench.Record{Index: idx, Warmup: !measured, Tag: said.tag, Scheduled: dur(due), Sent: dur(at), Waited: waited, MaxTokens: said.maxTokens}
+	rec := &bench.Record{Index: idx, Warmup: !measured, Tag: said.tag, Scheduled: dur(due), Sent: dur(at), Waited: waited, MaxTokens: said.maxTokens, PrefixShare: said.share}
 	if v.slots > 0 {
 		v.slots--
 	}
@@ -229,6 +230,9 @@ func (v *virtual) say(idx int, measured bool) *said {
 		req = bench.WarmupRequest(req, idx)
 	}
 	s := &said{tag: req.Tag, maxTokens: req.MaxTokens}
+	if measured {
+		s.share = v.prefixes.Share(&req)
+	}
 	s.plan, s.err = v.opts.Target.Responder.Generate(v.opts.Target.genRequest(&req), v.contextLength)
 	if s.err == nil {
 		s.sr = engine.Request(s.plan, 0)

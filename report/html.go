@@ -208,7 +208,11 @@ func sizesOf(c results.Config) string {
 	case c.Dataset != "":
 		return "dataset " + c.Dataset
 	case c.InputTokens > 0:
-		return fmt.Sprintf("%s input tokens, max_tokens %d", spread(c.InputTokens, c.InputStddev, c.RangeRatio), c.MaxTokens)
+		prefix := ""
+		if c.PrefixTokens > 0 {
+			prefix = fmt.Sprintf(" after one of %d shared %d-token prefixes", c.PrefixPool, c.PrefixTokens)
+		}
+		return fmt.Sprintf("%s input tokens%s, max_tokens %d", spread(c.InputTokens, c.InputStddev, c.RangeRatio), prefix, c.MaxTokens)
 	}
 	return fmt.Sprintf("max_tokens %d", c.MaxTokens)
 }

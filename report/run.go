@@ -76,13 +76,18 @@ func run(w io.Writer, r *results.Run) error {
 			cl.AchievedConcurrency, cl.MeanCallSeconds, cl.LittlesLaw)
 	}
 	if ca := r.Cache; ca != nil {
-		if ca.Reported {
-			if r.Calls != nil {
-				fmt.Fprintf(w, "cache    hit rate %s of measured prompt tokens · %s of measured turns found their prefix cold\n", pct(ca.HitRate), pct(ca.ColdShare))
-			} else {
-				fmt.Fprintf(w, "cache    hit rate %s of measured prompt tokens\n", pct(ca.HitRate))
-			}
-		} else {
+		expected := ""
+		if ca.Expected != nil {
+			expected = fmt.Sprintf(" · the prompts share %s with earlier ones (the hit a cache keeping everything would give)", pct(*ca.Expected))
+		}
+		switch {
+		case ca.Reported && r.Calls != nil:
+			fmt.Fprintf(w, "cache    hit rate %s of measured prompt tokens · %s of measured turns found their prefix cold\n", pct(ca.HitRate), pct(ca.ColdShare))
+		case ca.Reported:
+			fmt.Fprintf(w, "cache    hit rate %s of measured prompt tokens%s\n", pct(ca.HitRate), expected)
+		case ca.Expected != nil:
+			fmt.Fprintf(w, "cache    the server does not report cached tokens%s\n", expected)
+		default:
 			fmt.Fprintln(w, "cache    hit rate unknown: the server does not report cached tokens (see the warning below)")
 		}
 	}
@@ -145,6 +150,9 @@ func describeLoad(c results.Config) string {
 	}
 	if c.InputTokens > 0 {
 		fmt.Fprintf(&b, " · %s input tokens", spread(c.InputTokens, c.InputStddev, c.RangeRatio))
+		if c.PrefixTokens > 0 {
+			fmt.Fprintf(&b, " after one of %d shared %d-token prefixes", c.PrefixPool, c.PrefixTokens)
+		}
 		fmt.Fprintf(&b, " · max_tokens %s", spread(c.MaxTokens, c.OutputStddev, c.RangeRatio))
 	} else {
 		fmt.Fprintf(&b, " · max_tokens %d", c.MaxTokens)

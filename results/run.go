@@ -75,6 +75,11 @@ type Config struct {
 	MaxConcurrency int               `json:"max_concurrency,omitempty"`
 	MaxTokens      int               `json:"max_tokens"`
 	InputTokens    int               `json:"input_tokens,omitempty"`
+	// PrefixTokens and PrefixPool are the shared prefixes of synthetic
+	// prompts: PrefixPool prefixes of PrefixTokens tokens, before each
+	// request's InputTokens.
+	PrefixTokens int `json:"prefix_tokens,omitempty"`
+	PrefixPool   int `json:"prefix_pool,omitempty"`
 	Dataset        string            `json:"dataset,omitempty"`
 	DatasetFormat  string            `json:"dataset_format,omitempty"`
 	// InputStddev, OutputStddev and RangeRatio are the length spread asked
@@ -293,11 +298,16 @@ type Goodput struct {
 	RequestsPerS float64            `json:"requests_per_s"`
 }
 
-// Cache describes prefix-cache reuse over measured turns.
+// Cache describes prefix-cache reuse over measured requests (or turns).
 type Cache struct {
+	// HitRate is the share of prompt tokens the server said it cached.
 	HitRate   float64 `json:"cache_hit_rate"`
 	ColdShare float64 `json:"cold_turn_share"`
 	Reported  bool    `json:"reported"`
+	// Expected is the share of prompt tokens that earlier requests of the
+	// run had already sent as the same prefix: the hit a cache that kept
+	// everything would give (0 for distinct prompts).
+	Expected *float64 `json:"expected_hit_rate,omitempty"`
 	// ColdTurns of Turns measured turns found their prefix cold (the call
 	// workload), so shards' shares can be pooled.
 	ColdTurns int64 `json:"cold_turns,omitempty"`
@@ -331,13 +341,15 @@ type TurnStats struct {
 type Histograms map[string]string
 
 // InputSizeWarnings says when the measured prompts miss the size asked by
-// more than 5%, or when the server never counted them.
+// more than 3% (and more than 2 tokens, for short prompts), or when the
+// server never counted them.
 func InputSizeWarnings(want int, tk Tokens) []string {
 	if !tk.UsageReported || tk.Input.Count == 0 {
 		return []string{fmt.Sprintf("--input-tokens %d could not be checked: the server reported no prompt_tokens", want)}
 	}
-	if miss := math.Abs(tk.Input.Mean-float64(want)) / float64(want); miss > 0.05 {
-		return []string{fmt.Sprintf("prompts averaged %.0f server tokens against --input-tokens %d (%.0f%% off)", tk.Input.Mean, want, 100*miss)}
+	off := math.Abs(tk.Input.Mean - float64(want))
+	if miss := off / float64(want); miss > 0.03 && off > 2 {
+		return []string{fmt.Sprintf("prompts averaged %.1f server tokens against --input-tokens %d (%.1f%% off)", tk.Input.Mean, want, 100*miss)}
 	}
 	return nil
 }

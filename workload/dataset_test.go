@@ -253,6 +253,7 @@ func TestDatasetContinuesAndBounds(t *testing.T) {
 		t.Error("repeats misjudged")
 	}
 }
+
 // TestSpreadMeasured: 20,000 draws of a normal spread have the mean and
 // standard deviation asked (within 2%), none under 1; a range ratio stays
 // inside its bounds and fills them uniformly (mean at the centre).

@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"strings"
 )
@@ -74,19 +73,20 @@ earth need far hand high year mother light parts country father let night follow
 soon times story boys since white days ever paper hard near sentence better best across during today others however
 sure means knew try told young miles sun ways thing whole hear example heard several change answer room sea against`)
 
-// Synthetic builds prompts of about Tokens tokens from filler words. Every
-// prompt opens with a tag drawn from the nonce, the seed and its index
-// (see leadTag), and its words come from a generator seeded with the
-// index, so no two requests share a leading block and a prefix cache cannot
-// flatter time to first token.
+// Synthetic builds prompts of about Tokens tokens from filler words drawn
+// from a generator seeded by the nonce, the seed and the request's index.
+// Two prompts' first words differ 399 times in 400 and their first two
+// all but always, so no two requests share a leading block (nor, on a
+// server that caches token by token, more than a token or so) and a prefix
+// cache cannot flatter time to first token. A nonce written in front of
+// every prompt would have given a whole run a shared opening.
 type Synthetic struct {
 	Tokens    int
 	MaxTokens int
 	Seed      uint64
-	// Nonce, when set, is part of every prompt's opening tag, so prompts
-	// of one run never repeat those of an earlier run (or sweep level) that
-	// may still sit in the server's prefix cache. The rest of the prompt
-	// depends only on the seed and the index.
+	// Nonce, when set, seeds the words with the seed and the index, so
+	// prompts of one run never repeat those of an earlier run (or sweep
+	// level) that may still sit in the server's prefix cache.
 	Nonce string
 	// WordsPerToken scales the word count; 0 means 1. A calibration against
 	// the server's own token count sets it (see Calibrate).
@@ -94,6 +94,9 @@ type Synthetic struct {
 	// Spread draws each request's input and output lengths around Tokens
 	// and MaxTokens; the zero value sends them all alike.
 	Spread Spread
+	// Prefix, when set, opens every prompt with one of a pool of shared
+	// prefixes, before the request's own Tokens.
+	Prefix Pool
 }
 
 // Spread is a distribution of request lengths: normal with a standard
@@ -132,25 +135,44 @@ func (s Synthetic) Request(i int) Request {
 	in, out := s.Lengths(i)
 	// A calibration shifts Tokens by the template's overhead; the spread
 	// is drawn around the asked size and shifted alike.
-	text := leadTag(s.Nonce, s.Seed, i) + " " + Filler(in, s.WordsPerToken, s.Seed, uint64(i))
+	seed := s.Seed ^ hashString(s.Nonce)
+	text := Filler(in, s.WordsPerToken, seed, uint64(i))
+	if s.Prefix.Tokens > 0 {
+		text = s.Prefix.text(s.prefixWords(), seed, s.Prefix.Of(s.Seed, i)) + " " + text
+	}
 	return Request{Messages: []Message{{Role: "user", Content: text}}, MaxTokens: out}
 }
 
-// leadTag opens request i's prompt: twelve hex digits drawn from the
-// nonce, the seed and the index. Two requests' tags differ in their first
-// digit fifteen times in sixteen, so the prompts share no leading block
-// (nor, on a server that caches token by token, more than a token), while
-// a shared nonce in front would have given every prompt of a run the same
-// first dozen tokens.
-func leadTag(nonce string, seed uint64, i int) string {
-	x := hashString(nonce) ^ seed*0x9e3779b97f4a7c15 ^ uint64(i)*0xbf58476d1ce4e5b9
-	// splitmix64's finaliser: nearby indices give unrelated digits.
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return fmt.Sprintf("%012x", x>>16)
+// Pool is a set of shared prompt prefixes, as GuideLLM's prefix buckets
+// and AIPerf's prompt pools: every request starts with one of Count
+// prefixes of Tokens tokens, then goes on with its own text.
+type Pool struct {
+	Tokens, Count int
+	// WordsPerToken sizes the prefixes (0: Synthetic's own); a calibration
+	// fixes it before fitting the rest of the prompt.
+	WordsPerToken float64
+}
+
+// Of is the prefix request i starts with, drawn from the seed and i.
+func (p Pool) Of(seed uint64, i int) int {
+	if p.Count <= 1 {
+		return 0
+	}
+	r := rand.New(rand.NewPCG(seed^0x9001, uint64(i)))
+	return r.IntN(p.Count)
+}
+
+// text is prefix k's words. It depends on the run's nonce (in seed), so
+// another run's prefixes are other text.
+func (p Pool) text(wordsPerToken float64, seed uint64, k int) string {
+	return Filler(p.Tokens, wordsPerToken, seed^0x9001, 0x9001_0000_0000+uint64(k))
+}
+
+func (s Synthetic) prefixWords() float64 {
+	if s.Prefix.WordsPerToken > 0 {
+		return s.Prefix.WordsPerToken
+	}
+	return s.WordsPerToken
 }
 
 // Unmeasured returns r with tag opening its first message (or its

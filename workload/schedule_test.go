@@ -83,22 +83,21 @@ func TestSyntheticPromptsDifferAndRepeat(t *testing.T) {
 	if s.Request(0).Messages[0].Content != a {
 		t.Error("the same index gave a different prompt")
 	}
-	// The opening tag and 64 filler words.
-	if n := len(strings.Fields(a)); n != 65 {
-		t.Errorf("prompt has %d words, want 65", n)
+	if n := len(strings.Fields(a)); n != 64 {
+		t.Errorf("prompt has %d words, want 64", n)
 	}
 }
 
-// TestPromptsShareNoPrefix: across a thousand requests of one run, and
-// between runs with other nonces, no two prompts share their first eight
-// characters, so on a server that caches token by token they share at
-// most a character or two and never a block.
+// TestPromptsShareNoPrefix: across a thousand requests of each of three
+// runs (or levels), no two prompts share their first three words, so on a
+// server that caches token by token they share a word or two at most, and
+// never a block.
 func TestPromptsShareNoPrefix(t *testing.T) {
 	seen := map[string]int{}
 	for _, nonce := range []string{"[a1.1]", "[a1.2]", "[b2.1]"} {
 		s := Synthetic{Tokens: 32, MaxTokens: 8, Seed: 1, Nonce: nonce}
 		for i := -1; i < 1000; i++ {
-			head := s.Request(i).Messages[0].Content[:8]
+			head := strings.Join(strings.Fields(s.Request(i).Messages[0].Content)[:3], " ")
 			if j, dup := seen[head]; dup {
 				t.Fatalf("request %d of %s starts like request %d: %q", i, nonce, j, head)
 			}
@@ -154,6 +153,31 @@ func TestPhase(t *testing.T) {
 	for i, off := range next {
 		if want := all[21+i] - all[21]; off != want {
 			t.Errorf("next phase arrival %d at %v, want %v", i, off, want)
+		}
+	}
+}
+
+// TestPrefixPool: each request starts with one of the pool's prefixes,
+// whole, and goes on with text of its own; every prefix is used.
+func TestPrefixPool(t *testing.T) {
+	s := Synthetic{Tokens: 10, MaxTokens: 4, Seed: 5, Nonce: "[x]", Prefix: Pool{Tokens: 20, Count: 3}}
+	starts := map[string]int{}
+	for i := 0; i < 300; i++ {
+		w := strings.Fields(s.Request(i).Messages[0].Content)
+		if len(w) != 30 {
+			t.Fatalf("request %d has %d words, want 20 + 10", i, len(w))
+		}
+		starts[strings.Join(w[:20], " ")]++
+		if i > 0 && strings.Join(w[20:23], " ") == strings.Join(strings.Fields(s.Request(i-1).Messages[0].Content)[20:23], " ") {
+			t.Errorf("requests %d and %d go on alike after the prefix", i-1, i)
+		}
+	}
+	if len(starts) != 3 {
+		t.Errorf("%d distinct prefixes, want 3", len(starts))
+	}
+	for p, n := range starts {
+		if n < 70 {
+			t.Errorf("prefix %.20q used %d times of 300", p, n)
 		}
 	}
 }

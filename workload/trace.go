@@ -33,7 +33,7 @@ func (b TraceBlocks) Prompt(e DatasetEntry, i int) string {
 	}
 	seed := b.Seed ^ hashString(b.Nonce)
 	if len(e.HashIDs) == 0 {
-		return leadTag(b.Nonce, b.Seed, i) + " " + Filler(e.InputLength, b.WordsPerToken, seed, uint64(i))
+		return Filler(e.InputLength, b.WordsPerToken, seed, uint64(i))
 	}
 	ids := e.HashIDs
 	// The ids cover ceil(length / size) blocks, the last one partly;
