@@ -74,7 +74,12 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 	}
 	shard := r.opts.Load.Shard
 	mine, lastMine := 0, false
-	phase := r.arrivals.Phase(n, d)
+	arrivals := r.arrivals
+	if measured && r.trace != nil {
+		// A trace's line k is the window's arrival k, whatever warmed up.
+		arrivals, r.drawn = r.trace, 0
+	}
+	phase := arrivals.Phase(n, d)
 	var last time.Duration
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()

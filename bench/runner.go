@@ -39,6 +39,12 @@ type Load struct {
 	// Shard, when set, sends only this process's part of the load (see
 	// Shard); counts, caps and the warm-up are split alike.
 	Shard Shard
+	// Trace, when set, is the measured window's arrival schedule (offsets
+	// from its start, see workload.TraceSchedule): arrival k is line k of
+	// the trace, request k. Rate is then the trace's mean rate, which the
+	// warm-up's Poisson arrivals take; without Requests or Duration the
+	// window is the whole trace.
+	Trace []time.Duration
 }
 
 // DefaultWarmup is the warm-up count used when Load.Warmup is negative:
@@ -68,7 +74,7 @@ func (l Load) Validate() error {
 	if l.Rate > 0 && l.Burstiness <= 0 {
 		errs = append(errs, errors.New("burstiness must be positive"))
 	}
-	if l.Requests == 0 && l.Duration == 0 {
+	if l.Requests == 0 && l.Duration == 0 && l.Trace == nil {
 		errs = append(errs, errors.New("give --requests or --duration"))
 	}
 	if err := l.Shard.Validate(); err != nil {
@@ -153,7 +159,9 @@ type runner struct {
 	client   *Client
 	coll     *collector
 	arrivals *workload.Arrivals
-	records  *recordWriter
+	// trace, when the load replays one, gives the window's arrivals.
+	trace   *workload.Arrivals
+	records *recordWriter
 	sent     atomic.Int64
 	inflight atomic.Int64
 	errs     atomic.Int64
@@ -188,6 +196,9 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 			return nil, err
 		}
 		r.arrivals = a
+	}
+	if o.Load.Trace != nil {
+		r.trace = workload.NewTraceArrivals(o.Load.Trace)
 	}
 	r.client.SetStart(start)
 	stopWatch := context.AfterFunc(ctx, r.client.Abort)

@@ -21,6 +21,7 @@ type datasetFlags struct {
 	maxContext  int
 	repeat      bool
 	blockTokens int
+	speedup     float64
 }
 
 func (f *datasetFlags) register(c *cobra.Command) {
@@ -33,6 +34,7 @@ func (f *datasetFlags) register(c *cobra.Command) {
 	fs.IntVar(&f.maxContext, "dataset-max-context", -1, "drop entries whose prompt plus output exceed this (default 2048 for ShareGPT, as vLLM; else none)")
 	fs.BoolVar(&f.repeat, "dataset-repeat", false, "start every sweep level at the first sampled entry, so later levels resend earlier levels' prompts (warm on a prefix-caching server); by default each level continues where the last stopped")
 	fs.IntVar(&f.blockTokens, "trace-block-tokens", workload.DefaultTraceBlockTokens, "tokens one trace hash_id stands for (Mooncake's block size)")
+	fs.Float64Var(&f.speedup, "trace-speedup", 1, "replay a trace this many times faster (0.5: at half speed); --rate instead asks for a mean rate")
 }
 
 // pendingDataset is a parsed dataset not yet sized: sizing needs the
@@ -46,6 +48,9 @@ type pendingDataset struct {
 	sample  int
 	repeat  bool
 	blocks  int
+	// traceRate is the mean rate of a trace's lines at its own speed
+	// (0: not a trace).
+	traceRate float64
 }
 
 // Request implements workload.Source; a pending dataset is never sent.
@@ -67,6 +72,9 @@ func (f *datasetFlags) parse(path string) (*pendingDataset, error) {
 	if f.blockTokens < 1 || f.blockTokens > 1<<20 {
 		return nil, usageErr("--trace-block-tokens must be between 1 and 1048576")
 	}
+	if !(f.speedup > 0) || f.speedup > 1e6 {
+		return nil, usageErr("--trace-speedup must be a positive number up to 1000000")
+	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, usageErr("--dataset %s is a folder, not a file", path)
 	}
@@ -80,6 +88,12 @@ func (f *datasetFlags) parse(path string) (*pendingDataset, error) {
 		return nil, usageErr("--dataset %s: %v", path, err)
 	}
 	p := &pendingDataset{path: path, parsed: parsed, format: parsed.Format, sample: f.numPrompts, repeat: f.repeat, blocks: f.blockTokens}
+	if parsed.Timed {
+		p.traceRate = workload.TraceRate(workload.TraceSchedule(parsed.Entries, 1))
+		if !(p.traceRate > 0) || math.IsInf(p.traceRate, 0) {
+			return nil, usageErr("--dataset %s: a trace needs at least two lines at different timestamps to have a rate", path)
+		}
+	}
 	if parsed.Format == workload.FormatShareGPT {
 		p.filters = workload.ShareGPTFilters
 	}
@@ -191,9 +205,9 @@ func (t *trackedDataset) used() int { return int(t.top.Load()) }
 
 // repeatWarning says that a level's prompts repeat, when they did:
 // resent by --dataset-repeat after an earlier level, or the dataset ran out.
-func (t *trackedDataset) repeatWarning(resent bool) string {
-	if resent {
-		return "--dataset-repeat: this level resent the prompts of earlier levels; a prefix-caching server answers them warm"
+func (t *trackedDataset) repeatWarning(resent string) string {
+	if resent != "" {
+		return resent
 	}
 	if !t.Repeats(t.used()) {
 		return ""

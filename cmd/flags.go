@@ -226,6 +226,25 @@ func (f *loadFlags) build(c *cobra.Command) (bench.Load, workload.Source, error)
 	if err := f.check(c); err != nil {
 		return bench.Load{}, nil, err
 	}
+	// A dataset is read first: a trace sets the arrivals itself.
+	var pending *pendingDataset
+	if f.dataset != "" {
+		var err error
+		if pending, err = f.data.parse(f.dataset); err != nil {
+			return bench.Load{}, nil, err
+		}
+		if pending.traceRate > 0 {
+			if f.concurrency > 0 {
+				return bench.Load{}, nil, usageErr("--dataset %s is a trace: its timestamps are the arrivals, so --concurrency does not apply (--max-concurrency caps requests in flight)", f.dataset)
+			}
+			if f.rate == 0 {
+				f.rate = pending.traceRate * f.data.speedup
+			}
+			if !c.Flags().Changed("requests") {
+				f.requests = 0
+			}
+		}
+	}
 	if f.concurrency == 0 && f.rate == 0 {
 		f.concurrency = 1
 	}
@@ -235,7 +254,7 @@ func (f *loadFlags) build(c *cobra.Command) (bench.Load, workload.Source, error)
 	if f.maxConcurrency > 0 && f.concurrency > 0 {
 		return bench.Load{}, nil, usageErr("--max-concurrency applies to open loop (--rate); closed loop is already capped by --concurrency")
 	}
-	if f.requests == 0 && f.duration == 0 {
+	if f.requests == 0 && f.duration == 0 && (pending == nil || pending.traceRate == 0) {
 		f.requests = 100
 	}
 	load := bench.Load{
@@ -253,12 +272,12 @@ func (f *loadFlags) build(c *cobra.Command) (bench.Load, workload.Source, error)
 	}
 	var src workload.Source
 	switch {
-	case f.dataset != "":
-		ds, err := f.data.parse(f.dataset)
-		if err != nil {
-			return load, nil, err
+	case pending != nil:
+		if pending.traceRate > 0 {
+			// The schedule comes from the sized lines, level by level.
+			load.Trace = []time.Duration{}
 		}
-		src = ds
+		src = pending
 	case f.inputTokens > 0:
 		syn := workload.Synthetic{Tokens: f.inputTokens, MaxTokens: f.maxTokens, Seed: f.seed}
 		if err := f.lengths.apply(&syn); err != nil {
@@ -284,6 +303,9 @@ func (f *loadFlags) config(c *results.Config, load bench.Load) {
 	case f.dataset != "":
 		c.Dataset = f.dataset
 		c.Workload = "dataset"
+		if load.Trace != nil {
+			c.Workload = "trace"
+		}
 	case f.inputTokens > 0:
 		c.InputTokens = f.inputTokens
 		c.PrefixTokens, c.PrefixPool = f.prefixTokens, 0

@@ -178,7 +178,13 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 			var tracked *trackedDataset
 			if ds, ok := src.(workload.Dataset); ok {
 				tracked = &trackedDataset{Dataset: ds}
-				if !pending.repeat {
+				switch {
+				case l.Trace != nil:
+					speedup := l.Rate / workload.TraceRate(workload.TraceSchedule(ds.Entries, 1))
+					l.Trace = workload.TraceSchedule(ds.Entries, speedup)
+					tracked.Blocks.Nonce = levelNonce(i + 1)
+					cfg.TraceSpeedup = speedup
+				case !pending.repeat:
 					tracked.Offset = datasetNext
 				}
 				src = tracked
@@ -186,7 +192,11 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 			res, err := predict.Level(predict.Options{Target: target, Source: src, Load: l, Config: cfg, Goodput: plan.goodput,
 				Replicas: o.replicas, Routing: routing})
 			if tracked != nil && res != nil {
-				if w := tracked.repeatWarning(pending.repeat && datasetNext > 0); w != "" {
+				resent := ""
+				if pending.repeat && datasetNext > 0 {
+					resent = "--dataset-repeat: this level resent the prompts of earlier levels; a prefix-caching server answers them warm"
+				}
+				if w := tracked.repeatWarning(resent); w != "" {
 					res.Warnings = append(res.Warnings, w)
 				}
 				datasetNext = tracked.Offset + tracked.used()

@@ -307,7 +307,16 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 			lv.dataset, lv.datasetNote = &ds, note
 		}
 		tracked = &trackedDataset{Dataset: *lv.dataset}
-		if !pd.repeat {
+		switch {
+		case load.Trace != nil:
+			// Every level replays the whole trace, faster or slower; its
+			// blocks are the level's own text (the nonce), so one level's
+			// never warm the next.
+			speedup := load.Rate / workload.TraceRate(workload.TraceSchedule(tracked.Entries, 1))
+			load.Trace = workload.TraceSchedule(tracked.Entries, speedup)
+			tracked.Blocks.Nonce = lv.nextNonce()
+			cfg.TraceSpeedup = speedup
+		case !pd.repeat:
 			tracked.Offset = lv.datasetNext
 		}
 		src = tracked
@@ -332,7 +341,15 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 		res.Warnings = append(res.Warnings, results.InputSizeWarnings(want, res.Tokens)...)
 	}
 	if tracked != nil {
-		if w := tracked.repeatWarning(pd.repeat && lv.datasetNext > 0); w != "" {
+		resent := ""
+		switch {
+		case lv.datasetNext == 0:
+		case load.Trace != nil && !pd.lengthsOnly():
+			resent = "every level replays the whole trace: the lines that carry text resend an earlier level's prompts, which a prefix-caching server answers warm"
+		case pd.repeat:
+			resent = "--dataset-repeat: this level resent the prompts of earlier levels; a prefix-caching server answers them warm"
+		}
+		if w := tracked.repeatWarning(resent); w != "" {
 			res.Warnings = append(res.Warnings, w)
 		}
 		lv.datasetNext = tracked.Offset + tracked.used()

@@ -49,6 +49,8 @@ type sweepOptions struct {
 	// predict runs the levels in virtual time instead of measuring them.
 	predict  bool
 	parallel int
+	// speedups are a trace's levels, as multiples of its own speed.
+	speedups string
 	replicas int
 	routing  string
 }
@@ -100,6 +102,7 @@ func (o *sweepOptions) register(c *cobra.Command) {
 	fs.BoolVar(&o.stopSat, "stop-on-saturation", false, "end the sweep once two levels in a row miss the SLO")
 	fs.StringVar(&o.preset, "preset", "", "seed the rates and SLO from a sweep preset (see knee presets)")
 	fs.StringVar(&o.records, "records", "", "stream one JSON line per request of every level to this file (each with its level)")
+	fs.StringVar(&o.speedups, "trace-speedups", "", "a trace's levels as multiples of its own speed, e.g. 0.5,1,2,4 (default; --rates instead asks for mean rates)")
 	c.MarkFlagsMutuallyExclusive("rates", "concurrency")
 	if !o.predict {
 		o.shard.register(c, true)
@@ -217,6 +220,17 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	plan, err := buildLevelPlan(c, &o.load, &o.voice, o.workload == "voice")
 	if err != nil {
 		return err
+	}
+	if pd, ok := plan.src.(*pendingDataset); ok && pd.traceRate > 0 {
+		if loads, err = o.traceLevels(c, axis, loads, pd.traceRate); err != nil {
+			return err
+		}
+		if !fs.Changed("step-duration") {
+			// A trace's level is the whole trace, unless bounded.
+			o.load.duration, plan.load.Duration = 0, 0
+		}
+	} else if o.speedups != "" {
+		return usageErr("--trace-speedups applies to a trace (a --dataset whose lines carry timestamps)")
 	}
 	plan.datasetNeed = datasetNeed(plan.load, loads, axis == "rate")
 	if err := o.target.validate(); err != nil {
@@ -345,10 +359,39 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	return nil
 }
 
+// traceLevels are a trace sweep's levels as mean rates: --rates as given,
+// or --trace-speedups (default 0.5,1,2,4) times the trace's own rate.
+func (o *sweepOptions) traceLevels(c *cobra.Command, axis string, loads []float64, rate float64) ([]float64, error) {
+	if axis != "rate" {
+		return nil, usageErr("a trace's timestamps are its arrivals: sweep it with --trace-speedups or --rates, not --concurrency")
+	}
+	if o.rates != "" {
+		if o.speedups != "" {
+			return nil, usageErr("give --rates or --trace-speedups, not both")
+		}
+		return loads, nil
+	}
+	list := o.speedups
+	if list == "" {
+		list = "0.5,1,2,4"
+	}
+	sp, err := parseList(list)
+	if err != nil {
+		return nil, usageErr("--trace-speedups: %v", err)
+	}
+	out := make([]float64, len(sp))
+	for i, s := range sp {
+		out[i] = s * rate
+	}
+	return out, nil
+}
+
 func windowText(d time.Duration, requests, calls int, workload string) string {
 	switch {
 	case d > 0:
 		return d.String()
+	case requests == 0 && workload == "requests":
+		return "the whole trace"
 	case workload == "voice":
 		return fmt.Sprintf("%d calls", calls)
 	}

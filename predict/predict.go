@@ -137,6 +137,9 @@ func Level(o Options) (*results.Run, error) {
 		}
 		v.arrivals = a
 	}
+	if o.Load.Trace != nil {
+		v.trace = workload.NewTraceArrivals(o.Load.Trace)
+	}
 	warm := o.Load.DefaultWarmup()
 	if warm > 0 {
 		v.phase(warm, 0, false)

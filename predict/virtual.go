@@ -46,6 +46,8 @@ type virtual struct {
 	fleet         *fleet
 	contextLength int
 	arrivals      *workload.Arrivals
+	// trace gives the window's arrivals when the level replays one.
+	trace *workload.Arrivals
 	now           float64
 	index         int
 	nextID        int64
@@ -76,7 +78,11 @@ func (v *virtual) phase(n int, d time.Duration, measured bool) bench.Window {
 	}
 	var dues []float64
 	if load.Rate > 0 {
-		dues, w = v.draw(n, d, base)
+		if measured && v.trace != nil {
+			// A trace's line k is the window's request k, whatever warmed up.
+			v.index = 0
+		}
+		dues, w = v.draw(n, d, base, measured)
 	} else {
 		for worker := 0; worker < load.Concurrency; worker++ {
 			v.sends = append(v.sends, send{at: base, worker: worker})
@@ -152,10 +158,14 @@ func (v *virtual) phase(n int, d time.Duration, measured bool) bench.Window {
 // draw takes the phase's arrivals from the level's one schedule exactly as
 // bench's open loop does: offsets from the phase's first arrival, at most
 // n of them, none at or past d.
-func (v *virtual) draw(n int, d time.Duration, base float64) ([]float64, bench.Window) {
+func (v *virtual) draw(n int, d time.Duration, base float64, measured bool) ([]float64, bench.Window) {
 	var dues []float64
 	var last time.Duration
-	for phase := v.arrivals.Phase(n, d); ; {
+	arrivals := v.arrivals
+	if measured && v.trace != nil {
+		arrivals = v.trace
+	}
+	for phase := arrivals.Phase(n, d); ; {
 		rel, ok := phase.Next()
 		if !ok {
 			break
@@ -220,7 +230,12 @@ func (v *virtual) start(due, at float64, waited bool, worker int, measured bool)
 // say is what the content side says to request idx: from the memo when
 // the level has one.
 func (v *virtual) say(idx int, measured bool) *said {
-	if m := v.opts.Memo; m != nil {
+	// Warm-ups are not memoised: their indices may be a trace's lines too.
+	m := v.opts.Memo
+	if !measured {
+		m = nil
+	}
+	if m != nil {
 		if s := m.get(idx); s != nil {
 			return s
 		}
@@ -237,7 +252,7 @@ func (v *virtual) say(idx int, measured bool) *said {
 	if s.err == nil {
 		s.sr = engine.Request(s.plan, 0)
 	}
-	if m := v.opts.Memo; m != nil {
+	if m != nil {
 		m.put(idx, s)
 	}
 	return s

@@ -135,7 +135,12 @@ func describeLoad(c results.Config) string {
 		}
 		return b.String()
 	}
-	if c.Mode == "open" {
+	if c.TraceSpeedup > 0 {
+		fmt.Fprintf(&b, " · the trace's own arrival times at %s× speed (%s req/s on average)", num(c.TraceSpeedup, 3), num(c.Rate, 2))
+		if c.MaxConcurrency > 0 {
+			fmt.Fprintf(&b, ", at most %d in flight", c.MaxConcurrency)
+		}
+	} else if c.Mode == "open" {
 		fmt.Fprintf(&b, " · open loop, %s req/s", num(c.Rate, 2))
 		if c.Burstiness != 0 && c.Burstiness != 1 {
 			fmt.Fprintf(&b, " (gamma, burstiness %g)", c.Burstiness)
@@ -154,6 +159,8 @@ func describeLoad(c results.Config) string {
 			fmt.Fprintf(&b, " after one of %d shared %d-token prefixes", c.PrefixPool, c.PrefixTokens)
 		}
 		fmt.Fprintf(&b, " · max_tokens %s", spread(c.MaxTokens, c.OutputStddev, c.RangeRatio))
+	} else if c.Dataset != "" {
+		fmt.Fprintf(&b, " · max_tokens per line, else %d", c.MaxTokens)
 	} else {
 		fmt.Fprintf(&b, " · max_tokens %d", c.MaxTokens)
 	}

@@ -82,6 +82,8 @@ type Config struct {
 	PrefixPool   int `json:"prefix_pool,omitempty"`
 	Dataset        string            `json:"dataset,omitempty"`
 	DatasetFormat  string            `json:"dataset_format,omitempty"`
+	// TraceSpeedup is how much faster than recorded a trace was replayed.
+	TraceSpeedup float64 `json:"trace_speedup,omitempty"`
 	// InputStddev, OutputStddev and RangeRatio are the length spread asked
 	// of synthetic prompts (see workload.Spread).
 	InputStddev  float64      `json:"input_tokens_stddev,omitempty"`

@@ -22,6 +22,21 @@ type Arrivals struct {
 	bursty bool
 	next   float64 // seconds
 	count  int
+	// trace, when set, is the offsets of a recorded schedule, given in
+	// order; the process ends after the last.
+	trace   []time.Duration
+	isTrace bool
+}
+
+// NewTraceArrivals returns the arrivals of a trace: offsets from its
+// start, in order (see TraceSchedule). A phase of it ends with its last.
+func NewTraceArrivals(offsets []time.Duration) *Arrivals {
+	return &Arrivals{trace: offsets, isTrace: true}
+}
+
+// TraceRate is a trace's mean rate: its gaps over the time they span.
+func TraceRate(offsets []time.Duration) float64 {
+	return OfferedRate(offsets)
 }
 
 // NewArrivals returns a seeded arrival process at rate per second. A
@@ -49,6 +64,13 @@ func NewArrivals(rate, burstiness float64, seed uint64) (*Arrivals, error) {
 // The first arrival is at offset zero, so a run starts with a request rather
 // than an idle gap.
 func (a *Arrivals) Next() time.Duration {
+	if a.isTrace {
+		a.count++
+		if a.count > len(a.trace) {
+			return time.Duration(math.MaxInt64)
+		}
+		return a.trace[a.count-1]
+	}
 	at := a.next
 	if a.bursty {
 		a.next += a.gamma.Rand()
@@ -81,7 +103,7 @@ func (a *Arrivals) Phase(n int, d time.Duration) *Phase {
 // once the phase is over. The arrival that falls past d is drawn from the
 // process and lost to it, as a dispatcher that drew it would lose it.
 func (p *Phase) Next() (time.Duration, bool) {
-	if p.n > 0 && p.count >= p.n {
+	if p.n > 0 && p.count >= p.n || p.a.isTrace && p.a.count >= len(p.a.trace) {
 		return 0, false
 	}
 	off := p.a.Next()
