@@ -160,8 +160,8 @@ type runner struct {
 	coll     *collector
 	arrivals *workload.Arrivals
 	// trace, when the load replays one, gives the window's arrivals.
-	trace   *workload.Arrivals
-	records *recordWriter
+	trace    *workload.Arrivals
+	records  *recordWriter
 	sent     atomic.Int64
 	inflight atomic.Int64
 	errs     atomic.Int64

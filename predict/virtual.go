@@ -47,13 +47,13 @@ type virtual struct {
 	contextLength int
 	arrivals      *workload.Arrivals
 	// trace gives the window's arrivals when the level replays one.
-	trace *workload.Arrivals
-	now           float64
-	index         int
-	nextID        int64
-	inflight      map[int64]*flight
-	measured      []bench.Record
-	cut           int
+	trace    *workload.Arrivals
+	now      float64
+	index    int
+	nextID   int64
+	inflight map[int64]*flight
+	measured []bench.Record
+	cut      int
 
 	// Per phase.
 	sends  []send // closed loop, in time order

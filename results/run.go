@@ -78,10 +78,10 @@ type Config struct {
 	// PrefixTokens and PrefixPool are the shared prefixes of synthetic
 	// prompts: PrefixPool prefixes of PrefixTokens tokens, before each
 	// request's InputTokens.
-	PrefixTokens int `json:"prefix_tokens,omitempty"`
-	PrefixPool   int `json:"prefix_pool,omitempty"`
-	Dataset        string            `json:"dataset,omitempty"`
-	DatasetFormat  string            `json:"dataset_format,omitempty"`
+	PrefixTokens  int    `json:"prefix_tokens,omitempty"`
+	PrefixPool    int    `json:"prefix_pool,omitempty"`
+	Dataset       string `json:"dataset,omitempty"`
+	DatasetFormat string `json:"dataset_format,omitempty"`
 	// TraceSpeedup is how much faster than recorded a trace was replayed.
 	TraceSpeedup float64 `json:"trace_speedup,omitempty"`
 	// InputStddev, OutputStddev and RangeRatio are the length spread asked

@@ -168,7 +168,7 @@ func TestPrefixPool(t *testing.T) {
 			t.Fatalf("request %d has %d words, want 20 + 10", i, len(w))
 		}
 		starts[strings.Join(w[:20], " ")]++
-		if i > 0 && strings.Join(w[20:23], " ") == strings.Join(strings.Fields(s.Request(i-1).Messages[0].Content)[20:23], " ") {
+		if i > 0 && strings.Join(w[20:23], " ") == strings.Join(strings.Fields(s.Request(i - 1).Messages[0].Content)[20:23], " ") {
 			t.Errorf("requests %d and %d go on alike after the prefix", i-1, i)
 		}
 	}
