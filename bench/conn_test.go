@@ -64,7 +64,7 @@ func TestServerClosesIdleConnections(t *testing.T) {
 	}
 	defer c.Close()
 	v := workload.Voice{SystemPromptTokens: 30, UserTokens: 5, Turns: 3, GapMin: 1500 * time.Millisecond, GapMax: 1500 * time.Millisecond, OutputTokens: 3, Seed: 1}
-	res, err := RunVoice(context.Background(), VoiceOptions{Client: c, Voice: v, Rate: 10, Calls: 4, Seed: 1})
+	res, err := RunVoice(context.Background(), VoiceOptions{Client: c, CallSource: v, Rate: 10, Calls: 4, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

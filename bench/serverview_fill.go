@@ -66,8 +66,8 @@ func (v *ServerView) Fill(res *results.Run) {
 // unmeasured warm-up turn.
 func trafficWarnings(s *results.Server, res *results.Run, serverRequests int64, counted bool) {
 	sent, ok := res.Requests.Sent, res.Requests.OK
-	if res.Calls != nil {
-		sent += res.Calls.Started // the warm-up turns
+	if res.Calls != nil && res.Requests.Warmup > 0 {
+		sent += res.Requests.Warmup // the calls' warm-up turns
 		s.Warnings = append(s.Warnings, "the server's figures include every call's unmeasured warm-up turn; the client's do not")
 	}
 	if !counted {

@@ -17,7 +17,9 @@ import (
 // VoiceOptions configures RunVoice.
 type VoiceOptions struct {
 	Client *Client
-	Voice  workload.Voice
+	// CallSource says what the calls say: the voice workload's calls, or a
+	// dataset's conversations.
+	CallSource workload.Calls
 	// Rate is call arrivals per second (Poisson).
 	Rate float64
 	// Calls or Duration bounds the arrivals of the measured window.
@@ -46,6 +48,17 @@ type VoiceOptions struct {
 	// is the instant the call schedule starts (see Options.StartAt).
 	Shard   Shard
 	StartAt time.Time
+	// Prefixes, for SummarizeVoice, is the tracker that filled the turns'
+	// PrefixShare (see Options.Prefixes); RunVoice keeps its own.
+	Prefixes *PrefixTracker
+}
+
+// WithAnswer is req with the server's answer as the next assistant
+// message: the sequence the server holds once the turn is done.
+func WithAnswer(req *workload.Request, answer []byte) *workload.Request {
+	r := *req
+	r.Messages = append(append([]workload.Message(nil), req.Messages...), workload.Message{Role: "assistant", Content: string(answer)})
+	return &r
 }
 
 // RunVoice runs the call workload: calls arrive open loop; each sends turn
@@ -54,8 +67,10 @@ type VoiceOptions struct {
 // the gap). Cancelling ctx stops arrivals, cuts open turns short, and
 // returns what was measured.
 func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
-	if err := o.Voice.Validate(); err != nil {
-		return nil, err
+	if v, ok := o.CallSource.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return nil, err
+		}
 	}
 	if o.Rate <= 0 {
 		return nil, fmt.Errorf("the voice workload needs --rate (calls per second)")
@@ -86,6 +101,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 		inProgress, started, shed, completed atomic.Int64
 		callTime                             atomic.Int64 // ns, completed calls
 		sent, inflight, errs, okTurns        atomic.Int64
+		warmupTurns                          atomic.Int64
 		turnIndex                            atomic.Int64
 		wg                                   sync.WaitGroup
 	)
@@ -124,11 +140,11 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	runCall := func(i int, arrival time.Duration) {
 		defer wg.Done()
 		defer inProgress.Add(-1)
-		script := o.Voice.Call(i)
-		answers := make([]string, 0, o.Voice.Turns)
+		script := o.CallSource.Call(i)
+		answers := make([]string, 0, script.Turns())
 		sched := arrival
 		var rec Record
-		for k := 1; k <= o.Voice.Turns; k++ {
+		for k := 1; k <= script.Turns(); k++ {
 			if k > 1 {
 				sched = rec.Done + script.Gaps[k-1]
 				if !sleepCtx(ctx, sched-c.now()) {
@@ -138,11 +154,12 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 			if ctx.Err() != nil {
 				return
 			}
-			req := o.Voice.Turn(script, k, answers)
+			req := o.CallSource.Turn(script, k, answers)
 			rec.reset()
 			rec.Index = int(turnIndex.Add(1) - 1)
-			rec.Tag, rec.Scheduled, rec.Warmup, rec.Origin = k, sched, k == 1, arrival
+			rec.Tag, rec.Scheduled, rec.Warmup, rec.Origin = k, sched, k <= script.Warmup, arrival
 			rec.Lateness = max(c.now()-sched, 0)
+			rec.PrefixShare = coll.prefixes.Share(&req)
 			sent.Add(1)
 			inflight.Add(1)
 			c.DoRetry(ctx, &req, &rec, true)
@@ -153,13 +170,18 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 				okTurns.Add(1)
 			}
 			records.write(&rec)
-			if k > 1 {
+			if rec.Warmup {
+				warmupTurns.Add(1)
+			} else {
 				coll.add(&rec)
 			}
 			if rec.Class != "" {
 				return
 			}
 			answers = append(answers, string(rec.Text))
+			// The server now holds the turn's prompt and its answer: a
+			// next turn that carries that answer may hit it all.
+			coll.prefixes.Share(WithAnswer(&req, rec.Text))
 		}
 		completed.Add(1)
 		callTime.Add(int64(rec.Done - arrival))
@@ -176,6 +198,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	phase := arrivals.Phase(o.Calls, o.Duration)
 	var lastArrival time.Duration
 	count, mine, lastMine := 0, 0, false
+	var offeredTurns, lastTurns int64
 	callCap := o.MaxConcurrentCalls
 	if callCap > 0 {
 		callCap = max(o.Shard.Share(callCap), 1)
@@ -191,6 +214,8 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 			continue
 		}
 		mine++
+		lastTurns = int64(o.CallSource.MeasuredTurns(count - 1))
+		offeredTurns += lastTurns
 		rel += base
 		if wait := rel - c.now(); wait > 0 {
 			timer.Reset(wait)
@@ -227,11 +252,14 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	rep := mon.Stop()
 	records.flush()
 
-	inWindow := mine
+	inWindow, inWindowTurns := mine, offeredTurns
 	if o.Duration == 0 && lastMine {
 		inWindow--
+		inWindowTurns -= lastTurns
 	}
-	t := VoiceTally{WindowStart: base, Drawn: int64(count), Arrivals: int64(mine), InWindow: int64(max(inWindow, 0)), Started: started.Load(), Completed: completed.Load(), Shed: shed.Load(),
+	t := VoiceTally{WindowStart: base, Drawn: int64(count), Arrivals: int64(mine), InWindow: int64(max(inWindow, 0)),
+		OfferedTurns: offeredTurns, InWindowTurns: max(inWindowTurns, 0), WarmupTurns: warmupTurns.Load(),
+		Started: started.Load(), Completed: completed.Load(), Shed: shed.Load(),
 		CallTime: time.Duration(callTime.Load()), LastArrival: lastArrival, ArrivalsEnd: arrivalsEnd, WindowEnd: windowEnd, DrainCut: drainCut.Load()}
 	if samples > 0 {
 		t.AchievedConcurrency = float64(sampleSum) / float64(samples)
@@ -255,7 +283,12 @@ type VoiceTally struct {
 	// (all, but for a window bounded by a count of calls, which ends at its
 	// last arrival).
 	Drawn, Arrivals, InWindow int64
-	Started, Completed, Shed  int64
+	// OfferedTurns counts the measured turns of this shard's arrivals, and
+	// InWindowTurns those of the calls inside the schedule window.
+	OfferedTurns, InWindowTurns int64
+	// WarmupTurns counts the turns sent but not measured (voice's turn 1).
+	WarmupTurns              int64
+	Started, Completed, Shed int64
 	// CallTime sums the completed calls' durations, arrival to last turn.
 	CallTime time.Duration
 	// WindowStart is when the call schedule started on the run's clock;
@@ -271,7 +304,11 @@ type VoiceTally struct {
 // newVoiceCollector collects the measured turns of a call workload.
 func newVoiceCollector(o VoiceOptions, shards int) *collector {
 	coll := newCollector(shards)
-	coll.coldThreshold = max(o.Voice.SystemPromptTokens/2, 1)
+	coll.coldThreshold = o.CallSource.ColdThreshold()
+	coll.prefixes = o.Prefixes
+	if coll.prefixes == nil {
+		coll.prefixes = NewPrefixTracker()
+	}
 	coll.callOrigins = true
 	coll.goodput = o.Goodput
 	return coll
@@ -299,7 +336,7 @@ func (r *runner) voiceResult(rep health.Report, o VoiceOptions, t VoiceTally) *r
 		offered = float64(t.Drawn-1) / t.LastArrival.Seconds()
 	}
 	res := r.result(rep, t.WindowStart, t.WindowEnd, offered, 0)
-	res.Requests.Warmup = t.Started // one warm-up turn per call
+	res.Requests.Warmup = t.WarmupTurns
 	_, agg, _ := r.coll.merged()
 	calls := &results.Calls{Started: t.Started, Completed: t.Completed, Shed: t.Shed, AchievedConcurrency: t.AchievedConcurrency}
 	if span := (t.WindowEnd - t.WindowStart).Seconds(); span > 0 {
@@ -315,20 +352,24 @@ func (r *runner) voiceResult(rep health.Report, o VoiceOptions, t VoiceTally) *r
 	// count of calls: then the last call is outside it, and its turns must
 	// not be offered against completions that cannot count them (it made
 	// 16 calls at 1/s read as saturated).
-	schedEnd, inWindow := t.LastArrival, t.InWindow
+	schedEnd := t.LastArrival
 	if o.Duration > 0 {
 		schedEnd = o.Duration
 	}
-	calls.TurnsOfferedPerS = offered * float64(o.Voice.Turns-1)
-	offeredTurns := t.Arrivals * int64(o.Voice.Turns-1)
-	res.Arrivals.WindowArrivals = offeredTurns
-	res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(t.WindowStart, t.WindowStart+schedEnd), inWindow*int64(o.Voice.Turns-1), calls.TurnsOfferedPerS)
+	if t.Arrivals > 0 {
+		calls.TurnsOfferedPerS = offered * float64(t.OfferedTurns) / float64(t.Arrivals)
+	}
+	res.Arrivals.WindowArrivals = t.OfferedTurns
+	res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(t.WindowStart, t.WindowStart+schedEnd), t.InWindowTurns, calls.TurnsOfferedPerS)
 	res.Calls = calls
 	res.Warnings = append(res.Warnings, results.SmallPrint(res)...)
 	if t.DrainCut {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut calls still in progress after the arrivals ended: their open turns count as interrupted", o.DrainTimeout))
 	}
 	cache := &results.Cache{Reported: agg.cachedReported}
+	if res.Cache != nil {
+		cache.Expected = res.Cache.Expected
+	}
 	if agg.inTotal > 0 {
 		cache.HitRate = float64(agg.cachedTotal) / float64(agg.inTotal)
 	}

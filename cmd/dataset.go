@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"sync/atomic"
 
@@ -22,6 +23,7 @@ type datasetFlags struct {
 	repeat      bool
 	blockTokens int
 	speedup     float64
+	liveHistory bool
 }
 
 func (f *datasetFlags) register(c *cobra.Command) {
@@ -34,6 +36,7 @@ func (f *datasetFlags) register(c *cobra.Command) {
 	fs.IntVar(&f.maxContext, "dataset-max-context", -1, "drop entries whose prompt plus output exceed this (default 2048 for ShareGPT, as vLLM; else none)")
 	fs.BoolVar(&f.repeat, "dataset-repeat", false, "start every sweep level at the first sampled entry, so later levels resend earlier levels' prompts (warm on a prefix-caching server); by default each level continues where the last stopped")
 	fs.IntVar(&f.blockTokens, "trace-block-tokens", workload.DefaultTraceBlockTokens, "tokens one trace hash_id stands for (Mooncake's block size)")
+	fs.BoolVar(&f.liveHistory, "replay-live-history", false, "conversations: send the server's own answers as the history of later turns (default: the recorded answers)")
 	fs.Float64Var(&f.speedup, "trace-speedup", 1, "replay a trace this many times faster (0.5: at half speed); --rate instead asks for a mean rate")
 }
 
@@ -50,7 +53,8 @@ type pendingDataset struct {
 	blocks  int
 	// traceRate is the mean rate of a trace's lines at its own speed
 	// (0: not a trace).
-	traceRate float64
+	traceRate   float64
+	liveHistory bool
 }
 
 // Request implements workload.Source; a pending dataset is never sent.
@@ -87,7 +91,7 @@ func (f *datasetFlags) parse(path string) (*pendingDataset, error) {
 	if err != nil {
 		return nil, usageErr("--dataset %s: %v", path, err)
 	}
-	p := &pendingDataset{path: path, parsed: parsed, format: parsed.Format, sample: f.numPrompts, repeat: f.repeat, blocks: f.blockTokens}
+	p := &pendingDataset{path: path, parsed: parsed, format: parsed.Format, sample: f.numPrompts, repeat: f.repeat, blocks: f.blockTokens, liveHistory: f.liveHistory}
 	if parsed.Timed {
 		p.traceRate = workload.TraceRate(workload.TraceSchedule(parsed.Entries, 1))
 		if !(p.traceRate > 0) || math.IsInf(p.traceRate, 0) {
@@ -149,6 +153,69 @@ func (p *pendingDataset) size(client bench.Prober, defaultOutput, need int, seed
 	}
 	ds := workload.Dataset{Entries: kept, DefaultMaxTokens: defaultOutput, Blocks: workload.TraceBlocks{BlockTokens: p.blocks, Seed: seed}}
 	return ds, note, nil
+}
+
+// sizeConversations counts the recorded answers of every conversation
+// (with the tokenizer, or against the server), so each replayed turn asks
+// for the length the recording answered with, and orders them by the
+// seed (a sample of --num-prompts when given).
+func (p *pendingDataset) sizeConversations(client bench.Prober, defaultOutput int, seed uint64) (workload.Conversations, string) {
+	var count workload.TokenCounter
+	var how string
+	if p.tok != nil {
+		count, how = p.tok, "counted with the tokenizer "+p.tok.Path()
+	} else {
+		count, how = bench.CalibratedCounter(client, p.parsed.Entries)
+	}
+	convs := append([]workload.Conversation(nil), p.parsed.Conversations...)
+	r := rand.New(rand.NewPCG(seed, 0xc0417))
+	r.Shuffle(len(convs), func(i, j int) { convs[i], convs[j] = convs[j], convs[i] })
+	if p.sample > 0 && p.sample < len(convs) {
+		convs = convs[:p.sample]
+	}
+	convs = workload.SizeConversations(convs, count)
+	turns := 0
+	for _, c := range convs {
+		turns += len(c.Turns)
+	}
+	history := "the recorded answers as history"
+	if p.liveHistory {
+		history = "the server's own answers as history"
+	}
+	note := fmt.Sprintf("conversations from %s (%s): %d conversations of %d turns in all, in an order drawn with seed %d; every turn measured, %s; answer lengths %s",
+		p.path, p.format, len(convs), turns, seed, history, how)
+	return workload.Conversations{Convs: convs, LiveHistory: p.liveHistory, DefaultMaxTokens: defaultOutput, Seed: seed}, note
+}
+
+// trackedCalls is a level's conversations that remember how many the
+// level took, so the next level starts after them.
+type trackedCalls struct {
+	workload.Conversations
+	top atomic.Int64
+}
+
+// Call implements workload.Calls.
+func (t *trackedCalls) Call(i int) workload.Call {
+	for {
+		top := t.top.Load()
+		if int64(i) < top || t.top.CompareAndSwap(top, int64(i)+1) {
+			break
+		}
+	}
+	return t.Conversations.Call(i)
+}
+
+func (t *trackedCalls) used() int { return int(t.top.Load()) }
+
+// repeatWarning says that a level's conversations repeat, when they did.
+func (t *trackedCalls) repeatWarning(resent bool) string {
+	if resent {
+		return "--dataset-repeat: this level replayed the conversations of earlier levels; a prefix-caching server answers them warm"
+	}
+	if t.Offset+t.used() > len(t.Convs) {
+		return fmt.Sprintf("the dataset's %d conversations ran out during this level: from there they repeat, and a prefix-caching server answers them warm", len(t.Convs))
+	}
+	return ""
 }
 
 // lengthsOnly says whether some lines give a prompt's length and no text:

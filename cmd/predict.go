@@ -128,18 +128,24 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 		return err
 	}
 	var voice workload.Voice
-	if plan.voice {
+	var convs workload.Conversations
+	switch {
+	case plan.conv != nil:
+		convs, note = plan.conv.sizeConversations(target, plan.lf.maxTokens, plan.lf.seed)
+		convs.GapMin, convs.GapMax, _ = parseGap(plan.vf.gap)
+	case plan.voice:
 		if voice, err = plan.vf.build(plan.lf.seed); err != nil {
 			return err
 		}
 		cal := bench.Calibrate(target)
 		voice.WordsPerToken, note = cal.WordsPerToken, cal.String()
 	}
-	// A dataset's levels continue one after another through its entries,
-	// as a live sweep's do, so they are predicted in order.
+	// A dataset's levels continue one after another through its entries
+	// (or conversations), as a live sweep's do, so they are predicted in
+	// order.
 	var datasetNext int
 	pending, _ := plan.src.(*pendingDataset)
-	if pending != nil {
+	if pending != nil || plan.conv != nil {
 		o.parallel = 1
 	}
 	out := c.OutOrStdout()
@@ -154,6 +160,21 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 		Loads: loads, Parallel: o.parallel, StopOnSaturation: o.stopSat, Sweep: sw,
 		Run: func(i int, load float64) (*results.Run, error) {
 			cfg := base
+			if plan.conv != nil {
+				tracked := &trackedCalls{Conversations: convs}
+				if !plan.conv.repeat {
+					tracked.Offset = datasetNext
+				}
+				res, err := predict.VoiceLevel(predict.VoiceOptions{VoiceOptions: plan.callOptions(tracked, load, cfg), Target: target,
+					Replicas: o.replicas, Routing: routing})
+				if res != nil {
+					if w := tracked.repeatWarning(plan.conv.repeat && datasetNext > 0); w != "" {
+						res.Warnings = append(res.Warnings, w)
+					}
+					datasetNext = tracked.Offset + tracked.used()
+				}
+				return res, err
+			}
 			if plan.voice {
 				v := voice
 				v.Nonce = levelNonce(i + 1)

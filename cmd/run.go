@@ -60,7 +60,7 @@ simulator and benchmarks that.`,
 	o.server.register(c)
 	o.shard.register(c, false)
 	c.Flags().BoolVar(&o.quiet, "quiet", false, "print neither the report nor progress (e.g. with --output - in a pod, whose log is then the JSON alone)")
-	c.Flags().StringVar(&o.workload, "workload", "requests", "requests (independent requests) or voice (multi-turn calls)")
+	c.Flags().StringVar(&o.workload, "workload", "requests", "requests (independent requests), voice (multi-turn calls) or conversations (a --dataset's recorded conversations replayed as calls)")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the whole result to this JSON file")
 	c.Flags().StringVar(&o.records, "records", "", "stream one JSON line per request to this file")
 	c.Flags().StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the client to this file (for go tool pprof)")
@@ -69,10 +69,10 @@ simulator and benchmarks that.`,
 }
 
 func (o *runOptions) run(c *cobra.Command, _ []string) error {
-	if o.workload != "requests" && o.workload != "voice" {
-		return usageErr("--workload must be requests or voice, got %q", o.workload)
+	if err := checkWorkload(o.workload); err != nil {
+		return err
 	}
-	plan, err := buildLevelPlan(c, &o.load, &o.voice, o.workload == "voice")
+	plan, err := buildLevelPlan(c, &o.load, &o.voice, o.workload)
 	if err != nil {
 		return err
 	}
@@ -179,24 +179,58 @@ type levelPlan struct {
 	// datasetNeed is how many dataset entries the run or sweep sends
 	// (see datasetNeed).
 	datasetNeed int
+	// conv, when set, is the dataset whose conversations the calls replay.
+	conv *pendingDataset
+}
+
+// checkWorkload checks --workload.
+func checkWorkload(w string) error {
+	switch w {
+	case "requests", "voice", "conversations":
+		return nil
+	}
+	return usageErr("--workload must be requests, voice or conversations, got %q", w)
 }
 
 // buildLevelPlan validates the load and workload flags.
-func buildLevelPlan(c *cobra.Command, lf *loadFlags, vf *voiceFlags, voice bool) (*levelPlan, error) {
-	p := &levelPlan{voice: voice, vf: vf, lf: lf}
+func buildLevelPlan(c *cobra.Command, lf *loadFlags, vf *voiceFlags, workloadName string) (*levelPlan, error) {
+	p := &levelPlan{voice: workloadName != "requests", vf: vf, lf: lf}
 	g, err := bench.ParseGoodput(lf.goodput)
 	if err != nil {
 		return nil, usageErr("--goodput: %v", err)
 	}
 	p.goodput = g
-	if voice {
+	if workloadName == "requests" && lf.dataset != "" && !c.Flags().Changed("workload") && lf.concurrency == 0 {
+		// AIPerf's multi_turn files are sessions: replay them as such.
+		if pd, err := lf.data.parse(lf.dataset); err == nil && pd.format == workload.FormatMultiTurn {
+			p.voice, p.conv = true, pd
+		}
+	}
+	if workloadName == "conversations" {
+		if lf.dataset == "" {
+			return nil, usageErr("--workload conversations replays a --dataset's conversations (ShareGPT, chat or multi_turn): give --dataset")
+		}
+		pd, err := lf.data.parse(lf.dataset)
+		if err != nil {
+			return nil, err
+		}
+		if len(pd.parsed.Conversations) == 0 {
+			return nil, usageErr("--dataset %s (%s) holds no conversations to replay (ShareGPT, chat and multi_turn files do)", lf.dataset, pd.format)
+		}
+		p.conv = pd
+	}
+	if p.voice {
+		what := "the voice workload is open loop: give --rate (calls per second), not --concurrency"
+		if p.conv != nil {
+			what = "conversations arrive open loop, as calls: give --rate (conversations per second), not --concurrency"
+		}
 		if lf.concurrency > 0 {
-			return nil, usageErr("the voice workload is open loop: give --rate (calls per second), not --concurrency")
+			return nil, usageErr("%s", what)
 		}
 		if err := lf.check(c); err != nil {
 			return nil, err
 		}
-		if _, err := vf.build(lf.seed); err != nil {
+		if _, err := vf.build(lf.seed); err != nil && p.conv == nil {
 			return nil, err
 		}
 		if vf.calls == 0 && lf.duration == 0 {
@@ -229,8 +263,10 @@ type levelRunner struct {
 	sizedNote   string
 	dataset     *workload.Dataset
 	datasetNote string
-	// datasetNext is the dataset entry the next level starts at.
+	// datasetNext is the dataset entry (or conversation) the next level
+	// starts at.
 	datasetNext int
+	convs       *workload.Conversations
 	levels      int
 	// startAt is when this level's window starts (zero: when ready).
 	startAt time.Time
@@ -369,10 +405,6 @@ func (lv *levelRunner) calibrate(client bench.Prober) bench.Calibration {
 
 func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.Config) (*results.Run, error) {
 	p := lv.plan
-	v, err := p.vf.build(p.lf.seed)
-	if err != nil {
-		return nil, err
-	}
 	pool := 16384
 	if p.vf.maxCalls > 0 {
 		pool = p.vf.maxCalls
@@ -382,13 +414,28 @@ func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.C
 		return nil, usageErr("%v", err)
 	}
 	defer client.Close()
-	if lv.calibrated == nil {
-		cal := bench.Calibrate(client)
-		lv.calibrated = &cal
+	var opts bench.VoiceOptions
+	var tracked *trackedCalls
+	if p.conv != nil {
+		if lv.convs == nil {
+			cv, note := p.conv.sizeConversations(client, p.lf.maxTokens, p.lf.seed)
+			cv.GapMin, cv.GapMax, _ = parseGap(p.vf.gap)
+			lv.convs, lv.datasetNote = &cv, note
+		}
+		tracked = &trackedCalls{Conversations: *lv.convs}
+		if !p.conv.repeat {
+			tracked.Offset = lv.datasetNext
+		}
+		opts = p.callOptions(tracked, rate, cfg)
+	} else {
+		v, err := p.vf.build(p.lf.seed)
+		if err != nil {
+			return nil, err
+		}
+		v.WordsPerToken = lv.calibrate(client).WordsPerToken
+		v.Nonce = lv.nextNonce()
+		opts = p.voiceOptions(v, rate, cfg)
 	}
-	v.WordsPerToken = lv.calibrated.WordsPerToken
-	v.Nonce = lv.nextNonce()
-	opts := p.voiceOptions(v, rate, cfg)
 	opts.Client, opts.Progress, opts.Shard, opts.StartAt = client, lv.progress, p.load.Shard, lv.startAt
 	if lv.records != nil {
 		opts.Records, opts.RecordLevel = lv.records, lv.recordLevel
@@ -399,7 +446,15 @@ func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.C
 		return nil, usageErr("%v", err)
 	}
 	res.Environment = environment()
-	res.Notes = append(res.Notes, lv.calibrated.String())
+	if tracked != nil {
+		res.Notes = append(res.Notes, lv.datasetNote)
+		if w := tracked.repeatWarning(p.conv.repeat && lv.datasetNext > 0); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
+		lv.datasetNext = tracked.Offset + tracked.used()
+	} else {
+		res.Notes = append(res.Notes, lv.calibrated.String())
+	}
 	view.finish(res)
 	return res, nil
 }
@@ -409,13 +464,31 @@ func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.C
 func (p *levelPlan) voiceOptions(v workload.Voice, rate float64, cfg results.Config) bench.VoiceOptions {
 	cfg.Workload, cfg.Mode, cfg.Rate, cfg.Seed = "voice", "open", rate, p.lf.seed
 	cfg.DurationS, cfg.MaxTokens, cfg.Voice = p.lf.duration.Seconds(), v.OutputTokens, p.vf.config(v)
-	return bench.VoiceOptions{Voice: v, Rate: rate, Calls: p.vf.calls, Duration: p.lf.duration, MaxConcurrentCalls: p.vf.maxCalls,
+	return bench.VoiceOptions{CallSource: v, Rate: rate, Calls: p.vf.calls, Duration: p.lf.duration, MaxConcurrentCalls: p.vf.maxCalls,
+		Seed: p.lf.seed, Config: cfg, DrainTimeout: p.lf.drain, Goodput: p.goodput}
+}
+
+// callOptions is one level of a dataset's conversations at rate, live or
+// predicted.
+func (p *levelPlan) callOptions(src workload.Calls, rate float64, cfg results.Config) bench.VoiceOptions {
+	p.describe(&cfg, "rate")
+	cfg.Rate = rate
+	return bench.VoiceOptions{CallSource: src, Rate: rate, Calls: p.vf.calls, Duration: p.lf.duration, MaxConcurrentCalls: p.vf.maxCalls,
 		Seed: p.lf.seed, Config: cfg, DrainTimeout: p.lf.drain, Goodput: p.goodput}
 }
 
 // describe fills a sweep's top-level configuration with what every level
 // shares: workload, mode, token sizes, seed and warm-up.
 func (p *levelPlan) describe(c *results.Config, axis string) {
+	if p.conv != nil {
+		lo, hi, _ := parseGap(p.vf.gap)
+		c.Workload, c.Mode, c.Seed, c.MaxTokens = "conversations", "open", p.lf.seed, p.lf.maxTokens
+		c.Dataset, c.DatasetFormat = p.conv.path, string(p.conv.format)
+		c.DurationS = p.lf.duration.Seconds()
+		c.Conversations = &results.ConversationConfig{GapMinS: lo.Seconds(), GapMaxS: hi.Seconds(), LiveHistory: p.conv.liveHistory,
+			Calls: p.vf.calls, MaxConcurrentCalls: p.vf.maxCalls}
+		return
+	}
 	if p.voice {
 		if v, err := p.vf.build(p.lf.seed); err == nil {
 			c.Voice = p.vf.config(v)

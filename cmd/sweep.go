@@ -89,7 +89,7 @@ func (o *sweepOptions) register(c *cobra.Command) {
 	o.sim.register(c)
 	o.server.register(c)
 	fs := c.Flags()
-	fs.StringVar(&o.workload, "workload", "requests", "requests or voice")
+	fs.StringVar(&o.workload, "workload", "requests", "requests, voice, or conversations (a --dataset's conversations replayed as calls)")
 	fs.StringVar(&o.rates, "rates", "", "open-loop levels: arrivals (or calls) per second, e.g. 1,2,4,8")
 	fs.StringVar(&o.concurrency, "concurrency", "", "closed-loop levels: streams, e.g. 1,4,16,64")
 	fs.DurationVar(&o.step, "step-duration", 15*time.Second, "measured window of each level (0 with --requests to count requests instead)")
@@ -143,8 +143,8 @@ func (o *sweepOptions) levels(c *cobra.Command) (string, []float64, error) {
 				return "", nil, usageErr("--concurrency: %g is not a whole number", v)
 			}
 		}
-		if o.workload == "voice" {
-			return "", nil, usageErr("the voice workload is open loop: give --rates")
+		if o.workload != "requests" {
+			return "", nil, usageErr("the %s workload is open loop: give --rates", o.workload)
 		}
 		return "concurrency", l, nil
 	case o.preset != "":
@@ -163,13 +163,15 @@ func (o *sweepOptions) levels(c *cobra.Command) (string, []float64, error) {
 		return "rate", p.Rates, nil
 	case o.workload == "voice":
 		return "", nil, usageErr("a voice sweep needs --rates (calls per second) or --preset (see knee presets)")
+	case o.workload == "conversations":
+		return "", nil, usageErr("a conversations sweep needs --rates (conversations per second)")
 	}
 	return "rate", defaultSweepRates, nil
 }
 
 func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
-	if o.workload != "requests" && o.workload != "voice" {
-		return usageErr("--workload must be requests or voice, got %q", o.workload)
+	if err := checkWorkload(o.workload); err != nil {
+		return err
 	}
 	axis, loads, err := o.levels(c)
 	if err != nil {
@@ -214,10 +216,10 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	} else {
 		o.load.concurrency = int(loads[0])
 	}
-	if o.workload == "voice" && o.voice.calls > 0 && !fs.Changed("step-duration") {
+	if o.workload != "requests" && o.voice.calls > 0 && !fs.Changed("step-duration") {
 		o.load.duration = 0
 	}
-	plan, err := buildLevelPlan(c, &o.load, &o.voice, o.workload == "voice")
+	plan, err := buildLevelPlan(c, &o.load, &o.voice, o.workload)
 	if err != nil {
 		return err
 	}

@@ -118,7 +118,7 @@ func TestCalibrateVoice(t *testing.T) {
 		v.Nonce = fmt.Sprintf("[calibrate.%d]", i+1)
 		cfg := results.Config{Workload: "voice", Mode: "open", Rate: rate, Seed: 9, DurationS: 20, Endpoint: "chat", MaxTokens: v.OutputTokens,
 			Voice: &results.VoiceConfig{SystemPromptTokens: v.SystemPromptTokens, UserTokens: v.UserTokens, Turns: v.Turns, GapMinS: 1, GapMaxS: 2, OutputTokens: v.OutputTokens}}
-		return VoiceLevel(VoiceOptions{Target: tuned, VoiceOptions: bench.VoiceOptions{Voice: v, Rate: rate, Duration: 20 * time.Second, Seed: 9,
+		return VoiceLevel(VoiceOptions{Target: tuned, VoiceOptions: bench.VoiceOptions{CallSource: v, Rate: rate, Duration: 20 * time.Second, Seed: 9,
 			DrainTimeout: replayDrain, Config: cfg}})
 	}})
 	exact, _, err := Calibrate(CalibrateOptions{Measured: sw, Target: tuned, NoHoldOut: true, MaxEvaluations: 1})

@@ -72,7 +72,7 @@ func replayCalls(t Target, run *results.Run, nonce string) (*VoiceOptions, error
 	}
 	t.Chat = true
 	v.WordsPerToken = bench.Calibrate(t).WordsPerToken
-	return &VoiceOptions{Target: t, VoiceOptions: bench.VoiceOptions{Voice: v, Rate: c.Rate, Calls: vc.Calls,
+	return &VoiceOptions{Target: t, VoiceOptions: bench.VoiceOptions{CallSource: v, Rate: c.Rate, Calls: vc.Calls,
 		Duration: time.Duration(c.DurationS * float64(time.Second)), MaxConcurrentCalls: vc.MaxConcurrentCalls, Seed: c.Seed,
 		DrainTimeout: replayDrain, Config: c}}, nil
 }

@@ -45,6 +45,7 @@ type turnFlight struct {
 	rec    *bench.Record
 	call   *call
 	answer string
+	req    *workload.Request
 }
 
 // voiceRun is one level of calls in virtual time.
@@ -59,6 +60,7 @@ type voiceRun struct {
 	inflight      map[int64]*turnFlight
 	measured      []bench.Record
 	tally         bench.VoiceTally
+	prefixes      *bench.PrefixTracker
 	inProgress    int
 	// area integrates calls in progress over time until arrivalsEnd.
 	area, areaAt, arrivalsEnd float64
@@ -70,8 +72,10 @@ type voiceRun struct {
 // the whole history after its gap, and the result is summarised by
 // bench.SummarizeVoice as bench.RunVoice summarises a live one.
 func VoiceLevel(o VoiceOptions) (*results.Run, error) {
-	if err := o.Voice.Validate(); err != nil {
-		return nil, err
+	if v, ok := o.CallSource.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return nil, err
+		}
 	}
 	// Unbounded, the arrivals below would never end.
 	if o.Calls <= 0 && o.Duration <= 0 {
@@ -94,10 +98,15 @@ func VoiceLevel(o VoiceOptions) (*results.Run, error) {
 		}
 		dues = append(dues, rel.Seconds())
 	}
-	v := &voiceRun{o: o, fleet: newFleet(cfg, max(o.Replicas, 1), o.Routing, o.Seed), contextLength: ctxLen, inflight: map[int64]*turnFlight{}}
+	v := &voiceRun{o: o, prefixes: bench.NewPrefixTracker(), fleet: newFleet(cfg, max(o.Replicas, 1), o.Routing, o.Seed), contextLength: ctxLen, inflight: map[int64]*turnFlight{}}
 	v.tally.Drawn, v.tally.Arrivals, v.tally.InWindow = int64(len(dues)), int64(len(dues)), int64(len(dues))
+	for i := range dues {
+		v.tally.OfferedTurns += int64(o.CallSource.MeasuredTurns(i))
+	}
+	v.tally.InWindowTurns = v.tally.OfferedTurns
 	if o.Duration == 0 && len(dues) > 0 {
 		v.tally.InWindow-- // the last call ends the window
+		v.tally.InWindowTurns -= int64(o.CallSource.MeasuredTurns(len(dues) - 1))
 	}
 	if n := len(dues); n > 0 {
 		v.tally.LastArrival = dur(dues[n-1])
@@ -137,6 +146,7 @@ func VoiceLevel(o VoiceOptions) (*results.Run, error) {
 	}
 	bo := o.VoiceOptions
 	bo.Config.Predicted = true
+	bo.Prefixes = v.prefixes
 	res := bench.SummarizeVoice(v.measured, bo, v.tally)
 	res.Notes = append(res.Notes, "predicted in virtual time on the simulator's scheduler core: no request was sent")
 	return res, nil
@@ -160,15 +170,16 @@ func (v *voiceRun) arrive(t float64, i int) {
 	v.progress(t)
 	v.inProgress++
 	v.tally.Started++
-	c := &call{script: v.o.Voice.Call(i), arrival: t, turn: 1}
+	c := &call{script: v.o.CallSource.Call(i), arrival: t, turn: 1}
 	v.send(c, t)
 }
 
 // send starts the call's current turn at t.
 func (v *voiceRun) send(c *call, t float64) {
 	k := c.turn
-	req := v.o.Voice.Turn(c.script, k, c.answers)
-	rec := &bench.Record{Index: v.turns, Tag: k, Scheduled: dur(t), Sent: dur(t), Warmup: k == 1, Origin: dur(c.arrival), MaxTokens: req.MaxTokens}
+	req := v.o.CallSource.Turn(c.script, k, c.answers)
+	rec := &bench.Record{Index: v.turns, Tag: k, Scheduled: dur(t), Sent: dur(t), Warmup: k <= c.script.Warmup, Origin: dur(c.arrival), MaxTokens: req.MaxTokens,
+		PrefixShare: v.prefixes.Share(&req)}
 	v.turns++
 	plan, err := v.o.Target.Responder.Generate(v.o.Target.genRequest(&req), v.contextLength)
 	if err == nil {
@@ -189,7 +200,7 @@ func (v *voiceRun) send(c *call, t float64) {
 	sr.ID = id
 	v.fleet.add(sr)
 	rec.ChunkTimes = make([]time.Duration, 0, len(plan.Tokens))
-	v.inflight[id] = &turnFlight{rec: rec, call: c, answer: strings.Join(plan.Tokens, "")}
+	v.inflight[id] = &turnFlight{rec: rec, call: c, answer: strings.Join(plan.Tokens, ""), req: &req}
 }
 
 // complete releases a step's tokens and finishes the turns whose last
@@ -208,10 +219,12 @@ func (v *voiceRun) complete(st *sched.Step) {
 // its last turn, or after a turn that failed, as a live call ends.
 func (v *voiceRun) finish(f *turnFlight, at float64) {
 	c := f.call
-	if c.turn > 1 {
+	if !f.rec.Warmup {
 		v.measured = append(v.measured, *f.rec)
+	} else {
+		v.tally.WarmupTurns++
 	}
-	if f.rec.Class != "" || c.turn == v.o.Voice.Turns {
+	if f.rec.Class != "" || c.turn == c.script.Turns() {
 		v.progress(at)
 		v.inProgress--
 		if f.rec.Class == "" {
@@ -221,6 +234,7 @@ func (v *voiceRun) finish(f *turnFlight, at float64) {
 		return
 	}
 	c.answers = append(c.answers, f.answer)
+	v.prefixes.Share(bench.WithAnswer(f.req, []byte(f.answer)))
 	c.turn++
 	due := at + c.script.Gaps[c.turn-1].Seconds() + turnaround
 	v.sends = insertByTime(v.sends, turnSend{at: due, call: c}, func(s turnSend) float64 { return s.at })
@@ -234,7 +248,7 @@ func (v *voiceRun) cutAll() {
 		v.fleet.abort(id)
 		delete(v.inflight, id)
 		f.rec.Class, f.rec.Done = bench.ClassInterrupted, dur(v.now)
-		if f.call.turn > 1 {
+		if !f.rec.Warmup {
 			v.measured = append(v.measured, *f.rec)
 		}
 	}

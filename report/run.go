@@ -81,8 +81,8 @@ func run(w io.Writer, r *results.Run) error {
 			expected = fmt.Sprintf(" · the prompts share %s with earlier ones (the hit a cache keeping everything would give)", pct(*ca.Expected))
 		}
 		switch {
-		case ca.Reported && r.Calls != nil:
-			fmt.Fprintf(w, "cache    hit rate %s of measured prompt tokens · %s of measured turns found their prefix cold\n", pct(ca.HitRate), pct(ca.ColdShare))
+		case ca.Reported && r.Calls != nil && ca.Turns > 0:
+			fmt.Fprintf(w, "cache    hit rate %s of measured prompt tokens · %s of measured turns found their prefix cold%s\n", pct(ca.HitRate), pct(ca.ColdShare), expected)
 		case ca.Reported:
 			fmt.Fprintf(w, "cache    hit rate %s of measured prompt tokens%s\n", pct(ca.HitRate), expected)
 		case ca.Expected != nil:
@@ -133,6 +133,17 @@ func describeLoad(c results.Config) string {
 		if v.MaxConcurrentCalls > 0 {
 			fmt.Fprintf(&b, " · at most %d calls", v.MaxConcurrentCalls)
 		}
+		return b.String()
+	}
+	if cv := c.Conversations; cv != nil {
+		fmt.Fprintf(&b, " · %s conversations/s (Poisson) · think time %.1f–%.1f s unless the file gives delays", num(c.Rate, 2), cv.GapMinS, cv.GapMaxS)
+		if cv.LiveHistory {
+			b.WriteString(" · the server's own answers as history")
+		}
+		if cv.MaxConcurrentCalls > 0 {
+			fmt.Fprintf(&b, " · at most %d in progress", cv.MaxConcurrentCalls)
+		}
+		fmt.Fprintf(&b, " · max_tokens per turn, else %d · dataset %s (%s) · seed %d", c.MaxTokens, c.Dataset, c.DatasetFormat, c.Seed)
 		return b.String()
 	}
 	if c.TraceSpeedup > 0 {

@@ -95,6 +95,8 @@ type Config struct {
 	Seed         uint64       `json:"seed"`
 	TimeoutS     float64      `json:"timeout_s"`
 	Voice        *VoiceConfig `json:"voice,omitempty"`
+	// Conversations holds the knobs of a conversation replay.
+	Conversations *ConversationConfig `json:"conversations,omitempty"`
 	// Predicted marks a run computed by knee predict in virtual time on
 	// the simulator's scheduler core, not measured.
 	Predicted bool `json:"predicted,omitempty"`
@@ -110,6 +112,16 @@ type VoiceConfig struct {
 	OutputTokens       int     `json:"output_tokens"`
 	MaxConcurrentCalls int     `json:"max_concurrent_calls,omitempty"`
 	Calls              int     `json:"calls,omitempty"`
+}
+
+// ConversationConfig holds the knobs of a dataset's conversations replayed
+// as calls.
+type ConversationConfig struct {
+	GapMinS            float64 `json:"gap_min_s"`
+	GapMaxS            float64 `json:"gap_max_s"`
+	LiveHistory        bool    `json:"live_history,omitempty"`
+	Calls              int     `json:"calls,omitempty"`
+	MaxConcurrentCalls int     `json:"max_concurrent_calls,omitempty"`
 }
 
 // Redacted is what secrets are replaced with in every file knee writes.

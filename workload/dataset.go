@@ -87,8 +87,10 @@ type Conversation struct {
 // ConversationTurn is one user turn and what the recording says of it.
 type ConversationTurn struct {
 	User string
-	// Answer is the recorded assistant answer ("" when there is none).
-	Answer string
+	// Answer is the recorded assistant answer ("" when there is none), and
+	// AnswerTokens its length once counted (SizeConversations).
+	Answer       string
+	AnswerTokens int
 	// MaxTokens is the turn's own output length (0: the answer's length,
 	// or the run's).
 	MaxTokens int

@@ -53,6 +53,22 @@ func (v Voice) Validate() error {
 	return errors.Join(errs...)
 }
 
+// Calls hands out multi-turn calls: the voice workload's synthetic ones,
+// or a dataset's recorded conversations (see Conversations). Call and
+// Turn are pure functions of their arguments.
+type Calls interface {
+	// Call returns call i's script.
+	Call(i int) Call
+	// Turn builds turn k (1-based) of c given the live answers so far.
+	Turn(c Call, k int, answers []string) Request
+	// MeasuredTurns is how many of call i's turns are measured, without
+	// writing its script.
+	MeasuredTurns(i int) int
+	// ColdThreshold is the cached tokens under which a measured turn found
+	// its prefix cold (0: not judged).
+	ColdThreshold() int
+}
+
 // Call is one call's script: who it is, what the caller says in each turn,
 // and how long the caller speaks before each turn after the first.
 type Call struct {
@@ -60,7 +76,16 @@ type Call struct {
 	System string
 	User   []string        // one per turn
 	Gaps   []time.Duration // Gaps[k] precedes turn k+1 (Gaps[0] is zero)
+	// Warmup is how many leading turns are sent but not measured (the
+	// voice workload's turn 1, which warms the call's prefix).
+	Warmup int
 }
+
+// Turns is how many turns the call has.
+func (c Call) Turns() int { return len(c.User) }
+
+// Measured is how many of them are measured.
+func (c Call) Measured() int { return len(c.User) - c.Warmup }
 
 // Call returns call i's script. It is a pure function of the seed and i.
 func (v Voice) Call(i int) Call {
@@ -68,7 +93,7 @@ func (v Voice) Call(i int) Call {
 	// A random identifier at the very start makes the prompt unique from
 	// its first block, so no two calls share a cached prefix.
 	id := fmt.Sprintf("Call %08x-%04x-%04x%s: ", r.Uint32(), r.Uint32()&0xffff, r.Uint32()&0xffff, v.Nonce)
-	c := Call{Index: i, System: id + "You are a voice agent. " + Filler(v.SystemPromptTokens, v.WordsPerToken, v.Seed^0x5151, uint64(i)*2+1)}
+	c := Call{Index: i, System: id + "You are a voice agent. " + Filler(v.SystemPromptTokens, v.WordsPerToken, v.Seed^0x5151, uint64(i)*2+1), Warmup: 1}
 	c.User = make([]string, v.Turns)
 	c.Gaps = make([]time.Duration, v.Turns)
 	for k := 0; k < v.Turns; k++ {
@@ -84,6 +109,13 @@ func (v Voice) Call(i int) Call {
 	}
 	return c
 }
+
+// MeasuredTurns implements Calls: every turn but the first.
+func (v Voice) MeasuredTurns(int) int { return v.Turns - 1 }
+
+// ColdThreshold implements Calls: a turn that found less than half the
+// system prompt cached found it cold.
+func (v Voice) ColdThreshold() int { return max(v.SystemPromptTokens/2, 1) }
 
 // Turn builds turn k (1-based) of the call given the answers of the turns
 // before it. Turn 1 asks for a single token; later turns for
