@@ -192,10 +192,11 @@ func missText(want, got int) string {
 	return fmt.Sprintf("%+d, %+.1f%%", got-want, 100*float64(got-want)/float64(want))
 }
 
-// charCounter counts tokens as characters times a measured ratio.
-type charCounter struct{ perChar float64 }
+// CharCounter counts tokens as characters times a measured ratio.
+type CharCounter struct{ PerChar float64 }
 
-func (c charCounter) Count(text string) int { return int(float64(len(text))*c.perChar + 0.5) }
+// Count implements workload.TokenCounter.
+func (c CharCounter) Count(text string) int { return int(float64(len(text))*c.PerChar + 0.5) }
 
 // CalibratedCounter fits the server's tokens per character on a few of the
 // entries' texts (prompts and reference answers), each sent as a one-token
@@ -242,5 +243,5 @@ func CalibratedCounter(c Prober, entries []workload.DatasetEntry) (workload.Toke
 		return workload.WordCounter{}, "estimated as one token per word (the probes of the dataset's texts failed)"
 	}
 	ratio := float64(tokens) / float64(chars)
-	return charCounter{ratio}, fmt.Sprintf("estimated from %d probes against the server's prompt_tokens (%.2f characters per token; each probe opened with its own tag, so none warmed a measured prompt)", probes, 1/ratio)
+	return CharCounter{ratio}, fmt.Sprintf("estimated from %d probes against the server's prompt_tokens (%.2f characters per token; each probe opened with its own tag, so none warmed a measured prompt)", probes, 1/ratio)
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 	"github.com/spf13/cobra"
 )
@@ -55,6 +56,8 @@ type pendingDataset struct {
 	// (0: not a trace).
 	traceRate   float64
 	liveHistory bool
+	// sizing is how size counted and chose the entries, for the result.
+	sizing results.DatasetSizing
 }
 
 // Request implements workload.Source; a pending dataset is never sent.
@@ -137,6 +140,7 @@ func (p *pendingDataset) size(client bench.Prober, defaultOutput, need int, seed
 		n = need
 	}
 	kept, sz := workload.Size(entries, count, p.filters, defaultOutput, n, seed)
+	p.sizing = sizingOf(count, p.filters, len(kept), p.blocks)
 	if len(kept) == 0 {
 		return workload.Dataset{}, "", usageErr("--dataset %s: every one of its %d entries was filtered out by the length bounds (min %d, max prompt %d, max context %d tokens; 0 is no bound)",
 			p.path, len(entries), p.filters.MinTokens, p.filters.MaxPromptTokens, p.filters.MaxContext)
@@ -216,6 +220,18 @@ func (t *trackedCalls) repeatWarning(resent bool) string {
 		return fmt.Sprintf("the dataset's %d conversations ran out during this level: from there they repeat, and a prefix-caching server answers them warm", len(t.Convs))
 	}
 	return ""
+}
+
+// sizingOf records how a dataset was counted and filtered.
+func sizingOf(count workload.TokenCounter, f workload.Filters, kept, blocks int) results.DatasetSizing {
+	s := results.DatasetSizing{Counter: "words", Kept: kept, MinTokens: f.MinTokens, MaxPromptTokens: f.MaxPromptTokens, MaxContext: f.MaxContext, BlockTokens: blocks}
+	switch c := count.(type) {
+	case *workload.HFTokenizer:
+		s.Counter, s.Tokenizer = "tokenizer", c.Path()
+	case bench.CharCounter:
+		s.Counter, s.CharsPerToken = "chars", 1/c.PerChar
+	}
+	return s
 }
 
 // lengthsOnly says whether some lines give a prompt's length and no text:

@@ -209,6 +209,9 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 					tracked.Offset = datasetNext
 				}
 				src = tracked
+				sizing := pending.sizing
+				sizing.Offset = tracked.Offset
+				cfg.DatasetSizing = &sizing
 			}
 			res, err := predict.Level(predict.Options{Target: target, Source: src, Load: l, Config: cfg, Goodput: plan.goodput,
 				Replicas: o.replicas, Routing: routing})

@@ -358,6 +358,9 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 		src = tracked
 		sizeNote = lv.datasetNote
 		cfg.DatasetFormat = string(pd.format)
+		sizing := pd.sizing
+		sizing.Offset = tracked.Offset
+		cfg.DatasetSizing = &sizing
 	}
 	opts := bench.Options{Client: client, Source: src, Load: load, Config: cfg, Records: lv.records, RecordLevel: lv.recordLevel,
 		Progress: lv.progress, Goodput: p.goodput, StartAt: lv.startAt}

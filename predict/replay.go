@@ -3,6 +3,7 @@ package predict
 import (
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"time"
 
@@ -93,6 +94,9 @@ func replayRequests(t Target, run *results.Run, nonce string) (*Options, string,
 	default:
 		return nil, "", fmt.Errorf("unknown load mode %q", c.Mode)
 	}
+	if c.TraceSpeedup > 0 {
+		load.Trace = []time.Duration{} // the schedule is the file's, below
+	}
 	if err := load.Validate(); err != nil {
 		return nil, "", err
 	}
@@ -100,24 +104,101 @@ func replayRequests(t Target, run *results.Run, nonce string) (*Options, string,
 	if !run.Tokens.UsageReported || in.Count == 0 || in.Mean < 1 || out.Mean < 1 {
 		return nil, "", fmt.Errorf("the server reported no token counts, so the lengths to replay are unknown")
 	}
+	t.Chat = c.Endpoint == "chat"
+	var notes []string
+	if c.DatasetSizing != nil && c.Dataset != "" {
+		opts, err := replayDataset(t, c, load, nonce)
+		if err == nil {
+			return opts, "", nil
+		}
+		notes = append(notes, fmt.Sprintf("the dataset could not be read again (%v)", err))
+	}
 	syn := workload.Synthetic{Tokens: int(math.Round(in.Mean)), MaxTokens: int(math.Round(out.Mean)), Seed: c.Seed, Nonce: nonce,
 		Spread: workload.Spread{InputStddev: in.Stddev, OutputStddev: out.Stddev}}
-	if c.Workload == "synthetic" && c.InputTokens > 0 {
+	switch {
+	case c.Workload == "synthetic" && c.InputTokens > 0:
 		syn = sameDraws(c, run, nonce)
-	}
-	var notes []string
-	if c.Workload != "synthetic" {
-		notes = append(notes, fmt.Sprintf("the %s workload is replayed as synthetic prompts of its measured lengths", c.Workload))
+	default:
+		// The measured distributions themselves, where the result kept
+		// them, rather than a normal one of their mean and spread: a
+		// ShareGPT-shaped workload is nothing like normal.
+		qi, qo := quantilesOf(run.Histograms["input_tokens"]), quantilesOf(run.Histograms["output_tokens"])
+		if len(qi) > 0 && len(qo) > 0 {
+			syn.Spread = workload.Spread{Input: qi, Output: qo}
+			notes = append(notes, fmt.Sprintf("the %s workload is replayed as synthetic prompts drawn from its measured length distributions", c.Workload))
+		} else {
+			notes = append(notes, fmt.Sprintf("the %s workload is replayed as synthetic prompts of its measured lengths' mean and spread", c.Workload))
+		}
 	}
 	if run.Tokens.CachedTotal > 0 {
 		notes = append(notes, fmt.Sprintf("the server reported %d cached prompt tokens; the replay's prompts share no prefix", run.Tokens.CachedTotal))
 	}
-	t.Chat = c.Endpoint == "chat"
 	sized, _ := bench.SizedPrompts(t, bench.Calibrate(t), syn)
 	// Replayed once per step of a search: say each request once, and
 	// skip the histograms nobody writes.
 	opts := &Options{Target: t, Source: sized, Load: load, Config: c, Memo: &Memo{}, NoHistograms: true}
 	return opts, strings.Join(notes, "; "), nil
+}
+
+// replayDataset rebuilds a dataset level exactly: the file read again,
+// counted as the measured run counted it (the same tokenizer, or the same
+// characters per token), filtered and sampled alike, the level starting at
+// the same entry, each request sent as filler of the length the measured
+// server's count gave it; a trace also keeps its timestamps and blocks.
+func replayDataset(t Target, c results.Config, load bench.Load, nonce string) (*Options, error) {
+	sz := c.DatasetSizing
+	f, err := os.Open(c.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	parsed, err := workload.ParseDataset(f, workload.DatasetFormat(c.DatasetFormat))
+	if err != nil {
+		return nil, err
+	}
+	var count workload.TokenCounter = workload.WordCounter{}
+	switch sz.Counter {
+	case "tokenizer":
+		tok, err := workload.LoadTokenizer(sz.Tokenizer)
+		if err != nil {
+			return nil, err
+		}
+		count = tok
+	case "chars":
+		if !(sz.CharsPerToken > 0) {
+			return nil, fmt.Errorf("the recorded characters per token %v is not positive", sz.CharsPerToken)
+		}
+		count = bench.CharCounter{PerChar: 1 / sz.CharsPerToken}
+	}
+	filters := workload.Filters{MinTokens: sz.MinTokens, MaxPromptTokens: sz.MaxPromptTokens, MaxContext: sz.MaxContext}
+	kept, _ := workload.Size(parsed.Entries, count, filters, c.MaxTokens, sz.Kept, c.Seed)
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("no entry passes the recorded length bounds")
+	}
+	ds := workload.Dataset{Entries: kept, DefaultMaxTokens: c.MaxTokens, Offset: sz.Offset, ByLength: true,
+		Blocks: workload.TraceBlocks{BlockTokens: sz.BlockTokens, WordsPerToken: bench.Calibrate(t).WordsPerToken, Nonce: nonce, Seed: c.Seed}}
+	if c.TraceSpeedup > 0 {
+		load.Trace = workload.TraceSchedule(kept, c.TraceSpeedup)
+	}
+	return &Options{Target: t, Source: ds, Load: load, Config: c, Memo: &Memo{}, NoHistograms: true}, nil
+}
+
+// quantilesOf is an encoded histogram's percentiles, 0 to 100 (none for an
+// empty or unreadable one).
+func quantilesOf(enc string) workload.Quantiles {
+	if enc == "" {
+		return nil
+	}
+	h, err := results.DecodeHistogram(enc)
+	if err != nil || h.TotalCount() == 0 {
+		return nil
+	}
+	q := make(workload.Quantiles, 101)
+	for p := range q {
+		q[p] = float64(h.ValueAtQuantile(float64(p)))
+	}
+	q[0] = float64(h.Min())
+	return q
 }
 
 // replayable says why a measured level should not be fitted, or "".

@@ -84,6 +84,10 @@ type Config struct {
 	DatasetFormat string `json:"dataset_format,omitempty"`
 	// TraceSpeedup is how much faster than recorded a trace was replayed.
 	TraceSpeedup float64 `json:"trace_speedup,omitempty"`
+	// DatasetSizing is how a dataset level's requests were chosen and
+	// counted, so a replay (knee calibrate) takes the same entries in the
+	// same order, at the lengths the measured server counted.
+	DatasetSizing *DatasetSizing `json:"dataset_sizing,omitempty"`
 	// InputStddev, OutputStddev and RangeRatio are the length spread asked
 	// of synthetic prompts (see workload.Spread).
 	InputStddev  float64      `json:"input_tokens_stddev,omitempty"`
@@ -112,6 +116,21 @@ type VoiceConfig struct {
 	OutputTokens       int     `json:"output_tokens"`
 	MaxConcurrentCalls int     `json:"max_concurrent_calls,omitempty"`
 	Calls              int     `json:"calls,omitempty"`
+}
+
+// DatasetSizing says how a dataset's entries were counted (Counter
+// "tokenizer", "chars" at CharsPerToken, or "words"), filtered, sampled
+// (Kept entries, with the run's seed) and where the level started in them.
+type DatasetSizing struct {
+	Counter         string  `json:"counter"`
+	Tokenizer       string  `json:"tokenizer,omitempty"`
+	CharsPerToken   float64 `json:"chars_per_token,omitempty"`
+	Kept            int     `json:"kept"`
+	Offset          int     `json:"offset"`
+	MinTokens       int     `json:"min_tokens,omitempty"`
+	MaxPromptTokens int     `json:"max_prompt_tokens,omitempty"`
+	MaxContext      int     `json:"max_context,omitempty"`
+	BlockTokens     int     `json:"block_tokens,omitempty"`
 }
 
 // ConversationConfig holds the knobs of a dataset's conversations replayed

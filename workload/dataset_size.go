@@ -102,6 +102,10 @@ type Dataset struct {
 	Offset int
 	// Blocks builds the prompts of trace lines that give only lengths.
 	Blocks TraceBlocks
+	// ByLength sends each entry as filler of its counted length instead of
+	// its text: a replay on another tokenizer (knee calibrate) keeps the
+	// lengths the measured server counted.
+	ByLength bool
 }
 
 // Entry returns the entry request i takes.
@@ -116,8 +120,11 @@ func (d Dataset) Entry(i int) DatasetEntry {
 func (d Dataset) Request(i int) Request {
 	e := d.Entry(i)
 	req := Request{Messages: e.Messages, MaxTokens: e.MaxTokens}
-	if e.Messages == nil && e.InputLength > 0 {
+	switch {
+	case e.Messages == nil && e.InputLength > 0:
 		req.Messages = []Message{{Role: "user", Content: d.Blocks.Prompt(e, d.Offset+i)}}
+	case d.ByLength:
+		req.Messages = []Message{{Role: "user", Content: d.Blocks.Prompt(DatasetEntry{InputLength: max(e.InputTokens, 1)}, d.Offset+i)}}
 	}
 	switch {
 	case e.Reference != "" && e.OutputTokens > 0:

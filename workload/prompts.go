@@ -106,11 +106,38 @@ type Synthetic struct {
 type Spread struct {
 	InputStddev, OutputStddev float64
 	RangeRatio                float64
+	// Input and Output, when set, are measured distributions to draw from
+	// instead (a replay of a dataset whose file is gone): their quantiles.
+	Input, Output Quantiles
+}
+
+// Quantiles is a distribution given by its quantiles at equal steps of
+// probability, smallest first; a draw interpolates between them.
+type Quantiles []float64
+
+func (q Quantiles) draw(u float64) int {
+	if len(q) == 1 {
+		return max(int(q[0]+0.5), 1)
+	}
+	x := u * float64(len(q)-1)
+	i := int(x)
+	if i >= len(q)-1 {
+		return max(int(q[len(q)-1]+0.5), 1)
+	}
+	return max(int(q[i]+(x-float64(i))*(q[i+1]-q[i])+0.5), 1)
 }
 
 // draw returns the length of request i around mean for the given stream
 // (0 for input, 1 for output).
 func (sp Spread) draw(mean int, sd float64, seed uint64, i int, stream uint64) int {
+	q := sp.Input
+	if stream == 1 {
+		q = sp.Output
+	}
+	if len(q) > 0 {
+		r := rand.New(rand.NewPCG(seed^0x5eed5a11, uint64(i)*2+stream))
+		return q.draw(r.Float64())
+	}
 	if mean <= 0 || (sd <= 0 && sp.RangeRatio <= 0) {
 		return mean
 	}
