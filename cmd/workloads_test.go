@@ -1,0 +1,267 @@
+package cmd
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kneebench/knee/results"
+)
+
+// writeLines writes JSONL lines to a file in a test's folder.
+func writeLines(t *testing.T, name string, lines []any) string {
+	t.Helper()
+	var b strings.Builder
+	for _, l := range lines {
+		j, _ := json.Marshal(l)
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// wordPrompts are n distinct prompts of about words words each.
+func wordPrompts(n, words int, seed uint64) []any {
+	r := rand.New(rand.NewPCG(seed, 1))
+	vocab := strings.Fields("the of and to in is was for on are with as by at be this have from or one had not but what all were when we there can an your")
+	out := make([]any, n)
+	for i := range out {
+		w := make([]string, words)
+		for j := range w {
+			w[j] = vocab[r.IntN(len(vocab))]
+		}
+		out[i] = map[string]any{"prompt": strings.Join(w, " ")}
+	}
+	return out
+}
+
+func cacheOf(t *testing.T, r *results.Run) (server, expected float64) {
+	t.Helper()
+	if r.Cache == nil || !r.Cache.Reported || r.Cache.Expected == nil {
+		t.Fatalf("no cache figures: %+v", r.Cache)
+	}
+	return r.Cache.HitRate, *r.Cache.Expected
+}
+
+// TestNothingMeasuredIsWarm: against the built-in simulator, which caches
+// prefixes, a dataset run, a synthetic run and a two-level dataset sweep
+// find no measured prompt cached: the length probes, the calibration and
+// the warm-up sent nothing a measured request shares, synthetic prompts
+// share no opening, and the second level takes entries after the first's.
+func TestNothingMeasuredIsWarm(t *testing.T) {
+	url := startSim(t, "", "")
+	ds := writeLines(t, "prompts.jsonl", wordPrompts(60, 120, 1))
+	for _, args := range [][]string{
+		{"--dataset", ds, "--requests", "20", "--concurrency", "2", "--max-tokens", "4"},
+		{"--input-tokens", "300", "--requests", "30", "--concurrency", "3", "--max-tokens", "4"},
+	} {
+		r := runJSON(t, append([]string{"run", "--base-url", url}, args...)...)
+		if r.Tokens.CachedTotal != 0 {
+			t.Errorf("%v: %d of %d prompt tokens cached", args, r.Tokens.CachedTotal, r.Tokens.InputTotal)
+		}
+		if s, e := cacheOf(t, r); s != 0 || e != 0 {
+			t.Errorf("%v: server %.3f, expected %.3f", args, s, e)
+		}
+	}
+	// The same run again finds its prompts warm from the first, and says
+	// the cache was warm from outside the run.
+	again := runJSON(t, "run", "--base-url", url, "--dataset", ds, "--requests", "20", "--concurrency", "2", "--max-tokens", "4")
+	if again.Tokens.CachedTotal == 0 || !strings.Contains(strings.Join(again.Warnings, "\n"), "warm from outside the run") {
+		t.Errorf("a repeated run cached %d tokens; warnings %q", again.Tokens.CachedTotal, again.Warnings)
+	}
+	url = startSim(t, "", "")
+	dir := t.TempDir()
+	code, out, errOut := execute(t, "sweep", "--base-url", url, "--dataset", ds, "--rates", "4,8", "--requests", "20",
+		"--max-tokens", "4", "--out-dir", dir, "--label", "ds")
+	if code != 0 {
+		t.Fatalf("sweep: exit %d\n%s%s", code, out, errOut)
+	}
+	s, err := results.ReadSweep(filepath.Join(dir, "ds.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range s.Levels {
+		if l.Run.Tokens.CachedTotal != 0 {
+			t.Errorf("level %d: %d cached tokens (it resent an earlier level's prompts?)", i+1, l.Run.Tokens.CachedTotal)
+		}
+		if l.Run.Config.DatasetSizing == nil || l.Run.Config.DatasetSizing.Offset != 21*i {
+			t.Errorf("level %d starts at %+v, want entry %d", i+1, l.Run.Config.DatasetSizing, 21*i)
+		}
+	}
+	// --dataset-repeat resends level 1's prompts, which the server then
+	// answers warm, and the run says so.
+	code, _, _ = execute(t, "sweep", "--base-url", url, "--dataset", ds, "--rates", "4,8", "--requests", "20",
+		"--max-tokens", "4", "--out-dir", dir, "--label", "rep", "--dataset-repeat")
+	rep, err := results.ReadSweep(filepath.Join(dir, "rep.json"))
+	if code != 0 || err != nil {
+		t.Fatalf("repeat sweep: exit %d, %v", code, err)
+	}
+	if r := rep.Levels[1].Run; r.Tokens.CachedTotal == 0 || !strings.Contains(strings.Join(r.Warnings, "\n"), "resent the prompts") {
+		t.Errorf("with --dataset-repeat level 2 cached %d tokens; warnings %q", r.Tokens.CachedTotal, r.Warnings)
+	}
+}
+
+// TestSharedPrefixesCacheAsExpected: a prefix pool and a trace's repeated
+// hash ids are cached as much as the prompts' overlap says, within a few
+// points.
+func TestSharedPrefixesCacheAsExpected(t *testing.T) {
+	url := startSim(t, "", "")
+	pool := runJSON(t, "run", "--base-url", url, "--input-tokens", "64", "--prefix-tokens", "512", "--prefix-pool", "4",
+		"--requests", "40", "--concurrency", "2", "--max-tokens", "4")
+	s, e := cacheOf(t, pool)
+	// 36 of 40 requests reuse one of the 4 prefixes: 512/576 × 36/40 = 0.8.
+	if math.Abs(e-0.8) > 0.03 || math.Abs(s-e) > 0.03 {
+		t.Errorf("prefix pool: server %.3f, expected %.3f, want both about 0.80", s, e)
+	}
+	if in := pool.Tokens.Input.Mean; math.Abs(in-576) > 576*0.03 {
+		t.Errorf("prefix pool prompts averaged %.1f tokens, want 576", in)
+	}
+	var lines []any
+	ids := [][]int{{0, 1}, {0, 1}, {0, 1, 2}, {7}, {7, 8}, {0, 1, 2}, {9}, {9}}
+	for i, h := range ids {
+		lines = append(lines, map[string]any{"timestamp": 100 * i, "input_length": 512*len(h) - 100, "output_length": 4, "hash_ids": h})
+	}
+	tr := runJSON(t, "run", "--base-url", url, "--dataset", writeLines(t, "trace.jsonl", lines))
+	s, e = cacheOf(t, tr)
+	if e < 0.3 || math.Abs(s-e) > 0.03 {
+		t.Errorf("trace: server %.3f, expected %.3f", s, e)
+	}
+}
+
+// TestTraceKeepsItsTimestamps: a Mooncake trace's requests are scheduled
+// at its timestamps divided by the speedup, line k as request k, and go
+// out within a few milliseconds of them.
+func TestTraceKeepsItsTimestamps(t *testing.T) {
+	url := startSim(t, "", "")
+	stamps := []int{0, 40, 90, 300, 310, 320, 700, 1000}
+	var lines []any
+	for i, ms := range stamps {
+		lines = append(lines, map[string]any{"timestamp": 5000 + ms, "input_length": 100 + i, "output_length": 2})
+	}
+	recs := filepath.Join(t.TempDir(), "recs.jsonl")
+	r := runJSON(t, "run", "--base-url", url, "--dataset", writeLines(t, "trace.jsonl", lines), "--trace-speedup", "2", "--records", recs)
+	if r.Requests.OK != int64(len(stamps)) || r.Config.TraceSpeedup != 2 || r.Config.Workload != "trace" {
+		t.Fatalf("%d ok, speedup %v, workload %q", r.Requests.OK, r.Config.TraceSpeedup, r.Config.Workload)
+	}
+	f, err := os.Open(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var first int64 = -1
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var l results.RecordLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.Warmup {
+			continue
+		}
+		if first < 0 {
+			first = l.ScheduledUnixNs
+		}
+		want := time.Duration(stamps[l.Index]) * time.Millisecond / 2
+		if got := time.Duration(l.ScheduledUnixNs - first); absDur(got-want) > time.Millisecond {
+			t.Errorf("line %d scheduled at %v, want %v", l.Index, got, want)
+		}
+		if late := time.Duration(l.SentUnixNs - l.ScheduledUnixNs); late > 20*time.Millisecond {
+			t.Errorf("line %d sent %v after its time", l.Index, late)
+		}
+		if l.PromptTokens < 100+l.Index {
+			t.Errorf("line %d: %d prompt tokens, want at least its %d", l.Index, l.PromptTokens, 100+l.Index)
+		}
+	}
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// recordingServer answers every chat request with a short stream and keeps
+// the messages it was sent.
+func recordingServer(t *testing.T) (string, func() [][]map[string]string) {
+	var mu sync.Mutex
+	var got [][]map[string]string
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/models") {
+			fmt.Fprint(w, `{"data":[{"id":"m"}]}`)
+			return
+		}
+		var body struct {
+			Messages []map[string]string `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		got = append(got, body.Messages)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"live answer\"}}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":50,\"completion_tokens\":2,\"prompt_tokens_details\":{\"cached_tokens\":0}}}\n\ndata: [DONE]\n\n")
+	})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1", func() [][]map[string]string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([][]map[string]string(nil), got...)
+	}
+}
+
+// TestConversationReplaySendsHistory: an AIPerf multi_turn file replays as
+// conversations: each turn carries the system prompt, every earlier turn
+// and the recorded answer to it (or, with --replay-live-history, the
+// server's own).
+func TestConversationReplaySendsHistory(t *testing.T) {
+	url, sent := recordingServer(t)
+	file := writeLines(t, "sessions.jsonl", []any{map[string]any{"session_id": "s1", "turns": []any{
+		map[string]any{"role": "system", "text": "be terse"},
+		map[string]any{"text": "first question"},
+		map[string]any{"role": "assistant", "text": "recorded answer"},
+		map[string]any{"text": "second question", "delay": 10},
+		map[string]any{"text": "third question", "delay": 10},
+	}}})
+	for _, live := range []bool{false, true} {
+		before := len(sent())
+		args := []string{"run", "--base-url", url, "--dataset", file, "--rate", "5", "--calls", "1", "--no-server-metrics"}
+		if live {
+			args = append(args, "--replay-live-history")
+		}
+		r := runJSON(t, args...)
+		if r.Config.Workload != "conversations" || r.Requests.OK != 3 || r.Requests.Warmup != 0 {
+			t.Fatalf("live %v: workload %q, %d ok, %d warm-up", live, r.Config.Workload, r.Requests.OK, r.Requests.Warmup)
+		}
+		turns := sent()[before:]
+		// Probes come first; the call's turns are the last three.
+		turns = turns[len(turns)-3:]
+		for k, msgs := range turns {
+			if len(msgs) != 2+2*k || msgs[0]["content"] != "be terse" || msgs[len(msgs)-1]["role"] != "user" {
+				t.Fatalf("turn %d: %v", k+1, msgs)
+			}
+		}
+		answer := turns[1][2]["content"]
+		if want := map[bool]string{false: "recorded answer", true: "live answer"}[live]; answer != want {
+			t.Errorf("live %v: turn 2 carries %q as turn 1's answer, want %q", live, answer, want)
+		}
+		if a := turns[2][4]["content"]; a != "live answer" {
+			t.Errorf("turn 3 carries %q as turn 2's answer (none recorded): want the live one", a)
+		}
+	}
+}
