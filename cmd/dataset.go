@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"sync/atomic"
 
@@ -171,13 +170,8 @@ func (p *pendingDataset) sizeConversations(client bench.Prober, defaultOutput in
 	} else {
 		count, how = bench.CalibratedCounter(client, p.parsed.Entries)
 	}
-	convs := append([]workload.Conversation(nil), p.parsed.Conversations...)
-	r := rand.New(rand.NewPCG(seed, 0xc0417))
-	r.Shuffle(len(convs), func(i, j int) { convs[i], convs[j] = convs[j], convs[i] })
-	if p.sample > 0 && p.sample < len(convs) {
-		convs = convs[:p.sample]
-	}
-	convs = workload.SizeConversations(convs, count)
+	convs := workload.PickConversations(p.parsed.Conversations, count, p.sample, seed)
+	p.sizing = sizingOf(count, workload.Filters{}, len(convs), 0)
 	turns := 0
 	for _, c := range convs {
 		turns += len(c.Turns)

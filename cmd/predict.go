@@ -165,6 +165,9 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 				if !plan.conv.repeat {
 					tracked.Offset = datasetNext
 				}
+				sizing := plan.conv.sizing
+				sizing.Offset = tracked.Offset
+				cfg.DatasetSizing = &sizing
 				res, err := predict.VoiceLevel(predict.VoiceOptions{VoiceOptions: plan.callOptions(tracked, load, cfg), Target: target,
 					Replicas: o.replicas, Routing: routing})
 				if res != nil {

@@ -429,6 +429,9 @@ func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.C
 		if !p.conv.repeat {
 			tracked.Offset = lv.datasetNext
 		}
+		sizing := p.conv.sizing
+		sizing.Offset = tracked.Offset
+		cfg.DatasetSizing = &sizing
 		opts = p.callOptions(tracked, rate, cfg)
 	} else {
 		v, err := p.vf.build(p.lf.seed)

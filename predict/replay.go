@@ -53,6 +53,10 @@ func Replay(t Target, run *results.Run, nonce string) (Replayed, string, error) 
 		v, err := replayCalls(t, run, nonce)
 		return Replayed{Calls: v}, "", err
 	}
+	if c.Conversations != nil {
+		v, err := replayConversations(t, c)
+		return Replayed{Calls: v}, "the conversations are replayed with their recorded text, which the target counts with its own tokenizer", err
+	}
 	opts, note, err := replayRequests(t, run, nonce)
 	return Replayed{Requests: opts}, note, err
 }
@@ -156,19 +160,9 @@ func replayDataset(t Target, c results.Config, load bench.Load, nonce string) (*
 	if err != nil {
 		return nil, err
 	}
-	var count workload.TokenCounter = workload.WordCounter{}
-	switch sz.Counter {
-	case "tokenizer":
-		tok, err := workload.LoadTokenizer(sz.Tokenizer)
-		if err != nil {
-			return nil, err
-		}
-		count = tok
-	case "chars":
-		if !(sz.CharsPerToken > 0) {
-			return nil, fmt.Errorf("the recorded characters per token %v is not positive", sz.CharsPerToken)
-		}
-		count = bench.CharCounter{PerChar: 1 / sz.CharsPerToken}
+	count, err := counterOf(sz)
+	if err != nil {
+		return nil, err
 	}
 	filters := workload.Filters{MinTokens: sz.MinTokens, MaxPromptTokens: sz.MaxPromptTokens, MaxContext: sz.MaxContext}
 	kept, _ := workload.Size(parsed.Entries, count, filters, c.MaxTokens, sz.Kept, c.Seed)
@@ -181,6 +175,53 @@ func replayDataset(t Target, c results.Config, load bench.Load, nonce string) (*
 		load.Trace = workload.TraceSchedule(kept, c.TraceSpeedup)
 	}
 	return &Options{Target: t, Source: ds, Load: load, Config: c, Memo: &Memo{}, NoHistograms: true}, nil
+}
+
+// counterOf is the token counter a dataset level was sized with.
+func counterOf(sz *results.DatasetSizing) (workload.TokenCounter, error) {
+	switch sz.Counter {
+	case "tokenizer":
+		return workload.LoadTokenizer(sz.Tokenizer)
+	case "chars":
+		if !(sz.CharsPerToken > 0) {
+			return nil, fmt.Errorf("the recorded characters per token %v is not positive", sz.CharsPerToken)
+		}
+		return bench.CharCounter{PerChar: 1 / sz.CharsPerToken}, nil
+	}
+	return workload.WordCounter{}, nil
+}
+
+// replayConversations rebuilds a level of a dataset's conversations: the
+// file read again, the same conversations in the same order from the
+// level's offset, the same think times and history.
+func replayConversations(t Target, c results.Config) (*VoiceOptions, error) {
+	cc, sz := c.Conversations, c.DatasetSizing
+	if sz == nil || c.Dataset == "" || c.Rate <= 0 {
+		return nil, fmt.Errorf("the conversations' dataset and sizing are missing from the result")
+	}
+	f, err := os.Open(c.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	parsed, err := workload.ParseDataset(f, workload.DatasetFormat(c.DatasetFormat))
+	if err != nil {
+		return nil, err
+	}
+	count, err := counterOf(sz)
+	if err != nil {
+		return nil, err
+	}
+	convs := workload.Conversations{Convs: workload.PickConversations(parsed.Conversations, count, sz.Kept, c.Seed),
+		GapMin: time.Duration(cc.GapMinS * float64(time.Second)), GapMax: time.Duration(cc.GapMaxS * float64(time.Second)),
+		LiveHistory: cc.LiveHistory, DefaultMaxTokens: c.MaxTokens, Offset: sz.Offset, Seed: c.Seed}
+	if err := convs.Validate(); err != nil {
+		return nil, err
+	}
+	t.Chat = true
+	return &VoiceOptions{Target: t, VoiceOptions: bench.VoiceOptions{CallSource: convs, Rate: c.Rate, Calls: cc.Calls,
+		Duration: time.Duration(c.DurationS * float64(time.Second)), MaxConcurrentCalls: cc.MaxConcurrentCalls, Seed: c.Seed,
+		DrainTimeout: replayDrain, Config: c}}, nil
 }
 
 // quantilesOf is an encoded histogram's percentiles, 0 to 100 (none for an

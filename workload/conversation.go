@@ -109,9 +109,17 @@ func (c Conversations) MeasuredTurns(i int) int { return len(c.conv(i).Turns) }
 // cold or warm turn by turn; the run compares the cache hit overall.
 func (Conversations) ColdThreshold() int { return 0 }
 
-// SizeConversations counts each recorded answer's tokens with count, so
-// a replayed turn asks for the length the recording answered with.
-func SizeConversations(convs []Conversation, count TokenCounter) []Conversation {
+// PickConversations takes the conversations in an order shuffled by the
+// seed, n of them (n ≤ 0: all), and counts each recorded answer's tokens
+// with count, so a replayed turn asks for the length the recording
+// answered with.
+func PickConversations(all []Conversation, count TokenCounter, n int, seed uint64) []Conversation {
+	convs := append([]Conversation(nil), all...)
+	r := rand.New(rand.NewPCG(seed, 0xc0417))
+	r.Shuffle(len(convs), func(i, j int) { convs[i], convs[j] = convs[j], convs[i] })
+	if n > 0 && n < len(convs) {
+		convs = convs[:n]
+	}
 	out := make([]Conversation, len(convs))
 	for i, cv := range convs {
 		cv.Turns = append([]ConversationTurn(nil), cv.Turns...)
