@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/kneebench/knee/results"
 )
@@ -23,10 +24,12 @@ func ParseGoodput(s string) (Goodput, error) {
 	if strings.TrimSpace(s) == "" {
 		return g, nil
 	}
-	for _, part := range strings.Split(s, ",") {
+	// Pairs are comma-separated, or space-separated as vLLM's
+	// --goodput ttft:300 tpot:50 takes them.
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
 		k, v, ok := strings.Cut(strings.TrimSpace(part), ":")
 		ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if !ok || err != nil || ms <= 0 || ms > 1e9 {
+		if !ok || err != nil || !(ms > 0 && ms <= 1e9) {
 			return g, fmt.Errorf("%q must look like ttft:300 (a positive number of ms)", part)
 		}
 		d := time.Duration(ms * float64(time.Millisecond))

@@ -68,13 +68,17 @@ func tunableNames() []string {
 }
 
 func (o *calibrateOptions) run(c *cobra.Command, args []string) error {
-	if err := checkOutputs(map[string]string{"--output": o.output, "--json": o.jsonOut}); err != nil {
+	if err := checkIO(map[string]string{"--output": o.output, "--json": o.jsonOut}, argInputs(args)); err != nil {
 		return err
 	}
 	if o.maxEval < 1 || o.parallel < 0 {
 		return usageErr("--max-evaluations must be positive and --parallel not negative")
 	}
-	measured, err := results.ReadSweepOrRun(args[0])
+	files, err := readInputs(c, args[:1])
+	if err != nil {
+		return err
+	}
+	measured, err := results.DecodeSweepOrRun(args[0], files[0])
 	if err != nil {
 		return withCode(ExitRuntime, err)
 	}

@@ -77,12 +77,38 @@ func checkBaseURL(raw string) error {
 }
 
 // checkOutputs checks every output path a command was given (flag name →
-// path; empty paths are skipped) before anything is measured.
+// path; empty paths are skipped) before anything is measured, and that no
+// two of them name the same file. A name with "(out-dir)" in it is a file
+// in a folder knee may create.
 func checkOutputs(paths map[string]string) error {
-	for _, flag := range slices.Sorted(maps.Keys(paths)) {
-		if p := paths[flag]; p != "" {
-			if err := results.CheckOutput(p); err != nil {
-				return withCode(ExitRuntime, fmt.Errorf("%s: %w", flag, err))
+	return checkIO(paths, nil)
+}
+
+// checkIO is checkOutputs, and also refuses an output that names the same
+// file as one of the command's inputs (flag or argument name → path):
+// writing it would destroy what is read, or what a later level reads.
+func checkIO(outputs, inputs map[string]string) error {
+	outs := slices.Sorted(maps.Keys(outputs))
+	for i, flag := range outs {
+		p := outputs[flag]
+		if p == "" {
+			continue
+		}
+		check := results.CheckOutput
+		if strings.Contains(flag, "out-dir") {
+			check = results.CheckOutputIn
+		}
+		if err := check(p); err != nil {
+			return withCode(ExitRuntime, fmt.Errorf("%s: %w", flag, err))
+		}
+		for _, other := range outs[i+1:] {
+			if q := outputs[other]; results.SamePlace(p, q) {
+				return usageErr("%s %s and %s %s name the same file: one would overwrite the other", flag, p, other, q)
+			}
+		}
+		for _, in := range slices.Sorted(maps.Keys(inputs)) {
+			if q := inputs[in]; results.SamePlace(p, q) {
+				return usageErr("%s %s is also %s: writing it would destroy what knee reads", flag, p, in)
 			}
 		}
 	}
@@ -166,4 +192,32 @@ func outputWidth(w io.Writer) int {
 		}
 	}
 	return report.ReportColumns
+}
+
+// argInputs names a command's file arguments as its inputs.
+func argInputs(args []string) map[string]string {
+	in := map[string]string{}
+	for i, a := range args {
+		in[fmt.Sprintf("input %d (%s)", i+1, a)] = a
+	}
+	return in
+}
+
+// inputs are the files a load reads.
+func (f *loadFlags) inputs() map[string]string {
+	return map[string]string{"--dataset": f.dataset, "--tokenizer": f.data.tokenizer}
+}
+
+// readInputs reads a command's result-file arguments, each bounded, and
+// stops waiting on a FIFO at the first signal.
+func readInputs(c *cobra.Command, paths []string) ([][]byte, error) {
+	out := make([][]byte, len(paths))
+	for i, p := range paths {
+		b, err := results.ReadInput(c.Context(), p, results.MaxResultBytes)
+		if err != nil {
+			return nil, withCode(ExitRuntime, err)
+		}
+		out[i] = b
+	}
+	return out, nil
 }

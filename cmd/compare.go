@@ -17,12 +17,16 @@ func newCompareCmd() *cobra.Command {
 		Example: `  knee compare results/L40S.json results/H100.json -o results/compare.png`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: runtimeErrors(func(c *cobra.Command, args []string) error {
-			if err := checkOutputs(map[string]string{"--output": output}); err != nil {
+			if err := checkIO(map[string]string{"--output": output}, argInputs(args)); err != nil {
+				return err
+			}
+			files, err := readInputs(c, args)
+			if err != nil {
 				return err
 			}
 			var sweeps []*results.Sweep
-			for _, path := range args {
-				s, err := results.ReadSweep(path)
+			for i, path := range args {
+				s, err := results.DecodeSweep(path, files[i])
 				if err != nil {
 					return err
 				}

@@ -28,19 +28,28 @@ is a normal result: knee compare and knee report take it.`,
 			if output == "" {
 				return usageErr("give -o for the merged file")
 			}
-			csvPath := strings.TrimSuffix(output, ".json") + ".csv"
-			if err := checkOutputs(map[string]string{"--output": output}); err != nil {
+			// A sweep's CSV goes beside its JSON, where that is a file:
+			// standard output or a descriptor takes the JSON alone.
+			csvPath := ""
+			if results.Replaceable(output) {
+				csvPath = strings.TrimSuffix(output, ".json") + ".csv"
+			}
+			if err := checkIO(map[string]string{"--output": output}, argInputs(args)); err != nil {
 				return err
 			}
-			sweep, err := results.IsSweepFile(args[0])
+			files, err := readInputs(c, args)
+			if err != nil {
+				return err
+			}
+			sweep, err := results.IsSweep(args[0], files[0])
 			if err != nil {
 				return withCode(ExitRuntime, err)
 			}
 			out := c.OutOrStdout()
 			if !sweep {
 				var runs []*results.Run
-				for _, p := range args {
-					r, err := results.ReadRun(p)
+				for i, p := range args {
+					r, err := results.DecodeRun(p, files[i])
 					if err != nil {
 						return withCode(ExitRuntime, err)
 					}
@@ -59,12 +68,12 @@ is a normal result: knee compare and knee report take it.`,
 				fmt.Fprintf(out, "merged %d shards into %s\n", m.MergedShards, output)
 				return nil
 			}
-			if err := checkOutputs(map[string]string{"--output (CSV)": csvPath}); err != nil {
+			if err := checkIO(map[string]string{"--output": output, "--output (CSV)": csvPath}, argInputs(args)); err != nil {
 				return err
 			}
 			var sweeps []*results.Sweep
-			for _, p := range args {
-				s, err := results.ReadSweep(p)
+			for i, p := range args {
+				s, err := results.DecodeSweep(p, files[i])
 				if err != nil {
 					return withCode(ExitRuntime, err)
 				}
@@ -77,6 +86,10 @@ is a normal result: knee compare and knee report take it.`,
 			report.SweepTable(out, m, outputWidth(out))
 			if err := writeSweepData(m, output, csvPath); err != nil {
 				return withCode(ExitRuntime, err)
+			}
+			if csvPath == "" {
+				fmt.Fprintf(out, "merged %d shards' sweeps into %s (no CSV: the output is not a file)\n", len(sweeps), output)
+				return nil
 			}
 			fmt.Fprintf(out, "merged %d shards' sweeps into %s and %s\n", len(sweeps), output, csvPath)
 			return nil

@@ -104,7 +104,10 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 	}
 	paths := struct{ json, csv, png string }{
 		filepath.Join(o.outDir, label+".json"), filepath.Join(o.outDir, label+".csv"), filepath.Join(o.outDir, label+".png")}
-	if err := checkOutputs(map[string]string{"--out-dir (JSON)": paths.json, "--out-dir (CSV)": paths.csv, "--out-dir (PNG)": paths.png}); err != nil {
+	if err := o.makeOutDir(); err != nil {
+		return err
+	}
+	if err := checkIO(map[string]string{"--out-dir (JSON)": paths.json, "--out-dir (CSV)": paths.csv, "--out-dir (PNG)": paths.png}, o.load.inputs()); err != nil {
 		return err
 	}
 	yml, err := target.Models.YAML(origin)

@@ -27,16 +27,20 @@ loads nothing when viewed.`,
 			if output == "" {
 				output = strings.TrimSuffix(args[0], ".json") + ".html"
 			}
-			if err := checkOutputs(map[string]string{"--output": output}); err != nil {
+			if err := checkIO(map[string]string{"--output": output}, argInputs(args)); err != nil {
+				return err
+			}
+			files, err := readInputs(c, args)
+			if err != nil {
 				return err
 			}
 			in := report.HTMLInput{Version: version()}
-			for _, path := range args {
-				if s, err := results.ReadSweep(path); err == nil {
+			for i, path := range args {
+				if s, err := results.DecodeSweep(path, files[i]); err == nil {
 					in.Sweeps = append(in.Sweeps, s)
 					continue
 				}
-				r, err := results.ReadRun(path)
+				r, err := results.DecodeRun(path, files[i])
 				if err != nil {
 					return err
 				}
@@ -46,7 +50,7 @@ loads nothing when viewed.`,
 			if err := report.HTML(&page, in); err != nil {
 				return err
 			}
-			if output == results.Stdout {
+			if results.IsStdout(output) {
 				_, err := c.OutOrStdout().Write(page.Bytes())
 				return err
 			}

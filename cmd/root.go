@@ -7,10 +7,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/spf13/pflag"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/kneebench/knee/results"
 	"github.com/spf13/cobra"
@@ -92,6 +95,7 @@ latency-vs-load curve.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{ExitUsage, err}
 	})
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return finiteFlags(c) }
 	root.AddCommand(newVersionCmd(), newRunCmd(), newSweepCmd(), newPredictCmd(), newCalibrateCmd(), newMergeCmd(), newK8sCmd(), newCompareCmd(), newReportCmd(), newValidateCmd(), newSimCmd(), newPresetsCmd())
 	return root
 }
@@ -102,7 +106,7 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	ran, err := root.ExecuteContextC(ctx)
+	ran, err := executeGuarded(ctx, root)
 	// The simulator's normal way to stop is a signal; everything else that
 	// a signal cut short says so in its status, after writing.
 	interrupted := ctx.Err() != nil && ran != nil && ran.Name() != "sim"
@@ -115,7 +119,7 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "knee: %v\n", err)
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if interrupted && ee.code == ExitFailed {
+		if interrupted && (ee.code == ExitFailed || errors.Is(err, results.ErrInterrupted)) {
 			return ExitInterrupted
 		}
 		return ee.code
@@ -143,4 +147,34 @@ func environment() results.Environment {
 		KneeVersion: version(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
 		CPUs: runtime.NumCPU(), Host: host,
 	}
+}
+
+// executeGuarded runs the command tree and turns a panic that escaped
+// every check into a one-line error (exit 3) instead of a stack trace.
+func executeGuarded(ctx context.Context, root *cobra.Command) (ran *cobra.Command, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = withCode(ExitRuntime, fmt.Errorf("internal error (please report it): %v", r))
+		}
+	}()
+	return root.ExecuteContextC(ctx)
+}
+
+// finiteFlags refuses NaN and infinite values in every number flag a
+// command was given, before anything runs: they pass comparisons that
+// bound them, and a result holding one cannot be written.
+func finiteFlags(c *cobra.Command) error {
+	var bad error
+	c.Flags().Visit(func(f *pflag.Flag) {
+		if bad != nil {
+			return
+		}
+		switch f.Value.Type() {
+		case "float64", "float32":
+			if v, err := strconv.ParseFloat(f.Value.String(), 64); err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+				bad = usageErr("--%s %s is not a finite number", f.Name, f.Value.String())
+			}
+		}
+	})
+	return bad
 }

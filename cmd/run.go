@@ -89,10 +89,10 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	o.server.none = o.server.none || shard.Index > 0
 	// Every output is checked before anything is measured, so a run is
 	// never measured and then lost.
-	if err := checkOutputs(map[string]string{"--output": o.output, "--records": o.records}); err != nil {
+	if err := checkIO(map[string]string{"--output": o.output, "--records": o.records}, o.load.inputs()); err != nil {
 		return err
 	}
-	if o.output == results.Stdout && o.records == results.Stdout {
+	if results.IsStdout(o.output) && results.IsStdout(o.records) {
 		return usageErr("--output and --records cannot both be standard output")
 	}
 	ctx := c.Context()
@@ -105,7 +105,7 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	if o.records != "" {
 		var f io.WriteCloser = nopWriteCloser{c.OutOrStdout()}
 		if o.records != results.Stdout {
-			if f, err = results.OpenStream(o.records); err != nil {
+			if f, err = results.OpenStreamContext(c.Context(), o.records); err != nil {
 				return withCode(ExitRuntime, fmt.Errorf("--records %s: %w", o.records, err))
 			}
 		}
@@ -123,7 +123,7 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	out, errOut := c.OutOrStdout(), c.ErrOrStderr()
-	if o.output == results.Stdout || o.records == results.Stdout {
+	if results.IsStdout(o.output) || results.IsStdout(o.records) {
 		// Standard output carries the data; the report goes to stderr.
 		out = c.ErrOrStderr()
 	}
@@ -153,7 +153,7 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 		if err := writeJSON(c, o.output, res); err != nil {
 			return withCode(ExitRuntime, fmt.Errorf("writing %s: %w", o.output, err))
 		}
-		if o.output != results.Stdout {
+		if !results.IsStdout(o.output) {
 			fmt.Fprintf(out, "wrote %s\n", o.output)
 		}
 	}

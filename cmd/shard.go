@@ -69,11 +69,14 @@ func (f *shardFlags) parse() (bench.Shard, time.Time, error) {
 // parseInstant reads RFC 3339 or Unix seconds (fractions allowed).
 func parseInstant(v string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		if t.Year() < 2000 || t.Year() > 2200 {
+			return time.Time{}, fmt.Errorf("the year %d is not between 2000 and 2200", t.Year())
+		}
 		return t, nil
 	}
 	secs, err := strconv.ParseFloat(v, 64)
-	if err != nil || secs <= 0 {
-		return time.Time{}, fmt.Errorf("not an RFC 3339 time or Unix seconds")
+	if err != nil || !(secs >= 946684800 && secs <= 7258118400) {
+		return time.Time{}, fmt.Errorf("not an RFC 3339 time or Unix seconds between 2000 and 2200")
 	}
 	whole := int64(secs)
 	return time.Unix(whole, int64((secs-float64(whole))*1e9)), nil

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -113,7 +115,7 @@ func parseList(s string) ([]float64, error) {
 	var out []float64
 	for _, part := range strings.Split(s, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
-		if err != nil || v <= 0 {
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("%q is not a positive number", part)
 		}
 		if len(out) > 0 && v <= out[len(out)-1] {
@@ -265,7 +267,10 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	}
 	paths := struct{ json, csv, png string }{
 		filepath.Join(o.outDir, label+".json"), filepath.Join(o.outDir, label+".csv"), filepath.Join(o.outDir, label+".png")}
-	if err := checkOutputs(map[string]string{"--out-dir (JSON)": paths.json, "--out-dir (CSV)": paths.csv, "--out-dir (PNG)": paths.png, "--records": o.records}); err != nil {
+	if err := o.makeOutDir(); err != nil {
+		return err
+	}
+	if err := checkIO(map[string]string{"--out-dir (JSON)": paths.json, "--out-dir (CSV)": paths.csv, "--out-dir (PNG)": paths.png, "--records": o.records}, o.load.inputs()); err != nil {
 		return err
 	}
 	ctx := c.Context()
@@ -276,13 +281,13 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	defer tgt.stop()
 	out, errOut := c.OutOrStdout(), c.ErrOrStderr()
 	progress := newProgress(errOut)
-	if o.records == results.Stdout {
+	if results.IsStdout(o.records) {
 		return usageErr("a sweep prints its rows on standard output: give --records a file")
 	}
 	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, out: out, errOut: errOut}
 	var records *checkedWriter
 	if o.records != "" {
-		f, err := results.OpenStream(o.records)
+		f, err := results.OpenStreamContext(c.Context(), o.records)
 		if err != nil {
 			return withCode(ExitRuntime, fmt.Errorf("--records %s: %w", o.records, err))
 		}
@@ -361,6 +366,18 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	return nil
 }
 
+// makeOutDir makes --out-dir before anything is measured, so a folder
+// that cannot be made fails the sweep at once, not after its last level.
+func (o *sweepOptions) makeOutDir() error {
+	if o.outDir == "" || o.outDir == results.Stdout {
+		return usageErr("--out-dir is the folder the result files go in; %q is not one", o.outDir)
+	}
+	if err := os.MkdirAll(o.outDir, 0o755); err != nil {
+		return withCode(ExitRuntime, fmt.Errorf("--out-dir: %w", err))
+	}
+	return nil
+}
+
 // traceLevels are a trace sweep's levels as mean rates: --rates as given,
 // or --trace-speedups (default 0.5,1,2,4) times the trace's own rate.
 func (o *sweepOptions) traceLevels(c *cobra.Command, axis string, loads []float64, rate float64) ([]float64, error) {
@@ -404,6 +421,9 @@ func windowText(d time.Duration, requests, calls int, workload string) string {
 func writeSweepData(s *results.Sweep, jsonPath, csvPath string) error {
 	if err := results.WriteJSON(jsonPath, s); err != nil {
 		return fmt.Errorf("writing %s: %w", jsonPath, err)
+	}
+	if csvPath == "" {
+		return nil
 	}
 	b, err := s.CSV()
 	if err != nil {

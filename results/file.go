@@ -2,9 +2,9 @@ package results
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 )
 
 // WriteFileAtomic writes data where path names, never replacing what the
@@ -22,8 +22,17 @@ func WriteJSON(path string, v any) error {
 
 // ReadRun reads a run written by knee run --output.
 func ReadRun(path string) (*Run, error) {
+	b, err := ReadInput(context.Background(), path, MaxResultBytes)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeRun(path, b)
+}
+
+// DecodeRun is ReadRun of a file already read (see ReadInput).
+func DecodeRun(path string, b []byte) (*Run, error) {
 	var r Run
-	if err := readVersioned(path, &r); err != nil {
+	if err := decodeVersioned(path, b, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -32,10 +41,14 @@ func ReadRun(path string) (*Run, error) {
 // readVersioned decodes a knee JSON file, refusing damaged files and files
 // of another schema version with an error that names the file.
 func readVersioned(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := ReadInput(context.Background(), path, MaxResultBytes)
 	if err != nil {
 		return err
 	}
+	return decodeVersioned(path, b, v)
+}
+
+func decodeVersioned(path string, b []byte, v any) error {
 	var head struct {
 		SchemaVersion *int `json:"schema_version"`
 	}
@@ -58,10 +71,15 @@ func readVersioned(path string, v any) error {
 // IsSweepFile says whether a knee result file is a sweep (it has levels)
 // rather than a run.
 func IsSweepFile(path string) (bool, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadInput(context.Background(), path, MaxResultBytes)
 	if err != nil {
 		return false, err
 	}
+	return IsSweep(path, b)
+}
+
+// IsSweep is IsSweepFile of a file already read.
+func IsSweep(path string, b []byte) (bool, error) {
 	var head struct {
 		Levels json.RawMessage `json:"levels"`
 	}
@@ -74,14 +92,23 @@ func IsSweepFile(path string) (bool, error) {
 // ReadSweepOrRun reads a sweep file, or a run file as a sweep of one level
 // (its load the run's rate or concurrency).
 func ReadSweepOrRun(path string) (*Sweep, error) {
-	sweep, err := IsSweepFile(path)
+	b, err := ReadInput(context.Background(), path, MaxResultBytes)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeSweepOrRun(path, b)
+}
+
+// DecodeSweepOrRun is ReadSweepOrRun of a file already read.
+func DecodeSweepOrRun(path string, b []byte) (*Sweep, error) {
+	sweep, err := IsSweep(path, b)
 	if err != nil {
 		return nil, err
 	}
 	if sweep {
-		return ReadSweep(path)
+		return DecodeSweep(path, b)
 	}
-	r, err := ReadRun(path)
+	r, err := DecodeRun(path, b)
 	if err != nil {
 		return nil, err
 	}

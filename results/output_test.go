@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -97,10 +98,71 @@ func TestCheckOutput(t *testing.T) {
 			t.Errorf("CheckOutput(%q) = %v, want %q", tc.path, err, tc.want)
 		}
 	}
-	for _, ok := range []string{Stdout, file, filepath.Join(dir, "new", "deeper", "r.json")} {
+	for _, ok := range []string{Stdout, file, filepath.Join(dir, "r.json"), "/dev/stdout", "/dev/stderr", "/proc/self/fd/1", "/dev/null"} {
 		if err := CheckOutput(ok); err != nil {
 			t.Errorf("CheckOutput(%q) = %v", ok, err)
 		}
+	}
+	// A new file in a folder that does not exist is refused; under
+	// --out-dir the folder is made.
+	deep := filepath.Join(dir, "new", "deeper", "r.json")
+	if err := CheckOutput(deep); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("CheckOutput(%q) = %v, want the missing folder named", deep, err)
+	}
+	if err := CheckOutputIn(deep); err != nil {
+		t.Errorf("CheckOutputIn(%q) = %v", deep, err)
+	}
+	if err := CheckOutput("/proc/self/fd/987"); err == nil || !strings.Contains(err.Error(), "not open") {
+		t.Errorf("a closed descriptor: %v", err)
+	}
+}
+
+// TestDescriptorAliasesAppend: /dev/stdout, /dev/fd/N and /proc/self/fd/N
+// are written through the descriptor, so a file the shell opened for
+// appending keeps what it held, and a pipe gets the data.
+func TestDescriptorAliasesAppend(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "results.log")
+	os.WriteFile(log, []byte("earlier line\n"), 0o644)
+	f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	alias := fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+	if !SamePlace(alias, log) || SamePlace(alias, filepath.Join(dir, "other")) {
+		t.Error("an alias is not the file it names")
+	}
+	if err := WriteOutput(alias, []byte("first\n")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := OpenStream(fmt.Sprintf("/dev/fd/%d", f.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(w, "second\n")
+	w.Close()
+	if got, _ := os.ReadFile(log); string(got) != "earlier line\nfirst\nsecond\n" {
+		t.Errorf("the file holds %q", got)
+	}
+	// Still open: closing the stream did not close the descriptor.
+	if _, err := f.Write([]byte("x")); err != nil {
+		t.Errorf("the descriptor was closed: %v", err)
+	}
+	r, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	go func() {
+		WriteOutput(fmt.Sprintf("/proc/self/fd/%d", pw.Fd()), []byte("through the pipe"))
+		pw.Close()
+	}()
+	if got, _ := io.ReadAll(r); string(got) != "through the pipe" {
+		t.Errorf("the pipe read %q", got)
+	}
+	if Replaceable("/dev/stdout") || Replaceable("-") || !Replaceable(log) || !Replaceable(filepath.Join(dir, "new.json")) {
+		t.Error("Replaceable misjudged")
 	}
 }
 

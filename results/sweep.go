@@ -1,6 +1,7 @@
 package results
 
 import (
+	"context"
 	"bytes"
 	"encoding/csv"
 	"fmt"
@@ -245,8 +246,17 @@ func joinReasons(r []string) string {
 
 // ReadSweep reads a sweep written by knee sweep.
 func ReadSweep(path string) (*Sweep, error) {
+	b, err := ReadInput(context.Background(), path, MaxResultBytes)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeSweep(path, b)
+}
+
+// DecodeSweep is ReadSweep of a file already read (see ReadInput).
+func DecodeSweep(path string, b []byte) (*Sweep, error) {
 	var s Sweep
-	if err := readVersioned(path, &s); err != nil {
+	if err := decodeVersioned(path, b, &s); err != nil {
 		return nil, err
 	}
 	if s.Axis == "" {

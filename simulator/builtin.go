@@ -3,6 +3,7 @@ package simulator
 import (
 	"embed"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -39,8 +40,26 @@ func readSpec(spec string) ([]byte, error) {
 	if name, ok := strings.CutPrefix(spec, BuiltinPrefix); ok {
 		return Builtin(name)
 	}
-	return os.ReadFile(spec)
+	if st, err := os.Stat(spec); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s is a folder, not a file", spec)
+	}
+	f, err := os.Open(spec)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSpecBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxSpecBytes {
+		return nil, fmt.Errorf("%s is larger than %d MiB: not a models or responses file", spec, maxSpecBytes>>20)
+	}
+	return b, nil
 }
+
+// maxSpecBytes bounds a models or responses file.
+const maxSpecBytes = 64 << 20
 
 // LoadResponses reads and validates a responses file (a path or
 // builtin:NAME).
