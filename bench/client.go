@@ -119,6 +119,9 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 		maxConns = 1
 	}
 	c.dialer = &dialer{firstByte: t.Timeout, total: t.RequestTimeout, conns: map[*trackedConn]struct{}{}}
+	if u.Scheme == "https" {
+		c.dialer.tlsHost = u.Hostname()
+	}
 	idle := t.IdleConnTimeout
 	if idle <= 0 {
 		idle = DefaultIdleConnTimeout

@@ -1,8 +1,11 @@
 package bench
 
 import (
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +19,9 @@ type dialer struct {
 	// firstByte is the time allowed from the send to the first byte of the
 	// response; total bounds a whole exchange. Zero means no limit.
 	firstByte, total time.Duration
+	// tlsHost, when set, is the server name of an https target: the
+	// dialer makes the TLS handshake itself, bounded (see handshake).
+	tlsHost string
 
 	mu      sync.Mutex
 	conns   map[*trackedConn]struct{}
@@ -49,6 +55,39 @@ func (d *dialer) dial(addr string) (net.Conn, error) {
 	d.mu.Unlock()
 	if d.aborted.Load() {
 		_ = nc.SetDeadline(time.Unix(1, 0))
+	}
+	if d.tlsHost != "" {
+		// Over the tracked connection, so peeking and aborting still
+		// work on the socket underneath.
+		return handshake(tc, d.tlsHost, d.firstByte)
+	}
+	return tc, nil
+}
+
+// handshake makes a TLS client handshake over nc within timeout (10 s
+// when none is set): a server that accepts the connection and never
+// finishes the handshake would otherwise hold the request forever, since
+// the request's own deadlines start only after it.
+func handshake(nc net.Conn, host string, timeout time.Duration) (net.Conn, error) {
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	tc := tls.Client(nc, &tls.Config{ServerName: host, NextProtos: []string{"http/1.1"}})
+	if err := tc.SetDeadline(time.Now().Add(timeout)); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if err := tc.Handshake(); err != nil {
+		nc.Close()
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, fmt.Errorf("%w: the TLS handshake with %s did not finish within %s", os.ErrDeadlineExceeded, host, timeout)
+		}
+		return nil, err
+	}
+	if err := tc.SetDeadline(time.Time{}); err != nil {
+		nc.Close()
+		return nil, err
 	}
 	return tc, nil
 }

@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -14,7 +16,7 @@ import (
 // FirstModel asks GET {base}/models for the served models and returns the
 // first id.
 func FirstModel(t Target) (string, error) {
-	ids, err := ListModels(t)
+	ids, err := ListModels(context.Background(), t)
 	if err != nil {
 		return "", err
 	}
@@ -24,10 +26,32 @@ func FirstModel(t Target) (string, error) {
 	return ids[0], nil
 }
 
-// ListModels returns the model ids a target serves.
-func ListModels(t Target) ([]string, error) {
+// ListModels returns the model ids a target serves. Connecting, the TLS
+// handshake and the answer are bounded by the target's --timeout (10 s
+// when none), and ctx ending (the first signal) ends the wait.
+func ListModels(ctx context.Context, t Target) ([]string, error) {
 	modelsURL := joinURL(t.BaseURL, "/models")
-	body, status, err := get(t, modelsURL, 10*time.Second)
+	timeout := t.Timeout
+	if timeout <= 0 || timeout > 10*time.Second {
+		timeout = 10 * time.Second
+	}
+	type answer struct {
+		body   []byte
+		status int
+		err    error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		body, status, err := get(t, modelsURL, timeout)
+		done <- answer{body, status, err}
+	}()
+	var a answer
+	select {
+	case a = <-done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("listing models at %s: interrupted", results.RedactURL(modelsURL))
+	}
+	body, status, err := a.body, a.status, a.err
 	if err != nil {
 		return nil, fmt.Errorf("listing models at %s: %w", results.RedactURL(modelsURL), err)
 	}
@@ -37,7 +61,7 @@ func ListModels(t Target) ([]string, error) {
 		if u, err := url.Parse(t.BaseURL); status == 404 && err == nil && !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/v1") {
 			hint = fmt.Sprintf(" (the API root usually ends in /v1: try --base-url %s)", results.RedactURL(joinURL(t.BaseURL, "/v1")))
 		}
-		return nil, fmt.Errorf("listing models at %s: HTTP %d %s%s", results.RedactURL(modelsURL), status, msg, hint)
+		return nil, &ModelsStatusError{fmt.Errorf("listing models at %s: HTTP %d %s%s", results.RedactURL(modelsURL), status, msg, hint)}
 	}
 	var v struct {
 		Data []struct {
@@ -54,19 +78,25 @@ func ListModels(t Target) ([]string, error) {
 	return ids, nil
 }
 
+// ModelsStatusError is a model listing the server answered with an HTTP
+// error: it is up, and may serve completions without a list.
+type ModelsStatusError struct{ err error }
+
+func (e *ModelsStatusError) Error() string { return e.err.Error() }
+
 // get fetches url with the target's credentials and headers.
 func get(t Target, url string, timeout time.Duration) ([]byte, int, error) {
 	return call(t, fasthttp.MethodGet, url, nil, timeout)
 }
 
 // call sends one small non-streaming request.
-func call(t Target, method, url string, body []byte, timeout time.Duration) ([]byte, int, error) {
+func call(t Target, method, rawURL string, body []byte, timeout time.Duration) ([]byte, int, error) {
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	req.Header.SetMethod(method)
-	req.SetRequestURI(url)
+	req.SetRequestURI(rawURL)
 	if t.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+t.APIKey)
 	}
@@ -77,7 +107,17 @@ func call(t Target, method, url string, body []byte, timeout time.Duration) ([]b
 		req.Header.SetContentType("application/json")
 		req.SetBodyRaw(body)
 	}
-	c := &fasthttp.Client{MaxResponseBodySize: 64 << 20}
+	c := &fasthttp.Client{MaxResponseBodySize: 64 << 20, Dial: func(addr string) (net.Conn, error) {
+		nc, err := (&net.Dialer{Timeout: timeout}).Dial("tcp", addr)
+		if err != nil || !strings.HasPrefix(rawURL, "https:") {
+			return nc, err
+		}
+		host, _, _ := net.SplitHostPort(addr)
+		if u, err := url.Parse(rawURL); err == nil {
+			host = u.Hostname()
+		}
+		return handshake(nc, host, timeout)
+	}}
 	if err := c.DoTimeout(req, resp, timeout); err != nil {
 		return nil, 0, err
 	}

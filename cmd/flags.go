@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -145,9 +146,13 @@ func (f *targetFlags) resolve(ctx context.Context, c *cobra.Command, sim *simFla
 		base, r.builtin, r.stop = s.baseURL, true, s.stop
 	}
 	r.target = f.target(base)
-	ids, err := bench.ListModels(r.target)
+	ids, err := bench.ListModels(ctx, r.target)
 	switch {
 	case err != nil && r.target.Model == "":
+		r.stop()
+		return nil, withCode(ExitRuntime, err)
+	case err != nil && !errors.As(err, new(*bench.ModelsStatusError)):
+		// Nothing answered at all: the target is down or unreachable.
 		r.stop()
 		return nil, withCode(ExitRuntime, err)
 	case err != nil:
