@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -103,7 +105,7 @@ func MergeRuns(runs []*Run) (*Run, error) {
 func orderShards(runs []*Run) ([]*Run, error) {
 	n := 0
 	for i, r := range runs {
-		if r.Shard == nil || r.Shard.Count < 1 {
+		if r == nil || r.Shard == nil || r.Shard.Count < 1 {
 			return nil, fmt.Errorf("file %d is not a shard's result (no shard identity): run it with --shard I/N", i+1)
 		}
 		if n == 0 {
@@ -111,6 +113,22 @@ func orderShards(runs []*Run) ([]*Run, error) {
 		}
 		if r.Shard.Count != n {
 			return nil, fmt.Errorf("the files are shards of splits into %d and %d parts", n, r.Shard.Count)
+		}
+		if r.Shard.Index < 0 || r.Shard.Index >= n {
+			return nil, fmt.Errorf("file %d says it is shard %d of %d: not a shard of that split", i+1, r.Shard.Index, n)
+		}
+		if err := plausible(r); err != nil {
+			return nil, fmt.Errorf("file %d (shard %d/%d): %v", i+1, r.Shard.Index, n, err)
+		}
+	}
+	if n > len(runs) {
+		return nil, fmt.Errorf("the files are shards of a split into %d parts, and only %d are given: a merge without the others would undercount the load", n, len(runs))
+	}
+	if key := configKey(runs[0].Config); true {
+		for i, r := range runs[1:] {
+			if k := configKey(r.Config); k != key {
+				return nil, fmt.Errorf("file %d ran another configuration than file 1 (%s differ): shards of one load run one configuration", i+2, configDiff(runs[0].Config, r.Config))
+			}
 		}
 	}
 	out := make([]*Run, n)
@@ -132,15 +150,9 @@ func orderShards(runs []*Run) ([]*Run, error) {
 	return out, nil
 }
 
-// agreement warns when the shards did not run one load together.
+// agreement warns when the shards did not start one load together.
 func agreement(shards []*Run) []string {
 	var w []string
-	key := configKey(shards[0].Config)
-	for i, r := range shards[1:] {
-		if configKey(r.Config) != key {
-			w = append(w, fmt.Sprintf("shard %d ran another configuration than shard 0 (seed, load or workload differ): the merge is not one schedule", i+1))
-		}
-	}
 	var starts []time.Time
 	ref := shards[0].Shard.StartAt
 	for i, r := range shards {
@@ -166,6 +178,59 @@ func agreement(shards []*Run) []string {
 func configKey(c Config) string {
 	b, _ := json.Marshal(c)
 	return string(b)
+}
+
+// configDiff names the configuration fields that differ.
+func configDiff(a, b Config) string {
+	var ma, mb map[string]json.RawMessage
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	json.Unmarshal(ja, &ma)
+	json.Unmarshal(jb, &mb)
+	var diff []string
+	for k := range ma {
+		if string(ma[k]) != string(mb[k]) {
+			diff = append(diff, k)
+		}
+	}
+	for k := range mb {
+		if _, ok := ma[k]; !ok {
+			diff = append(diff, k)
+		}
+	}
+	sort.Strings(diff)
+	return strings.Join(diff, ", ")
+}
+
+// maxCount bounds any count in a result file: more than a billion
+// requests, tokens by the quadrillion, is a forged or damaged file, and
+// summing such counts over shards could overflow.
+const maxCount = 1 << 50
+
+// plausible says what in a shard's result cannot be a measurement:
+// negative or absurd counts, times outside 2000–2200, a window that is not
+// a finite span.
+func plausible(r *Run) error {
+	counts := map[string]int64{"requests.sent": r.Requests.Sent, "requests.ok": r.Requests.OK, "requests.failed": r.Requests.Failed,
+		"requests.interrupted": r.Requests.Interrupted, "requests.warmup": r.Requests.Warmup,
+		"tokens.input_total": r.Tokens.InputTotal, "tokens.output_total": r.Tokens.OutputTotal, "tokens.cached_total": r.Tokens.CachedTotal}
+	for k, v := range r.Requests.Errors {
+		counts["requests.errors."+k] = v
+	}
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		if v := counts[k]; v < 0 || v > maxCount {
+			return fmt.Errorf("%s is %d: not a count a run measures", k, v)
+		}
+	}
+	if w := r.WindowSeconds; !(w >= 0 && w < 1e9) {
+		return fmt.Errorf("window_s is %v: not a span a run measures", w)
+	}
+	for name, t := range map[string]time.Time{"started_at": r.StartedAt, "window_started_at": r.WindowStartedAt} {
+		if t.Year() < 2000 || t.Year() > 2200 {
+			return fmt.Errorf("%s is %s: not when a run ran", name, t.Format(time.RFC3339))
+		}
+	}
+	return nil
 }
 
 // mergeHistograms merges every histogram all shards have and summarises it.
@@ -370,6 +435,22 @@ func MergeSweeps(sweeps []*Sweep) (*Sweep, error) {
 		return nil, errors.New("nothing to merge")
 	}
 	first := sweeps[0]
+	// The sweeps must be the shards of one split, each once, as for runs:
+	// checked on the first level all of them measured.
+	for li := range first.Levels {
+		var runs []*Run
+		for _, sw := range sweeps {
+			if li < len(sw.Levels) && sw.Levels[li].Run != nil {
+				runs = append(runs, sw.Levels[li].Run)
+			}
+		}
+		if len(runs) == len(sweeps) {
+			if _, err := orderShards(runs); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
 	m := *first
 	m.Levels, m.Interrupted = nil, false
 	for i, s := range sweeps {

@@ -1,6 +1,8 @@
 package results
 
 import (
+	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -80,7 +82,7 @@ func TestMergeRunsRefuses(t *testing.T) {
 		runs []*Run
 		want string
 	}{
-		{"missing shard", []*Run{a}, "missing"},
+		{"missing shard", []*Run{a}, "only 1 are given"},
 		{"twice", []*Run{a, a}, "twice"},
 		{"not a shard", []*Run{plain, b}, "no shard identity"},
 		{"other split", []*Run{a, shardRun(1, 3, []int64{1}, 7)}, "parts"},
@@ -92,12 +94,48 @@ func TestMergeRunsRefuses(t *testing.T) {
 			}
 		})
 	}
-	m, err := MergeRuns([]*Run{a, shardRun(1, 2, []int64{200}, 8)})
-	if err != nil {
-		t.Fatal(err)
+}
+
+// TestMergeRefusesWhatCannotBeRight: shards of other configurations,
+// indices outside the split, forged counts and times are refused with the
+// file and field named, never merged and never a panic.
+func TestMergeRefusesWhatCannotBeRight(t *testing.T) {
+	a := func() *Run { return shardRun(0, 2, []int64{100}, 7) }
+	b := func() *Run { return shardRun(1, 2, []int64{200}, 7) }
+	with := func(r *Run, f func(*Run)) *Run { f(r); return r }
+	for _, c := range []struct {
+		name string
+		runs []*Run
+		want string
+	}{
+		{"other seed", []*Run{a(), shardRun(1, 2, []int64{200}, 8)}, "seed differ"},
+		{"other model", []*Run{a(), with(b(), func(r *Run) { r.Config.Model = "other" })}, "model differ"},
+		{"index past the count", []*Run{a(), with(b(), func(r *Run) { r.Shard.Index = 4 })}, "shard 4 of 2"},
+		{"negative index", []*Run{a(), with(b(), func(r *Run) { r.Shard.Index = -1 })}, "shard -1 of 2"},
+		{"huge count", []*Run{with(a(), func(r *Run) { r.Shard.Count = 1 << 62 }), b()}, "parts"},
+		{"huge count alone", []*Run{with(a(), func(r *Run) { r.Shard.Count = 1 << 62 })}, "only 1 are given"},
+		{"forged shard count", []*Run{with(a(), func(r *Run) { r.Shard.Count = 1000000000 }), with(b(), func(r *Run) { r.Shard.Count = 1000000000 })}, "only 2 are given"},
+		{"negative requests", []*Run{a(), with(b(), func(r *Run) { r.Requests.OK = -5 })}, "requests.ok is -5"},
+		{"overflowing tokens", []*Run{a(), with(b(), func(r *Run) { r.Tokens.InputTotal = 1 << 62 })}, "tokens.input_total"},
+		{"year one", []*Run{a(), with(b(), func(r *Run) { r.WindowStartedAt = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC) })}, "window_started_at"},
+		{"NaN window", []*Run{a(), with(b(), func(r *Run) { r.WindowSeconds = math.NaN() })}, "window_s"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := MergeRuns(c.runs); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one saying %q", err, c.want)
+			}
+		})
 	}
-	if !strings.Contains(strings.Join(m.Warnings, "\n"), "another configuration") {
-		t.Errorf("shards of different seeds merged without a warning: %q", m.Warnings)
+	// A sweep merge refuses the same, at once, instead of every level
+	// becoming an error.
+	sw := func(r *Run) *Sweep {
+		return &Sweep{SchemaVersion: SchemaVersion, Axis: "rate", Levels: []Level{{Load: 1, Run: r}}}
+	}
+	if _, err := MergeSweeps([]*Sweep{sw(a())}); err == nil || !strings.Contains(err.Error(), "only 1 are given") {
+		t.Errorf("a sweep merge missing a shard: %v", err)
+	}
+	if _, err := MergeSweeps([]*Sweep{sw(a()), sw(a())}); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("a sweep merge with a shard twice: %v", err)
 	}
 }
 
@@ -119,4 +157,26 @@ func BenchmarkMerge64(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzMerge: no pair of shard files, however damaged or forged, makes the
+// merge panic.
+func FuzzMerge(f *testing.F) {
+	a, _ := json.Marshal(shardRun(0, 2, []int64{100, 300}, 7))
+	b, _ := json.Marshal(shardRun(1, 2, []int64{200}, 7))
+	f.Add(a, b)
+	f.Add(a, a)
+	f.Add([]byte(`{"schema_version":1,"shard":{"index":7,"count":2}}`), b)
+	f.Fuzz(func(t *testing.T, x, y []byte) {
+		rx, err := DecodeRun("x", x)
+		if err != nil {
+			return
+		}
+		ry, err := DecodeRun("y", y)
+		if err != nil {
+			return
+		}
+		MergeRuns([]*Run{rx, ry})
+		MergeSweeps([]*Sweep{{Axis: "rate", Levels: []Level{{Load: 1, Run: rx}}}, {Axis: "rate", Levels: []Level{{Load: 1, Run: ry}}}})
+	})
 }
