@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -93,6 +94,9 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 	routing, err := predict.ParseRouting(o.routing)
 	if err != nil || o.replicas < 1 {
 		return usageErr("--replicas must be at least 1 and --routing one of round-robin, random, least-loaded, prefix-affinity")
+	}
+	if err := o.predictBounds(c, axis, loads, plan); err != nil {
+		return err
 	}
 	target, origin, err := o.predictTarget()
 	if err != nil {
@@ -250,6 +254,9 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 		return withCode(ExitRuntime, err)
 	}
 	fmt.Fprintf(out, "predicted in %s; wrote %s, %s and %s\n", time.Since(started).Round(time.Millisecond), paths.json, paths.csv, paths.png)
+	if sw.EveryRequestFailed() {
+		return &exitError{ExitFailed, errors.New("every request of every level failed")}
+	}
 	return nil
 }
 
@@ -273,4 +280,50 @@ func (o *sweepOptions) sizedSource(t predict.Target, plan *levelPlan) (workload.
 	cal := bench.Calibrate(t)
 	fit, note := bench.SizedPrompts(t, cal, syn)
 	return fit, note, nil
+}
+
+// Bounds on one predicted level, checked before any runs: a level's
+// requests are kept in memory as they finish (about 1.5 KB each), so a
+// level far past these would end in running out of it.
+const (
+	maxPredictedRequests = 500_000
+	maxPredictedReplicas = 1024
+	maxPredictedStreams  = 100_000
+	maxPredictedWindow   = 24 * time.Hour
+)
+
+// predictBounds refuses a prediction whose levels cannot fit, and flags
+// that mean nothing in virtual time.
+func (o *sweepOptions) predictBounds(c *cobra.Command, axis string, loads []float64, plan *levelPlan) error {
+	fs := c.Flags()
+	for _, name := range []string{"timeout", "request-timeout", "retries", "idle-conn-timeout", "header", "api-key", "extra-body"} {
+		if fs.Changed(name) {
+			return usageErr("--%s has no meaning in virtual time, where knee predict sends nothing; leave it out", name)
+		}
+	}
+	if fs.Changed("tokenizer") && o.load.dataset == "" {
+		return usageErr("--tokenizer sizes a --dataset; without one knee predict has nothing to count")
+	}
+	if o.replicas > maxPredictedReplicas {
+		return usageErr("--replicas %d: at most %d replicas are predicted", o.replicas, maxPredictedReplicas)
+	}
+	if plan.lf.duration > maxPredictedWindow {
+		return usageErr("--step-duration %s: at most %s of virtual time a level", plan.lf.duration, maxPredictedWindow)
+	}
+	for _, load := range loads {
+		if axis == "concurrency" && load > maxPredictedStreams {
+			return usageErr("--concurrency %g: at most %d streams are predicted", load, maxPredictedStreams)
+		}
+		n := float64(plan.load.Requests)
+		if n == 0 && axis == "rate" {
+			n = load * plan.lf.duration.Seconds()
+		}
+		if plan.voice {
+			n *= float64(max(plan.vf.turns, 1))
+		}
+		if n > maxPredictedRequests {
+			return usageErr("a level of %g would predict about %.0f requests, past the %d a level holds in memory: shorten --step-duration, or give --requests", load, n, maxPredictedRequests)
+		}
+	}
+	return nil
 }

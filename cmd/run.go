@@ -162,8 +162,11 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 			return withCode(ExitRuntime, err)
 		}
 	}
-	if res.Requests.OK == 0 && res.Requests.Failed > 0 {
+	switch {
+	case res.Requests.OK == 0 && res.Requests.Failed > 0:
 		return &exitError{ExitFailed, errors.New("every request failed")}
+	case res.Requests.OK == 0 && res.Requests.Interrupted > 0 && !res.Interrupted:
+		return &exitError{ExitFailed, errors.New("every request was cut by the drain timeout before it finished: nothing was measured")}
 	}
 	return nil
 }

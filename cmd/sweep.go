@@ -128,6 +128,11 @@ func parseList(s string) ([]float64, error) {
 
 // levels resolves the sweep's axis and loads from the flags or a preset.
 func (o *sweepOptions) levels(c *cobra.Command) (string, []float64, error) {
+	for _, name := range []string{"rates", "concurrency", "trace-speedups"} {
+		if fl := c.Flags().Lookup(name); fl != nil && c.Flags().Changed(name) && strings.TrimSpace(fl.Value.String()) == "" {
+			return "", nil, usageErr("--%s is empty: give levels, e.g. 1,2,4", name)
+		}
+	}
 	switch {
 	case o.rates != "":
 		l, err := parseList(o.rates)

@@ -108,6 +108,15 @@ func replayRequests(t Target, run *results.Run, nonce string) (*Options, string,
 	if !run.Tokens.UsageReported || in.Count == 0 || in.Mean < 1 || out.Mean < 1 {
 		return nil, "", fmt.Errorf("the server reported no token counts, so the lengths to replay are unknown")
 	}
+	for name, v := range map[string]float64{"input_per_request.mean": in.Mean, "output_per_request.mean": out.Mean,
+		"input_per_request.stddev": in.Stddev, "output_per_request.stddev": out.Stddev} {
+		if !(v >= 0 && v <= workload.MaxOutputTokens) {
+			return nil, "", fmt.Errorf("%s is %v tokens: not a length a request has", name, v)
+		}
+	}
+	if load.Requests > 1_000_000 || load.Duration > 24*time.Hour || load.Concurrency > 100_000 || load.Rate > 1e6 {
+		return nil, "", fmt.Errorf("the level (%d requests, %s, concurrency %d, rate %g) is past what a replay holds", load.Requests, load.Duration, load.Concurrency, load.Rate)
+	}
 	t.Chat = c.Endpoint == "chat"
 	var notes []string
 	if c.DatasetSizing != nil && c.Dataset != "" {
