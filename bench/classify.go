@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	mrand "math/rand/v2"
 	"net"
@@ -52,6 +53,12 @@ func httpErrorClass(status int, body []byte) (class, message string) {
 		return class, e.Error.Message
 	}
 	return class, strings.TrimSpace(string(body[:min(len(body), 200)]))
+}
+
+// redirectText says what a redirect means for a benchmark: knee does not
+// follow one, since every request would then be timed through a detour.
+func redirectText(status int, location string) string {
+	return fmt.Sprintf("HTTP %d: the server redirects to %s; knee does not follow redirects (each request would be timed through the detour): give the URL it redirects to as --base-url", status, location)
 }
 
 // closedUnanswered reports whether a failed exchange went out on a reused

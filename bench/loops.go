@@ -200,7 +200,12 @@ dispatch:
 	} else if lastMine && mine > 0 {
 		pr.inWindow--
 	}
-	if count := phase.Count(); count >= 2 && last > 0 {
+	// Over a span, the offered rate is the arrivals it held per second of
+	// it; over a count, the gaps per second between the first and last.
+	switch count := phase.Count(); {
+	case d > 0:
+		pr.offered = float64(count) / d.Seconds()
+	case count >= 2 && last > 0:
 		pr.offered = float64(count-1) / last.Seconds()
 	}
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -36,14 +37,15 @@ func ListModels(ctx context.Context, t Target) ([]string, error) {
 		timeout = 10 * time.Second
 	}
 	type answer struct {
-		body   []byte
-		status int
-		err    error
+		body     []byte
+		status   int
+		location string
+		err      error
 	}
 	done := make(chan answer, 1)
 	go func() {
-		body, status, err := get(t, modelsURL, timeout)
-		done <- answer{body, status, err}
+		body, status, loc, err := callWithLocation(t, fasthttp.MethodGet, modelsURL, nil, timeout)
+		done <- answer{body, status, loc, err}
 	}()
 	var a answer
 	select {
@@ -54,6 +56,9 @@ func ListModels(ctx context.Context, t Target) ([]string, error) {
 	body, status, err := a.body, a.status, a.err
 	if err != nil {
 		return nil, fmt.Errorf("listing models at %s: %w", results.RedactURL(modelsURL), err)
+	}
+	if status >= 300 && status < 400 {
+		return nil, fmt.Errorf("listing models at %s: %w: %s", results.RedactURL(modelsURL), ErrRedirect, redirectText(status, a.location))
 	}
 	if status != 200 {
 		_, msg := httpErrorClass(status, body)
@@ -78,6 +83,10 @@ func ListModels(ctx context.Context, t Target) ([]string, error) {
 	return ids, nil
 }
 
+// ErrRedirect marks a target that answered with a redirect: the wrong
+// URL, which knee does not follow.
+var ErrRedirect = errors.New("redirected")
+
 // ModelsStatusError is a model listing the server answered with an HTTP
 // error: it is up, and may serve completions without a list.
 type ModelsStatusError struct{ err error }
@@ -91,6 +100,12 @@ func get(t Target, url string, timeout time.Duration) ([]byte, int, error) {
 
 // call sends one small non-streaming request.
 func call(t Target, method, rawURL string, body []byte, timeout time.Duration) ([]byte, int, error) {
+	b, status, _, err := callWithLocation(t, method, rawURL, body, timeout)
+	return b, status, err
+}
+
+// callWithLocation is call that also returns a redirect's Location.
+func callWithLocation(t Target, method, rawURL string, body []byte, timeout time.Duration) ([]byte, int, string, error) {
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -119,7 +134,7 @@ func call(t Target, method, rawURL string, body []byte, timeout time.Duration) (
 		return handshake(nc, host, timeout)
 	}}
 	if err := c.DoTimeout(req, resp, timeout); err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
-	return append([]byte(nil), resp.Body()...), resp.StatusCode(), nil
+	return append([]byte(nil), resp.Body()...), resp.StatusCode(), string(resp.Header.Peek("Location")), nil
 }

@@ -59,7 +59,14 @@ type Record struct {
 	// UsageOdd is set when usage.completion_tokens was negative or not a
 	// number; with one above MaxTokens (the max_tokens asked) the chunk
 	// count is used instead as well.
-	UsageOdd       bool          `json:"usage_odd,omitempty"`
+	UsageOdd bool `json:"usage_odd,omitempty"`
+	// NoDone is set when the stream closed after a finish_reason but
+	// without its data: [DONE].
+	NoDone bool `json:"no_done,omitempty"`
+	// PromptOdd is the usage.prompt_tokens the server wrote when no
+	// request has that many (negative, not a number, past ten million):
+	// PromptTokens is then 0, and the run says so.
+	PromptOdd      string        `json:"prompt_tokens_odd,omitempty"`
 	MaxTokens      int           `json:"max_tokens,omitempty"`
 	CachedReported bool          `json:"cached_reported"`
 	Attempts       int           `json:"attempts,omitempty"`

@@ -100,6 +100,14 @@ func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered f
 	if agg.cachedFromTimings {
 		res.Notes = append(res.Notes, "cached tokens come from llama.cpp's timings.cache_n (the server sent no usage.prompt_tokens_details)")
 	}
+	if agg.noDone > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf(
+			"%d streams closed after their finish_reason without data: [DONE]: counted as finished, since the answer said it was over", agg.noDone))
+	}
+	if agg.oddPrompt > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf(
+			"%d responses reported a usage.prompt_tokens no request has (the server wrote %s): not believed, those prompts count as 0 tokens", agg.oddPrompt, agg.oddPromptValue))
+	}
 	if agg.oddUsage > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
 			"%d responses reported a usage.completion_tokens that cannot be right (negative, not a number, or above the max_tokens asked): their chunk counts were used", agg.oddUsage))

@@ -74,6 +74,11 @@ type chunk struct {
 	cachedSeen   bool
 	// usageOdd: completion_tokens was there but not a non-negative integer.
 	usageOdd bool
+	// promptOdd: prompt_tokens was there but not a count any request has
+	// (negative, not a number, past MaxPlausiblePromptTokens); promptRaw
+	// is what the server wrote.
+	promptOdd bool
+	promptRaw string
 	// timings is llama.cpp's per-response timing object, in its final
 	// chunk.
 	timings               bool
@@ -155,7 +160,11 @@ func scanChunk(p []byte, c *chunk) {
 				u := skipSpace(rest[len(keyUsage):])
 				if len(u) > 0 && u[0] == '{' {
 					c.usage = true
-					c.promptTokens, _ = intAfter(u, keyPrompt)
+					var okIn bool
+					c.promptTokens, okIn = intAfter(u, keyPrompt)
+					if (!okIn && bytes.Contains(u, keyPrompt)) || c.promptTokens > MaxPlausiblePromptTokens {
+						c.promptOdd, c.promptRaw, c.promptTokens = true, rawAfter(u, keyPrompt), 0
+					}
 					var okOut bool
 					c.outTokens, okOut = intAfter(u, keyCompl)
 					c.usageOdd = !okOut && bytes.Contains(u, keyCompl)
@@ -206,6 +215,24 @@ func intAfter(p, key []byte) (int, bool) {
 		digits++
 	}
 	return n, digits > 0
+}
+
+// MaxPlausiblePromptTokens bounds a believable usage.prompt_tokens: no
+// served model reads ten million tokens of context.
+const MaxPlausiblePromptTokens = 10_000_000
+
+// rawAfter is the value that follows key, as written (up to 24 bytes).
+func rawAfter(p, key []byte) string {
+	i := bytes.Index(p, key)
+	if i < 0 {
+		return ""
+	}
+	v := skipSpace(p[i+len(key):])
+	end := bytes.IndexAny(v, ",}")
+	if end < 0 {
+		end = len(v)
+	}
+	return string(bytes.TrimSpace(v[:min(end, 24)]))
 }
 
 // floatAfter parses the non-negative number that follows key (0 when

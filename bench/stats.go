@@ -80,6 +80,9 @@ type aggregate struct {
 	done                          []completion
 	timings                       int64
 	oddUsage                      int64
+	oddPrompt                     int64
+	noDone                        int64
+	oddPromptValue                string
 	good                          int64
 	cachedFromTimings             bool
 }
@@ -124,6 +127,11 @@ func (a *aggregate) add(o *aggregate) {
 	a.done = append(a.done, o.done...)
 	a.timings += o.timings
 	a.oddUsage += o.oddUsage
+	a.oddPrompt += o.oddPrompt
+	a.noDone += o.noDone
+	if a.oddPromptValue == "" {
+		a.oddPromptValue = o.oddPromptValue
+	}
 	a.good += o.good
 	a.cachedFromTimings = a.cachedFromTimings || o.cachedFromTimings
 	a.coldTurns += o.coldTurns
@@ -247,6 +255,15 @@ func (c *collector) add(r *Record) {
 	a.expectedCached += float64(r.PromptTokens) * float64(r.PrefixShare)
 	a.usageReported = a.usageReported || r.UsageReported
 	a.cachedReported = a.cachedReported || r.CachedReported
+	if r.NoDone {
+		a.noDone++
+	}
+	if r.PromptOdd != "" {
+		a.oddPrompt++
+		if a.oddPromptValue == "" {
+			a.oddPromptValue = r.PromptOdd
+		}
+	}
 	if r.UsageReported && r.usageImplausible() {
 		a.oddUsage++
 	} else if r.UsageReported && r.CompletionTokens > r.Chunks {

@@ -108,6 +108,9 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 		msg, _ := io.ReadAll(io.LimitReader(body, 64*1024))
 		_, _ = io.Copy(io.Discard, io.LimitReader(body, 1<<20))
 		class, text := httpErrorClass(rec.Status, msg)
+		if loc := resp.Header.Peek("Location"); rec.Status >= 300 && rec.Status < 400 && len(loc) > 0 {
+			text = redirectText(rec.Status, string(loc))
+		}
 		rec.Class, rec.Message = class, text
 		return
 	}
@@ -133,7 +136,13 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 			}
 			switch {
 			case err == io.EOF:
-				if st.done || st.finished {
+				if st.done {
+					return
+				}
+				if st.finished {
+					// The answer said it was over (a finish_reason): only
+					// the terminator is missing. Kept, and counted.
+					rec.NoDone = true
 					return
 				}
 				fail(ClassTruncated, errors.New("stream ended without [DONE]"))
@@ -246,6 +255,9 @@ func (st *streamState) event(payload []byte) (stop bool) {
 		rec.PromptTokens = ch.promptTokens
 		rec.CompletionTokens = ch.outTokens
 		rec.UsageOdd = ch.usageOdd
+		if ch.promptOdd {
+			rec.PromptOdd = ch.promptRaw
+		}
 		if ch.cachedSeen {
 			rec.CachedReported, rec.CachedFromTimings = true, false
 			rec.CachedTokens = ch.cachedTokens

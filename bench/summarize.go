@@ -46,6 +46,12 @@ func Summarize(recs []Record, o Options, w Window) *results.Run {
 // the saturation test against the window's own arrivals, and what a reader
 // must know about them.
 func (r *runner) windowResult(rep health.Report, w Window) *results.Run {
+	if r.opts.Load.Rate > 0 && r.opts.Load.Duration > 0 {
+		// An open loop's window is its schedule's whole span, however
+		// early the last request finished: 11 requests of a 20 s window
+		// are 0.55/s, not 11 over the 15 s until the last completion.
+		w.End = max(w.End, w.SchedEnd)
+	}
 	res := r.result(rep, w.Start, w.End, w.Offered, w.Warmup)
 	if r.opts.Load.Rate > 0 {
 		res.Arrivals.WindowArrivals = w.Arrivals

@@ -148,6 +148,9 @@ func (f *targetFlags) resolve(ctx context.Context, c *cobra.Command, sim *simFla
 	r.target = f.target(base)
 	ids, err := bench.ListModels(ctx, r.target)
 	switch {
+	case errors.Is(err, bench.ErrRedirect):
+		r.stop()
+		return nil, usageErr("%v", err)
 	case err != nil && r.target.Model == "":
 		r.stop()
 		return nil, withCode(ExitRuntime, err)

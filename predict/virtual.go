@@ -179,7 +179,10 @@ func (v *virtual) draw(n int, d time.Duration, base float64, measured bool) ([]f
 	} else if len(dues) > 0 {
 		w.InWindow-- // the last arrival ends the window
 	}
-	if len(dues) >= 2 && last > 0 {
+	switch {
+	case d > 0:
+		w.Offered = float64(len(dues)) / d.Seconds()
+	case len(dues) >= 2 && last > 0:
 		w.Offered = float64(len(dues)-1) / last.Seconds()
 	}
 	return dues, w
