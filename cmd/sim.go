@@ -102,6 +102,9 @@ func (o *simOptions) run(c *cobra.Command, _ []string) error {
 	if o.replicas < 1 {
 		return usageErr("--replicas must be at least 1")
 	}
+	if port, _ := strconv.Atoi(o.port); port+o.replicas-1 > 65535 || o.replicas > 4096 {
+		return usageErr("--replicas %d from --port %s runs past port 65535 (or past 4096 replicas)", o.replicas, o.port)
+	}
 	if o.shutdownGrace < 0 || o.maxBody <= 0 {
 		return usageErr("--shutdown-grace must not be negative and --max-body-bytes must be positive")
 	}

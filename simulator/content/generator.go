@@ -160,11 +160,14 @@ func (r *Responder) Generate(g *GenRequest, contextLength int) (*Plan, error) {
 			plan.FinishReason = "length"
 		}
 	}
-	if g.IgnoreEOS && g.MaxTokens != nil && len(plan.Tokens) < limit {
+	if g.IgnoreEOS && g.MaxTokens != nil {
 		// Without an end-of-sequence token the model keeps talking until
-		// max_tokens: the answer is padded with filler to exactly that.
-		more := fillerTokens(limit-len(plan.Tokens)+1, digest^0x5bd1e995)[1:]
-		plan.Tokens = append(plan.Tokens, more...)
+		// max_tokens: the answer is padded with filler to exactly that,
+		// and it ends for length even when its natural end fell there.
+		if len(plan.Tokens) < limit {
+			more := fillerTokens(limit-len(plan.Tokens)+1, digest^0x5bd1e995)[1:]
+			plan.Tokens = append(plan.Tokens, more...)
+		}
 		plan.FinishReason = "length"
 	}
 	return plan, nil

@@ -34,6 +34,31 @@ type apiRequest struct {
 	FrequencyPenalty *float64        `json:"frequency_penalty"`
 	TopLogprobs      *int            `json:"top_logprobs"`
 	Logprobs         json.RawMessage `json:"logprobs"`
+	// Constraints the simulator cannot honour are refused, not ignored:
+	// a 200 would pass off free text as the constrained answer.
+	ToolChoice     json.RawMessage `json:"tool_choice"`
+	ResponseFormat json.RawMessage `json:"response_format"`
+}
+
+// checkConstraints refuses what the simulator cannot do: call a tool
+// (tool_choice "required" or a named function) or hold its output to JSON
+// (response_format json_object or json_schema).
+func (r *apiRequest) checkConstraints() error {
+	if !isNull(r.ToolChoice) {
+		var s string
+		if json.Unmarshal(r.ToolChoice, &s) != nil || (s != "none" && s != "auto") {
+			return badRequest("tool_choice", "the simulator calls no tools: tool_choice %s cannot be honoured (use \"none\" or \"auto\", or leave it out)", r.ToolChoice)
+		}
+	}
+	if !isNull(r.ResponseFormat) {
+		var f struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(r.ResponseFormat, &f) != nil || f.Type != "text" {
+			return badRequest("response_format", "the simulator cannot hold its output to a format: response_format %s cannot be honoured (only {\"type\": \"text\"})", r.ResponseFormat)
+		}
+	}
+	return nil
 }
 
 // checkSampling range-checks the sampling parameters (OpenAI's ranges;
@@ -120,6 +145,9 @@ func decodeRequestStrict(body []byte, chat bool) (*decoded, error) {
 		return nil, badRequest("", "the request body has trailing data after the JSON object")
 	}
 	if err := r.checkSampling(chat); err != nil {
+		return nil, err
+	}
+	if err := r.checkConstraints(); err != nil {
 		return nil, err
 	}
 	d := &decoded{Gen: GenRequest{Chat: chat}}

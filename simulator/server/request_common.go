@@ -36,7 +36,13 @@ func decodeCommon(body []byte, chat bool) *decoded {
 	top, err := v.Object()
 	if err != nil || !plainKeys(top, "model", "messages", "prompt", "max_tokens", "max_completion_tokens",
 		"seed", "stream", "stream_options", "ignore_eos", "stop", "n",
-		"temperature", "top_p", "presence_penalty", "frequency_penalty", "top_logprobs", "logprobs") || !samplingInRange(top) {
+		"temperature", "top_p", "presence_penalty", "frequency_penalty", "top_logprobs", "logprobs",
+		"tool_choice", "response_format") || !samplingInRange(top) {
+		return nil
+	}
+	// Constraints the simulator may refuse are the strict decoder's to
+	// judge.
+	if top.Get("tool_choice") != nil || top.Get("response_format") != nil {
 		return nil
 	}
 	d := &decoded{}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -287,16 +288,30 @@ func (r *run) appendUsage(b []byte, info StreamInfo) []byte {
 }
 
 // unary waits out the whole answer, then writes one JSON body.
+// errCut stops an unstreamed answer at its injected cut.
+var errCut = errors.New("cut by an injected fault")
+
 func (r *run) unary(ctx *fasthttp.RequestCtx) {
 	defer r.running()()
+	cut := false
 	info, err := r.m.engine.Stream(r.s.streams, r.plan, r.arrival, func(ev TokenEvent) error {
-		if r.fault != nil && r.fault.Kind != FaultCut {
-			r.applyFault(ev, func() error { return nil })
+		if r.fault != nil && !r.applyFault(ev, func() error { return nil }) {
+			// A cut answer is never sent: the connection closes instead.
+			cut = true
+			return errCut
 		}
 		r.text = append(r.text, r.plan.Tokens[ev.Index]...)
 		r.observe(ev)
 		return nil
 	})
+	if cut {
+		r.finish("abort", info)
+		ctx.SetConnectionClose()
+		if c := ctx.Conn(); c != nil {
+			_ = c.Close()
+		}
+		return
+	}
 	if err != nil {
 		r.finish("abort", info)
 		writeError(ctx, &APIError{Status: 503, Type: "server_error", Message: "the server is shutting down"})
