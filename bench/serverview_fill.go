@@ -52,8 +52,14 @@ func (v *ServerView) Fill(res *results.Run) {
 		if note == "" && v.scrapeErr != "" {
 			note = "server metrics not available: " + v.scrapeErr
 		}
-		if note == "" {
-			note = "server metrics not available"
+		switch {
+		case note != "":
+		case res.Interrupted:
+			note = "server metrics not read: a signal stopped the run before the window's end, when they are read"
+		case v.kind != "" && v.after == nil && v.sim == nil:
+			note = "server metrics not read: the window did not reach its end, when they are read"
+		default:
+			note = "server metrics not available: the server answered neither /metrics/summary nor /metrics in a form knee reads"
 		}
 		res.Warnings = append(res.Warnings, note)
 	}

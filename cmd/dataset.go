@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"sync/atomic"
 
 	"github.com/kneebench/knee/bench"
@@ -226,6 +227,21 @@ func sizingOf(count workload.TokenCounter, f workload.Filters, kept, blocks int)
 		s.Counter, s.CharsPerToken = "chars", 1/c.PerChar
 	}
 	return s
+}
+
+// checkCompletions refuses, before anything is sent, entries that would
+// be an empty prompt on the completions endpoint (which joins the
+// messages' contents): every such request would fail.
+func (p *pendingDataset) checkCompletions() error {
+	for _, e := range p.parsed.Entries {
+		if e.InputLength > 0 {
+			continue
+		}
+		if strings.TrimSpace((workload.Request{Messages: e.Messages}).Text()) == "" {
+			return usageErr("--dataset %s: line %d has no text, which --endpoint completions would send as an empty prompt", p.path, e.Line)
+		}
+	}
+	return nil
 }
 
 // lengthsOnly says whether some lines give a prompt's length and no text:

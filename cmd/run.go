@@ -80,6 +80,11 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	if err := o.target.validate(); err != nil {
 		return err
 	}
+	if pd, ok := plan.src.(*pendingDataset); ok && o.target.endpoint == "completions" {
+		if err := pd.checkCompletions(); err != nil {
+			return err
+		}
+	}
 	shard, startAt, err := o.shard.parse()
 	if err != nil {
 		return err

@@ -245,6 +245,11 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	if err := o.target.validate(); err != nil {
 		return err
 	}
+	if pd, ok := plan.src.(*pendingDataset); ok && o.target.endpoint == "completions" {
+		if err := pd.checkCompletions(); err != nil {
+			return err
+		}
+	}
 	if o.predict {
 		return o.runPredict(c, axis, loads, plan, minGood)
 	}
