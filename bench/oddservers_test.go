@@ -79,3 +79,42 @@ func TestImplausibleUsageIsFlagged(t *testing.T) {
 		}
 	}
 }
+
+// TestImplausiblePromptTokens: a prompt_tokens no request has is not
+// believed, and what the server wrote is kept to be named.
+func TestImplausiblePromptTokens(t *testing.T) {
+	tok := `data: {"choices":[{"delta":{"content":"a"}}]}` + "\n\n"
+	for _, tc := range []struct{ usage, raw string }{
+		{`"prompt_tokens":1000000000000`, "1000000000000"},
+		{`"prompt_tokens":-5`, "-5"},
+		{`"prompt_tokens":"many"`, `"many"`},
+		{`"prompt_tokens":12`, ""},
+	} {
+		rec := doOne(t, oddServer(t, sse(tok, `data: {"choices":[],"usage":{`+tc.usage+`,"completion_tokens":1}}`+"\n\n", "data: [DONE]\n\n")))
+		if rec.PromptOdd != tc.raw || (tc.raw != "" && rec.PromptTokens != 0) || (tc.raw == "" && rec.PromptTokens != 12) {
+			t.Errorf("%s: prompt tokens %d, odd %q", tc.usage, rec.PromptTokens, rec.PromptOdd)
+		}
+	}
+}
+
+// TestStreamsThatEndWithoutDone: a stream closed after its finish_reason
+// finished (and is marked); one closed before it was cut.
+func TestStreamsThatEndWithoutDone(t *testing.T) {
+	tok := `data: {"choices":[{"delta":{"content":"a"}}]}` + "\n\n"
+	fin := `data: {"choices":[{"delta":{},"finish_reason":"stop"}]}` + "\n\n"
+	if rec := doOne(t, oddServer(t, sse(tok, fin))); rec.Class != "" || !rec.NoDone {
+		t.Errorf("after its finish_reason: class %q, no-done %v", rec.Class, rec.NoDone)
+	}
+	if rec := doOne(t, oddServer(t, sse(tok, tok))); rec.Class != ClassTruncated {
+		t.Errorf("before any finish_reason: class %q", rec.Class)
+	}
+}
+
+// TestRedirectsAreNamed: a 307 is an error that says where it points and
+// what to do, not a bare status.
+func TestRedirectsAreNamed(t *testing.T) {
+	rec := doOne(t, oddServer(t, "HTTP/1.1 307 Temporary Redirect\r\nLocation: https://elsewhere.example/v1/chat/completions\r\nContent-Length: 0\r\n\r\n"))
+	if !strings.HasPrefix(rec.Class, "http_307") || !strings.Contains(rec.Message, "https://elsewhere.example") || !strings.Contains(rec.Message, "--base-url") {
+		t.Errorf("class %q, message %q", rec.Class, rec.Message)
+	}
+}

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"time"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -138,5 +139,26 @@ func TestCalibrateDatasetSweep(t *testing.T) {
 	}
 	if cal.Train.FittedPercent > 2 || cal.Train.FittedPercent >= cal.Train.StartPercent {
 		t.Errorf("training error %.2f%% (start %.2f%%)", cal.Train.FittedPercent, cal.Train.StartPercent)
+	}
+}
+
+// TestOpenLoopWindowIsItsSpan: an open loop bounded by a duration is
+// measured over that duration, however early its last request finished,
+// and its offered rate is the arrivals it held per second of it.
+func TestOpenLoopWindowIsItsSpan(t *testing.T) {
+	target := presetTarget(t, "h100-80gb/llama-3.1-8b")
+	for _, tc := range []struct{ rate, burst float64 }{{0.5, 1}, {2, 0.05}} {
+		syn := workload.Synthetic{Tokens: 64, MaxTokens: 8, Seed: 8}
+		l := bench.Load{Rate: tc.rate, Burstiness: tc.burst, Duration: 20 * time.Second, Seed: 8, DrainTimeout: time.Minute}
+		r, err := Level(Options{Target: target, Source: syn, Load: l, Config: results.Config{Mode: "open", Rate: tc.rate}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := float64(r.Arrivals.WindowArrivals)
+		if math.Abs(r.WindowSeconds-20) > 0.5 || math.Abs(r.Arrivals.OfferedRate-n/20) > 1e-9 ||
+			math.Abs(r.Throughput.RequestsPerS-float64(r.Requests.OK)/r.WindowSeconds) > 1e-9 {
+			t.Errorf("rate %g burstiness %g: window %.2f s, %g arrivals offered at %.3f/s, throughput %.3f/s of %d ok",
+				tc.rate, tc.burst, r.WindowSeconds, n, r.Arrivals.OfferedRate, r.Throughput.RequestsPerS, r.Requests.OK)
+		}
 	}
 }
