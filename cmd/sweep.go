@@ -382,6 +382,9 @@ func (o *sweepOptions) makeOutDir() error {
 	if o.outDir == "" || o.outDir == results.Stdout {
 		return usageErr("--out-dir is the folder the result files go in; %q is not one", o.outDir)
 	}
+	if st, err := os.Stat(o.outDir); err == nil && !st.IsDir() {
+		return withCode(ExitRuntime, fmt.Errorf("--out-dir %s is a file, not a folder", o.outDir))
+	}
 	if err := os.MkdirAll(o.outDir, 0o755); err != nil {
 		return withCode(ExitRuntime, fmt.Errorf("--out-dir: %w", err))
 	}
