@@ -23,8 +23,8 @@ type Target struct {
 	// BaseURL is the API root, e.g. http://host:8000/v1.
 	BaseURL string
 	APIKey  string
-	// Endpoint is "chat" (/chat/completions) or "completions".
-	Endpoint string
+	// Endpoint is the API the target speaks (chat by default).
+	Endpoint Endpoint
 	Model    string
 	Headers  [][2]string
 	// ExtraBody is a JSON object merged into every request body; its keys
@@ -53,6 +53,7 @@ type Target struct {
 // connections sized to the load, so no request fails for lack of one.
 type Client struct {
 	t      Target
+	proto  protocol
 	hc     *fasthttp.HostClient
 	uri    string
 	auth   string
@@ -77,12 +78,12 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, fmt.Errorf("base URL %q must look like http://host:port/v1", results.RedactURL(t.BaseURL))
 	}
-	switch t.Endpoint {
-	case "", "chat":
-		t.Endpoint = "chat"
-	case "completions":
-	default:
-		return nil, fmt.Errorf("endpoint must be chat or completions, got %q", t.Endpoint)
+	proto, err := protocolFor(t.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	if t.Endpoint == "" {
+		t.Endpoint = EndpointChat
 	}
 	addr := u.Host
 	if u.Port() == "" {
@@ -92,12 +93,8 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 			addr += ":80"
 		}
 	}
-	c := &Client{t: t, start: time.Now(), extraMaxTokens: -1}
-	if t.Endpoint == "chat" {
-		c.uri = joinURL(t.BaseURL, "/chat/completions")
-	} else {
-		c.uri = joinURL(t.BaseURL, "/completions")
-	}
+	c := &Client{t: t, proto: proto, start: time.Now(), extraMaxTokens: -1}
+	c.uri = proto.uri(t.BaseURL)
 	if t.APIKey != "" {
 		c.auth = "Bearer " + t.APIKey
 	}
@@ -204,65 +201,42 @@ func (c *Client) Close() { c.hc.CloseIdleConnections() }
 
 // appendBody writes the JSON body for r.
 func (c *Client) appendBody(dst []byte, r *workload.Request) []byte {
-	dst = append(dst, '{')
-	first := true
-	field := func(key string) bool {
-		for _, e := range c.extra {
-			if e.key == key {
-				return false
-			}
-		}
-		if !first {
-			dst = append(dst, ',')
-		}
-		first = false
-		dst = strconv.AppendQuote(dst, key)
-		dst = append(dst, ':')
-		return true
-	}
-	if field("model") {
-		dst = appendJSONString(dst, c.t.Model)
-	}
-	if c.t.Endpoint == "chat" {
-		if field("messages") {
-			dst = append(dst, '[')
-			for i, m := range r.Messages {
-				if i > 0 {
-					dst = append(dst, ',')
-				}
-				dst = append(dst, `{"role":`...)
-				dst = appendJSONString(dst, m.Role)
-				dst = append(dst, `,"content":`...)
-				dst = appendJSONString(dst, m.Content)
-				dst = append(dst, '}')
-			}
-			dst = append(dst, ']')
-		}
-	} else if field("prompt") {
-		dst = appendJSONString(dst, r.Text())
-	}
-	if r.MaxTokens > 0 && field("max_tokens") {
-		dst = strconv.AppendInt(dst, int64(r.MaxTokens), 10)
-	}
-	if r.IgnoreEOS && field("ignore_eos") {
-		dst = append(dst, "true"...)
-	}
-	if field("stream") {
-		dst = append(dst, "true"...)
-	}
-	if field("stream_options") {
-		dst = append(dst, `{"include_usage":true}`...)
-	}
+	w := &body{dst: append(dst, '{'), extra: c.extra}
+	c.proto.appendBody(w, r, c.t.Model)
 	for _, e := range c.extra {
-		if !first {
-			dst = append(dst, ',')
-		}
-		first = false
-		dst = strconv.AppendQuote(dst, e.key)
-		dst = append(dst, ':')
-		dst = append(dst, e.value...)
+		w.key(e.key)
+		w.dst = append(w.dst, e.value...)
 	}
-	return append(dst, '}')
+	return append(w.dst, '}')
+}
+
+// body is a JSON object being written: a protocol opens its keys with
+// field, which leaves out a key --extra-body sets (its value wins).
+type body struct {
+	dst   []byte
+	n     int
+	extra []extraField
+}
+
+// field writes key (and the colon) and reports true, unless --extra-body
+// sets key.
+func (b *body) field(key string) bool {
+	for _, e := range b.extra {
+		if e.key == key {
+			return false
+		}
+	}
+	b.key(key)
+	return true
+}
+
+func (b *body) key(key string) {
+	if b.n > 0 {
+		b.dst = append(b.dst, ',')
+	}
+	b.n++
+	b.dst = strconv.AppendQuote(b.dst, key)
+	b.dst = append(b.dst, ':')
 }
 
 // appendJSONString appends s as a JSON string.

@@ -204,6 +204,7 @@ type streamState struct {
 	limit          func(time.Duration)
 	fail           func(string, error)
 	done, finished bool
+	prog           progress
 }
 
 // event handles one complete SSE event's data. It reports whether the
@@ -223,7 +224,7 @@ func (st *streamState) event(payload []byte) (stop bool) {
 		return true
 	}
 	ch := &st.s.ch
-	scanChunk(payload, ch)
+	st.c.proto.scan(payload, ch, &st.prog)
 	if ch.hasError {
 		st.fail(ClassStreamError, fmt.Errorf("error event: %.200s", payload))
 		return true
@@ -237,7 +238,7 @@ func (st *streamState) event(payload []byte) (stop bool) {
 		rec.LastToken = t
 		rec.ChunkTimes = append(rec.ChunkTimes, t)
 		if st.keepText {
-			rec.Text = appendContent(rec.Text, payload)
+			rec.Text = st.c.proto.text(rec.Text, payload)
 		}
 	}
 	if ch.finished {

@@ -36,7 +36,7 @@ func (f *targetFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.baseURL, "base-url", os.Getenv("OPENAI_BASE_URL"), "API root of the target, e.g. http://host:8000/v1 (default $OPENAI_BASE_URL)")
 	fs.StringVar(&f.model, "model", "", "model name (default: the first id from GET /v1/models)")
 	fs.StringVar(&f.apiKey, "api-key", os.Getenv("OPENAI_API_KEY"), "API key sent as a Bearer token (default $OPENAI_API_KEY; never printed or written)")
-	fs.StringVar(&f.endpoint, "endpoint", "chat", "chat (/v1/chat/completions) or completions (/v1/completions)")
+	fs.StringVar(&f.endpoint, "endpoint", "chat", "chat (/v1/chat/completions), completions (/v1/completions) or generate (SGLang's native /generate)")
 	fs.StringArrayVar(&f.headers, "header", nil, "extra request header K:V (repeatable)")
 	fs.StringVar(&f.extraBody, "extra-body", "", `JSON object merged into every request body, e.g. '{"ignore_eos": true}'`)
 	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "time allowed before the first byte of a response and then between content chunks; SSE comments do not reset it (0: none)")
@@ -47,8 +47,8 @@ func (f *targetFlags) register(c *cobra.Command) {
 
 // validate checks the flags that need no network.
 func (f *targetFlags) validate() error {
-	if f.endpoint != "chat" && f.endpoint != "completions" {
-		return usageErr("--endpoint must be chat or completions, got %q", f.endpoint)
+	if !slices.Contains(bench.Endpoints, bench.Endpoint(f.endpoint)) {
+		return usageErr("--endpoint must be chat, completions or generate (SGLang's native API), got %q", f.endpoint)
 	}
 	if f.timeout < 0 || f.retries < 0 || f.requestTimeout < 0 || f.idleConns < 0 {
 		return usageErr("--timeout, --request-timeout, --idle-conn-timeout and --retries must not be negative")
@@ -85,7 +85,7 @@ func (f *targetFlags) validate() error {
 // target builds the bench target for a base URL.
 func (f *targetFlags) target(baseURL string) bench.Target {
 	t := bench.Target{
-		BaseURL: baseURL, APIKey: f.apiKey, Endpoint: f.endpoint, Model: f.model,
+		BaseURL: baseURL, APIKey: f.apiKey, Endpoint: bench.Endpoint(f.endpoint), Model: f.model,
 		ExtraBody: json.RawMessage(f.extraBody), Timeout: f.timeout, UserAgent: "knee/" + version(), Retries: f.retries,
 		RequestTimeout: f.requestTimeout, IdleConnTimeout: f.idleConns,
 	}

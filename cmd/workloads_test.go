@@ -265,3 +265,14 @@ func TestConversationReplaySendsHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateEndpointEndToEnd: --endpoint generate drives the simulator's
+// /generate (SGLang's native API) with prompts sized against its count.
+func TestGenerateEndpointEndToEnd(t *testing.T) {
+	url := startSim(t, "", "")
+	r := runJSON(t, "run", "--base-url", url, "--endpoint", "generate", "--input-tokens", "100", "--max-tokens", "12",
+		"--requests", "8", "--concurrency", "2", "--no-server-metrics")
+	if r.Requests.OK != 8 || r.Tokens.OutputTotal != 96 || r.Stats.ITL.Count != 8*11 || math.Abs(r.Tokens.Input.Mean-100) > 3 || r.Config.Endpoint != "generate" {
+		t.Errorf("%d ok, %d output tokens, %d gaps, input mean %.1f, endpoint %q", r.Requests.OK, r.Tokens.OutputTotal, r.Stats.ITL.Count, r.Tokens.Input.Mean, r.Config.Endpoint)
+	}
+}

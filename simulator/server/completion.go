@@ -11,7 +11,8 @@ import (
 )
 
 // completion serves one chat or completions request.
-func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, chat bool) {
+func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path string) {
+	chat := path == "/v1/chat/completions"
 	if h := ctx.Request.Header.Peek("X-Knee-Fault"); len(h) > 0 {
 		if _, ok := faultKindOf(string(h)); !ok {
 			writeError(ctx, &APIError{Status: 400, Type: "invalid_request_error", Param: "X-Knee-Fault",
@@ -19,7 +20,13 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, chat bo
 			return
 		}
 	}
-	d, err := decodeRequest(ctx.PostBody(), chat)
+	var d *decoded
+	var err error
+	if path == "/generate" {
+		d, err = s.decodeGenerate(ctx.PostBody())
+	} else {
+		d, err = decodeRequest(ctx.PostBody(), chat)
+	}
 	if err != nil {
 		writeError(ctx, err.(*APIError))
 		return
@@ -61,7 +68,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, chat bo
 		m.mm.MaxTokens.Observe(float64(*d.Gen.MaxTokens))
 	}
 	r := &run{s: s, m: m, plan: plan, arrival: arrival, chat: chat, model: d.Model,
-		id: s.ids.Add(1), includeUsage: d.IncludeUsage}
+		id: s.ids.Add(1), includeUsage: d.IncludeUsage, generate: d.generate}
 	if faulty {
 		r.fault = &fault
 	}
@@ -81,7 +88,11 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, chat bo
 		ctx.SetConnectionClose()
 	}
 	s.open.Add(1)
-	ctx.SetBodyStream(newStreamBody(r.stream, s.open.Done, ctx.Conn()), -1)
+	write := r.stream
+	if r.generate {
+		write = r.streamGenerate
+	}
+	ctx.SetBodyStream(newStreamBody(write, s.open.Done, ctx.Conn()), -1)
 }
 
 // waiting is the number of requests queued for the model's engine.

@@ -106,6 +106,8 @@ type decoded struct {
 	Gen          GenRequest
 	Stream       bool
 	IncludeUsage bool
+	// generate marks SGLang's native /generate, answered in its shape.
+	generate bool
 }
 
 func badRequest(param, format string, a ...any) *APIError {

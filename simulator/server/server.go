@@ -172,11 +172,11 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	arrival := time.Now()
 	path := string(ctx.Path())
 	switch path {
-	case "/v1/chat/completions", "/v1/completions":
+	case "/v1/chat/completions", "/v1/completions", "/generate":
 		if !s.method(ctx, fasthttp.MethodPost) || !s.authorized(ctx) {
 			return
 		}
-		s.completion(ctx, arrival, path == "/v1/chat/completions")
+		s.completion(ctx, arrival, path)
 	case "/v1/models":
 		if s.method(ctx, fasthttp.MethodGet) && s.authorized(ctx) {
 			s.listModels(ctx)

@@ -30,6 +30,7 @@ type run struct {
 	model        string
 	id           int64
 	includeUsage bool
+	generate     bool
 	first        time.Time
 	firstSim     float64
 	text         []byte
@@ -315,6 +316,13 @@ func (r *run) unary(ctx *fasthttp.RequestCtx) {
 	if err != nil {
 		r.finish("abort", info)
 		writeError(ctx, &APIError{Status: 503, Type: "server_error", Message: "the server is shutting down"})
+		return
+	}
+	if r.generate {
+		ctx.SetStatusCode(200)
+		ctx.SetContentType("application/json")
+		ctx.SetBody(r.unaryGenerate(info))
+		r.finish(r.plan.FinishReason, info)
 		return
 	}
 	b := r.appendHead(nil, "chat.completion")

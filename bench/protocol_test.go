@@ -1,0 +1,66 @@
+package bench
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kneebench/knee/workload"
+)
+
+// TestGenerateProtocol: SGLang's native /generate, on a stream shaped as
+// its server writes one (testdata/sglang-generate.sse): the request goes
+// to the root /generate with the prompt as text and its sampling
+// parameters apart; each event whose completion count grew is a token,
+// the counts and cached tokens come from meta_info, and the text kept is
+// the whole answer (events carry it cumulatively).
+func TestGenerateProtocol(t *testing.T) {
+	stream, err := os.ReadFile("testdata/sglang-generate.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var path string
+	var body map[string]any
+	url := startRaw(t, &rawServer{serve: func(w *bufio.Writer, r *http.Request, _ int) bool {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		path = r.URL.Path
+		if err := json.Unmarshal(b, &body); err != nil {
+			t.Errorf("body %q: %v", b, err)
+		}
+		mu.Unlock()
+		fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(stream), stream)
+		return false
+	}})
+	c, err := NewClient(Target{BaseURL: url, Model: "m", Endpoint: EndpointGenerate, Timeout: 5 * time.Second}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rec := &Record{}
+	c.Do(&workload.Request{Messages: []workload.Message{{Role: "user", Content: "The capital of France is"}}, MaxTokens: 4, IgnoreEOS: true}, rec, true)
+	if rec.Class != "" {
+		t.Fatalf("class %q: %s", rec.Class, rec.Message)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if path != "/generate" || body["text"] != "The capital of France is" || body["stream"] != true {
+		t.Errorf("sent %s %v", path, body)
+	}
+	if sp, _ := body["sampling_params"].(map[string]any); sp["max_new_tokens"] != 4.0 || sp["ignore_eos"] != true {
+		t.Errorf("sampling_params %v", body["sampling_params"])
+	}
+	if rec.Chunks != 4 || rec.CompletionTokens != 4 || rec.PromptTokens != 7 || rec.CachedTokens != 3 || !rec.CachedReported || string(rec.Text) != " Paris. It is" {
+		t.Errorf("chunks %d, completion %d, prompt %d, cached %d (%v), text %q", rec.Chunks, rec.CompletionTokens, rec.PromptTokens, rec.CachedTokens, rec.CachedReported, rec.Text)
+	}
+	if rec.NoDone {
+		t.Error("the [DONE] was missed")
+	}
+}
