@@ -105,7 +105,7 @@ func (chatProtocol) appendBody(b *body, r *workload.Request, model string) {
 }
 
 func (chatProtocol) scan(payload []byte, c *chunk, _ *progress) { scanChunk(payload, c) }
-func (chatProtocol) text(dst, payload []byte) []byte         { return appendContent(dst, payload) }
+func (chatProtocol) text(dst, payload []byte) []byte            { return appendContent(dst, payload) }
 
 type completionsProtocol struct{}
 
@@ -122,7 +122,7 @@ func (completionsProtocol) appendBody(b *body, r *workload.Request, model string
 }
 
 func (completionsProtocol) scan(payload []byte, c *chunk, _ *progress) { scanChunk(payload, c) }
-func (completionsProtocol) text(dst, payload []byte) []byte         { return appendContent(dst, payload) }
+func (completionsProtocol) text(dst, payload []byte) []byte            { return appendContent(dst, payload) }
 
 type generateProtocol struct{}
 

@@ -1,7 +1,6 @@
 package predict
 
 import (
-	"time"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -9,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/results"

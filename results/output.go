@@ -27,7 +27,7 @@ type target struct {
 	// path is the file the path finally names (symlinks followed).
 	path string
 	// fd is the open descriptor an alias names (kindFD).
-	fd int
+	fd   int
 	mode fs.FileMode
 }
 

@@ -1,8 +1,8 @@
 package results
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"math"

@@ -1,8 +1,8 @@
 package server
 
 import (
-	"errors"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"time"
 
