@@ -135,13 +135,8 @@ dispatch:
 			continue
 		}
 		due := base + rel
-		if wait := due - r.client.now(); wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-ctx.Done():
-				continue
-			case <-timer.C:
-			}
+		if !sleepUntil(ctx, r.client.now, due, timer) {
+			continue
 		}
 		waited := false
 		if slots != nil {
