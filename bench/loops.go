@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -169,6 +170,12 @@ dispatch:
 		a := arrival{index: k, due: due, lateness: max(lateness, 0), waited: waited}
 		select {
 		case idle <- a:
+			// Let the sender write its request on this thread now.
+			// Otherwise it waits in this processor's queue while the
+			// dispatcher sleeps in the kernel, and the runtime wakes
+			// another thread to take both: a fifth more CPU at 5,000
+			// arrivals a second (docs/performance.md).
+			runtime.Gosched()
 		default:
 			// Every sender is busy: start another, so no arrival ever
 			// waits for a sender (only for a --max-concurrency slot,

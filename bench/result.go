@@ -54,6 +54,7 @@ func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered f
 	res.Arrivals.Waited = agg.waited
 	res.Arrivals.LateSends = agg.late
 	lateP99 := time.Duration(lat.lateness.ValueAtPercentile(99)) * time.Microsecond
+	res.Arrivals.SendLatenessP50Ms = float64(lat.lateness.ValueAtPercentile(50)) / 1e3
 	res.Arrivals.SendLatenessP99Ms = float64(lateP99) / 1e6
 	verdict, reasons := health.Verdict(rep, health.Sends{Total: agg.sent, Late: agg.late, LatenessP99: lateP99})
 	res.Health = results.Health{

@@ -268,6 +268,7 @@ func mergeHistograms(m *Run, shards []*Run) error {
 			*h.into(m) = SummarizeHistogram(sum, h.scale)
 		}
 		if h.name == "send_lateness_us" {
+			m.Arrivals.SendLatenessP50Ms = float64(sum.ValueAtPercentile(50)) / 1000
 			m.Arrivals.SendLatenessP99Ms = float64(sum.ValueAtPercentile(99)) / 1000
 		}
 	}

@@ -251,8 +251,10 @@ type Arrivals struct {
 	// for a concurrency slot when it closed.
 	Unsent    int64 `json:"unsent,omitempty"`
 	LateSends int64 `json:"late_sends"`
-	// SendLatenessP99Ms is the dispatcher's own lateness against the
-	// schedule, excluding waits for a concurrency slot.
+	// SendLatenessP50Ms and SendLatenessP99Ms are the dispatcher's own
+	// lateness against the schedule, excluding waits for a concurrency
+	// slot, at microsecond resolution.
+	SendLatenessP50Ms float64 `json:"send_lateness_p50_ms"`
 	SendLatenessP99Ms float64 `json:"send_lateness_p99_ms"`
 	// AchievedConcurrency is the mean number of requests in flight.
 	AchievedConcurrency float64 `json:"achieved_concurrency"`

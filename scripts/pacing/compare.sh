@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compares knee's open-loop pacing with vegeta's on the same simulator, in
-# interleaved pairs: send lateness against the schedule (p99) and the
+# interleaved pairs: send lateness against the schedule (p50, p99) and the
 # client's CPU time. vegeta is a benchmark tool, not a dependency:
 #   GOBIN=$HOME/bin go install github.com/tsenart/vegeta/v12@v12.13.0
 # Usage: scripts/pacing/compare.sh [RATES] [SECONDS] [PAIRS]   (from the repo root)
@@ -22,7 +22,7 @@ echo "$body" > "$work/body.json"
 printf 'POST http://%s/v1/chat/completions\nContent-Type: application/json\n@%s\n' "$addr" "$work/body.json" > "$work/targets"
 cpu() { awk '{print ($14+$15)}' "/proc/$1/stat"; }   # utime+stime of a live process, in ticks
 hz=$(getconf CLK_TCK)
-printf '%-8s %6s %5s  %10s %9s\n' tool rate pair "late p99" "CPU s"
+printf '%-8s %6s %5s  %10s %10s %9s\n' tool rate pair "late p50" "late p99" "CPU s"
 for rate in ${rates//,/ }; do
   for pair in $(seq "$pairs"); do
     # knee
@@ -32,7 +32,7 @@ for rate in ${rates//,/ }; do
 import json, sys
 r = json.load(open(sys.argv[1]))
 a, h = r['arrivals'], r['health']
-print(f"{'knee':8} {sys.argv[2]:>6} {sys.argv[3]:>5}  {a['send_lateness_p99_ms']:>8.3f}ms {h['cpu_s']:>8.2f}s")
+print(f"{'knee':8} {sys.argv[2]:>6} {sys.argv[3]:>5}  {a['send_lateness_p50_ms']:>8.3f}ms {a['send_lateness_p99_ms']:>8.3f}ms {h['cpu_s']:>8.2f}s")
 PY
     # vegeta
     ( "$vegeta" attack -rate "$rate/s" -duration "${secs}s" -targets "$work/targets" -output "$work/v.bin" ) &
@@ -48,7 +48,7 @@ rows = sorted((int(r[8]), int(r[0])) for r in csv.reader(open(sys.argv[1])))
 t0 = rows[0][1]
 late = sorted(max(ts - (t0 + seq * 1e9 / rate), 0) / 1e6 for seq, ts in rows)
 q = lambda p: late[min(int(p * len(late)), len(late) - 1)]
-print(f"{'vegeta':8} {int(rate):>6} {pair:>5}  {q(0.99):>8.3f}ms {ticks / hz:>8.2f}s")
+print(f"{'vegeta':8} {int(rate):>6} {pair:>5}  {q(0.5):>8.3f}ms {q(0.99):>8.3f}ms {ticks / hz:>8.2f}s")
 PY
   done
 done
