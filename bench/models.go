@@ -22,7 +22,7 @@ func FirstModel(t Target) (string, error) {
 		return "", err
 	}
 	if len(ids) == 0 {
-		return "", fmt.Errorf("%s lists no model; give --model", results.RedactURL(joinURL(t.BaseURL, "/models")))
+		return "", fmt.Errorf("%s: %w", results.RedactURL(joinURL(t.BaseURL, "/models")), ErrNoModel)
 	}
 	return ids[0], nil
 }

@@ -66,7 +66,7 @@ func (l Load) DefaultWarmup() int {
 func (l Load) Validate() error {
 	var errs []error
 	if (l.Concurrency > 0) == (l.Rate > 0) {
-		errs = append(errs, errors.New("give exactly one of --concurrency and --rate"))
+		errs = append(errs, ErrLoadMode)
 	}
 	if l.Concurrency < 0 || l.Rate < 0 || l.MaxConcurrency < 0 || l.Requests < 0 || l.Duration < 0 || l.DrainTimeout < 0 {
 		errs = append(errs, errors.New("counts, rates and durations must not be negative"))
@@ -75,7 +75,7 @@ func (l Load) Validate() error {
 		errs = append(errs, errors.New("burstiness must be positive"))
 	}
 	if l.Requests == 0 && l.Duration == 0 && l.Trace == nil {
-		errs = append(errs, errors.New("give --requests or --duration"))
+		errs = append(errs, ErrUnbounded)
 	}
 	if err := l.Shard.Validate(); err != nil {
 		errs = append(errs, err)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -53,6 +54,31 @@ type VoiceOptions struct {
 	Prefixes *PrefixTracker
 }
 
+// Validate reports every problem with o's calls and their arrivals at
+// once.
+func (o VoiceOptions) Validate() error {
+	var errs []error
+	if v, ok := o.CallSource.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if !(o.Rate > 0) {
+		errs = append(errs, ErrNoCallRate)
+	}
+	switch {
+	case o.Calls < 0 || o.Duration < 0 || o.MaxConcurrentCalls < 0 || o.DrainTimeout < 0:
+		errs = append(errs, errors.New("counts and durations must not be negative"))
+	case o.Calls == 0 && o.Duration == 0:
+		// Unbounded, the arrivals would never end.
+		errs = append(errs, ErrCallsUnbounded)
+	}
+	if err := o.Shard.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
 // WithAnswer is req with the server's answer as the next assistant
 // message: the sequence the server holds once the turn is done.
 func WithAnswer(req *workload.Request, answer []byte) *workload.Request {
@@ -67,18 +93,7 @@ func WithAnswer(req *workload.Request, answer []byte) *workload.Request {
 // the gap). Cancelling ctx stops arrivals, cuts open turns short, and
 // returns what was measured.
 func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
-	if v, ok := o.CallSource.(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			return nil, err
-		}
-	}
-	if o.Rate <= 0 {
-		return nil, fmt.Errorf("the voice workload needs --rate (calls per second)")
-	}
-	if o.Calls == 0 && o.Duration == 0 {
-		return nil, fmt.Errorf("give --calls or --duration")
-	}
-	if err := o.Shard.Validate(); err != nil {
+	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	arrivals, err := workload.NewArrivals(o.Rate, 1, o.Seed)

@@ -107,8 +107,11 @@ func (o *calibrateOptions) run(c *cobra.Command, args []string) error {
 	}
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "replaying %d measured levels of %s in virtual time on %s (model %s)\n", len(measured.Levels), args[0], origin, target.Model)
-	cal, fitted, err := predict.Calibrate(opts)
-	if err != nil {
+	cal, fitted, err := predict.Calibrate(c.Context(), opts)
+	switch {
+	case c.Context().Err() != nil:
+		return withCode(ExitRuntime, fmt.Errorf("the calibration was stopped before its search ended, so nothing is written: %w", results.ErrInterrupted))
+	case err != nil:
 		return usageErr("%v", err)
 	}
 	if err := report.Calibration(out, cal); err != nil {

@@ -20,6 +20,7 @@ import (
 // millisecond or two to every TTFT and the wall clock's timer slack to
 // every step, which the step overhead absorbs; the tolerances say so.
 func TestCalibrateLiveSweep(t *testing.T) {
+	slow(t)
 	dir := t.TempDir()
 	spec := "h100-80gb/llama-3.1-8b"
 	f, err := simulator.PresetModels(spec)

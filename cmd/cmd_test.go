@@ -25,6 +25,15 @@ func execute(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
+// slow skips a test that drives real load for ten seconds or more when
+// tests run with -short, as CI's race pass does; the full pass runs it.
+func slow(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("drives real load for seconds; skipped with -short")
+	}
+}
+
 // startSim serves the built-in models (or a given file) on 127.0.0.1.
 func startSim(t *testing.T, models, apiKey string) string {
 	t.Helper()

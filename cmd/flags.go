@@ -314,13 +314,12 @@ func (f *loadFlags) build(c *cobra.Command) (bench.Load, workload.Source, error)
 
 // config records the load flags.
 func (f *loadFlags) config(c *results.Config, load bench.Load) {
-	c.Workload = "requests"
 	switch {
 	case f.dataset != "":
 		c.Dataset = f.dataset
-		c.Workload = "dataset"
+		c.Workload = results.WorkloadDataset
 		if load.Trace != nil {
-			c.Workload = "trace"
+			c.Workload = results.WorkloadTrace
 		}
 	case f.inputTokens > 0:
 		c.InputTokens = f.inputTokens
@@ -328,16 +327,11 @@ func (f *loadFlags) config(c *results.Config, load bench.Load) {
 		if f.prefixTokens > 0 {
 			c.PrefixPool = f.prefixPool
 		}
-		c.Workload = "synthetic"
+		c.Workload = results.WorkloadSynthetic
 		c.InputStddev, c.OutputStddev, c.RangeRatio = f.lengths.inputStddev, f.lengths.outputStddev, f.lengths.rangeRatio
 	default:
-		c.Workload = "fixed prompt"
+		c.Workload = results.WorkloadFixedPrompt
 	}
-	if load.Rate > 0 {
-		c.Mode, c.Rate, c.Burstiness, c.MaxConcurrency = "open", load.Rate, load.Burstiness, load.MaxConcurrency
-	} else {
-		c.Mode, c.Concurrency = "closed", load.Concurrency
-	}
-	c.MaxTokens, c.Requests, c.DurationS, c.Seed = f.maxTokens, load.Requests, load.Duration.Seconds(), load.Seed
-	c.Warmup = load.DefaultWarmup()
+	bench.RecordLoad(c, load)
+	c.MaxTokens = f.maxTokens
 }

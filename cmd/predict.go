@@ -175,7 +175,7 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 				sizing := plan.conv.sizing
 				sizing.Offset = tracked.Offset
 				cfg.DatasetSizing = &sizing
-				res, err := predict.VoiceLevel(predict.VoiceOptions{VoiceOptions: plan.callOptions(tracked, load, cfg), Target: target,
+				res, err := predict.VoiceLevel(c.Context(), predict.VoiceOptions{VoiceOptions: plan.callOptions(tracked, load, cfg), Target: target,
 					Replicas: o.replicas, Routing: routing})
 				if res != nil {
 					if w := tracked.repeatWarning(plan.conv.repeat && datasetNext > 0); w != "" {
@@ -188,7 +188,7 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 			if plan.voice {
 				v := voice
 				v.Nonce = levelNonce(i + 1)
-				return predict.VoiceLevel(predict.VoiceOptions{VoiceOptions: plan.voiceOptions(v, load, cfg), Target: target,
+				return predict.VoiceLevel(c.Context(), predict.VoiceOptions{VoiceOptions: plan.voiceOptions(v, load, cfg), Target: target,
 					Replicas: o.replicas, Routing: routing})
 			}
 			l := plan.load
@@ -223,7 +223,7 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 				sizing.Offset = tracked.Offset
 				cfg.DatasetSizing = &sizing
 			}
-			res, err := predict.Level(predict.Options{Target: target, Source: src, Load: l, Config: cfg, Goodput: plan.goodput,
+			res, err := predict.Level(c.Context(), predict.Options{Target: target, Source: src, Load: l, Config: cfg, Goodput: plan.goodput,
 				Replicas: o.replicas, Routing: routing})
 			if tracked != nil && res != nil {
 				resent := ""
@@ -238,6 +238,9 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 			return res, err
 		},
 	})
+	if c.Context().Err() != nil {
+		return withCode(ExitRuntime, fmt.Errorf("the prediction was stopped before its levels were done, so nothing is written: %w", results.ErrInterrupted))
+	}
 	for i := range sw.Levels {
 		if r := sw.Levels[i].Run; r != nil && note != "" {
 			r.Notes = append(r.Notes, note)

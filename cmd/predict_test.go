@@ -1,12 +1,15 @@
 package cmd
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kneebench/knee/results"
 )
@@ -19,6 +22,7 @@ import (
 // scheduled), and the live client's TTFT includes the HTTP path. The SLO
 // knee is the same level.
 func TestPredictAgreesWithLiveSweep(t *testing.T) {
+	slow(t)
 	saved := runNonce
 	runNonce = "feedc0de"
 	defer func() { runNonce = saved }()
@@ -65,6 +69,7 @@ func TestPredictAgreesWithLiveSweep(t *testing.T) {
 // the simulated server's tokenizer as a live sweep counts it against the
 // live one, so both send the same prompts: equal counts and token totals.
 func TestPredictDataset(t *testing.T) {
+	slow(t)
 	dir := t.TempDir()
 	ds := filepath.Join(dir, "prompts.jsonl")
 	var lines []string
@@ -94,6 +99,7 @@ func TestPredictDataset(t *testing.T) {
 // predicts it on the same seed and nonce: the same calls and turns, the
 // same tokens, and cache-hit rates and TTFT that agree.
 func TestPredictVoiceAgreesWithLive(t *testing.T) {
+	slow(t)
 	saved := runNonce
 	runNonce = "feedc0de"
 	defer func() { runNonce = saved }()
@@ -186,4 +192,26 @@ func liveAndPredicted(t *testing.T, url, dir string, flags, liveOnly, predOnly [
 		t.Fatal(err)
 	}
 	return live, pred
+}
+
+// TestPredictStopsAtASignal checks that a signal (a cancelled context)
+// stops a long prediction within moments, exits 130 and writes no sweep:
+// a part of a virtual sweep predicts nothing.
+func TestPredictStopsAtASignal(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	var out, errOut bytes.Buffer
+	begin := time.Now()
+	code := Execute(ctx, []string{"predict", "--sim-preset", "h100-80gb/llama-3.1-8b", "--rates", "10,20", "--step-duration", "6h",
+		"--input-tokens", "512", "--max-tokens", "128", "--out-dir", dir, "--label", "long"}, &out, &errOut)
+	if code != ExitInterrupted || !strings.Contains(errOut.String(), "nothing is written") {
+		t.Errorf("exit %d, stderr %q; want %d and a word that nothing is written", code, errOut.String(), ExitInterrupted)
+	}
+	if spent := time.Since(begin); spent > 30*time.Second {
+		t.Errorf("the stopped prediction ran %v", spent)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a stopped prediction wrote %v", entries)
+	}
 }

@@ -116,7 +116,7 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return ExitOK
 	}
-	fmt.Fprintf(stderr, "knee: %v\n", err)
+	fmt.Fprintf(stderr, "knee: %s\n", message(err))
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if interrupted && (ee.code == ExitFailed || errors.Is(err, results.ErrInterrupted)) {

@@ -476,10 +476,11 @@ func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.C
 // voiceOptions is one level of the call workload at rate, live or
 // predicted: the calls, their bounds and the configuration recorded.
 func (p *levelPlan) voiceOptions(v workload.Voice, rate float64, cfg results.Config) bench.VoiceOptions {
-	cfg.Workload, cfg.Mode, cfg.Rate, cfg.Seed = "voice", "open", rate, p.lf.seed
-	cfg.DurationS, cfg.MaxTokens, cfg.Voice = p.lf.duration.Seconds(), v.OutputTokens, p.vf.config(v)
-	return bench.VoiceOptions{CallSource: v, Rate: rate, Calls: p.vf.calls, Duration: p.lf.duration, MaxConcurrentCalls: p.vf.maxCalls,
-		Seed: p.lf.seed, Config: cfg, DrainTimeout: p.lf.drain, Goodput: p.goodput}
+	o := bench.VoiceOptions{CallSource: v, Rate: rate, Calls: p.vf.calls, Duration: p.lf.duration, MaxConcurrentCalls: p.vf.maxCalls,
+		Seed: p.lf.seed, DrainTimeout: p.lf.drain, Goodput: p.goodput}
+	bench.RecordVoice(&cfg, v, o)
+	o.Config = cfg
+	return o
 }
 
 // callOptions is one level of a dataset's conversations at rate, live or
@@ -496,7 +497,7 @@ func (p *levelPlan) callOptions(src workload.Calls, rate float64, cfg results.Co
 func (p *levelPlan) describe(c *results.Config, axis string) {
 	if p.conv != nil {
 		lo, hi, _ := parseGap(p.vf.gap)
-		c.Workload, c.Mode, c.Seed, c.MaxTokens = "conversations", "open", p.lf.seed, p.lf.maxTokens
+		c.Workload, c.Mode, c.Seed, c.MaxTokens = results.WorkloadConversations, results.ModeOpen, p.lf.seed, p.lf.maxTokens
 		c.Dataset, c.DatasetFormat = p.conv.path, string(p.conv.format)
 		c.DurationS = p.lf.duration.Seconds()
 		c.Conversations = &results.ConversationConfig{GapMinS: lo.Seconds(), GapMaxS: hi.Seconds(), LiveHistory: p.conv.liveHistory,
@@ -505,10 +506,9 @@ func (p *levelPlan) describe(c *results.Config, axis string) {
 	}
 	if p.voice {
 		if v, err := p.vf.build(p.lf.seed); err == nil {
-			c.Voice = p.vf.config(v)
-			c.MaxTokens = v.OutputTokens
+			bench.RecordVoice(c, v, bench.VoiceOptions{Calls: p.vf.calls, Duration: p.lf.duration, MaxConcurrentCalls: p.vf.maxCalls, Seed: p.lf.seed})
 		}
-		c.Workload, c.Mode, c.Seed = "voice", "open", p.lf.seed
+		c.Workload, c.Mode, c.Seed = results.WorkloadVoice, results.ModeOpen, p.lf.seed
 		c.DurationS = p.lf.duration.Seconds()
 		return
 	}

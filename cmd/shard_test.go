@@ -22,6 +22,7 @@ import (
 // and the token, draws the same schedule, and its percentiles are those of
 // the shards' pooled records.
 func TestShardsMergeToOneProcess(t *testing.T) {
+	slow(t)
 	bin := kneeBinary(t)
 	saved := runNonce
 	runNonce = "5eed5eed"

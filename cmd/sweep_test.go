@@ -40,6 +40,7 @@ func sweepSmallKV(t *testing.T, url, label string) (*results.Sweep, string) {
 }
 
 func TestSweepAgainstSimulator(t *testing.T) {
+	slow(t)
 	url := startSim(t, "testdata/small-kv.yml", "")
 	s, dir := sweepSmallKV(t, url, "small")
 	if len(s.Levels) != 5 {

@@ -31,7 +31,7 @@ func (f *voiceFlags) register(c *cobra.Command, turns int, gap string) {
 	fs.IntVar(&f.turns, "turns", turns, "voice: turns per call; turn 1 only warms the prefix, turns 2.. are measured")
 	fs.StringVar(&f.gap, "gap", gap, "voice: time the caller speaks between turns, MIN,MAX drawn uniformly (or one value)")
 	fs.IntVar(&f.outputTokens, "output-tokens", d.OutputTokens, "voice: tokens asked of each measured turn (with ignore_eos)")
-	fs.IntVar(&f.calls, "calls", 0, "voice: number of call arrivals in the measured window (or use --duration)")
+	fs.IntVar(&f.calls, "calls", 0, "voice: number of call arrivals in the measured window (or bound it by time: --duration, or --step-duration in a sweep)")
 	fs.IntVar(&f.maxCalls, "max-concurrent-calls", 0, "voice: cap on calls in progress; arrivals beyond it are shed and reported")
 }
 
@@ -69,12 +69,6 @@ func (f *voiceFlags) build(seed uint64) (workload.Voice, error) {
 		return v, usageErr("%v", err)
 	}
 	return v, nil
-}
-
-func (f *voiceFlags) config(v workload.Voice) *results.VoiceConfig {
-	return &results.VoiceConfig{SystemPromptTokens: v.SystemPromptTokens, UserTokens: v.UserTokens, Turns: v.Turns,
-		GapMinS: v.GapMin.Seconds(), GapMaxS: v.GapMax.Seconds(), OutputTokens: v.OutputTokens,
-		MaxConcurrentCalls: f.maxCalls, Calls: f.calls}
 }
 
 type validateOptions struct {

@@ -72,6 +72,7 @@ func voiceLevel(t *testing.T, url string, rate float64, calls int) *results.Run 
 // cache holds, eviction forces cold re-prefills, the hit rate falls and
 // TTFT p95 rises.
 func TestVoiceCacheCollapsesWithLoad(t *testing.T) {
+	slow(t)
 	url := startSim(t, "testdata/small-kv.yml", "")
 	low := voiceLevel(t, url, 1, 4)
 	high := voiceLevel(t, url, 12, 24)

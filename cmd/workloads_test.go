@@ -85,7 +85,7 @@ func TestNothingMeasuredIsWarm(t *testing.T) {
 	}
 	url = startSim(t, "", "")
 	dir := t.TempDir()
-	code, out, errOut := execute(t, "sweep", "--base-url", url, "--dataset", ds, "--rates", "4,8", "--requests", "20",
+	code, out, errOut := execute(t, "sweep", "--base-url", url, "--dataset", ds, "--rates", "40,80", "--requests", "20",
 		"--max-tokens", "4", "--out-dir", dir, "--label", "ds")
 	if code != 0 {
 		t.Fatalf("sweep: exit %d\n%s%s", code, out, errOut)
@@ -104,7 +104,7 @@ func TestNothingMeasuredIsWarm(t *testing.T) {
 	}
 	// --dataset-repeat resends level 1's prompts, which the server then
 	// answers warm, and the run says so.
-	code, _, _ = execute(t, "sweep", "--base-url", url, "--dataset", ds, "--rates", "4,8", "--requests", "20",
+	code, _, _ = execute(t, "sweep", "--base-url", url, "--dataset", ds, "--rates", "40,80", "--requests", "20",
 		"--max-tokens", "4", "--out-dir", dir, "--label", "rep", "--dataset-repeat")
 	rep, err := results.ReadSweep(filepath.Join(dir, "rep.json"))
 	if code != 0 || err != nil {

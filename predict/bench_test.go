@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -23,7 +24,7 @@ func BenchmarkPredictLevel(b *testing.B) {
 	var sent int64
 	b.ResetTimer()
 	for b.Loop() {
-		res, err := Level(o)
+		res, err := Level(context.Background(), o)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -48,7 +49,7 @@ func BenchmarkPredictSweep(b *testing.B) {
 			for b.Loop() {
 				sw := Sweep(SweepOptions{Loads: []float64{2, 4, 6, 8, 10, 12, 14, 16, 18, 20}, Parallel: par, Sweep: &results.Sweep{Axis: "rate"},
 					Run: func(_ int, rate float64) (*results.Run, error) {
-						return Level(Options{Target: target, Source: workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
+						return Level(context.Background(), Options{Target: target, Source: workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
 							Load: bench.Load{Rate: rate, Burstiness: 1, Duration: 10 * time.Minute, Seed: 1}})
 					}})
 				for _, l := range sw.Levels {
@@ -71,7 +72,7 @@ func BenchmarkCalibrate(b *testing.B) {
 	measured := measuredSweep(b, target, truth, []float64{1, 2, 8, 16, 48}, 120)
 	evals := 0
 	for b.Loop() {
-		cal, _, err := Calibrate(CalibrateOptions{Measured: measured, Name: "truth", Target: target})
+		cal, _, err := Calibrate(context.Background(), CalibrateOptions{Measured: measured, Name: "truth", Target: target})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -88,7 +89,7 @@ func BenchmarkPredictFleet16(b *testing.B) {
 	target := presetTarget(b, "h100-80gb/llama-3.1-8b")
 	var sent int64
 	for b.Loop() {
-		res, err := Level(Options{Target: target, Source: workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
+		res, err := Level(context.Background(), Options{Target: target, Source: workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
 			Load: bench.Load{Rate: 320, Burstiness: 1, Duration: 2 * time.Minute, Seed: 1}, Replicas: 16, Routing: RoundRobin})
 		if err != nil {
 			b.Fatal(err)

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -66,6 +67,7 @@ type CalibrateOptions struct {
 
 // calibration is the state of one fit.
 type calibration struct {
+	ctx    context.Context
 	o      CalibrateOptions
 	spec   *server.ModelSpec
 	start  []float64  // every tunable
@@ -81,12 +83,15 @@ type calibration struct {
 // the training levels (gonum's Nelder–Mead). It returns the fit, level by
 // level with the start and the held-out error, and the models file with
 // the fitted tuning.
-func Calibrate(o CalibrateOptions) (*results.Calibration, *server.ModelsFile, error) {
+//
+// Cancelling ctx stops it with ctx's error: the replays under way end, and
+// the search's remaining steps each return at once.
+func Calibrate(ctx context.Context, o CalibrateOptions) (*results.Calibration, *server.ModelsFile, error) {
 	spec, err := o.Target.model()
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &calibration{o: o, spec: spec, start: tuningOf(spec)}
+	c := &calibration{ctx: ctx, o: o, spec: spec, start: tuningOf(spec)}
 	out := &results.Calibration{Measured: o.Name, Model: spec.Name, Origin: o.Origin}
 	for _, m := range results.CalibrationMetrics {
 		out.Metrics = append(out.Metrics, m.Name)
@@ -146,6 +151,9 @@ func Calibrate(o CalibrateOptions) (*results.Calibration, *server.ModelsFile, er
 	fit, err := Fit(params, maxEval, func(x []float64) float64 {
 		return sumSquares(c.residuals(c.full(x), c.train))
 	})
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -172,6 +180,9 @@ func Calibrate(o CalibrateOptions) (*results.Calibration, *server.ModelsFile, er
 			}
 			out.Levels[i].Metrics = append(out.Levels[i].Metrics, mf)
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
 	}
 	out.Summarise()
 	return out, tunedModels(o.Target.Models, spec.Name, best), nil
@@ -229,7 +240,7 @@ func (c *calibration) replayAll(v []float64, levels []int) map[int]*results.Run 
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			r, err := rp.Run(models)
+			r, err := rp.Run(c.ctx, models)
 			if err != nil {
 				r = nil
 			}

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -84,7 +85,7 @@ func datasetSweep(t testing.TB, target Target, v []float64, path string, loads [
 			Concurrency: int(load), MaxTokens: 128, Requests: requests, Warmup: l.DefaultWarmup(), Seed: 7,
 			DatasetSizing: &results.DatasetSizing{Counter: "chars", CharsPerToken: 4, Kept: need, Offset: level.Offset,
 				MinTokens: 4, MaxPromptTokens: 1024, MaxContext: 2048}}
-		return Level(Options{Target: target, Source: level, Load: l, Config: cfg})
+		return Level(context.Background(), Options{Target: target, Source: level, Load: l, Config: cfg})
 	}})
 }
 
@@ -105,7 +106,7 @@ func TestCalibrateDatasetSweep(t *testing.T) {
 		if err != nil || note != "" {
 			t.Fatalf("level %d: replay %v (note %q)", i, err, note)
 		}
-		got, err := rp.Run(at.Models)
+		got, err := rp.Run(context.Background(), at.Models)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +128,7 @@ func TestCalibrateDatasetSweep(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	cal, _, err := Calibrate(CalibrateOptions{Measured: measured, Name: "truth", Target: target, Origin: "h100-80gb/llama-3.1-8b"})
+	cal, _, err := Calibrate(context.Background(), CalibrateOptions{Measured: measured, Name: "truth", Target: target, Origin: "h100-80gb/llama-3.1-8b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestOpenLoopWindowIsItsSpan(t *testing.T) {
 	for _, tc := range []struct{ rate, burst float64 }{{0.5, 1}, {2, 0.05}} {
 		syn := workload.Synthetic{Tokens: 64, MaxTokens: 8, Seed: 8}
 		l := bench.Load{Rate: tc.rate, Burstiness: tc.burst, Duration: 20 * time.Second, Seed: 8, DrainTimeout: time.Minute}
-		r, err := Level(Options{Target: target, Source: syn, Load: l, Config: results.Config{Mode: "open", Rate: tc.rate}})
+		r, err := Level(context.Background(), Options{Target: target, Source: syn, Load: l, Config: results.Config{Mode: "open", Rate: tc.rate}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -54,7 +55,7 @@ func measuredSweep(t testing.TB, target Target, v []float64, loads []float64, re
 		l := bench.Load{Concurrency: int(load), Requests: requests, Warmup: -1, Seed: 7, DrainTimeout: replayDrain}
 		cfg := results.Config{Workload: "synthetic", Endpoint: "chat", Mode: "closed", Concurrency: int(load),
 			InputTokens: 1024, MaxTokens: 96, InputStddev: 350, OutputStddev: 20, Requests: requests, Warmup: l.DefaultWarmup(), Seed: 7}
-		return Level(Options{Target: target, Source: sized, Load: l, Config: cfg})
+		return Level(context.Background(), Options{Target: target, Source: sized, Load: l, Config: cfg})
 	}})
 }
 
@@ -69,7 +70,7 @@ func TestCalibrateRecoversKnownTuning(t *testing.T) {
 		loads = []float64{1, 8, 48}
 	}
 	measured := measuredSweep(t, target, truth, loads, 120)
-	cal, fitted, err := Calibrate(CalibrateOptions{Measured: measured, Name: "truth", Target: target, Origin: "h100-80gb/llama-3.1-8b"})
+	cal, fitted, err := Calibrate(context.Background(), CalibrateOptions{Measured: measured, Name: "truth", Target: target, Origin: "h100-80gb/llama-3.1-8b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,17 +119,17 @@ func TestCalibrateVoice(t *testing.T) {
 		v.Nonce = fmt.Sprintf("[calibrate.%d]", i+1)
 		cfg := results.Config{Workload: "voice", Mode: "open", Rate: rate, Seed: 9, DurationS: 20, Endpoint: "chat", MaxTokens: v.OutputTokens,
 			Voice: &results.VoiceConfig{SystemPromptTokens: v.SystemPromptTokens, UserTokens: v.UserTokens, Turns: v.Turns, GapMinS: 1, GapMaxS: 2, OutputTokens: v.OutputTokens}}
-		return VoiceLevel(VoiceOptions{Target: tuned, VoiceOptions: bench.VoiceOptions{CallSource: v, Rate: rate, Duration: 20 * time.Second, Seed: 9,
+		return VoiceLevel(context.Background(), VoiceOptions{Target: tuned, VoiceOptions: bench.VoiceOptions{CallSource: v, Rate: rate, Duration: 20 * time.Second, Seed: 9,
 			DrainTimeout: replayDrain, Config: cfg}})
 	}})
-	exact, _, err := Calibrate(CalibrateOptions{Measured: sw, Target: tuned, NoHoldOut: true, MaxEvaluations: 1})
+	exact, _, err := Calibrate(context.Background(), CalibrateOptions{Measured: sw, Target: tuned, NoHoldOut: true, MaxEvaluations: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if exact.Train.StartPercent != 0 {
 		t.Errorf("replayed with the tuning it was made with, the sweep is %.3f%% off: the replay is not the same calls", exact.Train.StartPercent)
 	}
-	cal, _, err := Calibrate(CalibrateOptions{Measured: sw, Name: "voice truth", Target: target, NoHoldOut: true, MaxEvaluations: 300})
+	cal, _, err := Calibrate(context.Background(), CalibrateOptions{Measured: sw, Name: "voice truth", Target: target, NoHoldOut: true, MaxEvaluations: 300})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestCalibrateSkipsWhatItCannotReplay(t *testing.T) {
 	measured := measuredSweep(t, target, truth, []float64{1, 8, 48}, 60)
 	measured.Levels[0].Run.Tokens.UsageReported = false
 	measured.Levels[2].Run.Health.Verdict = results.VerdictClientLimited
-	cal, _, err := Calibrate(CalibrateOptions{Measured: measured, Target: target, MaxEvaluations: 50})
+	cal, _, err := Calibrate(context.Background(), CalibrateOptions{Measured: measured, Target: target, MaxEvaluations: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestCalibrateSkipsWhatItCannotReplay(t *testing.T) {
 		t.Errorf("level 2 (%q) should be the one fitted; %d fitted", cal.Levels[1].Skipped, cal.Train.Levels)
 	}
 	measured.Levels[1].Run.Interrupted = true
-	if _, _, err := Calibrate(CalibrateOptions{Measured: measured, Target: target}); err == nil || !strings.Contains(err.Error(), "interrupted") {
+	if _, _, err := Calibrate(context.Background(), CalibrateOptions{Measured: measured, Target: target}); err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Errorf("with no level left: %v", err)
 	}
 }

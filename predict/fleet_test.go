@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ func voiceFleet(t testing.TB, routing Routing, rate float64) *results.Run {
 	v := workload.Voice{SystemPromptTokens: 4000, UserTokens: 40, Turns: 4, GapMin: 2 * time.Second, GapMax: 3 * time.Second, OutputTokens: 60, Seed: 5}
 	cal := bench.Calibrate(target)
 	v.WordsPerToken = cal.WordsPerToken
-	r, err := VoiceLevel(VoiceOptions{Target: target, VoiceOptions: bench.VoiceOptions{CallSource: v, Rate: rate, Duration: time.Minute, Seed: 5,
+	r, err := VoiceLevel(context.Background(), VoiceOptions{Target: target, VoiceOptions: bench.VoiceOptions{CallSource: v, Rate: rate, Duration: time.Minute, Seed: 5,
 		DrainTimeout: time.Minute}, Replicas: 4, Routing: routing})
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +57,7 @@ func TestPrefixAffinityKeepsCallsWarm(t *testing.T) {
 func TestReplicasMoveTheKnee(t *testing.T) {
 	target := presetTarget(t, "l4/llama-3.1-8b")
 	level := func(replicas int, routing Routing) *results.Run {
-		r, err := Level(Options{Target: target, Source: workload.Synthetic{Tokens: 1024, MaxTokens: 128, Seed: 2},
+		r, err := Level(context.Background(), Options{Target: target, Source: workload.Synthetic{Tokens: 1024, MaxTokens: 128, Seed: 2},
 			Load: bench.Load{Rate: 6, Burstiness: 1, Duration: time.Minute, Seed: 2, DrainTimeout: time.Minute}, Replicas: replicas, Routing: routing})
 		if err != nil {
 			t.Fatal(err)
@@ -81,7 +82,7 @@ func TestReplicasMoveTheKnee(t *testing.T) {
 // arrivals would never end; the prediction refuses, as a live run does.
 func TestVoiceLevelNeedsABound(t *testing.T) {
 	v := workload.Voice{SystemPromptTokens: 100, UserTokens: 10, Turns: 2, GapMin: time.Second, GapMax: time.Second, OutputTokens: 10, Seed: 1, WordsPerToken: 0.75}
-	_, err := VoiceLevel(VoiceOptions{Target: presetTarget(t, "h100-80gb/llama-3.1-8b"), VoiceOptions: bench.VoiceOptions{CallSource: v, Rate: 1}})
+	_, err := VoiceLevel(context.Background(), VoiceOptions{Target: presetTarget(t, "h100-80gb/llama-3.1-8b"), VoiceOptions: bench.VoiceOptions{CallSource: v, Rate: 1}})
 	if err == nil || !strings.Contains(err.Error(), "--calls or --duration") {
 		t.Fatalf("err %v, want one asking for --calls or --duration", err)
 	}

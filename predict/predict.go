@@ -10,6 +10,7 @@
 package predict
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -120,8 +121,9 @@ type Options struct {
 }
 
 // Level runs one level in virtual time, warm-up first, and summarises its
-// measured window as bench.Run would.
-func Level(o Options) (*results.Run, error) {
+// measured window as bench.Run would. Cancelling ctx stops it, with ctx's
+// error: a part of a virtual level predicts nothing.
+func Level(ctx context.Context, o Options) (*results.Run, error) {
 	if err := o.Load.Validate(); err != nil {
 		return nil, err
 	}
@@ -129,7 +131,7 @@ func Level(o Options) (*results.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &virtual{opts: o, prefixes: bench.NewPrefixTracker(), fleet: newFleet(cfg, max(o.Replicas, 1), o.Routing, o.Load.Seed), contextLength: ctxLen, inflight: map[int64]*flight{}}
+	v := &virtual{ctx: ctx, opts: o, prefixes: bench.NewPrefixTracker(), fleet: newFleet(cfg, max(o.Replicas, 1), o.Routing, o.Load.Seed), contextLength: ctxLen, inflight: map[int64]*flight{}}
 	if o.Load.Rate > 0 {
 		a, err := workload.NewArrivals(o.Load.Rate, o.Load.Burstiness, o.Load.Seed)
 		if err != nil {
@@ -146,6 +148,9 @@ func Level(o Options) (*results.Run, error) {
 	}
 	start := v.now
 	w := v.phase(o.Load.Requests, o.Load.Duration, true)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	w.Start, w.End, w.Warmup, w.DrainCut = dur(start), dur(v.now), warm, v.cut > 0
 	cfgCopy := o.Config
 	cfgCopy.Predicted = true

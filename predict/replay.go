@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -29,16 +30,16 @@ type Replayed struct {
 }
 
 // Run replays the level on the models file given (the target's own, or a
-// tuning of it).
-func (r Replayed) Run(models *server.ModelsFile) (*results.Run, error) {
+// tuning of it); cancelling ctx stops it.
+func (r Replayed) Run(ctx context.Context, models *server.ModelsFile) (*results.Run, error) {
 	if r.Calls != nil {
 		o := *r.Calls
 		o.Target.Models = models
-		return VoiceLevel(o)
+		return VoiceLevel(ctx, o)
 	}
 	o := *r.Requests
 	o.Target.Models = models
-	return Level(o)
+	return Level(ctx, o)
 }
 
 // Replay rebuilds the workload of a measured level for the target: the
@@ -49,7 +50,7 @@ func (r Replayed) Run(models *server.ModelsFile) (*results.Run, error) {
 // reproduced, or an error saying why the level cannot be replayed.
 func Replay(t Target, run *results.Run, nonce string) (Replayed, string, error) {
 	c := run.Config
-	if c.Workload == "voice" || c.Voice != nil {
+	if c.Workload == results.WorkloadVoice || c.Voice != nil {
 		v, err := replayCalls(t, run, nonce)
 		return Replayed{Calls: v}, "", err
 	}
@@ -64,44 +65,21 @@ func Replay(t Target, run *results.Run, nonce string) (Replayed, string, error) 
 // replayCalls rebuilds a level of the call workload: the same calls, turn
 // for turn, with the filler scaled to the target's tokenizer.
 func replayCalls(t Target, run *results.Run, nonce string) (*VoiceOptions, error) {
-	c := run.Config
-	vc := c.Voice
-	if vc == nil || c.Rate <= 0 {
-		return nil, fmt.Errorf("the call workload's settings are missing from the result")
-	}
-	v := workload.Voice{SystemPromptTokens: vc.SystemPromptTokens, UserTokens: vc.UserTokens, Turns: vc.Turns,
-		GapMin: time.Duration(vc.GapMinS * float64(time.Second)), GapMax: time.Duration(vc.GapMaxS * float64(time.Second)),
-		OutputTokens: vc.OutputTokens, Seed: c.Seed, Nonce: nonce}
-	if err := v.Validate(); err != nil {
+	v, o, err := bench.ReplayVoice(run.Config, nonce, replayDrain)
+	if err != nil {
 		return nil, err
 	}
 	t.Chat = true
 	v.WordsPerToken = bench.Calibrate(t).WordsPerToken
-	return &VoiceOptions{Target: t, VoiceOptions: bench.VoiceOptions{CallSource: v, Rate: c.Rate, Calls: vc.Calls,
-		Duration: time.Duration(c.DurationS * float64(time.Second)), MaxConcurrentCalls: vc.MaxConcurrentCalls, Seed: c.Seed,
-		DrainTimeout: replayDrain, Config: c}}, nil
+	o.CallSource = v
+	return &VoiceOptions{Target: t, VoiceOptions: o}, nil
 }
 
 // replayRequests rebuilds a level of requests.
 func replayRequests(t Target, run *results.Run, nonce string) (*Options, string, error) {
 	c := run.Config
-	load := bench.Load{Burstiness: c.Burstiness, Requests: c.Requests, Duration: time.Duration(c.DurationS * float64(time.Second)),
-		Warmup: c.Warmup, Seed: c.Seed, DrainTimeout: replayDrain}
-	switch c.Mode {
-	case "open":
-		load.Rate, load.MaxConcurrency = c.Rate, c.MaxConcurrency
-		if load.Burstiness <= 0 {
-			load.Burstiness = 1
-		}
-	case "closed":
-		load.Concurrency = c.Concurrency
-	default:
-		return nil, "", fmt.Errorf("unknown load mode %q", c.Mode)
-	}
-	if c.TraceSpeedup > 0 {
-		load.Trace = []time.Duration{} // the schedule is the file's, below
-	}
-	if err := load.Validate(); err != nil {
+	load, err := bench.ReplayLoad(c, replayDrain)
+	if err != nil {
 		return nil, "", err
 	}
 	in, out := run.Tokens.Input, run.Tokens.Output
@@ -129,7 +107,7 @@ func replayRequests(t Target, run *results.Run, nonce string) (*Options, string,
 	syn := workload.Synthetic{Tokens: int(math.Round(in.Mean)), MaxTokens: int(math.Round(out.Mean)), Seed: c.Seed, Nonce: nonce,
 		Spread: workload.Spread{InputStddev: in.Stddev, OutputStddev: out.Stddev}}
 	switch {
-	case c.Workload == "synthetic" && c.InputTokens > 0:
+	case c.Workload == results.WorkloadSynthetic && c.InputTokens > 0:
 		syn = sameDraws(c, run, nonce)
 	default:
 		// The measured distributions themselves, where the result kept

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"maps"
 	"math"
 	"slices"
@@ -25,6 +26,11 @@ const refusedCost = 100e-6
 // never be in the step that starts when its predecessor finished.
 const turnaround = 1e-6
 
+// cancelCheck is how many events a virtual level runs between looks at
+// its context: often enough to stop within milliseconds, rarely enough to
+// cost nothing.
+const cancelCheck = 1024
+
 // flight is one request inside the core.
 type flight struct {
 	rec      *bench.Record
@@ -41,6 +47,8 @@ type send struct {
 // virtual is one level's simulated client and server: the core, the
 // clock, and the requests in flight.
 type virtual struct {
+	// ctx ends the level early when cancelled (see Level).
+	ctx           context.Context
 	opts          Options
 	prefixes      *bench.PrefixTracker
 	fleet         *fleet
@@ -104,7 +112,11 @@ func (v *virtual) phase(n int, d time.Duration, measured bool) bench.Window {
 		}
 	}
 	next := 0
-	for {
+	for events := 0; ; events++ {
+		if events%cancelCheck == 0 && v.ctx.Err() != nil {
+			v.cutAll()
+			return w
+		}
 		// Arrivals due by now queue for a slot and go as slots allow.
 		for len(v.releases) > 0 && v.releases[0] <= v.now {
 			v.releases = v.releases[1:]

@@ -1,7 +1,7 @@
 package predict
 
 import (
-	"fmt"
+	"context"
 	"maps"
 	"math"
 	"slices"
@@ -71,15 +71,10 @@ type voiceRun struct {
 // first), each sends turn 1 to warm its prefix and every later turn with
 // the whole history after its gap, and the result is summarised by
 // bench.SummarizeVoice as bench.RunVoice summarises a live one.
-func VoiceLevel(o VoiceOptions) (*results.Run, error) {
-	if v, ok := o.CallSource.(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			return nil, err
-		}
-	}
-	// Unbounded, the arrivals below would never end.
-	if o.Calls <= 0 && o.Duration <= 0 {
-		return nil, fmt.Errorf("give --calls or --duration")
+// Cancelling ctx stops it, with ctx's error.
+func VoiceLevel(ctx context.Context, o VoiceOptions) (*results.Run, error) {
+	if err := o.VoiceOptions.Validate(); err != nil {
+		return nil, err
 	}
 	o.Target.Chat = true
 	cfg, ctxLen, err := o.Target.Config()
@@ -117,7 +112,11 @@ func VoiceLevel(o VoiceOptions) (*results.Run, error) {
 		cutoff = v.arrivalsEnd + o.DrainTimeout.Seconds()
 	}
 	next := 0
-	for {
+	for events := 0; ; events++ {
+		if events%cancelCheck == 0 && ctx.Err() != nil {
+			v.cutAll()
+			return nil, ctx.Err()
+		}
 		for next < len(dues) && dues[next] <= v.now {
 			v.arrive(dues[next], next)
 			next++

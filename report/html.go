@@ -227,7 +227,7 @@ func runSection(r *results.Run, i int) htmlRun {
 		{"requests", fmt.Sprintf("%d ok · %d failed · %d interrupted · %d warm-up", rq.OK, rq.Failed, rq.Interrupted, rq.Warmup)},
 		{"throughput", fmt.Sprintf("%s req/s · %s output tok/s", num(tp.RequestsPerS, 2), num(tp.OutputTokensPerS, 1))},
 	}
-	if c.Mode == "open" {
+	if c.Mode == results.ModeOpen {
 		hr.Facts = append(hr.Facts, fact{"arrivals", fmt.Sprintf("target %s/s · offered %s/s · achieved %s/s · %d unsent", num(a.TargetRate, 2), num(a.OfferedRate, 2), num(a.AchievedRate, 2), a.Unsent)})
 	}
 	if len(rq.Errors) > 0 {

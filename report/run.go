@@ -43,7 +43,7 @@ func run(w io.Writer, r *results.Run) error {
 		cl := r.Calls
 		fmt.Fprintf(w, "calls    target %s calls/s · offered %s calls/s · %d started · %d completed · %d shed · %s turns/s of %s offered\n",
 			num(a.TargetRate, 2), num(a.OfferedRate, 2), cl.Started, cl.Completed, cl.Shed, num(cl.TurnsPerS, 2), num(cl.TurnsOfferedPerS, 2))
-	case c.Mode == "open":
+	case c.Mode == results.ModeOpen:
 		fmt.Fprintf(w, "arrivals target %s/s · offered %s/s · achieved %s/s · %d waited for a slot · %d late sends (>1 ms) · send lateness p99 %s ms\n",
 			num(a.TargetRate, 2), num(a.OfferedRate, 2), num(a.AchievedRate, 2), a.Waited, a.LateSends, ms(a.SendLatenessP99Ms))
 	default:
@@ -126,7 +126,7 @@ func turnTable(w io.Writer, turns []results.TurnStats) error {
 
 func describeLoad(c results.Config) string {
 	var b strings.Builder
-	b.WriteString(c.Workload)
+	b.WriteString(string(c.Workload))
 	if v := c.Voice; v != nil {
 		fmt.Fprintf(&b, " · %s calls/s (Poisson) · %d turns · %d-token system prompt · %d-token user turns · gap %.1f–%.1f s · %d output tokens · seed %d",
 			num(c.Rate, 2), v.Turns, v.SystemPromptTokens, v.UserTokens, v.GapMinS, v.GapMaxS, v.OutputTokens, c.Seed)
@@ -151,7 +151,7 @@ func describeLoad(c results.Config) string {
 		if c.MaxConcurrency > 0 {
 			fmt.Fprintf(&b, ", at most %d in flight", c.MaxConcurrency)
 		}
-	} else if c.Mode == "open" {
+	} else if c.Mode == results.ModeOpen {
 		fmt.Fprintf(&b, " · open loop, %s req/s", num(c.Rate, 2))
 		if c.Burstiness != 0 && c.Burstiness != 1 {
 			fmt.Fprintf(&b, " (gamma, burstiness %g)", c.Burstiness)

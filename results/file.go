@@ -113,8 +113,8 @@ func DecodeSweepOrRun(path string, b []byte) (*Sweep, error) {
 		return nil, err
 	}
 	s := &Sweep{SchemaVersion: r.SchemaVersion, Label: path, StartedAt: r.StartedAt, Config: r.Config, Environment: r.Environment,
-		Workload: r.Config.Workload, Axis: "concurrency", Levels: []Level{{Load: float64(r.Config.Concurrency), Run: r}}}
-	if r.Config.Mode == "open" {
+		Workload: string(r.Config.Workload), Axis: "concurrency", Levels: []Level{{Load: float64(r.Config.Concurrency), Run: r}}}
+	if r.Config.Mode == ModeOpen {
 		s.Axis, s.Levels[0].Load = "rate", r.Config.Rate
 	}
 	return s, nil

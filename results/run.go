@@ -67,8 +67,8 @@ type Config struct {
 	APIKey         string            `json:"api_key,omitempty"`
 	Headers        map[string]string `json:"headers,omitempty"`
 	ExtraBody      string            `json:"extra_body,omitempty"`
-	Workload       string            `json:"workload"`
-	Mode           string            `json:"mode"`
+	Workload       Workload          `json:"workload"`
+	Mode           Mode              `json:"mode"`
 	Concurrency    int               `json:"concurrency,omitempty"`
 	Rate           float64           `json:"rate,omitempty"`
 	Burstiness     float64           `json:"burstiness,omitempty"`
@@ -105,6 +105,32 @@ type Config struct {
 	// the simulator's scheduler core, not measured.
 	Predicted bool `json:"predicted,omitempty"`
 }
+
+// Mode is how a run offered its load.
+type Mode string
+
+// The load modes.
+const (
+	// ModeOpen is an open loop: arrivals on a schedule, whether or not
+	// earlier requests have finished.
+	ModeOpen Mode = "open"
+	// ModeClosed is a closed loop: a fixed number of workers, each
+	// sending its next request when its last one ends.
+	ModeClosed Mode = "closed"
+)
+
+// Workload names what a run sent.
+type Workload string
+
+// The workloads a result records.
+const (
+	WorkloadFixedPrompt   Workload = "fixed prompt"
+	WorkloadSynthetic     Workload = "synthetic"
+	WorkloadDataset       Workload = "dataset"
+	WorkloadTrace         Workload = "trace"
+	WorkloadVoice         Workload = "voice"
+	WorkloadConversations Workload = "conversations"
+)
 
 // VoiceConfig holds the knobs of the multi-turn call workload.
 type VoiceConfig struct {

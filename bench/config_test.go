@@ -1,0 +1,145 @@
+package bench
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload"
+)
+
+// TestConfigRoundTrip checks that every load a run can have survives its
+// record in results.Config and the replay that knee calibrate makes of it.
+func TestConfigRoundTrip(t *testing.T) {
+	const drain = 42 * time.Second
+	cases := []struct {
+		name string
+		load Load
+	}{
+		{"closed", Load{Concurrency: 8, Requests: 400, Warmup: 3, Seed: 7}},
+		{"closed, default warm-up", Load{Concurrency: 8, Duration: 90 * time.Second, Warmup: -1, Seed: 1}},
+		{"open", Load{Rate: 12.5, Burstiness: 0.25, Requests: 1000, Warmup: 0, Seed: 99}},
+		{"open, capped, timed", Load{Rate: 3, Burstiness: 1, MaxConcurrency: 16, Duration: 1500 * time.Millisecond, Warmup: -1, Seed: 5}},
+		{"open, odd duration", Load{Rate: 0.7, Burstiness: 1000, Duration: 333333333 * time.Nanosecond, Warmup: 2}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var c results.Config
+			RecordLoad(&c, tc.load)
+			got, err := ReplayLoad(c, drain)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.load
+			want.Warmup, want.DrainTimeout = tc.load.DefaultWarmup(), drain
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("replayed %+v, recorded from %+v", got, want)
+			}
+		})
+	}
+}
+
+// TestConfigTraceRoundTrip checks that a trace's load comes back as one
+// waiting for the dataset's schedule.
+func TestConfigTraceRoundTrip(t *testing.T) {
+	var c results.Config
+	RecordLoad(&c, Load{Rate: 4, Burstiness: 1, Trace: []time.Duration{0, time.Second}})
+	c.TraceSpeedup = 2
+	got, err := ReplayLoad(c, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Trace == nil || len(got.Trace) != 0 || got.Rate != 4 {
+		t.Errorf("replayed trace load %+v", got)
+	}
+}
+
+// TestConfigVoiceRoundTrip does the same for the call workload.
+func TestConfigVoiceRoundTrip(t *testing.T) {
+	v := workload.Voice{SystemPromptTokens: 900, UserTokens: 40, Turns: 6, GapMin: 1500 * time.Millisecond, GapMax: 4 * time.Second,
+		OutputTokens: 70, Seed: 11, Nonce: "n1"}
+	o := VoiceOptions{Rate: 0.5, Calls: 30, Duration: 2 * time.Minute, MaxConcurrentCalls: 12, Seed: 11}
+	var c results.Config
+	RecordVoice(&c, v, o)
+	gotV, gotO, err := ReplayVoice(c, "n1", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(gotV, v) {
+		t.Errorf("calls' script: replayed %+v, recorded %+v", gotV, v)
+	}
+	if gotO.Rate != o.Rate || gotO.Calls != o.Calls || gotO.Duration != o.Duration || gotO.MaxConcurrentCalls != o.MaxConcurrentCalls ||
+		gotO.Seed != o.Seed || gotO.DrainTimeout != time.Minute {
+		t.Errorf("calls' arrivals: replayed %+v, recorded %+v", gotO, o)
+	}
+}
+
+// TestConfigFieldsRead perturbs each field the mapping owns in a recorded
+// configuration and checks that the replay sees the change: a field
+// recorded but never read back would fail here. Every field of
+// results.Config must be owned here or listed with the code that owns it,
+// so a new field cannot go unmapped unnoticed.
+func TestConfigFieldsRead(t *testing.T) {
+	elsewhere := map[string]string{
+		"BaseURL": "target", "BuiltinSim": "target", "Model": "target", "Endpoint": "target", "APIKey": "target",
+		"Headers": "target", "ExtraBody": "target", "TimeoutS": "target",
+		"Workload": "workload (predict.Replay)", "MaxTokens": "workload", "InputTokens": "workload", "PrefixTokens": "workload",
+		"PrefixPool": "workload", "Dataset": "workload", "DatasetFormat": "workload", "DatasetSizing": "workload (predict.replayDataset)",
+		"InputStddev": "workload", "OutputStddev": "workload", "RangeRatio": "workload", "Conversations": "workload (predict.replayConversations)",
+		"Predicted": "predict", "TraceSpeedup": "workload (the trace's schedule)",
+	}
+	open := []string{"Rate", "Burstiness", "MaxConcurrency", "Requests", "DurationS", "Warmup", "Seed"}
+	closed := []string{"Concurrency", "Requests", "DurationS", "Warmup", "Seed"}
+	owned := map[string]bool{"Mode": true, "Voice": true}
+	for _, f := range append(open, closed...) {
+		owned[f] = true
+	}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[results.Config]()) {
+		if !owned[f.Name] && elsewhere[f.Name] == "" {
+			t.Errorf("results.Config.%s is neither mapped in config.go nor listed with its owner here", f.Name)
+		}
+	}
+	check := func(base Load, fields []string) {
+		var c results.Config
+		RecordLoad(&c, base)
+		before, err := ReplayLoad(c, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range fields {
+			p := c
+			f := reflect.ValueOf(&p).Elem().FieldByName(name)
+			switch f.Kind() {
+			case reflect.Int:
+				f.SetInt(f.Int() + 3)
+			case reflect.Uint64:
+				f.SetUint(f.Uint() + 3)
+			case reflect.Float64:
+				f.SetFloat(f.Float() + 3)
+			}
+			after, err := ReplayLoad(p, 0)
+			if err != nil {
+				t.Fatalf("%s changed: %v", name, err)
+			}
+			var again results.Config
+			RecordLoad(&again, after)
+			if reflect.DeepEqual(before, after) || !reflect.DeepEqual(again, p) {
+				t.Errorf("%s: a change to the record was not replayed (recorded %+v, replayed and recorded again %+v)", name, p, again)
+			}
+		}
+	}
+	check(Load{Rate: 2, Burstiness: 1, MaxConcurrency: 4, Requests: 10, Duration: time.Second, Warmup: 1, Seed: 1}, open)
+	check(Load{Concurrency: 2, Requests: 10, Duration: time.Second, Warmup: 1, Seed: 1}, closed)
+}
+
+// TestReplayUnknownMode checks that a result without a known mode is
+// refused with the sentinel.
+func TestReplayUnknownMode(t *testing.T) {
+	for _, m := range []results.Mode{"", "sideways"} {
+		if _, err := ReplayLoad(results.Config{Mode: m, Requests: 1, Concurrency: 1}, 0); !errors.Is(err, ErrNoMode) {
+			t.Errorf("mode %q: got %v, want ErrNoMode", m, err)
+		}
+	}
+}
