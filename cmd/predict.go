@@ -187,7 +187,7 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 			}
 			if plan.voice {
 				v := voice
-				v.Nonce = levelNonce(i + 1)
+				v.Nonce = plan.levelNonce(i + 1)
 				return predict.VoiceLevel(c.Context(), predict.VoiceOptions{VoiceOptions: plan.voiceOptions(v, load, cfg), Target: target,
 					Replicas: o.replicas, Routing: routing})
 			}
@@ -203,7 +203,7 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 			}
 			src := sized
 			if syn, ok := src.(workload.Synthetic); ok {
-				syn.Nonce = levelNonce(i + 1)
+				syn.Nonce = plan.levelNonce(i + 1)
 				src = syn
 			}
 			var tracked *trackedDataset
@@ -213,7 +213,7 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 				case l.Trace != nil:
 					speedup := l.Rate / workload.TraceRate(workload.TraceSchedule(ds.Entries, 1))
 					l.Trace = workload.TraceSchedule(ds.Entries, speedup)
-					tracked.Blocks.Nonce = levelNonce(i + 1)
+					tracked.Blocks.Nonce = plan.levelNonce(i + 1)
 					cfg.TraceSpeedup = speedup
 				case !pending.repeat:
 					tracked.Offset = datasetNext
@@ -272,14 +272,14 @@ func (o *sweepOptions) sizedSource(t predict.Target, plan *levelPlan) (workload.
 		if err == nil && pd.lengthsOnly() {
 			ds.Blocks.WordsPerToken = bench.Calibrate(t).WordsPerToken
 		}
-		ds.Blocks.Nonce = runNonce
+		ds.Blocks.Nonce = plan.nonce
 		return ds, note, err
 	}
 	syn, ok := plan.src.(workload.Synthetic)
 	if !ok || plan.lf.noCalibrate {
 		return plan.src, "", nil
 	}
-	syn.Nonce = levelNonce(1)
+	syn.Nonce = plan.levelNonce(1)
 	cal := bench.Calibrate(t)
 	fit, note := bench.SizedPrompts(t, cal, syn)
 	return fit, note, nil

@@ -23,9 +23,7 @@ import (
 // knee is the same level.
 func TestPredictAgreesWithLiveSweep(t *testing.T) {
 	slow(t)
-	saved := runNonce
-	runNonce = "feedc0de"
-	defer func() { runNonce = saved }()
+	t.Setenv("KNEE_RUN_NONCE", "feedc0de")
 	url := startSim(t, "", "")
 	dir := t.TempDir()
 	flags := []string{"--rates", "2,6,12", "--step-duration", "3s", "--input-tokens", "2048", "--max-tokens", "64"}
@@ -100,9 +98,7 @@ func TestPredictDataset(t *testing.T) {
 // same tokens, and cache-hit rates and TTFT that agree.
 func TestPredictVoiceAgreesWithLive(t *testing.T) {
 	slow(t)
-	saved := runNonce
-	runNonce = "feedc0de"
-	defer func() { runNonce = saved }()
+	t.Setenv("KNEE_RUN_NONCE", "feedc0de")
 	models := "testdata/small-kv.yml"
 	url := startSim(t, models, "")
 	dir := t.TempDir()

@@ -178,6 +178,8 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 
 // levelPlan is what every level of a run or sweep shares.
 type levelPlan struct {
+	// nonce is the command's (see newRunNonce).
+	nonce   string
 	goodput bench.Goodput
 	voice   bool
 	load    bench.Load
@@ -202,7 +204,7 @@ func checkWorkload(w string) error {
 
 // buildLevelPlan validates the load and workload flags.
 func buildLevelPlan(c *cobra.Command, lf *loadFlags, vf *voiceFlags, workloadName string) (*levelPlan, error) {
-	p := &levelPlan{voice: workloadName != "requests", vf: vf, lf: lf}
+	p := &levelPlan{voice: workloadName != "requests", vf: vf, lf: lf, nonce: newRunNonce()}
 	g, err := bench.ParseGoodput(lf.goodput)
 	if err != nil {
 		return nil, usageErr("--goodput: %v", err)
@@ -280,21 +282,23 @@ type levelRunner struct {
 	startAt time.Time
 }
 
-// runNonce is random per knee process: it opens every synthetic prompt and
+// newRunNonce is random per command: it opens every synthetic prompt and
 // call identifier, so no run or sweep level is flattered by prefixes an
-// earlier one left in the server's cache.
-// KNEE_RUN_NONCE fixes it, so that two processes (a live sweep and its
-// prediction) send the very same prompts.
-var runNonce = cmp.Or(os.Getenv("KNEE_RUN_NONCE"), fmt.Sprintf("%08x", rand.Uint32()))
+// earlier one left in the server's cache. KNEE_RUN_NONCE fixes it, so that
+// two processes (a live sweep and its prediction, or a run's shards) send
+// the very same prompts.
+func newRunNonce() string {
+	return cmp.Or(os.Getenv("KNEE_RUN_NONCE"), fmt.Sprintf("%08x", rand.Uint32()))
+}
 
 // nextNonce returns the nonce of the next level.
 func (lv *levelRunner) nextNonce() string {
 	lv.levels++
-	return levelNonce(lv.levels)
+	return lv.plan.levelNonce(lv.levels)
 }
 
-// levelNonce is the nonce of level n (from 1) of this process.
-func levelNonce(n int) string { return fmt.Sprintf("[%s.%d]", runNonce, n) }
+// levelNonce is the nonce of level n (from 1) of this command.
+func (p *levelPlan) levelNonce(n int) string { return fmt.Sprintf("[%s.%d]", p.nonce, n) }
 
 // run measures one level at the given rate or concurrency.
 func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (*results.Run, error) {
@@ -347,7 +351,7 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 			if pd.lengthsOnly() {
 				ds.Blocks.WordsPerToken = lv.calibrate(client).WordsPerToken
 			}
-			ds.Blocks.Nonce = runNonce
+			ds.Blocks.Nonce = lv.plan.nonce
 			lv.dataset, lv.datasetNote = &ds, note
 		}
 		tracked = &trackedDataset{Dataset: *lv.dataset}

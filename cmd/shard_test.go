@@ -24,9 +24,7 @@ import (
 func TestShardsMergeToOneProcess(t *testing.T) {
 	slow(t)
 	bin := kneeBinary(t)
-	saved := runNonce
-	runNonce = "5eed5eed"
-	defer func() { runNonce = saved }()
+	t.Setenv("KNEE_RUN_NONCE", "5eed5eed")
 	url := startSim(t, "", "")
 	for _, w := range []struct {
 		name string
@@ -55,7 +53,7 @@ func TestShardsMergeToOneProcess(t *testing.T) {
 					defer wg.Done()
 					cmd := exec.Command(bin, append(args, "--shard", fmt.Sprintf("%d/4", i), "--start-at", startAt, "--output", files[i],
 						"--records", filepath.Join(dir, fmt.Sprintf("shard-%d.jsonl", i)))...)
-					cmd.Env = append(os.Environ(), "KNEE_RUN_NONCE="+runNonce)
+					cmd.Env = append(os.Environ(), "KNEE_RUN_NONCE=5eed5eed")
 					var out bytes.Buffer
 					cmd.Stdout, cmd.Stderr = &out, &out
 					if err := cmd.Run(); err != nil {

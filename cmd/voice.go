@@ -119,7 +119,7 @@ func (o *validateOptions) run(c *cobra.Command, _ []string) error {
 	out := c.OutOrStdout()
 	cal := bench.Calibrate(client)
 	v.WordsPerToken = cal.WordsPerToken
-	v.Nonce = "[" + runNonce + "]"
+	v.Nonce = "[" + newRunNonce() + "]"
 	where := results.RedactURL(tgt.target.BaseURL)
 	if tgt.builtin {
 		where = "the built-in simulator (" + where + ")"
