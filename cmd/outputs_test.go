@@ -105,3 +105,22 @@ func TestAllFailingSweepWritesEverything(t *testing.T) {
 		t.Errorf("levels %+v, want both with their 503s", s.Levels)
 	}
 }
+
+// TestLabelIsAFileName checks that sweep and predict alike refuse a label
+// that is a path, before anything runs: a label names files in --out-dir.
+func TestLabelIsAFileName(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"sweep", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--label", "x/y", "--out-dir", dir},
+		{"predict", "--label", "x/y", "--out-dir", dir},
+		{"predict", "--label", `x\y`, "--out-dir", dir},
+	} {
+		code, _, errOut := execute(t, args...)
+		if code != ExitUsage || !strings.Contains(errOut, "path separator") {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused label left %v", entries)
+	}
+}

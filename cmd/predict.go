@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/kneebench/knee/bench"
@@ -102,16 +101,8 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 	if err != nil {
 		return err
 	}
-	label := o.label
-	if label == "" {
-		label = "predict-" + time.Now().Format("20060102-150405")
-	}
-	paths := struct{ json, csv, png string }{
-		filepath.Join(o.outDir, label+".json"), filepath.Join(o.outDir, label+".csv"), filepath.Join(o.outDir, label+".png")}
-	if err := o.makeOutDir(); err != nil {
-		return err
-	}
-	if err := checkIO(map[string]string{"--out-dir (JSON)": paths.json, "--out-dir (CSV)": paths.csv, "--out-dir (PNG)": paths.png}, o.load.inputs()); err != nil {
+	label, paths, err := o.sweepOutputs("predict", nil)
+	if err != nil {
 		return err
 	}
 	yml, err := target.Models.YAML(origin)

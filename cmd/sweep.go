@@ -268,19 +268,8 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	if interval == 0 {
 		interval = o.load.duration + o.load.drain + 15*time.Second
 	}
-	label := o.label
-	if label == "" {
-		label = "sweep-" + time.Now().Format("20060102-150405")
-	}
-	if strings.ContainsAny(label, `/\`) {
-		return usageErr("--label must not contain a path separator")
-	}
-	paths := struct{ json, csv, png string }{
-		filepath.Join(o.outDir, label+".json"), filepath.Join(o.outDir, label+".csv"), filepath.Join(o.outDir, label+".png")}
-	if err := o.makeOutDir(); err != nil {
-		return err
-	}
-	if err := checkIO(map[string]string{"--out-dir (JSON)": paths.json, "--out-dir (CSV)": paths.csv, "--out-dir (PNG)": paths.png, "--records": o.records}, o.load.inputs()); err != nil {
+	label, paths, err := o.sweepOutputs("sweep", map[string]string{"--records": o.records})
+	if err != nil {
 		return err
 	}
 	ctx := c.Context()
@@ -459,4 +448,30 @@ func sizesText(c results.Config) string {
 		return fmt.Sprintf("%d-token prompts, max_tokens %d", c.InputTokens, c.MaxTokens)
 	}
 	return fmt.Sprintf("a fixed prompt, max_tokens %d", c.MaxTokens)
+}
+
+// sweepPaths are the files a sweep or a prediction writes.
+type sweepPaths struct{ json, csv, png string }
+
+// sweepOutputs names a sweep's (or a prediction's) files in --out-dir:
+// --label, or kind and the time; a label is a file name, never a path. It
+// makes the folder and checks the files against the inputs and the other
+// outputs given.
+func (o *sweepOptions) sweepOutputs(kind string, others map[string]string) (string, sweepPaths, error) {
+	label := o.label
+	if label == "" {
+		label = kind + "-" + time.Now().Format("20060102-150405")
+	}
+	if strings.ContainsAny(label, `/\`) {
+		return "", sweepPaths{}, usageErr("--label must not contain a path separator")
+	}
+	p := sweepPaths{filepath.Join(o.outDir, label+".json"), filepath.Join(o.outDir, label+".csv"), filepath.Join(o.outDir, label+".png")}
+	if err := o.makeOutDir(); err != nil {
+		return "", sweepPaths{}, err
+	}
+	outputs := map[string]string{"--out-dir (JSON)": p.json, "--out-dir (CSV)": p.csv, "--out-dir (PNG)": p.png}
+	for flag, path := range others {
+		outputs[flag] = path
+	}
+	return label, p, checkIO(outputs, o.load.inputs())
 }
