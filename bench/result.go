@@ -8,10 +8,25 @@ import (
 	"github.com/kneebench/knee/results"
 )
 
+// summary turns collected records into a run's result. It is pure: no
+// client, no clock; a live run (runner.summary), a replayed one
+// (Summarize) and a call workload (voiceResult) all build theirs with it.
+type summary struct {
+	coll         *collector
+	load         Load
+	config       results.Config
+	noHistograms bool
+}
+
+// summary is the runner's collected records, to summarise.
+func (r *runner) summary() *summary {
+	return &summary{coll: r.coll, load: r.opts.Load, config: r.opts.Config, noHistograms: r.opts.NoHistograms}
+}
+
 // result builds the run's result from the collected statistics.
-func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered float64, warm int) *results.Run {
-	lat, agg, tags := r.coll.merged()
-	res := &results.Run{SchemaVersion: results.SchemaVersion, Config: r.opts.Config}
+func (s *summary) result(rep health.Report, wStart, wEnd time.Duration, offered float64, warm int) *results.Run {
+	lat, agg, tags := s.coll.merged()
+	res := &results.Run{SchemaVersion: results.SchemaVersion, Config: s.config}
 	// Throughput is over the whole measured phase: from the start of the
 	// window to the end of its drain.
 	span := (wEnd - wStart).Seconds()
@@ -45,7 +60,7 @@ func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered f
 		}
 		res.Arrivals.AchievedConcurrency = agg.busy.Seconds() / span
 	}
-	res.Arrivals.TargetRate = r.opts.Load.Rate
+	res.Arrivals.TargetRate = s.load.Rate
 	res.Arrivals.OfferedRate = offered
 	if sendSpan := (agg.lastSent - agg.firstSent).Seconds(); agg.sent > 1 && sendSpan > 0 {
 		// The rate at which the client actually put requests on the wire.
@@ -74,18 +89,18 @@ func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered f
 	if agg.cachedReported && agg.inTotal > 0 {
 		res.Cache = &results.Cache{Reported: true, HitRate: float64(agg.cachedTotal) / float64(agg.inTotal)}
 	}
-	if r.coll.prefixes != nil && agg.inTotal > 0 {
+	if s.coll.prefixes != nil && agg.inTotal > 0 {
 		if res.Cache == nil {
 			res.Cache = &results.Cache{}
 		}
 		expected := agg.expectedCached / float64(agg.inTotal)
 		res.Cache.Expected = &expected
-		res.Warnings = append(res.Warnings, cacheWarnings(*res.Cache, res.Tokens.Input.Mean, r.coll.prefixes.full)...)
+		res.Warnings = append(res.Warnings, cacheWarnings(*res.Cache, res.Tokens.Input.Mean, s.coll.prefixes.full)...)
 	}
 	for _, k := range sortedTags(tags) {
 		res.ByTurn = append(res.ByTurn, results.TurnStats{Turn: k, TTFT: summarize(tags[k].ttft, 1000), ITL: summarize(tags[k].itl, 1000)})
 	}
-	if !r.opts.NoHistograms {
+	if !s.noHistograms {
 		res.Histograms = results.Histograms{
 			"ttft_us": encodeHist(lat.ttft), "ttft_sched_us": encodeHist(lat.ttftSched),
 			"itl_us": encodeHist(lat.itl), "tpot_us": encodeHist(lat.tpot),
@@ -94,7 +109,7 @@ func (r *runner) result(rep health.Report, wStart, wEnd time.Duration, offered f
 			"input_tokens": encodeHist(lat.in), "output_tokens": encodeHist(lat.out),
 		}
 	}
-	res.Goodput = goodputResult(r.coll.goodput, agg.good, agg.ok+agg.failed, span)
+	res.Goodput = goodputResult(s.coll.goodput, agg.good, agg.ok+agg.failed, span)
 	if agg.timings > 0 {
 		res.ServerTimings = &results.ServerTimings{Requests: agg.timings, PromptMs: summarize(lat.srvPrompt, 1000), TPOT: summarize(lat.srvTPOT, 1000)}
 	}

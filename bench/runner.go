@@ -232,7 +232,7 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	stopProgress()
 	rep := mon.Stop()
 	r.records.flush()
-	res := r.windowResult(rep, Window{Start: window.start, End: window.end, Offered: pr.offered, Arrivals: pr.arrivals, InWindow: pr.inWindow,
+	res := r.summary().windowResult(rep, Window{Start: window.start, End: window.end, Offered: pr.offered, Arrivals: pr.arrivals, InWindow: pr.inWindow,
 		Unsent: pr.unsent, SchedStart: pr.schedStart, SchedEnd: pr.schedEnd, Warmup: o.Load.Shard.Share(warm), DrainCut: pr.drainCut})
 	r.connections(res)
 	res.StartedAt = start.UTC()

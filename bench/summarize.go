@@ -31,13 +31,13 @@ type Window struct {
 // throughput, saturation test and small print. No client ran in wall
 // time, so client health is marked virtual rather than judged.
 func Summarize(recs []Record, o Options, w Window) *results.Run {
-	r := &runner{opts: o, coll: newCollector(1)}
-	r.coll.goodput = o.Goodput
-	r.coll.prefixes = o.Prefixes
+	s := &summary{coll: newCollector(1), load: o.Load, config: o.Config, noHistograms: o.NoHistograms}
+	s.coll.goodput = o.Goodput
+	s.coll.prefixes = o.Prefixes
 	for i := range recs {
-		r.coll.add(&recs[i])
+		s.coll.add(&recs[i])
 	}
-	res := r.windowResult(health.Report{}, w)
+	res := s.windowResult(health.Report{}, w)
 	res.Health = results.Health{Verdict: results.VerdictVirtual}
 	return res
 }
@@ -45,17 +45,17 @@ func Summarize(recs []Record, o Options, w Window) *results.Run {
 // windowResult builds the result of a measured window: the statistics,
 // the saturation test against the window's own arrivals, and what a reader
 // must know about them.
-func (r *runner) windowResult(rep health.Report, w Window) *results.Run {
-	if r.opts.Load.Rate > 0 && r.opts.Load.Duration > 0 {
+func (s *summary) windowResult(rep health.Report, w Window) *results.Run {
+	if s.load.Rate > 0 && s.load.Duration > 0 {
 		// An open loop's window is its schedule's whole span, however
 		// early the last request finished: 11 requests of a 20 s window
 		// are 0.55/s, not 11 over the 15 s until the last completion.
 		w.End = max(w.End, w.SchedEnd)
 	}
-	res := r.result(rep, w.Start, w.End, w.Offered, w.Warmup)
-	if r.opts.Load.Rate > 0 {
+	res := s.result(rep, w.Start, w.End, w.Offered, w.Warmup)
+	if s.load.Rate > 0 {
 		res.Arrivals.WindowArrivals = w.Arrivals
-		res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(w.SchedStart, w.SchedEnd), w.InWindow, w.Offered)
+		res.Arrivals.CompletionRate = completionRate(s.coll.keptPace(w.SchedStart, w.SchedEnd), w.InWindow, w.Offered)
 	}
 	res.Arrivals.Unsent = w.Unsent
 	res.Warnings = append(res.Warnings, results.SmallPrint(res)...)
@@ -64,7 +64,7 @@ func (r *runner) windowResult(rep health.Report, w Window) *results.Run {
 	}
 	if w.DrainCut {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut %d requests still running after the window: counted as interrupted; "+
-			"the slowest requests are missing from the percentiles, which read low", r.opts.Load.DrainTimeout, res.Requests.Interrupted))
+			"the slowest requests are missing from the percentiles, which read low", s.load.DrainTimeout, res.Requests.Interrupted))
 	}
 	return res
 }

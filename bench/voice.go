@@ -279,8 +279,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	if samples > 0 {
 		t.AchievedConcurrency = float64(sampleSum) / float64(samples)
 	}
-	r := &runner{opts: Options{Client: c, Config: o.Config, Load: Load{Rate: o.Rate}}, client: c, coll: coll}
-	res := r.voiceResult(rep, o, t)
+	res := voiceResult(coll, rep, o, t)
 	res.StartedAt = start.UTC()
 	res.WindowStartedAt = start.Add(base).UTC()
 	res.Shard = shardInfo(o.Shard, o.StartAt, late)
@@ -337,22 +336,22 @@ func SummarizeVoice(recs []Record, o VoiceOptions, t VoiceTally) *results.Run {
 	for i := range recs {
 		coll.add(&recs[i])
 	}
-	r := &runner{opts: Options{Config: o.Config, Load: Load{Rate: o.Rate}}, coll: coll}
-	res := r.voiceResult(health.Report{}, o, t)
+	res := voiceResult(coll, health.Report{}, o, t)
 	res.Health = results.Health{Verdict: results.VerdictVirtual}
 	return res
 }
 
 // voiceResult builds a call workload's result from its collected turns and
 // its tally.
-func (r *runner) voiceResult(rep health.Report, o VoiceOptions, t VoiceTally) *results.Run {
+func voiceResult(coll *collector, rep health.Report, o VoiceOptions, t VoiceTally) *results.Run {
+	s := &summary{coll: coll, load: Load{Rate: o.Rate}, config: o.Config}
 	offered := 0.0
 	if t.Drawn > 1 && t.LastArrival > 0 {
 		offered = float64(t.Drawn-1) / t.LastArrival.Seconds()
 	}
-	res := r.result(rep, t.WindowStart, t.WindowEnd, offered, 0)
+	res := s.result(rep, t.WindowStart, t.WindowEnd, offered, 0)
 	res.Requests.Warmup = t.WarmupTurns
-	_, agg, _ := r.coll.merged()
+	_, agg, _ := s.coll.merged()
 	calls := &results.Calls{Started: t.Started, Completed: t.Completed, Shed: t.Shed, AchievedConcurrency: t.AchievedConcurrency}
 	if span := (t.WindowEnd - t.WindowStart).Seconds(); span > 0 {
 		calls.TurnsPerS = float64(agg.ok) / span
@@ -375,7 +374,7 @@ func (r *runner) voiceResult(rep health.Report, o VoiceOptions, t VoiceTally) *r
 		calls.TurnsOfferedPerS = offered * float64(t.OfferedTurns) / float64(t.Arrivals)
 	}
 	res.Arrivals.WindowArrivals = t.OfferedTurns
-	res.Arrivals.CompletionRate = completionRate(r.coll.keptPace(t.WindowStart, t.WindowStart+schedEnd), t.InWindowTurns, calls.TurnsOfferedPerS)
+	res.Arrivals.CompletionRate = completionRate(s.coll.keptPace(t.WindowStart, t.WindowStart+schedEnd), t.InWindowTurns, calls.TurnsOfferedPerS)
 	res.Calls = calls
 	res.Warnings = append(res.Warnings, results.SmallPrint(res)...)
 	if t.DrainCut {

@@ -2,7 +2,7 @@ package predict
 
 import (
 	"context"
-	"strings"
+	"errors"
 	"testing"
 	"time"
 
@@ -83,7 +83,7 @@ func TestReplicasMoveTheKnee(t *testing.T) {
 func TestVoiceLevelNeedsABound(t *testing.T) {
 	v := workload.Voice{SystemPromptTokens: 100, UserTokens: 10, Turns: 2, GapMin: time.Second, GapMax: time.Second, OutputTokens: 10, Seed: 1, WordsPerToken: 0.75}
 	_, err := VoiceLevel(context.Background(), VoiceOptions{Target: presetTarget(t, "h100-80gb/llama-3.1-8b"), VoiceOptions: bench.VoiceOptions{CallSource: v, Rate: 1}})
-	if err == nil || !strings.Contains(err.Error(), "--calls or --duration") {
-		t.Fatalf("err %v, want one asking for --calls or --duration", err)
+	if !errors.Is(err, bench.ErrCallsUnbounded) {
+		t.Fatalf("err %v, want bench.ErrCallsUnbounded", err)
 	}
 }
