@@ -253,3 +253,9 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, s...)
 	return append(dst, '"')
 }
+
+// JoinURL appends path to the base URL's path.
+func JoinURL(base, path string) string { return joinURL(base, path) }
+
+// RootURL is the base URL without its trailing /v1: where /metrics lives.
+func RootURL(base string) string { return rootURL(base) }

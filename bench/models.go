@@ -138,3 +138,10 @@ func callWithLocation(t Target, method, rawURL string, body []byte, timeout time
 	}
 	return append([]byte(nil), resp.Body()...), resp.StatusCode(), string(resp.Header.Peek("Location")), nil
 }
+
+// Fetch sends one small request that is not a completion (a metrics
+// scrape, a reset) with the target's credentials and headers, bounded by
+// timeout, and returns the body and the status.
+func Fetch(t Target, method, rawURL string, body []byte, timeout time.Duration) ([]byte, int, error) {
+	return call(t, method, rawURL, body, timeout)
+}

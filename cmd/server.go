@@ -2,8 +2,8 @@ package cmd
 
 import (
 	"context"
+	"github.com/kneebench/knee/bench/serverview"
 
-	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/results"
 	"github.com/spf13/cobra"
 )
@@ -19,15 +19,15 @@ func (f *serverFlags) register(c *cobra.Command) {
 	c.Flags().StringVar(&f.url, "server-metrics-url", "", "Prometheus metrics URL of the server (default: derived from --base-url)")
 }
 
-// serverView wraps a bench.ServerView; a nil view does nothing.
-type serverView struct{ v *bench.ServerView }
+// serverView wraps a serverview.View; a nil view does nothing.
+type serverView struct{ v *serverview.View }
 
 // attach detects the server's account and hooks it to the window.
 func (f *serverFlags) attach(_ context.Context, tgt *resolved, onStart, onEnd *func(context.Context)) serverView {
 	if f.none {
 		return serverView{}
 	}
-	v := bench.NewServerView(tgt.target, f.url)
+	v := serverview.New(tgt.target, f.url)
 	*onStart, *onEnd = v.Start, v.End
 	return serverView{v}
 }

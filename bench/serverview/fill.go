@@ -1,4 +1,4 @@
-package bench
+package serverview
 
 import (
 	"fmt"
@@ -41,7 +41,7 @@ func bucketFigure(name string, client *float64, lo, hi, point float64) results.F
 }
 
 // Fill adds the server's account to a run's result.
-func (v *ServerView) Fill(res *results.Run) {
+func (v *View) Fill(res *results.Run) {
 	switch {
 	case v.kind == "knee-sim" && v.sim != nil:
 		v.fillSim(res)
@@ -87,7 +87,7 @@ func trafficWarnings(s *results.Server, res *results.Run, serverRequests int64, 
 	}
 }
 
-func (v *ServerView) fillSim(res *results.Run) {
+func (v *View) fillSim(res *results.Run) {
 	m := v.sim
 	s := &results.Server{Source: "knee-sim", Requests: m.Requests.Total, PromptTokens: m.Tokens.Prompt,
 		OutputTokens: m.Tokens.Generated}

@@ -1,9 +1,10 @@
-package bench
+package serverview
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kneebench/knee/bench"
 	"strings"
 	"sync"
 	"time"
@@ -12,12 +13,12 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// ServerView puts the server's own account of a measured window next to
+// View puts the server's own account of a measured window next to
 // the client's: the bundled simulator's /metrics/summary (reset before the
 // window, read after), or vLLM's or SGLang's Prometheus metrics (scraped
 // before and after, gauges sampled every second in between).
-type ServerView struct {
-	t          Target
+type View struct {
+	t          bench.Target
 	kind       string // "knee-sim", "vllm", "sglang", "llamacpp" or "" when unavailable
 	root       string
 	metricsURL string
@@ -63,14 +64,14 @@ type simStats struct {
 	Mean, Min, P50, P90, P95, P99, Max float64
 }
 
-// NewServerView detects what the target publishes. metricsURL overrides the
+// New detects what the target publishes. metricsURL overrides the
 // Prometheus URL derived from the base URL.
-func NewServerView(t Target, metricsURL string) *ServerView {
-	root := rootURL(t.BaseURL)
-	v := &ServerView{t: t, root: root, metricsURL: metricsURL}
+func New(t bench.Target, metricsURL string) *View {
+	root := bench.RootURL(t.BaseURL)
+	v := &View{t: t, root: root, metricsURL: metricsURL}
 	if v.metricsURL == "" {
-		v.metricsURL = joinURL(root, "/metrics")
-		if body, status, err := get(t, joinURL(root, "/metrics/summary"), 5*time.Second); err == nil && status == 200 &&
+		v.metricsURL = bench.JoinURL(root, "/metrics")
+		if body, status, err := bench.Fetch(t, fasthttp.MethodGet, bench.JoinURL(root, "/metrics/summary"), nil, 5*time.Second); err == nil && status == 200 &&
 			json.Valid(body) && strings.Contains(string(body), `"models"`) {
 			v.kind = "knee-sim"
 			return v
@@ -100,8 +101,8 @@ func NewServerView(t Target, metricsURL string) *ServerView {
 // fetch reads and parses the Prometheus exposition. A body that parses is
 // used whatever the status (one vLLM-like server answers 500 with good
 // metrics now and then); otherwise why says which URL answered what.
-func (v *ServerView) fetch() (scrape, string) {
-	body, status, err := get(v.t, v.metricsURL, 5*time.Second)
+func (v *View) fetch() (scrape, string) {
+	body, status, err := bench.Fetch(v.t, fasthttp.MethodGet, v.metricsURL, nil, 5*time.Second)
 	if err != nil {
 		return nil, fmt.Sprintf("GET %s failed: %v", results.RedactURL(v.metricsURL), err)
 	}
@@ -124,16 +125,16 @@ func (v *ServerView) fetch() (scrape, string) {
 }
 
 // Kind says which account is available ("" for none).
-func (v *ServerView) Kind() string { return v.kind }
+func (v *View) Kind() string { return v.kind }
 
 // Note explains why no account is available.
-func (v *ServerView) Note() string { return v.note }
+func (v *View) Note() string { return v.note }
 
 // Start runs right before the measured window.
-func (v *ServerView) Start(ctx context.Context) {
+func (v *View) Start(ctx context.Context) {
 	switch v.kind {
 	case "knee-sim":
-		_, _, _ = call(v.t, fasthttp.MethodPost, joinURL(v.root, "/metrics/summary/reset"), []byte("{}"), 5*time.Second)
+		_, _, _ = bench.Fetch(v.t, fasthttp.MethodPost, bench.JoinURL(v.root, "/metrics/summary/reset"), []byte("{}"), 5*time.Second)
 	case "vllm", "sglang", "llamacpp":
 		v.before = v.scrape()
 		v.gauges = map[string]*results.GaugeStats{}
@@ -144,10 +145,10 @@ func (v *ServerView) Start(ctx context.Context) {
 }
 
 // End runs right after the measured window.
-func (v *ServerView) End(ctx context.Context) {
+func (v *View) End(ctx context.Context) {
 	switch v.kind {
 	case "knee-sim":
-		body, status, err := get(v.t, joinURL(v.root, "/metrics/summary"), 5*time.Second)
+		body, status, err := bench.Fetch(v.t, fasthttp.MethodGet, bench.JoinURL(v.root, "/metrics/summary"), nil, 5*time.Second)
 		if err != nil || status != 200 {
 			v.note = "the simulator's summary could not be read after the window"
 			return
@@ -172,7 +173,7 @@ func (v *ServerView) End(ctx context.Context) {
 	}
 }
 
-func (v *ServerView) scrape() scrape {
+func (v *View) scrape() scrape {
 	s, why := v.fetch()
 	if s == nil {
 		v.mu.Lock()
@@ -203,7 +204,7 @@ var gaugeNames = map[string]map[string][]string{
 }
 
 // sample reads the gauges every second during the window.
-func (v *ServerView) sample(ctx context.Context) {
+func (v *View) sample(ctx context.Context) {
 	defer v.sampler.Done()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()

@@ -1,4 +1,4 @@
-package bench
+package serverview
 
 import (
 	"fmt"
@@ -53,7 +53,7 @@ var histogramRows = []struct {
 // promWindow is the difference of two scrapes, with notes on what was
 // missing or reset.
 type promWindow struct {
-	v        *ServerView
+	v        *View
 	names    map[string][]string
 	missing  map[string]bool
 	warnings []string
@@ -100,7 +100,7 @@ func (w *promWindow) histogram(key string) (bucketCounts, bool) {
 	return d, true
 }
 
-func (v *ServerView) fillProm(res *results.Run) {
+func (v *View) fillProm(res *results.Run) {
 	w := &promWindow{v: v, names: promNames[v.kind], missing: map[string]bool{}}
 	s := &results.Server{Source: v.kind, BucketEstimates: v.kind != "llamacpp"}
 	requests, counted := w.counter("requests")
@@ -185,7 +185,7 @@ func (v *ServerView) fillProm(res *results.Run) {
 
 // llamaFigures adds what llama.cpp's counters and per-response timings
 // tell: its time per prompt and per generated token, exact, not bucketed.
-func (v *ServerView) llamaFigures(w *promWindow, s *results.Server, res *results.Run) {
+func (v *View) llamaFigures(w *promWindow, s *results.Server, res *results.Run) {
 	if c, ok := w.counter("cached"); ok && c+float64(s.PromptTokens) > 0 {
 		s.PrefixHitRate = ptr(c / (c + float64(s.PromptTokens)))
 	}

@@ -1,0 +1,59 @@
+package bench
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestHouseKeepsItsDoors fails when a package imports what its room must
+// never, directly or not: the doors of the house go one way. The data
+// model (results), the self-checks (health) and what to send (workload)
+// are pure and see no runner, transport or command; the bench sees neither
+// the commands, the report, the predictor nor the simulator, and not its
+// own server view, which is a room beside it that uses its transport.
+func TestHouseKeepsItsDoors(t *testing.T) {
+	const mod = "github.com/kneebench/knee/"
+	everyRoom := []string{"bench", "cmd", "health", "kube", "predict", "presets", "report", "results", "simulator", "workload"}
+	except := func(allowed ...string) []string {
+		var out []string
+		for _, r := range everyRoom {
+			keep := true
+			for _, a := range allowed {
+				keep = keep && r != a
+			}
+			if keep {
+				out = append(out, mod+r)
+			}
+		}
+		return out
+	}
+	rules := []struct {
+		pkg       string
+		forbidden []string
+	}{
+		{"results", append(except(), "github.com/valyala/fasthttp")},
+		{"health", append(except(), "github.com/valyala/fasthttp")},
+		{"workload", append(except("workload"), "github.com/valyala/fasthttp")},
+		{"presets", except()},
+		{"bench", append(except("bench", "health", "results", "workload"), mod+"bench/serverview")},
+		{"bench/serverview", append(except("bench", "health", "results", "workload"), "github.com/prometheus/client_golang")},
+		{"report", except("results", "presets")},
+	}
+	for _, r := range rules {
+		out, err := exec.Command("go", "list", "-deps", mod+r.pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", r.pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if dep == mod+r.pkg {
+				continue
+			}
+			for _, f := range r.forbidden {
+				if dep == f || strings.HasPrefix(dep, f+"/") {
+					t.Errorf("%s imports %s, which its room must never import", r.pkg, dep)
+				}
+			}
+		}
+	}
+}
