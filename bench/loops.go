@@ -74,14 +74,13 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 		base = r.windowBase
 	}
 	shard := r.opts.Load.Shard
-	mine, lastMine := 0, false
 	arrivals := r.arrivals
 	if measured && r.trace != nil {
 		// A trace's line k is the window's arrival k, whatever warmed up.
 		arrivals, r.drawn = r.trace, 0
 	}
 	phase := arrivals.Phase(n, d)
-	var last time.Duration
+	count := NewArrivalCount(base, d, shard, r.drawn)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var windowEnd <-chan time.Time
@@ -117,13 +116,8 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 		if !ok {
 			return 0, 0, false
 		}
-		last = rel
-		k := r.drawn
-		r.drawn++
-		lastMine = shard.Mine(k)
-		if lastMine {
-			mine++
-		}
+		k, _ := count.Add(rel, 0)
+		r.drawn = k + 1
 		return rel, k, true
 	}
 dispatch:
@@ -192,24 +186,8 @@ dispatch:
 	stopDrain := drain(end)
 	wg.Wait()
 	stopDrain()
-	pr.schedStart, pr.schedEnd = base, base+last
-	// The offered rate is the one schedule's; the arrivals are this
-	// shard's. A window bounded by a count ends at its last arrival, which
-	// the half-open window [schedStart, schedEnd) leaves out.
-	pr.arrivals, pr.inWindow = int64(mine), int64(mine)
-	if d > 0 {
-		pr.schedEnd = base + d
-	} else if lastMine && mine > 0 {
-		pr.inWindow--
-	}
-	// Over a span, the offered rate is the arrivals it held per second of
-	// it; over a count, the gaps per second between the first and last.
-	switch count := phase.Count(); {
-	case d > 0:
-		pr.offered = float64(count) / d.Seconds()
-	case count >= 2 && last > 0:
-		pr.offered = float64(count-1) / last.Seconds()
-	}
+	w := count.Window()
+	pr.schedStart, pr.schedEnd, pr.arrivals, pr.inWindow, pr.offered = w.SchedStart, w.SchedEnd, w.Arrivals, w.InWindow, w.Offered
 }
 
 // arrival is one scheduled request handed to a sender.

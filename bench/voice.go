@@ -211,9 +211,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	}
 	timer := time.NewTimer(time.Hour)
 	phase := arrivals.Phase(o.Calls, o.Duration)
-	var lastArrival time.Duration
-	count, mine, lastMine := 0, 0, false
-	var offeredTurns, lastTurns int64
+	calls := NewArrivalCount(base, o.Duration, o.Shard, 0)
 	callCap := o.MaxConcurrentCalls
 	if callCap > 0 {
 		callCap = max(o.Shard.Share(callCap), 1)
@@ -223,14 +221,10 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 		if !ok {
 			break
 		}
-		count++
-		lastArrival = rel
-		if lastMine = o.Shard.Mine(count - 1); !lastMine {
+		k, mine := calls.Add(rel, int64(o.CallSource.MeasuredTurns(calls.Drawn())))
+		if !mine {
 			continue
 		}
-		mine++
-		lastTurns = int64(o.CallSource.MeasuredTurns(count - 1))
-		offeredTurns += lastTurns
 		rel += base
 		if wait := rel - c.now(); wait > 0 {
 			timer.Reset(wait)
@@ -247,7 +241,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 		started.Add(1)
 		inProgress.Add(1)
 		wg.Add(1)
-		go runCall(count-1, rel)
+		go runCall(k, rel)
 	}
 	timer.Stop()
 	arriving.Store(false)
@@ -267,15 +261,12 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	rep := mon.Stop()
 	records.flush()
 
-	inWindow, inWindowTurns := mine, offeredTurns
-	if o.Duration == 0 && lastMine {
-		inWindow--
-		inWindowTurns -= lastTurns
-	}
-	t := VoiceTally{WindowStart: base, Drawn: int64(count), Arrivals: int64(mine), InWindow: int64(max(inWindow, 0)),
-		OfferedTurns: offeredTurns, InWindowTurns: max(inWindowTurns, 0), WarmupTurns: warmupTurns.Load(),
+	w := calls.Window()
+	offeredTurns, inWindowTurns := calls.Weights()
+	t := VoiceTally{WindowStart: base, Drawn: int64(calls.Drawn()), Arrivals: w.Arrivals, InWindow: w.InWindow,
+		OfferedTurns: offeredTurns, InWindowTurns: inWindowTurns, WarmupTurns: warmupTurns.Load(),
 		Started: started.Load(), Completed: completed.Load(), Shed: shed.Load(),
-		CallTime: time.Duration(callTime.Load()), LastArrival: lastArrival, ArrivalsEnd: arrivalsEnd, WindowEnd: windowEnd, DrainCut: drainCut.Load()}
+		CallTime: time.Duration(callTime.Load()), LastArrival: calls.Last(), ArrivalsEnd: arrivalsEnd, WindowEnd: windowEnd, DrainCut: drainCut.Load()}
 	if samples > 0 {
 		t.AchievedConcurrency = float64(sampleSum) / float64(samples)
 	}

@@ -172,32 +172,20 @@ func (v *virtual) phase(n int, d time.Duration, measured bool) bench.Window {
 // n of them, none at or past d.
 func (v *virtual) draw(n int, d time.Duration, base float64, measured bool) ([]float64, bench.Window) {
 	var dues []float64
-	var last time.Duration
 	arrivals := v.arrivals
 	if measured && v.trace != nil {
 		arrivals = v.trace
 	}
+	count := bench.NewArrivalCount(dur(base), d, bench.Shard{}, 0)
 	for phase := arrivals.Phase(n, d); ; {
 		rel, ok := phase.Next()
 		if !ok {
 			break
 		}
-		last = rel
+		count.Add(rel, 0)
 		dues = append(dues, base+rel.Seconds())
 	}
-	w := bench.Window{Arrivals: int64(len(dues)), InWindow: int64(len(dues)), SchedStart: dur(base), SchedEnd: dur(base) + last}
-	if d > 0 {
-		w.SchedEnd = dur(base) + d
-	} else if len(dues) > 0 {
-		w.InWindow-- // the last arrival ends the window
-	}
-	switch {
-	case d > 0:
-		w.Offered = float64(len(dues)) / d.Seconds()
-	case len(dues) >= 2 && last > 0:
-		w.Offered = float64(len(dues)-1) / last.Seconds()
-	}
-	return dues, w
+	return dues, count.Window()
 }
 
 // issue sends a closed-loop worker's next request if the phase has one

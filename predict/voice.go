@@ -86,23 +86,19 @@ func VoiceLevel(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 		return nil, err
 	}
 	var dues []float64
+	calls := bench.NewArrivalCount(0, o.Duration, bench.Shard{}, 0)
 	for phase := arrivals.Phase(o.Calls, o.Duration); ; {
 		rel, ok := phase.Next()
 		if !ok {
 			break
 		}
+		calls.Add(rel, int64(o.CallSource.MeasuredTurns(calls.Drawn())))
 		dues = append(dues, rel.Seconds())
 	}
 	v := &voiceRun{o: o, prefixes: bench.NewPrefixTracker(), fleet: newFleet(cfg, max(o.Replicas, 1), o.Routing, o.Seed), contextLength: ctxLen, inflight: map[int64]*turnFlight{}}
-	v.tally.Drawn, v.tally.Arrivals, v.tally.InWindow = int64(len(dues)), int64(len(dues)), int64(len(dues))
-	for i := range dues {
-		v.tally.OfferedTurns += int64(o.CallSource.MeasuredTurns(i))
-	}
-	v.tally.InWindowTurns = v.tally.OfferedTurns
-	if o.Duration == 0 && len(dues) > 0 {
-		v.tally.InWindow-- // the last call ends the window
-		v.tally.InWindowTurns -= int64(o.CallSource.MeasuredTurns(len(dues) - 1))
-	}
+	w := calls.Window()
+	v.tally.Drawn, v.tally.Arrivals, v.tally.InWindow = int64(calls.Drawn()), w.Arrivals, w.InWindow
+	v.tally.OfferedTurns, v.tally.InWindowTurns = calls.Weights()
 	if n := len(dues); n > 0 {
 		v.tally.LastArrival = dur(dues[n-1])
 		v.arrivalsEnd = dues[n-1]

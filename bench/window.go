@@ -1,0 +1,86 @@
+package bench
+
+import "time"
+
+// Arrivals drawn for a measured window, counted by the rules that every
+// loop shares, live or virtual, requests or calls: the one schedule is
+// every shard's, the arrivals are this shard's, and a window bounded by a
+// count ends at its last arrival, which the half-open window
+// [SchedStart, SchedEnd) therefore leaves out. Only this file says so.
+
+// ArrivalCount counts a window's arrivals as a loop draws them from its
+// schedule, in order. The zero value is not ready; use NewArrivalCount.
+type ArrivalCount struct {
+	base, span time.Duration
+	shard      Shard
+	first      int
+	drawn      int
+	mine       int64
+	last       time.Duration
+	lastMine   bool
+	// weight sums what each of this shard's arrivals carries (a call's
+	// measured turns); lastWeight is the last arrival's, when it is ours.
+	weight, lastWeight int64
+}
+
+// NewArrivalCount starts counting a window whose schedule starts at base
+// on the run's clock and spans span (zero: the window is bounded by a
+// count of arrivals instead), for shard; first is the index in the run's
+// schedule of the window's first arrival (the warm-up's come before).
+func NewArrivalCount(base, span time.Duration, shard Shard, first int) *ArrivalCount {
+	return &ArrivalCount{base: base, span: span, shard: shard, first: first}
+}
+
+// Add counts the next arrival of the one schedule, rel after its start,
+// carrying weight. It returns the arrival's index in the run's schedule
+// and whether it is this shard's to send.
+func (a *ArrivalCount) Add(rel time.Duration, weight int64) (index int, mine bool) {
+	index = a.first + a.drawn
+	a.drawn++
+	a.last = rel
+	a.lastMine = a.shard.Mine(index)
+	a.lastWeight = 0
+	if a.lastMine {
+		a.mine++
+		a.weight += weight
+		a.lastWeight = weight
+	}
+	return index, a.lastMine
+}
+
+// Drawn is how many arrivals of the one schedule were counted, every
+// shard's.
+func (a *ArrivalCount) Drawn() int { return a.drawn }
+
+// Last is the last arrival's offset from the schedule's start.
+func (a *ArrivalCount) Last() time.Duration { return a.last }
+
+// Window is the count as Summarize takes it: this shard's arrivals, those
+// inside the window, the schedule's bounds on the run's clock, and the
+// offered rate of the one schedule (over a span, its arrivals per second
+// of it; over a count, the gaps per second between the first and last).
+func (a *ArrivalCount) Window() Window {
+	w := Window{Arrivals: a.mine, InWindow: a.mine, SchedStart: a.base, SchedEnd: a.base + a.last}
+	if a.span > 0 {
+		w.SchedEnd = a.base + a.span
+	} else if a.lastMine && a.mine > 0 {
+		w.InWindow--
+	}
+	switch {
+	case a.span > 0:
+		w.Offered = float64(a.drawn) / a.span.Seconds()
+	case a.drawn >= 2 && a.last > 0:
+		w.Offered = float64(a.drawn-1) / a.last.Seconds()
+	}
+	return w
+}
+
+// Weights are the summed weights of this shard's arrivals, all of them and
+// those inside the window (see Window).
+func (a *ArrivalCount) Weights() (offered, inWindow int64) {
+	inWindow = a.weight
+	if a.span == 0 && a.lastMine {
+		inWindow -= a.lastWeight
+	}
+	return a.weight, inWindow
+}
