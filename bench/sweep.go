@@ -60,11 +60,14 @@ func RunSweep(ctx context.Context, o SweepOptions) *results.Sweep {
 	return s
 }
 
-// MissesSLO reports whether a measured level misses the sweep's SLO.
+// MissesSLO reports whether a measured level misses the sweep's SLO, or
+// cannot be said to meet it (too many of its requests are missing from
+// its percentiles).
 func MissesSLO(s *results.Sweep, l results.Level) bool {
 	if l.Run == nil {
 		return false
 	}
 	v, ok := s.SLO.Value(l.Run)
-	return !ok || v > s.SLO.Threshold() || l.Run.Requests.ErrorRate() >= s.SLO.MaxErrorRate
+	return !ok || v > s.SLO.Threshold() || l.Run.Requests.ErrorRate() >= s.SLO.MaxErrorRate ||
+		l.Run.MissingShare() > results.MaxMissingShare
 }

@@ -340,6 +340,7 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	})
 	progress.Done()
 	fmt.Fprintln(out)
+	report.LevelWarnings(out, sw)
 	report.Knees(out, sw)
 	if err := writeSweepData(sw, paths.json, paths.csv); err != nil {
 		return withCode(ExitRuntime, err)

@@ -127,7 +127,7 @@ func compareTable(sweeps []*results.Sweep) *htmlTable {
 		{"workload", func(s *results.Sweep) string { return s.Workload }},
 		{"model", func(s *results.Sweep) string { return s.Config.Model }},
 		{"SLO", func(s *results.Sweep) string { return sloText(s.SLO) }},
-		{"SLO knee", func(s *results.Sweep) string { return knee(s.Knees.SLO) }},
+		{"SLO knee", sloKneeCell},
 		{"curvature knee", func(s *results.Sweep) string { return knee(s.Knees.Curvature) }},
 		{"saturation", func(s *results.Sweep) string { return knee(s.Knees.Saturation) }},
 	}
@@ -165,7 +165,7 @@ func sweepSection(s *results.Sweep, noImages bool) (htmlSweep, error) {
 		}
 		hs.Image = dataURL(png.Bytes())
 	}
-	hs.Levels = &htmlTable{Header: []string{s.Axis, "offered", "n", "TTFT sched p50", "p95", "p99", "ITL p50", "throughput/s", "output tok/s", "errors", "good", "client"}}
+	hs.Levels = &htmlTable{Header: []string{s.Axis, "offered", "n", "TTFT sched p50", "p95", "p99", "ITL p50", "throughput/s", "output tok/s", "errors", "cut", "good", "client"}}
 	for _, l := range s.Levels {
 		if l.Run == nil {
 			hs.Levels.Rows = append(hs.Levels.Rows, htmlRow{Class: "excluded", Cells: []string{fmt.Sprintf("%g", l.Load), "failed: " + l.Error}})
@@ -186,9 +186,13 @@ func sweepSection(s *results.Sweep, noImages bool) (htmlSweep, error) {
 		if r.Goodput != nil {
 			good = pct(r.Goodput.Share)
 		}
+		cut := "-"
+		if c, u := r.Missing(); c+u > 0 {
+			cut = fmt.Sprintf("%s (%d cut, %d unsent)", pct(r.MissingShare()), c, u)
+		}
 		row := htmlRow{Cells: []string{fmt.Sprintf("%g", l.Load), num(r.Arrivals.OfferedRate, 2), num(float64(r.Requests.OK+r.Requests.Failed), 0),
 			q(r.Stats.TTFTSched, r.Stats.TTFTSched.P50), q(r.Stats.TTFTSched, r.Stats.TTFTSched.P95), q(r.Stats.TTFTSched, r.Stats.TTFTSched.P99),
-			q(r.Stats.ITL, r.Stats.ITL.P50), num(tput, 2), num(r.Throughput.OutputTokensPerS, 0), pct(r.Requests.ErrorRate()), good, r.Health.Verdict}}
+			q(r.Stats.ITL, r.Stats.ITL.P50), num(tput, 2), num(r.Throughput.OutputTokensPerS, 0), pct(r.Requests.ErrorRate()), cut, good, r.Health.Verdict}}
 		if why := excluded(s, l.Load); why != "" {
 			row.Class = "excluded"
 			row.Cells[len(row.Cells)-1] += " — left out of the knees: " + why

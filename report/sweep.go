@@ -21,19 +21,49 @@ func SweepTable(w io.Writer, s *results.Sweep, width int) {
 		LevelRow(w, s, l, width)
 	}
 	fmt.Fprintln(w)
+	LevelWarnings(w, s)
 	Knees(w, s)
+}
+
+// LevelWarnings prints every level's warnings under the sweep table, one
+// line each with its level named, so that none is only in the JSON.
+func LevelWarnings(out io.Writer, s *results.Sweep) {
+	w := newWrapWriter(out, 16)
+	defer w.Flush()
+	unit := axisUnit(s)
+	any := false
+	for _, l := range s.Levels {
+		if l.Run == nil {
+			continue
+		}
+		for _, text := range l.Run.Warnings {
+			fmt.Fprintf(w, "%-15s %s\n", fmt.Sprintf("warning %g%s", l.Load, unit), text)
+			any = true
+		}
+	}
+	if any {
+		fmt.Fprintln(w)
+	}
+}
+
+// axisUnit is the unit of a sweep's loads, as its text says them.
+func axisUnit(s *results.Sweep) string {
+	if s.Workload == "voice" && s.Axis == "rate" {
+		return " calls/s"
+	}
+	return map[string]string{"rate": "/s", "concurrency": " streams"}[s.Axis]
 }
 
 // LevelHeader is printed once before the first level row, for an output
 // of the given width in columns.
 func LevelHeader(w io.Writer, s *results.Sweep, width int) {
 	if width >= WideColumns {
-		fmt.Fprintf(w, "%-9s %8s %6s %9s %9s %9s %9s %8s %10s %7s %7s %9s %s\n",
-			s.Axis, "offered", "n", "TTFTs p50", "TTFTs p95", "TTFTs p99", "ITL p50", "tput/s", "out tok/s", "cache", "errors", "lag p99", "client")
+		fmt.Fprintf(w, "%-9s %8s %6s %9s %9s %9s %9s %8s %10s %7s %7s %6s %9s %s\n",
+			s.Axis, "offered", "n", "TTFTs p50", "TTFTs p95", "TTFTs p99", "ITL p50", "tput/s", "out tok/s", "cache", "errors", "cut", "lag p99", "client")
 		return
 	}
 	fmt.Fprintf(w, "%-7s %7s %5s %9s %9s %9s %7s %6s %6s %s\n",
-		s.Axis, "offered", "n", "TTFTs p50", "p95", "p99", "tput/s", "errors", "good", "client")
+		s.Axis, "offered", "n", "TTFTs p50", "p95", "p99", "tput/s", "errors", "cut", "client")
 }
 
 // LevelRow prints one level as soon as it ends.
@@ -81,38 +111,51 @@ func LevelRow(w io.Writer, s *results.Sweep, l results.Level, width int) {
 	if g := r.Goodput; g != nil {
 		good = pct(g.Share)
 	}
+	// Cut and unsent requests are in no percentile: say how many, and
+	// that the level's latencies read low when they are more than a few.
+	cut := "-"
+	if c, u := r.Missing(); c+u > 0 {
+		cut = pct(r.MissingShare())
+	}
+	if excl := excluded(s, l.Load); excl != "" {
+		health += " · left out of the knees"
+	}
+	if good != "-" {
+		health += " · good " + good
+	}
 	if width >= WideColumns {
-		if good != "-" {
-			health += " · good " + good
-		}
-		fmt.Fprintf(w, "%-9g %8s %6s %9s %9s %9s %9s %8s %10s %7s %7s %9s %s\n",
+		fmt.Fprintf(w, "%-9g %8s %6s %9s %9s %9s %9s %8s %10s %7s %7s %6s %9s %s\n",
 			l.Load, offered, count, q(st.TTFTSched, st.TTFTSched.P50), q(st.TTFTSched, st.TTFTSched.P95), q(st.TTFTSched, st.TTFTSched.P99), q(st.ITL, st.ITL.P50),
-			num(tput, 2), num(r.Throughput.OutputTokensPerS, 0), cache, pct(r.Requests.ErrorRate()), lag, health)
+			num(tput, 2), num(r.Throughput.OutputTokensPerS, 0), cache, pct(r.Requests.ErrorRate()), cut, lag, health)
 		return
 	}
 	fmt.Fprintf(w, "%-7g %7s %5s %9s %9s %9s %7s %6s %6s %s\n",
 		l.Load, offered, count, q(st.TTFTSched, st.TTFTSched.P50), q(st.TTFTSched, st.TTFTSched.P95), q(st.TTFTSched, st.TTFTSched.P99),
-		num(tput, 2), pct(r.Requests.ErrorRate()), good, health)
+		num(tput, 2), pct(r.Requests.ErrorRate()), cut, health)
 }
 
 // Knees explains the knees of a sweep, wrapped to ReportColumns.
 func Knees(out io.Writer, s *results.Sweep) {
 	w := newWrapWriter(out, 16)
 	defer w.Flush()
-	unit := map[string]string{"rate": "/s", "concurrency": " streams"}[s.Axis]
-	if s.Workload == "voice" && s.Axis == "rate" {
-		unit = " calls/s"
-	}
+	unit := axisUnit(s)
+	judged := judgedLevels(s)
 	slo := fmt.Sprintf("%s p%g ≤ %g ms with errors under %g%%", s.SLO.Metric, s.SLO.Percentile, s.SLO.ThresholdMs, 100*s.SLO.MaxErrorRate)
 	there := func(v float64) string { return fmt.Sprintf("%.1f ms there", v) }
 	if s.SLO.Metric == "goodput" {
 		slo = fmt.Sprintf("goodput of at least %g%% with errors under %g%%", s.SLO.MinGoodPercent, 100*s.SLO.MaxErrorRate)
 		there = func(v float64) string { return fmt.Sprintf("%.1f%% good there", 100-v) }
 	}
-	if k := s.Knees.SLO; k != nil {
+	switch k := s.Knees.SLO; {
+	case judged == 0:
+		fmt.Fprintln(w, "SLO knee        none — no level could be judged: every level was left out (see below).")
+	case k != nil && s.Knees.SLONotReached:
+		fmt.Fprintf(w, "SLO knee        not reached — every level judged, up to %g%s, met %s (%s): the limit lies above the levels measured; "+
+			"add higher levels to find it.\n", k.Load, unit, slo, there(*k.LatencyMs))
+	case k != nil:
 		fmt.Fprintf(w, "SLO knee        %g%s — the largest load meeting %s (%s). Provision against this.\n", k.Load, unit, slo, there(*k.LatencyMs))
-	} else {
-		fmt.Fprintf(w, "SLO knee        none — even the lowest level misses %s.\n", slo)
+	default:
+		fmt.Fprintf(w, "SLO knee        none — even the lowest level judged misses %s.\n", slo)
 	}
 	if k := s.Knees.Curvature; k != nil {
 		fmt.Fprintf(w, "curvature knee  %g%s — where the %s p%g curve bends from flat to steep (Kneedle), whatever the SLO.\n", k.Load, unit, s.SLO.Metric, s.SLO.Percentile)
@@ -127,9 +170,14 @@ func Knees(out io.Writer, s *results.Sweep) {
 			fmt.Fprintln(w, "curvature knee  none — the curve does not bend within the levels measured.")
 		}
 	}
-	if k := s.Knees.Saturation; k != nil {
+	switch k := s.Knees.Saturation; {
+	case k != nil:
 		fmt.Fprintf(w, "saturation      %g%s — the first level where achieved throughput fell behind the offered load.\n", k.Load, unit)
-	} else {
+	case saturationJudged(s) == 0:
+		fmt.Fprintln(w, "saturation      none found — no level could be judged (see below).")
+	case len(s.Knees.Excluded) > 0:
+		fmt.Fprintln(w, "saturation      none — throughput kept up with the offered load at every level judged (those left out are below).")
+	default:
 		fmt.Fprintln(w, "saturation      none — throughput kept up with the offered load at every level.")
 	}
 	for _, e := range s.Knees.Excluded {
@@ -170,7 +218,7 @@ func Compare(w io.Writer, sweeps []*results.Sweep) error {
 			peakTok = max(peakTok, l.Run.Throughput.OutputTokensPerS)
 		}
 		cells := []string{s.Workload, s.Axis, sloText(s.SLO),
-			knee(s.Knees.SLO), knee(s.Knees.Curvature), knee(s.Knees.Saturation), num(peak, 2), num(peakTok, 0), fmt.Sprint(len(s.Levels))}
+			sloKneeCell(s), knee(s.Knees.Curvature), knee(s.Knees.Saturation), num(peak, 2), num(peakTok, 0), fmt.Sprint(len(s.Levels))}
 		for i := range rows {
 			rows[i] = append(rows[i], cells[i])
 		}
@@ -232,4 +280,34 @@ func CompareWarnings(sweeps []*results.Sweep) []string {
 		return "unknown"
 	})
 	return out
+}
+
+// judgedLevels counts the levels whose latencies the knees used.
+func judgedLevels(s *results.Sweep) int {
+	return len(s.Levels) - len(s.Knees.Excluded)
+}
+
+// saturationJudged counts the levels saturation was judged on: those
+// judged, and those left out only for their missing requests.
+func saturationJudged(s *results.Sweep) int {
+	n := judgedLevels(s)
+	for _, e := range s.Knees.Excluded {
+		if e.Saturation {
+			n++
+		}
+	}
+	return n
+}
+
+// sloKneeCell is a sweep's SLO knee in a comparison: a knee never crossed
+// is a lower bound, not a limit.
+func sloKneeCell(s *results.Sweep) string {
+	k := s.Knees.SLO
+	switch {
+	case k == nil:
+		return "none"
+	case s.Knees.SLONotReached:
+		return fmt.Sprintf("not reached (≥ %g)", k.Load)
+	}
+	return fmt.Sprintf("%g", k.Load)
 }

@@ -156,3 +156,41 @@ func TestWrapKeepsUnitsWithTheirNumbers(t *testing.T) {
 		t.Errorf("wrapping changed the words:\n%s", got)
 	}
 }
+
+// TestVerdictTextGolden: a sweep whose top levels were cut by the drain
+// timeout shows the cut share in its rows, lists every level's warning
+// under the table, leaves the cut levels out of the SLO knee with their
+// reason, and a sweep that never crossed its SLO says so instead of
+// offering a provisioning limit.
+func TestVerdictTextGolden(t *testing.T) {
+	s := sampleSweep("cut", 1)
+	s.Workload, s.Config.Voice = "requests", nil
+	for i := range s.Levels {
+		r := s.Levels[i].Run
+		r.Calls, r.Config.Voice = nil, nil
+		r.Throughput.RequestsPerS = s.Levels[i].Load
+		r.Requests.OK = 100
+		if i >= 4 {
+			r.Throughput.RequestsPerS *= 0.6
+			r.Requests.Interrupted = int64(40 * (i - 3))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the drain timeout (1m0s) cut %d requests still running after the window", r.Requests.Interrupted))
+		}
+	}
+	s.Levels[1].Run.Warnings = append(s.Levels[1].Run.Warnings, "the server's counters went back between scrapes")
+	s.FindKnees()
+	var b bytes.Buffer
+	SweepTable(&b, s, WideColumns)
+	flat := sampleSweep("flat", 0.05)
+	flat.FindKnees()
+	Knees(&b, flat)
+	if err := Compare(&b, []*results.Sweep{s, flat}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"warning 0.5/s", "warning 2/s", "28.6%", "not reached", "not reached (≥ 3)", "missing from its percentiles", "saturation      2/s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the verdict text lacks %q", want)
+		}
+	}
+	golden(t, "verdicts.golden", b.Bytes())
+}

@@ -24,6 +24,11 @@ type Point struct {
 	Arrivals int64
 	// Excluded levels (client unhealthy, failed) take no part in any knee.
 	Excluded bool
+	// Unreliable levels' latencies are not believed (too many of their
+	// requests are missing from the percentiles): the SLO cannot be said
+	// to hold there and the curve leaves them out, but their throughput
+	// counts toward saturation.
+	Unreliable bool
 }
 
 // MinShortfall is the fewest arrivals a level must fall behind by to count
@@ -42,12 +47,24 @@ func SLOKnee(points []Point, threshold, maxErrorRate float64) (int, bool) {
 		if p.Excluded {
 			continue
 		}
-		if p.Latency > threshold || p.ErrorRate >= maxErrorRate || math.IsNaN(p.Latency) {
+		if p.Unreliable || p.Latency > threshold || p.ErrorRate >= maxErrorRate || math.IsNaN(p.Latency) {
 			break
 		}
 		best = i
 	}
 	return best, best >= 0
+}
+
+// SLOCrossed reports whether a level past the SLO knee at best was judged
+// and missed the SLO: otherwise the knee is only the highest level judged,
+// and the limit lies above the levels measured.
+func SLOCrossed(points []Point, best int) bool {
+	for _, p := range points[best+1:] {
+		if !p.Excluded {
+			return true
+		}
+	}
+	return false
 }
 
 // Flatness thresholds of the curvature knee: a curve whose latency at its
@@ -83,7 +100,7 @@ const (
 func CurvatureKnee(points []Point, sloMs float64) (int, CurveShape) {
 	var idx []int
 	for i, p := range points {
-		if !p.Excluded && !math.IsNaN(p.Latency) && !math.IsInf(p.Latency, 0) {
+		if !p.Excluded && !p.Unreliable && !math.IsNaN(p.Latency) && !math.IsInf(p.Latency, 0) {
 			idx = append(idx, i)
 		}
 	}

@@ -1,6 +1,9 @@
 package results
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func pts(loads, lat []float64) []Point {
 	out := make([]Point, len(loads))
@@ -184,5 +187,48 @@ func TestGoodputSLOKnee(t *testing.T) {
 	s.FindKnees()
 	if k := s.Knees.SLO; k == nil || k.Load != 3 || *k.LatencyMs > 9.0001 {
 		t.Errorf("goodput knee %+v, want load 3 (91%% good, 9%% not)", k)
+	}
+}
+
+// TestMissingRequestsAndUnreachedSLO: a level whose cut requests are more
+// than MaxMissingShare of it cannot meet the SLO (its slowest are gone), is
+// left out of the curve with its reason, and still counts toward
+// saturation; an SLO every judged level met is marked not reached.
+func TestMissingRequestsAndUnreachedSLO(t *testing.T) {
+	run := func(p95 float64, ok, cut int64, completion float64, offered float64) *Run {
+		r := &Run{Health: Health{Verdict: VerdictHealthy}}
+		r.Stats.TTFTSched = Summary{Count: ok, P95: p95}
+		r.Requests = Requests{Sent: ok + cut, OK: ok, Interrupted: cut}
+		r.Arrivals.OfferedRate, r.Arrivals.CompletionRate, r.Throughput.RequestsPerS = offered, completion, completion
+		return r
+	}
+	slo := SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02}
+	s := &Sweep{Axis: "rate", SLO: slo, Levels: []Level{
+		{Load: 2, Run: run(100, 100, 0, 2, 2)},
+		{Load: 4, Run: run(150, 200, 1, 4, 4)},     // 0.5% cut: believed
+		{Load: 8, Run: run(120, 180, 220, 3.6, 8)}, // 55% cut: its p95 reads low
+		{Load: 16, Run: run(110, 150, 650, 3, 16)},
+	}}
+	s.FindKnees()
+	if s.Knees.SLO == nil || s.Knees.SLO.Load != 4 || s.Knees.SLONotReached {
+		t.Errorf("SLO knee %+v (not reached %v), want 4, crossed at the cut level", s.Knees.SLO, s.Knees.SLONotReached)
+	}
+	if len(s.Knees.Excluded) != 2 || !s.Knees.Excluded[0].Saturation || !strings.Contains(s.Knees.Excluded[0].Reason, "55.0% of its requests are missing") {
+		t.Errorf("excluded %+v, want levels 8 and 16 for their missing requests", s.Knees.Excluded)
+	}
+	if s.Knees.Saturation == nil || s.Knees.Saturation.Load != 8 {
+		t.Errorf("saturation %+v, want 8 (the cut level fell behind)", s.Knees.Saturation)
+	}
+	up := &Sweep{Axis: "rate", SLO: slo, Levels: []Level{{Load: 1, Run: run(50, 100, 0, 1, 1)}, {Load: 2, Run: run(60, 100, 0, 2, 2)}}}
+	up.FindKnees()
+	if up.Knees.SLO == nil || up.Knees.SLO.Load != 2 || !up.Knees.SLONotReached {
+		t.Errorf("SLO knee %+v (not reached %v), want 2 and not reached", up.Knees.SLO, up.Knees.SLONotReached)
+	}
+	csv, err := s.CSV()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(csv), ",400,180,0,220,0,0.55,") {
+		t.Errorf("the CSV does not account for the cut level's requests:\n%s", csv)
 	}
 }

@@ -234,6 +234,31 @@ type Attempts struct {
 	Retries int64            `json:"retries"`
 }
 
+// MaxMissingShare is the largest share of a level's requests that may be
+// missing from its percentiles (cut by the drain timeout, or never sent for
+// want of a --max-concurrency slot) before the level's latencies are no
+// longer believed: the requests missing are the slowest, so its
+// percentiles read low.
+const MaxMissingShare = 0.02
+
+// Missing counts a run's measured requests that are in none of its
+// latency percentiles: cut before they finished (by the drain timeout or a
+// signal), and, unsent, arrivals due in the window that never got a slot.
+func (r *Run) Missing() (cut, unsent int64) {
+	return r.Requests.Interrupted, r.Arrivals.Unsent
+}
+
+// MissingShare is the share of the window's requests that Missing counts,
+// of every request it was due to measure.
+func (r *Run) MissingShare() float64 {
+	cut, unsent := r.Missing()
+	all := r.Requests.OK + r.Requests.Failed + cut + unsent
+	if all == 0 {
+		return 0
+	}
+	return float64(cut+unsent) / float64(all)
+}
+
 // ErrorRate is the failed share of finished (non-interrupted) requests.
 func (r Requests) ErrorRate() float64 {
 	n := r.OK + r.Failed

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -94,8 +95,12 @@ type Knees struct {
 	Saturation *Knee `json:"saturation"`
 	// CurveShape says why there is or is not a curvature knee: "knee",
 	// "flat", "no bend" or "fewer than three levels".
-	CurveShape string          `json:"curve_shape,omitempty"`
-	Excluded   []ExcludedLevel `json:"excluded,omitempty"`
+	CurveShape string `json:"curve_shape,omitempty"`
+	// SLONotReached marks an SLO knee that is only the highest level
+	// judged: every level judged met the SLO, so the limit lies above the
+	// levels measured and the knee is no provisioning limit.
+	SLONotReached bool            `json:"slo_not_reached,omitempty"`
+	Excluded      []ExcludedLevel `json:"excluded,omitempty"`
 }
 
 // Knee is a level singled out by a knee function.
@@ -111,6 +116,9 @@ type Knee struct {
 type ExcludedLevel struct {
 	Load   float64 `json:"load"`
 	Reason string  `json:"reason"`
+	// Saturation says the level still counts toward saturation: its
+	// latencies are not believed, but its completions are real.
+	Saturation bool `json:"counts_for_saturation,omitempty"`
 }
 
 // SummaryOf picks a named distribution of a run's stats.
@@ -205,6 +213,12 @@ func (s *Sweep) FindKnees() {
 		case !l.Run.Health.Healthy():
 			pts[i].Excluded = true
 			s.Knees.Excluded = append(s.Knees.Excluded, ExcludedLevel{Load: l.Load, Reason: "client unhealthy: " + joinReasons(l.Run.Health.Reasons)})
+		case l.Run.MissingShare() > MaxMissingShare:
+			// Its slowest requests are missing, so its latencies read low
+			// and cannot be said to meet the SLO; its completions are
+			// real, and falling that far behind is saturation's business.
+			pts[i].Unreliable = true
+			s.Knees.Excluded = append(s.Knees.Excluded, ExcludedLevel{Load: l.Load, Saturation: true, Reason: missingReason(l.Run)})
 		}
 		if v, ok := s.SLO.Value(l.Run); ok {
 			pts[i].Latency = v
@@ -222,6 +236,7 @@ func (s *Sweep) FindKnees() {
 	}
 	if i, ok := SLOKnee(pts, s.SLO.Threshold(), s.SLO.MaxErrorRate); ok {
 		s.Knees.SLO = knee(i)
+		s.Knees.SLONotReached = !SLOCrossed(pts, i)
 	}
 	i, shape := CurvatureKnee(pts, s.SLO.Threshold())
 	s.Knees.CurveShape = string(shape)
@@ -231,6 +246,20 @@ func (s *Sweep) FindKnees() {
 	if i, ok := SaturationLevel(pts); ok {
 		s.Knees.Saturation = knee(i)
 	}
+}
+
+// missingReason says what a level's missing requests do to it.
+func missingReason(r *Run) string {
+	cut, unsent := r.Missing()
+	var what []string
+	if cut > 0 {
+		what = append(what, fmt.Sprintf("%d cut before they finished", cut))
+	}
+	if unsent > 0 {
+		what = append(what, fmt.Sprintf("%d never sent for want of a --max-concurrency slot", unsent))
+	}
+	return fmt.Sprintf("%.1f%% of its requests are missing from its percentiles (%s): the slowest are gone, so its latencies read low "+
+		"and it cannot be said to meet the SLO; it still counts toward saturation", 100*r.MissingShare(), joinReasons(what))
 }
 
 func joinReasons(r []string) string {
@@ -274,6 +303,7 @@ var CSVHeader = []string{
 	"server_ttft_p50_ms", "server_ttft_p99_ms", "server_itl_p50_ms", "server_itl_p99_ms", "server_tpot_p50_ms",
 	"server_e2e_p50_ms", "server_e2e_p99_ms", "server_output_tokens_per_s", "server_lag_p99_ms",
 	"server_ttft_mean_ms", "server_itl_mean_ms", "server_e2e_mean_ms", "error",
+	"completion_rate_per_s", "sent", "ok", "failed", "cut", "unsent", "missing_share", "warnings",
 }
 
 // CSV renders one row per level, in CSVHeader's columns. Values a level
@@ -313,7 +343,13 @@ func (s *Sweep) CSV() ([]byte, error) {
 func (s *Sweep) csvColumns(l Level, col map[string]string, f func(float64) string) {
 	r := l.Run
 	st := r.Stats
-	tput, _ := l.throughput(s.Axis)
+	// Throughput is completions per second in the window, as the terminal
+	// and the plots say; the shifted-window estimate that saturation is
+	// judged by has its own column.
+	tput := r.Throughput.RequestsPerS
+	if r.Calls != nil {
+		tput = r.Calls.TurnsPerS
+	}
 	q := func(sum Summary, v float64) string {
 		if sum.Count == 0 {
 			return ""
@@ -329,6 +365,10 @@ func (s *Sweep) csvColumns(l Level, col map[string]string, f func(float64) strin
 		"throughput_per_s": f(tput), "output_tokens_per_s": f(r.Throughput.OutputTokensPerS),
 		"error_rate": f(r.Requests.ErrorRate()), "client_health": r.Health.Verdict,
 		"requests": strconv.FormatInt(r.Requests.OK+r.Requests.Failed, 10),
+		"sent":     strconv.FormatInt(r.Requests.Sent, 10), "ok": strconv.FormatInt(r.Requests.OK, 10),
+		"failed": strconv.FormatInt(r.Requests.Failed, 10), "cut": strconv.FormatInt(r.Requests.Interrupted, 10),
+		"unsent": strconv.FormatInt(r.Arrivals.Unsent, 10), "missing_share": f(r.MissingShare()),
+		"warnings": strings.Join(r.Warnings, " | "),
 	} {
 		col[k] = v
 	}
@@ -340,6 +380,9 @@ func (s *Sweep) csvColumns(l Level, col map[string]string, f func(float64) strin
 		conc = r.Calls.AchievedConcurrency
 	}
 	col["achieved_concurrency"] = f(conc)
+	if cr := r.Arrivals.CompletionRate; cr > 0 {
+		col["completion_rate_per_s"] = f(cr)
+	}
 	if g := r.Goodput; g != nil {
 		col["goodput_share"], col["goodput_per_s"] = f(g.Share), f(g.RequestsPerS)
 	}
