@@ -30,6 +30,10 @@ type Target struct {
 	// ExtraBody is a JSON object merged into every request body; its keys
 	// win over knee's own.
 	ExtraBody json.RawMessage
+	// IgnoreEOS asks the server to generate every request's max_tokens,
+	// whatever its end-of-sequence token says (vLLM's, SGLang's,
+	// llama.cpp's and knee sim's ignore_eos), where the API takes it.
+	IgnoreEOS bool
 	// Timeout is the time allowed from the send to the first byte of the
 	// response, and then between content chunks of the stream: SSE
 	// comments, role-only chunks and empty events do not reset it. Zero
@@ -201,7 +205,7 @@ func (c *Client) Close() { c.hc.CloseIdleConnections() }
 
 // appendBody writes the JSON body for r.
 func (c *Client) appendBody(dst []byte, r *workload.Request) []byte {
-	w := &body{dst: append(dst, '{'), extra: c.extra}
+	w := &body{dst: append(dst, '{'), extra: c.extra, ignoreEOS: c.t.IgnoreEOS}
 	c.proto.appendBody(w, r, c.t.Model)
 	for _, e := range c.extra {
 		w.key(e.key)
@@ -216,6 +220,8 @@ type body struct {
 	dst   []byte
 	n     int
 	extra []extraField
+	// ignoreEOS is the target's: every request ignores its EOS.
+	ignoreEOS bool
 }
 
 // field writes key (and the colon) and reports true, unless --extra-body

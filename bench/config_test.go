@@ -84,7 +84,7 @@ func TestConfigVoiceRoundTrip(t *testing.T) {
 func TestConfigFieldsRead(t *testing.T) {
 	elsewhere := map[string]string{
 		"BaseURL": "target", "BuiltinSim": "target", "Model": "target", "Endpoint": "target", "APIKey": "target",
-		"Headers": "target", "ExtraBody": "target", "TimeoutS": "target",
+		"Headers": "target", "ExtraBody": "target", "IgnoreEOS": "target", "TimeoutS": "target",
 		"Workload": "workload (predict.Replay)", "MaxTokens": "workload", "InputTokens": "workload", "PrefixTokens": "workload",
 		"PrefixPool": "workload", "Dataset": "workload", "DatasetFormat": "workload", "DatasetSizing": "workload (predict.replayDataset)",
 		"InputStddev": "workload", "OutputStddev": "workload", "RangeRatio": "workload", "Conversations": "workload (predict.replayConversations)",

@@ -31,6 +31,25 @@ func FirstModel(t Target) (string, error) {
 // handshake and the answer are bounded by the target's --timeout (10 s
 // when none), and ctx ending (the first signal) ends the wait.
 func ListModels(ctx context.Context, t Target) ([]string, error) {
+	models, err := ListModelInfo(ctx, t)
+	ids := make([]string, len(models))
+	for i, m := range models {
+		ids[i] = m.ID
+	}
+	return ids, err
+}
+
+// ModelInfo is what a target's model list says of one model.
+type ModelInfo struct {
+	ID string
+	// ContextTokens is the longest sequence (prompt and answer) the server
+	// takes for the model: vLLM's and knee sim's max_model_len, llama.cpp's
+	// meta.n_ctx (shared by its slots); 0 when the list does not say.
+	ContextTokens int
+}
+
+// ListModelInfo is ListModels with what the list says of each model.
+func ListModelInfo(ctx context.Context, t Target) ([]ModelInfo, error) {
 	modelsURL := joinURL(t.BaseURL, "/models")
 	timeout := t.Timeout
 	if timeout <= 0 || timeout > 10*time.Second {
@@ -70,17 +89,21 @@ func ListModels(ctx context.Context, t Target) ([]string, error) {
 	}
 	var v struct {
 		Data []struct {
-			ID string `json:"id"`
+			ID          string `json:"id"`
+			MaxModelLen int    `json:"max_model_len"`
+			Meta        struct {
+				NCtx int `json:"n_ctx"`
+			} `json:"meta"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &v); err != nil {
 		return nil, fmt.Errorf("listing models: %v", err)
 	}
-	ids := make([]string, len(v.Data))
+	models := make([]ModelInfo, len(v.Data))
 	for i, m := range v.Data {
-		ids[i] = m.ID
+		models[i] = ModelInfo{ID: m.ID, ContextTokens: max(m.MaxModelLen, m.Meta.NCtx, 0)}
 	}
-	return ids, nil
+	return models, nil
 }
 
 // ErrRedirect marks a target that answered with a redirect: the wrong

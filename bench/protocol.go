@@ -68,7 +68,7 @@ func openAIBody(b *body, r *workload.Request) {
 	if r.MaxTokens > 0 && b.field("max_tokens") {
 		b.dst = strconv.AppendInt(b.dst, int64(r.MaxTokens), 10)
 	}
-	if r.IgnoreEOS && b.field("ignore_eos") {
+	if (r.IgnoreEOS || b.ignoreEOS) && b.field("ignore_eos") {
 		b.dst = append(b.dst, "true"...)
 	}
 	if b.field("stream") {
@@ -149,7 +149,7 @@ func (generateProtocol) appendBody(b *body, r *workload.Request, _ string) {
 			b.dst = append(b.dst, ',')
 		}
 		b.dst = append(b.dst, `"ignore_eos":`...)
-		b.dst = strconv.AppendBool(b.dst, r.IgnoreEOS)
+		b.dst = strconv.AppendBool(b.dst, r.IgnoreEOS || b.ignoreEOS)
 		b.dst = append(b.dst, '}')
 	}
 	if b.field("stream") {

@@ -19,7 +19,7 @@ type simFlags struct {
 func (f *simFlags) register(c *cobra.Command) {
 	fs := c.Flags()
 	fs.StringVar(&f.models, "sim-models", "builtin:models", "built-in target: models file it serves")
-	fs.StringVar(&f.responses, "sim-responses", "builtin:bench-responses", "built-in target: responses file (the default makes max_tokens set output length exactly)")
+	fs.StringVar(&f.responses, "sim-responses", "builtin:bench-responses", "built-in target: responses file (builtin:bench-responses makes max_tokens set the output length exactly)")
 	fs.StringVar(&f.preset, "sim-preset", "", "built-in target: serve a preset GPU[xN]/MODEL[@DTYPE[,kv=DTYPE]] (see knee presets), e.g. h100-80gbx2/llama-3.1-70b@fp8")
 }
 

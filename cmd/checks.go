@@ -48,6 +48,9 @@ func (f *loadFlags) check(c *cobra.Command) error {
 	if f.rate > maxRateBound || f.concurrency > maxCountBound || f.maxConcurrency > maxCountBound || f.requests > maxCountBound {
 		return usageErr("--rate, --concurrency, --max-concurrency or --requests is absurdly large")
 	}
+	if f.maxTokens < 1 {
+		return usageErr("--max-tokens must be at least 1: a request without max_tokens runs on to the end of the model's context")
+	}
 	if f.inputTokens > maxTokensBound || f.maxTokens > maxTokensBound {
 		return usageErr("--input-tokens and --max-tokens must be at most %d", maxTokensBound)
 	}

@@ -37,6 +37,13 @@ func slow(t *testing.T) {
 // startSim serves the built-in models (or a given file) on 127.0.0.1.
 func startSim(t *testing.T, models, apiKey string) string {
 	t.Helper()
+	return startSimWith(t, models, apiKey, "builtin:bench-responses")
+}
+
+// startSimWith is startSim with a responses file: builtin:responses, as a
+// standalone knee sim has, ends answers at their own end of sequence.
+func startSimWith(t *testing.T, models, apiKey, responses string) string {
+	t.Helper()
 	if models == "" {
 		models = "builtin:models"
 	}
@@ -44,7 +51,7 @@ func startSim(t *testing.T, models, apiKey string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := simulator.LoadResponses("builtin:bench-responses")
+	r, err := simulator.LoadResponses(responses)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,10 +35,16 @@ func (f *datasetFlags) register(c *cobra.Command) {
 	fs.IntVar(&f.minTokens, "dataset-min-tokens", -1, "drop entries with fewer prompt (or reference answer) tokens (default 4 for ShareGPT, as vLLM; else none)")
 	fs.IntVar(&f.maxPrompt, "dataset-max-prompt-tokens", -1, "drop entries with more prompt tokens (default 1024 for ShareGPT, as vLLM; else none)")
 	fs.IntVar(&f.maxContext, "dataset-max-context", -1, "drop entries whose prompt plus output exceed this (default 2048 for ShareGPT, as vLLM; else none)")
+	hideDefault(fs, "dataset-min-tokens", "dataset-max-prompt-tokens", "dataset-max-context")
 	fs.BoolVar(&f.repeat, "dataset-repeat", false, "start every sweep level at the first sampled entry, so later levels resend earlier levels' prompts (warm on a prefix-caching server); by default each level continues where the last stopped")
 	fs.IntVar(&f.blockTokens, "trace-block-tokens", workload.DefaultTraceBlockTokens, "tokens one trace hash_id stands for (Mooncake's block size)")
 	fs.BoolVar(&f.liveHistory, "replay-live-history", false, "conversations: send the server's own answers as the history of later turns (default: the recorded answers)")
-	fs.Float64Var(&f.speedup, "trace-speedup", 1, "replay a trace this many times faster (0.5: at half speed); --rate instead asks for a mean rate")
+	if windowFlag(c) == "--duration" {
+		// A sweep's levels are --trace-speedups.
+		fs.Float64Var(&f.speedup, "trace-speedup", 1, "replay a trace this many times faster (0.5: at half speed); --rate instead asks for a mean rate")
+	} else {
+		f.speedup = 1
+	}
 }
 
 // pendingDataset is a parsed dataset not yet sized: sizing needs the

@@ -24,6 +24,7 @@ type targetFlags struct {
 	endpoint  string
 	headers   []string
 	extraBody string
+	ignoreEOS bool
 	timeout   time.Duration
 	retries   int
 
@@ -39,6 +40,7 @@ func (f *targetFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.endpoint, "endpoint", "chat", "chat (/v1/chat/completions), completions (/v1/completions) or generate (SGLang's native /generate)")
 	fs.StringArrayVar(&f.headers, "header", nil, "extra request header K:V (repeatable)")
 	fs.StringVar(&f.extraBody, "extra-body", "", `JSON object merged into every request body, e.g. '{"ignore_eos": true}'`)
+	fs.BoolVar(&f.ignoreEOS, "ignore-eos", false, "ask for every request's max_tokens, whatever the model's end-of-sequence token says (ignore_eos, which vLLM, SGLang, llama.cpp and knee sim take; not OpenAI's API); on by default against the built-in target")
 	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "time allowed before the first byte of a response and then between content chunks; SSE comments do not reset it (0: none)")
 	fs.DurationVar(&f.requestTimeout, "request-timeout", 10*time.Minute, "total time allowed for one request, send to end of stream (0: none)")
 	fs.DurationVar(&f.idleConns, "idle-conn-timeout", bench.DefaultIdleConnTimeout, "how long an idle connection is kept for reuse (below uvicorn's 5 s keep-alive)")
@@ -78,6 +80,9 @@ func (f *targetFlags) validate() error {
 				return usageErr("--extra-body may not set %q (knee always streams; use --model)", k)
 			}
 		}
+		if _, ok := m["ignore_eos"]; ok && f.ignoreEOS {
+			return usageErr("--extra-body sets ignore_eos and --ignore-eos is given: give one")
+		}
 	}
 	return nil
 }
@@ -86,7 +91,7 @@ func (f *targetFlags) validate() error {
 func (f *targetFlags) target(baseURL string) bench.Target {
 	t := bench.Target{
 		BaseURL: baseURL, APIKey: f.apiKey, Endpoint: bench.Endpoint(f.endpoint), Model: f.model,
-		ExtraBody: json.RawMessage(f.extraBody), Timeout: f.timeout, UserAgent: "knee/" + version(), Retries: f.retries,
+		ExtraBody: json.RawMessage(f.extraBody), IgnoreEOS: f.ignoreEOS, Timeout: f.timeout, UserAgent: "knee/" + version(), Retries: f.retries,
 		RequestTimeout: f.requestTimeout, IdleConnTimeout: f.idleConns,
 	}
 	for _, h := range f.headers {
@@ -98,7 +103,7 @@ func (f *targetFlags) target(baseURL string) bench.Target {
 
 // config records the target flags with secrets redacted.
 func (f *targetFlags) config(baseURL, model string) results.Config {
-	c := results.Config{BaseURL: results.RedactURL(baseURL), Model: model, Endpoint: f.endpoint, ExtraBody: results.RedactJSON(f.extraBody), TimeoutS: f.timeout.Seconds()}
+	c := results.Config{BaseURL: results.RedactURL(baseURL), Model: model, Endpoint: f.endpoint, ExtraBody: results.RedactJSON(f.extraBody), IgnoreEOS: f.ignoreEOS, TimeoutS: f.timeout.Seconds()}
 	if f.apiKey != "" {
 		c.APIKey = results.Redacted
 	}
@@ -121,6 +126,9 @@ type resolved struct {
 	target  bench.Target
 	builtin bool
 	stop    func()
+	// contextTokens is the model's context as its server lists it (0:
+	// not said).
+	contextTokens int
 }
 
 // resolve finds the model when none was given. With no base URL at all the
@@ -139,6 +147,10 @@ func (f *targetFlags) resolve(ctx context.Context, c *cobra.Command, sim *simFla
 	}
 	base := f.baseURL
 	if base == "" {
+		// The built-in target's answers run to max_tokens unless told.
+		if !c.Flags().Changed("ignore-eos") {
+			f.ignoreEOS = true
+		}
 		s, err := startBuiltinSim(ctx, c, sim)
 		if err != nil {
 			return nil, withCode(ExitRuntime, err)
@@ -146,7 +158,11 @@ func (f *targetFlags) resolve(ctx context.Context, c *cobra.Command, sim *simFla
 		base, r.builtin, r.stop = s.baseURL, true, s.stop
 	}
 	r.target = f.target(base)
-	ids, err := bench.ListModels(ctx, r.target)
+	models, err := bench.ListModelInfo(ctx, r.target)
+	ids := make([]string, len(models))
+	for i, m := range models {
+		ids[i] = m.ID
+	}
 	switch {
 	case errors.Is(err, bench.ErrRedirect):
 		r.stop()
@@ -172,7 +188,24 @@ func (f *targetFlags) resolve(ctx context.Context, c *cobra.Command, sim *simFla
 		r.stop()
 		return nil, usageErr("--model %q is not served by %s (it serves: %s)", r.target.Model, results.RedactURL(base), strings.Join(ids, ", "))
 	}
+	for _, m := range models {
+		if m.ID == r.target.Model {
+			r.contextTokens = m.ContextTokens
+		}
+	}
 	return r, nil
+}
+
+// fitsContext refuses, before the first request, a workload whose
+// longest request cannot fit the model's context as its server lists it:
+// every such request would fail (vLLM answers 400; some servers reset the
+// connection).
+func (r *resolved) fitsContext(longest int, what string) error {
+	if r.contextTokens <= 0 || longest <= r.contextTokens {
+		return nil
+	}
+	return usageErr("%s is %d tokens, past the %d-token context %s lists for %s", what, longest, r.contextTokens,
+		results.RedactURL(r.target.BaseURL)+"/models", r.target.Model)
 }
 
 // minBurstiness is the burstiest gamma shape knee draws: at 0.01 a 5 s
@@ -218,8 +251,13 @@ func (f *loadFlags) registerShared(c *cobra.Command) {
 	fs := c.Flags()
 	fs.Float64Var(&f.burstiness, "burstiness", 1, "gamma shape of open-loop gaps: 1 is Poisson, below 1 burstier, above 1 more regular")
 	fs.IntVar(&f.maxConcurrency, "max-concurrency", 0, "open loop: cap on requests in flight; arrivals wait for a slot, and the wait is measured")
-	fs.IntVar(&f.requests, "requests", 0, "measured requests (default 100 when --duration is not given)")
+	if windowFlag(c) == "--duration" {
+		fs.IntVar(&f.requests, "requests", 0, "measured requests (default 100 when --duration is not given)")
+	} else {
+		fs.IntVar(&f.requests, "requests", 0, "measured requests per level, instead of --step-duration")
+	}
 	fs.IntVar(&f.warmup, "warmup", -1, "unmeasured warm-up requests (default: one per concurrent stream)")
+	hideDefault(fs, "warmup")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for arrivals and prompts")
 	fs.IntVar(&f.inputTokens, "input-tokens", 0, "synthetic prompts of about N tokens, different for every request")
 	fs.StringVar(&f.dataset, "dataset", "", "prompts from a file: prompt JSONL, OpenAI chat JSONL or ShareGPT JSON (see --dataset-format), cycled")
@@ -334,4 +372,20 @@ func (f *loadFlags) config(c *results.Config, load bench.Load) {
 	}
 	bench.RecordLoad(c, load)
 	c.MaxTokens = f.maxTokens
+}
+
+// longestRequest is the longest request a workload's flags ask for, in
+// tokens, and what it is, or 0 when the flags do not say (a fixed prompt,
+// a dataset).
+func longestRequest(lf *loadFlags, vf *voiceFlags, voice bool) (int, string) {
+	switch {
+	case voice:
+		n := vf.systemTokens + vf.turns*(vf.userTokens+vf.outputTokens)
+		return n, fmt.Sprintf("a call's last turn (--system-prompt-tokens %d + --turns %d × (--user-tokens %d + --output-tokens %d))",
+			vf.systemTokens, vf.turns, vf.userTokens, vf.outputTokens)
+	case lf.inputTokens > 0 && lf.dataset == "":
+		return lf.prefixTokens + lf.inputTokens + lf.maxTokens, fmt.Sprintf("a request (--prefix-tokens %d + --input-tokens %d + --max-tokens %d)",
+			lf.prefixTokens, lf.inputTokens, lf.maxTokens)
+	}
+	return 0, ""
 }

@@ -23,6 +23,9 @@ func message(err error) string {
 	if s, ok := flagTerms[err]; ok {
 		return s
 	}
+	if s, ok := groupMessage(err.Error()); ok {
+		return s
+	}
 	switch e := err.(type) {
 	case interface{ Unwrap() []error }:
 		parts := e.Unwrap()

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/kneebench/knee/bench"
@@ -27,6 +28,49 @@ func TestMessageInFlagTerms(t *testing.T) {
 	} {
 		if got := message(tc.err); got != tc.want {
 			t.Errorf("message(%q) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestUsageHints: a mistyped flag gets the nearest one, another command's
+// flag names that command, exclusive flags are said in knee's words, and
+// vLLM's goodput form is taken: all before anything is sent.
+func TestUsageHints(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--rats", "2"}, "did you mean --rate?"},
+		{[]string{"run", "--rates", "1,2"}, "--rates is a flag of knee predict and knee sweep"},
+		{[]string{"run", "--step-duration", "1s"}, "--step-duration is a flag of knee predict and knee sweep"},
+		{[]string{"run", "--rate", "1", "--concurrency", "2", "--base-url", "http://127.0.0.1:1/v1"}, "--concurrency and --rate cannot be given together"},
+		{[]string{"run", "--max-tokens", "0", "--base-url", "http://127.0.0.1:1/v1"}, "--max-tokens must be at least 1"},
+		{[]string{"run", "--goodput", "ttft:300", "vibes", "--base-url", "http://127.0.0.1:1/v1"}, `unknown command "vibes"`},
+	} {
+		code, _, errOut := execute(t, tc.args...)
+		if code != ExitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", tc.args, code, errOut, ExitUsage, tc.want)
+		}
+	}
+	// The space-separated form reaches the parser: an unknown metric is its
+	// error, not cobra's.
+	if code, _, errOut := execute(t, "run", "--goodput", "ttft:300", "vibes:5", "--base-url", "http://127.0.0.1:1/v1"); code != ExitUsage ||
+		!strings.Contains(errOut, "vibes") || strings.Contains(errOut, "unknown command") {
+		t.Errorf("--goodput ttft:300 vibes:5: exit %d, %q", code, errOut)
+	}
+}
+
+// TestContextChecked: a request that cannot fit the context the server
+// lists (max_model_len) is refused before anything is sent.
+func TestContextChecked(t *testing.T) {
+	url := startSim(t, "", "")
+	for _, args := range [][]string{
+		{"run", "--base-url", url, "--model", "knee-sim", "--input-tokens", "200000", "--requests", "1"},
+		{"sweep", "--base-url", url, "--model", "knee-sim", "--workload", "voice", "--rates", "1", "--system-prompt-tokens", "140000", "--out-dir", t.TempDir()},
+	} {
+		code, out, errOut := execute(t, args...)
+		if code != ExitUsage || !strings.Contains(errOut, "past the 131072-token context") || strings.Contains(out, "ok") {
+			t.Errorf("%v: exit %d, %q", args[:2], code, errOut)
 		}
 	}
 }

@@ -93,7 +93,7 @@ latency-vs-load curve.`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{ExitUsage, err}
+		return &exitError{ExitUsage, flagHint(c, err)}
 	})
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return finiteFlags(c) }
 	root.AddCommand(newVersionCmd(), newRunCmd(), newSweepCmd(), newPredictCmd(), newCalibrateCmd(), newMergeCmd(), newK8sCmd(), newCompareCmd(), newReportCmd(), newValidateCmd(), newSimCmd(), newPresetsCmd())

@@ -50,7 +50,7 @@ simulator and benchmarks that.`,
 		Example: `  knee run --base-url http://localhost:8000/v1 --rate 5 --duration 60s --input-tokens 512 --max-tokens 128
   knee run --concurrency 16 --requests 500 --output run.json
   knee run --workload voice --rate 0.5 --duration 60s --system-prompt-tokens 18000`,
-		Args: cobra.NoArgs,
+		Args: goodputArgs(&o.load),
 		RunE: runtimeErrors(o.run),
 	}
 	o.target.register(c)
@@ -106,6 +106,9 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	defer tgt.stop()
+	if err := tgt.fitsContext(longestRequest(&o.load, &o.voice, o.workload == "voice")); err != nil {
+		return err
+	}
 	var records *checkedWriter
 	if o.records != "" {
 		var f io.WriteCloser = nopWriteCloser{c.OutOrStdout()}

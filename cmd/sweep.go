@@ -76,7 +76,7 @@ With no target, knee starts its built-in simulator and sweeps it with
 		Example: `  knee sweep
   knee sweep --base-url http://gpu:8000/v1 --rates 1,2,4,8,16 --step-duration 60s --label h100
   knee sweep --workload voice --preset l40s --base-url http://l40s:30000/v1 --label L40S`,
-		Args: cobra.NoArgs,
+		Args: goodputArgs(&o.load),
 		RunE: runtimeErrors(o.run),
 	}
 	o.register(c)
@@ -98,7 +98,7 @@ func (o *sweepOptions) register(c *cobra.Command) {
 	fs.StringVar(&o.label, "label", "", "name of the result files (default sweep-<date>-<time>)")
 	fs.StringVar(&o.outDir, "out-dir", "results", "folder of the result files")
 	fs.Float64Var(&o.slo, "slo", 300, "SLO threshold in ms")
-	fs.StringVar(&o.sloMetric, "slo-metric", "ttft_sched", "SLO metric: ttft_sched, ttft, e2e, e2e_sched, itl, tpot, queue_wait, or goodput (then --slo is the percentage of requests meeting every --goodput bound, default 90)")
+	fs.StringVar(&o.sloMetric, "slo-metric", "ttft_sched", "SLO metric: ttft_sched, ttft, e2e, e2e_sched, itl, tpot, queue_wait, or goodput (then --slo is the percentage of requests meeting every --goodput bound, 90 unless --slo is given)")
 	fs.Float64Var(&o.sloPct, "slo-percentile", 95, "SLO percentile: 50, 90, 95 or 99")
 	fs.Float64Var(&o.maxErr, "max-error-rate", 0.02, "a level with this error rate or more misses the SLO")
 	fs.BoolVar(&o.stopSat, "stop-on-saturation", false, "end the sweep once two levels in a row miss the SLO")
@@ -278,6 +278,9 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	defer tgt.stop()
+	if err := tgt.fitsContext(longestRequest(&o.load, &o.voice, o.workload == "voice")); err != nil {
+		return err
+	}
 	out, errOut := c.OutOrStdout(), c.ErrOrStderr()
 	progress := newProgress(errOut)
 	if results.IsStdout(o.records) {

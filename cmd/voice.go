@@ -31,8 +31,20 @@ func (f *voiceFlags) register(c *cobra.Command, turns int, gap string) {
 	fs.IntVar(&f.turns, "turns", turns, "voice: turns per call; turn 1 only warms the prefix, turns 2.. are measured")
 	fs.StringVar(&f.gap, "gap", gap, "voice: time the caller speaks between turns, MIN,MAX drawn uniformly (or one value)")
 	fs.IntVar(&f.outputTokens, "output-tokens", d.OutputTokens, "voice: tokens asked of each measured turn (with ignore_eos)")
-	fs.IntVar(&f.calls, "calls", 0, "voice: number of call arrivals in the measured window (or bound it by time: --duration, or --step-duration in a sweep)")
+	if c.Name() == "validate" {
+		return // a validation's calls are its own, one after another
+	}
+	fs.IntVar(&f.calls, "calls", 0, "voice: number of call arrivals in the measured window (instead of "+windowFlag(c)+")")
 	fs.IntVar(&f.maxCalls, "max-concurrent-calls", 0, "voice: cap on calls in progress; arrivals beyond it are shed and reported")
+}
+
+// windowFlag is the flag that bounds a command's measured window by time:
+// a sweep's (and a prediction's) window is per level.
+func windowFlag(c *cobra.Command) string {
+	if c.Name() == "sweep" || c.Name() == "predict" {
+		return "--step-duration"
+	}
+	return "--duration"
 }
 
 // parseGap reads "5s,7s" or "6s".

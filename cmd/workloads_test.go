@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -274,5 +275,37 @@ func TestGenerateEndpointEndToEnd(t *testing.T) {
 		"--requests", "8", "--concurrency", "2", "--no-server-metrics")
 	if r.Requests.OK != 8 || r.Tokens.OutputTotal != 96 || r.Stats.ITL.Count != 8*11 || math.Abs(r.Tokens.Input.Mean-100) > 3 || r.Config.Endpoint != "generate" {
 		t.Errorf("%d ok, %d output tokens, %d gaps, input mean %.1f, endpoint %q", r.Requests.OK, r.Tokens.OutputTotal, r.Stats.ITL.Count, r.Tokens.Input.Mean, r.Config.Endpoint)
+	}
+}
+
+// TestIgnoreEOS: a standalone knee sim (builtin:responses) ends answers at
+// their own end of sequence, short of max_tokens; --ignore-eos sends
+// ignore_eos and every answer runs to max_tokens, as against the built-in
+// target, where it is the default.
+func TestIgnoreEOS(t *testing.T) {
+	url := startSimWith(t, "", "", "builtin:responses")
+	args := []string{"run", "--base-url", url, "--model", "knee-sim-instant", "--requests", "30", "--concurrency", "3", "--max-tokens", "64",
+		"--input-tokens", "32", "--no-server-metrics"}
+	free := runJSON(t, args...)
+	full := runJSON(t, append(args, "--ignore-eos")...)
+	if free.Tokens.Output.Mean >= 63 {
+		t.Errorf("without --ignore-eos the answers averaged %.1f of 64 tokens: the test's server does not stop early", free.Tokens.Output.Mean)
+	}
+	if full.Tokens.Output.Mean != 64 || !full.Config.IgnoreEOS {
+		t.Errorf("with --ignore-eos the answers averaged %.1f of 64 tokens (recorded %v)", full.Tokens.Output.Mean, full.Config.IgnoreEOS)
+	}
+	// The built-in target is a child process: the real binary.
+	out := filepath.Join(t.TempDir(), "builtin.json")
+	cmd := exec.Command(kneeBinary(t), "run", "--requests", "3", "--max-tokens", "8", "--input-tokens", "16", "--no-server-metrics", "--quiet", "-o", out)
+	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL=")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if builtin, err := results.ReadRun(out); err != nil || !builtin.Config.IgnoreEOS {
+		t.Errorf("the built-in target's run did not ask for ignore_eos (%v)", err)
+	}
+	if code, _, errOut := execute(t, "run", "--base-url", url, "--ignore-eos", "--extra-body", `{"ignore_eos":false}`); code != ExitUsage ||
+		!strings.Contains(errOut, "give one") {
+		t.Errorf("--ignore-eos with --extra-body ignore_eos: exit %d, %q", code, errOut)
 	}
 }

@@ -60,21 +60,24 @@ type Shard struct {
 
 // Config is the run's configuration as given, with secrets redacted.
 type Config struct {
-	BaseURL        string            `json:"base_url"`
-	BuiltinSim     bool              `json:"builtin_simulator,omitempty"`
-	Model          string            `json:"model"`
-	Endpoint       string            `json:"endpoint"`
-	APIKey         string            `json:"api_key,omitempty"`
-	Headers        map[string]string `json:"headers,omitempty"`
-	ExtraBody      string            `json:"extra_body,omitempty"`
-	Workload       Workload          `json:"workload"`
-	Mode           Mode              `json:"mode"`
-	Concurrency    int               `json:"concurrency,omitempty"`
-	Rate           float64           `json:"rate,omitempty"`
-	Burstiness     float64           `json:"burstiness,omitempty"`
-	MaxConcurrency int               `json:"max_concurrency,omitempty"`
-	MaxTokens      int               `json:"max_tokens"`
-	InputTokens    int               `json:"input_tokens,omitempty"`
+	BaseURL    string            `json:"base_url"`
+	BuiltinSim bool              `json:"builtin_simulator,omitempty"`
+	Model      string            `json:"model"`
+	Endpoint   string            `json:"endpoint"`
+	APIKey     string            `json:"api_key,omitempty"`
+	Headers    map[string]string `json:"headers,omitempty"`
+	ExtraBody  string            `json:"extra_body,omitempty"`
+	// IgnoreEOS says every request asked for its max_tokens whatever the
+	// model's end-of-sequence token said.
+	IgnoreEOS      bool     `json:"ignore_eos,omitempty"`
+	Workload       Workload `json:"workload"`
+	Mode           Mode     `json:"mode"`
+	Concurrency    int      `json:"concurrency,omitempty"`
+	Rate           float64  `json:"rate,omitempty"`
+	Burstiness     float64  `json:"burstiness,omitempty"`
+	MaxConcurrency int      `json:"max_concurrency,omitempty"`
+	MaxTokens      int      `json:"max_tokens"`
+	InputTokens    int      `json:"input_tokens,omitempty"`
 	// PrefixTokens and PrefixPool are the shared prefixes of synthetic
 	// prompts: PrefixPool prefixes of PrefixTokens tokens, before each
 	// request's InputTokens.

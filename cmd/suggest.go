@@ -1,0 +1,122 @@
+package cmd
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// unknownFlag matches pflag's words for a flag it does not know.
+var unknownFlag = regexp.MustCompile(`^unknown (?:shorthand )?flag: '?-{1,2}([^' ]+)'?`)
+
+// flagHint adds to an unknown-flag error what the user probably meant: a
+// flag of this command a typo away, or the other commands that have it.
+func flagHint(c *cobra.Command, err error) error {
+	m := unknownFlag.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	name, _, _ := strings.Cut(m[1], "=")
+	best, bestDist := "", 3
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		if d := editDistance(name, f.Name); d < bestDist {
+			best, bestDist = f.Name, d
+		}
+	})
+	var hints []string
+	if best != "" {
+		hints = append(hints, fmt.Sprintf("did you mean --%s?", best))
+	}
+	var owners []string
+	for _, sub := range c.Root().Commands() {
+		if sub != c && sub.Flags().Lookup(name) != nil && !sub.Hidden {
+			owners = append(owners, "knee "+sub.Name())
+		}
+	}
+	if len(owners) > 0 {
+		slices.Sort(owners)
+		hints = append(hints, fmt.Sprintf("--%s is a flag of %s", name, strings.Join(owners, " and ")))
+	}
+	if len(hints) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, strings.Join(hints, " "))
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// flagGroup matches cobra's words for mutually exclusive flags given
+// together.
+var flagGroup = regexp.MustCompile(`^if any flags in the group \[([^\]]*)\] are set none of the others can be; \[([^\]]*)\] were all set$`)
+
+// groupMessage says cobra's exclusive-group error in knee's words.
+func groupMessage(text string) (string, bool) {
+	m := flagGroup.FindStringSubmatch(text)
+	if m == nil {
+		return "", false
+	}
+	var given []string
+	for _, f := range strings.Fields(m[2]) {
+		given = append(given, "--"+f)
+	}
+	return fmt.Sprintf("%s cannot be given together: give one of them", strings.Join(given, " and ")), true
+}
+
+// goodputBound matches one bound of a goodput, as vLLM writes them.
+var goodputBound = regexp.MustCompile(`^[a-z_]+:[0-9.eE+-]+$`)
+
+// goodputArgs takes no arguments but the rest of a --goodput written as
+// vLLM's benchmark takes it, bounds apart (--goodput ttft:300 tpot:50),
+// which the shell hands over as separate words.
+func goodputArgs(f *loadFlags) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		if !c.Flags().Changed("goodput") || !slices.ContainsFunc(args, goodputBound.MatchString) {
+			return cobra.NoArgs(c, args)
+		}
+		for _, a := range args {
+			if !goodputBound.MatchString(a) {
+				return cobra.NoArgs(c, []string{a})
+			}
+		}
+		f.goodput += "," + strings.Join(args, ",")
+		return nil
+	}
+}
+
+// hideDefault keeps help from printing the sentinel defaults (-1: "the
+// usual for the format") of the named flags beside the words that say
+// what they mean.
+func hideDefault(fs *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		fs.Lookup(n).DefValue = "0"
+	}
+}
