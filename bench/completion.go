@@ -78,3 +78,50 @@ func completionRate(completions int, arrivals int64, offeredRate float64) float6
 	}
 	return offeredRate * float64(completions) / float64(arrivals)
 }
+
+// minTrendSamples is the fewest completions each third of a window needs
+// for queueTrend to compare them.
+const minTrendSamples = 10
+
+// queueTrend is the median age at completion (from the scheduled arrival)
+// of the requests scheduled in the first and in the last third of the
+// schedule window [start, end). A server that keeps up has a queue that
+// does not grow, so the two agree; one that falls behind, even by less
+// than the 5% of throughput the saturation test allows for noise, serves
+// the last third far later than the first. ok is false with fewer than
+// minTrendSamples completions in either third.
+func queueTrend(done []completion, start, end time.Duration) (first, last time.Duration, ok bool) {
+	third := (end - start) / 3
+	if third <= 0 {
+		return 0, 0, false
+	}
+	lo, hi := (start + third).Milliseconds(), (end - third).Milliseconds()
+	var early, late []int32
+	for _, c := range done {
+		switch sched := int64(c.doneMs) - int64(c.ageMs); {
+		case sched >= start.Milliseconds() && sched < lo:
+			early = append(early, c.ageMs)
+		case sched >= hi && sched < end.Milliseconds():
+			late = append(late, c.ageMs)
+		}
+	}
+	if len(early) < minTrendSamples || len(late) < minTrendSamples {
+		return 0, 0, false
+	}
+	slices.Sort(early)
+	slices.Sort(late)
+	ms := func(v int32) time.Duration { return time.Duration(v) * time.Millisecond }
+	return ms(early[len(early)/2]), ms(late[len(late)/2]), true
+}
+
+// queueTrend is the collector's completions' trend over the schedule
+// window [start, end) (see the function queueTrend).
+func (c *collector) queueTrend(start, end time.Duration) (first, last time.Duration, ok bool) {
+	var done []completion
+	for _, s := range c.shards {
+		s.mu.Lock()
+		done = append(done, s.agg.done...)
+		s.mu.Unlock()
+	}
+	return queueTrend(done, start, end)
+}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/kneebench/knee/health"
@@ -56,11 +57,17 @@ func (s *summary) windowResult(rep health.Report, w Window) *results.Run {
 	if s.load.Rate > 0 {
 		res.Arrivals.WindowArrivals = w.Arrivals
 		res.Arrivals.CompletionRate = completionRate(s.coll.keptPace(w.SchedStart, w.SchedEnd), w.InWindow, w.Offered)
+		if first, last, ok := s.coll.queueTrend(w.SchedStart, w.SchedEnd); ok {
+			res.Arrivals.AgeFirstThirdMs, res.Arrivals.AgeLastThirdMs = ms(first), ms(last)
+		}
 	}
 	res.Arrivals.Unsent = w.Unsent
 	res.Warnings = append(res.Warnings, results.SmallPrint(res)...)
 	if w.Unsent > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d arrivals due in the window were still waiting for a --max-concurrency slot when it closed: never sent", w.Unsent))
+	}
+	if warn := shortWindow(s.load.Duration, "E2E p99", res.Stats.E2E.P99/1000, res.Stats.E2E.Count, "requests"); s.load.Rate > 0 && warn != "" {
+		res.Warnings = append(res.Warnings, warn)
 	}
 	if w.DrainCut {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut %d requests still running after the window: counted as interrupted; "+
@@ -68,3 +75,24 @@ func (s *summary) windowResult(rep health.Report, w Window) *results.Run {
 	}
 	return res
 }
+
+// minWindowMultiple is how many times its longest requests (or calls) a
+// window must be for its throughput to be read: shorter, the requests
+// that straddle its edges weigh on it, and a queue building slowly does
+// not show yet.
+const minWindowMultiple = 3
+
+// shortWindow warns when a window bounded by time (d) is under
+// minWindowMultiple times long (seconds, the figure named what). n is how
+// many samples the figure has; nothing is said without any.
+func shortWindow(d time.Duration, what string, long float64, n int64, units string) string {
+	if d <= 0 || n == 0 || !(long > 0) || d.Seconds() >= minWindowMultiple*long {
+		return ""
+	}
+	need := time.Duration(math.Ceil(minWindowMultiple*long)) * time.Second
+	return fmt.Sprintf("the window (%s) is under %d times the longest %s (%s %.1f s): those straddling its edges weigh on its throughput, "+
+		"and a queue that builds slowly may not show yet; a window of at least %s reads this level reliably", d, minWindowMultiple, units, what, long, need)
+}
+
+// ms is a duration in milliseconds, as results carry them.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

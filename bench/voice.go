@@ -368,6 +368,9 @@ func voiceResult(coll *collector, rep health.Report, o VoiceOptions, t VoiceTall
 	res.Arrivals.CompletionRate = completionRate(s.coll.keptPace(t.WindowStart, t.WindowStart+schedEnd), t.InWindowTurns, calls.TurnsOfferedPerS)
 	res.Calls = calls
 	res.Warnings = append(res.Warnings, results.SmallPrint(res)...)
+	if warn := shortWindow(o.Duration, "mean call", calls.MeanCallSeconds, calls.Completed, "calls"); warn != "" {
+		res.Warnings = append(res.Warnings, warn)
+	}
 	if t.DrainCut {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut calls still in progress after the arrivals ended: their open turns count as interrupted", o.DrainTimeout))
 	}

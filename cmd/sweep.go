@@ -94,7 +94,12 @@ func (o *sweepOptions) register(c *cobra.Command) {
 	fs.StringVar(&o.workload, "workload", "requests", "requests, voice, or conversations (a --dataset's conversations replayed as calls)")
 	fs.StringVar(&o.rates, "rates", "", "open-loop levels: arrivals (or calls) per second, e.g. 1,2,4,8")
 	fs.StringVar(&o.concurrency, "concurrency", "", "closed-loop levels: streams, e.g. 1,4,16,64")
-	fs.DurationVar(&o.step, "step-duration", 15*time.Second, "measured window of each level (0 with --requests to count requests instead)")
+	step, why := 15*time.Second, "1m for calls"
+	if o.predict {
+		// Virtual time is cheap, and a queue needs minutes to show.
+		step, why = 2*time.Minute, "virtual time is cheap"
+	}
+	fs.DurationVar(&o.step, "step-duration", step, "measured window of each level (0 with --requests to count requests instead; "+why+")")
 	fs.StringVar(&o.label, "label", "", "name of the result files (default sweep-<date>-<time>)")
 	fs.StringVar(&o.outDir, "out-dir", "results", "folder of the result files")
 	fs.Float64Var(&o.slo, "slo", 300, "SLO threshold in ms")
@@ -213,6 +218,11 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 		if !fs.Changed("max-tokens") {
 			o.load.maxTokens = defaultSweepOutput
 		}
+	}
+	if o.workload != "requests" && !fs.Changed("step-duration") && !o.predict {
+		// A call lasts its turns and gaps (about 20 s by default): a
+		// window of 15 s holds too few whole calls to read.
+		o.step = time.Minute
 	}
 	o.load.duration = o.step
 	if o.load.requests > 0 && !fs.Changed("step-duration") {

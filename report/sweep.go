@@ -172,7 +172,13 @@ func Knees(out io.Writer, s *results.Sweep) {
 	}
 	switch k := s.Knees.Saturation; {
 	case k != nil:
-		fmt.Fprintf(w, "saturation      %g%s — the first level where achieved throughput fell behind the offered load.\n", k.Load, unit)
+		how := "achieved throughput fell behind the offered load"
+		if l := s.Levels[k.Index]; l.Run != nil && s.Axis == "rate" && l.Run.Calls == nil && results.QueueGrowth(l.Run.Arrivals) >= results.QueueGrowthWeak {
+			a := l.Run.Arrivals
+			how = fmt.Sprintf("the server fell behind the offered load: its queue grew through the window (requests took %s in its first third, %s in its last)",
+				seconds(a.AgeFirstThirdMs), seconds(a.AgeLastThirdMs))
+		}
+		fmt.Fprintf(w, "saturation      %g%s — the first level where %s.\n", k.Load, unit, how)
 	case saturationJudged(s) == 0:
 		fmt.Fprintln(w, "saturation      none found — no level could be judged (see below).")
 	case len(s.Knees.Excluded) > 0:
@@ -311,3 +317,6 @@ func sloKneeCell(s *results.Sweep) string {
 	}
 	return fmt.Sprintf("%g", k.Load)
 }
+
+// seconds says a time in ms as seconds, to a tenth.
+func seconds(ms float64) string { return fmt.Sprintf("%.1f s", ms/1000) }

@@ -24,6 +24,9 @@ type Point struct {
 	Arrivals int64
 	// Excluded levels (client unhealthy, failed) take no part in any knee.
 	Excluded bool
+	// QueueGrowth is how much its queue grew through its window (open
+	// loop; see QueueGrowth), 0 when it did not or is unknown.
+	QueueGrowth float64
 	// Unreliable levels' latencies are not believed (too many of their
 	// requests are missing from the percentiles): the SLO cannot be said
 	// to hold there and the curve leaves them out, but their throughput
@@ -135,6 +138,31 @@ func CurvatureKnee(points []Point, sloMs float64) (int, CurveShape) {
 	return best, CurveKnee
 }
 
+// A server that keeps up serves the requests of a window's last third as
+// fast as its first third's, however bursty the arrivals; one that falls
+// behind serves them later and later. The growth of the median age at
+// completion from the first third to the last (Arrivals.AgeFirstThirdMs)
+// is saturation on its own past QueueGrowthStrong times, and with a
+// throughput shortfall of more than ShortfallWithGrowth past
+// QueueGrowthWeak times (a deficit of 3% builds a queue forever, which a
+// noise margin of 5% alone lets pass); never for growth under
+// QueueGrowthMinMs.
+const (
+	QueueGrowthStrong   = 2.0
+	QueueGrowthWeak     = 1.3
+	QueueGrowthMinMs    = 500
+	ShortfallWithGrowth = 0.02
+)
+
+// QueueGrowth is how many times longer a window's last third of requests
+// took than its first third, 0 when unknown or under QueueGrowthMinMs.
+func QueueGrowth(a Arrivals) float64 {
+	if a.AgeFirstThirdMs <= 0 || a.AgeLastThirdMs-a.AgeFirstThirdMs <= QueueGrowthMinMs {
+		return 0
+	}
+	return a.AgeLastThirdMs / a.AgeFirstThirdMs
+}
+
 // SaturationLevel is the first level where achieved throughput stops
 // tracking the offered load: under 95% of what a server keeping up would
 // deliver for open-loop levels, and, for closed-loop levels (no expected
@@ -147,7 +175,8 @@ func SaturationLevel(points []Point) (int, bool) {
 		}
 		if p.ExpectedThroughput > 0 {
 			short := 1 - p.Throughput/p.ExpectedThroughput
-			if short > 0.05 && (p.Arrivals == 0 || short*float64(p.Arrivals) >= MinShortfall) {
+			if short > 0.05 && (p.Arrivals == 0 || short*float64(p.Arrivals) >= MinShortfall) ||
+				p.QueueGrowth >= QueueGrowthStrong || p.QueueGrowth >= QueueGrowthWeak && short > ShortfallWithGrowth {
 				return i, true
 			}
 		} else if prev >= 0 && points[prev].Throughput > 0 && p.Load > points[prev].Load &&

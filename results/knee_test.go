@@ -232,3 +232,34 @@ func TestMissingRequestsAndUnreachedSLO(t *testing.T) {
 		t.Errorf("the CSV does not account for the cut level's requests:\n%s", csv)
 	}
 }
+
+// TestSaturationByQueueGrowth: a queue growing through the window is
+// saturation when it more than doubles, or grows by a third with a
+// throughput shortfall the 5% noise margin alone would pass; growth under
+// half a second, or without a shortfall when weak, is not.
+func TestSaturationByQueueGrowth(t *testing.T) {
+	level := func(load, through, first, last float64) Level {
+		r := &Run{Health: Health{Verdict: VerdictHealthy}}
+		r.Stats.TTFTSched = Summary{Count: 500, P95: 100}
+		r.Requests = Requests{OK: 500}
+		r.Arrivals = Arrivals{OfferedRate: load, CompletionRate: through, AgeFirstThirdMs: first, AgeLastThirdMs: last}
+		return Level{Load: load, Run: r}
+	}
+	for _, tc := range []struct {
+		name  string
+		level Level
+		sat   bool
+	}{
+		{"steady", level(8, 8, 1200, 1350), false},
+		{"doubling queue, throughput kept", level(8, 8, 1200, 3000), true},
+		{"a third more, 3.4% short", level(16, 15.45, 17600, 25500), true},
+		{"a third more, on pace", level(16, 15.9, 17600, 25500), false},
+		{"tripled but under half a second", level(16, 16, 100, 300), false},
+	} {
+		s := &Sweep{Axis: "rate", SLO: SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02}, Levels: []Level{tc.level}}
+		s.FindKnees()
+		if got := s.Knees.Saturation != nil; got != tc.sat {
+			t.Errorf("%s: saturated %v, want %v", tc.name, got, tc.sat)
+		}
+	}
+}

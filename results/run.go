@@ -312,6 +312,13 @@ type Arrivals struct {
 	SendLatenessP99Ms float64 `json:"send_lateness_p99_ms"`
 	// AchievedConcurrency is the mean number of requests in flight.
 	AchievedConcurrency float64 `json:"achieved_concurrency"`
+	// AgeFirstThirdMs and AgeLastThirdMs are the median times from
+	// scheduled arrival to completion of the requests scheduled in the
+	// first and the last third of an open loop's window: a queue that
+	// grows through the window shows as the second far above the first
+	// (see QueueGrowing). Absent with too few requests.
+	AgeFirstThirdMs float64 `json:"age_first_third_ms,omitempty"`
+	AgeLastThirdMs  float64 `json:"age_last_third_ms,omitempty"`
 	// CompletionRate is the offered rate times the share of the window's
 	// arrivals matched by a successful completion inside the window shifted
 	// by the typical age at completion (see the README): a server that

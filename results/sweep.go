@@ -226,6 +226,9 @@ func (s *Sweep) FindKnees() {
 		pts[i].ErrorRate = l.Run.Requests.ErrorRate()
 		pts[i].Throughput, pts[i].ExpectedThroughput = l.throughput(s.Axis)
 		pts[i].Arrivals = l.Run.Arrivals.WindowArrivals
+		if s.Axis == "rate" && l.Run.Calls == nil {
+			pts[i].QueueGrowth = QueueGrowth(l.Run.Arrivals)
+		}
 	}
 	knee := func(i int) *Knee {
 		k := &Knee{Load: pts[i].Load, Index: i}
