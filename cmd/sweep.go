@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,8 +36,9 @@ type sweepOptions struct {
 	sim         simFlags
 	server      serverFlags
 	shard       shardFlags
-	workload    string
-	rates       string
+	workload     string
+	healthPolicy string
+	rates        string
 	concurrency string
 	step        time.Duration
 	label       string
@@ -113,6 +115,7 @@ func (o *sweepOptions) register(c *cobra.Command) {
 	c.MarkFlagsMutuallyExclusive("rates", "concurrency")
 	if !o.predict {
 		o.shard.register(c, true)
+		fs.StringVar(&o.healthPolicy, "health-policy", results.HealthExclude, "what a level whose client was unhealthy (client-limited, or host-starved: the whole machine stalled) does to the knees: exclude it, warn (judge it, and say so) or ignore (judge it)")
 	}
 }
 
@@ -188,6 +191,9 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	axis, loads, err := o.levels(c)
 	if err != nil {
 		return err
+	}
+	if o.healthPolicy != "" && !slices.Contains(results.HealthPolicies, o.healthPolicy) {
+		return usageErr("--health-policy must be one of %s, got %q", strings.Join(results.HealthPolicies, ", "), o.healthPolicy)
 	}
 	if o.slo <= 0 || o.maxErr <= 0 || o.maxErr > 1 || o.step < 0 {
 		return usageErr("--slo and --max-error-rate must be positive (error rate at most 1), --step-duration not negative")
@@ -313,6 +319,9 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	plan.describe(&base, axis)
 	sw := &results.Sweep{Label: label, Config: base, Environment: environment(), Axis: axis, Workload: o.workload,
 		SLO: results.SLO{Metric: o.sloMetric, Percentile: o.sloPct, ThresholdMs: o.slo, MaxErrorRate: o.maxErr, MinGoodPercent: minGood}}
+	if o.healthPolicy != results.HealthExclude {
+		sw.HealthPolicy = o.healthPolicy
+	}
 	if minGood > 0 {
 		sw.SLO.ThresholdMs = 0
 	}

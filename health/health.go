@@ -28,6 +28,12 @@ const (
 	LimitedTimerLagP99     = 20 * time.Millisecond
 	LimitedSendLatenessP99 = 20 * time.Millisecond
 	LimitedCPUShare        = 0.90
+	// A client whose timers were late while it used little of the
+	// machine, on a machine that was busy or whose hypervisor took its
+	// time, was starved by its host, not limited by itself.
+	StarvedHostBusy   = 0.90
+	StarvedHostSteal  = 0.10
+	StarvedClientBusy = 0.50
 )
 
 // Verdicts.
@@ -35,6 +41,7 @@ const (
 	Healthy       = "healthy"
 	Noisy         = "noisy"
 	ClientLimited = "client-limited"
+	HostStarved   = "host-starved"
 )
 
 // Monitor samples the client's timer lateness in the background.
@@ -47,6 +54,7 @@ type Monitor struct {
 	started  time.Time
 	cpu0     time.Duration
 	gc0      debug.GCStats
+	host0    hostCPU
 }
 
 // Start begins monitoring; Stop ends it and returns the report.
@@ -61,6 +69,7 @@ func Start(interval time.Duration) *Monitor {
 		lag:      hdrhistogram.New(1, 60_000_000, 3),
 		started:  time.Now(),
 		cpu0:     processCPU(),
+		host0:    readHostCPU(),
 	}
 	debug.ReadGCStats(&m.gc0)
 	go m.loop()
@@ -108,6 +117,11 @@ type Report struct {
 	NumGC   int64
 	Wall    time.Duration
 	Samples int64
+	// HostBusy and HostSteal are the shares of the whole machine's CPU
+	// that was busy (any process) and that its hypervisor took, when
+	// /proc/stat says (HostKnown).
+	HostBusy, HostSteal float64
+	HostKnown           bool
 }
 
 // Snapshot returns the report so far without stopping.
@@ -127,6 +141,7 @@ func (m *Monitor) Snapshot() Report {
 		Samples:     m.lag.TotalCount(),
 	}
 	r.CPU = processCPU() - m.cpu0
+	r.HostBusy, r.HostSteal, r.HostKnown = m.host0.shares(readHostCPU())
 	if wall > 0 {
 		r.CPUShare = float64(r.CPU) / float64(wall) / float64(runtime.NumCPU())
 	}
@@ -183,6 +198,12 @@ func Verdict(r Report, s Sends) (verdict string, reasons []string) {
 	if r.CPUShare > LimitedCPUShare {
 		worse(ClientLimited)
 		reasons = append(reasons, fmt.Sprintf("client CPU at %.0f%% of the machine", 100*r.CPUShare))
+	}
+	if verdict == ClientLimited && r.CPUShare < StarvedClientBusy && r.HostKnown && (r.HostBusy > StarvedHostBusy || r.HostSteal > StarvedHostSteal) {
+		// Late with little work of its own: the machine was taken.
+		verdict = HostStarved
+		reasons = append(reasons, fmt.Sprintf("the host was starved, not the client: the machine's CPU was %.0f%% busy (%.0f%% taken by its hypervisor) "+
+			"while knee used %.0f%% of it", 100*r.HostBusy, 100*r.HostSteal, 100*r.CPUShare))
 	}
 	return verdict, reasons
 }

@@ -189,6 +189,9 @@ func Knees(out io.Writer, s *results.Sweep) {
 	for _, e := range s.Knees.Excluded {
 		fmt.Fprintf(w, "excluded        %g%s — %s\n", e.Load, unit, e.Reason)
 	}
+	for _, e := range s.Knees.JudgedUnhealthy {
+		fmt.Fprintf(w, "judged anyway   %g%s — --health-policy warn kept it in the knees: %s\n", e.Load, unit, e.Reason)
+	}
 	if s.Interrupted {
 		fmt.Fprintln(w, "interrupted     the sweep was stopped; the results hold the levels measured.")
 	}

@@ -263,3 +263,46 @@ func TestSaturationByQueueGrowth(t *testing.T) {
 		}
 	}
 }
+
+// TestHostStarvedLevels: a client-limited level whose server's timers were
+// late too (a stalled clock in both) is host-starved; it is left out of
+// the knees by default, judged and named with --health-policy warn, and
+// judged silently with ignore.
+func TestHostStarvedLevels(t *testing.T) {
+	level := func(load, p95 float64, stalled bool) Level {
+		r := &Run{Health: Health{Verdict: VerdictHealthy}}
+		r.Stats.TTFTSched = Summary{Count: 200, P95: p95}
+		r.Requests = Requests{OK: 200}
+		r.Arrivals = Arrivals{OfferedRate: load, CompletionRate: load}
+		if stalled {
+			r.Health = Health{Verdict: VerdictClientLimited, Reasons: []string{"timer lateness p99 80.0 ms exceeds 20 ms"}}
+			r.Server = &Server{Lag: &Summary{Count: 100, P99: 85}}
+			r.JudgeHost()
+		}
+		return Level{Load: load, Run: r}
+	}
+	build := func(policy string) *Sweep {
+		s := &Sweep{Axis: "rate", HealthPolicy: policy, SLO: SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02},
+			Levels: []Level{level(1, 50, false), level(2, 55, true), level(4, 60, true), level(8, 400, false)}}
+		s.FindKnees()
+		return s
+	}
+	if v := build("").Levels[1].Run.Health; v.Verdict != VerdictHostStarved || !strings.Contains(strings.Join(v.Reasons, " "), "server's own timers were late too") {
+		t.Fatalf("a stall in client and server: %+v", v)
+	}
+	if s := build(""); len(s.Knees.Excluded) != 2 || !strings.HasPrefix(s.Knees.Excluded[0].Reason, "host starved") {
+		t.Errorf("default policy: excluded %+v", s.Knees.Excluded)
+	}
+	warn := build(HealthWarn)
+	if len(warn.Knees.Excluded) != 0 || len(warn.Knees.JudgedUnhealthy) != 2 || warn.Knees.SLO == nil || warn.Knees.SLO.Load != 4 {
+		t.Errorf("warn: excluded %+v, judged %+v, SLO knee %+v", warn.Knees.Excluded, warn.Knees.JudgedUnhealthy, warn.Knees.SLO)
+	}
+	if ign := build(HealthIgnore); len(ign.Knees.Excluded) != 0 || len(ign.Knees.JudgedUnhealthy) != 0 || ign.Knees.SLO.Load != 4 {
+		t.Errorf("ignore: excluded %+v, judged %+v", ign.Knees.Excluded, ign.Knees.JudgedUnhealthy)
+	}
+	// A late client beside a punctual server is the client's own limit.
+	r := &Run{Health: Health{Verdict: VerdictClientLimited}, Server: &Server{Lag: &Summary{P99: 2}}}
+	if r.JudgeHost(); r.Health.Verdict != VerdictClientLimited {
+		t.Errorf("a punctual server's client became %s", r.Health.Verdict)
+	}
+}

@@ -361,7 +361,9 @@ type Health struct {
 
 // Healthy reports whether the client did not limit the figures (a noisy
 // client still counts: its jitter is reported, not disqualifying).
-func (h Health) Healthy() bool { return h.Verdict != VerdictClientLimited }
+func (h Health) Healthy() bool {
+	return h.Verdict != VerdictClientLimited && h.Verdict != VerdictHostStarved
+}
 
 // Health verdicts.
 const (
@@ -370,7 +372,27 @@ const (
 	VerdictVirtual       = "virtual"
 	VerdictNoisy         = "noisy"
 	VerdictClientLimited = "client-limited"
+	// VerdictHostStarved marks a run whose client was late through no
+	// fault of its own: the machine (or its hypervisor) starved it, and
+	// the server too when it shares the box.
+	VerdictHostStarved = "host-starved"
 )
+
+// ServerLateMs is the server's own timer lateness p99 (knee sim's lag)
+// past which a late client is taken to share a starved host with it.
+const ServerLateMs = 20
+
+// JudgeHost turns a client-limited verdict into host-starved when the
+// server's own timers were late as well: both stalled together, which no
+// client limit explains. It is for after the server view is filled.
+func (r *Run) JudgeHost() {
+	if r.Health.Verdict != VerdictClientLimited || r.Server == nil || r.Server.Lag == nil || r.Server.Lag.P99 <= ServerLateMs {
+		return
+	}
+	r.Health.Verdict = VerdictHostStarved
+	r.Health.Reasons = append(r.Health.Reasons, fmt.Sprintf(
+		"the host was starved, not the client: the server's own timers were late too (p99 %.1f ms), so both stalled together", r.Server.Lag.P99))
+}
 
 // ServerTimings summarises per-response server timings, in ms: the time
 // the server spent on the prompt (its prefill, without any wait for a

@@ -20,12 +20,16 @@ type Sweep struct {
 	Environment   Environment `json:"environment"`
 	// Axis is "rate" (open loop: requests or calls per second) or
 	// "concurrency" (closed loop).
-	Axis        string  `json:"axis"`
-	Workload    string  `json:"workload"`
-	SLO         SLO     `json:"slo"`
-	Levels      []Level `json:"levels"`
-	Knees       Knees   `json:"knees"`
-	Interrupted bool    `json:"interrupted,omitempty"`
+	Axis     string  `json:"axis"`
+	Workload string  `json:"workload"`
+	SLO      SLO     `json:"slo"`
+	Levels   []Level `json:"levels"`
+	Knees    Knees   `json:"knees"`
+	// HealthPolicy says what an unhealthy level (client-limited or
+	// host-starved) does to the knees: HealthExclude (the default, also
+	// ""), HealthWarn or HealthIgnore.
+	HealthPolicy string `json:"health_policy,omitempty"`
+	Interrupted  bool   `json:"interrupted,omitempty"`
 	// Prediction is set on a sweep computed by knee predict: what it was
 	// computed on.
 	Prediction *Prediction `json:"prediction,omitempty"`
@@ -101,6 +105,9 @@ type Knees struct {
 	// levels measured and the knee is no provisioning limit.
 	SLONotReached bool            `json:"slo_not_reached,omitempty"`
 	Excluded      []ExcludedLevel `json:"excluded,omitempty"`
+	// JudgedUnhealthy are unhealthy levels the knees used anyway, as
+	// --health-policy warn asks, and why they were unhealthy.
+	JudgedUnhealthy []ExcludedLevel `json:"judged_unhealthy,omitempty"`
 }
 
 // Knee is a level singled out by a knee function.
@@ -195,8 +202,19 @@ func (l Level) throughput(axis string) (achieved, expected float64) {
 	return achieved, expected
 }
 
-// FindKnees computes the three knees of s, leaving out failed levels and
-// levels where the client was unhealthy.
+// Health policies (Sweep.HealthPolicy).
+const (
+	HealthExclude = "exclude"
+	HealthWarn    = "warn"
+	HealthIgnore  = "ignore"
+)
+
+// HealthPolicies lists the health policies.
+var HealthPolicies = []string{HealthExclude, HealthWarn, HealthIgnore}
+
+// FindKnees computes the three knees of s, leaving out failed levels and,
+// unless its HealthPolicy says otherwise, levels where the client was
+// unhealthy.
 func (s *Sweep) FindKnees() {
 	pts := make([]Point, len(s.Levels))
 	s.Knees = Knees{}
@@ -210,9 +228,13 @@ func (s *Sweep) FindKnees() {
 		case l.Run.Interrupted:
 			pts[i].Excluded = true
 			s.Knees.Excluded = append(s.Knees.Excluded, ExcludedLevel{Load: l.Load, Reason: "interrupted before the window ended"})
-		case !l.Run.Health.Healthy():
+		case !l.Run.Health.Healthy() && s.HealthPolicy != HealthWarn && s.HealthPolicy != HealthIgnore:
 			pts[i].Excluded = true
-			s.Knees.Excluded = append(s.Knees.Excluded, ExcludedLevel{Load: l.Load, Reason: "client unhealthy: " + joinReasons(l.Run.Health.Reasons)})
+			what := "client unhealthy: "
+			if l.Run.Health.Verdict == VerdictHostStarved {
+				what = "host starved: "
+			}
+			s.Knees.Excluded = append(s.Knees.Excluded, ExcludedLevel{Load: l.Load, Reason: what + joinReasons(l.Run.Health.Reasons)})
 		case l.Run.MissingShare() > MaxMissingShare:
 			// Its slowest requests are missing, so its latencies read low
 			// and cannot be said to meet the SLO; its completions are
@@ -236,6 +258,14 @@ func (s *Sweep) FindKnees() {
 			k.LatencyMs = &lat
 		}
 		return k
+	}
+	if s.HealthPolicy == HealthWarn {
+		for _, l := range s.Levels {
+			if l.Run != nil && !l.Run.Health.Healthy() {
+				s.Knees.JudgedUnhealthy = append(s.Knees.JudgedUnhealthy, ExcludedLevel{Load: l.Load,
+					Reason: l.Run.Health.Verdict + ": " + joinReasons(l.Run.Health.Reasons)})
+			}
+		}
 	}
 	if i, ok := SLOKnee(pts, s.SLO.Threshold(), s.SLO.MaxErrorRate); ok {
 		s.Knees.SLO = knee(i)

@@ -45,6 +45,7 @@ func (v *View) Fill(res *results.Run) {
 	switch {
 	case v.kind == "knee-sim" && v.sim != nil:
 		v.fillSim(res)
+		res.JudgeHost()
 	case (v.kind == "vllm" || v.kind == "sglang" || v.kind == "llamacpp") && v.before != nil && v.after != nil:
 		v.fillProm(res)
 	default:
