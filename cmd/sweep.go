@@ -8,8 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,26 +30,26 @@ var (
 )
 
 type sweepOptions struct {
-	target      targetFlags
-	load        loadFlags
-	voice       voiceFlags
-	sim         simFlags
-	server      serverFlags
-	shard       shardFlags
+	target       targetFlags
+	load         loadFlags
+	voice        voiceFlags
+	sim          simFlags
+	server       serverFlags
+	shard        shardFlags
 	workload     string
 	healthPolicy string
 	rates        string
-	concurrency string
-	step        time.Duration
-	label       string
-	outDir      string
-	slo         float64
-	sloMetric   string
-	sloPct      float64
-	maxErr      float64
-	stopSat     bool
-	preset      string
-	records     string
+	concurrency  string
+	step         time.Duration
+	label        string
+	outDir       string
+	slo          float64
+	sloMetric    string
+	sloPct       float64
+	maxErr       float64
+	stopSat      bool
+	preset       string
+	records      string
 	// predict runs the levels in virtual time instead of measuring them.
 	predict  bool
 	parallel int
