@@ -16,7 +16,20 @@ func Server(out io.Writer, s *results.Server) error {
 		"vllm":     "server view (vLLM /metrics: means exact, percentiles as the histogram bucket (lo, hi] they fall in, ≈ interpolated)",
 		"sglang":   "server view (SGLang /metrics: means exact, percentiles as the histogram bucket (lo, hi] they fall in, ≈ interpolated)",
 		"llamacpp": "server view (llama.cpp /metrics counters and per-response timings, exact)"}[s.Source]
-	fmt.Fprintf(w, "%s · %d requests, %s prompt and %s output tokens", title, s.Requests, num(float64(s.PromptTokens), 0), num(float64(s.OutputTokens), 0))
+	switch s.RequestsFrom {
+	case "none":
+		fmt.Fprintf(w, "%s · requests not counted by the server", title)
+	case "timings":
+		fmt.Fprintf(w, "%s · %d requests (one set of timings per answer)", title, s.Requests)
+	default:
+		fmt.Fprintf(w, "%s · %d requests", title, s.Requests)
+	}
+	if s.CachedTokens > 0 {
+		fmt.Fprintf(w, ", %s prompt tokens computed and %s taken from its cache, %s output tokens", num(float64(s.PromptTokens), 0),
+			num(float64(s.CachedTokens), 0), num(float64(s.OutputTokens), 0))
+	} else {
+		fmt.Fprintf(w, ", %s prompt and %s output tokens", num(float64(s.PromptTokens), 0), num(float64(s.OutputTokens), 0))
+	}
 	if s.Preemptions > 0 {
 		fmt.Fprintf(w, " · %d preemptions", s.Preemptions)
 	}

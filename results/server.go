@@ -11,9 +11,17 @@ type Server struct {
 	// Prometheus histogram buckets rather than computed exactly.
 	BucketEstimates bool  `json:"bucket_estimates"`
 	Requests        int64 `json:"requests"`
-	PromptTokens    int64 `json:"prompt_tokens,omitempty"`
-	OutputTokens    int64 `json:"output_tokens,omitempty"`
-	Preemptions     int64 `json:"preemptions,omitempty"`
+	// RequestsFrom says where Requests came from when the server counts
+	// none: "timings" (llama.cpp's per-response timings, one per answer
+	// the client read) or "none" (not known; Requests is 0).
+	RequestsFrom string `json:"requests_from,omitempty"`
+	// PromptTokens are the prompt tokens the server computed; CachedTokens
+	// those it took from its prefix cache instead, where it counts them
+	// apart (llama.cpp).
+	PromptTokens int64 `json:"prompt_tokens,omitempty"`
+	CachedTokens int64 `json:"cached_tokens,omitempty"`
+	OutputTokens int64 `json:"output_tokens,omitempty"`
+	Preemptions  int64 `json:"preemptions,omitempty"`
 	// PrefixHitRate is hits/queries of the prefix cache over the window.
 	PrefixHitRate *float64 `json:"prefix_cache_hit_rate,omitempty"`
 

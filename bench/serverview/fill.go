@@ -71,21 +71,38 @@ func (v *View) Fill(res *results.Run) {
 // the server's figures; fewer than completed means the server restarted or
 // its counters were reset. For voice, the server also saw every call's
 // unmeasured warm-up turn.
-func trafficWarnings(s *results.Server, res *results.Run, serverRequests int64, counted bool) {
+//
+// It reports whether the server's figures cover other requests than the
+// client's, or only part of them: then a difference between the two is no
+// delivery time, and noDelivery takes that column away.
+func trafficWarnings(s *results.Server, res *results.Run, serverRequests int64, counted bool) (mixed bool) {
 	sent, ok := res.Requests.Sent, res.Requests.OK
 	if res.Calls != nil && res.Requests.Warmup > 0 {
 		sent += res.Requests.Warmup // the calls' warm-up turns
 		s.Warnings = append(s.Warnings, "the server's figures include every call's unmeasured warm-up turn; the client's do not")
+		mixed = true
 	}
 	if !counted {
-		return
+		return mixed
 	}
 	switch {
 	case serverRequests > sent:
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the server counted %d requests in the window, the client sent %d: other traffic is mixed into the server's figures", serverRequests, sent))
+		mixed = true
 	case serverRequests < ok:
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the server counted %d requests in the window, fewer than the %d the client completed: it restarted or its counters were reset, so its figures cover part of the window", serverRequests, ok))
+		mixed = true
 	}
+	return mixed
+}
+
+// noDelivery takes the delivery column away from figures that do not
+// describe the same requests on both sides.
+func noDelivery(s *results.Server) {
+	for i := range s.Figures {
+		s.Figures[i].Delivery = nil
+	}
+	s.Warnings = append(s.Warnings, "no delivery column: the server's figures and the client's do not describe the same requests")
 }
 
 func (v *View) fillSim(res *results.Run) {
@@ -104,9 +121,12 @@ func (v *View) fillSim(res *results.Run) {
 		figure("E2E p50", ptr(st.E2E.P50), ms(srv["e2e"].P50), ms(sim["e2e"].P50)),
 		figure("E2E p99", ptr(st.E2E.P99), ms(srv["e2e"].P99), ms(sim["e2e"].P99)),
 	}
-	if res.WindowSeconds > 0 {
+	// The server's rate over its own interval, from its reset to its
+	// answer: a rate over the client's window would only restate the
+	// client's, whatever the server did.
+	if span := m.At.Sub(m.Since).Seconds(); !m.At.IsZero() && !m.Since.IsZero() && span > 0 {
 		s.Figures = append(s.Figures, figure("output tok/s", ptr(res.Throughput.OutputTokensPerS),
-			ptr(float64(m.Tokens.Generated)/res.WindowSeconds), nil))
+			ptr(float64(m.Tokens.Generated)/span), nil))
 	}
 	s.Lag = &results.Summary{Count: m.Lag.Count, Mean: m.Lag.Mean * 1000, Min: m.Lag.Min * 1000, P50: m.Lag.P50 * 1000,
 		P90: m.Lag.P90 * 1000, P95: m.Lag.P95 * 1000, P99: m.Lag.P99 * 1000, Max: m.Lag.Max * 1000}
@@ -116,6 +136,8 @@ func (v *View) fillSim(res *results.Run) {
 			s.PrefixHitRate = ptr(sc.PrefixHitRate)
 		}
 	}
-	trafficWarnings(s, res, v.simReqs, true)
+	if trafficWarnings(s, res, v.simReqs, true) {
+		noDelivery(s)
+	}
 	res.Server = s
 }

@@ -151,9 +151,9 @@ func (v *View) fillProm(res *results.Run) {
 	if v.kind == "llamacpp" {
 		v.llamaFigures(w, s, res)
 	}
-	if res.WindowSeconds > 0 && s.OutputTokens > 0 {
-		s.Figures = append(s.Figures, figure("output tok/s", ptr(res.Throughput.OutputTokensPerS), ptr(float64(s.OutputTokens)/res.WindowSeconds), nil))
-	}
+	// No server rate: Prometheus counters carry no interval of the
+	// server's own, and a rate over the client's window would only
+	// restate the client's.
 	v.mu.Lock()
 	if len(v.gauges) > 0 {
 		s.Gauges = map[string]results.GaugeStats{}
@@ -174,11 +174,20 @@ func (v *View) fillProm(res *results.Run) {
 		w.warnings = append(w.warnings, fmt.Sprintf("the server does not export %d of the metrics knee reads (%v): their rows show -", len(s.Missing), s.Missing))
 	}
 	s.Warnings = w.warnings
+	mixed := false
 	if counted {
-		trafficWarnings(s, res, s.Requests, true)
+		mixed = trafficWarnings(s, res, s.Requests, true)
 	} else {
-		trafficWarnings(s, res, 0, false)
-		tokenTrafficWarnings(s, res)
+		s.RequestsFrom = "none"
+		if tm := res.ServerTimings; tm != nil && tm.Requests > 0 {
+			// llama.cpp counts no requests; each answer carried its timings.
+			s.Requests, s.RequestsFrom = tm.Requests, "timings"
+		}
+		mixed = trafficWarnings(s, res, 0, false)
+		mixed = tokenTrafficWarnings(s, res) || mixed
+	}
+	if mixed {
+		noDelivery(s)
 	}
 	res.Server = s
 }
@@ -187,6 +196,7 @@ func (v *View) fillProm(res *results.Run) {
 // tell: its time per prompt and per generated token, exact, not bucketed.
 func (v *View) llamaFigures(w *promWindow, s *results.Server, res *results.Run) {
 	if c, ok := w.counter("cached"); ok && c+float64(s.PromptTokens) > 0 {
+		s.CachedTokens = int64(c)
 		s.PrefixHitRate = ptr(c / (c + float64(s.PromptTokens)))
 	}
 	if sec, ok := w.counter("prompt_seconds"); ok && s.PromptTokens > 0 {
@@ -209,7 +219,7 @@ func (v *View) llamaFigures(w *promWindow, s *results.Server, res *results.Run) 
 
 // tokenTrafficWarnings is the traffic check for servers that count no
 // requests: the generated tokens against the client's.
-func tokenTrafficWarnings(s *results.Server, res *results.Run) {
+func tokenTrafficWarnings(s *results.Server, res *results.Run) (mixed bool) {
 	client := float64(res.Tokens.OutputTotal + res.Requests.PartialTokens)
 	if res.Calls != nil {
 		client += float64(res.Calls.Started) // one token per warm-up turn
@@ -219,7 +229,10 @@ func tokenTrafficWarnings(s *results.Server, res *results.Run) {
 	case server == 0 && client == 0:
 	case server > 1.05*client+1:
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the server generated %.0f tokens in the window, the client received %.0f: other traffic is mixed into the server's figures", server, client))
+		return true
 	case server < 0.95*client:
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the server counted %.0f generated tokens in the window, fewer than the %.0f the client received: it restarted or its counters were reset", server, client))
+		return true
 	}
+	return false
 }

@@ -39,6 +39,10 @@ type View struct {
 // simModelSummary is the part of the simulator's /metrics/summary that knee
 // reads (its JSON contract; bench never imports the simulator).
 type simModelSummary struct {
+	// Since is when the summary was last reset, At when it was read: the
+	// server's own interval.
+	Since    time.Time `json:"since"`
+	At       time.Time `json:"at"`
 	Requests struct {
 		Running  int64            `json:"running"`
 		Total    int64            `json:"total"`

@@ -93,7 +93,11 @@ func TestVLLMPrometheusView(t *testing.T) {
 	approx(t, "TTFT p99", figureOf(s, "TTFT p99").Server, 235)
 	// Exact means from _sum/_count: (83.52 − 69.6) s / 200 = 69.6 ms.
 	approx(t, "TTFT mean", figureOf(s, "TTFT mean").Server, 69.6)
-	approx(t, "output tok/s", figureOf(s, "output tok/s").Server, 2560)
+	// Prometheus counters carry no interval of the server's own: a rate
+	// over the client's window would restate the client's.
+	if f := figureOf(s, "output tok/s"); f.Name != "" {
+		t.Errorf("an output tok/s row %+v from counters without a server interval", f)
+	}
 	if len(s.Missing) != 0 {
 		t.Errorf("missing %v, want none (the fixture has every metric)", s.Missing)
 	}
@@ -110,7 +114,7 @@ func TestBucketMidpointIsNotADelivery(t *testing.T) {
 	v := New(bench.Target{BaseURL: url, Model: "m"}, "")
 	v.Start(t.Context())
 	v.End(t.Context())
-	res := &results.Run{WindowSeconds: 10}
+	res := &results.Run{WindowSeconds: 10, Requests: results.Requests{Sent: 200, OK: 200}}
 	res.Stats.E2E = results.Summary{Count: 200, Mean: 950, P50: 900, P99: 1400}
 	v.Fill(res)
 	p50 := figureOf(res.Server, "E2E p50")
@@ -137,10 +141,15 @@ func TestTrafficWarningsFromPrometheus(t *testing.T) {
 		v.End(t.Context())
 		res := &results.Run{WindowSeconds: 10}
 		res.Requests.Sent, res.Requests.OK = tc.sent, tc.ok
+		res.Stats.E2E = results.Summary{Count: tc.ok, Mean: 950}
 		v.Fill(res)
 		got := strings.Join(res.Server.Warnings, "; ")
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("sent %d ok %d: warnings %q, want %q", tc.sent, tc.ok, got, tc.want)
+		}
+		// Figures over other requests than the client's have no delivery.
+		if d := figureOf(res.Server, "E2E mean").Delivery; (tc.want == "") != (d != nil) {
+			t.Errorf("sent %d ok %d: E2E mean delivery %v", tc.sent, tc.ok, d)
 		}
 	}
 }
@@ -221,7 +230,9 @@ func TestLlamaCppView(t *testing.T) {
 	approx(t, "decode ms/token", figureOf(s, "decode ms/token").Server, 20)
 	approx(t, "prefill p50", figureOf(s, "prefill p50").Server, 120)
 	approx(t, "TPOT p50 delivery", figureOf(s, "TPOT p50").Delivery, 1)
-	approx(t, "output tok/s", figureOf(s, "output tok/s").Server, 40)
+	if s.Requests != 10 || s.RequestsFrom != "timings" {
+		t.Errorf("requests %d from %q, want 10 from the per-response timings (llama.cpp counts none)", s.Requests, s.RequestsFrom)
+	}
 	if len(s.Warnings) != 0 {
 		t.Errorf("warnings %q, want none (the tokens add up)", s.Warnings)
 	}

@@ -216,8 +216,10 @@ func (s *Summary) SetRunning(delta int64) {
 
 // ModelSummary is one model's entry in /metrics/summary.
 type ModelSummary struct {
-	Engine     string            `json:"engine"`
-	Since      time.Time         `json:"since"`
+	Engine string    `json:"engine"`
+	Since  time.Time `json:"since"`
+	// At is when the summary was taken: with Since, the interval it covers.
+	At         time.Time         `json:"at"`
 	Requests   RequestCounts     `json:"requests"`
 	Tokens     TokenCounts       `json:"tokens"`
 	Throughput Throughput        `json:"throughput"`
@@ -254,7 +256,7 @@ func (s *Summary) Snapshot() ModelSummary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := ModelSummary{
-		Engine: s.engine, Since: s.since.UTC(),
+		Engine: s.engine, Since: s.since.UTC(), At: time.Now().UTC(),
 		Requests: RequestCounts{Running: s.running, Total: s.requests, Finished: map[string]int64{}},
 		Tokens:   TokenCounts{Prompt: s.prompt, Generated: s.generated, Cached: s.cached},
 		Server:   map[string]Stats{}, Simulated: map[string]Stats{},
