@@ -38,8 +38,10 @@ type Record struct {
 	Warmup    bool          `json:"warmup,omitempty"`
 	Tag       int           `json:"tag,omitempty"`
 	Scheduled time.Duration `json:"scheduled_ns"`
-	// Origin is when the request's call arrived (voice turns only).
+	// Origin is when the request's call arrived, and Call its index
+	// (voice turns only: Tag > 0).
 	Origin     time.Duration `json:"-"`
+	Call       int           `json:"-"`
 	Sent       time.Duration `json:"sent_ns"`
 	FirstToken time.Duration `json:"first_token_ns,omitempty"`
 	LastToken  time.Duration `json:"last_token_ns,omitempty"`
@@ -173,13 +175,21 @@ func (r *Record) line(start time.Time, level *float64) results.RecordLine {
 		ScheduledUnixNs: abs(r.Scheduled), SentUnixNs: abs(r.Sent), DoneUnixNs: abs(r.Done),
 		QueueWaitNs: int64(r.Sent - r.Scheduled), LatenessNs: int64(r.Lateness), WaitedSlot: r.Waited,
 		Status: r.Status, Error: r.Class, Message: r.Message,
-		Chunks: r.Chunks, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, OutputTokens: r.OutputTokens(),
+		Chunks: r.Chunks, CompletionTokens: r.CompletionTokens, OutputTokens: r.OutputTokens(),
 		CachedTokens: r.CachedTokens, UsageReported: r.UsageReported, CachedReported: r.CachedReported,
 		Attempts: r.Attempts, FirstAttemptError: r.FirstClass, Resent: r.Resent,
 		ChunkUnixNs: make([]int64, len(r.ChunkTimes)),
 	}
 	for i, t := range r.ChunkTimes {
 		l.ChunkUnixNs[i] = abs(t)
+	}
+	if r.Class == "" || r.UsageReported {
+		n := r.PromptTokens
+		l.PromptTokens = &n
+	}
+	if r.Tag > 0 {
+		call := r.Call
+		l.Call = &call
 	}
 	if r.Chunks > 0 {
 		l.FirstTokenUnixNs, l.LastTokenUnixNs = abs(r.FirstToken), abs(r.LastToken)

@@ -117,6 +117,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 		callTime                             atomic.Int64 // ns, completed calls
 		sent, inflight, errs, okTurns        atomic.Int64
 		warmupTurns                          atomic.Int64
+		failedCalls, warmupFailed            atomic.Int64
 		turnIndex                            atomic.Int64
 		wg                                   sync.WaitGroup
 	)
@@ -172,7 +173,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 			req := o.CallSource.Turn(script, k, answers)
 			rec.reset()
 			rec.Index = int(turnIndex.Add(1) - 1)
-			rec.Tag, rec.Scheduled, rec.Warmup, rec.Origin = k, sched, k <= script.Warmup, arrival
+			rec.Tag, rec.Scheduled, rec.Warmup, rec.Origin, rec.Call = k, sched, k <= script.Warmup, arrival, i
 			rec.Lateness = max(c.now()-sched, 0)
 			rec.PrefixShare = coll.prefixes.Share(&req)
 			sent.Add(1)
@@ -191,6 +192,12 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 				coll.add(&rec)
 			}
 			if rec.Class != "" {
+				if rec.Class != ClassInterrupted {
+					failedCalls.Add(1)
+					if rec.Warmup {
+						warmupFailed.Add(1)
+					}
+				}
 				return
 			}
 			answers = append(answers, string(rec.Text))
@@ -265,7 +272,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	offeredTurns, inWindowTurns := calls.Weights()
 	t := VoiceTally{WindowStart: base, Drawn: int64(calls.Drawn()), Arrivals: w.Arrivals, InWindow: w.InWindow,
 		OfferedTurns: offeredTurns, InWindowTurns: inWindowTurns, WarmupTurns: warmupTurns.Load(),
-		Started: started.Load(), Completed: completed.Load(), Shed: shed.Load(),
+		Started: started.Load(), Completed: completed.Load(), Shed: shed.Load(), Failed: failedCalls.Load(), WarmupFailed: warmupFailed.Load(),
 		CallTime: time.Duration(callTime.Load()), LastArrival: calls.Last(), ArrivalsEnd: arrivalsEnd, WindowEnd: windowEnd, DrainCut: drainCut.Load()}
 	if samples > 0 {
 		t.AchievedConcurrency = float64(sampleSum) / float64(samples)
@@ -294,6 +301,10 @@ type VoiceTally struct {
 	// WarmupTurns counts the turns sent but not measured (voice's turn 1).
 	WarmupTurns              int64
 	Started, Completed, Shed int64
+	// Failed counts the calls a failed turn ended (a call stops at its
+	// first failure), and WarmupFailed those whose failed turn was an
+	// unmeasured warm-up turn, which no latency or error figure counts.
+	Failed, WarmupFailed int64
 	// CallTime sums the completed calls' durations, arrival to last turn.
 	CallTime time.Duration
 	// WindowStart is when the call schedule started on the run's clock;
@@ -343,14 +354,15 @@ func voiceResult(coll *collector, rep health.Report, o VoiceOptions, t VoiceTall
 	res := s.result(rep, t.WindowStart, t.WindowEnd, offered, 0)
 	res.Requests.Warmup = t.WarmupTurns
 	_, agg, _ := s.coll.merged()
-	calls := &results.Calls{Started: t.Started, Completed: t.Completed, Shed: t.Shed, AchievedConcurrency: t.AchievedConcurrency}
+	calls := &results.Calls{Started: t.Started, Completed: t.Completed, Shed: t.Shed, Failed: t.Failed, WarmupFailed: t.WarmupFailed,
+		AchievedConcurrency: t.AchievedConcurrency}
 	if span := (t.WindowEnd - t.WindowStart).Seconds(); span > 0 {
 		calls.TurnsPerS = float64(agg.ok) / span
 	}
 	if n := t.Completed; n > 0 {
 		calls.MeanCallSeconds = (t.CallTime / time.Duration(n)).Seconds()
 		if a := (t.ArrivalsEnd - t.WindowStart).Seconds(); a > 0 {
-			calls.LittlesLaw = float64(t.Started) / a * calls.MeanCallSeconds
+			calls.LittlesLaw = littlesLaw(float64(t.Started)/a, calls.MeanCallSeconds, a)
 		}
 	}
 	// The schedule window is [0, Duration), or [0, last arrival) for a
@@ -399,3 +411,16 @@ func voiceResult(coll *collector, rep health.Report, o VoiceOptions, t VoiceTall
 // cached tokens, instead of a hit rate of 0.
 const CachedTokensMissing = "the server never reported usage.prompt_tokens_details.cached_tokens, so the cache-hit rate is unknown " +
 	"(not 0): start vLLM with --enable-prompt-tokens-details, or SGLang with --enable-cache-report"
+
+// littlesLaw is the mean number of calls in progress over a span of a
+// seconds that starts empty, for calls arriving at lambda per second and
+// lasting w seconds: λw in the steady state, less the ramp of the first w
+// seconds, when the calls in progress grow from none (λw(1 − w/2a)), or
+// λa/2 for a span no longer than a call. The sampled mean is set against
+// this, not against the steady state a short window never reaches.
+func littlesLaw(lambda, w, a float64) float64 {
+	if a <= w {
+		return lambda * a / 2
+	}
+	return lambda * w * (1 - w/(2*a))
+}

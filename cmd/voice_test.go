@@ -1,9 +1,11 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -118,5 +120,42 @@ func TestVoiceShedsPastTheCap(t *testing.T) {
 	c := res.Calls
 	if c.Shed == 0 || c.Started+c.Shed != 20 || !strings.Contains(stdout, "shed") {
 		t.Errorf("started %d shed %d, want some shed and 20 in all", c.Started, c.Shed)
+	}
+}
+
+// TestFailedCallsAreCounted: a call stops at its first failed turn. With
+// 30% of requests refused, calls fail at their warm-up turn as at their
+// measured ones, and every one is counted: started = completed + failed,
+// the warm-up failures apart. Records name each turn's call, and a turn
+// refused before the server counted its prompt has no prompt_tokens.
+func TestFailedCallsAreCounted(t *testing.T) {
+	url := startSim(t, "testdata/faults.yml", "")
+	records := filepath.Join(t.TempDir(), "calls.jsonl")
+	res := runJSON(t, "run", "--base-url", url, "--model", "flaky", "--workload", "voice", "--rate", "20", "--calls", "40",
+		"--turns", "3", "--gap", "10ms", "--system-prompt-tokens", "200", "--output-tokens", "4", "--records", records, "--no-server-metrics")
+	c := res.Calls
+	if c.Started != 40 || c.Completed+c.Failed != c.Started || c.WarmupFailed == 0 || c.WarmupFailed >= c.Failed {
+		t.Fatalf("calls %+v: want 40 started, each completed or failed, some failing at the warm-up turn and some later", c)
+	}
+	lines, err := os.ReadFile(records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[int]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(lines)), "\n") {
+		var r results.RecordLine
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Call == nil {
+			t.Fatalf("a turn's record names no call: %s", l)
+		}
+		calls[*r.Call] = true
+		if r.Error != "" && r.PromptTokens != nil {
+			t.Errorf("a refused turn says %d prompt tokens: %s", *r.PromptTokens, l)
+		}
+	}
+	if len(calls) != 40 {
+		t.Errorf("records name %d calls, want 40", len(calls))
 	}
 }

@@ -222,9 +222,15 @@ func (v *voiceRun) finish(f *turnFlight, at float64) {
 	if f.rec.Class != "" || c.turn == c.script.Turns() {
 		v.progress(at)
 		v.inProgress--
-		if f.rec.Class == "" {
+		switch {
+		case f.rec.Class == "":
 			v.tally.Completed++
 			v.tally.CallTime += dur(at - c.arrival)
+		case f.rec.Class != bench.ClassInterrupted:
+			v.tally.Failed++
+			if f.rec.Warmup {
+				v.tally.WarmupFailed++
+			}
 		}
 		return
 	}

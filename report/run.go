@@ -41,8 +41,16 @@ func run(w io.Writer, r *results.Run) error {
 	switch {
 	case r.Calls != nil:
 		cl := r.Calls
-		fmt.Fprintf(w, "calls    target %s calls/s · offered %s calls/s · %d started · %d completed · %d shed · %s turns/s of %s offered\n",
-			num(a.TargetRate, 2), num(a.OfferedRate, 2), cl.Started, cl.Completed, cl.Shed, num(cl.TurnsPerS, 2), num(cl.TurnsOfferedPerS, 2))
+		failed := fmt.Sprintf("%d failed", cl.Failed)
+		if cl.WarmupFailed > 0 {
+			failed += fmt.Sprintf(" (%d at the warm-up turn)", cl.WarmupFailed)
+		}
+		kept := cl.TurnsPerS
+		if a.CompletionRate > 0 {
+			kept = a.CompletionRate
+		}
+		fmt.Fprintf(w, "calls    target %s calls/s · offered %s calls/s · %d started · %d completed · %s · %d shed · turns kept pace at %s/s of %s/s offered\n",
+			num(a.TargetRate, 2), num(a.OfferedRate, 2), cl.Started, cl.Completed, failed, cl.Shed, num(kept, 2), num(cl.TurnsOfferedPerS, 2))
 	case c.Mode == results.ModeOpen:
 		fmt.Fprintf(w, "arrivals target %s/s · offered %s/s · achieved %s/s · %d waited for a slot · %d late sends (>1 ms) · send lateness p99 %s ms\n",
 			num(a.TargetRate, 2), num(a.OfferedRate, 2), num(a.AchievedRate, 2), a.Waited, a.LateSends, ms(a.SendLatenessP99Ms))
@@ -72,8 +80,8 @@ func run(w io.Writer, r *results.Run) error {
 			pct(g.Share), g.Finished, boundsText(g.Bounds), num(g.RequestsPerS, 2))
 	}
 	if cl := r.Calls; cl != nil {
-		fmt.Fprintf(w, "in call  %.1f calls in progress on average while calls arrived (Little's law: started calls/s × mean call %.1f s = %.1f)\n",
-			cl.AchievedConcurrency, cl.MeanCallSeconds, cl.LittlesLaw)
+		fmt.Fprintf(w, "in call  %.1f calls in progress on average while calls arrived; Little's law expects %.1f (calls of %.1f s, in a window that starts empty)\n",
+			cl.AchievedConcurrency, cl.LittlesLaw, cl.MeanCallSeconds)
 	}
 	if ca := r.Cache; ca != nil {
 		expected := ""

@@ -62,6 +62,12 @@ func LevelHeader(w io.Writer, s *results.Sweep, width int) {
 			s.Axis, "offered", "n", "TTFTs p50", "TTFTs p95", "TTFTs p99", "ITL p50", "tput/s", "out tok/s", "cache", "errors", "cut", "lag p99", "client")
 		return
 	}
+	if callSweep(s) {
+		// A call workload is read by its cache hits: they stay.
+		fmt.Fprintf(w, "%-7s %7s %5s %9s %8s %8s %7s %6s %6s %6s %s\n",
+			s.Axis, "offered", "n", "TTFTs p50", "p95", "p99", "tput/s", "cache", "errors", "cut", "client")
+		return
+	}
 	fmt.Fprintf(w, "%-7s %7s %5s %9s %9s %9s %7s %6s %6s %s\n",
 		s.Axis, "offered", "n", "TTFTs p50", "p95", "p99", "tput/s", "errors", "cut", "client")
 }
@@ -118,7 +124,7 @@ func LevelRow(w io.Writer, s *results.Sweep, l results.Level, width int) {
 		cut = pct(r.MissingShare())
 	}
 	if excl := excluded(s, l.Load); excl != "" {
-		health += " · left out of the knees"
+		health += " · excluded"
 	}
 	if good != "-" {
 		health += " · good " + good
@@ -127,6 +133,12 @@ func LevelRow(w io.Writer, s *results.Sweep, l results.Level, width int) {
 		fmt.Fprintf(w, "%-9g %8s %6s %9s %9s %9s %9s %8s %10s %7s %7s %6s %9s %s\n",
 			l.Load, offered, count, q(st.TTFTSched, st.TTFTSched.P50), q(st.TTFTSched, st.TTFTSched.P95), q(st.TTFTSched, st.TTFTSched.P99), q(st.ITL, st.ITL.P50),
 			num(tput, 2), num(r.Throughput.OutputTokensPerS, 0), cache, pct(r.Requests.ErrorRate()), cut, lag, health)
+		return
+	}
+	if callSweep(s) {
+		fmt.Fprintf(w, "%-7g %7s %5s %9s %8s %8s %7s %6s %6s %6s %s\n",
+			l.Load, offered, count, q(st.TTFTSched, st.TTFTSched.P50), q(st.TTFTSched, st.TTFTSched.P95), q(st.TTFTSched, st.TTFTSched.P99),
+			num(tput, 2), cache, pct(r.Requests.ErrorRate()), cut, health)
 		return
 	}
 	fmt.Fprintf(w, "%-7g %7s %5s %9s %9s %9s %7s %6s %6s %s\n",
@@ -323,3 +335,9 @@ func sloKneeCell(s *results.Sweep) string {
 
 // seconds says a time in ms as seconds, to a tenth.
 func seconds(ms float64) string { return fmt.Sprintf("%.1f s", ms/1000) }
+
+// callSweep reports whether a sweep's levels are calls (voice, or a
+// dataset's conversations).
+func callSweep(s *results.Sweep) bool {
+	return s.Workload == "voice" || s.Workload == "conversations"
+}

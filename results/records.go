@@ -18,8 +18,10 @@ type RecordLine struct {
 	Index int      `json:"index"`
 	// Warmup marks unmeasured requests (and a call's warm-up turn).
 	Warmup bool `json:"warmup,omitempty"`
-	// Turn is the request's turn within its call (voice workload).
-	Turn int `json:"turn,omitempty"`
+	// Turn is the request's turn within its call (voice workload), and
+	// Call the call's index in the run's one schedule.
+	Turn int  `json:"turn,omitempty"`
+	Call *int `json:"call,omitempty"`
 
 	ScheduledUnixNs  int64 `json:"scheduled_unix_ns"`
 	SentUnixNs       int64 `json:"sent_unix_ns"`
@@ -41,8 +43,10 @@ type RecordLine struct {
 	Error   string `json:"error,omitempty"`
 	Message string `json:"message,omitempty"`
 
-	Chunks           int  `json:"chunks"`
-	PromptTokens     int  `json:"prompt_tokens"`
+	Chunks int `json:"chunks"`
+	// PromptTokens is absent for a request that failed before the server
+	// said how long its prompt was.
+	PromptTokens     *int `json:"prompt_tokens,omitempty"`
 	CompletionTokens int  `json:"completion_tokens"`
 	OutputTokens     int  `json:"output_tokens"`
 	CachedTokens     int  `json:"cached_tokens"`

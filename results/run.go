@@ -434,16 +434,22 @@ type Cache struct {
 
 // Calls describes the call-level view of the voice workload.
 type Calls struct {
-	Started   int64   `json:"started"`
-	Completed int64   `json:"completed"`
-	Shed      int64   `json:"shed"`
-	TurnsPerS float64 `json:"turns_per_s"`
+	Started   int64 `json:"started"`
+	Completed int64 `json:"completed"`
+	Shed      int64 `json:"shed"`
+	// Failed counts the calls a failed turn ended, and WarmupFailed those
+	// whose failed turn was the unmeasured warm-up turn.
+	Failed       int64   `json:"failed"`
+	WarmupFailed int64   `json:"warmup_failed,omitempty"`
+	TurnsPerS    float64 `json:"turns_per_s"`
 	// TurnsOfferedPerS is the measured turns a server keeping up would
 	// answer per second: offered calls per second × measured turns per call.
 	TurnsOfferedPerS    float64 `json:"turns_offered_per_s,omitempty"`
 	AchievedConcurrency float64 `json:"achieved_concurrency"`
-	LittlesLaw          float64 `json:"littles_law_concurrency"`
-	MeanCallSeconds     float64 `json:"mean_call_s"`
+	// LittlesLaw is the calls in progress Little's law expects on average
+	// over the arrivals' span, which starts empty: λw(1 − w/2a).
+	LittlesLaw      float64 `json:"littles_law_concurrency"`
+	MeanCallSeconds float64 `json:"mean_call_s"`
 }
 
 // TurnStats breaks latencies down by turn index of a call.
