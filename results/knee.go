@@ -166,9 +166,9 @@ func QueueGrowth(a Arrivals) float64 {
 // SaturationLevel is the first level where achieved throughput stops
 // tracking the offered load: under 95% of what a server keeping up would
 // deliver for open-loop levels, and, for closed-loop levels (no expected
-// throughput), under 5% more than the level before despite more load.
+// throughput), growing too little for the streams added (see
+// MinClosedLoopStep).
 func SaturationLevel(points []Point) (int, bool) {
-	prev := -1
 	for i, p := range points {
 		if p.Excluded {
 			continue
@@ -179,11 +179,35 @@ func SaturationLevel(points []Point) (int, bool) {
 				p.QueueGrowth >= QueueGrowthStrong || p.QueueGrowth >= QueueGrowthWeak && short > ShortfallWithGrowth {
 				return i, true
 			}
-		} else if prev >= 0 && points[prev].Throughput > 0 && p.Load > points[prev].Load &&
-			p.Throughput < 1.05*points[prev].Throughput {
-			return i, true
+		} else if ref := closedLoopReference(points, i); ref >= 0 {
+			gain := p.Throughput/points[ref].Throughput - 1
+			loadGain := p.Load/points[ref].Load - 1
+			if gain < min(loadGain/4, MaxClosedLoopGain) {
+				return i, true
+			}
 		}
-		prev = i
 	}
 	return -1, false
+}
+
+// A closed loop saturates where more streams stop buying throughput. Each
+// level is set against the last level judged at least MinClosedLoopStep
+// times lighter (finely spaced levels, 10 then 11 streams, differ by less
+// than their noise): saturated when its throughput grew by less than a
+// quarter of its load, and less than MaxClosedLoopGain (a doubling of
+// streams for 8% more throughput).
+const (
+	MinClosedLoopStep = 1.2
+	MaxClosedLoopGain = 0.10
+)
+
+// closedLoopReference is the level point i is judged against (see
+// MinClosedLoopStep), or -1.
+func closedLoopReference(points []Point, i int) int {
+	for j := i - 1; j >= 0; j-- {
+		if q := points[j]; !q.Excluded && q.Throughput > 0 && points[i].Load >= MinClosedLoopStep*q.Load {
+			return j
+		}
+	}
+	return -1
 }

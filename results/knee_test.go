@@ -94,7 +94,19 @@ func TestSaturationLevel(t *testing.T) {
 	}
 	closed := []Point{{Load: 1, Throughput: 10}, {Load: 2, Throughput: 19}, {Load: 4, Throughput: 30}, {Load: 8, Throughput: 31}}
 	if got, ok := SaturationLevel(closed); got != 3 || !ok {
-		t.Errorf("closed loop: saturation at %d, want 3 (31 < 1.05 × 30)", got)
+		t.Errorf("closed loop: saturation at %d, want 3 (31 for twice the streams of 30)", got)
+	}
+	// Finely spaced levels of a server still scaling: 10 → 11 streams buy
+	// 3% (noise keeps it under 5%), but 10 → 12 buy 18%.
+	fine := []Point{{Load: 10, Throughput: 100}, {Load: 11, Throughput: 103}, {Load: 12, Throughput: 118}, {Load: 13, Throughput: 126}}
+	if got, ok := SaturationLevel(fine); ok {
+		t.Errorf("finely spaced closed loop still scaling: saturation at %d", got)
+	}
+	// And the same spacing past the server's limit does saturate, judged
+	// against the level 20% lighter.
+	flat := []Point{{Load: 10, Throughput: 100}, {Load: 11, Throughput: 101}, {Load: 12, Throughput: 102}, {Load: 13, Throughput: 101}}
+	if got, ok := SaturationLevel(flat); got != 2 || !ok {
+		t.Errorf("finely spaced closed loop at its limit: saturation at %d, want 2", got)
 	}
 	if _, ok := SaturationLevel(open[:2]); ok {
 		t.Error("a server keeping up reported saturation")
