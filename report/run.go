@@ -25,9 +25,9 @@ func run(w io.Writer, r *results.Run) error {
 	fmt.Fprintf(w, "target   %s · model %s · %s endpoint\n", target, c.Model, c.Endpoint)
 	fmt.Fprintf(w, "workload %s\n", describeLoad(c))
 	rq := r.Requests
-	fmt.Fprintf(w, "requests %s ok · %s failed", num(float64(rq.OK), 0), num(float64(rq.Failed), 0))
+	fmt.Fprintf(w, "requests %s ok · %s failed (%s errors)", num(float64(rq.OK), 0), num(float64(rq.Failed), 0), pct(rq.ErrorRate()))
 	if rq.Interrupted > 0 {
-		fmt.Fprintf(w, " · %s interrupted", num(float64(rq.Interrupted), 0))
+		fmt.Fprintf(w, " · %s cut (%s of the window's, in no percentile)", num(float64(rq.Interrupted), 0), pct(r.MissingShare()))
 	}
 	fmt.Fprintf(w, " · %s warm-up · window %.2f s", num(float64(rq.Warmup), 0), r.WindowSeconds)
 	if r.Interrupted {
@@ -35,7 +35,7 @@ func run(w io.Writer, r *results.Run) error {
 	}
 	fmt.Fprintln(w)
 	tp := r.Throughput
-	fmt.Fprintf(w, "through  %s req/s · %s output tok/s · %s total tok/s\n",
+	fmt.Fprintf(w, "through  %s req/s · %s output tok/s · %s total tok/s (completed over the window and its drain)\n",
 		num(tp.RequestsPerS, 2), num(tp.OutputTokensPerS, 1), num(tp.TotalTokensPerS, 1))
 	a := r.Arrivals
 	switch {
@@ -52,10 +52,10 @@ func run(w io.Writer, r *results.Run) error {
 		fmt.Fprintf(w, "calls    target %s calls/s · offered %s calls/s · %d started · %d completed · %s · %d shed · turns kept pace at %s/s of %s/s offered\n",
 			num(a.TargetRate, 2), num(a.OfferedRate, 2), cl.Started, cl.Completed, failed, cl.Shed, num(kept, 2), num(cl.TurnsOfferedPerS, 2))
 	case c.Mode == results.ModeOpen:
-		fmt.Fprintf(w, "arrivals target %s/s · offered %s/s · achieved %s/s · %d waited for a slot · %d late sends (>1 ms) · send lateness p99 %s ms\n",
+		fmt.Fprintf(w, "arrivals target %s/s · offered %s/s · sent at %s/s · %d waited for a slot · %d late sends (>1 ms) · send lateness p99 %s ms\n",
 			num(a.TargetRate, 2), num(a.OfferedRate, 2), num(a.AchievedRate, 2), a.Waited, a.LateSends, ms(a.SendLatenessP99Ms))
 	default:
-		fmt.Fprintf(w, "arrivals closed loop · achieved %s/s · mean in flight %.1f\n", num(a.AchievedRate, 2), a.AchievedConcurrency)
+		fmt.Fprintf(w, "arrivals closed loop · sent at %s/s · mean in flight %.1f\n", num(a.AchievedRate, 2), a.AchievedConcurrency)
 	}
 	if a.Unsent > 0 {
 		fmt.Fprintf(w, "unsent   %d arrivals due in the window were still waiting for a slot when it closed\n", a.Unsent)
