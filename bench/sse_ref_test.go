@@ -20,7 +20,11 @@ func scanChunkByKey(p []byte, c *chunk) {
 		u := skipSpace(p[i+len(keyUsage):])
 		if len(u) > 0 && u[0] == '{' {
 			c.usage = true
-			c.promptTokens, _ = intAfter(u, keyPrompt)
+			var okIn bool
+			c.promptTokens, okIn = intAfter(u, keyPrompt)
+			if (!okIn && bytes.Contains(u, keyPrompt)) || c.promptTokens > MaxPlausiblePromptTokens {
+				c.promptOdd, c.promptRaw, c.promptTokens = true, rawAfter(u, keyPrompt), 0
+			}
 			var ok bool
 			c.outTokens, ok = intAfter(u, keyCompl)
 			c.usageOdd = !ok && bytes.Contains(u, keyCompl)
@@ -67,6 +71,8 @@ func FuzzScanChunk(f *testing.F) {
 		`""content":"x`,
 		`{"choices":[],"usage":{"completion_tokens":-3},"timings":{"cache_n":5,"prompt_ms":1.5e1,"predicted_ms":"x","predicted_n":4}}`,
 		`{"timings":1,"timings":{"cache_n":2}}`,
+		`{"usage":{"prompt_tokens":-4,"completion_tokens":2}}`,
+		`"usage":{"prompt_tokens":`,
 	} {
 		f.Add([]byte(s))
 	}
