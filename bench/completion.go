@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"slices"
 	"time"
 )
@@ -30,15 +31,31 @@ type completion struct {
 // The result is the number of completions in the shifted window, to be
 // set against the number of arrivals in the window.
 func keptPace(done []completion, start, end time.Duration) int {
+	n, _ := keptPaceEdges(done, start, end)
+	return n
+}
+
+// keptPaceEdges is keptPace with the share of completions a server keeping
+// up would still have in the shifted window, given how widely the ages of
+// each tag spread: an arrival at a in [start, end) whose request is age x
+// old at completion lands in [start+s, end+s) for a share
+// 1 − |x − s|/(end − start) of the arrival times, since no arrival before
+// start or after end stands in for the ones that land outside. A call's
+// turns spread by their gaps (turn 4 of a call with 5–7 s gaps is 15–21 s
+// after its arrival), so a 15 s window of calls that kept up counts only
+// about 90% of their turns inside it; its offer is to be scaled alike.
+func keptPaceEdges(done []completion, start, end time.Duration) (int, float64) {
 	if end <= start || len(done) == 0 {
-		return 0
+		return 0, 1
 	}
+	span := float64(end.Milliseconds() - start.Milliseconds())
 	byTag := map[int32][]completion{}
 	for _, c := range done {
 		byTag[c.tag] = append(byTag[c.tag], c)
 	}
 	lo, hi := start.Milliseconds(), end.Milliseconds()
 	n := 0
+	kept := 0.0
 	for _, cs := range byTag {
 		ages := make([]int32, len(cs))
 		for i, c := range cs {
@@ -50,21 +67,34 @@ func keptPace(done []completion, start, end time.Duration) int {
 			if t := int64(c.doneMs) - s; t >= lo && t < hi {
 				n++
 			}
+			kept += max(0, 1-math.Abs(float64(int64(c.ageMs)-s))/span)
 		}
 	}
-	return n
+	return n, kept / float64(len(done))
 }
 
 // keptPace counts the collector's completions over the schedule window
 // [start, end) shifted by their typical age (see the function keptPace).
 func (c *collector) keptPace(start, end time.Duration) int {
+	n, _ := keptPaceEdges(c.completions(), start, end)
+	return n
+}
+
+// keptPaceEdges is the function keptPaceEdges over the collector's
+// completions.
+func (c *collector) keptPaceEdges(start, end time.Duration) (int, float64) {
+	return keptPaceEdges(c.completions(), start, end)
+}
+
+// completions gathers every shard's completions.
+func (c *collector) completions() []completion {
 	var done []completion
 	for _, s := range c.shards {
 		s.mu.Lock()
 		done = append(done, s.agg.done...)
 		s.mu.Unlock()
 	}
-	return keptPace(done, start, end)
+	return done
 }
 
 // completionRate is the rate at which the server kept pace with an offer
@@ -117,11 +147,5 @@ func queueTrend(done []completion, start, end time.Duration) (first, last time.D
 // queueTrend is the collector's completions' trend over the schedule
 // window [start, end) (see the function queueTrend).
 func (c *collector) queueTrend(start, end time.Duration) (first, last time.Duration, ok bool) {
-	var done []completion
-	for _, s := range c.shards {
-		s.mu.Lock()
-		done = append(done, s.agg.done...)
-		s.mu.Unlock()
-	}
-	return queueTrend(done, start, end)
+	return queueTrend(c.completions(), start, end)
 }

@@ -45,3 +45,42 @@ func TestKeptPace(t *testing.T) {
 		t.Errorf("no completions: %v", got)
 	}
 }
+
+// TestKeptPaceEdgesSpreadAges: calls arrive at 2/s into a 15 s window and a
+// server keeps up, but turn 4 of each call ends 15–21 s after its arrival
+// (gaps of 5–7 s). The shifted window at the median age misses the turns
+// whose age is far from it, so counted against every offered turn the
+// server reads about 10% short: "saturated" while it kept up. The edge
+// share scales the offer alike, so the rate reads the offer; a server
+// that serves at half the pace still reads about half.
+func TestKeptPaceEdgesSpreadAges(t *testing.T) {
+	const window = 15 * time.Second
+	var keepsUp, behind []completion
+	offered := int64(0)
+	for i := 0; i < 30; i++ {
+		arrival := int32(i * 500)
+		gap := int32(5000 + 2000*(i%3)/2) // 5, 6 or 7 s
+		for k := int32(1); k <= 4; k++ {
+			age := 1000 + (k-1)*gap
+			keepsUp = append(keepsUp, completion{tag: k, doneMs: arrival + age, ageMs: age})
+			// Half the pace: every turn of call i waits for i/2 s more.
+			late := age + arrival
+			behind = append(behind, completion{tag: k, doneMs: arrival + late, ageMs: late})
+			offered++
+		}
+	}
+	naive := completionRate(keptPace(keepsUp, 0, window), offered, 8)
+	kept, share := keptPaceEdges(keepsUp, 0, window)
+	corrected := completionRate(kept, int64(math.Round(float64(offered)*share)), 8)
+	t.Logf("naive %.2f/s, corrected %.2f/s, share %.3f", naive, corrected, share)
+	if naive > 0.95*8 {
+		t.Fatalf("uncorrected %.2f/s of 8: the test needs ages spread enough to read short", naive)
+	}
+	if corrected < 0.97*8 || corrected > 1.03*8 {
+		t.Errorf("corrected %.2f/s (share %.3f), want the offered 8/s", corrected, share)
+	}
+	kept, share = keptPaceEdges(behind, 0, window)
+	if got := completionRate(kept, int64(math.Round(float64(offered)*share)), 8); got > 0.7*8 {
+		t.Errorf("server at half the pace reads %.2f/s of 8 (share %.3f)", got, share)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -377,7 +378,14 @@ func voiceResult(coll *collector, rep health.Report, o VoiceOptions, t VoiceTall
 		calls.TurnsOfferedPerS = offered * float64(t.OfferedTurns) / float64(t.Arrivals)
 	}
 	res.Arrivals.WindowArrivals = t.OfferedTurns
-	res.Arrivals.CompletionRate = completionRate(s.coll.keptPace(t.WindowStart, t.WindowStart+schedEnd), t.InWindowTurns, calls.TurnsOfferedPerS)
+	// Turns spread by their gaps: the offer is scaled by the share a
+	// server keeping up would still have in the shifted window.
+	kept, share := s.coll.keptPaceEdges(t.WindowStart, t.WindowStart+schedEnd)
+	res.Arrivals.CompletionRate = completionRate(kept, int64(math.Round(float64(t.InWindowTurns)*share)), calls.TurnsOfferedPerS)
+	if first, last, ok := s.coll.queueTrend(t.WindowStart, t.WindowStart+schedEnd); ok {
+		// From each call's arrival: a queue that grows stretches the calls.
+		res.Arrivals.AgeFirstThirdMs, res.Arrivals.AgeLastThirdMs = ms(first), ms(last)
+	}
 	res.Calls = calls
 	res.Warnings = append(res.Warnings, results.SmallPrint(res)...)
 	if warn := shortWindow(o.Duration, "mean call", calls.MeanCallSeconds, calls.Completed, "calls"); warn != "" {

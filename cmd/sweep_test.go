@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -146,4 +147,35 @@ func sweepSmallKVQuick(t *testing.T, url, label string) (*results.Sweep, string)
 		t.Fatal(err)
 	}
 	return s, dir
+}
+
+// TestDrainCutsReachEveryView: a sweep whose drain timeout cuts most of a
+// level's requests shows the share in its row, CSV and knees, and leaves
+// the level out of the SLO knee with that reason.
+func TestDrainCutsReachEveryView(t *testing.T) {
+	url := startSim(t, "", "")
+	dir := t.TempDir()
+	code, out, errOut := execute(t, "sweep", "--base-url", url, "--model", "knee-sim", "--rates", "5", "--step-duration", "2s",
+		"--input-tokens", "64", "--max-tokens", "400", "--drain-timeout", "50ms", "--out-dir", dir, "--label", "cut", "--no-server-metrics")
+	if code != 0 && code != ExitFailed {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	s, err := results.ReadSweep(filepath.Join(dir, "cut.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Levels[0].Run
+	if r.MissingShare() < 0.5 {
+		t.Fatalf("only %.0f%% cut; the test needs most of the level cut (%+v)", 100*r.MissingShare(), r.Requests)
+	}
+	if len(s.Knees.Excluded) != 1 || !strings.Contains(s.Knees.Excluded[0].Reason, "missing from its percentiles") || s.Knees.SLO != nil {
+		t.Errorf("knees %+v: want the level left out of the SLO knee for its cut requests", s.Knees)
+	}
+	csv, _ := os.ReadFile(filepath.Join(dir, "cut.csv"))
+	if !strings.Contains(string(csv), fmt.Sprintf(",%d,0,", r.Requests.Interrupted)) {
+		t.Errorf("the CSV does not carry the %d cut requests:\n%s", r.Requests.Interrupted, csv)
+	}
+	if !strings.Contains(out, "excluded") || !strings.Contains(out, "warning 5/s") || !strings.Contains(out, fmt.Sprintf("%.1f%%", 100*r.MissingShare())) {
+		t.Errorf("the printed sweep does not show the cut level:\n%s", out)
+	}
 }

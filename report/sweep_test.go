@@ -193,4 +193,13 @@ func TestVerdictTextGolden(t *testing.T) {
 		}
 	}
 	golden(t, "verdicts.golden", b.Bytes())
+	var page bytes.Buffer
+	if err := HTML(&page, HTMLInput{Sweeps: []*results.Sweep{s}, Version: "test", NoImages: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"28.6% (40 cut, 0 unsent)", "missing from its percentiles", "level 2: the drain timeout"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the HTML report lacks %q", want)
+		}
+	}
 }

@@ -248,7 +248,7 @@ func (s *Sweep) FindKnees() {
 		pts[i].ErrorRate = l.Run.Requests.ErrorRate()
 		pts[i].Throughput, pts[i].ExpectedThroughput = l.throughput(s.Axis)
 		pts[i].Arrivals = l.Run.Arrivals.WindowArrivals
-		if s.Axis == "rate" && l.Run.Calls == nil {
+		if s.Axis == "rate" {
 			pts[i].QueueGrowth = QueueGrowth(l.Run.Arrivals)
 		}
 	}
