@@ -41,9 +41,10 @@ func keptPace(done []completion, start, end time.Duration) int {
 // old at completion lands in [start+s, end+s) for a share
 // 1 − |x − s|/(end − start) of the arrival times, since no arrival before
 // start or after end stands in for the ones that land outside. A call's
-// turns spread by their gaps (turn 4 of a call with 5–7 s gaps is 15–21 s
-// after its arrival), so a 15 s window of calls that kept up counts only
-// about 90% of their turns inside it; its offer is to be scaled alike.
+// turns spread by the server's time over the turns so far (the caller's
+// pauses are taken out of their ages, see collector.add), so a short window
+// of calls that kept up counts a few percent fewer of their turns inside
+// it; its offer is to be scaled alike.
 func keptPaceEdges(done []completion, start, end time.Duration) (int, float64) {
 	if end <= start || len(done) == 0 {
 		return 0, 1

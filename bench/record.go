@@ -40,7 +40,11 @@ type Record struct {
 	Scheduled time.Duration `json:"scheduled_ns"`
 	// Origin is when the request's call arrived, and Call its index
 	// (voice turns only: Tag > 0).
-	Origin     time.Duration `json:"-"`
+	Origin time.Duration `json:"-"`
+	// Paused is how long the call's caller paused before this turn (the
+	// gaps since the call's arrival): the saturation tests take it out,
+	// as it is the caller's time and spreads a turn's age by seconds.
+	Paused     time.Duration `json:"-"`
 	Call       int           `json:"-"`
 	Sent       time.Duration `json:"sent_ns"`
 	FirstToken time.Duration `json:"first_token_ns,omitempty"`

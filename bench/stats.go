@@ -243,11 +243,14 @@ func (c *collector) add(r *Record) {
 		a.good++
 	}
 	a.busy += r.Done - r.Sent
-	origin := r.Scheduled
+	origin, done := r.Scheduled, r.Done
 	if c.callOrigins {
-		origin = r.Origin
+		// The caller's pauses taken out: a turn's age is then the time
+		// the server took over the call's turns so far, and a call that
+		// keeps up finishes each turn number at about one age.
+		origin, done = r.Origin, r.Done-r.Paused
 	}
-	a.done = append(a.done, completion{tag: int32(r.Tag), doneMs: int32(r.Done.Milliseconds()), ageMs: int32((r.Done - origin).Milliseconds())})
+	a.done = append(a.done, completion{tag: int32(r.Tag), doneMs: int32(done.Milliseconds()), ageMs: int32((done - origin).Milliseconds())})
 	out := r.OutputTokens()
 	a.inTotal += int64(r.PromptTokens)
 	a.outTotal += int64(out)

@@ -281,9 +281,9 @@ func (c *Client) DoRetry(ctx context.Context, r *workload.Request, rec *Record, 
 			return
 		}
 		attempts, first := rec.Attempts, rec.FirstClass
-		sched, idx, tag, warm, late, waited, origin := rec.Scheduled, rec.Index, rec.Tag, rec.Warmup, rec.Lateness, rec.Waited, rec.Origin
+		sched, idx, tag, warm, late, waited, origin, paused := rec.Scheduled, rec.Index, rec.Tag, rec.Warmup, rec.Lateness, rec.Waited, rec.Origin, rec.Paused
 		rec.reset()
-		rec.Scheduled, rec.Index, rec.Tag, rec.Warmup, rec.Lateness, rec.Waited, rec.Origin = sched, idx, tag, warm, late, waited, origin
+		rec.Scheduled, rec.Index, rec.Tag, rec.Warmup, rec.Lateness, rec.Waited, rec.Origin, rec.Paused = sched, idx, tag, warm, late, waited, origin, paused
 		c.Do(r, rec, keepText)
 		rec.Attempts, rec.FirstClass = attempts+1, first
 	}

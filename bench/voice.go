@@ -175,6 +175,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 			rec.reset()
 			rec.Index = int(turnIndex.Add(1) - 1)
 			rec.Tag, rec.Scheduled, rec.Warmup, rec.Origin, rec.Call = k, sched, k <= script.Warmup, arrival, i
+			rec.Paused = script.PausedBefore(k)
 			rec.Lateness = max(c.now()-sched, 0)
 			rec.PrefixShare = coll.prefixes.Share(&req)
 			sent.Add(1)
@@ -348,8 +349,14 @@ func SummarizeVoice(recs []Record, o VoiceOptions, t VoiceTally) *results.Run {
 // its tally.
 func voiceResult(coll *collector, rep health.Report, o VoiceOptions, t VoiceTally) *results.Run {
 	s := &summary{coll: coll, load: Load{Rate: o.Rate}, config: o.Config}
+	// The offered rate by the window rules every loop shares (see
+	// ArrivalCount.Window): arrivals per second of a timed window, the gaps
+	// per second between the first and last of a counted one.
 	offered := 0.0
-	if t.Drawn > 1 && t.LastArrival > 0 {
+	switch {
+	case o.Duration > 0:
+		offered = float64(t.Drawn) / o.Duration.Seconds()
+	case t.Drawn > 1 && t.LastArrival > 0:
 		offered = float64(t.Drawn-1) / t.LastArrival.Seconds()
 	}
 	res := s.result(rep, t.WindowStart, t.WindowEnd, offered, 0)

@@ -159,3 +159,33 @@ func TestFailedCallsAreCounted(t *testing.T) {
 		t.Errorf("records name %d calls, want 40", len(calls))
 	}
 }
+
+// TestVoiceSweepKeepingUpIsNotSaturated: a live voice sweep against a
+// simulator that keeps up reads no saturation, in a short and a long
+// window. Gaps, window and rates are the README's 15 s and 45 s voice
+// levels scaled down ten times (so the calls straddle the window's edges
+// alike): before the caller's pauses were taken out of the turns' ages,
+// these read 9–17% short and saturated.
+func TestVoiceSweepKeepingUpIsNotSaturated(t *testing.T) {
+	slow(t)
+	url := startSim(t, "", "")
+	for _, step := range []string{"1.5s", "4.5s"} {
+		dir := t.TempDir()
+		code, out, errOut := execute(t, "sweep", "--base-url", url, "--model", "knee-sim-instant", "--workload", "voice",
+			"--rates", "5,10,20", "--step-duration", step, "--gap", "500ms,700ms", "--system-prompt-tokens", "200",
+			"--output-tokens", "20", "--seed", "6", "--out-dir", dir, "--label", "v", "--no-server-metrics")
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", step, code, out, errOut)
+		}
+		s, err := results.ReadSweep(filepath.Join(dir, "v.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k := s.Knees.Saturation; k != nil {
+			t.Errorf("%s levels: saturation at %v calls/s on a simulator that keeps up", step, k.Load)
+			for _, l := range s.Levels {
+				t.Logf("%v/s: completion %.2f of %.2f turns/s over %d calls", l.Load, l.Run.Arrivals.CompletionRate, l.Run.Calls.TurnsOfferedPerS, l.Run.Calls.Started)
+			}
+		}
+	}
+}

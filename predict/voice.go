@@ -173,7 +173,7 @@ func (v *voiceRun) arrive(t float64, i int) {
 func (v *voiceRun) send(c *call, t float64) {
 	k := c.turn
 	req := v.o.CallSource.Turn(c.script, k, c.answers)
-	rec := &bench.Record{Index: v.turns, Tag: k, Scheduled: dur(t), Sent: dur(t), Warmup: k <= c.script.Warmup, Origin: dur(c.arrival), MaxTokens: req.MaxTokens,
+	rec := &bench.Record{Index: v.turns, Tag: k, Scheduled: dur(t), Sent: dur(t), Warmup: k <= c.script.Warmup, Origin: dur(c.arrival), Paused: c.script.PausedBefore(k), MaxTokens: req.MaxTokens,
 		PrefixShare: v.prefixes.Share(&req)}
 	v.turns++
 	plan, err := v.o.Target.Responder.Generate(v.o.Target.genRequest(&req), v.contextLength)

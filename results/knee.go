@@ -18,9 +18,9 @@ type Point struct {
 	// deliver (the offered rate, or turns per second for calls); zero for
 	// closed-loop levels.
 	ExpectedThroughput float64
-	// Arrivals is how many arrivals the open-loop window offered (0 when
-	// unknown): a shortfall of fewer than MinShortfall of them is sampling
-	// noise, not saturation.
+	// Arrivals is how many arrivals the open-loop window offered (calls,
+	// for a call workload; 0 when unknown): a shortfall of fewer than
+	// MinShortfall of them is sampling noise, not saturation.
 	Arrivals int64
 	// Excluded levels (client unhealthy, failed) take no part in any knee.
 	Excluded bool
@@ -175,8 +175,11 @@ func SaturationLevel(points []Point) (int, bool) {
 		}
 		if p.ExpectedThroughput > 0 {
 			short := 1 - p.Throughput/p.ExpectedThroughput
-			if short > 0.05 && (p.Arrivals == 0 || short*float64(p.Arrivals) >= MinShortfall) ||
-				p.QueueGrowth >= QueueGrowthStrong || p.QueueGrowth >= QueueGrowthWeak && short > ShortfallWithGrowth {
+			// A shortfall of fewer than MinShortfall arrivals is noise,
+			// with or without a queue that seems to grow.
+			counted := p.Arrivals == 0 || short*float64(p.Arrivals) >= MinShortfall
+			if short > 0.05 && counted || p.QueueGrowth >= QueueGrowthStrong ||
+				p.QueueGrowth >= QueueGrowthWeak && short > ShortfallWithGrowth && counted {
 				return i, true
 			}
 		} else if ref := closedLoopReference(points, i); ref >= 0 {

@@ -248,6 +248,11 @@ func (s *Sweep) FindKnees() {
 		pts[i].ErrorRate = l.Run.Requests.ErrorRate()
 		pts[i].Throughput, pts[i].ExpectedThroughput = l.throughput(s.Axis)
 		pts[i].Arrivals = l.Run.Arrivals.WindowArrivals
+		if c := l.Run.Calls; c != nil && c.Started+c.Shed > 0 {
+			// A call's turns share its place in the window (a call on the
+			// edge takes all its turns out): the sample is its calls.
+			pts[i].Arrivals = c.Started + c.Shed
+		}
 		if s.Axis == "rate" {
 			pts[i].QueueGrowth = QueueGrowth(l.Run.Arrivals)
 		}

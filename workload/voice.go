@@ -84,6 +84,17 @@ type Call struct {
 // Turns is how many turns the call has.
 func (c Call) Turns() int { return len(c.User) }
 
+// PausedBefore is how long the caller paused, in all, before turn k
+// (1-based): the gaps of turns 2 to k, which are the caller's time and
+// none of the server's.
+func (c Call) PausedBefore(k int) time.Duration {
+	var d time.Duration
+	for j := 1; j < k && j < len(c.Gaps); j++ {
+		d += c.Gaps[j]
+	}
+	return d
+}
+
 // Measured is how many of them are measured.
 func (c Call) Measured() int { return len(c.User) - c.Warmup }
 
