@@ -171,10 +171,13 @@ type runner struct {
 	// every shard's, across phases: arrival k is request k.
 	drawn int
 	// base is the global index of the phase's first closed-loop request,
-	// and windowBase, when not negative, the run-clock offset the measured
-	// window's schedule starts from (StartAt).
-	base       int
-	windowBase time.Duration
+	// and windowBase, when hasWindowBase, the run-clock offset the measured
+	// window's schedule starts from (StartAt): negative for a process that
+	// started after StartAt, whose arrivals already due go out at once,
+	// measured from when they were due.
+	base          int
+	windowBase    time.Duration
+	hasWindowBase bool
 }
 
 // Run executes the load: warm-up, the measured window, and the drain of
@@ -184,7 +187,7 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	if err := o.Load.Validate(); err != nil {
 		return nil, err
 	}
-	r := &runner{opts: o, client: o.Client, coll: newCollector(4 * runtime.GOMAXPROCS(0)), windowBase: -1}
+	r := &runner{opts: o, client: o.Client, coll: newCollector(4 * runtime.GOMAXPROCS(0))}
 	r.coll.goodput = o.Goodput
 	r.coll.prefixes = NewPrefixTracker()
 	r.recPool.New = func() any { return &Record{} }
@@ -215,7 +218,7 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	var late time.Duration
 	if !o.StartAt.IsZero() && ctx.Err() == nil {
 		late, _ = r.client.waitUntil(ctx.Done(), o.StartAt)
-		r.windowBase = o.StartAt.Sub(start)
+		r.windowBase, r.hasWindowBase = o.StartAt.Sub(start), true
 	}
 	r.base = warm
 	if ctx.Err() == nil {
@@ -223,6 +226,11 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 			o.OnWindowStart(ctx)
 		}
 		window.start = r.client.now()
+		if o.Load.Rate > 0 && r.hasWindowBase {
+			// The schedule's window started at StartAt, however late this
+			// process came to it: its arrivals are all in it.
+			window.start = min(window.start, r.windowBase)
+		}
 		pr = r.phase(ctx, o.Load.Requests, o.Load.Duration, true)
 		window.end = r.client.now()
 		if o.OnWindowEnd != nil && ctx.Err() == nil {

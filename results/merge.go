@@ -161,7 +161,7 @@ func agreement(shards []*Run) []string {
 			w = append(w, fmt.Sprintf("shard %d was told to start at another instant than shard 0 (--start-at)", i))
 		}
 		if s.StartAt != nil && s.StartLatenessMs > math.Max(50, 10*r.WindowSeconds) {
-			w = append(w, fmt.Sprintf("shard %d started its window %.0f ms late: its first arrivals went out late (and are measured from their schedule)", i, s.StartLatenessMs))
+			w = append(w, lateShard(i, r))
 		}
 		starts = append(starts, r.WindowStartedAt)
 	}
@@ -172,6 +172,20 @@ func agreement(shards []*Run) []string {
 		}
 	}
 	return w
+}
+
+// lateShard says how late shard i came to the schedule and what that did:
+// arrivals already due went out at once, each measured from when it was
+// due, so its latencies carry the delay rather than hiding it.
+func lateShard(i int, r *Run) string {
+	msg := fmt.Sprintf("shard %d started %.0f ms after --start-at", i, r.Shard.StartLatenessMs)
+	if n := r.Arrivals.WindowArrivals; n > 0 && r.Calls == nil {
+		msg += fmt.Sprintf(": %d of its %d arrivals (%.1f%%) went out late, at once, and are measured from when they were due (their latency includes the delay)",
+			r.Arrivals.LateSends, n, 100*float64(r.Arrivals.LateSends)/float64(n))
+	} else {
+		msg += ": its arrivals already due went out at once and are measured from when they were due"
+	}
+	return msg
 }
 
 // configKey is the configuration as JSON, for comparing shards.

@@ -180,3 +180,25 @@ func FuzzMerge(f *testing.F) {
 		MergeSweeps([]*Sweep{{Axis: "rate", Levels: []Level{{Load: 1, Run: rx}}}, {Axis: "rate", Levels: []Level{{Load: 1, Run: ry}}}})
 	})
 }
+
+// TestMergeNamesALateShard: a shard that came 900 ms after --start-at is
+// named with its delay and the share of its arrivals that went out late.
+func TestMergeNamesALateShard(t *testing.T) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	a, b := shardRun(0, 2, []int64{100, 200}, 7), shardRun(1, 2, []int64{300, 400}, 7)
+	for i, r := range []*Run{a, b} {
+		r.Shard.StartAt = &at
+		r.Arrivals.WindowArrivals = 100
+		if i == 1 {
+			r.Shard.StartLatenessMs, r.Arrivals.LateSends = 900, 9
+		}
+	}
+	m, err := MergeRuns([]*Run{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "shard 1 started 900 ms after --start-at: 9 of its 100 arrivals (9.0%) went out late"
+	if !strings.Contains(strings.Join(m.Warnings, "\n"), want) {
+		t.Errorf("warnings %q, want %q", m.Warnings, want)
+	}
+}
