@@ -281,7 +281,7 @@ func runSection(r *results.Run, i int) htmlRun {
 			}
 			hr.Server.Rows = append(hr.Server.Rows, htmlRow{Cells: []string{f.Name, cell(f.Client), server, cell(f.Delivery)}})
 		}
-		hr.Warnings = append(hr.Warnings, sv.Warnings...)
+		hr.Warnings = append(hr.Warnings, sv.AllWarnings()...)
 	}
 	hr.Notes = r.Notes
 	hr.Warnings = append(hr.Warnings, r.Warnings...)

@@ -83,7 +83,7 @@ func Server(out io.Writer, s *results.Server) error {
 		}
 		fmt.Fprintln(w)
 	}
-	for _, warn := range s.Warnings {
+	for _, warn := range s.AllWarnings() {
 		fmt.Fprintf(w, "warning  %s\n", warn)
 	}
 	return nil

@@ -56,7 +56,7 @@ func MergeRuns(runs []*Run) (*Run, error) {
 	}
 	first := shards[0]
 	m := &Run{SchemaVersion: SchemaVersion, Config: first.Config, Environment: first.Environment, StartedAt: first.StartedAt,
-		WindowStartedAt: first.WindowStartedAt, MergedShards: len(shards), Server: first.Server, Histograms: Histograms{}}
+		WindowStartedAt: first.WindowStartedAt, MergedShards: len(shards), Histograms: Histograms{}}
 	m.Warnings = append(m.Warnings, agreement(shards)...)
 	var windowEnd time.Time
 	for _, r := range shards {
@@ -80,8 +80,11 @@ func MergeRuns(runs []*Run) (*Run, error) {
 	mergeHealth(m, shards)
 	mergeCalls(m, shards)
 	m.Notes = append(m.Notes, fmt.Sprintf("merged from %d shards: percentiles are of the union of their requests (HDR histograms merged), counts summed, throughput over the union of their windows (%.1f s)", len(shards), m.WindowSeconds))
-	if first.Server != nil {
-		m.Notes = append(m.Notes, "the server's view is shard 0's, which alone read it: it covers every shard's requests only as far as their windows overlapped")
+	m.Server = mergeServer(m, shards)
+	if m.Server != nil {
+		m.Notes = append(m.Notes, "the server's side of its view is shard 0's reading over its window (only shard 0 reads it); the client's side is every shard's, merged")
+	} else {
+		m.Notes = append(m.Notes, "no server view: only shard 0 reads the server's metrics, and it read none (--no-server-metrics, or the server exports none knee reads)")
 	}
 	if slices.ContainsFunc(shards, func(r *Run) bool { return len(r.ByTurn) > 0 || r.ServerTimings != nil }) {
 		m.Notes = append(m.Notes, "per-turn latencies and per-response server timings are not kept in mergeable form: left out of the merge")

@@ -202,3 +202,51 @@ func TestMergeNamesALateShard(t *testing.T) {
 		t.Errorf("warnings %q, want %q", m.Warnings, want)
 	}
 }
+
+// TestMergeServerViewAgainstMergedTotals: shard 0 read the server, which
+// saw both shards' 4 requests while shard 0 sent 2. Merged, the view sets
+// the server against the merged client figures and totals: no "other
+// traffic", the client column the merged percentiles, delivery redone.
+// Without a server view in shard 0 the merge says there is none.
+func TestMergeServerViewAgainstMergedTotals(t *testing.T) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	a, b := shardRun(0, 2, []int64{100_000, 200_000}, 7), shardRun(1, 2, []int64{300_000, 400_000}, 7)
+	for _, r := range []*Run{a, b} {
+		r.Shard.StartAt = &at
+	}
+	server, own := 240.0, 150.0
+	a.Server = &Server{Source: "knee-sim", Requests: 4,
+		Figures: []Figure{{Name: "TTFT p50", Client: &own, Server: &server}, {Name: "queue mean", Server: &server}}}
+	a.Server.CheckTraffic(a, 4, true)
+	if len(a.Server.Traffic) == 0 {
+		t.Fatal("a shard's own view should say the server saw every shard's requests")
+	}
+	m, err := MergeRuns([]*Run{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.Server
+	if s == nil {
+		t.Fatal("no merged server view")
+	}
+	for _, w := range s.AllWarnings() {
+		if strings.Contains(w, "other traffic") || strings.Contains(w, "shards' requests") || strings.Contains(w, "no delivery") {
+			t.Errorf("merged view warns %q, which the merged totals contradict", w)
+		}
+	}
+	f := s.Figures[0]
+	if f.Client == nil || *f.Client != m.Stats.TTFT.P50 || f.Delivery == nil || *f.Delivery != m.Stats.TTFT.P50-server {
+		t.Errorf("TTFT p50 row %+v, want the merged client p50 %.1f and its delivery", f, m.Stats.TTFT.P50)
+	}
+	if q := s.Figures[1]; q.Client != nil || q.Delivery != nil {
+		t.Errorf("queue row %+v: the client has no counterpart", q)
+	}
+	a.Server = nil
+	m, err = MergeRuns([]*Run{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Server != nil || !strings.Contains(strings.Join(m.Notes, "\n"), "no server view") {
+		t.Errorf("server %+v notes %q: want none, said", m.Server, m.Notes)
+	}
+}

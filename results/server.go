@@ -34,6 +34,11 @@ type Server struct {
 	// export, so a "-" in the comparison is explained.
 	Missing  []string `json:"missing_metrics,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Traffic holds what setting the server's counts against the client's
+	// found (other traffic, a restart, warm-up turns, a shard's part), apart
+	// from Warnings so that a merge of shards redoes that check against
+	// the merged totals instead of repeating one shard's.
+	Traffic []string `json:"traffic_warnings,omitempty"`
 }
 
 // Figure is one row of the client/server comparison, in milliseconds (or

@@ -1,7 +1,6 @@
 package serverview
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/kneebench/knee/results"
@@ -13,9 +12,7 @@ func ptr(v float64) *float64 { return &v }
 // server.
 func figure(name string, client, server, simulated *float64) results.Figure {
 	f := results.Figure{Name: name, Client: client, Server: server, Simulated: simulated}
-	if client != nil && server != nil {
-		f.Delivery = ptr(*client - *server)
-	}
+	f.SetDelivery()
 	return f
 }
 
@@ -32,11 +29,7 @@ func bucketFigure(name string, client *float64, lo, hi, point float64) results.F
 		return f
 	}
 	f.ServerHigh, f.Server = ptr(hi*1000), ptr(point*1000)
-	if client != nil {
-		if d := *client - *f.Server; math.Abs(d) > *f.ServerHigh-*f.ServerLow {
-			f.Delivery = ptr(d)
-		}
-	}
+	f.SetDelivery()
 	return f
 }
 
@@ -64,45 +57,6 @@ func (v *View) Fill(res *results.Run) {
 		}
 		res.Warnings = append(res.Warnings, note)
 	}
-}
-
-// trafficWarnings compares what the server counted in the window with what
-// the client did: more requests than were sent means other traffic is in
-// the server's figures; fewer than completed means the server restarted or
-// its counters were reset. For voice, the server also saw every call's
-// unmeasured warm-up turn.
-//
-// It reports whether the server's figures cover other requests than the
-// client's, or only part of them: then a difference between the two is no
-// delivery time, and noDelivery takes that column away.
-func trafficWarnings(s *results.Server, res *results.Run, serverRequests int64, counted bool) (mixed bool) {
-	sent, ok := res.Requests.Sent, res.Requests.OK
-	if res.Calls != nil && res.Requests.Warmup > 0 {
-		sent += res.Requests.Warmup // the calls' warm-up turns
-		s.Warnings = append(s.Warnings, "the server's figures include every call's unmeasured warm-up turn; the client's do not")
-		mixed = true
-	}
-	if !counted {
-		return mixed
-	}
-	switch {
-	case serverRequests > sent:
-		s.Warnings = append(s.Warnings, fmt.Sprintf("the server counted %d requests in the window, the client sent %d: other traffic is mixed into the server's figures", serverRequests, sent))
-		mixed = true
-	case serverRequests < ok:
-		s.Warnings = append(s.Warnings, fmt.Sprintf("the server counted %d requests in the window, fewer than the %d the client completed: it restarted or its counters were reset, so its figures cover part of the window", serverRequests, ok))
-		mixed = true
-	}
-	return mixed
-}
-
-// noDelivery takes the delivery column away from figures that do not
-// describe the same requests on both sides.
-func noDelivery(s *results.Server) {
-	for i := range s.Figures {
-		s.Figures[i].Delivery = nil
-	}
-	s.Warnings = append(s.Warnings, "no delivery column: the server's figures and the client's do not describe the same requests")
 }
 
 func (v *View) fillSim(res *results.Run) {
@@ -136,8 +90,8 @@ func (v *View) fillSim(res *results.Run) {
 			s.PrefixHitRate = ptr(sc.PrefixHitRate)
 		}
 	}
-	if trafficWarnings(s, res, v.simReqs, true) {
-		noDelivery(s)
+	if s.CheckTraffic(res, v.simReqs, true) {
+		s.DropDelivery()
 	}
 	res.Server = s
 }

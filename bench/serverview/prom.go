@@ -176,18 +176,18 @@ func (v *View) fillProm(res *results.Run) {
 	s.Warnings = w.warnings
 	mixed := false
 	if counted {
-		mixed = trafficWarnings(s, res, s.Requests, true)
+		mixed = s.CheckTraffic(res, s.Requests, true)
 	} else {
 		s.RequestsFrom = "none"
 		if tm := res.ServerTimings; tm != nil && tm.Requests > 0 {
 			// llama.cpp counts no requests; each answer carried its timings.
 			s.Requests, s.RequestsFrom = tm.Requests, "timings"
 		}
-		mixed = trafficWarnings(s, res, 0, false)
-		mixed = tokenTrafficWarnings(s, res) || mixed
+		mixed = s.CheckTraffic(res, 0, false)
+		mixed = s.CheckTokenTraffic(res) || mixed
 	}
 	if mixed {
-		noDelivery(s)
+		s.DropDelivery()
 	}
 	res.Server = s
 }
@@ -215,24 +215,4 @@ func (v *View) llamaFigures(w *promWindow, s *results.Server, res *results.Run) 
 				figure("TPOT p99", ptr(res.Stats.TPOT.P99), ptr(tm.TPOT.P99), nil))
 		}
 	}
-}
-
-// tokenTrafficWarnings is the traffic check for servers that count no
-// requests: the generated tokens against the client's.
-func tokenTrafficWarnings(s *results.Server, res *results.Run) (mixed bool) {
-	client := float64(res.Tokens.OutputTotal + res.Requests.PartialTokens)
-	if res.Calls != nil {
-		client += float64(res.Calls.Started) // one token per warm-up turn
-	}
-	server := float64(s.OutputTokens)
-	switch {
-	case server == 0 && client == 0:
-	case server > 1.05*client+1:
-		s.Warnings = append(s.Warnings, fmt.Sprintf("the server generated %.0f tokens in the window, the client received %.0f: other traffic is mixed into the server's figures", server, client))
-		return true
-	case server < 0.95*client:
-		s.Warnings = append(s.Warnings, fmt.Sprintf("the server counted %.0f generated tokens in the window, fewer than the %.0f the client received: it restarted or its counters were reset", server, client))
-		return true
-	}
-	return false
 }

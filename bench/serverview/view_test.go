@@ -143,7 +143,7 @@ func TestTrafficWarningsFromPrometheus(t *testing.T) {
 		res.Requests.Sent, res.Requests.OK = tc.sent, tc.ok
 		res.Stats.E2E = results.Summary{Count: tc.ok, Mean: 950}
 		v.Fill(res)
-		got := strings.Join(res.Server.Warnings, "; ")
+		got := strings.Join(res.Server.AllWarnings(), "; ")
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("sent %d ok %d: warnings %q, want %q", tc.sent, tc.ok, got, tc.want)
 		}
@@ -200,7 +200,7 @@ func TestMetricsWithStatus500AreUsed(t *testing.T) {
 	v.End(t.Context())
 	res := &results.Run{WindowSeconds: 10}
 	v.Fill(res)
-	if res.Server.Requests != 200 || !strings.Contains(strings.Join(res.Server.Warnings, ";"), "HTTP 500") {
+	if res.Server.Requests != 200 || !strings.Contains(strings.Join(res.Server.AllWarnings(), ";"), "HTTP 500") {
 		t.Errorf("requests %d warnings %q", res.Server.Requests, res.Server.Warnings)
 	}
 }
@@ -285,7 +285,7 @@ func TestCounterResetBetweenScrapes(t *testing.T) {
 	url := promServer(t, "vllm_before.txt", "vllm_before.txt", "vllm_reset.txt")
 	res := &results.Run{WindowSeconds: 10}
 	fillView(t, url, res)
-	if res.Server.Requests != 100 || !strings.Contains(strings.Join(res.Server.Warnings, ";"), "restart") {
+	if res.Server.Requests != 100 || !strings.Contains(strings.Join(res.Server.AllWarnings(), ";"), "restart") {
 		t.Errorf("requests %d warnings %q; want 100 and a restart warning", res.Server.Requests, res.Server.Warnings)
 	}
 }
