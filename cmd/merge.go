@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -20,7 +21,7 @@ have measured: HDR histograms merged losslessly, so percentiles are those of
 the union of the requests; counts, errors and tokens summed; throughput over
 the union of the windows. Client health is the worst shard's, named; the
 server's view is shard 0's. Sweep files are merged level by level and their
-knees found again; a sweep also gets its CSV next to the JSON. The merged file
+knees found again; a sweep also gets its CSV and PNG next to the JSON. The merged file
 is a normal result: knee compare and knee report take it.`,
 		Example: `  knee merge results/shard-*.json -o results/merged.json`,
 		Args:    cobra.MinimumNArgs(1),
@@ -30,9 +31,10 @@ is a normal result: knee compare and knee report take it.`,
 			}
 			// A sweep's CSV goes beside its JSON, where that is a file:
 			// standard output or a descriptor takes the JSON alone.
-			csvPath := ""
+			csvPath, pngPath := "", ""
 			if results.Replaceable(output) {
 				csvPath = strings.TrimSuffix(output, ".json") + ".csv"
+				pngPath = strings.TrimSuffix(output, ".json") + ".png"
 			}
 			if err := checkIO(map[string]string{"--output": output}, argInputs(args)); err != nil {
 				return err
@@ -68,7 +70,7 @@ is a normal result: knee compare and knee report take it.`,
 				fmt.Fprintf(out, "merged %d shards into %s\n", m.MergedShards, output)
 				return nil
 			}
-			if err := checkIO(map[string]string{"--output": output, "--output (CSV)": csvPath}, argInputs(args)); err != nil {
+			if err := checkIO(map[string]string{"--output": output, "--output (CSV)": csvPath, "--output (PNG)": pngPath}, argInputs(args)); err != nil {
 				return err
 			}
 			var sweeps []*results.Sweep
@@ -84,17 +86,29 @@ is a normal result: knee compare and knee report take it.`,
 				return usageErr("%v", err)
 			}
 			report.SweepTable(out, m, outputWidth(out))
+			fmt.Fprintln(out)
+			report.LevelWarnings(out, m)
+			report.Knees(out, m)
 			if err := writeSweepData(m, output, csvPath); err != nil {
 				return withCode(ExitRuntime, err)
 			}
 			if csvPath == "" {
-				fmt.Fprintf(out, "merged %d shards' sweeps into %s (no CSV: the output is not a file)\n", len(sweeps), output)
+				fmt.Fprintf(out, "merged %d shards' sweeps into %s (no CSV or PNG: the output is not a file)\n", len(sweeps), output)
 				return nil
 			}
-			fmt.Fprintf(out, "merged %d shards' sweeps into %s and %s\n", len(sweeps), output, csvPath)
+			var png bytes.Buffer
+			if err := report.SweepPlot(&png, m); err != nil {
+				fmt.Fprintf(c.ErrOrStderr(), "knee: the plot could not be drawn: %v\n", err)
+				fmt.Fprintf(out, "merged %d shards' sweeps into %s and %s\n", len(sweeps), output, csvPath)
+				return nil
+			}
+			if err := results.WriteFileAtomic(pngPath, png.Bytes()); err != nil {
+				return withCode(ExitRuntime, err)
+			}
+			fmt.Fprintf(out, "merged %d shards' sweeps into %s, %s and %s\n", len(sweeps), output, csvPath, pngPath)
 			return nil
 		}),
 	}
-	c.Flags().StringVarP(&output, "output", "o", "", "the merged result file (a sweep also gets its .csv beside it)")
+	c.Flags().StringVarP(&output, "output", "o", "", "the merged result file (a sweep also gets its .csv and .png beside it)")
 	return c
 }

@@ -29,11 +29,15 @@ func TestShardsMergeToOneProcess(t *testing.T) {
 	for _, w := range []struct {
 		name string
 		args []string
+		// late starts shard 3 this long after --start-at, as a pod
+		// scheduled late would: it must keep the schedule, not shift it.
+		late time.Duration
 	}{
-		{"open", []string{"--model", "knee-sim", "--rate", "30", "--requests", "80", "--input-tokens", "64", "--max-tokens", "8"}},
-		{"closed", []string{"--model", "knee-sim", "--concurrency", "8", "--requests", "64", "--input-tokens", "64", "--max-tokens", "8"}},
+		{"open", []string{"--model", "knee-sim", "--rate", "30", "--requests", "80", "--input-tokens", "64", "--max-tokens", "8"}, 0},
+		{"open, shard 3 late", []string{"--model", "knee-sim", "--rate", "30", "--requests", "80", "--input-tokens", "64", "--max-tokens", "8"}, 1200 * time.Millisecond},
+		{"closed", []string{"--model", "knee-sim", "--concurrency", "8", "--requests", "64", "--input-tokens", "64", "--max-tokens", "8"}, 0},
 		{"voice", []string{"--model", "knee-sim", "--workload", "voice", "--rate", "6", "--calls", "12", "--system-prompt-tokens", "300",
-			"--user-tokens", "10", "--turns", "3", "--gap", "50ms,100ms", "--output-tokens", "8"}},
+			"--user-tokens", "10", "--turns", "3", "--gap", "50ms,100ms", "--output-tokens", "8"}, 0},
 	} {
 		t.Run(w.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -42,7 +46,8 @@ func TestShardsMergeToOneProcess(t *testing.T) {
 			if code, out, errOut := execute(t, append(args, "--output", single)...); code != 0 {
 				t.Fatalf("one process: exit %d\n%s\n%s", code, out, errOut)
 			}
-			startAt := time.Now().Add(3 * time.Second).Format(time.RFC3339Nano)
+			at := time.Now().Add(3 * time.Second)
+			startAt := at.Format(time.RFC3339Nano)
 			var wg sync.WaitGroup
 			files := make([]string, 4)
 			errs := make([]error, 4)
@@ -51,6 +56,9 @@ func TestShardsMergeToOneProcess(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
+					if i == 3 && w.late > 0 {
+						time.Sleep(time.Until(at.Add(w.late)))
+					}
 					cmd := exec.Command(bin, append(args, "--shard", fmt.Sprintf("%d/4", i), "--start-at", startAt, "--output", files[i],
 						"--records", filepath.Join(dir, fmt.Sprintf("shard-%d.jsonl", i)))...)
 					cmd.Env = append(os.Environ(), "KNEE_RUN_NONCE=5eed5eed")
@@ -107,8 +115,13 @@ func TestShardsMergeToOneProcess(t *testing.T) {
 			if one.Calls != nil && (m.Calls == nil || m.Calls.Started != one.Calls.Started || m.Calls.Completed != one.Calls.Completed) {
 				t.Errorf("calls: one process %+v, merged %+v", one.Calls, m.Calls)
 			}
+			lateSaid := false
 			for _, warn := range m.Warnings {
 				t.Logf("merge warning: %s", warn)
+				lateSaid = lateSaid || strings.Contains(warn, "shard 3 started")
+			}
+			if w.late > 0 && !lateSaid {
+				t.Errorf("the merge does not name shard 3, started %v late", w.late)
 			}
 			pooled := pooledTTFTSched(t, dir)
 			for _, p := range []float64{50, 90, 95, 99} {
@@ -190,8 +203,10 @@ func TestShardedSweepMerges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "merged.csv")); err != nil {
-		t.Errorf("no CSV beside the merged sweep: %v", err)
+	for _, ext := range []string{".csv", ".png"} {
+		if _, err := os.Stat(filepath.Join(dir, "merged"+ext)); err != nil {
+			t.Errorf("no %s beside the merged sweep: %v", ext, err)
+		}
 	}
 	if code, _, errOut := execute(t, "compare", merged, filepath.Join(dir, "s0.json")); code != 0 {
 		t.Errorf("knee compare of the merged sweep: exit %d\n%s", code, errOut)
