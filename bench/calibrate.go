@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/kneebench/knee/workload"
 )
@@ -12,8 +14,21 @@ type Prober interface {
 	Probe(r *workload.Request, rec *Record)
 }
 
-// Probe implements Prober.
-func (c *Client) Probe(r *workload.Request, rec *Record) { c.Do(r, rec, false) }
+// Probe implements Prober. It retries as the run's requests do
+// (--retries): a probe that meets a transient error (a pod's first
+// connection refused, a 429 while the server warms) would otherwise end
+// the run before its first measured request.
+// Its waits between attempts end after probeRetryBudget, whatever a
+// Retry-After asks, so that a probe never holds a run (or its Ctrl-C)
+// for long.
+func (c *Client) Probe(r *workload.Request, rec *Record) {
+	ctx, cancel := context.WithTimeout(context.Background(), probeRetryBudget)
+	defer cancel()
+	c.DoRetry(ctx, r, rec, false)
+}
+
+// probeRetryBudget bounds the waits of a probe's retries.
+const probeRetryBudget = 10 * time.Second
 
 // Calibration relates knee's filler words to the server's own token count.
 type Calibration struct {

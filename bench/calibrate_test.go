@@ -1,8 +1,11 @@
 package bench
 
 import (
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kneebench/knee/workload"
 )
@@ -38,5 +41,30 @@ func TestSizedPromptsWithSpread(t *testing.T) {
 		if mean := float64(sum) / n; mean < 1024*0.98 || mean > 1024*1.02 {
 			t.Errorf("spread %+v: the server counts a mean of %.1f prompt tokens, asked 1024", sp, mean)
 		}
+	}
+}
+
+// TestProbeRetries: a probe that meets a transient error (a pod's server
+// still warming: 503) is retried as the run's requests are, so the run's
+// calibration does not end on it.
+func TestProbeRetries(t *testing.T) {
+	var calls atomic.Int64
+	ok := &streamServer{ttft: time.Millisecond, itl: time.Millisecond, tokens: 2}
+	url := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			http.Error(w, `{"error":{"message":"warming up"}}`, http.StatusServiceUnavailable)
+			return
+		}
+		ok.ServeHTTP(w, r)
+	}))
+	c, err := NewClient(Target{BaseURL: url, Model: "m", Timeout: 5 * time.Second, Retries: 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var rec Record
+	c.Probe(&workload.Request{Prompt: "hi", MaxTokens: 2}, &rec)
+	if rec.Class != "" || rec.Attempts != 2 || rec.FirstClass != "http_503" {
+		t.Errorf("probe: class %q after %d attempts (first %q), want success on the second", rec.Class, rec.Attempts, rec.FirstClass)
 	}
 }

@@ -27,6 +27,7 @@ shards' results.`,
 func newK8sJobCmd() *cobra.Command {
 	o := kube.ShardJob{}
 	var delay time.Duration
+	var apiKeySecret string
 	c := &cobra.Command{
 		Use:   "job --shards N --target URL [-- knee run flags]",
 		Short: "An Indexed Job of N knee run shards against one target, started together",
@@ -43,8 +44,15 @@ stdout (or writes shard-I.json to --results-claim); knee merge joins them.`,
 			if delay < 0 {
 				return usageErr("--start-delay must not be negative")
 			}
-			if err := checkRunFlags(args); err != nil {
+			if err := checkRunFlags(args, o.InputsConfigMap); err != nil {
 				return err
+			}
+			if apiKeySecret != "" {
+				ref, err := kube.ParseSecretRef(apiKeySecret, "api-key")
+				if err != nil {
+					return usageErr("--api-key-secret: %v", err)
+				}
+				o.APIKey = &ref
 			}
 			o.RunArgs = args
 			o.StartAt = time.Now().Add(delay).Truncate(time.Second)
@@ -68,9 +76,11 @@ stdout (or writes shard-I.json to --results-claim); knee merge joins them.`,
 	fs.StringVar(&o.Namespace, "namespace", "", "the Job's namespace (default: kubectl's)")
 	fs.StringVar(&o.Image, "image", defaultImage, "the knee image")
 	fs.StringVar(&o.ResultsClaim, "results-claim", "", "a ReadWriteMany PersistentVolumeClaim to write shard-I.json to (default: JSON on stdout)")
-	fs.StringVar(&o.CPU, "cpu", "2", "CPU request per shard (no limit is set: throttling would make the client late)")
+	fs.StringVar(&o.CPU, "cpu", "1", "CPU request per shard (no limit is set: throttling would make the client late); one core offers about 5,000 requests/s")
 	fs.StringVar(&o.Memory, "memory", "1Gi", "memory request per shard")
 	fs.DurationVar(&delay, "start-delay", 2*time.Minute, "the shards start their window this long after the manifest is printed")
+	fs.StringVar(&apiKeySecret, "api-key-secret", "", "the Secret NAME[:KEY] (key default api-key) every pod's API key comes from, as $OPENAI_API_KEY; never give --api-key after --")
+	fs.StringVar(&o.InputsConfigMap, "inputs-configmap", "", "a ConfigMap of input files (dataset, tokenizer) mounted read-only at "+kube.InputsDir+" in every pod: give them after -- as "+kube.InputsDir+"/FILE")
 	return c
 }
 
@@ -84,6 +94,9 @@ cache and /metrics) and a headless Service of the same name, so a router or
 gateway under test resolves every replica's address.`,
 		Example: `  knee k8s sim --replicas 16 -- --preset h100-80gb/llama-3.1-8b | kubectl apply -f -`,
 		RunE: runtimeErrors(func(c *cobra.Command, args []string) error {
+			if err := checkSimFlags(args, o.InputsConfigMap); err != nil {
+				return err
+			}
 			o.SimArgs = args
 			dep, svc, err := o.Objects()
 			if err != nil {
@@ -102,25 +115,8 @@ gateway under test resolves every replica's address.`,
 	fs.StringVar(&o.Name, "name", "knee-sim", "the Deployment's and Service's name")
 	fs.StringVar(&o.Namespace, "namespace", "", "their namespace (default: kubectl's)")
 	fs.StringVar(&o.Image, "image", defaultImage, "the knee image")
-	fs.StringVar(&o.CPU, "cpu", "2", "CPU request per replica")
+	fs.StringVar(&o.CPU, "cpu", "500m", "CPU request per replica (a request, not a limit: four fit a two-core node)")
+	fs.StringVar(&o.InputsConfigMap, "inputs-configmap", "", "a ConfigMap of input files (a models or responses file) mounted read-only at "+kube.InputsDir+": give them after -- as "+kube.InputsDir+"/FILE")
 	fs.StringVar(&o.Memory, "memory", "512Mi", "memory request per replica")
 	return c
-}
-
-// checkRunFlags parses flags as knee run would, so a typo fails here and
-// not in N pods.
-func checkRunFlags(args []string) error {
-	run := newRunCmd()
-	if err := run.ParseFlags(args); err != nil {
-		return usageErr("run flags after --: %v", err)
-	}
-	if rest := run.Flags().Args(); len(rest) > 0 {
-		return usageErr("run flags after --: unexpected %q", rest)
-	}
-	for _, f := range []string{"base-url", "shard", "shards", "start-at", "output"} {
-		if run.Flags().Changed(f) {
-			return usageErr("run flags after --: --%s is set by the manifest", f)
-		}
-	}
-	return nil
 }

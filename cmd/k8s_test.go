@@ -46,10 +46,46 @@ func TestK8sJobRoundTrips(t *testing.T) {
 	if got := run.Flags().Lookup("shards").Value.String(); got != "3" || *job.Spec.Completions != 3 {
 		t.Errorf("--shards %s, %d completions, want 3", got, *job.Spec.Completions)
 	}
-	for _, bad := range [][]string{{"--", "--rate", "fast"}, {"--", "--output", "x.json"}, {"--", "stray"}} {
-		if code, _, _ := execute(t, append([]string{"k8s", "job", "--shards", "2", "--target", "http://t/v1"}, bad...)...); code != ExitUsage {
-			t.Errorf("k8s job %q: exit %d, want 2", bad, code)
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--", "--rate", "fast"}, "invalid argument"},
+		{[]string{"--", "--output", "x.json"}, "set by the manifest"},
+		{[]string{"--", "stray"}, "unexpected"},
+		{[]string{"--", "--rate", "0"}, "--rate 0 measures nothing"},
+		{[]string{"--", "--rate", "5", "--max-tokens", "0"}, "--max-tokens must be at least 1"},
+		{[]string{"--", "--rate", "5", "--api-key", "sk-secret"}, "--api-key-secret"},
+		{[]string{"--", "--rate", "5", "--header", "authorization: Bearer sk-secret"}, "carries a credential"},
+		{[]string{"--", "--rate", "5", "--dataset", "prompts.jsonl"}, "--inputs-configmap"},
+		{[]string{"--inputs-configmap", "in", "--", "--rate", "5", "--dataset", "/data/prompts.jsonl"}, "/inputs/prompts.jsonl"},
+		{[]string{"--name", "Knee_Shards", "--", "--rate", "5"}, "not a DNS label"},
+		{[]string{"--api-key-secret", "Bad_Name", "--", "--rate", "5"}, "--api-key-secret"},
+	} {
+		code, out, errOut := execute(t, append([]string{"k8s", "job", "--shards", "2", "--target", "http://t/v1"}, bad.args...)...)
+		if code != ExitUsage || !strings.Contains(errOut, bad.want) || strings.Contains(out, "sk-secret") {
+			t.Errorf("k8s job %q: exit %d, %q; want 2 and %q", bad.args, code, errOut, bad.want)
 		}
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--", "--bogus"}, "unknown flag"},
+		{[]string{"--", "--port", "9000"}, "set by the manifest"},
+		{[]string{"--", "--host", "127.0.0.1"}, "set by the manifest"},
+		{[]string{"--", "--preset", "nope/x"}, "unknown GPU"},
+		{[]string{"--", "--models", "my-models.yml"}, "--inputs-configmap"},
+		{[]string{"--namespace", "a.b"}, "not a DNS label"},
+	} {
+		if code, _, errOut := execute(t, append([]string{"k8s", "sim", "--replicas", "2"}, bad.args...)...); code != ExitUsage || !strings.Contains(errOut, bad.want) {
+			t.Errorf("k8s sim %q: exit %d, %q; want 2 and %q", bad.args, code, errOut, bad.want)
+		}
+	}
+	code, out, errOut = execute(t, "k8s", "job", "--shards", "2", "--target", "http://t/v1", "--api-key-secret", "vllm-key",
+		"--inputs-configmap", "knee-inputs", "--", "--rate", "5", "--dataset", "/inputs/prompts.jsonl")
+	if code != 0 || !strings.Contains(out, "secretKeyRef") || !strings.Contains(out, "mountPath: /inputs") {
+		t.Errorf("k8s job with a key Secret and inputs: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, _ = execute(t, "k8s", "sim", "--replicas", "3", "--", "--preset", "h100-80gb/llama-3.1-8b")
 	if code != 0 || !strings.Contains(out, "kind: Deployment") || !strings.Contains(out, "clusterIP: None") || !strings.Contains(out, "replicas: 3") {

@@ -32,8 +32,11 @@ type runOptions struct {
 	quiet    bool
 }
 
-func newRunCmd() *cobra.Command {
-	o := &runOptions{}
+func newRunCmd() *cobra.Command { return newRunCmdWith(&runOptions{}) }
+
+// newRunCmdWith is knee run over o, so that knee k8s job can check a pod's
+// flags with the parser and checks the pod will use.
+func newRunCmdWith(o *runOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Benchmark an OpenAI-compatible endpoint at one load",

@@ -38,8 +38,10 @@ func envOr(name, def string) string {
 	return def
 }
 
-func newSimCmd() *cobra.Command {
-	o := &simOptions{}
+func newSimCmd() *cobra.Command { return newSimCmdWith(&simOptions{}) }
+
+// newSimCmdWith is knee sim over o (see newRunCmdWith).
+func newSimCmdWith(o *simOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "sim",
 		Short: "Serve the bundled OpenAI-compatible LLM simulator",

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -18,11 +19,69 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
 // ResultsDir is where a shard writes its result file on a results volume.
 const ResultsDir = "/results"
+
+// InputsDir is where a ConfigMap of input files (datasets, tokenizers,
+// models files) is mounted, read-only, in every pod.
+const InputsDir = "/inputs"
+
+// APIKeyEnv is the variable knee reads its API key from when --api-key is
+// not given: a manifest sets it from a Secret, never in clear.
+const APIKeyEnv = "OPENAI_API_KEY"
+
+// SecretRef names a key of a Kubernetes Secret.
+type SecretRef struct{ Name, Key string }
+
+// ParseSecretRef reads NAME[:KEY]; the key defaults to def.
+func ParseSecretRef(s, def string) (SecretRef, error) {
+	name, key, found := strings.Cut(s, ":")
+	if !found {
+		key = def
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return SecretRef{}, fmt.Errorf("secret name %q: %s", name, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsConfigMapKey(key); len(errs) > 0 {
+		return SecretRef{}, fmt.Errorf("secret key %q: %s", key, strings.Join(errs, "; "))
+	}
+	return SecretRef{Name: name, Key: key}, nil
+}
+
+// checkNames refuses a name or namespace the API server would reject, so
+// that a manifest is valid by construction rather than at kubectl apply.
+func checkNames(name, namespace, configMap string) error {
+	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+		return fmt.Errorf("name %q is not a DNS label: %s", name, strings.Join(errs, "; "))
+	}
+	if namespace != "" {
+		if errs := validation.IsDNS1123Label(namespace); len(errs) > 0 {
+			return fmt.Errorf("namespace %q is not a DNS label: %s", namespace, strings.Join(errs, "; "))
+		}
+	}
+	if configMap != "" {
+		if errs := validation.IsDNS1123Subdomain(configMap); len(errs) > 0 {
+			return fmt.Errorf("ConfigMap %q: %s", configMap, strings.Join(errs, "; "))
+		}
+	}
+	return nil
+}
+
+// inputs mounts a ConfigMap's files read-only at InputsDir.
+func inputs(pod *corev1.PodSpec, configMap string) {
+	if configMap == "" {
+		return
+	}
+	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "inputs", VolumeSource: corev1.VolumeSource{
+		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}}}})
+	for i := range pod.Containers {
+		pod.Containers[i].VolumeMounts = append(pod.Containers[i].VolumeMounts, corev1.VolumeMount{Name: "inputs", MountPath: InputsDir, ReadOnly: true})
+	}
+}
 
 // ShardJob describes an Indexed Job of knee run shards.
 type ShardJob struct {
@@ -43,6 +102,12 @@ type ShardJob struct {
 	ResultsClaim string
 	// CPU and Memory are each pod's requests.
 	CPU, Memory string
+	// APIKey, when set, is the Secret key every pod's API key comes from
+	// (as $OPENAI_API_KEY): a key in RunArgs would be in the manifest, and
+	// in every pod's description, in clear.
+	APIKey *SecretRef
+	// InputsConfigMap, when set, is mounted read-only at InputsDir.
+	InputsConfigMap string
 }
 
 // Job returns the Job. It carries no CPU limit on purpose: a throttled
@@ -51,6 +116,9 @@ type ShardJob struct {
 func (o ShardJob) Job() (*batchv1.Job, error) {
 	if o.Shards < 1 || o.Target == "" || o.Image == "" || o.Name == "" {
 		return nil, errors.New("a shard job needs a name, an image, a target and at least one shard")
+	}
+	if err := checkNames(o.Name, o.Namespace, o.InputsConfigMap); err != nil {
+		return nil, err
 	}
 	requests, err := resources(o.CPU, o.Memory)
 	if err != nil {
@@ -71,6 +139,10 @@ func (o ShardJob) Job() (*batchv1.Job, error) {
 		Env:       []corev1.EnvVar{{Name: "KNEE_RUN_NONCE", Value: o.Nonce}},
 		Resources: corev1.ResourceRequirements{Requests: requests},
 	}
+	if o.APIKey != nil {
+		c.Env = append(c.Env, corev1.EnvVar{Name: APIKeyEnv, ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: o.APIKey.Name}, Key: o.APIKey.Key}}})
+	}
 	pod := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{c},
 		// One shard per node where the cluster can: shards on one node
 		// share its CPUs and would measure each other's lateness.
@@ -82,6 +154,7 @@ func (o ShardJob) Job() (*batchv1.Job, error) {
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: o.ResultsClaim}}}}
 		pod.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "results", MountPath: ResultsDir}}
 	}
+	inputs(&pod, o.InputsConfigMap)
 	// A shard retried after the start would send its part late: fail it,
 	// and let the merge refuse the missing shard, rather than mix runs.
 	backoff := int32(0)
@@ -103,6 +176,9 @@ type SimFleet struct {
 	// SimArgs are further knee sim flags (--preset, --models, ...).
 	SimArgs     []string
 	CPU, Memory string
+	// InputsConfigMap, when set, is mounted read-only at InputsDir (a
+	// models or responses file).
+	InputsConfigMap string
 }
 
 // SimPort is the port every replica serves on.
@@ -112,6 +188,9 @@ const SimPort = 8000
 func (o SimFleet) Objects() (*appsv1.Deployment, *corev1.Service, error) {
 	if o.Replicas < 1 || o.Image == "" || o.Name == "" {
 		return nil, nil, errors.New("a simulator fleet needs a name, an image and at least one replica")
+	}
+	if err := checkNames(o.Name, o.Namespace, o.InputsConfigMap); err != nil {
+		return nil, nil, err
 	}
 	requests, err := resources(o.CPU, o.Memory)
 	if err != nil {
@@ -135,6 +214,7 @@ func (o SimFleet) Objects() (*appsv1.Deployment, *corev1.Service, error) {
 			}},
 		},
 	}
+	inputs(&dep.Spec.Template.Spec, o.InputsConfigMap)
 	svc := &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, Labels: labels},

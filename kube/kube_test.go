@@ -24,13 +24,13 @@ func examples(t *testing.T) map[string][]byte {
 	t.Helper()
 	job, err := ShardJob{Name: "knee-shards", Image: "ghcr.io/kneebench/knee:latest", Shards: 4,
 		Target: "http://vllm.default.svc.cluster.local:8000/v1", StartAt: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), Nonce: "0c0ffee0",
-		RunArgs: []string{"--model", "meta-llama/Llama-3.1-8B-Instruct", "--rate", "40", "--duration", "5m", "--input-tokens", "512", "--max-tokens", "128"},
-		CPU:     "2", Memory: "1Gi"}.Job()
+		RunArgs: []string{"--model", "meta-llama/Llama-3.1-8B-Instruct", "--rate", "40", "--duration", "5m", "--dataset", "/inputs/prompts.jsonl", "--max-tokens", "128"},
+		CPU:     "1", Memory: "1Gi", APIKey: &SecretRef{Name: "vllm-key", Key: "api-key"}, InputsConfigMap: "knee-inputs"}.Job()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dep, svc, err := SimFleet{Name: "knee-sim", Image: "ghcr.io/kneebench/knee:latest", Replicas: 4,
-		SimArgs: []string{"--preset", "h100-80gb/llama-3.1-8b"}, CPU: "2", Memory: "512Mi"}.Objects()
+		SimArgs: []string{"--preset", "h100-80gb/llama-3.1-8b"}, CPU: "500m", Memory: "512Mi"}.Objects()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,5 +160,53 @@ func TestResultsClaim(t *testing.T) {
 	}
 	if _, err := (ShardJob{Name: "k", Image: "i", Shards: 2, Target: "t", CPU: "two"}).Job(); err == nil {
 		t.Error("a CPU request of \"two\" was accepted")
+	}
+}
+
+// TestManifestsSafeByConstruction: names the API server would reject are
+// refused before printing; the API key comes from a Secret, never a value
+// in the manifest; the inputs ConfigMap is mounted read-only in every pod.
+func TestManifestsSafeByConstruction(t *testing.T) {
+	base := ShardJob{Name: "knee-shards", Image: "knee", Shards: 2, Target: "http://t/v1", CPU: "1", Memory: "1Gi"}
+	for _, tc := range []struct{ name, namespace, configMap string }{
+		{"Knee", "", ""}, {"knee_shards", "", ""}, {strings.Repeat("k", 64), "", ""}, {"knee", "a.b", ""}, {"knee", "", "Bad_Map"},
+	} {
+		j := base
+		j.Name, j.Namespace, j.InputsConfigMap = tc.name, tc.namespace, tc.configMap
+		if _, err := j.Job(); err == nil {
+			t.Errorf("job %+v printed; the API server would refuse it", tc)
+		}
+		f := SimFleet{Name: tc.name, Namespace: tc.namespace, InputsConfigMap: tc.configMap, Image: "knee", Replicas: 1}
+		if _, _, err := f.Objects(); err == nil {
+			t.Errorf("fleet %+v printed; the API server would refuse it", tc)
+		}
+	}
+	j := base
+	j.APIKey, j.InputsConfigMap = &SecretRef{Name: "key", Key: "token"}, "inputs"
+	job, err := j.Job()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	var found bool
+	for _, e := range c.Env {
+		if e.Name == APIKeyEnv {
+			found = e.Value == "" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef.Name == "key" && e.ValueFrom.SecretKeyRef.Key == "token"
+		}
+	}
+	if !found {
+		t.Errorf("env %+v: want %s from Secret key/token, no value", c.Env, APIKeyEnv)
+	}
+	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != InputsDir || !c.VolumeMounts[0].ReadOnly ||
+		job.Spec.Template.Spec.Volumes[0].ConfigMap == nil || job.Spec.Template.Spec.Volumes[0].ConfigMap.Name != "inputs" {
+		t.Errorf("mounts %+v volumes %+v: want ConfigMap inputs read-only at %s", c.VolumeMounts, job.Spec.Template.Spec.Volumes, InputsDir)
+	}
+	for _, bad := range []string{"Bad_Name", "key:", "key:a/b"} {
+		if _, err := ParseSecretRef(bad, "api-key"); err == nil {
+			t.Errorf("ParseSecretRef(%q) accepted", bad)
+		}
+	}
+	if r, err := ParseSecretRef("vllm", "api-key"); err != nil || r != (SecretRef{"vllm", "api-key"}) {
+		t.Errorf("ParseSecretRef(vllm) = %+v, %v", r, err)
 	}
 }
