@@ -58,6 +58,11 @@ func (s *Server) CheckTraffic(res *Run, serverRequests int64, counted bool) (mix
 		return mixed
 	}
 	switch {
+	case serverRequests > sent && res.MergedShards > 0:
+		// Shards start and warm up on their own: shard 0's window sees the
+		// others' warm-up and probe requests, none of them measured.
+		s.Traffic = append(s.Traffic, fmt.Sprintf("the server counted %d requests in shard 0's window, the %d shards sent %d measured: the rest are other traffic, such as the other shards' warm-up and probe requests", serverRequests, res.MergedShards, sent))
+		mixed = true
 	case serverRequests > sent:
 		s.Traffic = append(s.Traffic, fmt.Sprintf("the server counted %d requests in the window, the client sent %d: other traffic is mixed into the server's figures", serverRequests, sent))
 		mixed = true
