@@ -48,7 +48,7 @@ run_job() {
 # collect NAME SHARDS: each pod's log (its JSON result, --output - --quiet)
 # by completion index.
 collect() {
-  k wait --for=condition=complete "job/$1" --timeout=10m >/dev/null
+  k wait --for=condition=complete "job/$1" --timeout=5m >/dev/null
   for i in $(seq 0 $(($2 - 1))); do
     pod=$(k get pods -l "knee/job=$1,batch.kubernetes.io/job-completion-index=$i" -o name)
     k logs "$pod" >"$out/$1-$i.json"
@@ -62,7 +62,8 @@ collect knee-single 1
 say "$SHARDS shards, shard $((SHARDS - 1)) held back until ${LATE}s after --start-at"
 run_job knee-shards "$SHARDS" $((SHARDS - 1))
 start_at=$(grep -A1 -e '- --start-at$' "$out/knee-shards.yaml" | tail -1 | sed -e 's/^ *- //' -e "s/[\"']//g")
-sleep $(($(date -d "$start_at" +%s) + LATE - $(date +%s)))
+wait_s=$(($(date -d "$start_at" +%s) + LATE - $(date +%s)))
+[ "$wait_s" -gt 0 ] && sleep "$wait_s"
 k patch job knee-shards --type merge -p "{\"spec\":{\"parallelism\":$SHARDS}}" >/dev/null
 collect knee-shards "$SHARDS"
 "$knee" merge -o "$out/merged.json" "$out"/knee-shards-*.json >"$out/merge.txt"

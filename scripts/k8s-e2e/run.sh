@@ -10,7 +10,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export REPO=$(cd "$here/../.." && pwd)
 export CACHE=${KNEE_E2E_CACHE:-/var/cache/knee-e2e}
-skip() { echo "k8s e2e: skipped: $*"; exit 0; }
+skipped=""
+skip() { skipped=1; echo "k8s e2e: skipped: $*"; exit 0; }
 [ "$(id -u)" = 0 ] || skip "it needs root (network namespaces, containerd, the kubelet)"
 probe=knee-e2e-probe-$$
 ip netns add "$probe" 2>/dev/null || skip "this machine cannot create network namespaces"
@@ -28,6 +29,7 @@ cleanup() {
     echo "== e2e files"; ls -la "$W/e2e" 2>/dev/null || true
   fi
   rm -rf "$W"
+  [ -n "$skipped" ] && return
   echo "k8s e2e: $([ "$rc" = 0 ] && echo passed || echo FAILED) in $((SECONDS - t0)) s, torn down"
 }
 trap cleanup EXIT
@@ -36,6 +38,7 @@ trap 'exit 130' INT TERM
 mkdir -p "$CACHE"
 t=$SECONDS
 BIN=$(bash "$here/build.sh" | tail -1) || { echo "k8s e2e: the cluster's binaries did not build" >&2; exit 1; }
+[ "$BIN" = no-packages ] && skip "Debian's containerd, runc and CNI plugins are not installed and cannot be"
 export BIN
 echo "k8s e2e: cluster binaries ready in $((SECONDS - t)) s ($BIN)"
 mkdir -p "$W/bin" "$W/images"
