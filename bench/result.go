@@ -108,6 +108,16 @@ func (s *summary) result(rep health.Report, wStart, wEnd time.Duration, offered 
 			"queue_wait_us": encodeHist(lat.queue), "send_lateness_us": encodeHist(lat.lateness),
 			"input_tokens": encodeHist(lat.in), "output_tokens": encodeHist(lat.out),
 		}
+		// What knee merge rebuilds the per-turn table and the server's
+		// per-response timings from.
+		for _, k := range sortedTags(tags) {
+			res.Histograms[results.TurnHistogram(k, "ttft")] = encodeHist(tags[k].ttft)
+			res.Histograms[results.TurnHistogram(k, "itl")] = encodeHist(tags[k].itl)
+		}
+		if agg.timings > 0 {
+			res.Histograms[results.ServerPromptHistogram] = encodeHist(lat.srvPrompt)
+			res.Histograms[results.ServerTPOTHistogram] = encodeHist(lat.srvTPOT)
+		}
 	}
 	res.Goodput = goodputResult(s.coll.goodput, agg.good, agg.ok+agg.failed, span)
 	if agg.timings > 0 {

@@ -115,6 +115,15 @@ func TestShardsMergeToOneProcess(t *testing.T) {
 			if one.Calls != nil && (m.Calls == nil || m.Calls.Started != one.Calls.Started || m.Calls.Completed != one.Calls.Completed) {
 				t.Errorf("calls: one process %+v, merged %+v", one.Calls, m.Calls)
 			}
+			// The per-turn table is rebuilt from the shards' histograms.
+			if len(m.ByTurn) != len(one.ByTurn) {
+				t.Errorf("per-turn table: one process %d turns, merged %d", len(one.ByTurn), len(m.ByTurn))
+			}
+			for i := range min(len(m.ByTurn), len(one.ByTurn)) {
+				if a, b := one.ByTurn[i], m.ByTurn[i]; a.Turn != b.Turn || a.TTFT.Count != b.TTFT.Count || a.ITL.Count != b.ITL.Count {
+					t.Errorf("turn %d: one process %d TTFTs and %d ITLs, merged turn %d: %d and %d", a.Turn, a.TTFT.Count, a.ITL.Count, b.Turn, b.TTFT.Count, b.ITL.Count)
+				}
+			}
 			lateSaid := false
 			for _, warn := range m.Warnings {
 				t.Logf("merge warning: %s", warn)

@@ -42,9 +42,9 @@ var mergedHistograms = []struct {
 // are those of the union of requests; counts, errors and tokens summed;
 // the window the union of the shards' windows, and throughput over it.
 // Client health is the worst shard's, named; the server's view is shard
-// 0's, the one that reads it. What cannot be merged exactly (a
-// per-turn breakdown, per-response server timings) is left out and said
-// so. Shards that disagree on what they ran, or started apart, are warned
+// 0's, the one that reads it, set against the merged client figures; the
+// per-turn table and per-response server timings are rebuilt from their
+// histograms. Shards that disagree on what they ran, or started apart, are warned
 // about.
 func MergeRuns(runs []*Run) (*Run, error) {
 	if len(runs) == 0 {
@@ -86,8 +86,8 @@ func MergeRuns(runs []*Run) (*Run, error) {
 	} else {
 		m.Notes = append(m.Notes, "no server view: only shard 0 reads the server's metrics, and it read none (--no-server-metrics, or the server exports none knee reads)")
 	}
-	if slices.ContainsFunc(shards, func(r *Run) bool { return len(r.ByTurn) > 0 || r.ServerTimings != nil }) {
-		m.Notes = append(m.Notes, "per-turn latencies and per-response server timings are not kept in mergeable form: left out of the merge")
+	if err := mergeTurns(m, shards); err != nil {
+		return nil, err
 	}
 	// A shard's small print is about its own sample; the merge's is
 	// written afresh.

@@ -250,3 +250,48 @@ func TestMergeServerViewAgainstMergedTotals(t *testing.T) {
 		t.Errorf("server %+v notes %q: want none, said", m.Server, m.Notes)
 	}
 }
+
+// TestMergeKeepsTurnsAndServerTimings: the per-turn table and llama.cpp's
+// per-response timings are rebuilt from the shards' histograms, so their
+// percentiles are those of the pooled values, as the main ones are.
+func TestMergeKeepsTurnsAndServerTimings(t *testing.T) {
+	pooled := hdrhistogram.New(1, 3_600_000_000, 3)
+	var runs []*Run
+	for i := range 2 {
+		r := shardRun(i, 2, []int64{100}, 7)
+		h := hdrhistogram.New(1, 3_600_000_000, 3)
+		for v := range 50 {
+			x := int64(1000 * (v + 1 + 100*i))
+			_ = h.RecordValue(x)
+			_ = pooled.RecordValue(x)
+		}
+		r.ByTurn = []TurnStats{{Turn: 2, TTFT: SummarizeHistogram(h, 1000), ITL: SummarizeHistogram(h, 1000)}}
+		r.Histograms[TurnHistogram(2, "ttft")] = EncodeHistogram(h)
+		r.Histograms[TurnHistogram(2, "itl")] = EncodeHistogram(h)
+		r.ServerTimings = &ServerTimings{Requests: 50, PromptMs: SummarizeHistogram(h, 1000), TPOT: SummarizeHistogram(h, 1000)}
+		r.Histograms[ServerPromptHistogram] = EncodeHistogram(h)
+		r.Histograms[ServerTPOTHistogram] = EncodeHistogram(h)
+		runs = append(runs, r)
+	}
+	m, err := MergeRuns(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := SummarizeHistogram(pooled, 1000)
+	if len(m.ByTurn) != 1 || m.ByTurn[0].Turn != 2 || m.ByTurn[0].TTFT != want || m.ByTurn[0].ITL != want {
+		t.Errorf("per-turn table %+v, want turn 2 with the pooled %+v", m.ByTurn, want)
+	}
+	if st := m.ServerTimings; st == nil || st.Requests != 100 || st.PromptMs != want || st.TPOT != want {
+		t.Errorf("server timings %+v, want 100 requests and the pooled percentiles", st)
+	}
+	// A shard of an older knee, without the histograms: left out, said.
+	delete(runs[1].Histograms, TurnHistogram(2, "ttft"))
+	delete(runs[1].Histograms, ServerPromptHistogram)
+	m, err = MergeRuns(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.ByTurn) != 0 || m.ServerTimings != nil || !strings.Contains(strings.Join(m.Notes, "\n"), "left out of the merge") {
+		t.Errorf("by turn %+v, timings %+v, notes %q: want both left out and said", m.ByTurn, m.ServerTimings, m.Notes)
+	}
+}
