@@ -295,3 +295,21 @@ func TestMergeKeepsTurnsAndServerTimings(t *testing.T) {
 		t.Errorf("by turn %+v, timings %+v, notes %q: want both left out and said", m.ByTurn, m.ServerTimings, m.Notes)
 	}
 }
+
+// TestTrafficCountsLateWarmups: a warm-up request cut by the client's
+// timeout ends at the server inside the window; one more request than
+// were measured is that, not other traffic. Two more is other traffic.
+func TestTrafficCountsLateWarmups(t *testing.T) {
+	r := &Run{Requests: Requests{Sent: 13, OK: 0, Warmup: 1}}
+	for _, tc := range []struct {
+		server int64
+		want   string
+	}{{14, "warm-up requests sent before it"}, {15, "other traffic"}, {13, ""}} {
+		s := &Server{}
+		mixed := s.CheckTraffic(r, tc.server, true)
+		got := strings.Join(s.Traffic, "; ")
+		if (tc.want == "") != !mixed || !strings.Contains(got, tc.want) {
+			t.Errorf("server %d: %q (mixed %v), want %q", tc.server, got, mixed, tc.want)
+		}
+	}
+}
