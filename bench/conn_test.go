@@ -271,7 +271,7 @@ func llamaServer() *rawServer {
 func TestValidateAgainstLlamaCpp(t *testing.T) {
 	c := newTestClient(t, startRaw(t, llamaServer()), 5*time.Second, 1)
 	v := workload.Voice{SystemPromptTokens: 100, UserTokens: 5, Turns: 3, OutputTokens: 4, Seed: 1}
-	got := Validate(context.Background(), c, v)
+	got := CheckPrefixCache(context.Background(), c, v)
 	if !got.OK || !strings.Contains(got.Verdict, "timings.cache_n") {
 		t.Fatalf("validate: %+v", got)
 	}

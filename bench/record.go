@@ -32,68 +32,69 @@ const (
 )
 
 // Record is everything measured about one request. Times are offsets from
-// the start of the run on the monotonic clock.
+// the start of the run on the monotonic clock. It is never encoded itself:
+// --records writes its results.RecordLine (see Record.line).
 type Record struct {
-	Index     int           `json:"index"`
-	Warmup    bool          `json:"warmup,omitempty"`
-	Tag       int           `json:"tag,omitempty"`
-	Scheduled time.Duration `json:"scheduled_ns"`
+	Index     int
+	Warmup    bool
+	Tag       int
+	Scheduled time.Duration
 	// Origin is when the request's call arrived, and Call its index
 	// (voice turns only: Tag > 0).
-	Origin time.Duration `json:"-"`
+	Origin time.Duration
 	// Paused is how long the call's caller paused before this turn (the
 	// gaps since the call's arrival): the saturation tests take it out,
 	// as it is the caller's time and spreads a turn's age by seconds.
-	Paused     time.Duration `json:"-"`
-	Call       int           `json:"-"`
-	Sent       time.Duration `json:"sent_ns"`
-	FirstToken time.Duration `json:"first_token_ns,omitempty"`
-	LastToken  time.Duration `json:"last_token_ns,omitempty"`
-	Done       time.Duration `json:"done_ns"`
+	Paused     time.Duration
+	Call       int
+	Sent       time.Duration
+	FirstToken time.Duration
+	LastToken  time.Duration
+	Done       time.Duration
 	// Lateness is how late the dispatcher sent the request against its
 	// schedule, not counting a wait for a concurrency slot.
-	Lateness         time.Duration `json:"lateness_ns"`
-	Waited           bool          `json:"waited_for_slot,omitempty"`
-	Status           int           `json:"status"`
-	Class            string        `json:"error,omitempty"`
-	Message          string        `json:"message,omitempty"`
-	Chunks           int           `json:"chunks"`
-	PromptTokens     int           `json:"prompt_tokens"`
-	CompletionTokens int           `json:"completion_tokens"`
-	CachedTokens     int           `json:"cached_tokens"`
-	UsageReported    bool          `json:"usage_reported"`
+	Lateness         time.Duration
+	Waited           bool
+	Status           int
+	Class            string
+	Message          string
+	Chunks           int
+	PromptTokens     int
+	CompletionTokens int
+	CachedTokens     int
+	UsageReported    bool
 	// UsageOdd is set when usage.completion_tokens was negative or not a
 	// number; with one above MaxTokens (the max_tokens asked) the chunk
 	// count is used instead as well.
-	UsageOdd bool `json:"usage_odd,omitempty"`
+	UsageOdd bool
 	// NoDone is set when the stream closed after a finish_reason but
 	// without its data: [DONE].
-	NoDone bool `json:"no_done,omitempty"`
+	NoDone bool
 	// PromptOdd is the usage.prompt_tokens the server wrote when no
 	// request has that many (negative, not a number, past ten million):
 	// PromptTokens is then 0, and the run says so.
-	PromptOdd      string        `json:"prompt_tokens_odd,omitempty"`
-	MaxTokens      int           `json:"max_tokens,omitempty"`
-	CachedReported bool          `json:"cached_reported"`
-	Attempts       int           `json:"attempts,omitempty"`
-	RetryAfter     time.Duration `json:"retry_after_ns,omitempty"`
-	FirstClass     string        `json:"first_attempt_error,omitempty"`
+	PromptOdd      string
+	MaxTokens      int
+	CachedReported bool
+	Attempts       int
+	RetryAfter     time.Duration
+	FirstClass     string
 	// Resent is true when the request went out a second time because the
 	// server had closed the kept-alive connection it was first sent on.
-	Resent bool `json:"resent,omitempty"`
+	Resent bool
 	// Timings is llama.cpp's own account of the request, when it sent one.
-	Timings *Timings `json:"timings,omitempty"`
+	Timings *Timings
 	// CachedFromTimings says that CachedTokens came from llama.cpp's
 	// timings.cache_n, the server having sent no cached_tokens in usage.
-	CachedFromTimings bool            `json:"cached_from_timings,omitempty"`
-	ChunkTimes        []time.Duration `json:"-"`
+	CachedFromTimings bool
+	ChunkTimes        []time.Duration
 	// PrefixShare is the share of the prompt that an earlier measured
 	// request of the run sent first: what a cache that kept everything
 	// would hit.
-	PrefixShare float32 `json:"-"`
+	PrefixShare float32
 	// Text is the generated text, kept only when the workload needs it
 	// (a multi-turn call carries answers forward).
-	Text []byte `json:"-"`
+	Text []byte
 }
 
 // Timings is llama.cpp's per-response timing object: prompt tokens reused

@@ -41,7 +41,7 @@ func newCompareCmd() *cobra.Command {
 				if err := report.ComparePlot(&b, sweeps); err != nil {
 					return err
 				}
-				if err := results.WriteFileAtomic(output, b.Bytes()); err != nil {
+				if err := results.WriteOutput(output, b.Bytes()); err != nil {
 					return err
 				}
 				fmt.Fprintf(out, "wrote %s\n", output)

@@ -102,7 +102,7 @@ is a normal result: knee compare and knee report take it.`,
 				fmt.Fprintf(out, "merged %d shards' sweeps into %s and %s\n", len(sweeps), output, csvPath)
 				return nil
 			}
-			if err := results.WriteFileAtomic(pngPath, png.Bytes()); err != nil {
+			if err := results.WriteOutput(pngPath, png.Bytes()); err != nil {
 				return withCode(ExitRuntime, err)
 			}
 			fmt.Fprintf(out, "merged %d shards' sweeps into %s, %s and %s\n", len(sweeps), output, csvPath, pngPath)

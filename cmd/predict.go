@@ -244,7 +244,7 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 	var png bytes.Buffer
 	if err := report.SweepPlot(&png, sw); err != nil {
 		fmt.Fprintf(c.ErrOrStderr(), "knee: the plot could not be drawn: %v\n", err)
-	} else if err := results.WriteFileAtomic(paths.png, png.Bytes()); err != nil {
+	} else if err := results.WriteOutput(paths.png, png.Bytes()); err != nil {
 		return withCode(ExitRuntime, err)
 	}
 	fmt.Fprintf(out, "predicted in %s; wrote %s, %s and %s\n", time.Since(started).Round(time.Millisecond), paths.json, paths.csv, paths.png)

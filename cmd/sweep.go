@@ -373,7 +373,7 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	var png bytes.Buffer
 	if err := report.SweepPlot(&png, sw); err != nil {
 		fmt.Fprintf(errOut, "knee: the plot could not be drawn: %v\n", err)
-	} else if err := results.WriteFileAtomic(paths.png, png.Bytes()); err != nil {
+	} else if err := results.WriteOutput(paths.png, png.Bytes()); err != nil {
 		return withCode(ExitRuntime, err)
 	}
 	fmt.Fprintf(out, "wrote %s, %s and %s\n", paths.json, paths.csv, paths.png)
@@ -454,7 +454,7 @@ func writeSweepData(s *results.Sweep, jsonPath, csvPath string) error {
 	if err != nil {
 		return err
 	}
-	if err := results.WriteFileAtomic(csvPath, b); err != nil {
+	if err := results.WriteOutput(csvPath, b); err != nil {
 		return fmt.Errorf("writing %s: %w", csvPath, err)
 	}
 	return nil

@@ -138,7 +138,7 @@ func (o *validateOptions) run(c *cobra.Command, _ []string) error {
 	}
 	fmt.Fprintf(out, "validating %s · model %s · one call of %d turns, %d-token system prompt\n%s\n",
 		where, tgt.target.Model, v.Turns, v.SystemPromptTokens, cal)
-	res := bench.Validate(c.Context(), client, v)
+	res := bench.CheckPrefixCache(c.Context(), client, v)
 	if err := report.Validation(out, res); err != nil {
 		return err
 	}

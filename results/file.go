@@ -7,10 +7,6 @@ import (
 	"fmt"
 )
 
-// WriteFileAtomic writes data where path names, never replacing what the
-// user pointed at (see WriteOutput).
-func WriteFileAtomic(path string, data []byte) error { return WriteOutput(path, data) }
-
 // WriteJSON writes v as indented JSON (see WriteOutput).
 func WriteJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")

@@ -1,5 +1,8 @@
 package bench
 
+// This file measures what the saturation verdict rests on: how many
+// finished requests kept pace with the offer, and whether the queue grew.
+
 import (
 	"math"
 	"slices"

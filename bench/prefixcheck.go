@@ -9,9 +9,10 @@ import (
 	"github.com/kneebench/knee/workload"
 )
 
-// Validate runs one call of v against the target and checks that turn 2
-// reused the warm prefix: at least 90% of the system prompt cached.
-func Validate(ctx context.Context, c *Client, v workload.Voice) results.Validation {
+// CheckPrefixCache runs one call of v against the target and checks that
+// turn 2 reused the warm prefix: at least 90% of the system prompt cached
+// (knee validate).
+func CheckPrefixCache(ctx context.Context, c *Client, v workload.Voice) results.Validation {
 	c.SetStart(time.Now())
 	script := v.Call(0)
 	var turns []results.ValidationTurn
