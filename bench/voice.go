@@ -272,7 +272,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 
 	w := calls.Window()
 	offeredTurns, inWindowTurns := calls.Weights()
-	t := VoiceTally{WindowStart: base, Drawn: int64(calls.Drawn()), Arrivals: w.Arrivals, InWindow: w.InWindow,
+	t := VoiceTally{WindowStart: base, Drawn: int64(calls.Drawn()), Arrivals: w.Arrivals, InWindow: w.InWindow, Offered: w.Offered,
 		OfferedTurns: offeredTurns, InWindowTurns: inWindowTurns, WarmupTurns: warmupTurns.Load(),
 		Started: started.Load(), Completed: completed.Load(), Shed: shed.Load(), Failed: failedCalls.Load(), WarmupFailed: warmupFailed.Load(),
 		CallTime: time.Duration(callTime.Load()), LastArrival: calls.Last(), ArrivalsEnd: arrivalsEnd, WindowEnd: windowEnd, DrainCut: drainCut.Load()}
@@ -297,6 +297,9 @@ type VoiceTally struct {
 	// (all, but for a window bounded by a count of calls, which ends at its
 	// last arrival).
 	Drawn, Arrivals, InWindow int64
+	// Offered is the schedule's offered rate, by the window rules every
+	// loop shares (ArrivalCount.Window).
+	Offered float64
 	// OfferedTurns counts the measured turns of this shard's arrivals, and
 	// InWindowTurns those of the calls inside the schedule window.
 	OfferedTurns, InWindowTurns int64
@@ -349,16 +352,7 @@ func SummarizeVoice(recs []Record, o VoiceOptions, t VoiceTally) *results.Run {
 // its tally.
 func voiceResult(coll *collector, rep health.Report, o VoiceOptions, t VoiceTally) *results.Run {
 	s := &summary{coll: coll, load: Load{Rate: o.Rate}, config: o.Config}
-	// The offered rate by the window rules every loop shares (see
-	// ArrivalCount.Window): arrivals per second of a timed window, the gaps
-	// per second between the first and last of a counted one.
-	offered := 0.0
-	switch {
-	case o.Duration > 0:
-		offered = float64(t.Drawn) / o.Duration.Seconds()
-	case t.Drawn > 1 && t.LastArrival > 0:
-		offered = float64(t.Drawn-1) / t.LastArrival.Seconds()
-	}
+	offered := t.Offered
 	res := s.result(rep, t.WindowStart, t.WindowEnd, offered, 0)
 	res.Requests.Warmup = t.WarmupTurns
 	_, agg, _ := s.coll.merged()

@@ -97,7 +97,7 @@ func VoiceLevel(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	}
 	v := &voiceRun{o: o, prefixes: bench.NewPrefixTracker(), fleet: newFleet(cfg, max(o.Replicas, 1), o.Routing, o.Seed), contextLength: ctxLen, inflight: map[int64]*turnFlight{}}
 	w := calls.Window()
-	v.tally.Drawn, v.tally.Arrivals, v.tally.InWindow = int64(calls.Drawn()), w.Arrivals, w.InWindow
+	v.tally.Drawn, v.tally.Arrivals, v.tally.InWindow, v.tally.Offered = int64(calls.Drawn()), w.Arrivals, w.InWindow, w.Offered
 	v.tally.OfferedTurns, v.tally.InWindowTurns = calls.Weights()
 	if n := len(dues); n > 0 {
 		v.tally.LastArrival = dur(dues[n-1])
