@@ -251,25 +251,35 @@ func plausible(r *Run) error {
 }
 
 // mergeHistograms merges every histogram all shards have and summarises it.
+// mergeNamed merges the shards' histograms called name; complete says
+// every shard had one (a shard without one either had no value of that
+// kind or was written by an older knee: the caller knows which).
+func mergeNamed(shards []*Run, name string) (sum *hdrhistogram.Histogram, complete bool, err error) {
+	complete = true
+	for i, r := range shards {
+		enc := r.Histograms[name]
+		if enc == "" {
+			complete = false
+			continue
+		}
+		d, err := DecodeHistogram(enc)
+		if err != nil {
+			return nil, false, fmt.Errorf("shard %d: %s: %v", i, name, err)
+		}
+		if sum == nil {
+			sum = d
+		} else if dropped := sum.Merge(d); dropped > 0 {
+			return nil, false, fmt.Errorf("shard %d: %d values of %s fall outside the merged histogram's range", i, dropped, name)
+		}
+	}
+	return sum, complete, nil
+}
+
 func mergeHistograms(m *Run, shards []*Run) error {
 	for _, h := range mergedHistograms {
-		var sum *hdrhistogram.Histogram
-		complete := true
-		for i, r := range shards {
-			enc, ok := r.Histograms[h.name]
-			if !ok || enc == "" {
-				complete = false
-				break
-			}
-			d, err := DecodeHistogram(enc)
-			if err != nil {
-				return fmt.Errorf("shard %d: %s: %v", i, h.name, err)
-			}
-			if sum == nil {
-				sum = d
-			} else if dropped := sum.Merge(d); dropped > 0 {
-				return fmt.Errorf("shard %d: %d values of %s fall outside the merged histogram's range", i, dropped, h.name)
-			}
+		sum, complete, err := mergeNamed(shards, h.name)
+		if err != nil {
+			return err
 		}
 		if !complete || sum == nil {
 			if h.required {

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 
@@ -25,24 +24,10 @@ func TurnHistogram(k int, metric string) string {
 // from the shards' histograms. What a shard's file lacks (an older knee)
 // is left out and said so.
 func mergeTurns(m *Run, shards []*Run) error {
+	// A shard without a turn's or timing's histogram had no such request.
 	merged := func(name string) (*hdrhistogram.Histogram, bool, error) {
-		var sum *hdrhistogram.Histogram
-		for i, r := range shards {
-			enc, ok := r.Histograms[name]
-			if !ok {
-				continue // this shard had no request of that kind
-			}
-			h, err := DecodeHistogram(enc)
-			if err != nil {
-				return nil, false, fmt.Errorf("shard %d: %s: %v", i, name, err)
-			}
-			if sum == nil {
-				sum = h
-			} else if dropped := sum.Merge(h); dropped > 0 {
-				return nil, false, fmt.Errorf("shard %d: %d values of %s fall outside the merged histogram's range", i, dropped, name)
-			}
-		}
-		return sum, sum != nil, nil
+		sum, _, err := mergeNamed(shards, name)
+		return sum, sum != nil, err
 	}
 	var turns []int
 	lacking := false
