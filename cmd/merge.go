@@ -64,6 +64,11 @@ is a normal result: knee compare and knee report take it.`,
 				if err := report.Run(out, m); err != nil {
 					return err
 				}
+				if m.Server != nil {
+					if err := report.Server(out, m.Server); err != nil {
+						return err
+					}
+				}
 				if err := results.WriteJSON(output, m); err != nil {
 					return withCode(ExitRuntime, err)
 				}

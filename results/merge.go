@@ -80,15 +80,18 @@ func MergeRuns(runs []*Run) (*Run, error) {
 	mergeHealth(m, shards)
 	mergeCalls(m, shards)
 	m.Notes = append(m.Notes, fmt.Sprintf("merged from %d shards: percentiles are of the union of their requests (HDR histograms merged), counts summed, throughput over the union of their windows (%.1f s)", len(shards), m.WindowSeconds))
+	// Before the server view: llama.cpp's rows come from the merged
+	// per-response timings.
+	if err := mergeTurns(m, shards); err != nil {
+		return nil, err
+	}
 	m.Server = mergeServer(m, shards)
 	if m.Server != nil {
 		m.Notes = append(m.Notes, "the server's side of its view is shard 0's reading over its window (only shard 0 reads it); the client's side is every shard's, merged")
 	} else {
 		m.Notes = append(m.Notes, "no server view: only shard 0 reads the server's metrics, and it read none (--no-server-metrics, or the server exports none knee reads)")
 	}
-	if err := mergeTurns(m, shards); err != nil {
-		return nil, err
-	}
+
 	// A shard's small print is about its own sample; the merge's is
 	// written afresh.
 	m.Warnings = append(m.Warnings, SmallPrint(m)...)

@@ -32,16 +32,18 @@ func mergeServer(m *Run, shards []*Run) *Server {
 		} else {
 			f.Client = nil
 		}
+		if v, ok := timingFigure(m.ServerTimings, s.Source, f.Name); ok {
+			// Read from every shard's answers, not shard 0's alone.
+			f.Server = v
+		}
 		f.SetDelivery()
 	}
 	if s.RequestsFrom == "timings" {
 		// llama.cpp counts no requests; every shard's answers carried
 		// their timings.
 		s.Requests = 0
-		for _, r := range shards {
-			if r.ServerTimings != nil {
-				s.Requests += r.ServerTimings.Requests
-			}
+		if m.ServerTimings != nil {
+			s.Requests = m.ServerTimings.Requests
 		}
 	}
 	starts := make([]time.Time, len(shards))
@@ -64,4 +66,27 @@ func mergeServer(m *Run, shards []*Run) *Server {
 		s.DropDelivery()
 	}
 	return &s
+}
+
+// timingFigure is the server's value of a llama.cpp row that comes from
+// its per-response timings (prefill and TPOT percentiles), which every
+// shard read from its own answers; ok is false for every other row.
+func timingFigure(st *ServerTimings, source, name string) (*float64, bool) {
+	if st == nil || source != "llamacpp" {
+		return nil, false
+	}
+	var v float64
+	switch name {
+	case "prefill p50":
+		v = st.PromptMs.P50
+	case "prefill p99":
+		v = st.PromptMs.P99
+	case "TPOT p50":
+		v = st.TPOT.P50
+	case "TPOT p99":
+		v = st.TPOT.P99
+	default:
+		return nil, false
+	}
+	return &v, true
 }

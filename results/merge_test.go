@@ -273,11 +273,17 @@ func TestMergeKeepsTurnsAndServerTimings(t *testing.T) {
 		r.Histograms[ServerTPOTHistogram] = EncodeHistogram(h)
 		runs = append(runs, r)
 	}
+	own := 1.0
+	runs[0].Server = &Server{Source: "llamacpp", RequestsFrom: "timings", Requests: 50, Figures: []Figure{{Name: "prefill p50", Server: &own}}}
 	m, err := MergeRuns(runs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := SummarizeHistogram(pooled, 1000)
+	// llama.cpp's rows from its timings are every shard's, not shard 0's.
+	if s := m.Server; s == nil || s.Requests != 100 || s.Figures[0].Server == nil || *s.Figures[0].Server != want.P50 {
+		t.Errorf("merged llama.cpp view %+v, want 100 requests and prefill p50 %.1f from every shard's timings", s, want.P50)
+	}
 	if len(m.ByTurn) != 1 || m.ByTurn[0].Turn != 2 || m.ByTurn[0].TTFT != want || m.ByTurn[0].ITL != want {
 		t.Errorf("per-turn table %+v, want turn 2 with the pooled %+v", m.ByTurn, want)
 	}
