@@ -9,13 +9,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/bench/internal/fakeserver"
+	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
 
-func newTestClient(t *testing.T, url string, timeout time.Duration, conns int) *Client {
+func newTestClient(t *testing.T, url string, timeout time.Duration, conns int) *transport.Client {
 	t.Helper()
-	c, err := NewClient(Target{BaseURL: url, Model: "m", Timeout: timeout}, conns)
+	c, err := transport.NewClient(transport.Target{BaseURL: url, Model: "m", Timeout: timeout}, conns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,8 +42,8 @@ func within(t *testing.T, name string, got, lo, hi float64) {
 // that on a busy 2-core machine while still catching a wrong definition
 // (e.g. TTFT stamped at the headers, which would read ~0 ms).
 func TestTimingMatchesServerSchedule(t *testing.T) {
-	srv := &streamServer{ttft: 50 * time.Millisecond, itl: 5 * time.Millisecond, tokens: 20}
-	url := startServer(t, srv)
+	srv := &fakeserver.Stream{TTFT: 50 * time.Millisecond, ITL: 5 * time.Millisecond, Tokens: 20}
+	url := fakeserver.Start(t, srv)
 	res, err := Run(context.Background(), Options{
 		Client: newTestClient(t, url, 5*time.Second, 4),
 		Source: workload.FixedPrompt{Text: "hi", MaxTokens: 20},
@@ -78,8 +81,8 @@ func TestTimingMatchesServerSchedule(t *testing.T) {
 // the schedule) grow with it while TTFT from the send stays at the server's
 // 40 ms.
 func TestCoordinatedOmission(t *testing.T) {
-	srv := &streamServer{ttft: 40 * time.Millisecond, itl: 3 * time.Millisecond, tokens: 20, busy: make(chan struct{}, 1)}
-	url := startServer(t, srv)
+	srv := &fakeserver.Stream{TTFT: 40 * time.Millisecond, ITL: 3 * time.Millisecond, Tokens: 20, Busy: make(chan struct{}, 1)}
+	url := fakeserver.Start(t, srv)
 	res, err := Run(context.Background(), Options{
 		Client: newTestClient(t, url, 10*time.Second, 1),
 		Source: workload.FixedPrompt{Text: "hi", MaxTokens: 20},
@@ -119,19 +122,19 @@ func TestFaultsAreClassified(t *testing.T) {
 	}{
 		{"429", "http_429:rate_limit_error"},
 		{"500", "http_500:server_error"},
-		{"cut", ClassTruncated},
-		{"malformed", ClassMalformed},
-		{"silent", ClassFirstTokenTimeout},
-		{"garbage", ClassMalformed},
-		{"refused", ClassConnectRefused},
+		{"cut", record.ClassTruncated},
+		{"malformed", record.ClassMalformed},
+		{"silent", record.ClassFirstTokenTimeout},
+		{"garbage", record.ClassMalformed},
+		{"refused", record.ClassConnectRefused},
 	}
 	for _, tc := range cases {
 		t.Run(tc.kind, func(t *testing.T) {
 			url := ""
 			if tc.kind == "refused" {
-				url = closedPortURL(t)
+				url = fakeserver.ClosedPortURL(t)
 			} else {
-				url = startServer(t, faultHandler(tc.kind))
+				url = fakeserver.Start(t, fakeserver.Fault(tc.kind))
 			}
 			res, err := Run(context.Background(), Options{
 				Client: newTestClient(t, url, 300*time.Millisecond, 2),
@@ -149,8 +152,8 @@ func TestFaultsAreClassified(t *testing.T) {
 }
 
 func TestInterruptKeepsMeasurements(t *testing.T) {
-	srv := &streamServer{ttft: 10 * time.Millisecond, itl: 20 * time.Millisecond, tokens: 200}
-	url := startServer(t, srv)
+	srv := &fakeserver.Stream{TTFT: 10 * time.Millisecond, ITL: 20 * time.Millisecond, Tokens: 200}
+	url := fakeserver.Start(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -218,7 +221,7 @@ func TestDiagnose(t *testing.T) {
 // TestMultiTokenChunks: a server that packs two tokens into each chunk gets
 // a warning, and output tokens come from usage, not from the chunk count.
 func TestMultiTokenChunks(t *testing.T) {
-	url := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	url := fakeserver.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		for i := 0; i < 5; i++ {
 			fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\" a b\"}}]}\n\n")

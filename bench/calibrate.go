@@ -1,34 +1,17 @@
 package bench
 
 import (
-	"context"
 	"fmt"
-	"time"
 
+	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
 )
 
 // Prober sends one request and fills its record: the live client, or a
 // stand-in that answers in virtual time (knee predict).
 type Prober interface {
-	Probe(r *workload.Request, rec *Record)
+	Probe(r *workload.Request, rec *record.Record)
 }
-
-// Probe implements Prober. It retries as the run's requests do
-// (--retries): a probe that meets a transient error (a pod's first
-// connection refused, a 429 while the server warms) would otherwise end
-// the run before its first measured request.
-// Its waits between attempts end after probeRetryBudget, whatever a
-// Retry-After asks, so that a probe never holds a run (or its Ctrl-C)
-// for long.
-func (c *Client) Probe(r *workload.Request, rec *Record) {
-	ctx, cancel := context.WithTimeout(context.Background(), probeRetryBudget)
-	defer cancel()
-	c.DoRetry(ctx, r, rec, false)
-}
-
-// probeRetryBudget bounds the waits of a probe's retries.
-const probeRetryBudget = 10 * time.Second
 
 // Calibration relates knee's filler words to the server's own token count.
 type Calibration struct {
@@ -56,12 +39,12 @@ func (c Calibration) String() string {
 // each asking for one token) and compares the server's prompt_tokens.
 func Calibrate(c Prober) Calibration {
 	const words = 512
-	probe := func(n int) (*Record, error) {
+	probe := func(n int) (*record.Record, error) {
 		req := workload.Request{
 			Messages:  []workload.Message{{Role: "user", Content: workload.Filler(n, 1, 0xca11b, uint64(n))}},
 			MaxTokens: 1,
 		}
-		rec := &Record{}
+		rec := &record.Record{}
 		c.Probe(&req, rec)
 		if rec.Class != "" {
 			return nil, fmt.Errorf("probe failed: %s %s", rec.Class, rec.Message)
@@ -107,7 +90,7 @@ func SizedPrompts(c Prober, cal Calibration, syn workload.Synthetic) (workload.S
 	}
 	send := func(req workload.Request) (int, bool) {
 		req.MaxTokens = 1
-		rec := &Record{}
+		rec := &record.Record{}
 		c.Probe(&req, rec)
 		return rec.PromptTokens, rec.Class == "" && rec.UsageReported && rec.PromptTokens > 0
 	}
@@ -224,7 +207,7 @@ func (c CharCounter) Count(text string) int { return int(float64(len(text))*c.Pe
 func CalibratedCounter(c Prober, entries []workload.DatasetEntry) (workload.TokenCounter, string) {
 	probe := func(text string) (int, bool) {
 		req := workload.Request{Messages: []workload.Message{{Role: "user", Content: text}}, MaxTokens: 1}
-		rec := &Record{}
+		rec := &record.Record{}
 		c.Probe(&req, rec)
 		return rec.PromptTokens, rec.Class == "" && rec.UsageReported && rec.PromptTokens > 0
 	}

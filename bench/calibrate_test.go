@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/bench/internal/fakeserver"
+	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/workload"
 )
 
@@ -14,7 +17,7 @@ import (
 // tokens, as a server reporting usage.prompt_tokens would.
 type wordServer struct{}
 
-func (wordServer) Probe(r *workload.Request, rec *Record) {
+func (wordServer) Probe(r *workload.Request, rec *record.Record) {
 	n := 5
 	for _, m := range r.Messages {
 		n += len(strings.Fields(m.Content))
@@ -33,7 +36,7 @@ func TestSizedPromptsWithSpread(t *testing.T) {
 		sum := 0
 		const n = 2000
 		for i := range n {
-			rec := &Record{}
+			rec := &record.Record{}
 			req := fit.Request(i)
 			wordServer{}.Probe(&req, rec)
 			sum += rec.PromptTokens
@@ -49,20 +52,20 @@ func TestSizedPromptsWithSpread(t *testing.T) {
 // calibration does not end on it.
 func TestProbeRetries(t *testing.T) {
 	var calls atomic.Int64
-	ok := &streamServer{ttft: time.Millisecond, itl: time.Millisecond, tokens: 2}
-	url := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ok := &fakeserver.Stream{TTFT: time.Millisecond, ITL: time.Millisecond, Tokens: 2}
+	url := fakeserver.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if calls.Add(1) == 1 {
 			http.Error(w, `{"error":{"message":"warming up"}}`, http.StatusServiceUnavailable)
 			return
 		}
 		ok.ServeHTTP(w, r)
 	}))
-	c, err := NewClient(Target{BaseURL: url, Model: "m", Timeout: 5 * time.Second, Retries: 2}, 1)
+	c, err := transport.NewClient(transport.Target{BaseURL: url, Model: "m", Timeout: 5 * time.Second, Retries: 2}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	var rec Record
+	var rec record.Record
 	c.Probe(&workload.Request{Prompt: "hi", MaxTokens: 2}, &rec)
 	if rec.Class != "" || rec.Attempts != 2 || rec.FirstClass != "http_503" {
 		t.Errorf("probe: class %q after %d attempts (first %q), want success on the second", rec.Class, rec.Attempts, rec.FirstClass)

@@ -10,11 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/bench/internal/fakeserver"
+	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
 
-func runAgainst(t *testing.T, c *Client, load Load) *results.Run {
+func runAgainst(t *testing.T, c *transport.Client, load Load) *results.Run {
 	t.Helper()
 	res, err := Run(context.Background(), Options{Client: c, Source: workload.FixedPrompt{Text: "hi", MaxTokens: 3}, Load: load})
 	if err != nil {
@@ -34,11 +37,11 @@ func wantNoFailures(t *testing.T, name string, res *results.Run, ok int64) {
 // headers and closes the connection right after [DONE]. Reusing the dead
 // connection used to fail every other request as connection_reset.
 func TestServerClosesAfterEveryStream(t *testing.T) {
-	s := &rawServer{serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
-		writeSSE(w, 3, "Connection: keep-alive\r\nKeep-Alive: timeout=5, max=100\r\n")
+	s := &fakeserver.Raw{Serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
+		fakeserver.WriteSSE(w, 3, "Connection: keep-alive\r\nKeep-Alive: timeout=5, max=100\r\n")
 		return false
 	}}
-	url := startRaw(t, s)
+	url := fakeserver.StartRaw(t, s)
 	for _, conc := range []int{1, 3} {
 		c := newTestClient(t, url, 5*time.Second, conc)
 		res := runAgainst(t, c, Load{Concurrency: conc, Requests: 60, Warmup: 0})
@@ -53,12 +56,12 @@ func TestServerClosesAfterEveryStream(t *testing.T) {
 // closes connections idle for 5 s, and the voice workload waits 5–7 s
 // between turns. Here the server closes after 1 s and the gaps are 1.5 s.
 func TestServerClosesIdleConnections(t *testing.T) {
-	s := &rawServer{idleClose: time.Second, serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
-		writeSSE(w, 3, "")
+	s := &fakeserver.Raw{IdleClose: time.Second, Serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
+		fakeserver.WriteSSE(w, 3, "")
 		return true
 	}}
-	url := startRaw(t, s)
-	c, err := NewClient(Target{BaseURL: url, Model: "m", Timeout: 5 * time.Second, IdleConnTimeout: time.Minute}, 8)
+	url := fakeserver.StartRaw(t, s)
+	c, err := transport.NewClient(transport.Target{BaseURL: url, Model: "m", Timeout: 5 * time.Second, IdleConnTimeout: time.Minute}, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,14 +84,14 @@ func TestServerClosesIdleConnections(t *testing.T) {
 // in which a keep-alive close crosses the next request). Each such request
 // goes out once more on a fresh connection and succeeds; none fails.
 func TestResendWhenReusedConnectionClosesUnanswered(t *testing.T) {
-	s := &rawServer{serve: func(w *bufio.Writer, _ *http.Request, n int) bool {
+	s := &fakeserver.Raw{Serve: func(w *bufio.Writer, _ *http.Request, n int) bool {
 		if n > 1 {
 			return false
 		}
-		writeSSE(w, 3, "")
+		fakeserver.WriteSSE(w, 3, "")
 		return true
 	}}
-	url := startRaw(t, s)
+	url := fakeserver.StartRaw(t, s)
 	c := newTestClient(t, url, 5*time.Second, 1)
 	res := runAgainst(t, c, Load{Concurrency: 1, Requests: 10, Warmup: 0})
 	wantNoFailures(t, "resend", res, 10)
@@ -101,14 +104,14 @@ func TestResendWhenReusedConnectionClosesUnanswered(t *testing.T) {
 // connection without answering has failed the request; knee must not send
 // it again (that would double the load on a failing server).
 func TestFreshConnectionFailureIsNotResent(t *testing.T) {
-	s := &rawServer{serve: func(*bufio.Writer, *http.Request, int) bool { return false }}
-	url := startRaw(t, s)
+	s := &fakeserver.Raw{Serve: func(*bufio.Writer, *http.Request, int) bool { return false }}
+	url := fakeserver.StartRaw(t, s)
 	c := newTestClient(t, url, 5*time.Second, 1)
 	res := runAgainst(t, c, Load{Concurrency: 1, Requests: 5, Warmup: 0})
-	if res.Requests.Errors[ClassConnectionReset] != 5 || res.Connections.Resent != 0 {
+	if res.Requests.Errors[record.ClassConnectionReset] != 5 || res.Connections.Resent != 0 {
 		t.Errorf("errors %v, connections %+v: want 5 connection_reset and nothing resent", res.Requests.Errors, res.Connections)
 	}
-	if got := s.accepts.Load(); got != 5 {
+	if got := s.Accepts.Load(); got != 5 {
 		t.Errorf("the server saw %d connections, want 5", got)
 	}
 }
@@ -116,11 +119,11 @@ func TestFreshConnectionFailureIsNotResent(t *testing.T) {
 // TestConnectionCloseAndHTTP10: servers that say Connection: close, and
 // HTTP/1.0 servers that end the body by closing, keep working.
 func TestConnectionCloseAndHTTP10(t *testing.T) {
-	closing := &rawServer{serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
-		writeSSE(w, 3, "Connection: close\r\n")
+	closing := &fakeserver.Raw{Serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
+		fakeserver.WriteSSE(w, 3, "Connection: close\r\n")
 		return false
 	}}
-	http10 := &rawServer{serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
+	http10 := &fakeserver.Raw{Serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
 		fmt.Fprint(w, "HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")
 		for i := 0; i < 3; i++ {
 			fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\"t%d\"}}]}\n\n", i)
@@ -128,8 +131,8 @@ func TestConnectionCloseAndHTTP10(t *testing.T) {
 		fmt.Fprint(w, "data: [DONE]\n\n")
 		return false
 	}}
-	for name, s := range map[string]*rawServer{"Connection: close": closing, "HTTP/1.0": http10} {
-		c := newTestClient(t, startRaw(t, s), 5*time.Second, 2)
+	for name, s := range map[string]*fakeserver.Raw{"Connection: close": closing, "HTTP/1.0": http10} {
+		c := newTestClient(t, fakeserver.StartRaw(t, s), 5*time.Second, 2)
 		res := runAgainst(t, c, Load{Concurrency: 2, Requests: 20, Warmup: 0})
 		wantNoFailures(t, name, res, 20)
 	}
@@ -138,8 +141,8 @@ func TestConnectionCloseAndHTTP10(t *testing.T) {
 // dripServer sends the headers and one token at once, then every period
 // either another token or (comments) an SSE comment, until the client goes
 // away or limit passes.
-func dripServer(period time.Duration, comments bool) *rawServer {
-	return &rawServer{serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
+func dripServer(period time.Duration, comments bool) *fakeserver.Raw {
+	return &fakeserver.Raw{Serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
 		fmt.Fprint(w, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
 		chunk := func(s string) error {
 			fmt.Fprintf(w, "%x\r\n%s\r\n", len(s), s)
@@ -164,11 +167,11 @@ func dripServer(period time.Duration, comments bool) *rawServer {
 // pings are not content, so the request ends as an idle timeout after
 // --timeout rather than never.
 func TestCommentsDoNotResetTheTimeout(t *testing.T) {
-	url := startRaw(t, dripServer(50*time.Millisecond, true))
+	url := fakeserver.StartRaw(t, dripServer(50*time.Millisecond, true))
 	c := newTestClient(t, url, 400*time.Millisecond, 1)
 	start := time.Now()
 	res := runAgainst(t, c, Load{Concurrency: 1, Requests: 2, Warmup: 0})
-	if res.Requests.Errors[ClassIdleTimeout] != 2 {
+	if res.Requests.Errors[record.ClassIdleTimeout] != 2 {
 		t.Errorf("errors %v, want 2 idle_timeout", res.Requests.Errors)
 	}
 	if took := time.Since(start); took > 3*time.Second {
@@ -179,16 +182,16 @@ func TestCommentsDoNotResetTheTimeout(t *testing.T) {
 // TestRequestTimeoutBoundsADrip: a token every 100 ms never trips the
 // 1 s gap timeout, so only the total deadline ends the request.
 func TestRequestTimeoutBoundsADrip(t *testing.T) {
-	url := startRaw(t, dripServer(100*time.Millisecond, false))
-	c, err := NewClient(Target{BaseURL: url, Model: "m", Timeout: time.Second, RequestTimeout: 600 * time.Millisecond}, 1)
+	url := fakeserver.StartRaw(t, dripServer(100*time.Millisecond, false))
+	c, err := transport.NewClient(transport.Target{BaseURL: url, Model: "m", Timeout: time.Second, RequestTimeout: 600 * time.Millisecond}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	var rec Record
+	var rec record.Record
 	start := time.Now()
 	c.Do(&workload.Request{Messages: []workload.Message{{Role: "user", Content: "x"}}}, &rec, false)
-	if rec.Class != ClassRequestTimeout || rec.Chunks < 4 || rec.Chunks > 8 {
+	if rec.Class != record.ClassRequestTimeout || rec.Chunks < 4 || rec.Chunks > 8 {
 		t.Errorf("class %q after %d chunks, want request_timeout after about 6", rec.Class, rec.Chunks)
 	}
 	if took := time.Since(start); took > 2*time.Second {
@@ -200,7 +203,7 @@ func TestRequestTimeoutBoundsADrip(t *testing.T) {
 // window and a 400 ms drain: the run ends in well under a second after the
 // window, the cut requests count as interrupted with the tokens they had.
 func TestDrainTimeoutCutsStragglers(t *testing.T) {
-	url := startRaw(t, dripServer(100*time.Millisecond, false))
+	url := fakeserver.StartRaw(t, dripServer(100*time.Millisecond, false))
 	c := newTestClient(t, url, 5*time.Second, 2)
 	start := time.Now()
 	res := runAgainst(t, c, Load{Concurrency: 2, Duration: 300 * time.Millisecond, Warmup: 0, DrainTimeout: 400 * time.Millisecond})
@@ -221,8 +224,8 @@ func TestDrainTimeoutCutsStragglers(t *testing.T) {
 // on time; the arrivals still waiting for the slot are counted as unsent,
 // not sent after it; and the slot wait is not the client's lateness.
 func TestWindowEndsWhileWaitingForSlots(t *testing.T) {
-	srv := &streamServer{ttft: 40 * time.Millisecond, itl: 5 * time.Millisecond, tokens: 3}
-	url := startServer(t, srv)
+	srv := &fakeserver.Stream{TTFT: 40 * time.Millisecond, ITL: 5 * time.Millisecond, Tokens: 3}
+	url := fakeserver.Start(t, srv)
 	c := newTestClient(t, url, 5*time.Second, 1)
 	start := time.Now()
 	res := runAgainst(t, c, Load{Rate: 2000, Burstiness: 1, MaxConcurrency: 1, Duration: 500 * time.Millisecond, Warmup: 0, Seed: 1})
@@ -243,9 +246,9 @@ func TestWindowEndsWhileWaitingForSlots(t *testing.T) {
 // timings object in the final chunk whose cache_n counts the prompt
 // tokens reused from the slot's cache (none for a connection's first
 // request, all but 10 after).
-func llamaServer() *rawServer {
+func llamaServer() *fakeserver.Raw {
 	var calls atomic.Int64
-	return &rawServer{serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
+	return &fakeserver.Raw{Serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
 		cacheN := 0
 		if calls.Add(1) > 1 {
 			cacheN = 110
@@ -269,7 +272,7 @@ func llamaServer() *rawServer {
 // server passes on timings.cache_n, and its connections closing after
 // every stream break nothing.
 func TestValidateAgainstLlamaCpp(t *testing.T) {
-	c := newTestClient(t, startRaw(t, llamaServer()), 5*time.Second, 1)
+	c := newTestClient(t, fakeserver.StartRaw(t, llamaServer()), 5*time.Second, 1)
 	v := workload.Voice{SystemPromptTokens: 100, UserTokens: 5, Turns: 3, OutputTokens: 4, Seed: 1}
 	got := CheckPrefixCache(context.Background(), c, v)
 	if !got.OK || !strings.Contains(got.Verdict, "timings.cache_n") {
@@ -283,7 +286,7 @@ func TestValidateAgainstLlamaCpp(t *testing.T) {
 // TestLlamaCppTimingsInTheResult: the timings of every response are
 // summarised in the run's result, next to the client's own figures.
 func TestLlamaCppTimingsInTheResult(t *testing.T) {
-	c := newTestClient(t, startRaw(t, llamaServer()), 5*time.Second, 2)
+	c := newTestClient(t, fakeserver.StartRaw(t, llamaServer()), 5*time.Second, 2)
 	res := runAgainst(t, c, Load{Concurrency: 2, Requests: 10, Warmup: 0})
 	wantNoFailures(t, "llama.cpp", res, 10)
 	tm := res.ServerTimings
@@ -296,18 +299,18 @@ func TestLlamaCppTimingsInTheResult(t *testing.T) {
 // (its last read deadline long past) is still alive and is reused, not
 // mistaken for one the server closed.
 func TestIdleConnectionsAreReused(t *testing.T) {
-	s := &rawServer{serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
-		writeSSE(w, 2, "")
+	s := &fakeserver.Raw{Serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
+		fakeserver.WriteSSE(w, 2, "")
 		return true
 	}}
-	url := startRaw(t, s)
-	c, err := NewClient(Target{BaseURL: url, Model: "m", Timeout: 100 * time.Millisecond}, 1)
+	url := fakeserver.StartRaw(t, s)
+	c, err := transport.NewClient(transport.Target{BaseURL: url, Model: "m", Timeout: 100 * time.Millisecond}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	for i := 0; i < 3; i++ {
-		var rec Record
+		var rec record.Record
 		c.Do(&workload.Request{Messages: []workload.Message{{Role: "user", Content: "x"}}}, &rec, false)
 		if rec.Class != "" {
 			t.Fatalf("request %d: %s %s", i, rec.Class, rec.Message)

@@ -17,6 +17,4 @@ var (
 	ErrNoCallRate = errors.New("calls need a positive Rate (calls per second)")
 	// ErrCallsUnbounded: calls need VoiceOptions.Calls or Duration to end.
 	ErrCallsUnbounded = errors.New("calls need a bound: Calls or Duration")
-	// ErrNoModel: the target serves no model to default to.
-	ErrNoModel = errors.New("the server lists no model")
 )

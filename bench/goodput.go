@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/results"
 )
 
@@ -67,7 +68,7 @@ func (g Goodput) bounds() map[string]float64 {
 
 // good reports whether a finished record meets every bound. A request
 // with one output token has no TPOT and meets that bound, as in vLLM.
-func (g Goodput) good(r *Record) bool {
+func (g Goodput) good(r *record.Record) bool {
 	if !r.OK() || r.Chunks == 0 {
 		return false
 	}

@@ -3,6 +3,8 @@ package bench
 import (
 	"testing"
 	"time"
+
+	"github.com/kneebench/knee/bench/record"
 )
 
 // TestGoodputHandCount: five records against ttft ≤ 100 ms, tpot ≤ 20 ms:
@@ -20,10 +22,10 @@ func TestGoodputHandCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := func(v int) time.Duration { return time.Duration(v) * time.Millisecond }
-	rec := func(ttft, span, tokens int) *Record {
-		return &Record{Sent: 0, FirstToken: ms(ttft), LastToken: ms(ttft + span), Done: ms(ttft + span), Chunks: tokens}
+	rec := func(ttft, span, tokens int) *record.Record {
+		return &record.Record{Sent: 0, FirstToken: ms(ttft), LastToken: ms(ttft + span), Done: ms(ttft + span), Chunks: tokens}
 	}
-	records := []*Record{rec(50, 150, 11), rec(120, 100, 11), rec(80, 300, 11), rec(90, 0, 1), {Class: "http_500", Done: ms(5)}}
+	records := []*record.Record{rec(50, 150, 11), rec(120, 100, 11), rec(80, 300, 11), rec(90, 0, 1), {Class: "http_500", Done: ms(5)}}
 	c := newCollector(4)
 	c.goodput = g
 	for i, r := range records {

@@ -14,7 +14,7 @@ import (
 // or when its last request has been issued.
 func (r *runner) closedLoop(ctx context.Context, n int, d time.Duration, measured bool, drain func(time.Duration) func()) {
 	var issued atomic.Int64
-	start := r.client.now()
+	start := r.client.Now()
 	var mu sync.Mutex
 	stopDrain := func() {}
 	startDrain := sync.OnceFunc(func() {
@@ -43,7 +43,7 @@ func (r *runner) closedLoop(ctx context.Context, n int, d time.Duration, measure
 					startDrain()
 					return
 				}
-				now := r.client.now()
+				now := r.client.Now()
 				if d > 0 && now-start >= d {
 					return
 				}
@@ -70,7 +70,7 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 		slots = make(chan struct{}, mc)
 	}
 	var wg sync.WaitGroup
-	base := r.client.now()
+	base := r.client.Now()
 	if measured && r.hasWindowBase {
 		base = r.windowBase
 	}
@@ -86,7 +86,7 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 	defer timer.Stop()
 	var windowEnd <-chan time.Time
 	if d > 0 {
-		wt := time.NewTimer(time.Until(r.client.start.Add(base + d)))
+		wt := time.NewTimer(base + d - r.client.Now())
 		defer wt.Stop()
 		windowEnd = wt.C
 	}
@@ -133,7 +133,7 @@ dispatch:
 			continue
 		}
 		due := base + rel
-		if !sleepUntil(ctx, r.client.now, due, timer) {
+		if !sleepUntil(ctx, r.client.Now, due, timer) {
 			continue
 		}
 		waited := false
@@ -144,7 +144,7 @@ dispatch:
 				waited = true
 				select {
 				case slots <- struct{}{}:
-					freeAt = r.client.now()
+					freeAt = r.client.Now()
 				case <-ctx.Done():
 					continue
 				case <-windowEnd:
@@ -163,7 +163,7 @@ dispatch:
 				}
 			}
 		}
-		lateness := r.client.now() - max(due, freeAt)
+		lateness := r.client.Now() - max(due, freeAt)
 		a := arrival{index: k, due: due, lateness: max(lateness, 0), waited: waited}
 		select {
 		case idle <- a:

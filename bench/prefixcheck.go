@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
@@ -12,7 +14,7 @@ import (
 // CheckPrefixCache runs one call of v against the target and checks that
 // turn 2 reused the warm prefix: at least 90% of the system prompt cached
 // (knee validate).
-func CheckPrefixCache(ctx context.Context, c *Client, v workload.Voice) results.Validation {
+func CheckPrefixCache(ctx context.Context, c *transport.Client, v workload.Voice) results.Validation {
 	c.SetStart(time.Now())
 	script := v.Call(0)
 	var turns []results.ValidationTurn
@@ -22,7 +24,7 @@ func CheckPrefixCache(ctx context.Context, c *Client, v workload.Voice) results.
 			return results.Validation{Turns: turns, Verdict: "interrupted"}
 		}
 		req := v.Turn(script, k, answers)
-		var rec Record
+		var rec record.Record
 		c.Do(&req, &rec, true)
 		tr := results.ValidationTurn{Turn: k, PromptTokens: rec.PromptTokens, CachedTokens: rec.CachedTokens,
 			CachedReported: rec.CachedReported, Error: rec.Class, Message: rec.Message}

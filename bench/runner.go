@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
@@ -104,7 +106,7 @@ type Progress struct {
 
 // Options configures Run.
 type Options struct {
-	Client *Client
+	Client *transport.Client
 	Source workload.Source
 	Load   Load
 	// Records, when set, receives one JSON line per request
@@ -130,7 +132,7 @@ type Options struct {
 	// Prefixes, for Summarize, is the tracker that filled the records'
 	// PrefixShare, so the result states the cache hit the workload
 	// expects; Run keeps its own.
-	Prefixes *PrefixTracker
+	Prefixes *workload.PrefixTracker
 	// NoHistograms leaves the encoded histograms out of the result: for
 	// results only compared and never written (a calibration's replays),
 	// where compressing them is most of the summary's cost.
@@ -156,12 +158,12 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // runner is the state of one Run.
 type runner struct {
 	opts     Options
-	client   *Client
+	client   *transport.Client
 	coll     *collector
 	arrivals *workload.Arrivals
 	// trace, when the load replays one, gives the window's arrivals.
 	trace    *workload.Arrivals
-	records  *recordWriter
+	records  *record.Writer
 	sent     atomic.Int64
 	inflight atomic.Int64
 	errs     atomic.Int64
@@ -189,10 +191,10 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	}
 	r := &runner{opts: o, client: o.Client, coll: newCollector(4 * runtime.GOMAXPROCS(0))}
 	r.coll.goodput = o.Goodput
-	r.coll.prefixes = NewPrefixTracker()
-	r.recPool.New = func() any { return &Record{} }
+	r.coll.prefixes = workload.NewPrefixTracker()
+	r.recPool.New = func() any { return &record.Record{} }
 	start := time.Now()
-	r.records = newRecordWriter(o.Records, start, o.RecordLevel)
+	r.records = record.NewWriter(o.Records, start, o.RecordLevel)
 	if o.Load.Rate > 0 {
 		a, err := workload.NewArrivals(o.Load.Rate, o.Load.Burstiness, o.Load.Seed)
 		if err != nil {
@@ -217,7 +219,7 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	var pr phaseResult
 	var late time.Duration
 	if !o.StartAt.IsZero() && ctx.Err() == nil {
-		late, _ = r.client.waitUntil(ctx.Done(), o.StartAt)
+		late, _ = waitUntil(ctx.Done(), o.StartAt)
 		r.windowBase, r.hasWindowBase = o.StartAt.Sub(start), true
 	}
 	r.base = warm
@@ -225,21 +227,21 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 		if o.OnWindowStart != nil {
 			o.OnWindowStart(ctx)
 		}
-		window.start = r.client.now()
+		window.start = r.client.Now()
 		if o.Load.Rate > 0 && r.hasWindowBase {
 			// The schedule's window started at StartAt, however late this
 			// process came to it: its arrivals are all in it.
 			window.start = min(window.start, r.windowBase)
 		}
 		pr = r.phase(ctx, o.Load.Requests, o.Load.Duration, true)
-		window.end = r.client.now()
+		window.end = r.client.Now()
 		if o.OnWindowEnd != nil && ctx.Err() == nil {
 			o.OnWindowEnd(ctx)
 		}
 	}
 	stopProgress()
 	rep := mon.Stop()
-	r.records.flush()
+	r.records.Flush()
 	res := r.summary().windowResult(rep, Window{Start: window.start, End: window.end, Offered: pr.offered, Arrivals: pr.arrivals, InWindow: pr.inWindow,
 		Unsent: pr.unsent, SchedStart: pr.schedStart, SchedEnd: pr.schedEnd, Warmup: o.Load.Shard.Share(warm), DrainCut: pr.drainCut})
 	r.connections(res)
@@ -283,7 +285,7 @@ func (r *runner) startProgress(ctx context.Context) func() {
 			case <-t.C:
 				p50, p95 := r.coll.ttftP50P95()
 				r.opts.Progress(Progress{
-					Elapsed: r.client.now(), Sent: r.sent.Load(), OK: r.ok.Load(), InFlight: r.inflight.Load(),
+					Elapsed: r.client.Now(), Sent: r.sent.Load(), OK: r.ok.Load(), InFlight: r.inflight.Load(),
 					Errors: r.errs.Load(), TTFTP50ms: p50, TTFTP95ms: p95,
 				})
 			}
@@ -323,7 +325,7 @@ func (r *runner) phase(ctx context.Context, n int, d time.Duration, measured boo
 		}
 		after := r.opts.Load.DrainTimeout
 		if windowEnd > 0 {
-			after += max(windowEnd-r.client.now(), 0)
+			after += max(windowEnd-r.client.Now(), 0)
 		}
 		t := time.AfterFunc(after, func() {
 			cut.Store(true)
@@ -346,8 +348,8 @@ func (r *runner) one(ctx context.Context, idx int, sched, lateness time.Duration
 	if !measured {
 		req = WarmupRequest(req, idx)
 	}
-	rec := r.recPool.Get().(*Record)
-	rec.reset()
+	rec := r.recPool.Get().(*record.Record)
+	rec.Reset()
 	rec.Index, rec.Warmup, rec.Tag = idx, !measured, req.Tag
 	rec.Scheduled, rec.Lateness, rec.Waited = sched, lateness, waited
 	if measured {
@@ -357,7 +359,7 @@ func (r *runner) one(ctx context.Context, idx int, sched, lateness time.Duration
 	r.inflight.Add(1)
 	r.client.DoRetry(ctx, &req, rec, false)
 	r.inflight.Add(-1)
-	if rec.Class != "" && rec.Class != ClassInterrupted {
+	if rec.Class != "" && rec.Class != record.ClassInterrupted {
 		r.errs.Add(1)
 	} else if rec.Class == "" {
 		r.ok.Add(1)
@@ -367,8 +369,8 @@ func (r *runner) one(ctx context.Context, idx int, sched, lateness time.Duration
 }
 
 // finish writes a record out and adds it to the statistics.
-func (r *runner) finish(rec *Record, measured bool) {
-	r.records.write(rec)
+func (r *runner) finish(rec *record.Record, measured bool) {
+	r.records.Write(rec)
 	if measured {
 		r.coll.add(rec)
 	}

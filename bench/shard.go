@@ -56,7 +56,7 @@ func (s Shard) Validate() error {
 // waitUntil sleeps until the wall instant at, on the run's clock; it
 // returns how late the run already was (0 when it waited), and false when
 // ctx ended first.
-func (c *Client) waitUntil(done <-chan struct{}, at time.Time) (time.Duration, bool) {
+func waitUntil(done <-chan struct{}, at time.Time) (time.Duration, bool) {
 	d := time.Until(at)
 	if d <= 0 {
 		return -d, true

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/bench/internal/fakeserver"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
@@ -44,7 +45,7 @@ func lateShardRun(t *testing.T, url string, startAt time.Time) (sent, ok int64, 
 // overdue they were), the rest on time; the window is the schedule's,
 // not shifted to when the process came.
 func TestLateShardKeepsTheSchedule(t *testing.T) {
-	url := startServer(t, &streamServer{ttft: 2 * time.Millisecond, itl: time.Millisecond, tokens: 3})
+	url := fakeserver.Start(t, &fakeserver.Stream{TTFT: 2 * time.Millisecond, ITL: time.Millisecond, Tokens: 3})
 	sentOn, okOn, arrOn, _, _, _ := lateShardRun(t, url, time.Now().Add(200*time.Millisecond))
 	const overdue = 400 * time.Millisecond
 	startedAt := time.Now()

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload"
 )
 
 // histMaxMicros is the largest latency a histogram holds: one hour. Longer
@@ -67,7 +69,7 @@ type aggregate struct {
 	errors                                      map[string]int64
 	inTotal, outTotal, cachedTotal, partial     int64
 	// expectedCached sums, over successful requests, the prompt tokens an
-	// earlier request of the run had already sent (see PrefixTracker).
+	// earlier request of the run had already sent (see workload.PrefixTracker).
 	expectedCached                float64
 	usageReported, cachedReported bool
 	multiToken                    int64
@@ -156,14 +158,14 @@ type collector struct {
 	// when it cached fewer tokens than this.
 	coldThreshold int
 	// callOrigins says that a record's age is counted from its call's
-	// arrival (Record.Origin) rather than from its own schedule.
+	// arrival (record.Record.Origin) rather than from its own schedule.
 	callOrigins bool
 	// goodput are the per-request bounds of good requests.
 	goodput Goodput
 	// prefixes, when set, says what share of each measured prompt earlier
-	// ones sent (see PrefixTracker); the result then states the cache hit
+	// ones sent (see workload.PrefixTracker); the result then states the cache hit
 	// the workload expects beside the one the server reports.
-	prefixes *PrefixTracker
+	prefixes *workload.PrefixTracker
 }
 
 func newCollector(n int) *collector {
@@ -187,7 +189,7 @@ func (s *shard) record(h *hdrhistogram.Histogram, d time.Duration) {
 }
 
 // add records one finished measured request.
-func (c *collector) add(r *Record) {
+func (c *collector) add(r *record.Record) {
 	s := c.shards[r.Index%len(c.shards)]
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -225,7 +227,7 @@ func (c *collector) add(r *Record) {
 		a.firstAttempt.Retries += int64(r.Attempts - 1)
 	}
 	switch {
-	case r.Class == ClassInterrupted:
+	case r.Class == record.ClassInterrupted:
 		a.interrupted++
 		a.partial += int64(r.Chunks)
 		return
@@ -267,7 +269,7 @@ func (c *collector) add(r *Record) {
 			a.oddPromptValue = r.PromptOdd
 		}
 	}
-	if r.UsageReported && r.usageImplausible() {
+	if r.UsageReported && r.UsageImplausible() {
 		a.oddUsage++
 	} else if r.UsageReported && r.CompletionTokens > r.Chunks {
 		a.multiToken++

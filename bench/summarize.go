@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
 )
@@ -31,7 +32,7 @@ type Window struct {
 // as Run builds it from the ones it measures: the same histograms,
 // throughput, saturation test and small print. No client ran in wall
 // time, so client health is marked virtual rather than judged.
-func Summarize(recs []Record, o Options, w Window) *results.Run {
+func Summarize(recs []record.Record, o Options, w Window) *results.Run {
 	s := &summary{coll: newCollector(1), load: o.Load, config: o.Config, noHistograms: o.NoHistograms}
 	s.coll.goodput = o.Goodput
 	s.coll.prefixes = o.Prefixes

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/bench/internal/fakeserver"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
@@ -19,8 +20,8 @@ func TestLongRequestsInShortWindowsAreNotSaturation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 10-second sweep")
 	}
-	srv := &streamServer{ttft: 40 * time.Millisecond, itl: 20 * time.Millisecond, tokens: 49}
-	url := startServer(t, srv)
+	srv := &fakeserver.Stream{TTFT: 40 * time.Millisecond, ITL: 20 * time.Millisecond, Tokens: 49}
+	url := fakeserver.Start(t, srv)
 	sw := &results.Sweep{Axis: "rate", Workload: "requests",
 		SLO: results.SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02}}
 	RunSweep(context.Background(), SweepOptions{

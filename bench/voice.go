@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
@@ -18,7 +20,7 @@ import (
 
 // VoiceOptions configures RunVoice.
 type VoiceOptions struct {
-	Client *Client
+	Client *transport.Client
 	// CallSource says what the calls say: the voice workload's calls, or a
 	// dataset's conversations.
 	CallSource workload.Calls
@@ -52,7 +54,7 @@ type VoiceOptions struct {
 	StartAt time.Time
 	// Prefixes, for SummarizeVoice, is the tracker that filled the turns'
 	// PrefixShare (see Options.Prefixes); RunVoice keeps its own.
-	Prefixes *PrefixTracker
+	Prefixes *workload.PrefixTracker
 }
 
 // Validate reports every problem with o's calls and their arrivals at
@@ -102,7 +104,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 		return nil, err
 	}
 	start := time.Now()
-	records := newRecordWriter(o.Records, start, o.RecordLevel)
+	records := record.NewWriter(o.Records, start, o.RecordLevel)
 	coll := newVoiceCollector(o, 4*runtime.GOMAXPROCS(0))
 	c := o.Client
 	c.SetStart(start)
@@ -148,7 +150,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 				if o.Progress != nil && time.Since(last) >= 500*time.Millisecond {
 					last = time.Now()
 					p50, p95 := coll.ttftP50P95()
-					o.Progress(Progress{Elapsed: c.now(), Sent: sent.Load(), OK: okTurns.Load(), InFlight: inflight.Load(), Errors: errs.Load(), TTFTP50ms: p50, TTFTP95ms: p95})
+					o.Progress(Progress{Elapsed: c.Now(), Sent: sent.Load(), OK: okTurns.Load(), InFlight: inflight.Load(), Errors: errs.Load(), TTFTP50ms: p50, TTFTP95ms: p95})
 				}
 			}
 		}
@@ -160,11 +162,11 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 		script := o.CallSource.Call(i)
 		answers := make([]string, 0, script.Turns())
 		sched := arrival
-		var rec Record
+		var rec record.Record
 		for k := 1; k <= script.Turns(); k++ {
 			if k > 1 {
 				sched = rec.Done + script.Gaps[k-1]
-				if !sleepCtx(ctx, sched-c.now()) {
+				if !sleepCtx(ctx, sched-c.Now()) {
 					return
 				}
 			}
@@ -172,29 +174,29 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 				return
 			}
 			req := o.CallSource.Turn(script, k, answers)
-			rec.reset()
+			rec.Reset()
 			rec.Index = int(turnIndex.Add(1) - 1)
 			rec.Tag, rec.Scheduled, rec.Warmup, rec.Origin, rec.Call = k, sched, k <= script.Warmup, arrival, i
 			rec.Paused = script.PausedBefore(k)
-			rec.Lateness = max(c.now()-sched, 0)
+			rec.Lateness = max(c.Now()-sched, 0)
 			rec.PrefixShare = coll.prefixes.Share(&req)
 			sent.Add(1)
 			inflight.Add(1)
 			c.DoRetry(ctx, &req, &rec, true)
 			inflight.Add(-1)
-			if rec.Class != "" && rec.Class != ClassInterrupted {
+			if rec.Class != "" && rec.Class != record.ClassInterrupted {
 				errs.Add(1)
 			} else if rec.Class == "" {
 				okTurns.Add(1)
 			}
-			records.write(&rec)
+			records.Write(&rec)
 			if rec.Warmup {
 				warmupTurns.Add(1)
 			} else {
 				coll.add(&rec)
 			}
 			if rec.Class != "" {
-				if rec.Class != ClassInterrupted {
+				if rec.Class != record.ClassInterrupted {
 					failedCalls.Add(1)
 					if rec.Warmup {
 						warmupFailed.Add(1)
@@ -215,7 +217,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	// set (however late this process is), else from now.
 	var base, late time.Duration
 	if !o.StartAt.IsZero() {
-		late, _ = c.waitUntil(ctx.Done(), o.StartAt)
+		late, _ = waitUntil(ctx.Done(), o.StartAt)
 		base = o.StartAt.Sub(start)
 	}
 	timer := time.NewTimer(time.Hour)
@@ -235,7 +237,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 			continue
 		}
 		rel += base
-		if wait := rel - c.now(); wait > 0 {
+		if wait := rel - c.Now(); wait > 0 {
 			timer.Reset(wait)
 			select {
 			case <-ctx.Done():
@@ -254,21 +256,21 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	}
 	timer.Stop()
 	arriving.Store(false)
-	arrivalsEnd := c.now()
+	arrivalsEnd := c.Now()
 	var drainCut atomic.Bool
 	if o.DrainTimeout > 0 {
 		t := time.AfterFunc(o.DrainTimeout, func() { drainCut.Store(true); c.Abort() })
 		defer t.Stop()
 	}
 	wg.Wait()
-	windowEnd := c.now()
+	windowEnd := c.Now()
 	close(sampleDone)
 	sampler.Wait()
 	if o.OnWindowEnd != nil && ctx.Err() == nil {
 		o.OnWindowEnd(ctx)
 	}
 	rep := mon.Stop()
-	records.flush()
+	records.Flush()
 
 	w := calls.Window()
 	offeredTurns, inWindowTurns := calls.Weights()
@@ -328,7 +330,7 @@ func newVoiceCollector(o VoiceOptions, shards int) *collector {
 	coll.coldThreshold = o.CallSource.ColdThreshold()
 	coll.prefixes = o.Prefixes
 	if coll.prefixes == nil {
-		coll.prefixes = NewPrefixTracker()
+		coll.prefixes = workload.NewPrefixTracker()
 	}
 	coll.callOrigins = true
 	coll.goodput = o.Goodput
@@ -338,7 +340,7 @@ func newVoiceCollector(o VoiceOptions, shards int) *collector {
 // SummarizeVoice builds the result of a call workload from records made
 // without a client (a prediction in virtual time): the measured turns
 // (2..T) in recs, the calls in t, as RunVoice builds its own.
-func SummarizeVoice(recs []Record, o VoiceOptions, t VoiceTally) *results.Run {
+func SummarizeVoice(recs []record.Record, o VoiceOptions, t VoiceTally) *results.Run {
 	coll := newVoiceCollector(o, 1)
 	for i := range recs {
 		coll.add(&recs[i])

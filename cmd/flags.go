@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 	"github.com/spf13/cobra"
@@ -43,13 +44,13 @@ func (f *targetFlags) register(c *cobra.Command) {
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", false, "ask for every request's max_tokens, whatever the model's end-of-sequence token says (ignore_eos, which vLLM, SGLang, llama.cpp and knee sim take; not OpenAI's API); on by default against the built-in target")
 	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "time allowed before the first byte of a response and then between content chunks; SSE comments do not reset it (0: none)")
 	fs.DurationVar(&f.requestTimeout, "request-timeout", 10*time.Minute, "total time allowed for one request, send to end of stream (0: none)")
-	fs.DurationVar(&f.idleConns, "idle-conn-timeout", bench.DefaultIdleConnTimeout, "how long an idle connection is kept for reuse (below uvicorn's 5 s keep-alive)")
+	fs.DurationVar(&f.idleConns, "idle-conn-timeout", transport.DefaultIdleConnTimeout, "how long an idle connection is kept for reuse (below uvicorn's 5 s keep-alive)")
 	fs.IntVar(&f.retries, "retries", 0, "retry 429, 503 and connection errors this many times (exponential backoff honouring Retry-After); first-attempt outcomes are reported too")
 }
 
 // validate checks the flags that need no network.
 func (f *targetFlags) validate() error {
-	if !slices.Contains(bench.Endpoints, bench.Endpoint(f.endpoint)) {
+	if !slices.Contains(transport.Endpoints, transport.Endpoint(f.endpoint)) {
 		return usageErr("--endpoint must be chat, completions or generate (SGLang's native API), got %q", f.endpoint)
 	}
 	if f.timeout < 0 || f.retries < 0 || f.requestTimeout < 0 || f.idleConns < 0 {
@@ -88,9 +89,9 @@ func (f *targetFlags) validate() error {
 }
 
 // target builds the bench target for a base URL.
-func (f *targetFlags) target(baseURL string) bench.Target {
-	t := bench.Target{
-		BaseURL: baseURL, APIKey: f.apiKey, Endpoint: bench.Endpoint(f.endpoint), Model: f.model,
+func (f *targetFlags) target(baseURL string) transport.Target {
+	t := transport.Target{
+		BaseURL: baseURL, APIKey: f.apiKey, Endpoint: transport.Endpoint(f.endpoint), Model: f.model,
 		ExtraBody: json.RawMessage(f.extraBody), IgnoreEOS: f.ignoreEOS, Timeout: f.timeout, UserAgent: "knee/" + version(), Retries: f.retries,
 		RequestTimeout: f.requestTimeout, IdleConnTimeout: f.idleConns,
 	}
@@ -123,7 +124,7 @@ func (f *targetFlags) config(baseURL, model string) results.Config {
 
 // resolved is a target ready to be driven.
 type resolved struct {
-	target  bench.Target
+	target  transport.Target
 	builtin bool
 	stop    func()
 	// contextTokens is the model's context as its server lists it (0:
@@ -158,19 +159,19 @@ func (f *targetFlags) resolve(ctx context.Context, c *cobra.Command, sim *simFla
 		base, r.builtin, r.stop = s.baseURL, true, s.stop
 	}
 	r.target = f.target(base)
-	models, err := bench.ListModelInfo(ctx, r.target)
+	models, err := transport.ListModelInfo(ctx, r.target)
 	ids := make([]string, len(models))
 	for i, m := range models {
 		ids[i] = m.ID
 	}
 	switch {
-	case errors.Is(err, bench.ErrRedirect):
+	case errors.Is(err, transport.ErrRedirect):
 		r.stop()
 		return nil, usageErr("%v", err)
 	case err != nil && r.target.Model == "":
 		r.stop()
 		return nil, withCode(ExitRuntime, err)
-	case err != nil && !errors.As(err, new(*bench.ModelsStatusError)):
+	case err != nil && !errors.As(err, new(*transport.ModelsStatusError)):
 		// Nothing answered at all: the target is down or unreachable.
 		r.stop()
 		return nil, withCode(ExitRuntime, err)

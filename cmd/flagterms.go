@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/transport"
 )
 
 // flagTerms says the library's errors of options in the flags' terms: the
@@ -13,7 +14,7 @@ var flagTerms = map[error]string{
 	bench.ErrUnbounded:      "give --requests or --duration (--step-duration in a sweep)",
 	bench.ErrNoCallRate:     "calls need --rate (calls per second)",
 	bench.ErrCallsUnbounded: "give --calls or --duration (--step-duration in a sweep)",
-	bench.ErrNoModel:        "the server lists no model; give --model",
+	transport.ErrNoModel:    "the server lists no model; give --model",
 }
 
 // message is err's text with every library error of options in it said

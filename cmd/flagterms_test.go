@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/transport"
 )
 
 // TestMessageInFlagTerms checks that the library's errors of options
@@ -21,7 +22,7 @@ func TestMessageInFlagTerms(t *testing.T) {
 		{bench.Load{Rate: 1, Burstiness: 1}.Validate(), "give --requests or --duration (--step-duration in a sweep)"},
 		{bench.Load{}.Validate(), "give exactly one of --concurrency and --rate\ngive --requests or --duration (--step-duration in a sweep)"},
 		{bench.VoiceOptions{}.Validate(), "calls need --rate (calls per second)\ngive --calls or --duration (--step-duration in a sweep)"},
-		{fmt.Errorf("http://h/v1/models: %w", bench.ErrNoModel), "http://h/v1/models: the server lists no model; give --model"},
+		{fmt.Errorf("http://h/v1/models: %w", transport.ErrNoModel), "http://h/v1/models: the server lists no model; give --model"},
 		{usageErr("%w", bench.ErrUnbounded), "give --requests or --duration (--step-duration in a sweep)"},
 		{withCode(ExitRuntime, errors.New("plain")), "plain"},
 		{fmt.Errorf("level 2: %w", errors.Join(bench.ErrUnbounded, errors.New("other"))), "level 2: give --requests or --duration (--step-duration in a sweep)\nother"},

@@ -7,13 +7,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/spf13/pflag"
 	"io"
 	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
+
+	"github.com/spf13/pflag"
 
 	"github.com/kneebench/knee/results"
 	"github.com/spf13/cobra"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
@@ -321,7 +322,7 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 		load.Concurrency, load.Rate = concurrency, 0
 	}
 	p.lf.config(&cfg, load)
-	client, err := bench.NewClient(lv.target.target, load.PoolSize())
+	client, err := transport.NewClient(lv.target.target, load.PoolSize())
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
@@ -430,7 +431,7 @@ func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.C
 	if p.vf.maxCalls > 0 {
 		pool = p.vf.maxCalls
 	}
-	client, err := bench.NewClient(lv.target.target, pool)
+	client, err := transport.NewClient(lv.target.target, pool)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+
 	"github.com/kneebench/knee/bench/serverview"
 
 	"github.com/kneebench/knee/results"

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
@@ -123,7 +124,7 @@ func (o *validateOptions) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	defer tgt.stop()
-	client, err := bench.NewClient(tgt.target, 2)
+	client, err := transport.NewClient(tgt.target, 2)
 	if err != nil {
 		return usageErr("%v", err)
 	}

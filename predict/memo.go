@@ -12,7 +12,7 @@ import (
 type said struct {
 	tag, maxTokens int
 	// share is the prompt's share an earlier request sent first (see
-	// bench.PrefixTracker), reckoned when the request was first said.
+	// workload.PrefixTracker), reckoned when the request was first said.
 	share float32
 	plan  *engine.Plan
 	sr    sched.Request

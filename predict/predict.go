@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator/content"
 	"github.com/kneebench/knee/simulator/sched"
@@ -62,10 +63,10 @@ func (t Target) Config() (sched.Config, int, error) {
 
 // Probe implements bench.Prober: the prompt tokens the simulator would
 // count for r, so synthetic prompts are sized as against the live server.
-func (t Target) Probe(r *workload.Request, rec *bench.Record) {
+func (t Target) Probe(r *workload.Request, rec *record.Record) {
 	_, ctx, err := t.Config()
 	if err != nil {
-		rec.Class, rec.Message = bench.ClassOther, err.Error()
+		rec.Class, rec.Message = record.ClassOther, err.Error()
 		return
 	}
 	plan, err := t.Responder.Generate(t.genRequest(r), ctx)
@@ -99,7 +100,7 @@ func errorClass(err error) string {
 	if errors.As(err, &api) {
 		return fmt.Sprintf("http_%d:%s", api.Status, api.Type)
 	}
-	return bench.ClassOther
+	return record.ClassOther
 }
 
 // Options is one level: what to send, how much and when.
@@ -131,7 +132,7 @@ func Level(ctx context.Context, o Options) (*results.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &virtual{ctx: ctx, opts: o, prefixes: bench.NewPrefixTracker(), fleet: newFleet(cfg, max(o.Replicas, 1), o.Routing, o.Load.Seed), contextLength: ctxLen, inflight: map[int64]*flight{}}
+	v := &virtual{ctx: ctx, opts: o, prefixes: workload.NewPrefixTracker(), fleet: newFleet(cfg, max(o.Replicas, 1), o.Routing, o.Load.Seed), contextLength: ctxLen, inflight: map[int64]*flight{}}
 	if o.Load.Rate > 0 {
 		a, err := workload.NewArrivals(o.Load.Rate, o.Load.Burstiness, o.Load.Seed)
 		if err != nil {

@@ -3,14 +3,14 @@ package predict
 import (
 	"sort"
 
-	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/simulator/sched"
 )
 
 // refuse closes the record of a request the simulated server would not run:
 // a refusal with the server's error class, or an empty answer. It returns
 // when the client has the answer.
-func refuse(rec *bench.Record, err error, promptTokens int, at float64) float64 {
+func refuse(rec *record.Record, err error, promptTokens int, at float64) float64 {
 	if err != nil {
 		rec.Status, rec.Class, rec.Message = 400, errorClass(err), err.Error()
 	} else {
@@ -23,7 +23,7 @@ func refuse(rec *bench.Record, err error, promptTokens int, at float64) float64 
 // stamp releases a step's tokens to their requests' records and closes the
 // records of the requests whose last token it was, calling done with each
 // of them, in the step's order.
-func stamp(st *sched.Step, rec func(id int64) *bench.Record, done func(id int64)) {
+func stamp(st *sched.Step, rec func(id int64) *record.Record, done func(id int64)) {
 	t := dur(st.End)
 	for _, e := range st.Emitted {
 		r := rec(e.Seq.ID)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/simulator/engine"
 	"github.com/kneebench/knee/simulator/sched"
 	"github.com/kneebench/knee/workload"
@@ -33,7 +34,7 @@ const cancelCheck = 1024
 
 // flight is one request inside the core.
 type flight struct {
-	rec      *bench.Record
+	rec      *record.Record
 	worker   int
 	measured bool
 }
@@ -50,7 +51,7 @@ type virtual struct {
 	// ctx ends the level early when cancelled (see Level).
 	ctx           context.Context
 	opts          Options
-	prefixes      *bench.PrefixTracker
+	prefixes      *workload.PrefixTracker
 	fleet         *fleet
 	contextLength int
 	arrivals      *workload.Arrivals
@@ -60,7 +61,7 @@ type virtual struct {
 	index    int
 	nextID   int64
 	inflight map[int64]*flight
-	measured []bench.Record
+	measured []record.Record
 	cut      int
 
 	// Per phase.
@@ -208,7 +209,7 @@ func (v *virtual) start(due, at float64, waited bool, worker int, measured bool)
 	idx := v.index
 	v.index++
 	said := v.say(idx, measured)
-	rec := &bench.Record{Index: idx, Warmup: !measured, Tag: said.tag, Scheduled: dur(due), Sent: dur(at), Waited: waited, MaxTokens: said.maxTokens, PrefixShare: said.share}
+	rec := &record.Record{Index: idx, Warmup: !measured, Tag: said.tag, Scheduled: dur(due), Sent: dur(at), Waited: waited, MaxTokens: said.maxTokens, PrefixShare: said.share}
 	if v.slots > 0 {
 		v.slots--
 	}
@@ -264,7 +265,7 @@ func (v *virtual) say(idx int, measured bool) *said {
 // complete releases a step's tokens to their requests and finishes the
 // requests whose last token it was.
 func (v *virtual) complete(st *sched.Step) {
-	stamp(st, func(id int64) *bench.Record { return v.inflight[id].rec }, func(id int64) {
+	stamp(st, func(id int64) *record.Record { return v.inflight[id].rec }, func(id int64) {
 		f := v.inflight[id]
 		delete(v.inflight, id)
 		v.fleet.done(id)
@@ -274,7 +275,7 @@ func (v *virtual) complete(st *sched.Step) {
 
 // finish frees the request's slot, keeps its record if measured, and lets
 // its closed-loop worker send again at the simulated time at.
-func (v *virtual) finish(r *bench.Record, worker int, at float64, measured bool) {
+func (v *virtual) finish(r *record.Record, worker int, at float64, measured bool) {
 	if v.slots >= 0 {
 		// Finishes come in time order, so the releases stay sorted.
 		v.releases = append(v.releases, at+turnaround)
@@ -293,7 +294,7 @@ func (v *virtual) cutAll() {
 		f := v.inflight[id]
 		v.fleet.abort(id)
 		delete(v.inflight, id)
-		f.rec.Class, f.rec.Done = bench.ClassInterrupted, dur(v.now)
+		f.rec.Class, f.rec.Done = record.ClassInterrupted, dur(v.now)
 		if f.measured {
 			v.measured = append(v.measured, *f.rec)
 			v.cut++

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator/engine"
 	"github.com/kneebench/knee/simulator/sched"
@@ -42,7 +43,7 @@ type turnSend struct {
 
 // turnFlight is one turn inside the core.
 type turnFlight struct {
-	rec    *bench.Record
+	rec    *record.Record
 	call   *call
 	answer string
 	req    *workload.Request
@@ -58,9 +59,9 @@ type voiceRun struct {
 	turns         int
 	sends         []turnSend // in time order
 	inflight      map[int64]*turnFlight
-	measured      []bench.Record
+	measured      []record.Record
 	tally         bench.VoiceTally
-	prefixes      *bench.PrefixTracker
+	prefixes      *workload.PrefixTracker
 	inProgress    int
 	// area integrates calls in progress over time until arrivalsEnd.
 	area, areaAt, arrivalsEnd float64
@@ -95,7 +96,7 @@ func VoiceLevel(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 		calls.Add(rel, int64(o.CallSource.MeasuredTurns(calls.Drawn())))
 		dues = append(dues, rel.Seconds())
 	}
-	v := &voiceRun{o: o, prefixes: bench.NewPrefixTracker(), fleet: newFleet(cfg, max(o.Replicas, 1), o.Routing, o.Seed), contextLength: ctxLen, inflight: map[int64]*turnFlight{}}
+	v := &voiceRun{o: o, prefixes: workload.NewPrefixTracker(), fleet: newFleet(cfg, max(o.Replicas, 1), o.Routing, o.Seed), contextLength: ctxLen, inflight: map[int64]*turnFlight{}}
 	w := calls.Window()
 	v.tally.Drawn, v.tally.Arrivals, v.tally.InWindow, v.tally.Offered = int64(calls.Drawn()), w.Arrivals, w.InWindow, w.Offered
 	v.tally.OfferedTurns, v.tally.InWindowTurns = calls.Weights()
@@ -173,7 +174,7 @@ func (v *voiceRun) arrive(t float64, i int) {
 func (v *voiceRun) send(c *call, t float64) {
 	k := c.turn
 	req := v.o.CallSource.Turn(c.script, k, c.answers)
-	rec := &bench.Record{Index: v.turns, Tag: k, Scheduled: dur(t), Sent: dur(t), Warmup: k <= c.script.Warmup, Origin: dur(c.arrival), Paused: c.script.PausedBefore(k), MaxTokens: req.MaxTokens,
+	rec := &record.Record{Index: v.turns, Tag: k, Scheduled: dur(t), Sent: dur(t), Warmup: k <= c.script.Warmup, Origin: dur(c.arrival), Paused: c.script.PausedBefore(k), MaxTokens: req.MaxTokens,
 		PrefixShare: v.prefixes.Share(&req)}
 	v.turns++
 	plan, err := v.o.Target.Responder.Generate(v.o.Target.genRequest(&req), v.contextLength)
@@ -201,7 +202,7 @@ func (v *voiceRun) send(c *call, t float64) {
 // complete releases a step's tokens and finishes the turns whose last
 // token it was.
 func (v *voiceRun) complete(st *sched.Step) {
-	stamp(st, func(id int64) *bench.Record { return v.inflight[id].rec }, func(id int64) {
+	stamp(st, func(id int64) *record.Record { return v.inflight[id].rec }, func(id int64) {
 		f := v.inflight[id]
 		delete(v.inflight, id)
 		v.fleet.done(id)
@@ -226,7 +227,7 @@ func (v *voiceRun) finish(f *turnFlight, at float64) {
 		case f.rec.Class == "":
 			v.tally.Completed++
 			v.tally.CallTime += dur(at - c.arrival)
-		case f.rec.Class != bench.ClassInterrupted:
+		case f.rec.Class != record.ClassInterrupted:
 			v.tally.Failed++
 			if f.rec.Warmup {
 				v.tally.WarmupFailed++
@@ -248,7 +249,7 @@ func (v *voiceRun) cutAll() {
 		f := v.inflight[id]
 		v.fleet.abort(id)
 		delete(v.inflight, id)
-		f.rec.Class, f.rec.Done = bench.ClassInterrupted, dur(v.now)
+		f.rec.Class, f.rec.Done = record.ClassInterrupted, dur(v.now)
 		if !f.rec.Warmup {
 			v.measured = append(v.measured, *f.rec)
 		}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/kneebench/knee/bench"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 	"github.com/valyala/fasthttp"
 )
@@ -18,7 +18,7 @@ import (
 // window, read after), or vLLM's or SGLang's Prometheus metrics (scraped
 // before and after, gauges sampled every second in between).
 type View struct {
-	t          bench.Target
+	t          transport.Target
 	kind       string // "knee-sim", "vllm", "sglang", "llamacpp" or "" when unavailable
 	root       string
 	metricsURL string
@@ -70,12 +70,12 @@ type simStats struct {
 
 // New detects what the target publishes. metricsURL overrides the
 // Prometheus URL derived from the base URL.
-func New(t bench.Target, metricsURL string) *View {
-	root := bench.RootURL(t.BaseURL)
+func New(t transport.Target, metricsURL string) *View {
+	root := transport.RootURL(t.BaseURL)
 	v := &View{t: t, root: root, metricsURL: metricsURL}
 	if v.metricsURL == "" {
-		v.metricsURL = bench.JoinURL(root, "/metrics")
-		if body, status, err := bench.Fetch(t, fasthttp.MethodGet, bench.JoinURL(root, "/metrics/summary"), nil, 5*time.Second); err == nil && status == 200 &&
+		v.metricsURL = transport.JoinURL(root, "/metrics")
+		if body, status, err := transport.Fetch(t, fasthttp.MethodGet, transport.JoinURL(root, "/metrics/summary"), nil, 5*time.Second); err == nil && status == 200 &&
 			json.Valid(body) && strings.Contains(string(body), `"models"`) {
 			v.kind = "knee-sim"
 			return v
@@ -106,7 +106,7 @@ func New(t bench.Target, metricsURL string) *View {
 // used whatever the status (one vLLM-like server answers 500 with good
 // metrics now and then); otherwise why says which URL answered what.
 func (v *View) fetch() (scrape, string) {
-	body, status, err := bench.Fetch(v.t, fasthttp.MethodGet, v.metricsURL, nil, 5*time.Second)
+	body, status, err := transport.Fetch(v.t, fasthttp.MethodGet, v.metricsURL, nil, 5*time.Second)
 	if err != nil {
 		return nil, fmt.Sprintf("GET %s failed: %v", results.RedactURL(v.metricsURL), err)
 	}
@@ -138,7 +138,7 @@ func (v *View) Note() string { return v.note }
 func (v *View) Start(ctx context.Context) {
 	switch v.kind {
 	case "knee-sim":
-		_, _, _ = bench.Fetch(v.t, fasthttp.MethodPost, bench.JoinURL(v.root, "/metrics/summary/reset"), []byte("{}"), 5*time.Second)
+		_, _, _ = transport.Fetch(v.t, fasthttp.MethodPost, transport.JoinURL(v.root, "/metrics/summary/reset"), []byte("{}"), 5*time.Second)
 	case "vllm", "sglang", "llamacpp":
 		v.before = v.scrape()
 		v.gauges = map[string]*results.GaugeStats{}
@@ -152,7 +152,7 @@ func (v *View) Start(ctx context.Context) {
 func (v *View) End(ctx context.Context) {
 	switch v.kind {
 	case "knee-sim":
-		body, status, err := bench.Fetch(v.t, fasthttp.MethodGet, bench.JoinURL(v.root, "/metrics/summary"), nil, 5*time.Second)
+		body, status, err := transport.Fetch(v.t, fasthttp.MethodGet, transport.JoinURL(v.root, "/metrics/summary"), nil, 5*time.Second)
 		if err != nil || status != 200 {
 			v.note = "the simulator's summary could not be read after the window"
 			return

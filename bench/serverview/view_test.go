@@ -1,7 +1,6 @@
 package serverview
 
 import (
-	"github.com/kneebench/knee/bench"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 )
 
@@ -66,7 +66,7 @@ func approx(t *testing.T, what string, got *float64, want float64) {
 // rank 198: 18 of the 20 in (0.1, 0.25], so 100 + 150 × 18/20 = 235 ms.
 func TestVLLMPrometheusView(t *testing.T) {
 	url := promServer(t, "vllm_before.txt", "vllm_before.txt", "vllm_after.txt")
-	v := New(bench.Target{BaseURL: url, Model: "m"}, "")
+	v := New(transport.Target{BaseURL: url, Model: "m"}, "")
 	if v.Kind() != "vllm" {
 		t.Fatalf("kind %q (%s), want vllm", v.Kind(), v.Note())
 	}
@@ -111,7 +111,7 @@ func TestVLLMPrometheusView(t *testing.T) {
 // give a delivery of −10 ms.
 func TestBucketMidpointIsNotADelivery(t *testing.T) {
 	url := promServer(t, "vllm_before.txt", "vllm_before.txt", "vllm_after.txt")
-	v := New(bench.Target{BaseURL: url, Model: "m"}, "")
+	v := New(transport.Target{BaseURL: url, Model: "m"}, "")
 	v.Start(t.Context())
 	v.End(t.Context())
 	res := &results.Run{WindowSeconds: 10, Requests: results.Requests{Sent: 200, OK: 200}}
@@ -136,7 +136,7 @@ func TestTrafficWarningsFromPrometheus(t *testing.T) {
 		want     string
 	}{{150, 150, "other traffic"}, {300, 250, "restarted"}, {200, 200, ""}} {
 		url := promServer(t, "vllm_before.txt", "vllm_before.txt", "vllm_after.txt")
-		v := New(bench.Target{BaseURL: url, Model: "m"}, "")
+		v := New(transport.Target{BaseURL: url, Model: "m"}, "")
 		v.Start(t.Context())
 		v.End(t.Context())
 		res := &results.Run{WindowSeconds: 10}
@@ -171,7 +171,7 @@ func TestMissingMetricsAreNamed(t *testing.T) {
 		}
 		texts = append(texts, strings.Join(keep, "\n"))
 	}
-	v := New(bench.Target{BaseURL: serveTexts(t, 200, texts...), Model: "m"}, "")
+	v := New(transport.Target{BaseURL: serveTexts(t, 200, texts...), Model: "m"}, "")
 	v.Start(t.Context())
 	v.End(t.Context())
 	res := &results.Run{WindowSeconds: 10}
@@ -192,7 +192,7 @@ func TestMetricsWithStatus500AreUsed(t *testing.T) {
 		b, _ := os.ReadFile("testdata/" + f)
 		texts = append(texts, string(b))
 	}
-	v := New(bench.Target{BaseURL: serveTexts(t, 500, texts...), Model: "m"}, "")
+	v := New(transport.Target{BaseURL: serveTexts(t, 500, texts...), Model: "m"}, "")
 	if v.Kind() != "vllm" {
 		t.Fatalf("kind %q (%s)", v.Kind(), v.Note())
 	}
@@ -211,7 +211,7 @@ func TestMetricsWithStatus500AreUsed(t *testing.T) {
 // the per-request figures.
 func TestLlamaCppView(t *testing.T) {
 	url := promServer(t, "llamacpp_before.txt", "llamacpp_before.txt", "llamacpp_after.txt")
-	v := New(bench.Target{BaseURL: url, Model: "m"}, "")
+	v := New(transport.Target{BaseURL: url, Model: "m"}, "")
 	if v.Kind() != "llamacpp" {
 		t.Fatalf("kind %q (%s)", v.Kind(), v.Note())
 	}
@@ -256,7 +256,7 @@ func serveTexts(t *testing.T, status int, texts ...string) string {
 
 func TestSGLangPrometheusView(t *testing.T) {
 	url := promServer(t, "sglang_before.txt", "sglang_before.txt", "sglang_after.txt")
-	v := New(bench.Target{BaseURL: url, Model: "m"}, "")
+	v := New(transport.Target{BaseURL: url, Model: "m"}, "")
 	if v.Kind() != "sglang" {
 		t.Fatalf("kind %q, want sglang", v.Kind())
 	}
@@ -293,7 +293,7 @@ func TestCounterResetBetweenScrapes(t *testing.T) {
 func TestNoServerMetrics(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
-	v := New(bench.Target{BaseURL: srv.URL + "/v1", Model: "m"}, "")
+	v := New(transport.Target{BaseURL: srv.URL + "/v1", Model: "m"}, "")
 	res := &results.Run{}
 	v.Start(t.Context())
 	v.End(t.Context())
@@ -323,7 +323,7 @@ func TestHistogramQuantile(t *testing.T) {
 // fillView runs a server view of url around an empty window and fills res.
 func fillView(t *testing.T, url string, res *results.Run) {
 	t.Helper()
-	v := New(bench.Target{BaseURL: url, Model: "m"}, "")
+	v := New(transport.Target{BaseURL: url, Model: "m"}, "")
 	v.Start(t.Context())
 	v.End(t.Context())
 	v.Fill(res)

@@ -1,4 +1,4 @@
-package bench
+package transport
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
 	"github.com/valyala/fasthttp"
 )
@@ -32,7 +33,7 @@ var scratchPool = sync.Pool{New: func() any { return newScratch() }}
 // Do sends r and fills rec with what happened. It never returns an error:
 // every failure becomes rec.Class. keepText asks for the generated text in
 // rec.Text.
-func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
+func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
 	req := fasthttp.AcquireRequest()
@@ -57,7 +58,7 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 	if c.extraMaxTokens >= 0 {
 		rec.MaxTokens = c.extraMaxTokens
 	}
-	rec.Sent = c.now()
+	rec.Sent = c.Now()
 	err := c.hc.Do(req, resp)
 	if err != nil && c.closedUnanswered(resp, err) {
 		// The server closed a kept-alive connection just as this request
@@ -69,7 +70,7 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 		err = c.hc.Do(req, resp)
 	}
 	if err != nil {
-		rec.Done = c.now()
+		rec.Done = c.Now()
 		rec.Class, rec.Message = c.classifyAt(err, false, rec.Sent), err.Error()
 		return
 	}
@@ -82,7 +83,7 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 			tc.setLimit(earliest(c.start.Add(at), c.t.Timeout, c.start.Add(rec.Sent), c.t.RequestTimeout))
 		}
 	}
-	limit(c.now())
+	limit(c.Now())
 	body := resp.BodyStream()
 	if body == nil {
 		body = bytes.NewReader(resp.Body())
@@ -97,7 +98,7 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 			_ = closer.CloseWithError(err)
 		}
 	}
-	defer func() { rec.Done = c.now() }()
+	defer func() { rec.Done = c.Now() }()
 
 	if rec.Status != fasthttp.StatusOK {
 		if ra := resp.Header.Peek("Retry-After"); len(ra) > 0 {
@@ -145,9 +146,9 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 					rec.NoDone = true
 					return
 				}
-				fail(ClassTruncated, errors.New("stream ended without [DONE]"))
+				fail(record.ClassTruncated, errors.New("stream ended without [DONE]"))
 			case err == errEventTooLarge:
-				fail(ClassMalformed, err)
+				fail(record.ClassMalformed, err)
 			default:
 				fail(c.classifyAt(err, rec.Chunks > 0, rec.Sent), err)
 			}
@@ -165,7 +166,7 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 		payload, ok := dataPayload(line)
 		if !ok {
 			if !isSSEField(line) {
-				fail(ClassMalformed, fmt.Errorf("not an SSE line: %.60q", line))
+				fail(record.ClassMalformed, fmt.Errorf("not an SSE line: %.60q", line))
 				return
 			}
 			continue
@@ -181,7 +182,7 @@ func (c *Client) Do(r *workload.Request, rec *Record, keepText bool) {
 			}
 		}
 		if len(ev)+len(payload) > maxEventBytes {
-			fail(ClassMalformed, errEventTooLarge)
+			fail(record.ClassMalformed, errEventTooLarge)
 			return
 		}
 		ev = append(ev, payload...)
@@ -198,7 +199,7 @@ func wholeObject(b []byte) bool {
 // streamState is what one stream's events update.
 type streamState struct {
 	c              *Client
-	rec            *Record
+	rec            *record.Record
 	s              *scratch
 	keepText       bool
 	limit          func(time.Duration)
@@ -214,19 +215,19 @@ func (st *streamState) event(payload []byte) (stop bool) {
 		return false
 	}
 	rec := st.rec
-	t := st.c.now()
+	t := st.c.Now()
 	if bytes.Equal(payload, payloadDone) {
 		st.done = true
 		return false
 	}
 	if len(payload) == 0 || payload[0] != '{' {
-		st.fail(ClassMalformed, fmt.Errorf("event is not a JSON object: %.60q", payload))
+		st.fail(record.ClassMalformed, fmt.Errorf("event is not a JSON object: %.60q", payload))
 		return true
 	}
 	ch := &st.s.ch
 	st.c.proto.scan(payload, ch, &st.prog)
 	if ch.hasError {
-		st.fail(ClassStreamError, fmt.Errorf("error event: %.200s", payload))
+		st.fail(record.ClassStreamError, fmt.Errorf("error event: %.200s", payload))
 		return true
 	}
 	if ch.content {
@@ -245,7 +246,7 @@ func (st *streamState) event(payload []byte) (stop bool) {
 		st.finished = true
 	}
 	if ch.timings {
-		rec.Timings = &Timings{CacheN: ch.cacheN, PromptMs: ch.promptMs, PredictedMs: ch.predictedMs, PredictedN: ch.predictedN}
+		rec.Timings = &record.Timings{CacheN: ch.cacheN, PromptMs: ch.promptMs, PredictedMs: ch.predictedMs, PredictedN: ch.predictedN}
 		if !rec.CachedReported {
 			// llama.cpp reports the prompt tokens it reused here.
 			rec.CachedTokens, rec.CachedFromTimings, rec.CachedReported = ch.cacheN, true, true
@@ -270,7 +271,7 @@ func (st *streamState) event(payload []byte) (stop bool) {
 // DoRetry is Do with the target's retries. rec describes the final attempt;
 // rec.Attempts and rec.FirstClass keep the first attempt's outcome, so
 // retries never hide errors.
-func (c *Client) DoRetry(ctx context.Context, r *workload.Request, rec *Record, keepText bool) {
+func (c *Client) DoRetry(ctx context.Context, r *workload.Request, rec *record.Record, keepText bool) {
 	c.Do(r, rec, keepText)
 	if c.t.Retries == 0 {
 		return
@@ -282,7 +283,7 @@ func (c *Client) DoRetry(ctx context.Context, r *workload.Request, rec *Record, 
 		}
 		attempts, first := rec.Attempts, rec.FirstClass
 		sched, idx, tag, warm, late, waited, origin, paused := rec.Scheduled, rec.Index, rec.Tag, rec.Warmup, rec.Lateness, rec.Waited, rec.Origin, rec.Paused
-		rec.reset()
+		rec.Reset()
 		rec.Scheduled, rec.Index, rec.Tag, rec.Warmup, rec.Lateness, rec.Waited, rec.Origin, rec.Paused = sched, idx, tag, warm, late, waited, origin, paused
 		c.Do(r, rec, keepText)
 		rec.Attempts, rec.FirstClass = attempts+1, first
@@ -291,7 +292,7 @@ func (c *Client) DoRetry(ctx context.Context, r *workload.Request, rec *Record, 
 
 // readUnstreamed handles a 200 answer that is a plain JSON completion
 // rather than a stream: the whole answer counts as one chunk.
-func (c *Client) readUnstreamed(body io.Reader, rec *Record, fail func(string, error), keepText bool) {
+func (c *Client) readUnstreamed(body io.Reader, rec *record.Record, fail func(string, error), keepText bool) {
 	b, err := io.ReadAll(io.LimitReader(body, 16<<20))
 	if err != nil {
 		fail(c.classifyAt(err, false, rec.Sent), err)
@@ -313,15 +314,15 @@ func (c *Client) readUnstreamed(body io.Reader, rec *Record, fail func(string, e
 		} `json:"usage"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil || len(v.Choices) == 0 {
-		fail(ClassMalformed, fmt.Errorf("response is neither an event stream nor a completion: %.80q", b))
+		fail(record.ClassMalformed, fmt.Errorf("response is neither an event stream nor a completion: %.80q", b))
 		return
 	}
-	t := c.now()
+	t := c.Now()
 	rec.FirstToken, rec.LastToken, rec.Chunks = t, t, 1
 	rec.ChunkTimes = append(rec.ChunkTimes, t)
 	// knee asked for a stream: a whole answer at once has no first token
 	// to time, so it is not a success to average in.
-	rec.Class, rec.Message = ClassNotStreamed, "the server answered the streaming request with one plain JSON completion"
+	rec.Class, rec.Message = record.ClassNotStreamed, "the server answered the streaming request with one plain JSON completion"
 	if keepText {
 		rec.Text = append(rec.Text, v.Choices[0].Message.Content...)
 		rec.Text = append(rec.Text, v.Choices[0].Text...)
@@ -364,4 +365,20 @@ func appendContent(dst, payload []byte) []byte {
 		}
 	}
 	return dst
+}
+
+// sleepCtx waits for d, or until ctx ends; it reports whether the wait ran
+// its course.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

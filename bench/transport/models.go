@@ -1,4 +1,4 @@
-package bench
+package transport
 
 import (
 	"context"
@@ -105,6 +105,9 @@ func ListModelInfo(ctx context.Context, t Target) ([]ModelInfo, error) {
 	}
 	return models, nil
 }
+
+// ErrNoModel: the target serves no model to default to.
+var ErrNoModel = errors.New("the server lists no model")
 
 // ErrRedirect marks a target that answered with a redirect: the wrong
 // URL, which knee does not follow.

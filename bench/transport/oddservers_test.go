@@ -1,4 +1,4 @@
-package bench
+package transport
 
 import (
 	"bufio"
@@ -8,13 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/bench/internal/fakeserver"
+	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
 )
 
 // oddServer answers every request with the given raw HTTP response.
 func oddServer(t *testing.T, raw string) string {
 	t.Helper()
-	return startRaw(t, &rawServer{serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
+	return fakeserver.StartRaw(t, &fakeserver.Raw{Serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
 		w.WriteString(raw)
 		return false
 	}})
@@ -29,10 +31,10 @@ func plainJSON(body string) string {
 	return fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 }
 
-func doOne(t *testing.T, url string) *Record {
+func doOne(t *testing.T, url string) *record.Record {
 	t.Helper()
 	c := newTestClient(t, url, 5*time.Second, 1)
-	rec := &Record{}
+	rec := &record.Record{}
 	c.Do(&workload.Request{Messages: []workload.Message{{Role: "user", Content: "x"}}, MaxTokens: 10}, rec, true)
 	return rec
 }
@@ -58,7 +60,7 @@ func TestOddButLegalServers(t *testing.T) {
 		// SSE comments and CRLF line ends.
 		{"comments and CRLF", sse(": ping\r\n\r\n", "data: "+tok("a")+"\r\n\r\n", "event: message\r\ndata: "+tok("b")+"\r\n\r\n", "data: [DONE]\r\n\r\n"), "", 2, "ab"},
 		// A plain JSON completion answering a streaming request.
-		{"not streamed", plainJSON(`{"choices":[{"message":{"content":"whole answer"}}]}`), ClassNotStreamed, 1, "whole answer"},
+		{"not streamed", plainJSON(`{"choices":[{"message":{"content":"whole answer"}}]}`), record.ClassNotStreamed, 1, "whole answer"},
 	}
 	for _, tc := range cases {
 		rec := doOne(t, oddServer(t, tc.raw))
@@ -105,7 +107,7 @@ func TestStreamsThatEndWithoutDone(t *testing.T) {
 	if rec := doOne(t, oddServer(t, sse(tok, fin))); rec.Class != "" || !rec.NoDone {
 		t.Errorf("after its finish_reason: class %q, no-done %v", rec.Class, rec.NoDone)
 	}
-	if rec := doOne(t, oddServer(t, sse(tok, tok))); rec.Class != ClassTruncated {
+	if rec := doOne(t, oddServer(t, sse(tok, tok))); rec.Class != record.ClassTruncated {
 		t.Errorf("before any finish_reason: class %q", rec.Class)
 	}
 }

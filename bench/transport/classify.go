@@ -1,4 +1,4 @@
-package bench
+package transport
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kneebench/knee/bench/record"
 	"github.com/valyala/fasthttp"
 )
 
@@ -21,7 +22,7 @@ import (
 // response.
 func retryable(class string) bool {
 	return strings.HasPrefix(class, "http_429") || strings.HasPrefix(class, "http_503") ||
-		class == ClassConnectRefused || class == ClassConnectionReset
+		class == record.ClassConnectRefused || class == record.ClassConnectionReset
 }
 
 // backoff is the wait before attempt n+1 (n ≥ 1): the server's Retry-After
@@ -80,9 +81,9 @@ func (c *Client) closedUnanswered(resp *fasthttp.Response, err error) bool {
 // struck when the request's total time ran out is a request timeout.
 func (c *Client) classifyAt(err error, afterContent bool, sent time.Duration) string {
 	class := c.classify(err, afterContent)
-	if (class == ClassIdleTimeout || class == ClassFirstTokenTimeout) && c.t.RequestTimeout > 0 &&
-		c.now()-sent >= c.t.RequestTimeout-time.Millisecond {
-		return ClassRequestTimeout
+	if (class == record.ClassIdleTimeout || class == record.ClassFirstTokenTimeout) && c.t.RequestTimeout > 0 &&
+		c.Now()-sent >= c.t.RequestTimeout-time.Millisecond {
+		return record.ClassRequestTimeout
 	}
 	return class
 }
@@ -91,33 +92,33 @@ func (c *Client) classifyAt(err error, afterContent bool, sent time.Duration) st
 // the middle of a stream from a wait for the first token.
 func (c *Client) classify(err error, afterContent bool) string {
 	if c.dialer.aborted.Load() {
-		return ClassInterrupted
+		return record.ClassInterrupted
 	}
 	var ne net.Error
 	switch {
 	case errors.Is(err, fasthttp.ErrNoFreeConns):
-		return ClassClientSaturated
+		return record.ClassClientSaturated
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return ClassConnectRefused
+		return record.ClassConnectRefused
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, fasthttp.ErrTimeout),
 		errors.As(err, &ne) && ne.Timeout():
 		if afterContent {
-			return ClassIdleTimeout
+			return record.ClassIdleTimeout
 		}
-		return ClassFirstTokenTimeout
+		return record.ClassFirstTokenTimeout
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, fasthttp.ErrConnectionClosed):
 		if afterContent {
-			return ClassTruncated
+			return record.ClassTruncated
 		}
-		return ClassConnectionReset
+		return record.ClassConnectionReset
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		if afterContent {
-			return ClassTruncated
+			return record.ClassTruncated
 		}
-		return ClassConnectionReset
+		return record.ClassConnectionReset
 	case strings.Contains(err.Error(), "malformed") || strings.Contains(err.Error(), "cannot parse"):
-		return ClassMalformed
+		return record.ClassMalformed
 	}
-	return ClassOther
+	return record.ClassOther
 }

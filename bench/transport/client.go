@@ -1,4 +1,4 @@
-package bench
+package transport
 
 import (
 	"bytes"
@@ -193,8 +193,9 @@ func (c *Client) ConnStats() (opened, stale, resent int64) {
 // SetStart sets the instant that record times are measured from.
 func (c *Client) SetStart(t time.Time) { c.start = t }
 
-// now is the time since the start of the run on the monotonic clock.
-func (c *Client) now() time.Duration { return time.Since(c.start) }
+// Now is the time since the start of the run (SetStart) on the monotonic
+// clock: what a record's times are measured on.
+func (c *Client) Now() time.Duration { return time.Since(c.start) }
 
 // Abort makes every open and future connection fail at once; in-flight
 // requests end as interrupted.

@@ -1,4 +1,4 @@
-package bench
+package transport
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/bench/internal/fakeserver"
+	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
 )
 
@@ -28,7 +30,7 @@ func TestGenerateProtocol(t *testing.T) {
 	var mu sync.Mutex
 	var path string
 	var body map[string]any
-	url := startRaw(t, &rawServer{serve: func(w *bufio.Writer, r *http.Request, _ int) bool {
+	url := fakeserver.StartRaw(t, &fakeserver.Raw{Serve: func(w *bufio.Writer, r *http.Request, _ int) bool {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		path = r.URL.Path
@@ -44,7 +46,7 @@ func TestGenerateProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	rec := &Record{}
+	rec := &record.Record{}
 	c.Do(&workload.Request{Messages: []workload.Message{{Role: "user", Content: "The capital of France is"}}, MaxTokens: 4, IgnoreEOS: true}, rec, true)
 	if rec.Class != "" {
 		t.Fatalf("class %q: %s", rec.Class, rec.Message)

@@ -1,4 +1,9 @@
-package bench
+// Package fakeserver holds the in-test servers the client side's tests
+// run against: servers that behave as real ones do on the wire (a known
+// token schedule, faults on purpose, connections closed after every
+// stream or when idle, HTTP/1.0), on 127.0.0.1 only, each stopped when
+// its test ends.
+package fakeserver
 
 import (
 	"fmt"
@@ -11,24 +16,25 @@ import (
 	"time"
 )
 
-// streamServer is an in-test OpenAI-style server with a known schedule: the
+// Stream is an in-test OpenAI-style server with a known schedule: the
 // first token at ttft after the request arrives, then one every itl, all on
 // absolute deadlines so timer overshoot never accumulates.
-type streamServer struct {
-	ttft, itl time.Duration
-	tokens    int
-	// busy, when set, serialises requests: a slow server that serves one
+type Stream struct {
+	TTFT, ITL time.Duration
+	Tokens    int
+	// Busy, when set, serialises requests: a slow server that serves one
 	// request at a time.
-	busy     chan struct{}
-	requests atomic.Int64
+	Busy     chan struct{}
+	Requests atomic.Int64
 }
 
-func (s *streamServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP streams the schedule.
+func (s *Stream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	arrival := time.Now()
-	s.requests.Add(1)
-	if s.busy != nil {
-		s.busy <- struct{}{}
-		defer func() { <-s.busy }()
+	s.Requests.Add(1)
+	if s.Busy != nil {
+		s.Busy <- struct{}{}
+		defer func() { <-s.Busy }()
 		arrival = time.Now()
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -36,27 +42,27 @@ func (s *streamServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f := w.(http.Flusher)
 	fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n")
 	f.Flush()
-	for i := 0; i < s.tokens; i++ {
-		time.Sleep(time.Until(arrival.Add(s.ttft + time.Duration(i)*s.itl)))
+	for i := 0; i < s.Tokens; i++ {
+		time.Sleep(time.Until(arrival.Add(s.TTFT + time.Duration(i)*s.ITL)))
 		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" tok%d\"},\"finish_reason\":null}]}\n\n", i)
 		f.Flush()
 	}
 	fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n")
-	fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":%d,\"total_tokens\":%d,\"prompt_tokens_details\":{\"cached_tokens\":3}}}\n\n", s.tokens, s.tokens+7)
+	fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":%d,\"total_tokens\":%d,\"prompt_tokens_details\":{\"cached_tokens\":3}}}\n\n", s.Tokens, s.Tokens+7)
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	f.Flush()
 }
 
-// startServer serves h on 127.0.0.1 and returns its base URL.
-func startServer(t *testing.T, h http.Handler) string {
+// Start serves h on 127.0.0.1 and returns its base URL.
+func Start(t *testing.T, h http.Handler) string {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/v1"
 }
 
-// closedPortURL returns a loopback URL on which nothing listens.
-func closedPortURL(t *testing.T) string {
+// ClosedPortURL returns a loopback URL on which nothing listens.
+func ClosedPortURL(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -67,8 +73,10 @@ func closedPortURL(t *testing.T) string {
 	return "http://" + addr + "/v1"
 }
 
-// faultHandler answers according to the request body's marker word.
-func faultHandler(kind string) http.HandlerFunc {
+// Fault answers with the fault kind names: 429, 500, cut (the
+// connection closed mid-stream), malformed, silent (headers, then
+// nothing for 3 s) or garbage (2 MiB without a line end).
+func Fault(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		switch kind {
 		case "429":

@@ -1,4 +1,4 @@
-package bench
+package record
 
 import (
 	"bytes"
@@ -20,10 +20,10 @@ func TestRecordsRoundTrip(t *testing.T) {
 	failed := &Record{Index: 8, Scheduled: ms(20), Sent: ms(20), Done: ms(25), Status: 503, Class: "http_503:server_error", Message: "busy"}
 	var buf bytes.Buffer
 	level := 4.0
-	w := newRecordWriter(&buf, start, &level)
-	w.write(rec)
-	w.write(failed)
-	w.flush()
+	w := NewWriter(&buf, start, &level)
+	w.Write(rec)
+	w.Write(failed)
+	w.Flush()
 	lines, err := results.ReadRecords(&buf)
 	if err != nil || len(lines) != 2 {
 		t.Fatalf("%d lines, %v", len(lines), err)

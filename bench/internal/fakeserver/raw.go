@@ -1,4 +1,4 @@
-package bench
+package fakeserver
 
 import (
 	"bufio"
@@ -13,25 +13,27 @@ import (
 	"time"
 )
 
-// rawServer is a loopback HTTP/1.1 server written on bare TCP, so a test
+// Raw is a loopback HTTP/1.1 server written on bare TCP, so a test
 // can behave exactly as a real server does on the wire: close a
 // kept-alive connection right after a stream (llama.cpp's server), close
 // idle connections (uvicorn), answer HTTP/1.0, or never finish. serve
 // handles the n-th request (from 1) of a connection and says whether the
 // connection stays open for another.
-type rawServer struct {
+type Raw struct {
 	ln      net.Listener
-	accepts atomic.Int64
+	Accepts atomic.Int64
 	wg      sync.WaitGroup
-	// idleClose, when set, closes a connection that waits longer than this
+	// IdleClose, when set, closes a connection that waits longer than this
 	// for its next request.
-	idleClose time.Duration
-	serve     func(w *bufio.Writer, r *http.Request, n int) (keep bool)
+	IdleClose time.Duration
+	Serve     func(w *bufio.Writer, r *http.Request, n int) (keep bool)
 	mu        sync.Mutex
 	conns     map[net.Conn]struct{}
 }
 
-func startRaw(t *testing.T, s *rawServer) string {
+// StartRaw serves s on 127.0.0.1 until the test ends and returns its base
+// URL.
+func StartRaw(t *testing.T, s *Raw) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -46,7 +48,7 @@ func startRaw(t *testing.T, s *rawServer) string {
 			if err != nil {
 				return
 			}
-			s.accepts.Add(1)
+			s.Accepts.Add(1)
 			s.mu.Lock()
 			s.conns[c] = struct{}{}
 			s.mu.Unlock()
@@ -66,13 +68,13 @@ func startRaw(t *testing.T, s *rawServer) string {
 	return "http://" + ln.Addr().String() + "/v1"
 }
 
-func (s *rawServer) handle(c net.Conn) {
+func (s *Raw) handle(c net.Conn) {
 	defer s.wg.Done()
 	defer c.Close()
 	br, bw := bufio.NewReader(c), bufio.NewWriter(c)
 	for n := 1; ; n++ {
-		if s.idleClose > 0 {
-			_ = c.SetReadDeadline(time.Now().Add(s.idleClose))
+		if s.IdleClose > 0 {
+			_ = c.SetReadDeadline(time.Now().Add(s.IdleClose))
 		}
 		r, err := http.ReadRequest(br)
 		if err != nil {
@@ -82,7 +84,7 @@ func (s *rawServer) handle(c net.Conn) {
 		// The body is read whole and handed on, for a test that looks at it.
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		keep := s.serve(bw, r, n)
+		keep := s.Serve(bw, r, n)
 		_ = bw.Flush()
 		if !keep {
 			return
@@ -90,9 +92,9 @@ func (s *rawServer) handle(c net.Conn) {
 	}
 }
 
-// writeSSE writes a complete chunked SSE answer of tokens tokens, the
+// WriteSSE writes a complete chunked SSE answer of tokens tokens, the
 // usage chunk and [DONE], with the given extra response headers.
-func writeSSE(w *bufio.Writer, tokens int, headers string) {
+func WriteSSE(w *bufio.Writer, tokens int, headers string) {
 	fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n%s\r\n", headers)
 	chunk := func(s string) { fmt.Fprintf(w, "%x\r\n%s\r\n", len(s), s) }
 	for i := 0; i < tokens; i++ {

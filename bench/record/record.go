@@ -1,8 +1,8 @@
-// Package bench executes a workload against an OpenAI-compatible endpoint:
-// a fasthttp streaming client, SSE scanning, open- and closed-loop
-// scheduling, and per-request records aggregated into HDR histograms. It
-// returns results and prints nothing.
-package bench
+// Package record is what one request measured: its times, status, error
+// class and token counts (Record), and the --records line it is written
+// as (Writer). Every room of the client side speaks it: the transport
+// fills a record, the driver opens and closes it, the summariser reads it.
+package record
 
 import (
 	"bufio"
@@ -113,7 +113,7 @@ func (r *Record) OK() bool { return r.Class == "" }
 // OutputTokens is the server's completion token count when it reported
 // usage, else the number of content chunks.
 func (r *Record) OutputTokens() int {
-	if r.UsageReported && r.CompletionTokens > 0 && !r.usageImplausible() {
+	if r.UsageReported && r.CompletionTokens > 0 && !r.UsageImplausible() {
 		return r.CompletionTokens
 	}
 	return r.Chunks
@@ -121,34 +121,38 @@ func (r *Record) OutputTokens() int {
 
 // usageImplausible reports a completion count the server cannot have
 // meant: negative or not a number, or above the max_tokens asked.
-func (r *Record) usageImplausible() bool {
+func (r *Record) UsageImplausible() bool {
 	return r.UsageOdd || (r.MaxTokens > 0 && r.CompletionTokens > r.MaxTokens)
 }
 
-// reset clears r for reuse, keeping its slices' capacity.
-func (r *Record) reset() {
+// Reset clears r for reuse, keeping its slices' capacity.
+func (r *Record) Reset() {
 	ct := r.ChunkTimes[:0]
 	txt := r.Text[:0]
 	*r = Record{ChunkTimes: ct, Text: txt}
 }
 
-// recordWriter serialises records from many goroutines into one buffered
-// writer; a nil recordWriter writes nothing.
-type recordWriter struct {
+// Writer serialises records from many goroutines into one buffered
+// writer, one results.RecordLine per record; a nil Writer writes nothing.
+type Writer struct {
 	mu    sync.Mutex
 	bw    *bufio.Writer
 	start time.Time
 	level *float64
 }
 
-func newRecordWriter(w io.Writer, start time.Time, level *float64) *recordWriter {
+// NewWriter writes to w the records of a run that started at start (their
+// times are offsets from it), each with level as its level when set; it
+// is nil when w is.
+func NewWriter(w io.Writer, start time.Time, level *float64) *Writer {
 	if w == nil {
 		return nil
 	}
-	return &recordWriter{bw: bufio.NewWriterSize(w, 256*1024), start: start, level: level}
+	return &Writer{bw: bufio.NewWriterSize(w, 256*1024), start: start, level: level}
 }
 
-func (rw *recordWriter) write(r *Record) {
+// Write writes r's line.
+func (rw *Writer) Write(r *Record) {
 	if rw == nil {
 		return
 	}
@@ -161,7 +165,8 @@ func (rw *recordWriter) write(r *Record) {
 	rw.mu.Unlock()
 }
 
-func (rw *recordWriter) flush() {
+// Flush writes out what is buffered.
+func (rw *Writer) Flush() {
 	if rw == nil {
 		return
 	}

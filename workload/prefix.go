@@ -1,0 +1,89 @@
+package workload
+
+import (
+	"hash/maphash"
+	"sync"
+)
+
+// prefixBlock is the grain, in bytes of prompt text, at which the tracker
+// compares prompts: about 16 tokens, a vLLM block.
+const prefixBlock = 64
+
+// maxPrefixBlocks bounds the tracker's memory (about 30 MB); past it no
+// new blocks are kept, and later shares may read low.
+const maxPrefixBlocks = 1 << 20
+
+// PrefixTracker says what share of each measured request's prompt an
+// earlier measured request of the run already sent: the cache hit a
+// server that kept every prefix would give it, which a run expects and
+// compares with what the server says it cached. It chains a hash over
+// blocks of the prompt's text, as a prefix cache chains its blocks, so
+// only a shared start counts.
+type PrefixTracker struct {
+	mu   sync.Mutex
+	seed maphash.Seed
+	seen map[uint64]struct{}
+	full bool
+}
+
+// NewPrefixTracker returns a tracker that has seen nothing.
+func NewPrefixTracker() *PrefixTracker {
+	return &PrefixTracker{seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}}
+}
+
+// Share returns the shared share of req's prompt text and records its
+// blocks.
+func (t *PrefixTracker) Share(req *Request) float32 {
+	text := promptText(req)
+	if len(text) == 0 {
+		return 0
+	}
+	var h maphash.Hash
+	h.SetSeed(t.seed)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	shared, prefix := 0, true
+	for off := 0; off+prefixBlock <= len(text); off += prefixBlock {
+		h.WriteString(text[off : off+prefixBlock])
+		sum := h.Sum64()
+		if _, ok := t.seen[sum]; ok && prefix {
+			shared = off + prefixBlock
+			continue
+		}
+		prefix = false
+		if len(t.seen) < maxPrefixBlocks {
+			t.seen[sum] = struct{}{}
+		} else {
+			t.full = true
+		}
+	}
+	return float32(shared) / float32(len(text))
+}
+
+// promptText is the request as one string, roles included, so prompts
+// that differ only in who says what do not match.
+func promptText(req *Request) string {
+	if len(req.Messages) == 0 {
+		return req.Prompt
+	}
+	n := 0
+	for _, m := range req.Messages {
+		n += len(m.Role) + len(m.Content) + 2
+	}
+	b := make([]byte, 0, n)
+	for _, m := range req.Messages {
+		b = append(b, m.Role...)
+		b = append(b, 0)
+		b = append(b, m.Content...)
+		b = append(b, 1)
+	}
+	return string(b)
+}
+
+// Full reports whether the tracker stopped keeping new blocks (past
+// about 30 MB of them), so later shares may read low.
+func (t *PrefixTracker) Full() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.full
+}
