@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/internal/fakeserver"
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/bench/transport"
@@ -47,7 +48,7 @@ func TestTimingMatchesServerSchedule(t *testing.T) {
 	res, err := Run(context.Background(), Options{
 		Client: newTestClient(t, url, 5*time.Second, 4),
 		Source: workload.FixedPrompt{Text: "hi", MaxTokens: 20},
-		Load:   Load{Concurrency: 4, Requests: 40, Warmup: -1},
+		Load:   driver.Load{Concurrency: 4, Requests: 40, Warmup: -1},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +87,7 @@ func TestCoordinatedOmission(t *testing.T) {
 	res, err := Run(context.Background(), Options{
 		Client: newTestClient(t, url, 10*time.Second, 1),
 		Source: workload.FixedPrompt{Text: "hi", MaxTokens: 20},
-		Load:   Load{Rate: 20, Burstiness: 1, MaxConcurrency: 1, Requests: 20, Warmup: 0, Seed: 7},
+		Load:   driver.Load{Rate: 20, Burstiness: 1, MaxConcurrency: 1, Requests: 20, Warmup: 0, Seed: 7},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +140,7 @@ func TestFaultsAreClassified(t *testing.T) {
 			res, err := Run(context.Background(), Options{
 				Client: newTestClient(t, url, 300*time.Millisecond, 2),
 				Source: workload.FixedPrompt{Text: "hi", MaxTokens: 4},
-				Load:   Load{Concurrency: 2, Requests: 4, Warmup: 0},
+				Load:   driver.Load{Concurrency: 2, Requests: 4, Warmup: 0},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -160,7 +161,7 @@ func TestInterruptKeepsMeasurements(t *testing.T) {
 	res, err := Run(ctx, Options{
 		Client: newTestClient(t, url, 5*time.Second, 2),
 		Source: workload.FixedPrompt{Text: "hi"},
-		Load:   Load{Concurrency: 2, Duration: time.Minute, Warmup: 0},
+		Load:   driver.Load{Concurrency: 2, Duration: time.Minute, Warmup: 0},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +175,7 @@ func TestInterruptKeepsMeasurements(t *testing.T) {
 }
 
 func TestLoadValidate(t *testing.T) {
-	bad := []Load{
+	bad := []driver.Load{
 		{},
 		{Concurrency: 1, Rate: 1, Requests: 1, Burstiness: 1},
 		{Concurrency: 1},
@@ -186,7 +187,7 @@ func TestLoadValidate(t *testing.T) {
 			t.Errorf("%d: %+v validated, want an error", i, l)
 		}
 	}
-	if err := (Load{Rate: 2, Burstiness: 1, Requests: 3}).Validate(); err != nil {
+	if err := (driver.Load{Rate: 2, Burstiness: 1, Requests: 3}).Validate(); err != nil {
 		t.Errorf("good load rejected: %v", err)
 	}
 }
@@ -231,7 +232,7 @@ func TestMultiTokenChunks(t *testing.T) {
 	res, err := Run(context.Background(), Options{
 		Client: newTestClient(t, url, time.Second, 1),
 		Source: workload.FixedPrompt{Text: "hi", MaxTokens: 10},
-		Load:   Load{Concurrency: 1, Requests: 3, Warmup: 0},
+		Load:   driver.Load{Concurrency: 1, Requests: 3, Warmup: 0},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
@@ -23,7 +24,7 @@ var ErrNoMode = errors.New("the result records no load mode it knows")
 // RecordLoad writes a request load's mode, rate or concurrency, window,
 // warm-up and seed into c. Its trace, if any, is the dataset's; the
 // caller records the speedup (TraceSpeedup).
-func RecordLoad(c *results.Config, l Load) {
+func RecordLoad(c *results.Config, l driver.Load) {
 	if l.Rate > 0 {
 		c.Mode, c.Rate, c.Burstiness, c.MaxConcurrency = results.ModeOpen, l.Rate, l.Burstiness, l.MaxConcurrency
 		c.Concurrency = 0
@@ -38,8 +39,8 @@ func RecordLoad(c *results.Config, l Load) {
 // ReplayLoad reads back the load RecordLoad wrote, with drain as its
 // drain timeout (a result does not record the one used). A trace's load
 // gets an empty Trace, to be filled with the dataset's schedule.
-func ReplayLoad(c results.Config, drain time.Duration) (Load, error) {
-	l := Load{Requests: c.Requests, Duration: seconds(c.DurationS), Warmup: c.Warmup, Seed: c.Seed, DrainTimeout: drain}
+func ReplayLoad(c results.Config, drain time.Duration) (driver.Load, error) {
+	l := driver.Load{Requests: c.Requests, Duration: seconds(c.DurationS), Warmup: c.Warmup, Seed: c.Seed, DrainTimeout: drain}
 	switch c.Mode {
 	case results.ModeOpen:
 		l.Rate, l.Burstiness, l.MaxConcurrency = c.Rate, c.Burstiness, c.MaxConcurrency
@@ -49,7 +50,7 @@ func ReplayLoad(c results.Config, drain time.Duration) (Load, error) {
 	case results.ModeClosed:
 		l.Concurrency = c.Concurrency
 	default:
-		return Load{}, fmt.Errorf("%w: %q", ErrNoMode, c.Mode)
+		return driver.Load{}, fmt.Errorf("%w: %q", ErrNoMode, c.Mode)
 	}
 	if c.TraceSpeedup > 0 {
 		l.Trace = []time.Duration{}

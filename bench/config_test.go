@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
@@ -16,13 +17,13 @@ func TestConfigRoundTrip(t *testing.T) {
 	const drain = 42 * time.Second
 	cases := []struct {
 		name string
-		load Load
+		load driver.Load
 	}{
-		{"closed", Load{Concurrency: 8, Requests: 400, Warmup: 3, Seed: 7}},
-		{"closed, default warm-up", Load{Concurrency: 8, Duration: 90 * time.Second, Warmup: -1, Seed: 1}},
-		{"open", Load{Rate: 12.5, Burstiness: 0.25, Requests: 1000, Warmup: 0, Seed: 99}},
-		{"open, capped, timed", Load{Rate: 3, Burstiness: 1, MaxConcurrency: 16, Duration: 1500 * time.Millisecond, Warmup: -1, Seed: 5}},
-		{"open, odd duration", Load{Rate: 0.7, Burstiness: 1000, Duration: 333333333 * time.Nanosecond, Warmup: 2}},
+		{"closed", driver.Load{Concurrency: 8, Requests: 400, Warmup: 3, Seed: 7}},
+		{"closed, default warm-up", driver.Load{Concurrency: 8, Duration: 90 * time.Second, Warmup: -1, Seed: 1}},
+		{"open", driver.Load{Rate: 12.5, Burstiness: 0.25, Requests: 1000, Warmup: 0, Seed: 99}},
+		{"open, capped, timed", driver.Load{Rate: 3, Burstiness: 1, MaxConcurrency: 16, Duration: 1500 * time.Millisecond, Warmup: -1, Seed: 5}},
+		{"open, odd duration", driver.Load{Rate: 0.7, Burstiness: 1000, Duration: 333333333 * time.Nanosecond, Warmup: 2}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,7 +46,7 @@ func TestConfigRoundTrip(t *testing.T) {
 // waiting for the dataset's schedule.
 func TestConfigTraceRoundTrip(t *testing.T) {
 	var c results.Config
-	RecordLoad(&c, Load{Rate: 4, Burstiness: 1, Trace: []time.Duration{0, time.Second}})
+	RecordLoad(&c, driver.Load{Rate: 4, Burstiness: 1, Trace: []time.Duration{0, time.Second}})
 	c.TraceSpeedup = 2
 	got, err := ReplayLoad(c, time.Minute)
 	if err != nil {
@@ -101,7 +102,7 @@ func TestConfigFieldsRead(t *testing.T) {
 			t.Errorf("results.Config.%s is neither mapped in config.go nor listed with its owner here", f.Name)
 		}
 	}
-	check := func(base Load, fields []string) {
+	check := func(base driver.Load, fields []string) {
 		var c results.Config
 		RecordLoad(&c, base)
 		before, err := ReplayLoad(c, 0)
@@ -130,8 +131,8 @@ func TestConfigFieldsRead(t *testing.T) {
 			}
 		}
 	}
-	check(Load{Rate: 2, Burstiness: 1, MaxConcurrency: 4, Requests: 10, Duration: time.Second, Warmup: 1, Seed: 1}, open)
-	check(Load{Concurrency: 2, Requests: 10, Duration: time.Second, Warmup: 1, Seed: 1}, closed)
+	check(driver.Load{Rate: 2, Burstiness: 1, MaxConcurrency: 4, Requests: 10, Duration: time.Second, Warmup: 1, Seed: 1}, open)
+	check(driver.Load{Concurrency: 2, Requests: 10, Duration: time.Second, Warmup: 1, Seed: 1}, closed)
 }
 
 // TestReplayUnknownMode checks that a result without a known mode is

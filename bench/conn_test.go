@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/internal/fakeserver"
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/bench/transport"
@@ -17,7 +18,7 @@ import (
 	"github.com/kneebench/knee/workload"
 )
 
-func runAgainst(t *testing.T, c *transport.Client, load Load) *results.Run {
+func runAgainst(t *testing.T, c *transport.Client, load driver.Load) *results.Run {
 	t.Helper()
 	res, err := Run(context.Background(), Options{Client: c, Source: workload.FixedPrompt{Text: "hi", MaxTokens: 3}, Load: load})
 	if err != nil {
@@ -44,7 +45,7 @@ func TestServerClosesAfterEveryStream(t *testing.T) {
 	url := fakeserver.StartRaw(t, s)
 	for _, conc := range []int{1, 3} {
 		c := newTestClient(t, url, 5*time.Second, conc)
-		res := runAgainst(t, c, Load{Concurrency: conc, Requests: 60, Warmup: 0})
+		res := runAgainst(t, c, driver.Load{Concurrency: conc, Requests: 60, Warmup: 0})
 		wantNoFailures(t, fmt.Sprintf("concurrency %d", conc), res, 60)
 		if cs := res.Connections; cs == nil || cs.Opened < 60 {
 			t.Errorf("concurrency %d: connections %+v, want one opened per request", conc, cs)
@@ -93,7 +94,7 @@ func TestResendWhenReusedConnectionClosesUnanswered(t *testing.T) {
 	}}
 	url := fakeserver.StartRaw(t, s)
 	c := newTestClient(t, url, 5*time.Second, 1)
-	res := runAgainst(t, c, Load{Concurrency: 1, Requests: 10, Warmup: 0})
+	res := runAgainst(t, c, driver.Load{Concurrency: 1, Requests: 10, Warmup: 0})
 	wantNoFailures(t, "resend", res, 10)
 	if got := res.Connections.Resent; got != 9 {
 		t.Errorf("resent %d, want 9 (every request after the first met a closing connection)", got)
@@ -107,7 +108,7 @@ func TestFreshConnectionFailureIsNotResent(t *testing.T) {
 	s := &fakeserver.Raw{Serve: func(*bufio.Writer, *http.Request, int) bool { return false }}
 	url := fakeserver.StartRaw(t, s)
 	c := newTestClient(t, url, 5*time.Second, 1)
-	res := runAgainst(t, c, Load{Concurrency: 1, Requests: 5, Warmup: 0})
+	res := runAgainst(t, c, driver.Load{Concurrency: 1, Requests: 5, Warmup: 0})
 	if res.Requests.Errors[record.ClassConnectionReset] != 5 || res.Connections.Resent != 0 {
 		t.Errorf("errors %v, connections %+v: want 5 connection_reset and nothing resent", res.Requests.Errors, res.Connections)
 	}
@@ -133,7 +134,7 @@ func TestConnectionCloseAndHTTP10(t *testing.T) {
 	}}
 	for name, s := range map[string]*fakeserver.Raw{"Connection: close": closing, "HTTP/1.0": http10} {
 		c := newTestClient(t, fakeserver.StartRaw(t, s), 5*time.Second, 2)
-		res := runAgainst(t, c, Load{Concurrency: 2, Requests: 20, Warmup: 0})
+		res := runAgainst(t, c, driver.Load{Concurrency: 2, Requests: 20, Warmup: 0})
 		wantNoFailures(t, name, res, 20)
 	}
 }
@@ -170,7 +171,7 @@ func TestCommentsDoNotResetTheTimeout(t *testing.T) {
 	url := fakeserver.StartRaw(t, dripServer(50*time.Millisecond, true))
 	c := newTestClient(t, url, 400*time.Millisecond, 1)
 	start := time.Now()
-	res := runAgainst(t, c, Load{Concurrency: 1, Requests: 2, Warmup: 0})
+	res := runAgainst(t, c, driver.Load{Concurrency: 1, Requests: 2, Warmup: 0})
 	if res.Requests.Errors[record.ClassIdleTimeout] != 2 {
 		t.Errorf("errors %v, want 2 idle_timeout", res.Requests.Errors)
 	}
@@ -206,7 +207,7 @@ func TestDrainTimeoutCutsStragglers(t *testing.T) {
 	url := fakeserver.StartRaw(t, dripServer(100*time.Millisecond, false))
 	c := newTestClient(t, url, 5*time.Second, 2)
 	start := time.Now()
-	res := runAgainst(t, c, Load{Concurrency: 2, Duration: 300 * time.Millisecond, Warmup: 0, DrainTimeout: 400 * time.Millisecond})
+	res := runAgainst(t, c, driver.Load{Concurrency: 2, Duration: 300 * time.Millisecond, Warmup: 0, DrainTimeout: 400 * time.Millisecond})
 	if took := time.Since(start); took > 3*time.Second {
 		t.Errorf("took %v, want about 0.7 s", took)
 	}
@@ -228,7 +229,7 @@ func TestWindowEndsWhileWaitingForSlots(t *testing.T) {
 	url := fakeserver.Start(t, srv)
 	c := newTestClient(t, url, 5*time.Second, 1)
 	start := time.Now()
-	res := runAgainst(t, c, Load{Rate: 2000, Burstiness: 1, MaxConcurrency: 1, Duration: 500 * time.Millisecond, Warmup: 0, Seed: 1})
+	res := runAgainst(t, c, driver.Load{Rate: 2000, Burstiness: 1, MaxConcurrency: 1, Duration: 500 * time.Millisecond, Warmup: 0, Seed: 1})
 	if took := time.Since(start); took > 1500*time.Millisecond {
 		t.Errorf("took %v for a 500 ms window", took)
 	}
@@ -287,7 +288,7 @@ func TestValidateAgainstLlamaCpp(t *testing.T) {
 // summarised in the run's result, next to the client's own figures.
 func TestLlamaCppTimingsInTheResult(t *testing.T) {
 	c := newTestClient(t, fakeserver.StartRaw(t, llamaServer()), 5*time.Second, 2)
-	res := runAgainst(t, c, Load{Concurrency: 2, Requests: 10, Warmup: 0})
+	res := runAgainst(t, c, driver.Load{Concurrency: 2, Requests: 10, Warmup: 0})
 	wantNoFailures(t, "llama.cpp", res, 10)
 	tm := res.ServerTimings
 	if tm == nil || tm.Requests != 10 || tm.PromptMs.P50 < 31 || tm.PromptMs.P50 > 32 || tm.TPOT.P50 < 19.9 || tm.TPOT.P50 > 20.1 {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kneebench/knee/bench/driver"
 )
 
 // closedLoop runs Concurrency workers, each sending its next request as soon
@@ -47,7 +49,7 @@ func (r *runner) closedLoop(ctx context.Context, n int, d time.Duration, measure
 				if d > 0 && now-start >= d {
 					return
 				}
-				r.one(ctx, shard.global(base, int(j)), now, 0, false, measured)
+				r.one(ctx, shard.Global(base, int(j)), now, 0, false, measured)
 			}
 		}()
 	}
@@ -81,7 +83,7 @@ func (r *runner) openLoop(ctx context.Context, n int, d time.Duration, measured 
 		arrivals, r.drawn = r.trace, 0
 	}
 	phase := arrivals.Phase(n, d)
-	count := NewArrivalCount(base, d, shard, r.drawn)
+	count := driver.NewArrivalCount(base, d, shard, r.drawn)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var windowEnd <-chan time.Time
@@ -133,7 +135,7 @@ dispatch:
 			continue
 		}
 		due := base + rel
-		if !sleepUntil(ctx, r.client.Now, due, timer) {
+		if !driver.SleepUntil(ctx, r.client.Now, due, timer) {
 			continue
 		}
 		waited := false

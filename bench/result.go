@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
 )
@@ -13,7 +14,7 @@ import (
 // (Summarize) and a call workload (voiceResult) all build theirs with it.
 type summary struct {
 	coll         *collector
-	load         Load
+	load         driver.Load
 	config       results.Config
 	noHistograms bool
 }

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"io"
 	"runtime"
 	"strconv"
@@ -10,91 +9,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
-
-// Load says how much to send and when.
-type Load struct {
-	// Concurrency > 0 selects a closed loop of that many workers.
-	Concurrency int
-	// Rate > 0 selects an open loop with arrivals at Rate per second.
-	Rate       float64
-	Burstiness float64
-	// MaxConcurrency caps requests in flight in open loop; an arrival that
-	// finds every slot busy waits, and the wait is measured.
-	MaxConcurrency int
-	// Requests or Duration bounds the measured window.
-	Requests int
-	Duration time.Duration
-	// Warmup unmeasured requests are sent and finished before the window;
-	// a negative value means one per concurrent stream.
-	Warmup int
-	Seed   uint64
-	// DrainTimeout bounds the wait for the window's stragglers once sending
-	// has ended; those still running are cut and counted as interrupted.
-	// Zero waits for every one.
-	DrainTimeout time.Duration
-	// Shard, when set, sends only this process's part of the load (see
-	// Shard); counts, caps and the warm-up are split alike.
-	Shard Shard
-	// Trace, when set, is the measured window's arrival schedule (offsets
-	// from its start, see workload.TraceSchedule): arrival k is line k of
-	// the trace, request k. Rate is then the trace's mean rate, which the
-	// warm-up's Poisson arrivals take; without Requests or Duration the
-	// window is the whole trace.
-	Trace []time.Duration
-}
-
-// DefaultWarmup is the warm-up count used when Load.Warmup is negative:
-// one request per concurrent stream.
-func (l Load) DefaultWarmup() int {
-	if l.Warmup >= 0 {
-		return l.Warmup
-	}
-	if l.Concurrency > 0 {
-		return l.Concurrency
-	}
-	if l.MaxConcurrency > 0 {
-		return l.MaxConcurrency
-	}
-	return 1
-}
-
-// Validate reports every problem with l at once.
-func (l Load) Validate() error {
-	var errs []error
-	if (l.Concurrency > 0) == (l.Rate > 0) {
-		errs = append(errs, ErrLoadMode)
-	}
-	if l.Concurrency < 0 || l.Rate < 0 || l.MaxConcurrency < 0 || l.Requests < 0 || l.Duration < 0 || l.DrainTimeout < 0 {
-		errs = append(errs, errors.New("counts, rates and durations must not be negative"))
-	}
-	if l.Rate > 0 && l.Burstiness <= 0 {
-		errs = append(errs, errors.New("burstiness must be positive"))
-	}
-	if l.Requests == 0 && l.Duration == 0 && l.Trace == nil {
-		errs = append(errs, ErrUnbounded)
-	}
-	if err := l.Shard.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
-
-// PoolSize is the number of connections the load needs.
-func (l Load) PoolSize() int {
-	switch {
-	case l.Concurrency > 0:
-		return l.Concurrency
-	case l.MaxConcurrency > 0:
-		return l.MaxConcurrency
-	}
-	return 16384
-}
 
 // Progress is a live snapshot of a running phase.
 type Progress struct {
@@ -108,7 +29,7 @@ type Progress struct {
 type Options struct {
 	Client *transport.Client
 	Source workload.Source
-	Load   Load
+	Load   driver.Load
 	// Records, when set, receives one JSON line per request
 	// (results.RecordLine), with RecordLevel as its level when set.
 	Records     io.Writer
@@ -242,7 +163,7 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	stopProgress()
 	rep := mon.Stop()
 	r.records.Flush()
-	res := r.summary().windowResult(rep, Window{Start: window.start, End: window.end, Offered: pr.offered, Arrivals: pr.arrivals, InWindow: pr.inWindow,
+	res := r.summary().windowResult(rep, driver.Window{Start: window.start, End: window.end, Offered: pr.offered, Arrivals: pr.arrivals, InWindow: pr.inWindow,
 		Unsent: pr.unsent, SchedStart: pr.schedStart, SchedEnd: pr.schedEnd, Warmup: o.Load.Shard.Share(warm), DrainCut: pr.drainCut})
 	r.connections(res)
 	res.StartedAt = start.UTC()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/internal/fakeserver"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
@@ -21,7 +22,7 @@ func lateShardRun(t *testing.T, url string, startAt time.Time) (sent, ok int64, 
 	res, err := Run(context.Background(), Options{
 		Client:  newTestClient(t, url, 5*time.Second, 32),
 		Source:  workload.FixedPrompt{Text: "hi", MaxTokens: 3},
-		Load:    Load{Rate: 100, Burstiness: 1, Duration: time.Second, Seed: 7, Warmup: -1},
+		Load:    driver.Load{Rate: 100, Burstiness: 1, Duration: time.Second, Seed: 7, Warmup: -1},
 		StartAt: startAt,
 		Records: &buf,
 	})

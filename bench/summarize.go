@@ -5,34 +5,17 @@ import (
 	"math"
 	"time"
 
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
 )
 
-// Window is what Summarize needs of a measured window whose requests ran
-// without a live client: its bounds on the run's clock, and for open loop
-// the schedule it offered.
-type Window struct {
-	Start, End time.Duration
-	// Offered is the rate of the arrivals drawn for the window; Arrivals
-	// counts them (this shard's), SchedStart and SchedEnd bound their
-	// schedule, and InWindow counts those due inside [SchedStart, SchedEnd):
-	// all of them, but for a window bounded by a count, which ends at its
-	// last arrival.
-	Offered                    float64
-	Arrivals, InWindow, Unsent int64
-	SchedStart, SchedEnd       time.Duration
-	Warmup                     int
-	// DrainCut says the drain timeout cut the window's stragglers.
-	DrainCut bool
-}
-
 // Summarize builds a run's result from finished measured records, exactly
 // as Run builds it from the ones it measures: the same histograms,
 // throughput, saturation test and small print. No client ran in wall
 // time, so client health is marked virtual rather than judged.
-func Summarize(recs []record.Record, o Options, w Window) *results.Run {
+func Summarize(recs []record.Record, o Options, w driver.Window) *results.Run {
 	s := &summary{coll: newCollector(1), load: o.Load, config: o.Config, noHistograms: o.NoHistograms}
 	s.coll.goodput = o.Goodput
 	s.coll.prefixes = o.Prefixes
@@ -47,7 +30,7 @@ func Summarize(recs []record.Record, o Options, w Window) *results.Run {
 // windowResult builds the result of a measured window: the statistics,
 // the saturation test against the window's own arrivals, and what a reader
 // must know about them.
-func (s *summary) windowResult(rep health.Report, w Window) *results.Run {
+func (s *summary) windowResult(rep health.Report, w driver.Window) *results.Run {
 	if s.load.Rate > 0 && s.load.Duration > 0 {
 		// An open loop's window is its schedule's whole span, however
 		// early the last request finished: 11 requests of a 20 s window

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/internal/fakeserver"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
@@ -30,7 +31,7 @@ func TestLongRequestsInShortWindowsAreNotSaturation(t *testing.T) {
 		RunLevel: func(ctx context.Context, _ int, load float64) (*results.Run, error) {
 			c := newTestClient(t, url, 5*time.Second, 256)
 			return Run(ctx, Options{Client: c, Source: workload.FixedPrompt{Text: "hi", MaxTokens: 49},
-				Load: Load{Rate: load, Burstiness: 1, Duration: 1500 * time.Millisecond, Warmup: 0, Seed: 7}})
+				Load: driver.Load{Rate: load, Burstiness: 1, Duration: 1500 * time.Millisecond, Warmup: 0, Seed: 7}})
 		},
 	})
 	for _, l := range sw.Levels {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/health"
@@ -50,7 +51,7 @@ type VoiceOptions struct {
 	// Shard, when set, runs only this process's calls (call k when k mod
 	// Count is Index); the cap on calls is split alike. StartAt, when set,
 	// is the instant the call schedule starts (see Options.StartAt).
-	Shard   Shard
+	Shard   driver.Shard
 	StartAt time.Time
 	// Prefixes, for SummarizeVoice, is the tracker that filled the turns'
 	// PrefixShare (see Options.Prefixes); RunVoice keeps its own.
@@ -222,7 +223,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	}
 	timer := time.NewTimer(time.Hour)
 	phase := arrivals.Phase(o.Calls, o.Duration)
-	calls := NewArrivalCount(base, o.Duration, o.Shard, 0)
+	calls := driver.NewArrivalCount(base, o.Duration, o.Shard, 0)
 	callCap := o.MaxConcurrentCalls
 	if callCap > 0 {
 		callCap = max(o.Shard.Share(callCap), 1)
@@ -300,7 +301,7 @@ type VoiceTally struct {
 	// last arrival).
 	Drawn, Arrivals, InWindow int64
 	// Offered is the schedule's offered rate, by the window rules every
-	// loop shares (ArrivalCount.Window).
+	// loop shares (driver.ArrivalCount.Window).
 	Offered float64
 	// OfferedTurns counts the measured turns of this shard's arrivals, and
 	// InWindowTurns those of the calls inside the schedule window.
@@ -353,7 +354,7 @@ func SummarizeVoice(recs []record.Record, o VoiceOptions, t VoiceTally) *results
 // voiceResult builds a call workload's result from its collected turns and
 // its tally.
 func voiceResult(coll *collector, rep health.Report, o VoiceOptions, t VoiceTally) *results.Run {
-	s := &summary{coll: coll, load: Load{Rate: o.Rate}, config: o.Config}
+	s := &summary{coll: coll, load: driver.Load{Rate: o.Rate}, config: o.Config}
 	offered := t.Offered
 	res := s.result(rep, t.WindowStart, t.WindowEnd, offered, 0)
 	res.Requests.Warmup = t.WarmupTurns

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 	"github.com/spf13/cobra"
@@ -265,7 +266,7 @@ func (p *pendingDataset) lengthsOnly() bool {
 // told before it starts: levels times a count bound, or an open loop's
 // rate over its window with a margin; 0 (every entry) when it cannot be
 // told, as for a closed loop bounded by time.
-func datasetNeed(load bench.Load, levels []float64, rateAxis bool) int {
+func datasetNeed(load driver.Load, levels []float64, rateAxis bool) int {
 	warm := max(load.DefaultWarmup(), 0)
 	if load.Requests > 0 {
 		return len(levels) * (load.Requests + warm)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
@@ -275,20 +276,20 @@ func (f *loadFlags) registerShared(c *cobra.Command) {
 }
 
 // build validates the flags and returns the load and the request source.
-func (f *loadFlags) build(c *cobra.Command) (bench.Load, workload.Source, error) {
+func (f *loadFlags) build(c *cobra.Command) (driver.Load, workload.Source, error) {
 	if err := f.check(c); err != nil {
-		return bench.Load{}, nil, err
+		return driver.Load{}, nil, err
 	}
 	// A dataset is read first: a trace sets the arrivals itself.
 	var pending *pendingDataset
 	if f.dataset != "" {
 		var err error
 		if pending, err = f.data.parse(f.dataset); err != nil {
-			return bench.Load{}, nil, err
+			return driver.Load{}, nil, err
 		}
 		if pending.traceRate > 0 {
 			if f.concurrency > 0 {
-				return bench.Load{}, nil, usageErr("--dataset %s is a trace: its timestamps are the arrivals, so --concurrency does not apply (--max-concurrency caps requests in flight)", f.dataset)
+				return driver.Load{}, nil, usageErr("--dataset %s is a trace: its timestamps are the arrivals, so --concurrency does not apply (--max-concurrency caps requests in flight)", f.dataset)
 			}
 			if f.rate == 0 {
 				f.rate = pending.traceRate * f.data.speedup
@@ -304,15 +305,15 @@ func (f *loadFlags) build(c *cobra.Command) (bench.Load, workload.Source, error)
 	if !(f.burstiness >= minBurstiness && f.burstiness <= 1e6) {
 		// Below this the gamma draws gaps of zero: at 1e-6, 131,998/s were
 		// offered for 2/s asked.
-		return bench.Load{}, nil, usageErr("--burstiness must be between %g (very bursty) and 1000000 (all but constant), got %g", minBurstiness, f.burstiness)
+		return driver.Load{}, nil, usageErr("--burstiness must be between %g (very bursty) and 1000000 (all but constant), got %g", minBurstiness, f.burstiness)
 	}
 	if f.maxConcurrency > 0 && f.concurrency > 0 {
-		return bench.Load{}, nil, usageErr("--max-concurrency applies to open loop (--rate); closed loop is already capped by --concurrency")
+		return driver.Load{}, nil, usageErr("--max-concurrency applies to open loop (--rate); closed loop is already capped by --concurrency")
 	}
 	if f.requests == 0 && f.duration == 0 && (pending == nil || pending.traceRate == 0) {
 		f.requests = 100
 	}
-	load := bench.Load{
+	load := driver.Load{
 		Concurrency: f.concurrency, Rate: f.rate, Burstiness: f.burstiness, MaxConcurrency: f.maxConcurrency,
 		Requests: f.requests, Duration: f.duration, Warmup: f.warmup, Seed: f.seed, DrainTimeout: f.drain,
 	}
@@ -352,7 +353,7 @@ func (f *loadFlags) build(c *cobra.Command) (bench.Load, workload.Source, error)
 }
 
 // config records the load flags.
-func (f *loadFlags) config(c *results.Config, load bench.Load) {
+func (f *loadFlags) config(c *results.Config, load driver.Load) {
 	switch {
 	case f.dataset != "":
 		c.Dataset = f.dataset

@@ -4,14 +4,15 @@ import (
 	"strings"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/transport"
 )
 
 // flagTerms says the library's errors of options in the flags' terms: the
 // library names its fields, the user typed flags.
 var flagTerms = map[error]string{
-	bench.ErrLoadMode:       "give exactly one of --concurrency and --rate",
-	bench.ErrUnbounded:      "give --requests or --duration (--step-duration in a sweep)",
+	driver.ErrLoadMode:      "give exactly one of --concurrency and --rate",
+	driver.ErrUnbounded:     "give --requests or --duration (--step-duration in a sweep)",
 	bench.ErrNoCallRate:     "calls need --rate (calls per second)",
 	bench.ErrCallsUnbounded: "give --calls or --duration (--step-duration in a sweep)",
 	transport.ErrNoModel:    "the server lists no model; give --model",

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
@@ -189,7 +190,7 @@ type levelPlan struct {
 	nonce   string
 	goodput bench.Goodput
 	voice   bool
-	load    bench.Load
+	load    driver.Load
 	src     workload.Source
 	vf      *voiceFlags
 	lf      *loadFlags
@@ -253,7 +254,7 @@ func buildLevelPlan(c *cobra.Command, lf *loadFlags, vf *voiceFlags, workloadNam
 		if vf.calls == 0 && lf.duration == 0 {
 			vf.calls = 20
 		}
-		p.load = bench.Load{Rate: lf.rate, Duration: lf.duration, Seed: lf.seed, Burstiness: 1, DrainTimeout: lf.drain}
+		p.load = driver.Load{Rate: lf.rate, Duration: lf.duration, Seed: lf.seed, Burstiness: 1, DrainTimeout: lf.drain}
 		return p, nil
 	}
 	load, src, err := lf.build(c)

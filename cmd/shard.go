@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/spf13/cobra"
 )
 
@@ -31,8 +31,8 @@ func (f *shardFlags) register(c *cobra.Command, sweep bool) {
 }
 
 // parse returns the shard and the start instant (zero when not given).
-func (f *shardFlags) parse() (bench.Shard, time.Time, error) {
-	var s bench.Shard
+func (f *shardFlags) parse() (driver.Shard, time.Time, error) {
+	var s driver.Shard
 	switch {
 	case f.shard != "":
 		i, n, ok := strings.Cut(f.shard, "/")
@@ -41,14 +41,14 @@ func (f *shardFlags) parse() (bench.Shard, time.Time, error) {
 		if !ok || err1 != nil || err2 != nil || cnt < 1 || idx < 0 || idx >= cnt {
 			return s, time.Time{}, usageErr("--shard %q: want I/N with 0 ≤ I < N, e.g. 2/4", f.shard)
 		}
-		s = bench.Shard{Index: idx, Count: cnt}
+		s = driver.Shard{Index: idx, Count: cnt}
 	case f.shards != 0:
 		env := os.Getenv("JOB_COMPLETION_INDEX")
 		idx, err := strconv.Atoi(env)
 		if f.shards < 1 || err != nil || idx < 0 || idx >= f.shards {
 			return s, time.Time{}, usageErr("--shards %d takes the shard from $JOB_COMPLETION_INDEX, which is %q: want 0 ≤ I < %d", f.shards, env, f.shards)
 		}
-		s = bench.Shard{Index: idx, Count: f.shards}
+		s = driver.Shard{Index: idx, Count: f.shards}
 	}
 	if f.startAt == "" {
 		if f.interval != 0 {

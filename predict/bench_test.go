@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
@@ -18,7 +18,7 @@ func BenchmarkPredictLevel(b *testing.B) {
 	o := Options{
 		Target: target,
 		Source: workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
-		Load:   bench.Load{Rate: 20, Burstiness: 1, Duration: 10 * time.Minute, Seed: 1, Warmup: 0},
+		Load:   driver.Load{Rate: 20, Burstiness: 1, Duration: 10 * time.Minute, Seed: 1, Warmup: 0},
 		Config: results.Config{},
 	}
 	var sent int64
@@ -50,7 +50,7 @@ func BenchmarkPredictSweep(b *testing.B) {
 				sw := Sweep(SweepOptions{Loads: []float64{2, 4, 6, 8, 10, 12, 14, 16, 18, 20}, Parallel: par, Sweep: &results.Sweep{Axis: "rate"},
 					Run: func(_ int, rate float64) (*results.Run, error) {
 						return Level(context.Background(), Options{Target: target, Source: workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
-							Load: bench.Load{Rate: rate, Burstiness: 1, Duration: 10 * time.Minute, Seed: 1}})
+							Load: driver.Load{Rate: rate, Burstiness: 1, Duration: 10 * time.Minute, Seed: 1}})
 					}})
 				for _, l := range sw.Levels {
 					if l.Run == nil {
@@ -90,7 +90,7 @@ func BenchmarkPredictFleet16(b *testing.B) {
 	var sent int64
 	for b.Loop() {
 		res, err := Level(context.Background(), Options{Target: target, Source: workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
-			Load: bench.Load{Rate: 320, Burstiness: 1, Duration: 2 * time.Minute, Seed: 1}, Replicas: 16, Routing: RoundRobin})
+			Load: driver.Load{Rate: 320, Burstiness: 1, Duration: 2 * time.Minute, Seed: 1}, Replicas: 16, Routing: RoundRobin})
 		if err != nil {
 			b.Fatal(err)
 		}

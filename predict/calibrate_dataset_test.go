@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
@@ -77,7 +78,7 @@ func datasetSweep(t testing.TB, target Target, v []float64, path string, loads [
 	sw := &results.Sweep{Axis: "concurrency", Workload: "requests"}
 	next := 0
 	return Sweep(SweepOptions{Loads: loads, Parallel: 1, Sweep: sw, Run: func(_ int, load float64) (*results.Run, error) {
-		l := bench.Load{Concurrency: int(load), Requests: requests, Warmup: -1, Seed: 7, DrainTimeout: replayDrain}
+		l := driver.Load{Concurrency: int(load), Requests: requests, Warmup: -1, Seed: 7, DrainTimeout: replayDrain}
 		level := ds
 		level.Offset = next
 		next += requests + l.DefaultWarmup()
@@ -150,7 +151,7 @@ func TestOpenLoopWindowIsItsSpan(t *testing.T) {
 	target := presetTarget(t, "h100-80gb/llama-3.1-8b")
 	for _, tc := range []struct{ rate, burst float64 }{{0.5, 1}, {2, 0.05}} {
 		syn := workload.Synthetic{Tokens: 64, MaxTokens: 8, Seed: 8}
-		l := bench.Load{Rate: tc.rate, Burstiness: tc.burst, Duration: 20 * time.Second, Seed: 8, DrainTimeout: time.Minute}
+		l := driver.Load{Rate: tc.rate, Burstiness: tc.burst, Duration: 20 * time.Second, Seed: 8, DrainTimeout: time.Minute}
 		r, err := Level(context.Background(), Options{Target: target, Source: syn, Load: l, Config: results.Config{Mode: "open", Rate: tc.rate}})
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/presets"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator/content"
@@ -52,7 +53,7 @@ func measuredSweep(t testing.TB, target Target, v []float64, loads []float64, re
 	sized, _ := bench.SizedPrompts(target, bench.Calibrate(target), syn)
 	sw := &results.Sweep{Axis: "concurrency", Workload: "requests"}
 	return Sweep(SweepOptions{Loads: loads, Sweep: sw, Run: func(_ int, load float64) (*results.Run, error) {
-		l := bench.Load{Concurrency: int(load), Requests: requests, Warmup: -1, Seed: 7, DrainTimeout: replayDrain}
+		l := driver.Load{Concurrency: int(load), Requests: requests, Warmup: -1, Seed: 7, DrainTimeout: replayDrain}
 		cfg := results.Config{Workload: "synthetic", Endpoint: "chat", Mode: "closed", Concurrency: int(load),
 			InputTokens: 1024, MaxTokens: 96, InputStddev: 350, OutputStddev: 20, Requests: requests, Warmup: l.DefaultWarmup(), Seed: 7}
 		return Level(context.Background(), Options{Target: target, Source: sized, Load: l, Config: cfg})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/workload"
 )
 
@@ -21,7 +22,7 @@ func TestCancelStopsVirtualTime(t *testing.T) {
 	levels := map[string]func() error{
 		"requests": func() error {
 			_, err := Level(ctx, Options{Target: target, Source: workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
-				Load: bench.Load{Rate: 20, Burstiness: 1, Duration: 24 * time.Hour, Seed: 1}})
+				Load: driver.Load{Rate: 20, Burstiness: 1, Duration: 24 * time.Hour, Seed: 1}})
 			return err
 		},
 		"calls": func() error {

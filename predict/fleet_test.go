@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
@@ -58,7 +59,7 @@ func TestReplicasMoveTheKnee(t *testing.T) {
 	target := presetTarget(t, "l4/llama-3.1-8b")
 	level := func(replicas int, routing Routing) *results.Run {
 		r, err := Level(context.Background(), Options{Target: target, Source: workload.Synthetic{Tokens: 1024, MaxTokens: 128, Seed: 2},
-			Load: bench.Load{Rate: 6, Burstiness: 1, Duration: time.Minute, Seed: 2, DrainTimeout: time.Minute}, Replicas: replicas, Routing: routing})
+			Load: driver.Load{Rate: 6, Burstiness: 1, Duration: time.Minute, Seed: 2, DrainTimeout: time.Minute}, Replicas: replicas, Routing: routing})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator/content"
@@ -107,7 +108,7 @@ func errorClass(err error) string {
 type Options struct {
 	Target  Target
 	Source  workload.Source
-	Load    bench.Load
+	Load    driver.Load
 	Config  results.Config
 	Goodput bench.Goodput
 	// Memo, when set, keeps what the content side said for each request

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator/server"
 	"github.com/kneebench/knee/workload"
@@ -136,7 +137,7 @@ func replayRequests(t Target, run *results.Run, nonce string) (*Options, string,
 // characters per token), filtered and sampled alike, the level starting at
 // the same entry, each request sent as filler of the length the measured
 // server's count gave it; a trace also keeps its timestamps and blocks.
-func replayDataset(t Target, c results.Config, load bench.Load, nonce string) (*Options, error) {
+func replayDataset(t Target, c results.Config, load driver.Load, nonce string) (*Options, error) {
 	sz := c.DatasetSizing
 	f, err := os.Open(c.Dataset)
 	if err != nil {

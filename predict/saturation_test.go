@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
@@ -20,7 +21,7 @@ func TestSaturationAtCapacity(t *testing.T) {
 	target := presetTarget(t, "h100-80gb/llama-3.1-8b")
 	src := workload.Synthetic{Tokens: 2048, MaxTokens: 64, Seed: 1}
 	full, err := Level(context.Background(), Options{Target: target, Source: src,
-		Load: bench.Load{Concurrency: 256, Duration: 2 * time.Minute, Seed: 1, Warmup: 256}})
+		Load: driver.Load{Concurrency: 256, Duration: 2 * time.Minute, Seed: 1, Warmup: 256}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestSaturationAtCapacity(t *testing.T) {
 		SLO: results.SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02}},
 		Run: func(_ int, rate float64) (*results.Run, error) {
 			return Level(context.Background(), Options{Target: target, Source: src,
-				Load: bench.Load{Rate: rate, Burstiness: 1, Duration: 2 * time.Minute, Seed: 1, Warmup: -1}})
+				Load: driver.Load{Rate: rate, Burstiness: 1, Duration: 2 * time.Minute, Seed: 1, Warmup: -1}})
 		}})
 	k := sw.Knees.Saturation
 	t.Logf("capacity %.2f req/s, saturation %+v", capacity, k)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/simulator/engine"
 	"github.com/kneebench/knee/simulator/sched"
@@ -76,10 +77,10 @@ type virtual struct {
 
 // phase sends n requests (or for d) from now, as bench's phase does, and
 // runs the core until they have all finished (or the drain cut them).
-func (v *virtual) phase(n int, d time.Duration, measured bool) bench.Window {
+func (v *virtual) phase(n int, d time.Duration, measured bool) driver.Window {
 	load := v.opts.Load
 	base := v.now
-	var w bench.Window
+	var w driver.Window
 	v.issued, v.sends, v.waiting, v.releases = 0, v.sends[:0], v.waiting[:0], v.releases[:0]
 	v.slots = -1
 	if load.MaxConcurrency > 0 {
@@ -171,13 +172,13 @@ func (v *virtual) phase(n int, d time.Duration, measured bool) bench.Window {
 // draw takes the phase's arrivals from the level's one schedule exactly as
 // bench's open loop does: offsets from the phase's first arrival, at most
 // n of them, none at or past d.
-func (v *virtual) draw(n int, d time.Duration, base float64, measured bool) ([]float64, bench.Window) {
+func (v *virtual) draw(n int, d time.Duration, base float64, measured bool) ([]float64, driver.Window) {
 	var dues []float64
 	arrivals := v.arrivals
 	if measured && v.trace != nil {
 		arrivals = v.trace
 	}
-	count := bench.NewArrivalCount(dur(base), d, bench.Shard{}, 0)
+	count := driver.NewArrivalCount(dur(base), d, driver.Shard{}, 0)
 	for phase := arrivals.Phase(n, d); ; {
 		rel, ok := phase.Next()
 		if !ok {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator/engine"
@@ -87,7 +88,7 @@ func VoiceLevel(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 		return nil, err
 	}
 	var dues []float64
-	calls := bench.NewArrivalCount(0, o.Duration, bench.Shard{}, 0)
+	calls := driver.NewArrivalCount(0, o.Duration, driver.Shard{}, 0)
 	for phase := arrivals.Phase(o.Calls, o.Duration); ; {
 		rel, ok := phase.Next()
 		if !ok {

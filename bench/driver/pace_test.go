@@ -1,4 +1,4 @@
-package bench
+package driver
 
 import (
 	"context"
@@ -17,7 +17,7 @@ func TestSleepUntil(t *testing.T) {
 	timer.Stop()
 	for _, wait := range []time.Duration{-time.Millisecond, 0, 50 * time.Microsecond, 400 * time.Microsecond, 3 * time.Millisecond} {
 		due := now() + wait
-		if !sleepUntil(context.Background(), now, due, timer) {
+		if !SleepUntil(context.Background(), now, due, timer) {
 			t.Fatalf("wait %v: reported cancelled", wait)
 		}
 		if got := now(); got < due {
@@ -27,7 +27,7 @@ func TestSleepUntil(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	begin := now()
-	if sleepUntil(ctx, now, now()+time.Hour, timer) {
+	if SleepUntil(ctx, now, now()+time.Hour, timer) {
 		t.Error("a cancelled context's wait reported it ran its course")
 	}
 	if spent := now() - begin; spent > time.Minute {

@@ -1,4 +1,4 @@
-package bench
+package driver
 
 import "time"
 
@@ -83,4 +83,22 @@ func (a *ArrivalCount) Weights() (offered, inWindow int64) {
 		inWindow -= a.lastWeight
 	}
 	return a.weight, inWindow
+}
+
+// Window is what Summarize needs of a measured window whose requests ran
+// without a live client: its bounds on the run's clock, and for open loop
+// the schedule it offered.
+type Window struct {
+	Start, End time.Duration
+	// Offered is the rate of the arrivals drawn for the window; Arrivals
+	// counts them (this shard's), SchedStart and SchedEnd bound their
+	// schedule, and InWindow counts those due inside [SchedStart, SchedEnd):
+	// all of them, but for a window bounded by a count, which ends at its
+	// last arrival.
+	Offered                    float64
+	Arrivals, InWindow, Unsent int64
+	SchedStart, SchedEnd       time.Duration
+	Warmup                     int
+	// DrainCut says the drain timeout cut the window's stragglers.
+	DrainCut bool
 }

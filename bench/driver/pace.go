@@ -1,4 +1,4 @@
-package bench
+package driver
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 // microseconds and, unlike a spin, costs no CPU.
 const coarseMargin = 1500 * time.Microsecond
 
-// sleepUntil waits until the run clock (now) reads due, or ctx ends; it
+// SleepUntil waits until the run clock (now) reads due, or ctx ends; it
 // reports whether the wait ran its course. timer is the caller's, reused.
-func sleepUntil(ctx context.Context, now func() time.Duration, due time.Duration, timer *time.Timer) bool {
+func SleepUntil(ctx context.Context, now func() time.Duration, due time.Duration, timer *time.Timer) bool {
 	wait := due - now()
 	if wait > coarseMargin {
 		timer.Reset(wait - coarseMargin)
