@@ -100,3 +100,16 @@ func thousands(n int) string {
 	}
 	return out
 }
+
+// sleepCtx waits for d, or until ctx ends; it reports whether the wait ran
+// its course.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

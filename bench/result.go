@@ -19,11 +19,6 @@ type summary struct {
 	noHistograms bool
 }
 
-// summary is the runner's collected records, to summarise.
-func (r *runner) summary() *summary {
-	return &summary{coll: r.coll, load: r.opts.Load, config: r.opts.Config, noHistograms: r.opts.NoHistograms}
-}
-
 // result builds the run's result from the collected statistics.
 func (s *summary) result(rep health.Report, wStart, wEnd time.Duration, offered float64, warm int) *results.Run {
 	lat, agg, tags := s.coll.merged()

@@ -11,18 +11,43 @@ import (
 	"github.com/kneebench/knee/results"
 )
 
-// Summarize builds a run's result from finished measured records, exactly
-// as Run builds it from the ones it measures: the same histograms,
-// throughput, saturation test and small print. No client ran in wall
-// time, so client health is marked virtual rather than judged.
-func Summarize(recs []record.Record, o Options, w driver.Window) *results.Run {
+// Summary collects a level's measured records as they end and builds its
+// result exactly as Run and RunVoice build theirs: the same histograms,
+// throughput, saturation tests and small print. It is for a level run
+// without a live client (a prediction in virtual time), so client health
+// is marked virtual rather than judged.
+type Summary struct {
+	s     *summary
+	voice VoiceOptions
+}
+
+// NewSummary is the summary of a level of requests: its load and config,
+// goodput bounds and prefix tracker are o's.
+func NewSummary(o Options) *Summary {
 	s := &summary{coll: newCollector(1), load: o.Load, config: o.Config, noHistograms: o.NoHistograms}
 	s.coll.goodput = o.Goodput
 	s.coll.prefixes = o.Prefixes
-	for i := range recs {
-		s.coll.add(&recs[i])
-	}
-	res := s.windowResult(health.Report{}, w)
+	return &Summary{s: s}
+}
+
+// NewCallSummary is the summary of a level of calls.
+func NewCallSummary(o VoiceOptions) *Summary {
+	return &Summary{s: &summary{coll: newVoiceCollector(o, 1)}, voice: o}
+}
+
+// Add collects a measured record (driver.Options.Measured).
+func (s *Summary) Add(r *record.Record) { s.s.coll.add(r) }
+
+// Result is a level of requests' result, for its window.
+func (s *Summary) Result(w driver.Window) *results.Run {
+	res := s.s.windowResult(health.Report{}, w)
+	res.Health = results.Health{Verdict: results.VerdictVirtual}
+	return res
+}
+
+// CallResult is a level of calls' result, for its tally.
+func (s *Summary) CallResult(t driver.CallTally) *results.Run {
+	res := voiceResult(s.s.coll, health.Report{}, s.voice, t)
 	res.Health = results.Health{Verdict: results.VerdictVirtual}
 	return res
 }

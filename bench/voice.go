@@ -7,8 +7,6 @@ import (
 	"io"
 	"math"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/kneebench/knee/bench/driver"
@@ -67,262 +65,50 @@ func (o VoiceOptions) Validate() error {
 			errs = append(errs, err)
 		}
 	}
-	if !(o.Rate > 0) {
-		errs = append(errs, ErrNoCallRate)
-	}
-	switch {
-	case o.Calls < 0 || o.Duration < 0 || o.MaxConcurrentCalls < 0 || o.DrainTimeout < 0:
-		errs = append(errs, errors.New("counts and durations must not be negative"))
-	case o.Calls == 0 && o.Duration == 0:
-		// Unbounded, the arrivals would never end.
-		errs = append(errs, ErrCallsUnbounded)
-	}
-	if err := o.Shard.Validate(); err != nil {
+	if err := o.CallLoad().Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
-// WithAnswer is req with the server's answer as the next assistant
-// message: the sequence the server holds once the turn is done.
-func WithAnswer(req *workload.Request, answer []byte) *workload.Request {
-	r := *req
-	r.Messages = append(append([]workload.Message(nil), req.Messages...), workload.Message{Role: "assistant", Content: string(answer)})
-	return &r
-}
-
-// RunVoice runs the call workload: calls arrive open loop; each sends turn
-// 1 to warm its prefix, then after every gap the next turn with the full
-// history. Turns 2..T are measured, from their scheduled time (the end of
-// the gap). Cancelling ctx stops arrivals, cuts open turns short, and
-// returns what was measured.
+// RunVoice runs the call workload on the one driver with the HTTP client:
+// calls arrive open loop; each sends its warm-up turn (turn 1) to warm its
+// prefix, then after every gap the next turn with the full history. The
+// measured turns are timed from when they were due (the end of the gap).
+// Cancelling ctx stops arrivals, cuts open turns short, and returns what
+// was measured.
 func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	arrivals, err := workload.NewArrivals(o.Rate, 1, o.Seed)
-	if err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	records := record.NewWriter(o.Records, start, o.RecordLevel)
 	coll := newVoiceCollector(o, 4*runtime.GOMAXPROCS(0))
-	c := o.Client
-	c.SetStart(start)
-	stopWatch := context.AfterFunc(ctx, c.Abort)
-	defer stopWatch()
+	l := newLive(o.Client, start, records, coll)
+	defer l.close()
 	mon := health.Start(health.DefaultInterval)
-	if o.OnWindowStart != nil {
-		o.OnWindowStart(ctx)
-	}
-
-	var (
-		inProgress, started, shed, completed atomic.Int64
-		callTime                             atomic.Int64 // ns, completed calls
-		sent, inflight, errs, okTurns        atomic.Int64
-		warmupTurns                          atomic.Int64
-		failedCalls, warmupFailed            atomic.Int64
-		turnIndex                            atomic.Int64
-		wg                                   sync.WaitGroup
-	)
-	// Sample calls in progress for the achieved concurrency.
-	var samples, sampleSum int64
-	var arriving atomic.Bool
-	arriving.Store(true)
-	sampleDone := make(chan struct{})
-	var sampler sync.WaitGroup
-	sampler.Add(1)
-	go func() {
-		defer sampler.Done()
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		last := time.Now()
-		for {
-			select {
-			case <-sampleDone:
-				return
-			case <-t.C:
-				// Only while calls still arrive: the drain at the end is not
-				// the steady state Little's law describes.
-				if arriving.Load() {
-					samples++
-					sampleSum += inProgress.Load()
-				}
-				if o.Progress != nil && time.Since(last) >= 500*time.Millisecond {
-					last = time.Now()
-					p50, p95 := coll.ttftP50P95()
-					o.Progress(Progress{Elapsed: c.Now(), Sent: sent.Load(), OK: okTurns.Load(), InFlight: inflight.Load(), Errors: errs.Load(), TTFTP50ms: p50, TTFTP95ms: p95})
-				}
-			}
-		}
-	}()
-
-	runCall := func(i int, arrival time.Duration) {
-		defer wg.Done()
-		defer inProgress.Add(-1)
-		script := o.CallSource.Call(i)
-		answers := make([]string, 0, script.Turns())
-		sched := arrival
-		var rec record.Record
-		for k := 1; k <= script.Turns(); k++ {
-			if k > 1 {
-				sched = rec.Done + script.Gaps[k-1]
-				if !sleepCtx(ctx, sched-c.Now()) {
-					return
-				}
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			req := o.CallSource.Turn(script, k, answers)
-			rec.Reset()
-			rec.Index = int(turnIndex.Add(1) - 1)
-			rec.Tag, rec.Scheduled, rec.Warmup, rec.Origin, rec.Call = k, sched, k <= script.Warmup, arrival, i
-			rec.Paused = script.PausedBefore(k)
-			rec.Lateness = max(c.Now()-sched, 0)
-			rec.PrefixShare = coll.prefixes.Share(&req)
-			sent.Add(1)
-			inflight.Add(1)
-			c.DoRetry(ctx, &req, &rec, true)
-			inflight.Add(-1)
-			if rec.Class != "" && rec.Class != record.ClassInterrupted {
-				errs.Add(1)
-			} else if rec.Class == "" {
-				okTurns.Add(1)
-			}
-			records.Write(&rec)
-			if rec.Warmup {
-				warmupTurns.Add(1)
-			} else {
-				coll.add(&rec)
-			}
-			if rec.Class != "" {
-				if rec.Class != record.ClassInterrupted {
-					failedCalls.Add(1)
-					if rec.Warmup {
-						warmupFailed.Add(1)
-					}
-				}
-				return
-			}
-			answers = append(answers, string(rec.Text))
-			// The server now holds the turn's prompt and its answer: a
-			// next turn that carries that answer may hit it all.
-			coll.prefixes.Share(WithAnswer(&req, rec.Text))
-		}
-		completed.Add(1)
-		callTime.Add(int64(rec.Done - arrival))
-	}
-
-	// Dispatch call arrivals on their absolute schedule: from StartAt when
-	// set (however late this process is), else from now.
-	var base, late time.Duration
-	if !o.StartAt.IsZero() {
-		late, _ = waitUntil(ctx.Done(), o.StartAt)
-		base = o.StartAt.Sub(start)
-	}
-	timer := time.NewTimer(time.Hour)
-	phase := arrivals.Phase(o.Calls, o.Duration)
-	calls := driver.NewArrivalCount(base, o.Duration, o.Shard, 0)
-	callCap := o.MaxConcurrentCalls
-	if callCap > 0 {
-		callCap = max(o.Shard.Share(callCap), 1)
-	}
-	for ctx.Err() == nil {
-		rel, ok := phase.Next()
-		if !ok {
-			break
-		}
-		k, mine := calls.Add(rel, int64(o.CallSource.MeasuredTurns(calls.Drawn())))
-		if !mine {
-			continue
-		}
-		rel += base
-		if wait := rel - c.Now(); wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-ctx.Done():
-				continue
-			case <-timer.C:
-			}
-		}
-		if callCap > 0 && inProgress.Load() >= int64(callCap) {
-			shed.Add(1)
-			continue
-		}
-		started.Add(1)
-		inProgress.Add(1)
-		wg.Add(1)
-		go runCall(k, rel)
-	}
-	timer.Stop()
-	arriving.Store(false)
-	arrivalsEnd := c.Now()
-	var drainCut atomic.Bool
-	if o.DrainTimeout > 0 {
-		t := time.AfterFunc(o.DrainTimeout, func() { drainCut.Store(true); c.Abort() })
-		defer t.Stop()
-	}
-	wg.Wait()
-	windowEnd := c.Now()
-	close(sampleDone)
-	sampler.Wait()
-	if o.OnWindowEnd != nil && ctx.Err() == nil {
-		o.OnWindowEnd(ctx)
-	}
+	stopProgress := l.startProgress(ctx, o.Progress)
+	out, err := l.driver.RunCalls(ctx, driver.Calls{Load: o.CallLoad(), Source: o.CallSource, StartAt: o.StartAt,
+		OnWindowStart: o.OnWindowStart, OnWindowEnd: o.OnWindowEnd})
+	stopProgress()
 	rep := mon.Stop()
 	records.Flush()
-
-	w := calls.Window()
-	offeredTurns, inWindowTurns := calls.Weights()
-	t := VoiceTally{WindowStart: base, Drawn: int64(calls.Drawn()), Arrivals: w.Arrivals, InWindow: w.InWindow, Offered: w.Offered,
-		OfferedTurns: offeredTurns, InWindowTurns: inWindowTurns, WarmupTurns: warmupTurns.Load(),
-		Started: started.Load(), Completed: completed.Load(), Shed: shed.Load(), Failed: failedCalls.Load(), WarmupFailed: warmupFailed.Load(),
-		CallTime: time.Duration(callTime.Load()), LastArrival: calls.Last(), ArrivalsEnd: arrivalsEnd, WindowEnd: windowEnd, DrainCut: drainCut.Load()}
-	if samples > 0 {
-		t.AchievedConcurrency = float64(sampleSum) / float64(samples)
+	if err != nil {
+		return nil, err
 	}
-	res := voiceResult(coll, rep, o, t)
+	res := voiceResult(coll, rep, o, out.Tally)
 	res.StartedAt = start.UTC()
-	res.WindowStartedAt = start.Add(base).UTC()
-	res.Shard = shardInfo(o.Shard, o.StartAt, late)
+	res.WindowStartedAt = start.Add(out.Tally.WindowStart).UTC()
+	res.Shard = shardInfo(o.Shard, o.StartAt, out.Late)
 	res.Interrupted = ctx.Err() != nil
-	opened, stale, resent := c.ConnStats()
-	res.Connections = &results.Connections{Opened: opened, StaleClosed: stale, Resent: resent}
+	res.Connections = l.connections()
 	return res, nil
 }
 
-// VoiceTally is what a call workload counts beside its turns' records:
-// the call arrivals and what became of them, and the window's times.
-type VoiceTally struct {
-	// Drawn counts the calls of the one schedule, every shard's; Arrivals
-	// this shard's, and InWindow those of them inside the schedule window
-	// (all, but for a window bounded by a count of calls, which ends at its
-	// last arrival).
-	Drawn, Arrivals, InWindow int64
-	// Offered is the schedule's offered rate, by the window rules every
-	// loop shares (driver.ArrivalCount.Window).
-	Offered float64
-	// OfferedTurns counts the measured turns of this shard's arrivals, and
-	// InWindowTurns those of the calls inside the schedule window.
-	OfferedTurns, InWindowTurns int64
-	// WarmupTurns counts the turns sent but not measured (voice's turn 1).
-	WarmupTurns              int64
-	Started, Completed, Shed int64
-	// Failed counts the calls a failed turn ended (a call stops at its
-	// first failure), and WarmupFailed those whose failed turn was an
-	// unmeasured warm-up turn, which no latency or error figure counts.
-	Failed, WarmupFailed int64
-	// CallTime sums the completed calls' durations, arrival to last turn.
-	CallTime time.Duration
-	// WindowStart is when the call schedule started on the run's clock;
-	// LastArrival is the last call's offset from it (every shard's), and
-	// ArrivalsEnd and WindowEnd are on the run's clock.
-	WindowStart, LastArrival, ArrivalsEnd, WindowEnd time.Duration
-	// AchievedConcurrency is the mean number of calls in progress while
-	// calls still arrived.
-	AchievedConcurrency float64
-	DrainCut            bool
+// CallLoad is how o's calls arrive, as the driver takes it.
+func (o VoiceOptions) CallLoad() driver.CallLoad {
+	return driver.CallLoad{Rate: o.Rate, Calls: o.Calls, Duration: o.Duration, MaxConcurrentCalls: o.MaxConcurrentCalls,
+		Seed: o.Seed, DrainTimeout: o.DrainTimeout, Shard: o.Shard}
 }
 
 // newVoiceCollector collects the measured turns of a call workload.
@@ -338,22 +124,9 @@ func newVoiceCollector(o VoiceOptions, shards int) *collector {
 	return coll
 }
 
-// SummarizeVoice builds the result of a call workload from records made
-// without a client (a prediction in virtual time): the measured turns
-// (2..T) in recs, the calls in t, as RunVoice builds its own.
-func SummarizeVoice(recs []record.Record, o VoiceOptions, t VoiceTally) *results.Run {
-	coll := newVoiceCollector(o, 1)
-	for i := range recs {
-		coll.add(&recs[i])
-	}
-	res := voiceResult(coll, health.Report{}, o, t)
-	res.Health = results.Health{Verdict: results.VerdictVirtual}
-	return res
-}
-
 // voiceResult builds a call workload's result from its collected turns and
 // its tally.
-func voiceResult(coll *collector, rep health.Report, o VoiceOptions, t VoiceTally) *results.Run {
+func voiceResult(coll *collector, rep health.Report, o VoiceOptions, t driver.CallTally) *results.Run {
 	s := &summary{coll: coll, load: driver.Load{Rate: o.Rate}, config: o.Config}
 	offered := t.Offered
 	res := s.result(rep, t.WindowStart, t.WindowEnd, offered, 0)

@@ -3,7 +3,6 @@ package cmd
 import (
 	"strings"
 
-	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/transport"
 )
@@ -11,11 +10,11 @@ import (
 // flagTerms says the library's errors of options in the flags' terms: the
 // library names its fields, the user typed flags.
 var flagTerms = map[error]string{
-	driver.ErrLoadMode:      "give exactly one of --concurrency and --rate",
-	driver.ErrUnbounded:     "give --requests or --duration (--step-duration in a sweep)",
-	bench.ErrNoCallRate:     "calls need --rate (calls per second)",
-	bench.ErrCallsUnbounded: "give --calls or --duration (--step-duration in a sweep)",
-	transport.ErrNoModel:    "the server lists no model; give --model",
+	driver.ErrLoadMode:       "give exactly one of --concurrency and --rate",
+	driver.ErrUnbounded:      "give --requests or --duration (--step-duration in a sweep)",
+	driver.ErrNoCallRate:     "calls need --rate (calls per second)",
+	driver.ErrCallsUnbounded: "give --calls or --duration (--step-duration in a sweep)",
+	transport.ErrNoModel:     "the server lists no model; give --model",
 }
 
 // message is err's text with every library error of options in it said

@@ -5,7 +5,9 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"time"
 
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/simulator/sched"
 )
 
@@ -129,10 +131,10 @@ func (f *fleet) core() *sched.Core { return f.cores[0] }
 
 // start begins a step at now on every replica that has work and no step
 // in flight.
-func (f *fleet) start(now float64) {
+func (f *fleet) start(now time.Duration) {
 	for i, c := range f.cores {
 		if f.steps[i] == nil && !c.Idle() {
-			f.steps[i] = c.Step(now)
+			f.steps[i] = c.Step(now.Seconds())
 		}
 	}
 }
@@ -147,12 +149,13 @@ func (f *fleet) busy() bool {
 	return false
 }
 
-// nextEnd is the earliest end of a step in flight (+Inf when none).
-func (f *fleet) nextEnd() float64 {
-	t := math.Inf(1)
+// nextEnd is the earliest end of a step in flight, on the driver's clock
+// (driver.Never when none).
+func (f *fleet) nextEnd() time.Duration {
+	t := driver.Never
 	for _, s := range f.steps {
 		if s != nil {
-			t = min(t, s.End)
+			t = min(t, at(s.End))
 		}
 	}
 	return t
@@ -160,29 +163,16 @@ func (f *fleet) nextEnd() float64 {
 
 // finish hands each step that ends by now to complete, in replica order,
 // and frees its replica for the next step.
-func (f *fleet) finish(now float64, complete func(*sched.Step)) {
+func (f *fleet) finish(now time.Duration, complete func(*sched.Step)) {
 	for i, s := range f.steps {
-		if s != nil && s.End <= now {
+		if s != nil && at(s.End) <= now {
 			f.steps[i] = nil
 			complete(s)
 		}
 	}
 }
 
-// advance moves a virtual loop's clock *now to its next event at t,
-// finishing the steps that end by then, and reports whether the loop goes
-// on. With no event left (t = +Inf) it stops; past cutoff it stops at
-// cutoff and cuts what is still in flight.
-func (f *fleet) advance(now *float64, t, cutoff float64, complete func(*sched.Step), cutAll func()) bool {
-	if math.IsInf(t, 1) {
-		return false
-	}
-	if t > cutoff {
-		*now = cutoff
-		cutAll()
-		return false
-	}
-	*now = max(*now, t)
-	f.finish(*now, complete)
-	return true
-}
+// at is a simulated time in seconds on the driver's clock, rounded up to
+// the nanosecond, so a step that ends at t has ended when the clock
+// reads at(t), and a step started then starts no earlier than t.
+func at(seconds float64) time.Duration { return time.Duration(math.Ceil(seconds * 1e9)) }

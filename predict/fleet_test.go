@@ -84,7 +84,7 @@ func TestReplicasMoveTheKnee(t *testing.T) {
 func TestVoiceLevelNeedsABound(t *testing.T) {
 	v := workload.Voice{SystemPromptTokens: 100, UserTokens: 10, Turns: 2, GapMin: time.Second, GapMax: time.Second, OutputTokens: 10, Seed: 1, WordsPerToken: 0.75}
 	_, err := VoiceLevel(context.Background(), VoiceOptions{Target: presetTarget(t, "h100-80gb/llama-3.1-8b"), VoiceOptions: bench.VoiceOptions{CallSource: v, Rate: 1}})
-	if !errors.Is(err, bench.ErrCallsUnbounded) {
-		t.Fatalf("err %v, want bench.ErrCallsUnbounded", err)
+	if !errors.Is(err, driver.ErrCallsUnbounded) {
+		t.Fatalf("err %v, want driver.ErrCallsUnbounded", err)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/bench/driver"
@@ -122,9 +121,9 @@ type Options struct {
 	Routing  Routing
 }
 
-// Level runs one level in virtual time, warm-up first, and summarises its
-// measured window as bench.Run would. Cancelling ctx stops it, with ctx's
-// error: a part of a virtual level predicts nothing.
+// Level runs one level in virtual time on the one driver, warm-up first,
+// and summarises its measured window as bench.Run would. Cancelling ctx
+// stops it, with ctx's error: a part of a virtual level predicts nothing.
 func Level(ctx context.Context, o Options) (*results.Run, error) {
 	if err := o.Load.Validate(); err != nil {
 		return nil, err
@@ -133,34 +132,20 @@ func Level(ctx context.Context, o Options) (*results.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &virtual{ctx: ctx, opts: o, prefixes: workload.NewPrefixTracker(), fleet: newFleet(cfg, max(o.Replicas, 1), o.Routing, o.Load.Seed), contextLength: ctxLen, inflight: map[int64]*flight{}}
-	if o.Load.Rate > 0 {
-		a, err := workload.NewArrivals(o.Load.Rate, o.Load.Burstiness, o.Load.Seed)
-		if err != nil {
-			return nil, err
-		}
-		v.arrivals = a
+	srv := newSimServer(o.Target, cfg, ctxLen, o.Replicas, o.Routing, o.Load.Seed, o.Memo)
+	prefixes := workload.NewPrefixTracker()
+	conf := o.Config
+	conf.Predicted = true
+	sum := bench.NewSummary(bench.Options{Load: o.Load, Config: conf, Goodput: o.Goodput, NoHistograms: o.NoHistograms, Prefixes: prefixes})
+	d := driver.New(driver.Options{Clock: srv, Sender: srv, Measured: sum.Add, Prefixes: prefixes, Turnaround: turnaround})
+	out, err := d.RunRequests(ctx, driver.Requests{Load: o.Load, Source: o.Source})
+	if err != nil {
+		return nil, err
 	}
-	if o.Load.Trace != nil {
-		v.trace = workload.NewTraceArrivals(o.Load.Trace)
-	}
-	warm := o.Load.DefaultWarmup()
-	if warm > 0 {
-		v.phase(warm, 0, false)
-	}
-	start := v.now
-	w := v.phase(o.Load.Requests, o.Load.Duration, true)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	w.Start, w.End, w.Warmup, w.DrainCut = dur(start), dur(v.now), warm, v.cut > 0
-	cfgCopy := o.Config
-	cfgCopy.Predicted = true
-	bo := bench.Options{Load: o.Load, Config: cfgCopy, Goodput: o.Goodput, NoHistograms: o.NoHistograms, Prefixes: v.prefixes}
-	res := bench.Summarize(v.measured, bo, w)
+	res := sum.Result(out.Window)
 	res.Notes = append(res.Notes, "predicted in virtual time on the simulator's scheduler core: no request was sent")
 	return res, nil
 }
-
-// dur converts simulated seconds to a duration on the run's clock.
-func dur(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -146,3 +146,11 @@ func (v Voice) Turn(c Call, k int, answers []string) Request {
 	}
 	return Request{Messages: msgs, MaxTokens: mt, IgnoreEOS: true, Tag: k}
 }
+
+// WithAnswer is req with the server's answer as the next assistant
+// message: the sequence the server holds once the turn is done.
+func WithAnswer(req *Request, answer []byte) *Request {
+	r := *req
+	r.Messages = append(append([]Message(nil), req.Messages...), Message{Role: "assistant", Content: string(answer)})
+	return &r
+}

@@ -1,0 +1,274 @@
+package driver
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/workload"
+)
+
+// Sender sends the driver's requests: the HTTP client of a live run, or
+// the simulated server of a prediction.
+type Sender interface {
+	// Send starts f's request and returns without waiting for it; the
+	// sender calls f.Done once the request has ended, from any goroutine,
+	// possibly before Send returns (a request refused at once).
+	Send(ctx context.Context, f *Flight)
+	// Abort cuts every request in flight short: each still ends through
+	// f.Done, as interrupted. Nothing is sent after an Abort.
+	Abort()
+}
+
+// Options are what a Driver runs against.
+type Options struct {
+	Clock  Clock
+	Sender Sender
+	// Records, when set, receives every request's record as it ends, the
+	// warm-up's and a call's unmeasured turns included.
+	Records *record.Writer
+	// Measured, when set, receives each measured request's record as it
+	// ends, from the goroutine that ended it (many at once, live); it must
+	// not keep the pointer.
+	Measured func(*record.Record)
+	// Prefixes says what share of each measured prompt earlier ones sent;
+	// a fresh tracker when nil.
+	Prefixes *workload.PrefixTracker
+	// Turnaround is how long after a request ends its client acts on it: a
+	// stream's next request, a slot's next arrival, a call's gap all start
+	// that much later. Zero for a live client, which acts as soon as it
+	// can; a simulated one needs a little, as the engine starts its next
+	// step the instant the last ends, and a follow-up can never be in a
+	// step that starts when its predecessor finished.
+	Turnaround time.Duration
+}
+
+// Driver runs levels of load, one at a time, on its clock and sender.
+type Driver struct {
+	o     Options
+	clock Clock
+	// mu guards the level in progress against the senders' Done calls.
+	mu sync.Mutex
+	// level is the phase in progress.
+	level phase
+	// sleeping is when the dispatcher's Wait ends: a Done that queues an
+	// earlier event wakes it.
+	sleeping time.Duration
+	// starts and spare are the flights a step decided to send, double
+	// buffered so a step can fill one while the other is being sent.
+	starts, spare []*Flight
+	pool          sync.Pool
+	counts        Counts
+}
+
+// Counts are a level's running totals, for a live progress line.
+type Counts struct {
+	Sent, OK, Errors, InFlight atomic.Int64
+}
+
+// New returns a driver.
+func New(o Options) *Driver {
+	if o.Prefixes == nil {
+		o.Prefixes = workload.NewPrefixTracker()
+	}
+	d := &Driver{o: o, clock: o.Clock}
+	d.pool.New = func() any { return &Flight{d: d} }
+	return d
+}
+
+// Counts are the running totals of the level in progress.
+func (d *Driver) Counts() *Counts { return &d.counts }
+
+// Prefixes is the tracker the measured prompts' shares were taken from.
+func (d *Driver) Prefixes() *workload.PrefixTracker { return d.o.Prefixes }
+
+// phase is one phase of a level as the dispatcher drives it: the rules of
+// requests (open and closed loops) or of calls. Every method runs under
+// the driver's lock.
+type phase interface {
+	// step handles every event due by now, queueing what to send
+	// (Driver.start).
+	step(now time.Duration)
+	// next is the time of the next event, and whether it is a send that
+	// should go out as near its time as the clock can manage.
+	next() (at time.Duration, precise bool)
+	// stop ends sending at once (ctx ended): nothing more goes out.
+	stop(now time.Duration)
+	// abort reports, once, that what is in flight must be cut (the drain
+	// timed out, or the level was stopped).
+	abort() bool
+	// finished reports whether the phase is over.
+	finished() bool
+	// done books a request's end and reports whether the dispatcher must
+	// look at the level before its next event.
+	done(f *Flight) bool
+}
+
+// run drives p until it is finished.
+func (d *Driver) run(ctx context.Context, p phase) {
+	d.mu.Lock()
+	d.level = p
+	d.mu.Unlock()
+	stuck := 0
+	for {
+		cancelled := ctx.Err() != nil
+		d.mu.Lock()
+		now := d.clock.Now()
+		if cancelled {
+			p.stop(now)
+		}
+		p.step(now)
+		abort := p.abort()
+		if p.finished() {
+			d.level = nil
+			d.mu.Unlock()
+			return
+		}
+		next, precise := p.next()
+		starts := d.starts
+		d.starts = d.spare[:0]
+		if len(starts) > 0 || abort {
+			// The dispatcher looks again as soon as these are sent, and
+			// sees whatever their ends queued: no Done need wake it.
+			d.sleeping = 0
+		} else {
+			d.sleeping = next
+		}
+		d.mu.Unlock()
+		if abort {
+			d.o.Sender.Abort()
+		}
+		for i, f := range starts {
+			d.counts.Sent.Add(1)
+			d.counts.InFlight.Add(1)
+			d.o.Sender.Send(ctx, f)
+			starts[i] = nil
+		}
+		d.spare = starts[:0]
+		if len(starts) > 0 || abort {
+			continue
+		}
+		if !d.clock.Wait(ctx, next, precise) {
+			// Nothing can ever happen (a simulated server with nothing to
+			// do while the driver waits for it): cut what is in flight
+			// rather than wait forever, and give up if even that ends
+			// nothing.
+			if stuck++; stuck > 2 {
+				d.mu.Lock()
+				d.level = nil
+				d.mu.Unlock()
+				return
+			}
+			d.mu.Lock()
+			p.stop(d.clock.Now())
+			d.mu.Unlock()
+			d.o.Sender.Abort()
+		}
+	}
+}
+
+// start queues f to be sent once the step is over.
+func (d *Driver) start(f *Flight) { d.starts = append(d.starts, f) }
+
+// flight is a fresh flight.
+func (d *Driver) flight(measured bool) *Flight {
+	f := d.pool.Get().(*Flight)
+	f.Rec.Reset()
+	f.measured, f.worker, f.call, f.turn, f.built, f.KeepText, f.src = measured, -1, nil, 0, false, false, nil
+	f.req = workload.Request{}
+	return f
+}
+
+// complete is a request's end (Flight.Done).
+func (d *Driver) complete(f *Flight) {
+	rec := &f.Rec
+	d.counts.InFlight.Add(-1)
+	switch rec.Class {
+	case "":
+		d.counts.OK.Add(1)
+	case record.ClassInterrupted:
+	default:
+		d.counts.Errors.Add(1)
+	}
+	d.o.Records.Write(rec)
+	if f.measured && d.o.Measured != nil {
+		d.o.Measured(rec)
+	}
+	d.mu.Lock()
+	wake := d.level != nil && d.level.done(f)
+	d.mu.Unlock()
+	if wake {
+		d.clock.Wake()
+	}
+	d.pool.Put(f)
+}
+
+// Flight is one request on its way: the record the driver opened for it
+// and the request it builds on demand. The sender owns it from Send until
+// it calls Done.
+type Flight struct {
+	// Rec is the request's record: the driver fills in what it is and when
+	// it was due (Index, Tag, Scheduled, Lateness, Waited, and for a call's
+	// turn Call, Origin, Paused, Warmup), the sender what became of it.
+	Rec record.Record
+	// KeepText asks the sender for the answer's text in Rec.Text (a call's
+	// next turn carries it).
+	KeepText bool
+
+	d        *Driver
+	src      workload.Source
+	measured bool
+	worker   int
+	call     *call
+	turn     int
+	req      workload.Request
+	built    bool
+}
+
+// IsTurn reports whether the request is a call's turn.
+func (f *Flight) IsTurn() bool { return f.call != nil }
+
+// Measured reports whether the request counts in the level's window (not
+// a warm-up request, nor a call's warm-up turn).
+func (f *Flight) Measured() bool { return f.measured }
+
+// Request is what to send, built on first use on the sender's goroutine
+// (a live open loop builds its prompts off the dispatcher's thread): the
+// source's request Rec.Index, a warm-up request's unmeasured variant, or
+// a call's turn with the answers so far. A measured prompt's shared
+// share (PrefixShare) is taken from it then, in the order sent.
+func (f *Flight) Request() *workload.Request {
+	if f.built {
+		return &f.req
+	}
+	f.built = true
+	d := f.d
+	if c := f.call; c != nil {
+		f.req = c.src.Turn(c.script, f.turn, c.answers)
+		f.Rec.PrefixShare = d.o.Prefixes.Share(&f.req)
+		return &f.req
+	}
+	f.req = f.src.Request(f.Rec.Index)
+	if !f.measured {
+		f.req = WarmupRequest(f.req, f.Rec.Index)
+	}
+	f.Rec.Tag = f.req.Tag
+	if f.measured {
+		f.Rec.PrefixShare = d.o.Prefixes.Share(&f.req)
+	}
+	return &f.req
+}
+
+// Done tells the driver the request has ended, its record filled. The
+// flight is the driver's again once Done is called.
+func (f *Flight) Done() { f.d.complete(f) }
+
+// WarmupRequest is warm-up request idx: the workload's request opened by
+// a tag no measured request has, so warming the server (its connections,
+// its kernels) never warms the prefix cache a measured request then hits.
+func WarmupRequest(req workload.Request, idx int) workload.Request {
+	return workload.Unmeasured(req, "[knee warm-up "+strconv.Itoa(idx)+"]")
+}
