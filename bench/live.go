@@ -8,8 +8,10 @@ import (
 
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/bench/summary"
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload"
 )
 
 // live is a level run against a real server: the driver on the wall
@@ -19,15 +21,18 @@ type live struct {
 	clock  *driver.WallClock
 	sender *liveSender
 	driver *driver.Driver
-	coll   *collector
+	sum    *summary.Summary
 }
 
 // newLive sets up a level's driver: record times from start, measured
-// records into coll.
-func newLive(c *transport.Client, start time.Time, records *record.Writer, coll *collector) *live {
+// records summarised as level says, spread over a lock per processor's
+// worth of concurrent ends.
+func newLive(c *transport.Client, start time.Time, records *record.Writer, level summary.Level) *live {
 	c.SetStart(start)
-	l := &live{client: c, clock: driver.NewWallClock(start), sender: &liveSender{client: c, idle: make(chan *driver.Flight)}, coll: coll}
-	l.driver = driver.New(driver.Options{Clock: l.clock, Sender: l.sender, Records: records, Measured: coll.add, Prefixes: coll.prefixes})
+	level.Prefixes = workload.NewPrefixTracker()
+	l := &live{client: c, clock: driver.NewWallClock(start), sender: &liveSender{client: c, idle: make(chan *driver.Flight)},
+		sum: summary.New(level, 4*runtime.GOMAXPROCS(0))}
+	l.driver = driver.New(driver.Options{Clock: l.clock, Sender: l.sender, Records: records, Measured: l.sum.Add, Prefixes: level.Prefixes})
 	return l
 }
 
@@ -60,7 +65,7 @@ func (l *live) startProgress(ctx context.Context, progress func(Progress)) (stop
 				return
 			case <-t.C:
 				c := l.driver.Counts()
-				p50, p95 := l.coll.ttftP50P95()
+				p50, p95 := l.sum.TTFT()
 				progress(Progress{Elapsed: l.clock.Now(), Sent: c.Sent.Load(), OK: c.OK.Load(), InFlight: c.InFlight.Load(),
 					Errors: c.Errors.Load(), TTFTP50ms: p50, TTFTP95ms: p95})
 			}

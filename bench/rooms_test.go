@@ -15,7 +15,8 @@ import (
 // transport (bench/transport) sees no driver, summariser or health; the
 // one load driver (bench/driver) sees no transport and no HTTP library,
 // only records, workloads and the data model, so a live run and a
-// prediction drive their loads alike; the bench (the summariser and the live wiring) sees
+// prediction drive their loads alike; the summariser (bench/summary) is
+// pure, records in and results out, with no transport; the bench (the summariser and the live wiring) sees
 // neither the commands, the report, the predictor nor the simulator, and
 // not its own server view, which is a room beside it that uses its
 // transport.
@@ -49,6 +50,8 @@ func TestHouseKeepsItsDoors(t *testing.T) {
 		{"bench/record", except("results"), nil},
 		{"bench/transport", except("results", "workload"), []string{mod + "bench/record"}},
 		{"bench/driver", append(except("workload", "results"), "github.com/valyala/fasthttp"), []string{mod + "bench/record"}},
+		{"bench/summary", append(except("health", "results", "workload"), "github.com/valyala/fasthttp"),
+			[]string{mod + "bench/record", mod + "bench/driver"}},
 		{"bench", append(except("bench", "health", "results", "workload"), mod+"bench/serverview"), nil},
 		{"bench/serverview", append(except("bench", "health", "results", "workload"), "github.com/prometheus/client_golang"), nil},
 		{"report", except("results", "presets"), nil},

@@ -3,11 +3,11 @@ package bench
 import (
 	"context"
 	"io"
-	"runtime"
 	"time"
 
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/bench/summary"
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
@@ -40,17 +40,13 @@ type Options struct {
 	OnWindowEnd func(ctx context.Context)
 	// Config is copied into the result.
 	Config results.Config
-	// Goodput, when set, counts the requests that meet every bound.
-	Goodput Goodput
+	// summary.Goodput, when set, counts the requests that meet every bound.
+	Goodput summary.Goodput
 	// StartAt, when set, is the wall instant the measured window starts:
 	// shards of one load all start their schedule then, after their own
 	// warm-up. A run that is not ready by then starts late, its arrivals
 	// due from StartAt all the same, and reports by how much.
 	StartAt time.Time
-	// Prefixes, for Summarize, is the tracker that filled the records'
-	// PrefixShare, so the result states the cache hit the workload
-	// expects; Run keeps its own.
-	Prefixes *workload.PrefixTracker
 	// NoHistograms leaves the encoded histograms out of the result: for
 	// results only compared and never written (a calibration's replays),
 	// where compressing them is most of the summary's cost.
@@ -65,12 +61,9 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	if err := o.Load.Validate(); err != nil {
 		return nil, err
 	}
-	coll := newCollector(4 * runtime.GOMAXPROCS(0))
-	coll.goodput = o.Goodput
-	coll.prefixes = workload.NewPrefixTracker()
 	start := time.Now()
 	records := record.NewWriter(o.Records, start, o.RecordLevel)
-	l := newLive(o.Client, start, records, coll)
+	l := newLive(o.Client, start, records, summary.Level{Load: o.Load, Config: o.Config, Goodput: o.Goodput, NoHistograms: o.NoHistograms})
 	defer l.close()
 	mon := health.Start(health.DefaultInterval)
 	stopProgress := l.startProgress(ctx, o.Progress)
@@ -82,8 +75,7 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &summary{coll: coll, load: o.Load, config: o.Config, noHistograms: o.NoHistograms}
-	res := s.windowResult(rep, out.Window)
+	res := l.sum.Requests(rep, out.Window)
 	res.Connections = l.connections()
 	res.StartedAt = start.UTC()
 	res.WindowStartedAt = start.Add(out.Window.Start).UTC()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/bench/driver"
+	"github.com/kneebench/knee/bench/summary"
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
@@ -188,7 +189,7 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 type levelPlan struct {
 	// nonce is the command's (see newRunNonce).
 	nonce   string
-	goodput bench.Goodput
+	goodput summary.Goodput
 	voice   bool
 	load    driver.Load
 	src     workload.Source
@@ -213,7 +214,7 @@ func checkWorkload(w string) error {
 // buildLevelPlan validates the load and workload flags.
 func buildLevelPlan(c *cobra.Command, lf *loadFlags, vf *voiceFlags, workloadName string) (*levelPlan, error) {
 	p := &levelPlan{voice: workloadName != "requests", vf: vf, lf: lf, nonce: newRunNonce()}
-	g, err := bench.ParseGoodput(lf.goodput)
+	g, err := summary.ParseGoodput(lf.goodput)
 	if err != nil {
 		return nil, usageErr("--goodput: %v", err)
 	}

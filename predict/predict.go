@@ -15,9 +15,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/bench/summary"
+	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator/content"
 	"github.com/kneebench/knee/simulator/sched"
@@ -109,7 +110,7 @@ type Options struct {
 	Source  workload.Source
 	Load    driver.Load
 	Config  results.Config
-	Goodput bench.Goodput
+	Goodput summary.Goodput
 	// Memo, when set, keeps what the content side said for each request
 	// of the level, for a level run many times with the same workload.
 	Memo *Memo
@@ -136,7 +137,7 @@ func Level(ctx context.Context, o Options) (*results.Run, error) {
 	prefixes := workload.NewPrefixTracker()
 	conf := o.Config
 	conf.Predicted = true
-	sum := bench.NewSummary(bench.Options{Load: o.Load, Config: conf, Goodput: o.Goodput, NoHistograms: o.NoHistograms, Prefixes: prefixes})
+	sum := summary.New(summary.Level{Load: o.Load, Config: conf, Goodput: o.Goodput, NoHistograms: o.NoHistograms, Prefixes: prefixes}, 1)
 	d := driver.New(driver.Options{Clock: srv, Sender: srv, Measured: sum.Add, Prefixes: prefixes, Turnaround: turnaround})
 	out, err := d.RunRequests(ctx, driver.Requests{Load: o.Load, Source: o.Source})
 	if err != nil {
@@ -145,7 +146,8 @@ func Level(ctx context.Context, o Options) (*results.Run, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res := sum.Result(out.Window)
+	res := sum.Requests(health.Report{}, out.Window)
+	res.Health = results.Health{Verdict: results.VerdictVirtual}
 	res.Notes = append(res.Notes, "predicted in virtual time on the simulator's scheduler core: no request was sent")
 	return res, nil
 }

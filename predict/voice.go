@@ -5,6 +5,8 @@ import (
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/bench/driver"
+	"github.com/kneebench/knee/bench/summary"
+	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
@@ -36,11 +38,11 @@ func VoiceLevel(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 		return nil, err
 	}
 	srv := newSimServer(o.Target, cfg, ctxLen, o.Replicas, o.Routing, o.Seed, nil)
-	bo := o.VoiceOptions
-	bo.Config.Predicted = true
-	bo.Prefixes = workload.NewPrefixTracker()
-	sum := bench.NewCallSummary(bo)
-	d := driver.New(driver.Options{Clock: srv, Sender: srv, Measured: sum.Add, Prefixes: bo.Prefixes, Turnaround: turnaround})
+	level := o.SummaryLevel()
+	level.Config.Predicted = true
+	level.Prefixes = workload.NewPrefixTracker()
+	sum := summary.New(level, 1)
+	d := driver.New(driver.Options{Clock: srv, Sender: srv, Measured: sum.Add, Prefixes: level.Prefixes, Turnaround: turnaround})
 	out, err := d.RunCalls(ctx, driver.Calls{Load: o.CallLoad(), Source: o.CallSource})
 	if err != nil {
 		return nil, err
@@ -48,7 +50,8 @@ func VoiceLevel(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res := sum.CallResult(out.Tally)
+	res := sum.Calls(health.Report{}, out.Tally)
+	res.Health = results.Health{Verdict: results.VerdictVirtual}
 	res.Notes = append(res.Notes, "predicted in virtual time on the simulator's scheduler core: no request was sent")
 	return res, nil
 }

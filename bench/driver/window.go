@@ -55,7 +55,7 @@ func (a *ArrivalCount) Drawn() int { return a.drawn }
 // Last is the last arrival's offset from the schedule's start.
 func (a *ArrivalCount) Last() time.Duration { return a.last }
 
-// Window is the count as Summarize takes it: this shard's arrivals, those
+// Window is the count as the summary takes it: this shard's arrivals, those
 // inside the window, the schedule's bounds on the run's clock, and the
 // offered rate of the one schedule (over a span, its arrivals per second
 // of it; over a count, the gaps per second between the first and last).
@@ -85,9 +85,9 @@ func (a *ArrivalCount) Weights() (offered, inWindow int64) {
 	return a.weight, inWindow
 }
 
-// Window is what Summarize needs of a measured window whose requests ran
-// without a live client: its bounds on the run's clock, and for open loop
-// the schedule it offered.
+// Window is what a level of requests did beyond its records, as the
+// summary needs it: the measured window's bounds on the run's clock, and
+// for an open loop the schedule it offered and what of it went unsent.
 type Window struct {
 	Start, End time.Duration
 	// Offered is the rate of the arrivals drawn for the window; Arrivals

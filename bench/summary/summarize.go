@@ -1,4 +1,4 @@
-package bench
+package summary
 
 import (
 	"fmt"
@@ -9,61 +9,78 @@ import (
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload"
 )
 
-// Summary collects a level's measured records as they end and builds its
-// result exactly as Run and RunVoice build theirs: the same histograms,
-// throughput, saturation tests and small print. It is for a level run
-// without a live client (a prediction in virtual time), so client health
-// is marked virtual rather than judged.
+// Level is what a summary knows of the level it summarises.
+type Level struct {
+	// Load is a level of requests' load; Calls, when set, makes the level
+	// one of calls, arriving as it says.
+	Load  driver.Load
+	Calls *driver.CallLoad
+	// ColdThreshold, for calls, is the cached tokens under which a
+	// measured turn found its prefix cold (0: not judged).
+	ColdThreshold int
+	// Config is copied into the result.
+	Config results.Config
+	// Goodput, when set, counts the requests that meet every bound.
+	Goodput Goodput
+	// Prefixes is the tracker that filled the records' PrefixShare, so the
+	// result states the cache hit the workload expects.
+	Prefixes *workload.PrefixTracker
+	// NoHistograms leaves the encoded histograms out of the result: for
+	// results only compared and never written (a calibration's replays),
+	// where compressing them is most of the summary's cost.
+	NoHistograms bool
+}
+
+// Summary collects a level's measured records as they end, from many
+// goroutines at once, and builds the level's result: histograms,
+// throughput, the saturation tests, the cache hit, client health and the
+// small print. A live run and its prediction are summarised alike.
 type Summary struct {
-	s     *summary
-	voice VoiceOptions
+	coll  *collector
+	level Level
 }
 
-// NewSummary is the summary of a level of requests: its load and config,
-// goodput bounds and prefix tracker are o's.
-func NewSummary(o Options) *Summary {
-	s := &summary{coll: newCollector(1), load: o.Load, config: o.Config, noHistograms: o.NoHistograms}
-	s.coll.goodput = o.Goodput
-	s.coll.prefixes = o.Prefixes
-	return &Summary{s: s}
-}
-
-// NewCallSummary is the summary of a level of calls.
-func NewCallSummary(o VoiceOptions) *Summary {
-	return &Summary{s: &summary{coll: newVoiceCollector(o, 1)}, voice: o}
+// New is the summary of a level; shards spreads its records over that many
+// locks, for a live level's concurrent ends (1 for one goroutine).
+func New(l Level, shards int) *Summary {
+	c := newCollector(max(shards, 1))
+	c.goodput, c.prefixes = l.Goodput, l.Prefixes
+	if l.Calls != nil {
+		c.coldThreshold, c.callOrigins = l.ColdThreshold, true
+		l.Load = driver.Load{Rate: l.Calls.Rate}
+	}
+	return &Summary{coll: c, level: l}
 }
 
 // Add collects a measured record (driver.Options.Measured).
-func (s *Summary) Add(r *record.Record) { s.s.coll.add(r) }
+func (s *Summary) Add(r *record.Record) { s.coll.add(r) }
 
-// Result is a level of requests' result, for its window.
-func (s *Summary) Result(w driver.Window) *results.Run {
-	res := s.s.windowResult(health.Report{}, w)
-	res.Health = results.Health{Verdict: results.VerdictVirtual}
-	return res
-}
+// TTFT is the time to first token's median and 95th percentile so far, in
+// milliseconds, for a live progress line.
+func (s *Summary) TTFT() (p50, p95 float64) { return s.coll.ttftP50P95() }
 
-// CallResult is a level of calls' result, for its tally.
-func (s *Summary) CallResult(t driver.CallTally) *results.Run {
-	res := voiceResult(s.s.coll, health.Report{}, s.voice, t)
-	res.Health = results.Health{Verdict: results.VerdictVirtual}
-	return res
+// Requests is a level of requests' result, for its window and the
+// client's health report (the zero report for a prediction, whose verdict
+// the caller sets).
+func (s *Summary) Requests(rep health.Report, w driver.Window) *results.Run {
+	return s.windowResult(rep, w)
 }
 
 // windowResult builds the result of a measured window: the statistics,
 // the saturation test against the window's own arrivals, and what a reader
 // must know about them.
-func (s *summary) windowResult(rep health.Report, w driver.Window) *results.Run {
-	if s.load.Rate > 0 && s.load.Duration > 0 {
+func (s *Summary) windowResult(rep health.Report, w driver.Window) *results.Run {
+	if s.level.Load.Rate > 0 && s.level.Load.Duration > 0 {
 		// An open loop's window is its schedule's whole span, however
 		// early the last request finished: 11 requests of a 20 s window
 		// are 0.55/s, not 11 over the 15 s until the last completion.
 		w.End = max(w.End, w.SchedEnd)
 	}
 	res := s.result(rep, w.Start, w.End, w.Offered, w.Warmup)
-	if s.load.Rate > 0 {
+	if s.level.Load.Rate > 0 {
 		res.Arrivals.WindowArrivals = w.Arrivals
 		res.Arrivals.CompletionRate = completionRate(s.coll.keptPace(w.SchedStart, w.SchedEnd), w.InWindow, w.Offered)
 		if first, last, ok := s.coll.queueTrend(w.SchedStart, w.SchedEnd); ok {
@@ -75,12 +92,12 @@ func (s *summary) windowResult(rep health.Report, w driver.Window) *results.Run 
 	if w.Unsent > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d arrivals due in the window were still waiting for a --max-concurrency slot when it closed: never sent", w.Unsent))
 	}
-	if warn := shortWindow(s.load.Duration, "E2E p99", res.Stats.E2E.P99/1000, res.Stats.E2E.Count, "requests"); s.load.Rate > 0 && warn != "" {
+	if warn := shortWindow(s.level.Load.Duration, "E2E p99", res.Stats.E2E.P99/1000, res.Stats.E2E.Count, "requests"); s.level.Load.Rate > 0 && warn != "" {
 		res.Warnings = append(res.Warnings, warn)
 	}
 	if w.DrainCut {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut %d requests still running after the window: counted as interrupted; "+
-			"the slowest requests are missing from the percentiles, which read low", s.load.DrainTimeout, res.Requests.Interrupted))
+			"the slowest requests are missing from the percentiles, which read low", s.level.Load.DrainTimeout, res.Requests.Interrupted))
 	}
 	return res
 }

@@ -1,4 +1,4 @@
-package bench
+package summary
 
 import (
 	"testing"

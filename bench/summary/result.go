@@ -1,28 +1,17 @@
-package bench
+package summary
 
 import (
 	"fmt"
 	"time"
 
-	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
 )
 
-// summary turns collected records into a run's result. It is pure: no
-// client, no clock; a live run (runner.summary), a replayed one
-// (Summarize) and a call workload (voiceResult) all build theirs with it.
-type summary struct {
-	coll         *collector
-	load         driver.Load
-	config       results.Config
-	noHistograms bool
-}
-
 // result builds the run's result from the collected statistics.
-func (s *summary) result(rep health.Report, wStart, wEnd time.Duration, offered float64, warm int) *results.Run {
+func (s *Summary) result(rep health.Report, wStart, wEnd time.Duration, offered float64, warm int) *results.Run {
 	lat, agg, tags := s.coll.merged()
-	res := &results.Run{SchemaVersion: results.SchemaVersion, Config: s.config}
+	res := &results.Run{SchemaVersion: results.SchemaVersion, Config: s.level.Config}
 	// Throughput is over the whole measured phase: from the start of the
 	// window to the end of its drain.
 	span := (wEnd - wStart).Seconds()
@@ -56,7 +45,7 @@ func (s *summary) result(rep health.Report, wStart, wEnd time.Duration, offered 
 		}
 		res.Arrivals.AchievedConcurrency = agg.busy.Seconds() / span
 	}
-	res.Arrivals.TargetRate = s.load.Rate
+	res.Arrivals.TargetRate = s.level.Load.Rate
 	res.Arrivals.OfferedRate = offered
 	if sendSpan := (agg.lastSent - agg.firstSent).Seconds(); agg.sent > 1 && sendSpan > 0 {
 		// The rate at which the client actually put requests on the wire.
@@ -96,7 +85,7 @@ func (s *summary) result(rep health.Report, wStart, wEnd time.Duration, offered 
 	for _, k := range sortedTags(tags) {
 		res.ByTurn = append(res.ByTurn, results.TurnStats{Turn: k, TTFT: summarize(tags[k].ttft, 1000), ITL: summarize(tags[k].itl, 1000)})
 	}
-	if !s.noHistograms {
+	if !s.level.NoHistograms {
 		res.Histograms = results.Histograms{
 			"ttft_us": encodeHist(lat.ttft), "ttft_sched_us": encodeHist(lat.ttftSched),
 			"itl_us": encodeHist(lat.itl), "tpot_us": encodeHist(lat.tpot),

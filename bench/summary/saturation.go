@@ -1,4 +1,4 @@
-package bench
+package summary
 
 // This file measures what the saturation verdict rests on: how many
 // finished requests kept pace with the offer, and whether the queue grew.
