@@ -36,6 +36,33 @@ func RecordLoad(c *results.Config, l driver.Load) {
 	c.Warmup = l.DefaultWarmup()
 }
 
+// RecordRequests writes a level of requests into c: what it sends (a
+// dataset or trace, synthetic prompts of the size and spread asked, a
+// fixed prompt), the max_tokens asked, and its load (RecordLoad).
+func RecordRequests(c *results.Config, w Workload, load driver.Load) {
+	syn, synthetic := w.Source.(workload.Synthetic)
+	switch {
+	case w.Dataset != nil:
+		c.Dataset = w.Dataset.Path
+		c.Workload = results.WorkloadDataset
+		if load.Trace != nil {
+			c.Workload = results.WorkloadTrace
+		}
+	case synthetic:
+		c.InputTokens = syn.Tokens
+		c.PrefixTokens, c.PrefixPool = syn.Prefix.Tokens, 0
+		if syn.Prefix.Tokens > 0 {
+			c.PrefixPool = syn.Prefix.Count
+		}
+		c.Workload = results.WorkloadSynthetic
+		c.InputStddev, c.OutputStddev, c.RangeRatio = syn.Spread.InputStddev, syn.Spread.OutputStddev, syn.Spread.RangeRatio
+	default:
+		c.Workload = results.WorkloadFixedPrompt
+	}
+	RecordLoad(c, load)
+	c.MaxTokens = w.MaxTokens
+}
+
 // ReplayLoad reads back the load RecordLoad wrote, with drain as its
 // drain timeout (a result does not record the one used). A trace's load
 // gets an empty Trace, to be filled with the dataset's schedule.

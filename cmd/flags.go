@@ -275,24 +275,25 @@ func (f *loadFlags) registerShared(c *cobra.Command) {
 	c.MarkFlagsMutuallyExclusive("input-tokens", "dataset")
 }
 
-// build validates the flags and returns the load and the request source.
-func (f *loadFlags) build(c *cobra.Command) (driver.Load, workload.Source, error) {
+// build validates the flags and returns the load and what it sends.
+func (f *loadFlags) build(c *cobra.Command) (driver.Load, bench.Workload, error) {
+	w := bench.Workload{MaxTokens: f.maxTokens, NoCalibrate: f.noCalibrate}
 	if err := f.check(c); err != nil {
-		return driver.Load{}, nil, err
+		return driver.Load{}, w, err
 	}
 	// A dataset is read first: a trace sets the arrivals itself.
-	var pending *pendingDataset
+	var pending *bench.DatasetFile
 	if f.dataset != "" {
 		var err error
 		if pending, err = f.data.parse(f.dataset); err != nil {
-			return driver.Load{}, nil, err
+			return driver.Load{}, w, err
 		}
-		if pending.traceRate > 0 {
+		if rate := pending.TraceRate(); rate > 0 {
 			if f.concurrency > 0 {
-				return driver.Load{}, nil, usageErr("--dataset %s is a trace: its timestamps are the arrivals, so --concurrency does not apply (--max-concurrency caps requests in flight)", f.dataset)
+				return driver.Load{}, w, usageErr("--dataset %s is a trace: its timestamps are the arrivals, so --concurrency does not apply (--max-concurrency caps requests in flight)", f.dataset)
 			}
 			if f.rate == 0 {
-				f.rate = pending.traceRate * f.data.speedup
+				f.rate = rate * f.data.speedup
 			}
 			if !c.Flags().Changed("requests") {
 				f.requests = 0
@@ -305,12 +306,12 @@ func (f *loadFlags) build(c *cobra.Command) (driver.Load, workload.Source, error
 	if !(f.burstiness >= minBurstiness && f.burstiness <= 1e6) {
 		// Below this the gamma draws gaps of zero: at 1e-6, 131,998/s were
 		// offered for 2/s asked.
-		return driver.Load{}, nil, usageErr("--burstiness must be between %g (very bursty) and 1000000 (all but constant), got %g", minBurstiness, f.burstiness)
+		return driver.Load{}, w, usageErr("--burstiness must be between %g (very bursty) and 1000000 (all but constant), got %g", minBurstiness, f.burstiness)
 	}
 	if f.maxConcurrency > 0 && f.concurrency > 0 {
-		return driver.Load{}, nil, usageErr("--max-concurrency applies to open loop (--rate); closed loop is already capped by --concurrency")
+		return driver.Load{}, w, usageErr("--max-concurrency applies to open loop (--rate); closed loop is already capped by --concurrency")
 	}
-	if f.requests == 0 && f.duration == 0 && (pending == nil || pending.traceRate == 0) {
+	if f.requests == 0 && f.duration == 0 && (pending == nil || pending.TraceRate() == 0) {
 		f.requests = 100
 	}
 	load := driver.Load{
@@ -318,62 +319,37 @@ func (f *loadFlags) build(c *cobra.Command) (driver.Load, workload.Source, error
 		Requests: f.requests, Duration: f.duration, Warmup: f.warmup, Seed: f.seed, DrainTimeout: f.drain,
 	}
 	if f.prefixTokens < 0 || f.prefixTokens > 10_000_000 || f.prefixPool < 1 || f.prefixPool > 1_000_000 {
-		return load, nil, usageErr("--prefix-tokens must be in 0..10000000 and --prefix-pool in 1..1000000")
+		return load, w, usageErr("--prefix-tokens must be in 0..10000000 and --prefix-pool in 1..1000000")
 	}
 	if f.prefixTokens > 0 && f.inputTokens == 0 {
-		return load, nil, usageErr("--prefix-tokens shares a prefix among synthetic prompts: give --input-tokens too (the tokens of each request's own)")
+		return load, w, usageErr("--prefix-tokens shares a prefix among synthetic prompts: give --input-tokens too (the tokens of each request's own)")
 	}
 	if c.Flags().Changed("prefix-pool") && f.prefixTokens == 0 {
-		return load, nil, usageErr("--prefix-pool needs --prefix-tokens")
+		return load, w, usageErr("--prefix-pool needs --prefix-tokens")
 	}
-	var src workload.Source
 	switch {
 	case pending != nil:
-		if pending.traceRate > 0 {
+		if pending.TraceRate() > 0 {
 			// The schedule comes from the sized lines, level by level.
 			load.Trace = []time.Duration{}
 		}
-		src = pending
+		w.Dataset = pending
 	case f.inputTokens > 0:
 		syn := workload.Synthetic{Tokens: f.inputTokens, MaxTokens: f.maxTokens, Seed: f.seed}
 		if err := f.lengths.apply(&syn); err != nil {
-			return load, nil, err
+			return load, w, err
 		}
 		if f.prefixTokens > 0 {
 			syn.Prefix = workload.Pool{Tokens: f.prefixTokens, Count: f.prefixPool}
 		}
-		src = syn
+		w.Source, w.WantTokens = syn, f.inputTokens+f.prefixTokens
 	default:
 		if strings.TrimSpace(f.prompt) == "" {
-			return load, nil, usageErr("--prompt must not be empty")
+			return load, w, usageErr("--prompt must not be empty")
 		}
-		src = workload.FixedPrompt{Text: f.prompt, MaxTokens: f.maxTokens}
+		w.Source = workload.FixedPrompt{Text: f.prompt, MaxTokens: f.maxTokens}
 	}
-	return load, src, nil
-}
-
-// config records the load flags.
-func (f *loadFlags) config(c *results.Config, load driver.Load) {
-	switch {
-	case f.dataset != "":
-		c.Dataset = f.dataset
-		c.Workload = results.WorkloadDataset
-		if load.Trace != nil {
-			c.Workload = results.WorkloadTrace
-		}
-	case f.inputTokens > 0:
-		c.InputTokens = f.inputTokens
-		c.PrefixTokens, c.PrefixPool = f.prefixTokens, 0
-		if f.prefixTokens > 0 {
-			c.PrefixPool = f.prefixPool
-		}
-		c.Workload = results.WorkloadSynthetic
-		c.InputStddev, c.OutputStddev, c.RangeRatio = f.lengths.inputStddev, f.lengths.outputStddev, f.lengths.rangeRatio
-	default:
-		c.Workload = results.WorkloadFixedPrompt
-	}
-	bench.RecordLoad(c, load)
-	c.MaxTokens = f.maxTokens
+	return load, w, nil
 }
 
 // longestRequest is the longest request a workload's flags ask for, in

@@ -6,20 +6,27 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/predict"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator"
-	"github.com/kneebench/knee/workload"
 	"github.com/spf13/cobra"
 )
 
 // predictBaseURL stands for the target of a predicted sweep in its files.
 const predictBaseURL = "virtual://knee-predict"
 
+// predictOptions are knee predict's: the shared flags, and the fleet and
+// parallelism of the prediction.
+type predictOptions struct {
+	sweepFlags
+	parallel int
+	replicas int
+	routing  string
+}
+
 func newPredictCmd() *cobra.Command {
-	o := &sweepOptions{predict: true}
+	o := &predictOptions{}
 	c := &cobra.Command{
 		Use:   "predict",
 		Short: "Predict a sweep in virtual time on the simulator's scheduler core",
@@ -40,7 +47,8 @@ cache-hit rate is the one a live sweep of knee sim measures.`,
 		Args: goodputArgs(&o.load),
 		RunE: runtimeErrors(o.run),
 	}
-	o.register(c)
+	// Virtual time is cheap, and a queue needs minutes to show.
+	o.register(c, 2*time.Minute, "virtual time is cheap")
 	c.Flags().IntVar(&o.parallel, "parallel", 0, "levels predicted at once (default: one per CPU)")
 	c.Flags().IntVar(&o.replicas, "replicas", 1, "serve every level from this many independent replicas of the model behind a router")
 	c.Flags().StringVar(&o.routing, "routing", "round-robin", "the router's policy with --replicas: round-robin, random, least-loaded or prefix-affinity")
@@ -48,7 +56,7 @@ cache-hit rate is the one a live sweep of knee sim measures.`,
 }
 
 // predictTarget builds the simulated server from the --sim flags.
-func (o *sweepOptions) predictTarget() (predict.Target, string, error) {
+func (o *predictOptions) predictTarget() (predict.Target, string, error) {
 	return simTarget(&o.sim, o.target.model, o.target.endpoint == "chat")
 }
 
@@ -82,8 +90,13 @@ func simTarget(sim *simFlags, model string, chat bool) (predict.Target, string, 
 	return t, origin, nil
 }
 
-// runPredict is knee sweep's run in virtual time.
-func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64, plan *levelPlan, minGood float64) error {
+// run is knee sweep's run in virtual time.
+func (o *predictOptions) run(c *cobra.Command, _ []string) error {
+	st, err := o.setup(c, 0)
+	if err != nil {
+		return err
+	}
+	axis, loads, plan := st.axis, st.loads, st.plan
 	if o.target.baseURL != "" {
 		return usageErr("knee predict sends nothing: drop --base-url, and choose what to simulate with --sim-preset or --sim-models")
 	}
@@ -111,39 +124,19 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 	}
 	base := o.target.config(predictBaseURL, target.Model)
 	base.Predicted = true
-	plan.describe(&base, axis)
+	plan.series.Describe(&base, axis)
 	sw := &results.Sweep{Label: label, Config: base, Environment: environment(), Axis: axis, Workload: o.workload,
-		SLO:        results.SLO{Metric: o.sloMetric, Percentile: o.sloPct, ThresholdMs: o.slo, MaxErrorRate: o.maxErr, MinGoodPercent: minGood},
-		Prediction: &results.Prediction{Model: target.Model, Preset: o.sim.preset, ModelsYAML: string(yml)}}
+		SLO: st.slo, Prediction: &results.Prediction{Model: target.Model, Preset: o.sim.preset, ModelsYAML: string(yml)}}
 	if o.replicas > 1 {
 		sw.Prediction.Replicas, sw.Prediction.Routing = o.replicas, string(routing)
 	}
-	if minGood > 0 {
-		sw.SLO.ThresholdMs = 0
-	}
-	sized, note, err := o.sizedSource(target, plan)
-	if err != nil {
-		return err
-	}
-	var voice workload.Voice
-	var convs workload.Conversations
-	switch {
-	case plan.conv != nil:
-		convs, note = plan.conv.sizeConversations(target, plan.lf.maxTokens, plan.lf.seed)
-		convs.GapMin, convs.GapMax, _ = parseGap(plan.vf.gap)
-	case plan.voice:
-		if voice, err = plan.vf.build(plan.lf.seed); err != nil {
-			return err
-		}
-		cal := bench.Calibrate(target)
-		voice.WordsPerToken, note = cal.WordsPerToken, cal.String()
+	if err := plan.series.Size(target); err != nil {
+		return seriesErr(err)
 	}
 	// A dataset's levels continue one after another through its entries
 	// (or conversations), as a live sweep's do, so they are predicted in
 	// order.
-	var datasetNext int
-	pending, _ := plan.src.(*pendingDataset)
-	if pending != nil || plan.conv != nil {
+	if plan.series.Workload.Dataset != nil {
 		o.parallel = 1
 	}
 	out := c.OutOrStdout()
@@ -157,85 +150,29 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 	sw = predict.Sweep(predict.SweepOptions{
 		Loads: loads, Parallel: o.parallel, StopOnSaturation: o.stopSat, Sweep: sw,
 		Run: func(i int, load float64) (*results.Run, error) {
-			cfg := base
-			if plan.conv != nil {
-				tracked := &trackedCalls{Conversations: convs}
-				if !plan.conv.repeat {
-					tracked.Offset = datasetNext
-				}
-				sizing := plan.conv.sizing
-				sizing.Offset = tracked.Offset
-				cfg.DatasetSizing = &sizing
-				res, err := predict.VoiceLevel(c.Context(), predict.VoiceOptions{VoiceOptions: plan.callOptions(tracked, load, cfg), Target: target,
-					Replicas: o.replicas, Routing: routing})
-				if res != nil {
-					if w := tracked.repeatWarning(plan.conv.repeat && datasetNext > 0); w != "" {
-						res.Warnings = append(res.Warnings, w)
-					}
-					datasetNext = tracked.Offset + tracked.used()
-				}
-				return res, err
+			rate, concurrency := load, 0
+			if axis == "concurrency" {
+				rate, concurrency = 0, int(load)
 			}
-			if plan.voice {
-				v := voice
-				v.Nonce = plan.levelNonce(i + 1)
-				return predict.VoiceLevel(c.Context(), predict.VoiceOptions{VoiceOptions: plan.voiceOptions(v, load, cfg), Target: target,
-					Replicas: o.replicas, Routing: routing})
+			level, err := plan.series.Prepare(i, target, rate, concurrency, base)
+			if err != nil {
+				return nil, err
 			}
-			l := plan.load
-			if axis == "rate" {
-				l.Rate, l.Concurrency = load, 0
+			var res *results.Run
+			if level.Calls != nil {
+				res, err = predict.VoiceLevel(c.Context(), predict.VoiceOptions{VoiceOptions: *level.Calls, Target: target, Replicas: o.replicas, Routing: routing})
 			} else {
-				l.Concurrency, l.Rate = int(load), 0
+				res, err = predict.Level(c.Context(), predict.Options{Target: target, Source: level.Requests.Source, Load: level.Requests.Load,
+					Config: level.Requests.Config, Goodput: level.Requests.Goodput, Replicas: o.replicas, Routing: routing})
 			}
-			plan.lf.config(&cfg, l)
-			if pd, ok := plan.src.(*pendingDataset); ok {
-				cfg.DatasetFormat = string(pd.format)
-			}
-			src := sized
-			if syn, ok := src.(workload.Synthetic); ok {
-				syn.Nonce = plan.levelNonce(i + 1)
-				src = syn
-			}
-			var tracked *trackedDataset
-			if ds, ok := src.(workload.Dataset); ok {
-				tracked = &trackedDataset{Dataset: ds}
-				switch {
-				case l.Trace != nil:
-					speedup := l.Rate / workload.TraceRate(workload.TraceSchedule(ds.Entries, 1))
-					l.Trace = workload.TraceSchedule(ds.Entries, speedup)
-					tracked.Blocks.Nonce = plan.levelNonce(i + 1)
-					cfg.TraceSpeedup = speedup
-				case !pending.repeat:
-					tracked.Offset = datasetNext
-				}
-				src = tracked
-				sizing := pending.sizing
-				sizing.Offset = tracked.Offset
-				cfg.DatasetSizing = &sizing
-			}
-			res, err := predict.Level(c.Context(), predict.Options{Target: target, Source: src, Load: l, Config: cfg, Goodput: plan.goodput,
-				Replicas: o.replicas, Routing: routing})
-			if tracked != nil && res != nil {
-				resent := ""
-				if pending.repeat && datasetNext > 0 {
-					resent = "--dataset-repeat: this level resent the prompts of earlier levels; a prefix-caching server answers them warm"
-				}
-				if w := tracked.repeatWarning(resent); w != "" {
-					res.Warnings = append(res.Warnings, w)
-				}
-				datasetNext = tracked.Offset + tracked.used()
+			if res != nil {
+				level.Finish(res)
 			}
 			return res, err
 		},
 	})
 	if c.Context().Err() != nil {
 		return withCode(ExitRuntime, fmt.Errorf("the prediction was stopped before its levels were done, so nothing is written: %w", results.ErrInterrupted))
-	}
-	for i := range sw.Levels {
-		if r := sw.Levels[i].Run; r != nil && note != "" {
-			r.Notes = append(r.Notes, note)
-		}
 	}
 	report.SweepTable(out, sw, outputWidth(out))
 	if err := writeSweepData(sw, paths.json, paths.csv); err != nil {
@@ -254,28 +191,6 @@ func (o *sweepOptions) runPredict(c *cobra.Command, axis string, loads []float64
 	return nil
 }
 
-// sizedSource sizes synthetic prompts, or counts and samples a dataset,
-// against the simulated server's own token count, as a live sweep does
-// against the live one.
-func (o *sweepOptions) sizedSource(t predict.Target, plan *levelPlan) (workload.Source, string, error) {
-	if pd, ok := plan.src.(*pendingDataset); ok {
-		ds, note, err := pd.size(t, plan.lf.maxTokens, plan.datasetNeed, plan.load.Seed)
-		if err == nil && pd.lengthsOnly() {
-			ds.Blocks.WordsPerToken = bench.Calibrate(t).WordsPerToken
-		}
-		ds.Blocks.Nonce = plan.nonce
-		return ds, note, err
-	}
-	syn, ok := plan.src.(workload.Synthetic)
-	if !ok || plan.lf.noCalibrate {
-		return plan.src, "", nil
-	}
-	syn.Nonce = plan.levelNonce(1)
-	cal := bench.Calibrate(t)
-	fit, note := bench.SizedPrompts(t, cal, syn)
-	return fit, note, nil
-}
-
 // Bounds on one predicted level, checked before any runs: a level's
 // requests are kept in memory as they finish (about 1.5 KB each), so a
 // level far past these would end in running out of it.
@@ -288,7 +203,7 @@ const (
 
 // predictBounds refuses a prediction whose levels cannot fit, and flags
 // that mean nothing in virtual time.
-func (o *sweepOptions) predictBounds(c *cobra.Command, axis string, loads []float64, plan *levelPlan) error {
+func (o *predictOptions) predictBounds(c *cobra.Command, axis string, loads []float64, plan *levelPlan) error {
 	fs := c.Flags()
 	for _, name := range []string{"timeout", "request-timeout", "retries", "idle-conn-timeout", "header", "api-key", "extra-body"} {
 		if fs.Changed(name) {
@@ -312,7 +227,7 @@ func (o *sweepOptions) predictBounds(c *cobra.Command, axis string, loads []floa
 		if n == 0 && axis == "rate" {
 			n = load * plan.lf.duration.Seconds()
 		}
-		if plan.voice {
+		if plan.calls {
 			n *= float64(max(plan.vf.turns, 1))
 		}
 		if n > maxPredictedRequests {

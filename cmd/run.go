@@ -82,20 +82,19 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	plan.datasetNeed = datasetNeed(plan.load, []float64{plan.load.Rate}, plan.load.Rate > 0)
+	plan.series.Need = bench.DatasetNeed(plan.load, []float64{plan.load.Rate}, plan.load.Rate > 0)
 	if err := o.target.validate(); err != nil {
 		return err
 	}
-	if pd, ok := plan.src.(*pendingDataset); ok && o.target.endpoint == "completions" {
-		if err := pd.checkCompletions(); err != nil {
-			return err
-		}
+	if err := plan.checkCompletions(o.target.endpoint); err != nil {
+		return err
 	}
 	shard, startAt, err := o.shard.parse()
 	if err != nil {
 		return err
 	}
 	plan.load.Shard = shard
+	plan.setLoad(plan.load)
 	// Only shard 0 reads the server's view of the whole load.
 	o.server.none = o.server.none || shard.Index > 0
 	// Every output is checked before anything is measured, so a run is
@@ -144,7 +143,7 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	if o.quiet {
 		out, errOut = io.Discard, io.Discard
 	}
-	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, out: out, errOut: errOut, startAt: startAt}
+	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, startAt: startAt}
 	if records != nil {
 		lv.records = records
 	}
@@ -185,21 +184,16 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	return nil
 }
 
-// levelPlan is what every level of a run or sweep shares.
+// levelPlan is what every level of a run or sweep shares: the series
+// that prepares them, and the flags it was built from.
 type levelPlan struct {
-	// nonce is the command's (see newRunNonce).
-	nonce   string
-	goodput summary.Goodput
-	voice   bool
-	load    driver.Load
-	src     workload.Source
-	vf      *voiceFlags
-	lf      *loadFlags
-	// datasetNeed is how many dataset entries the run or sweep sends
-	// (see datasetNeed).
-	datasetNeed int
-	// conv, when set, is the dataset whose conversations the calls replay.
-	conv *pendingDataset
+	series *bench.Series
+	// calls says the levels send calls (voice, or a dataset's
+	// conversations), and conv a dataset's conversations.
+	calls, conv bool
+	load        driver.Load
+	vf          *voiceFlags
+	lf          *loadFlags
 }
 
 // checkWorkload checks --workload.
@@ -213,16 +207,18 @@ func checkWorkload(w string) error {
 
 // buildLevelPlan validates the load and workload flags.
 func buildLevelPlan(c *cobra.Command, lf *loadFlags, vf *voiceFlags, workloadName string) (*levelPlan, error) {
-	p := &levelPlan{voice: workloadName != "requests", vf: vf, lf: lf, nonce: newRunNonce()}
+	p := &levelPlan{calls: workloadName != "requests", vf: vf, lf: lf}
 	g, err := summary.ParseGoodput(lf.goodput)
 	if err != nil {
 		return nil, usageErr("--goodput: %v", err)
 	}
-	p.goodput = g
+	s := &bench.Series{Goodput: g, Nonce: newRunNonce()}
+	p.series = s
+	var conv *bench.DatasetFile
 	if workloadName == "requests" && lf.dataset != "" && !c.Flags().Changed("workload") && lf.concurrency == 0 {
 		// AIPerf's multi_turn files are sessions: replay them as such.
-		if pd, err := lf.data.parse(lf.dataset); err == nil && pd.format == workload.FormatMultiTurn {
-			p.voice, p.conv = true, pd
+		if pd, err := lf.data.parse(lf.dataset); err == nil && pd.Format() == workload.FormatMultiTurn {
+			p.calls, conv = true, pd
 		}
 	}
 	if workloadName == "conversations" {
@@ -233,14 +229,14 @@ func buildLevelPlan(c *cobra.Command, lf *loadFlags, vf *voiceFlags, workloadNam
 		if err != nil {
 			return nil, err
 		}
-		if len(pd.parsed.Conversations) == 0 {
-			return nil, usageErr("--dataset %s (%s) holds no conversations to replay (ShareGPT, chat and multi_turn files do)", lf.dataset, pd.format)
+		if len(pd.Parsed.Conversations) == 0 {
+			return nil, usageErr("--dataset %s (%s) holds no conversations to replay (ShareGPT, chat and multi_turn files do)", lf.dataset, pd.Format())
 		}
-		p.conv = pd
+		conv = pd
 	}
-	if p.voice {
+	if p.calls {
 		what := "the voice workload is open loop: give --rate (calls per second), not --concurrency"
-		if p.conv != nil {
+		if conv != nil {
 			what = "conversations arrive open loop, as calls: give --rate (conversations per second), not --concurrency"
 		}
 		if lf.concurrency > 0 {
@@ -249,25 +245,57 @@ func buildLevelPlan(c *cobra.Command, lf *loadFlags, vf *voiceFlags, workloadNam
 		if err := lf.check(c); err != nil {
 			return nil, err
 		}
-		if _, err := vf.build(lf.seed); err != nil && p.conv == nil {
+		v, err := vf.build(lf.seed)
+		if err != nil && conv == nil {
 			return nil, err
 		}
 		if vf.calls == 0 && lf.duration == 0 {
 			vf.calls = 20
 		}
+		w := bench.Workload{MaxTokens: lf.maxTokens, Calls: vf.calls, MaxConcurrentCalls: vf.maxCalls}
+		if conv != nil {
+			p.conv = true
+			w.Dataset, w.Conversations = conv, true
+			w.GapMin, w.GapMax, _ = parseGap(vf.gap)
+		} else {
+			w.Voice = &v
+		}
+		s.Workload = w
 		p.load = driver.Load{Rate: lf.rate, Duration: lf.duration, Seed: lf.seed, Burstiness: 1, DrainTimeout: lf.drain}
+		s.Load = p.load
 		return p, nil
 	}
-	load, src, err := lf.build(c)
+	load, w, err := lf.build(c)
 	if err != nil {
 		return nil, err
 	}
-	p.load = load
-	p.src = src
+	p.load, s.Load, s.Workload = load, load, w
 	return p, nil
 }
 
-// levelRunner runs one level (a run, or one step of a sweep).
+// setLoad sets the plan's load, and the series' with it.
+func (p *levelPlan) setLoad(l driver.Load) { p.load, p.series.Load = l, l }
+
+// checkCompletions refuses, before anything is sent, dataset entries that
+// the completions endpoint would be sent as empty prompts.
+func (p *levelPlan) checkCompletions(endpoint string) error {
+	if d := p.dataset(); d != nil && endpoint == "completions" {
+		if err := d.CheckCompletions(); err != nil {
+			return usageErr("--dataset %v", err)
+		}
+	}
+	return nil
+}
+
+// dataset is the levels' dataset file of single requests, if they send one.
+func (p *levelPlan) dataset() *bench.DatasetFile {
+	if p.conv {
+		return nil
+	}
+	return p.series.Workload.Dataset
+}
+
+// levelRunner runs one live level (a run, or one step of a sweep).
 type levelRunner struct {
 	target      *resolved
 	tf          *targetFlags
@@ -275,18 +303,9 @@ type levelRunner struct {
 	server      *serverFlags
 	records     io.Writer
 	recordLevel *float64
-	out, errOut io.Writer
 	progress    func(bench.Progress)
-	calibrated  *bench.Calibration
-	sized       *workload.Synthetic
-	sizedNote   string
-	dataset     *workload.Dataset
-	datasetNote string
-	// datasetNext is the dataset entry (or conversation) the next level
-	// starts at.
-	datasetNext int
-	convs       *workload.Conversations
-	levels      int
+	// index is the level's place in the series.
+	index int
 	// startAt is when this level's window starts (zero: when ready).
 	startAt time.Time
 }
@@ -300,236 +319,54 @@ func newRunNonce() string {
 	return cmp.Or(os.Getenv("KNEE_RUN_NONCE"), fmt.Sprintf("%08x", rand.Uint32()))
 }
 
-// nextNonce returns the nonce of the next level.
-func (lv *levelRunner) nextNonce() string {
-	lv.levels++
-	return lv.plan.levelNonce(lv.levels)
-}
-
-// levelNonce is the nonce of level n (from 1) of this command.
-func (p *levelPlan) levelNonce(n int) string { return fmt.Sprintf("[%s.%d]", p.nonce, n) }
-
-// run measures one level at the given rate or concurrency.
+// run measures the next level of the series at the given rate or
+// concurrency.
 func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (*results.Run, error) {
-	p := lv.plan
+	s := lv.plan.series
 	cfg := lv.tf.config(lv.target.target.BaseURL, lv.target.target.Model)
 	cfg.BuiltinSim = lv.target.builtin
-	if p.voice {
-		return lv.runVoice(ctx, rate, cfg)
-	}
-	load := p.load
-	if rate > 0 {
-		load.Rate, load.Concurrency = rate, 0
-	} else if concurrency > 0 {
-		load.Concurrency, load.Rate = concurrency, 0
-	}
-	p.lf.config(&cfg, load)
-	client, err := transport.NewClient(lv.target.target, load.PoolSize())
+	client, err := transport.NewClient(lv.target.target, s.PoolSize(rate, concurrency))
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
 	defer client.Close()
-	src := p.src
-	var sizeNote string
-	if syn, ok := src.(workload.Synthetic); ok {
-		syn.Nonce = lv.nextNonce()
-		if !p.lf.noCalibrate {
-			// Calibrated once per run or sweep; later levels reuse the fit
-			// with their own nonce.
-			if lv.sized == nil {
-				if lv.calibrated == nil {
-					cal := bench.Calibrate(client)
-					lv.calibrated = &cal
-				}
-				fit, note := bench.SizedPrompts(client, *lv.calibrated, syn)
-				lv.sized, lv.sizedNote = &fit, note
-			}
-			syn.Tokens, syn.WordsPerToken = lv.sized.Tokens, lv.sized.WordsPerToken
-			sizeNote = lv.sizedNote
-		}
-		src = syn
-	}
-	var tracked *trackedDataset
-	pd, _ := src.(*pendingDataset)
-	if pd != nil {
-		if lv.dataset == nil {
-			ds, note, err := pd.size(client, p.lf.maxTokens, p.datasetNeed, load.Seed)
-			if err != nil {
-				return nil, err
-			}
-			if pd.lengthsOnly() {
-				ds.Blocks.WordsPerToken = lv.calibrate(client).WordsPerToken
-			}
-			ds.Blocks.Nonce = lv.plan.nonce
-			lv.dataset, lv.datasetNote = &ds, note
-		}
-		tracked = &trackedDataset{Dataset: *lv.dataset}
-		switch {
-		case load.Trace != nil:
-			// Every level replays the whole trace, faster or slower; its
-			// blocks are the level's own text (the nonce), so one level's
-			// never warm the next.
-			speedup := load.Rate / workload.TraceRate(workload.TraceSchedule(tracked.Entries, 1))
-			load.Trace = workload.TraceSchedule(tracked.Entries, speedup)
-			tracked.Blocks.Nonce = lv.nextNonce()
-			cfg.TraceSpeedup = speedup
-		case !pd.repeat:
-			tracked.Offset = lv.datasetNext
-		}
-		src = tracked
-		sizeNote = lv.datasetNote
-		cfg.DatasetFormat = string(pd.format)
-		sizing := pd.sizing
-		sizing.Offset = tracked.Offset
-		cfg.DatasetSizing = &sizing
-	}
-	opts := bench.Options{Client: client, Source: src, Load: load, Config: cfg, Records: lv.records, RecordLevel: lv.recordLevel,
-		Progress: lv.progress, Goodput: p.goodput, StartAt: lv.startAt}
-	view := lv.server.attach(ctx, lv.target, &opts.OnWindowStart, &opts.OnWindowEnd)
-	res, err := bench.Run(ctx, opts)
+	level, err := s.Prepare(lv.index, client, rate, concurrency, cfg)
 	if err != nil {
+		return nil, seriesErr(err)
+	}
+	lv.index++
+	var res *results.Run
+	if o := level.Calls; o != nil {
+		o.Client, o.Progress, o.StartAt = client, lv.progress, lv.startAt
+		if lv.records != nil {
+			o.Records, o.RecordLevel = lv.records, lv.recordLevel
+		}
+		view := lv.server.attach(ctx, lv.target, &o.OnWindowStart, &o.OnWindowEnd)
+		if res, err = bench.RunVoice(ctx, *o); err != nil {
+			return nil, usageErr("%v", err)
+		}
+		res.Environment = environment()
+		level.Finish(res)
+		view.finish(res)
+		return res, nil
+	}
+	o := level.Requests
+	o.Client, o.Records, o.RecordLevel, o.Progress, o.StartAt = client, lv.records, lv.recordLevel, lv.progress, lv.startAt
+	view := lv.server.attach(ctx, lv.target, &o.OnWindowStart, &o.OnWindowEnd)
+	if res, err = bench.Run(ctx, *o); err != nil {
 		return nil, usageErr("%v", err)
 	}
 	res.Environment = environment()
-	if sizeNote != "" && lv.calibrated != nil && lv.dataset == nil {
-		res.Notes = append(res.Notes, lv.calibrated.String())
-	}
-	if sizeNote != "" {
-		res.Notes = append(res.Notes, sizeNote)
-	}
-	if want := p.lf.inputTokens + p.lf.prefixTokens; p.lf.inputTokens > 0 {
-		res.Warnings = append(res.Warnings, results.InputSizeWarnings(want, res.Tokens)...)
-	}
-	if tracked != nil {
-		resent := ""
-		switch {
-		case lv.datasetNext == 0:
-		case load.Trace != nil && !pd.lengthsOnly():
-			resent = "every level replays the whole trace: the lines that carry text resend an earlier level's prompts, which a prefix-caching server answers warm"
-		case pd.repeat:
-			resent = "--dataset-repeat: this level resent the prompts of earlier levels; a prefix-caching server answers them warm"
-		}
-		if w := tracked.repeatWarning(resent); w != "" {
-			res.Warnings = append(res.Warnings, w)
-		}
-		lv.datasetNext = tracked.Offset + tracked.used()
-	}
+	level.Finish(res)
 	view.finish(res)
 	return res, nil
 }
 
-// calibrate sends the filler calibration once per run or sweep.
-func (lv *levelRunner) calibrate(client bench.Prober) bench.Calibration {
-	if lv.calibrated == nil {
-		cal := bench.Calibrate(client)
-		lv.calibrated = &cal
+// seriesErr is an error preparing a series' level: the user's to fix
+// (their dataset's bounds) or the run's.
+func seriesErr(err error) error {
+	if errors.Is(err, bench.ErrFilteredOut) {
+		return usageErr("--dataset %v", err)
 	}
-	return *lv.calibrated
-}
-
-func (lv *levelRunner) runVoice(ctx context.Context, rate float64, cfg results.Config) (*results.Run, error) {
-	p := lv.plan
-	pool := 16384
-	if p.vf.maxCalls > 0 {
-		pool = p.vf.maxCalls
-	}
-	client, err := transport.NewClient(lv.target.target, pool)
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	defer client.Close()
-	var opts bench.VoiceOptions
-	var tracked *trackedCalls
-	if p.conv != nil {
-		if lv.convs == nil {
-			cv, note := p.conv.sizeConversations(client, p.lf.maxTokens, p.lf.seed)
-			cv.GapMin, cv.GapMax, _ = parseGap(p.vf.gap)
-			lv.convs, lv.datasetNote = &cv, note
-		}
-		tracked = &trackedCalls{Conversations: *lv.convs}
-		if !p.conv.repeat {
-			tracked.Offset = lv.datasetNext
-		}
-		sizing := p.conv.sizing
-		sizing.Offset = tracked.Offset
-		cfg.DatasetSizing = &sizing
-		opts = p.callOptions(tracked, rate, cfg)
-	} else {
-		v, err := p.vf.build(p.lf.seed)
-		if err != nil {
-			return nil, err
-		}
-		v.WordsPerToken = lv.calibrate(client).WordsPerToken
-		v.Nonce = lv.nextNonce()
-		opts = p.voiceOptions(v, rate, cfg)
-	}
-	opts.Client, opts.Progress, opts.Shard, opts.StartAt = client, lv.progress, p.load.Shard, lv.startAt
-	if lv.records != nil {
-		opts.Records, opts.RecordLevel = lv.records, lv.recordLevel
-	}
-	view := lv.server.attach(ctx, lv.target, &opts.OnWindowStart, &opts.OnWindowEnd)
-	res, err := bench.RunVoice(ctx, opts)
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	res.Environment = environment()
-	if tracked != nil {
-		res.Notes = append(res.Notes, lv.datasetNote)
-		if w := tracked.repeatWarning(p.conv.repeat && lv.datasetNext > 0); w != "" {
-			res.Warnings = append(res.Warnings, w)
-		}
-		lv.datasetNext = tracked.Offset + tracked.used()
-	} else {
-		res.Notes = append(res.Notes, lv.calibrated.String())
-	}
-	view.finish(res)
-	return res, nil
-}
-
-// voiceOptions is one level of the call workload at rate, live or
-// predicted: the calls, their bounds and the configuration recorded.
-func (p *levelPlan) voiceOptions(v workload.Voice, rate float64, cfg results.Config) bench.VoiceOptions {
-	o := bench.VoiceOptions{CallSource: v, Rate: rate, Calls: p.vf.calls, Duration: p.lf.duration, MaxConcurrentCalls: p.vf.maxCalls,
-		Seed: p.lf.seed, DrainTimeout: p.lf.drain, Goodput: p.goodput}
-	bench.RecordVoice(&cfg, v, o)
-	o.Config = cfg
-	return o
-}
-
-// callOptions is one level of a dataset's conversations at rate, live or
-// predicted.
-func (p *levelPlan) callOptions(src workload.Calls, rate float64, cfg results.Config) bench.VoiceOptions {
-	p.describe(&cfg, "rate")
-	cfg.Rate = rate
-	return bench.VoiceOptions{CallSource: src, Rate: rate, Calls: p.vf.calls, Duration: p.lf.duration, MaxConcurrentCalls: p.vf.maxCalls,
-		Seed: p.lf.seed, Config: cfg, DrainTimeout: p.lf.drain, Goodput: p.goodput}
-}
-
-// describe fills a sweep's top-level configuration with what every level
-// shares: workload, mode, token sizes, seed and warm-up.
-func (p *levelPlan) describe(c *results.Config, axis string) {
-	if p.conv != nil {
-		lo, hi, _ := parseGap(p.vf.gap)
-		c.Workload, c.Mode, c.Seed, c.MaxTokens = results.WorkloadConversations, results.ModeOpen, p.lf.seed, p.lf.maxTokens
-		c.Dataset, c.DatasetFormat = p.conv.path, string(p.conv.format)
-		c.DurationS = p.lf.duration.Seconds()
-		c.Conversations = &results.ConversationConfig{GapMinS: lo.Seconds(), GapMaxS: hi.Seconds(), LiveHistory: p.conv.liveHistory,
-			Calls: p.vf.calls, MaxConcurrentCalls: p.vf.maxCalls}
-		return
-	}
-	if p.voice {
-		if v, err := p.vf.build(p.lf.seed); err == nil {
-			bench.RecordVoice(c, v, bench.VoiceOptions{Calls: p.vf.calls, Duration: p.lf.duration, MaxConcurrentCalls: p.vf.maxCalls, Seed: p.lf.seed})
-		}
-		c.Workload, c.Mode, c.Seed = results.WorkloadVoice, results.ModeOpen, p.lf.seed
-		c.DurationS = p.lf.duration.Seconds()
-		return
-	}
-	load := p.load
-	if axis == "concurrency" && load.Concurrency == 0 {
-		load.Concurrency = 1
-	}
-	p.lf.config(c, load)
-	// The level's own rate or concurrency is in each level's config.
-	c.Rate, c.Concurrency = 0, 0
+	return err
 }

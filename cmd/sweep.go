@@ -29,34 +29,37 @@ var (
 	defaultSweepOutput = 64
 )
 
-type sweepOptions struct {
-	target       targetFlags
-	load         loadFlags
-	voice        voiceFlags
-	sim          simFlags
-	server       serverFlags
-	shard        shardFlags
-	workload     string
-	healthPolicy string
-	rates        string
-	concurrency  string
-	step         time.Duration
-	label        string
-	outDir       string
-	slo          float64
-	sloMetric    string
-	sloPct       float64
-	maxErr       float64
-	stopSat      bool
-	preset       string
-	records      string
-	// predict runs the levels in virtual time instead of measuring them.
-	predict  bool
-	parallel int
+// sweepFlags are the flags knee sweep and knee predict share: what each
+// level sends, the levels, the SLO and where the files go.
+type sweepFlags struct {
+	target      targetFlags
+	load        loadFlags
+	voice       voiceFlags
+	sim         simFlags
+	server      serverFlags
+	workload    string
+	rates       string
+	concurrency string
+	step        time.Duration
+	label       string
+	outDir      string
+	slo         float64
+	sloMetric   string
+	sloPct      float64
+	maxErr      float64
+	stopSat     bool
+	preset      string
+	records     string
 	// speedups are a trace's levels, as multiples of its own speed.
 	speedups string
-	replicas int
-	routing  string
+}
+
+// sweepOptions are knee sweep's: the shared flags, the shard of a split
+// load, and what an unhealthy level does to the knees.
+type sweepOptions struct {
+	sweepFlags
+	shard        shardFlags
+	healthPolicy string
 }
 
 func newSweepCmd() *cobra.Command {
@@ -81,12 +84,15 @@ With no target, knee starts its built-in simulator and sweeps it with
 		Args: goodputArgs(&o.load),
 		RunE: runtimeErrors(o.run),
 	}
-	o.register(c)
+	o.register(c, 15*time.Second, "1m for calls")
+	o.shard.register(c, true)
+	c.Flags().StringVar(&o.healthPolicy, "health-policy", results.HealthExclude, "what a level whose client was unhealthy (client-limited, or host-starved: the whole machine stalled) does to the knees: exclude it, warn (judge it, and say so) or ignore (judge it)")
 	return c
 }
 
-// register declares the flags knee sweep and knee predict share.
-func (o *sweepOptions) register(c *cobra.Command) {
+// register declares the flags knee sweep and knee predict share, with the
+// command's default window per level and why it is that.
+func (o *sweepFlags) register(c *cobra.Command, step time.Duration, why string) {
 	o.target.register(c)
 	o.load.registerShared(c)
 	o.voice.register(c, 4, "5s,7s")
@@ -96,11 +102,6 @@ func (o *sweepOptions) register(c *cobra.Command) {
 	fs.StringVar(&o.workload, "workload", "requests", "requests, voice, or conversations (a --dataset's conversations replayed as calls)")
 	fs.StringVar(&o.rates, "rates", "", "open-loop levels: arrivals (or calls) per second, e.g. 1,2,4,8")
 	fs.StringVar(&o.concurrency, "concurrency", "", "closed-loop levels: streams, e.g. 1,4,16,64")
-	step, why := 15*time.Second, "1m for calls"
-	if o.predict {
-		// Virtual time is cheap, and a queue needs minutes to show.
-		step, why = 2*time.Minute, "virtual time is cheap"
-	}
 	fs.DurationVar(&o.step, "step-duration", step, "measured window of each level (0 with --requests to count requests instead; "+why+")")
 	fs.StringVar(&o.label, "label", "", "name of the result files (default sweep-<date>-<time>)")
 	fs.StringVar(&o.outDir, "out-dir", "results", "folder of the result files")
@@ -113,10 +114,6 @@ func (o *sweepOptions) register(c *cobra.Command) {
 	fs.StringVar(&o.records, "records", "", "stream one JSON line per request of every level to this file (each with its level)")
 	fs.StringVar(&o.speedups, "trace-speedups", "", "a trace's levels as multiples of its own speed, e.g. 0.5,1,2,4 (default; --rates instead asks for mean rates)")
 	c.MarkFlagsMutuallyExclusive("rates", "concurrency")
-	if !o.predict {
-		o.shard.register(c, true)
-		fs.StringVar(&o.healthPolicy, "health-policy", results.HealthExclude, "what a level whose client was unhealthy (client-limited, or host-starved: the whole machine stalled) does to the knees: exclude it, warn (judge it, and say so) or ignore (judge it)")
-	}
 }
 
 func parseList(s string) ([]float64, error) {
@@ -135,7 +132,7 @@ func parseList(s string) ([]float64, error) {
 }
 
 // levels resolves the sweep's axis and loads from the flags or a preset.
-func (o *sweepOptions) levels(c *cobra.Command) (string, []float64, error) {
+func (o *sweepFlags) levels(c *cobra.Command) (string, []float64, error) {
 	for _, name := range []string{"rates", "concurrency", "trace-speedups"} {
 		if fl := c.Flags().Lookup(name); fl != nil && c.Flags().Changed(name) && strings.TrimSpace(fl.Value.String()) == "" {
 			return "", nil, usageErr("--%s is empty: give levels, e.g. 1,2,4", name)
@@ -184,38 +181,45 @@ func (o *sweepOptions) levels(c *cobra.Command) (string, []float64, error) {
 	return "rate", defaultSweepRates, nil
 }
 
-func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
+// sweepSetup is a sweep's levels, ready to run live or in virtual time.
+type sweepSetup struct {
+	axis  string
+	loads []float64
+	plan  *levelPlan
+	slo   results.SLO
+}
+
+// setup checks the shared flags and builds the levels. callStep, when set,
+// is the window of a level of calls when --step-duration is not given.
+func (o *sweepFlags) setup(c *cobra.Command, callStep time.Duration) (*sweepSetup, error) {
 	if err := checkWorkload(o.workload); err != nil {
-		return err
+		return nil, err
 	}
 	axis, loads, err := o.levels(c)
 	if err != nil {
-		return err
-	}
-	if o.healthPolicy != "" && !slices.Contains(results.HealthPolicies, o.healthPolicy) {
-		return usageErr("--health-policy must be one of %s, got %q", strings.Join(results.HealthPolicies, ", "), o.healthPolicy)
+		return nil, err
 	}
 	if o.slo <= 0 || o.maxErr <= 0 || o.maxErr > 1 || o.step < 0 {
-		return usageErr("--slo and --max-error-rate must be positive (error rate at most 1), --step-duration not negative")
+		return nil, usageErr("--slo and --max-error-rate must be positive (error rate at most 1), --step-duration not negative")
 	}
 	minGood := 0.0
 	if o.sloMetric == "goodput" {
 		// The SLO is then a share: at least --slo percent of requests good.
 		if o.load.goodput == "" {
-			return usageErr("--slo-metric goodput needs --goodput bounds, e.g. --goodput ttft:300,tpot:50")
+			return nil, usageErr("--slo-metric goodput needs --goodput bounds, e.g. --goodput ttft:300,tpot:50")
 		}
 		minGood = 90
 		if c.Flags().Changed("slo") {
 			minGood = o.slo
 		}
 		if minGood <= 0 || minGood > 100 {
-			return usageErr("with --slo-metric goodput, --slo is the percentage of good requests (0–100], got %g", minGood)
+			return nil, usageErr("with --slo-metric goodput, --slo is the percentage of good requests (0–100], got %g", minGood)
 		}
 	} else if _, ok := (results.Stats{}).SummaryOf(o.sloMetric); !ok {
-		return usageErr("--slo-metric %q is not one of ttft_sched, ttft, e2e, e2e_sched, itl, tpot, queue_wait, goodput", o.sloMetric)
+		return nil, usageErr("--slo-metric %q is not one of ttft_sched, ttft, e2e, e2e_sched, itl, tpot, queue_wait, goodput", o.sloMetric)
 	}
 	if o.sloPct != 50 && o.sloPct != 90 && o.sloPct != 95 && o.sloPct != 99 {
-		return usageErr("--slo-percentile must be 50, 90, 95 or 99")
+		return nil, usageErr("--slo-percentile must be 50, 90, 95 or 99")
 	}
 	fs := c.Flags()
 	defaulted := o.rates == "" && o.concurrency == "" && o.preset == ""
@@ -225,10 +229,10 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 			o.load.maxTokens = defaultSweepOutput
 		}
 	}
-	if o.workload != "requests" && !fs.Changed("step-duration") && !o.predict {
+	if o.workload != "requests" && !fs.Changed("step-duration") && callStep > 0 {
 		// A call lasts its turns and gaps (about 20 s by default): a
 		// window of 15 s holds too few whole calls to read.
-		o.step = time.Minute
+		o.step = callStep
 	}
 	o.load.duration = o.step
 	if o.load.requests > 0 && !fs.Changed("step-duration") {
@@ -244,36 +248,50 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	}
 	plan, err := buildLevelPlan(c, &o.load, &o.voice, o.workload)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if pd, ok := plan.src.(*pendingDataset); ok && pd.traceRate > 0 {
-		if loads, err = o.traceLevels(c, axis, loads, pd.traceRate); err != nil {
-			return err
+	if pd := plan.dataset(); pd != nil && pd.TraceRate() > 0 {
+		if loads, err = o.traceLevels(c, axis, loads, pd.TraceRate()); err != nil {
+			return nil, err
 		}
 		if !fs.Changed("step-duration") {
 			// A trace's level is the whole trace, unless bounded.
 			o.load.duration, plan.load.Duration = 0, 0
+			plan.setLoad(plan.load)
 		}
 	} else if o.speedups != "" {
-		return usageErr("--trace-speedups applies to a trace (a --dataset whose lines carry timestamps)")
+		return nil, usageErr("--trace-speedups applies to a trace (a --dataset whose lines carry timestamps)")
 	}
-	plan.datasetNeed = datasetNeed(plan.load, loads, axis == "rate")
+	plan.series.Need = bench.DatasetNeed(plan.load, loads, axis == "rate")
 	if err := o.target.validate(); err != nil {
+		return nil, err
+	}
+	if err := plan.checkCompletions(o.target.endpoint); err != nil {
+		return nil, err
+	}
+	slo := results.SLO{Metric: o.sloMetric, Percentile: o.sloPct, ThresholdMs: o.slo, MaxErrorRate: o.maxErr, MinGoodPercent: minGood}
+	if minGood > 0 {
+		slo.ThresholdMs = 0
+	}
+	return &sweepSetup{axis: axis, loads: loads, plan: plan, slo: slo}, nil
+}
+
+// run measures the sweep's levels live.
+func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
+	if o.healthPolicy != "" && !slices.Contains(results.HealthPolicies, o.healthPolicy) {
+		return usageErr("--health-policy must be one of %s, got %q", strings.Join(results.HealthPolicies, ", "), o.healthPolicy)
+	}
+	st, err := o.setup(c, time.Minute)
+	if err != nil {
 		return err
 	}
-	if pd, ok := plan.src.(*pendingDataset); ok && o.target.endpoint == "completions" {
-		if err := pd.checkCompletions(); err != nil {
-			return err
-		}
-	}
-	if o.predict {
-		return o.runPredict(c, axis, loads, plan, minGood)
-	}
+	axis, loads, plan := st.axis, st.loads, st.plan
 	shard, startAt, err := o.shard.parse()
 	if err != nil {
 		return err
 	}
 	plan.load.Shard = shard
+	plan.setLoad(plan.load)
 	if shard.Sharded() {
 		// Every shard must run every level, whatever its own part shows,
 		// and only shard 0 reads the server's view of the whole load.
@@ -302,7 +320,7 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	if results.IsStdout(o.records) {
 		return usageErr("a sweep prints its rows on standard output: give --records a file")
 	}
-	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, out: out, errOut: errOut}
+	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server}
 	var records *checkedWriter
 	if o.records != "" {
 		f, err := results.OpenStreamContext(c.Context(), o.records)
@@ -316,14 +334,10 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 
 	base := o.target.config(tgt.target.BaseURL, tgt.target.Model)
 	base.BuiltinSim = tgt.builtin
-	plan.describe(&base, axis)
-	sw := &results.Sweep{Label: label, Config: base, Environment: environment(), Axis: axis, Workload: o.workload,
-		SLO: results.SLO{Metric: o.sloMetric, Percentile: o.sloPct, ThresholdMs: o.slo, MaxErrorRate: o.maxErr, MinGoodPercent: minGood}}
+	plan.series.Describe(&base, axis)
+	sw := &results.Sweep{Label: label, Config: base, Environment: environment(), Axis: axis, Workload: o.workload, SLO: st.slo}
 	if o.healthPolicy != results.HealthExclude {
 		sw.HealthPolicy = o.healthPolicy
-	}
-	if minGood > 0 {
-		sw.SLO.ThresholdMs = 0
 	}
 	where := results.RedactURL(tgt.target.BaseURL)
 	if tgt.builtin {
@@ -390,7 +404,7 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 
 // makeOutDir makes --out-dir before anything is measured, so a folder
 // that cannot be made fails the sweep at once, not after its last level.
-func (o *sweepOptions) makeOutDir() error {
+func (o *sweepFlags) makeOutDir() error {
 	if o.outDir == "" || o.outDir == results.Stdout {
 		return usageErr("--out-dir is the folder the result files go in; %q is not one", o.outDir)
 	}
@@ -405,7 +419,7 @@ func (o *sweepOptions) makeOutDir() error {
 
 // traceLevels are a trace sweep's levels as mean rates: --rates as given,
 // or --trace-speedups (default 0.5,1,2,4) times the trace's own rate.
-func (o *sweepOptions) traceLevels(c *cobra.Command, axis string, loads []float64, rate float64) ([]float64, error) {
+func (o *sweepFlags) traceLevels(c *cobra.Command, axis string, loads []float64, rate float64) ([]float64, error) {
 	if axis != "rate" {
 		return nil, usageErr("a trace's timestamps are its arrivals: sweep it with --trace-speedups or --rates, not --concurrency")
 	}
@@ -480,7 +494,7 @@ type sweepPaths struct{ json, csv, png string }
 // --label, or kind and the time; a label is a file name, never a path. It
 // makes the folder and checks the files against the inputs and the other
 // outputs given.
-func (o *sweepOptions) sweepOutputs(kind string, others map[string]string) (string, sweepPaths, error) {
+func (o *sweepFlags) sweepOutputs(kind string, others map[string]string) (string, sweepPaths, error) {
 	label := o.label
 	if label == "" {
 		label = kind + "-" + time.Now().Format("20060102-150405")

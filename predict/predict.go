@@ -43,7 +43,7 @@ func (t Target) model() (*server.ModelSpec, error) {
 	for i := range t.Models.Models {
 		m := &t.Models.Models[i]
 		if t.Model == "" || m.Name == t.Model {
-			if m.Engine != "scheduler" {
+			if m.Engine != server.EngineScheduler {
 				return nil, fmt.Errorf("model %q runs the %s engine: knee predict needs the scheduler engine, whose timing it simulates", m.Name, m.Engine)
 			}
 			return m, nil

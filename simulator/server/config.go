@@ -31,11 +31,25 @@ type HardwareSpec struct {
 	InterconnectLatencyUs float64 `yaml:"interconnect_latency_us,omitempty"`
 }
 
+// EngineKind names how a model's tokens are timed.
+type EngineKind string
+
+// The engines a model can run.
+const (
+	// EngineInstant answers at once, every token in one write.
+	EngineInstant EngineKind = "instant"
+	// EngineFixedRate streams at a fixed rate after a fixed first-token time.
+	EngineFixedRate EngineKind = "fixed_rate"
+	// EngineScheduler runs the scheduler core: continuous batching on a
+	// simulated GPU, paged KV, prefix caching, preemption.
+	EngineScheduler EngineKind = "scheduler"
+)
+
 // ModelSpec is one served model.
 type ModelSpec struct {
 	Name           string            `yaml:"name"`
 	ContextLength  int               `yaml:"context_length"`
-	Engine         string            `yaml:"engine"`
+	Engine         EngineKind        `yaml:"engine"`
 	FixedRate      *FixedRateSpec    `yaml:"fixed_rate,omitempty"`
 	Hardware       string            `yaml:"hardware"`
 	Weights        *WeightsSpec      `yaml:"weights,omitempty"`
@@ -173,9 +187,9 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 		}
 	}
 	switch m.Engine {
-	case "instant":
+	case EngineInstant:
 		return nil
-	case "fixed_rate":
+	case EngineFixedRate:
 		fr := m.FixedRate
 		if fr == nil {
 			return errors.New("engine fixed_rate needs a fixed_rate section")
@@ -184,7 +198,7 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 			return errors.New("fixed_rate: prefill and decode rates must be positive and overhead not negative")
 		}
 		return nil
-	case "scheduler":
+	case EngineScheduler:
 		for _, s := range []struct {
 			ok   bool
 			name string

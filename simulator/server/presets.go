@@ -43,7 +43,7 @@ func PresetModels(s presets.Spec) (*ModelsFile, error) {
 			HBMGiB: hw.HBMGiB, MemoryBandwidthGBps: hw.BandwidthGBps, PeakTFLOPS: hw.PeakTFLOPS, PeakTFLOPSFP8: hw.PeakTFLOPS8,
 			InterconnectGBps: hw.InterconnectGBps, InterconnectLatencyUs: latency}},
 		Models: []ModelSpec{{
-			Name: m.Name, ContextLength: m.ContextLength, Engine: "scheduler", Hardware: hw.Name,
+			Name: m.Name, ContextLength: m.ContextLength, Engine: EngineScheduler, Hardware: hw.Name,
 			Weights:        &WeightsSpec{ParametersBillions: m.ParamsBillions, DType: s.Weights.Name},
 			Architecture:   &ArchitectureSpec{HiddenSize: m.HiddenSize, AttentionHeads: m.AttentionHeads},
 			Experts:        experts,

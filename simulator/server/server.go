@@ -93,16 +93,16 @@ func NewServer(o Options) (*Server, error) {
 	s.streams, s.cancel = context.WithCancel(context.Background())
 	for i := range o.Models.Models {
 		spec := o.Models.Models[i]
-		m := &model{spec: spec, mm: s.metrics.ForModel(spec.Name), sum: telemetry.NewSummary(spec.Engine), steps: telemetry.NewStepSummary()}
+		m := &model{spec: spec, mm: s.metrics.ForModel(spec.Name), sum: telemetry.NewSummary(string(spec.Engine)), steps: telemetry.NewStepSummary()}
 		if spec.Faults != nil {
 			m.faults.set(*spec.Faults)
 		}
 		switch spec.Engine {
-		case "instant":
+		case EngineInstant:
 			m.engine = Instant{}
-		case "fixed_rate":
+		case EngineFixedRate:
 			m.engine = fixedRate(&spec)
-		case "scheduler":
+		case EngineScheduler:
 			cfg := o.Models.SchedConfig(&spec)
 			m.schedConf = cfg
 			m.wantIDs = cfg.PrefixCaching

@@ -1,0 +1,301 @@
+package bench
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/kneebench/knee/bench/driver"
+	"github.com/kneebench/knee/bench/summary"
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload"
+)
+
+// Workload is what every level of a run, sweep or prediction sends.
+type Workload struct {
+	// Source is the single requests' source: a FixedPrompt, or a
+	// Synthetic, whose filler is sized against the server's tokenizer
+	// unless NoCalibrate. Nil when Dataset or Voice says what is sent.
+	Source workload.Source
+	// Dataset, when set, is a dataset file: its entries are the requests,
+	// or, with Conversations, its conversations are replayed as calls,
+	// the caller pausing GapMin to GapMax between turns.
+	Dataset        *DatasetFile
+	Conversations  bool
+	GapMin, GapMax time.Duration
+	// Voice, when set, is the voice workload's calls.
+	Voice       *workload.Voice
+	NoCalibrate bool
+	// MaxTokens is asked of every request (a dataset entry may say
+	// otherwise).
+	MaxTokens int
+	// Calls bounds a level of calls by a count of arrivals, and
+	// MaxConcurrentCalls caps the calls in progress.
+	Calls, MaxConcurrentCalls int
+	// WantTokens is the prompt size synthetic prompts were asked to have
+	// (a shared prefix included), checked against what the server counted
+	// (0: not checked).
+	WantTokens int
+}
+
+// calls reports whether the levels send calls rather than requests.
+func (w Workload) calls() bool { return w.Voice != nil || w.Conversations }
+
+// Series prepares the levels of one run, sweep or prediction. What every
+// level sends is sized against the server once (the filler words
+// calibrated, a dataset counted and sampled); every level gets a nonce of
+// its own, so no level's prompts are warm from an earlier one's; and a
+// level of a dataset starts where the last one stopped. A live run and a
+// prediction prepare their levels alike, and differ only in how a level
+// is then run. It is safe for concurrent use, but a dataset's levels must
+// be prepared and finished in order.
+type Series struct {
+	Workload Workload
+	// Load is every level's load but for its rate or concurrency: its
+	// window, warm-up, seed, drain and shard (a level of calls takes its
+	// window, seed, drain and shard).
+	Load    driver.Load
+	Goodput summary.Goodput
+	// Nonce is the command's: every level's own opens with it.
+	Nonce string
+	// Need is how many dataset entries the levels send (DatasetNeed).
+	Need int
+
+	mu    sync.Mutex
+	sized bool
+	cal   *Calibration
+	// syn, dataset and convs are the sized workload, notes how it was
+	// sized; next is the dataset entry (or conversation) the next level
+	// starts at.
+	syn     workload.Synthetic
+	dataset workload.Dataset
+	convs   workload.Conversations
+	notes   []string
+	next    int
+}
+
+// LevelNonce is level i's nonce (i from 0).
+func (s *Series) LevelNonce(i int) string { return fmt.Sprintf("[%s.%d]", s.Nonce, i+1) }
+
+// PoolSize is the connections a level at rate or concurrency needs.
+func (s *Series) PoolSize(rate float64, concurrency int) int {
+	if s.Workload.calls() {
+		if s.Workload.MaxConcurrentCalls > 0 {
+			return s.Workload.MaxConcurrentCalls
+		}
+		return 16384
+	}
+	return s.levelLoad(rate, concurrency).PoolSize()
+}
+
+// levelLoad is the load of a level at rate (an open loop) or concurrency.
+func (s *Series) levelLoad(rate float64, concurrency int) driver.Load {
+	l := s.Load
+	if rate > 0 {
+		l.Rate, l.Concurrency = rate, 0
+	} else if concurrency > 0 {
+		l.Concurrency, l.Rate = concurrency, 0
+	}
+	return l
+}
+
+// calibrate sends the filler calibration once for all levels.
+func (s *Series) calibrate(p Prober) Calibration {
+	if s.cal == nil {
+		c := Calibrate(p)
+		s.cal = &c
+	}
+	return *s.cal
+}
+
+// size sizes the workload against p, once.
+func (s *Series) size(p Prober) error {
+	w := s.Workload
+	switch {
+	case w.Dataset != nil && w.Conversations:
+		var note string
+		s.convs, note = w.Dataset.sizeConversations(p, w.MaxTokens, s.Load.Seed)
+		s.notes = []string{note}
+		s.convs.GapMin, s.convs.GapMax = w.GapMin, w.GapMax
+	case w.Dataset != nil:
+		ds, note, err := w.Dataset.size(p, w.MaxTokens, s.Need, s.Load.Seed)
+		if err != nil {
+			return err
+		}
+		if w.Dataset.lengthsOnly() {
+			ds.Blocks.WordsPerToken = s.calibrate(p).WordsPerToken
+		}
+		ds.Blocks.Nonce = s.Nonce
+		s.dataset, s.notes = ds, []string{note}
+	case w.Voice != nil:
+		s.notes = []string{s.calibrate(p).String()}
+	default:
+		syn, ok := w.Source.(workload.Synthetic)
+		if !ok || w.NoCalibrate {
+			return nil
+		}
+		syn.Nonce = s.LevelNonce(0)
+		cal := s.calibrate(p)
+		fit, note := SizedPrompts(p, cal, syn)
+		s.syn, s.notes = fit, []string{cal.String(), note}
+	}
+	return nil
+}
+
+// Size sizes the workload against p now (Prepare does on first use), so
+// that a dataset whose bounds leave nothing fails before any level runs.
+func (s *Series) Size(p Prober) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sized {
+		return nil
+	}
+	if err := s.size(p); err != nil {
+		return err
+	}
+	s.sized = true
+	return nil
+}
+
+// Level is one level of a series, ready to run: a level of requests
+// (Requests) or of calls (Calls), with what its result must carry once it
+// has run (Finish).
+type Level struct {
+	Requests *Options
+	Calls    *VoiceOptions
+	s        *Series
+	notes    []string
+	requests *trackedDataset
+	calls    *trackedCalls
+}
+
+// Prepare is level i of the series at rate (open loop) or concurrency,
+// sized against p (the live client, or a simulated server) on first use.
+// cfg is the target's configuration, to which the level's own is added.
+func (s *Series) Prepare(i int, p Prober, rate float64, concurrency int, cfg results.Config) (*Level, error) {
+	if err := s.Size(p); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lv := &Level{s: s, notes: s.notes}
+	w := s.Workload
+	if w.calls() {
+		o := VoiceOptions{Rate: rate, Calls: w.Calls, Duration: s.Load.Duration, MaxConcurrentCalls: w.MaxConcurrentCalls,
+			Seed: s.Load.Seed, DrainTimeout: s.Load.DrainTimeout, Goodput: s.Goodput, Shard: s.Load.Shard}
+		if w.Conversations {
+			lv.calls = &trackedCalls{Conversations: s.convs}
+			if !w.Dataset.Repeat {
+				lv.calls.Offset = s.next
+			}
+			s.Describe(&cfg, "rate")
+			cfg.Rate = rate
+			sizing := w.Dataset.sizing
+			sizing.Offset = lv.calls.Offset
+			cfg.DatasetSizing = &sizing
+			o.CallSource = lv.calls
+		} else {
+			v := *w.Voice
+			v.WordsPerToken = s.cal.WordsPerToken
+			v.Nonce = s.LevelNonce(i)
+			RecordVoice(&cfg, v, o)
+			o.CallSource = v
+		}
+		o.Config = cfg
+		lv.Calls = &o
+		return lv, nil
+	}
+	load := s.levelLoad(rate, concurrency)
+	RecordRequests(&cfg, w, load)
+	src := w.Source
+	if syn, ok := src.(workload.Synthetic); ok {
+		syn.Nonce = s.LevelNonce(i)
+		if !w.NoCalibrate {
+			syn.Tokens, syn.WordsPerToken = s.syn.Tokens, s.syn.WordsPerToken
+		}
+		src = syn
+	}
+	if w.Dataset != nil {
+		lv.requests = &trackedDataset{Dataset: s.dataset}
+		switch {
+		case load.Trace != nil:
+			// Every level replays the whole trace, faster or slower; its
+			// blocks are the level's own text (the nonce), so one level's
+			// never warm the next.
+			speedup := load.Rate / workload.TraceRate(workload.TraceSchedule(s.dataset.Entries, 1))
+			load.Trace = workload.TraceSchedule(s.dataset.Entries, speedup)
+			lv.requests.Blocks.Nonce = s.LevelNonce(i)
+			cfg.TraceSpeedup = speedup
+		case !w.Dataset.Repeat:
+			lv.requests.Offset = s.next
+		}
+		cfg.DatasetFormat = string(w.Dataset.Format())
+		sizing := w.Dataset.sizing
+		sizing.Offset = lv.requests.Offset
+		cfg.DatasetSizing = &sizing
+		src = lv.requests
+	}
+	lv.Requests = &Options{Source: src, Load: load, Config: cfg, Goodput: s.Goodput}
+	return lv, nil
+}
+
+// Finish adds to a level's result what the series knows of it (how its
+// prompts were sized, whether they repeat an earlier level's or ran out,
+// whether the server counted the prompt size asked), and moves a
+// dataset's next level past the entries this one took.
+func (lv *Level) Finish(res *results.Run) {
+	s := lv.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res.Notes = append(res.Notes, lv.notes...)
+	w := s.Workload
+	if w.WantTokens > 0 && lv.Requests != nil {
+		res.Warnings = append(res.Warnings, results.InputSizeWarnings(w.WantTokens, res.Tokens)...)
+	}
+	switch {
+	case lv.requests != nil:
+		resent := ""
+		switch {
+		case s.next == 0:
+		case lv.Requests.Load.Trace != nil && !w.Dataset.lengthsOnly():
+			resent = "every level replays the whole trace: the lines that carry text resend an earlier level's prompts, which a prefix-caching server answers warm"
+		case w.Dataset.Repeat:
+			resent = "--dataset-repeat: this level resent the prompts of earlier levels; a prefix-caching server answers them warm"
+		}
+		if warn := lv.requests.repeatWarning(resent); warn != "" {
+			res.Warnings = append(res.Warnings, warn)
+		}
+		s.next = lv.requests.Offset + lv.requests.used()
+	case lv.calls != nil:
+		if warn := lv.calls.repeatWarning(w.Dataset.Repeat && s.next > 0); warn != "" {
+			res.Warnings = append(res.Warnings, warn)
+		}
+		s.next = lv.calls.Offset + lv.calls.used()
+	}
+}
+
+// Describe fills a sweep's top-level configuration with what every level
+// shares: workload, mode, token sizes, seed and warm-up.
+func (s *Series) Describe(c *results.Config, axis string) {
+	w := s.Workload
+	switch {
+	case w.Conversations:
+		c.Workload, c.Mode, c.Seed, c.MaxTokens = results.WorkloadConversations, results.ModeOpen, s.Load.Seed, w.MaxTokens
+		c.Dataset, c.DatasetFormat = w.Dataset.Path, string(w.Dataset.Format())
+		c.DurationS = s.Load.Duration.Seconds()
+		c.Conversations = &results.ConversationConfig{GapMinS: w.GapMin.Seconds(), GapMaxS: w.GapMax.Seconds(), LiveHistory: w.Dataset.LiveHistory,
+			Calls: w.Calls, MaxConcurrentCalls: w.MaxConcurrentCalls}
+	case w.Voice != nil:
+		RecordVoice(c, *w.Voice, VoiceOptions{Calls: w.Calls, Duration: s.Load.Duration, MaxConcurrentCalls: w.MaxConcurrentCalls, Seed: s.Load.Seed})
+		c.Workload, c.Mode, c.Seed = results.WorkloadVoice, results.ModeOpen, s.Load.Seed
+		c.DurationS = s.Load.Duration.Seconds()
+	default:
+		load := s.Load
+		if axis == "concurrency" && load.Concurrency == 0 {
+			load.Concurrency = 1
+		}
+		RecordRequests(c, w, load)
+		// The level's own rate or concurrency is in each level's config.
+		c.Rate, c.Concurrency = 0, 0
+	}
+}
