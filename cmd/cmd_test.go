@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,11 +16,28 @@ import (
 	"github.com/kneebench/knee/simulator"
 )
 
+// TestMain runs the package's parallel tests four at a time unless told
+// otherwise: most of them wait on the wall clock of a load's window, not
+// on a processor, so two cores carry four of them without a late send.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.parallel"); f != nil && f.Value.String() == f.DefValue {
+		_ = f.Value.Set("4")
+	}
+	os.Exit(m.Run())
+}
+
 // execute runs knee with args and returns the exit code and outputs.
 func execute(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return executeCtx(t, context.Background(), args...)
+}
+
+// executeCtx is execute with a context (withNonce, for one).
+func executeCtx(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	code := Execute(ctx, args, &out, &errOut)
 	return code, out.String(), errOut.String()
@@ -69,6 +87,7 @@ func startSimWith(t *testing.T, models, apiKey, responses string) string {
 }
 
 func TestBadUsage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte("not json\n"), 0o644)
@@ -128,6 +147,7 @@ func TestBadUsage(t *testing.T) {
 // TestBaseURLHints: each common mistake in --base-url gets a hint at the
 // fix, not just a failure.
 func TestBaseURLHints(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	root := strings.TrimSuffix(url, "/v1")
 	for _, tc := range []struct{ base, want string }{
@@ -145,6 +165,7 @@ func TestBaseURLHints(t *testing.T) {
 // TestRunAgainstSimulator runs knee run end to end and checks the summary,
 // the JSON file and that the API key is never written.
 func TestRunAgainstSimulator(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "sekrit-key")
 	out := filepath.Join(t.TempDir(), "run.json")
 	code, stdout, stderr := execute(t, "run", "--base-url", url, "--api-key", "sekrit-key", "--model", "knee-sim-instant",
@@ -192,6 +213,7 @@ func TestRunAgainstSimulator(t *testing.T) {
 }
 
 func TestEveryRequestFailedExitsOne(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	code, stdout, _ := execute(t, "run", "--base-url", url, "--header", "X-Knee-Fault:error_500", "--concurrency", "2", "--requests", "4")
 	if code != ExitFailed {
@@ -205,6 +227,7 @@ func TestEveryRequestFailedExitsOne(t *testing.T) {
 // TestUnknownModelIsAUsageError: --model is checked against GET /v1/models
 // before anything is measured, and the error lists what is served.
 func TestUnknownModelIsAUsageError(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	code, _, errOut := execute(t, "run", "--base-url", url, "--model", "no-such-model", "--requests", "2")
 	if code != ExitUsage || !strings.Contains(errOut, "no-such-model") || !strings.Contains(errOut, "it serves:") {
@@ -213,6 +236,7 @@ func TestUnknownModelIsAUsageError(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	code, out, _ := execute(t, "version")
 	if code != 0 || !strings.HasPrefix(out, "knee ") {
 		t.Errorf("version: %d %q", code, out)
@@ -273,6 +297,7 @@ func TestServerViewOfSimulator(t *testing.T) {
 
 // TestCompletionsEndpoint drives /v1/completions with a dataset.
 func TestCompletionsEndpoint(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	ds := filepath.Join(t.TempDir(), "ds.jsonl")
 	os.WriteFile(ds, []byte("{\"prompt\": \"one\", \"max_tokens\": 5}\n{\"prompt\": \"two\"}\n"), 0o644)

@@ -33,6 +33,7 @@ func runWithOutput(t *testing.T, args ...string) (*results.Run, string) {
 // fixture's tokenizer), which the simulator then generates exactly; chat
 // and prompt JSONL files run too, sized against the server's own counts.
 func TestDatasetsDriveRuns(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	share, tok := "../workload/testdata/sharegpt.json", "../workload/testdata/tokenizer.json"
 	r, stdout := runWithOutput(t, "run", "--base-url", url, "--dataset", share, "--tokenizer", tok, "--requests", "4", "--concurrency", "1")
@@ -72,6 +73,7 @@ func TestDatasetsDriveRuns(t *testing.T) {
 // TestLengthSpreadMeasured: --input-tokens-stddev and --range-ratio spread
 // the prompts the server counts; the run reports what it measured.
 func TestLengthSpreadMeasured(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	r, _ := runWithOutput(t, "run", "--base-url", url, "--model", "knee-sim-instant", "--input-tokens", "300", "--input-tokens-stddev", "60",
 		"--max-tokens", "20", "--max-tokens-stddev", "5", "--requests", "200", "--concurrency", "8")
@@ -92,6 +94,7 @@ func TestLengthSpreadMeasured(t *testing.T) {
 // TestGoodputEndToEnd: --goodput reaches the run's JSON and report, and a
 // goodput sweep names its SLO knee in good requests.
 func TestGoodputEndToEnd(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	r, stdout := runWithOutput(t, "run", "--base-url", url, "--model", "knee-sim-instant", "--requests", "5", "--goodput", "ttft:10000,e2e:10000")
 	if g := r.Goodput; g == nil || g.Good != 5 || g.Share != 1 || !strings.Contains(strings.Join(strings.Fields(stdout), " "), "goodput 100.0% of 5 finished requests met ttft ≤ 10000 ms, e2e ≤ 10000 ms") {
@@ -114,6 +117,7 @@ func TestGoodputEndToEnd(t *testing.T) {
 // TestSweepRecordsCarryTheirLevel: a sweep's --records holds every
 // request of every level, each with its level.
 func TestSweepRecordsCarryTheirLevel(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	dir := t.TempDir()
 	recs := filepath.Join(dir, "records.jsonl")

@@ -29,6 +29,7 @@ func runJSON(t *testing.T, args ...string) *results.Run {
 // bench counts it under its own class, and that partial streams never pass
 // for successes.
 func TestFaultsByHeader(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "testdata/faults.yml", "")
 	cases := []struct{ kind, class string }{
 		{"error_429", "http_429:rate_limit_error"},
@@ -114,6 +115,7 @@ func TestFaultsByRateRepeat(t *testing.T) {
 // first attempts fail about 30% of the time and final outcomes about
 // 0.3³ = 2.7%.
 func TestRetriesReportFirstAttempts(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "testdata/faults.yml", "")
 	res := runJSON(t, "run", "--base-url", url, "--model", "flaky", "--concurrency", "8", "--requests", "300", "--warmup", "0",
 		"--max-tokens", "4", "--input-tokens", "20", "--retries", "2", "--no-server-metrics")
@@ -137,6 +139,7 @@ func TestRetriesReportFirstAttempts(t *testing.T) {
 // TestOverloadSheds: a one-at-a-time engine with max_waiting 2 answers 429
 // at once to requests beyond the queue, instead of letting them wait.
 func TestOverloadSheds(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "testdata/faults.yml", "")
 	res := runJSON(t, "run", "--base-url", url, "--model", "busy", "--concurrency", "8", "--requests", "40", "--warmup", "0",
 		"--max-tokens", "4", "--input-tokens", "50", "--no-server-metrics")

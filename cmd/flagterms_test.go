@@ -14,6 +14,7 @@ import (
 // TestMessageInFlagTerms checks that the library's errors of options
 // reach the user in flags' terms, alone, wrapped and joined.
 func TestMessageInFlagTerms(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  error
 		want string
@@ -38,6 +39,7 @@ func TestMessageInFlagTerms(t *testing.T) {
 // flag names that command, exclusive flags are said in knee's words, and
 // vLLM's goodput form is taken: all before anything is sent.
 func TestUsageHints(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -65,6 +67,7 @@ func TestUsageHints(t *testing.T) {
 // TestContextChecked: a request that cannot fit the context the server
 // lists (max_model_len) is refused before anything is sent.
 func TestContextChecked(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	for _, args := range [][]string{
 		{"run", "--base-url", url, "--model", "knee-sim", "--input-tokens", "200000", "--requests", "1"},

@@ -22,6 +22,7 @@ var flagMention = regexp.MustCompile(`(?:^|[\s(\[,/"'])--([a-z][a-z0-9-]+)`)
 // text copied from another command that would send the user to a flag
 // that is refused.
 func TestHelpNamesOnlyItsOwnFlags(t *testing.T) {
+	t.Parallel()
 	root := NewRoot()
 	for _, c := range root.Commands() {
 		var texts []string
@@ -66,6 +67,7 @@ var engineFlags = map[string]bool{
 // TestHelpGolden keeps every command's help in a golden file
 // (testdata/help/<command>.txt; go test -run TestHelpGolden -update).
 func TestHelpGolden(t *testing.T) {
+	t.Parallel()
 	root := NewRoot()
 	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
 		if c.Hidden {

@@ -14,6 +14,7 @@ import (
 // tokens as the server counts them, chat template and nonce included, on
 // both endpoints. Before calibration the simulator counted 270.
 func TestInputTokensAreServerTokens(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	for _, endpoint := range []string{"chat", "completions"} {
 		out := filepath.Join(t.TempDir(), "run.json")

@@ -14,6 +14,7 @@ import (
 // a batch/v1 Job and renders back to the same bytes, whose pods' arguments
 // knee run accepts, starting a --start-delay from now.
 func TestK8sJobRoundTrips(t *testing.T) {
+	t.Parallel()
 	before := time.Now()
 	code, out, errOut := execute(t, "k8s", "job", "--shards", "3", "--target", "http://vllm:8000/v1", "--start-delay", "90s",
 		"--", "--rate", "12", "--duration", "2m", "--input-tokens", "256")

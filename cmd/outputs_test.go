@@ -16,6 +16,7 @@ import (
 // TestOutputFolderIsRefusedBeforeMeasuring: --output DIR used to measure
 // the whole run and then fail on the rename.
 func TestOutputFolderIsRefusedBeforeMeasuring(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	dir := t.TempDir()
 	for _, flag := range []string{"--output", "--records"} {
@@ -39,6 +40,7 @@ func TestOutputFolderIsRefusedBeforeMeasuring(t *testing.T) {
 // TestOutputDashIsStdout: --output - puts the JSON alone on standard output
 // and the report on stderr.
 func TestOutputDashIsStdout(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	code, stdout, errOut := execute(t, "run", "--base-url", url, "--requests", "3", "--output", "-", "--no-server-metrics")
 	if code != 0 {
@@ -57,6 +59,7 @@ func TestOutputDashIsStdout(t *testing.T) {
 // goes away fail to write; knee still writes --output and reports the
 // loss with exit 3 instead of "wrote" and 0.
 func TestRecordsWriteErrorExitsThree(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "records")
@@ -85,6 +88,7 @@ func TestRecordsWriteErrorExitsThree(t *testing.T) {
 // everything gives levels whose requests all failed. The sweep records
 // them with their error classes, writes JSON, CSV and PNG, and exits 1.
 func TestAllFailingSweepWritesEverything(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	dir := t.TempDir()
 	code, stdout, errOut := execute(t, "sweep", "--base-url", url, "--header", "X-Knee-Fault:error_503", "--rates", "2,4",
@@ -109,6 +113,7 @@ func TestAllFailingSweepWritesEverything(t *testing.T) {
 // TestLabelIsAFileName checks that sweep and predict alike refuse a label
 // that is a path, before anything runs: a label names files in --out-dir.
 func TestLabelIsAFileName(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"sweep", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--label", "x/y", "--out-dir", dir},

@@ -67,6 +67,7 @@ func TestPredictAgreesWithLiveSweep(t *testing.T) {
 // the simulated server's tokenizer as a live sweep counts it against the
 // live one, so both send the same prompts: equal counts and token totals.
 func TestPredictDataset(t *testing.T) {
+	t.Parallel()
 	slow(t)
 	dir := t.TempDir()
 	ds := filepath.Join(dir, "prompts.jsonl")
@@ -144,6 +145,7 @@ func TestPredictVoiceAgreesWithLive(t *testing.T) {
 // TestPredictFleet: --replicas and --routing reach the prediction and its
 // file; a bad policy is a usage error.
 func TestPredictFleet(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errOut := execute(t, "predict", "--sim-preset", "h100-80gb/llama-3.1-8b", "--workload", "voice", "--rates", "2", "--calls", "20",
 		"--system-prompt-tokens", "2000", "--gap", "1s,2s", "--replicas", "4", "--routing", "prefix-affinity", "--out-dir", dir, "--label", "fleet")

@@ -77,6 +77,7 @@ func runUsageCases(t *testing.T, cases []usageCase, keep ...string) {
 // TestOutputsNeverAliasInputs: outputs naming the same file as each other
 // or as an input are refused before anything runs, and nothing changes.
 func TestOutputsNeverAliasInputs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ds := writeLines(t, "prompts.jsonl", wordPrompts(3, 5, 1))
 	shard := filepath.Join(dir, "s0.json")
@@ -109,6 +110,7 @@ func TestOutputsNeverAliasInputs(t *testing.T) {
 // result, and into a file opened for appending keeps its earlier lines,
 // as --records /dev/stdout does.
 func TestDescriptorOutputs(t *testing.T) {
+	t.Parallel()
 	bin := kneeBinary(t)
 	url := startSim(t, "", "")
 	out, err := exec.Command(bin, "run", "--base-url", url, "--requests", "2", "-o", "/dev/stdout", "--quiet").Output()
@@ -140,6 +142,7 @@ func TestDescriptorOutputs(t *testing.T) {
 // TestNonFiniteNumbers: NaN, infinities and overflowing instants are
 // usage errors of every command that takes a number, before any work.
 func TestNonFiniteNumbers(t *testing.T) {
+	t.Parallel()
 	var cases []usageCase
 	for _, v := range []string{"NaN", "Inf", "-Inf"} {
 		cases = append(cases,
@@ -172,6 +175,7 @@ func TestNonFiniteNumbers(t *testing.T) {
 // TestBoundedInputs: /dev/zero, a folder or a forged shard as any file
 // input ends in a message, not in memory exhausted.
 func TestBoundedInputs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	forged := filepath.Join(dir, "forged.json")
 	os.WriteFile(forged, []byte(`{"schema_version":1,"shard":{"index":0,"count":1000000000},"window_s":1,"started_at":"2026-01-01T00:00:00Z","window_started_at":"2026-01-01T00:00:00Z"}`), 0o644)
@@ -199,6 +203,7 @@ func TestBoundedInputs(t *testing.T) {
 // finishes a handshake fails within --timeout, and one SIGINT stops a
 // wait on it at once.
 func TestTLSBlackHole(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -251,6 +256,7 @@ func TestTLSBlackHole(t *testing.T) {
 // TestFIFOWaitsEndAtASignal: a FIFO with no writer as an input, or with no
 // reader as --records, holds knee only until the first signal.
 func TestFIFOWaitsEndAtASignal(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// One FIFO each: an abandoned open still waits on its own.
 	fifo := func(name string) string {

@@ -212,7 +212,7 @@ func buildLevelPlan(c *cobra.Command, lf *loadFlags, vf *voiceFlags, workloadNam
 	if err != nil {
 		return nil, usageErr("--goodput: %v", err)
 	}
-	s := &bench.Series{Goodput: g, Nonce: newRunNonce()}
+	s := &bench.Series{Goodput: g, Nonce: newRunNonce(c.Context())}
 	p.series = s
 	var conv *bench.DatasetFile
 	if workloadName == "requests" && lf.dataset != "" && !c.Flags().Changed("workload") && lf.concurrency == 0 {
@@ -314,9 +314,24 @@ type levelRunner struct {
 // call identifier, so no run or sweep level is flattered by prefixes an
 // earlier one left in the server's cache. KNEE_RUN_NONCE fixes it, so that
 // two processes (a live sweep and its prediction, or a run's shards) send
-// the very same prompts.
-func newRunNonce() string {
+// the very same prompts; so does a nonce in ctx (withNonce), for commands
+// run side by side in one process.
+func newRunNonce(ctx context.Context) string {
+	if ctx != nil {
+		if n, ok := ctx.Value(nonceKey{}).(string); ok {
+			return n
+		}
+	}
 	return cmp.Or(os.Getenv("KNEE_RUN_NONCE"), fmt.Sprintf("%08x", rand.Uint32()))
+}
+
+// nonceKey keys a command's fixed nonce in its context.
+type nonceKey struct{}
+
+// withNonce is ctx whose commands take nonce as their own (see
+// newRunNonce).
+func withNonce(ctx context.Context, nonce string) context.Context {
+	return context.WithValue(ctx, nonceKey{}, nonce)
 }
 
 // run measures the next level of the series at the given rate or

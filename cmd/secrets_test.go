@@ -12,6 +12,7 @@ import (
 // credential-like key in --extra-body — appear in no output: stdout,
 // stderr, --output, --records, and the sweep's files.
 func TestSecretsNeverLeave(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "S3CR3T-KEY")
 	host := strings.TrimPrefix(url, "http://")
 	base := "http://alice:PA55WORD@" + host + "?api_key=QU3RYK3Y"
@@ -59,6 +60,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 // TestAuthorizationHeaderAndAPIKeyWarn: both given, the header wins and
 // knee says so.
 func TestAuthorizationHeaderAndAPIKeyWarn(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	_, _, stderr := execute(t, "run", "--base-url", url, "--api-key", "k", "--header", "Authorization: Bearer other", "--requests", "1", "--no-server-metrics")
 	if !strings.Contains(stderr, "replaces the Bearer token of --api-key") {

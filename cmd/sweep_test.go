@@ -102,6 +102,7 @@ func p95s(s *results.Sweep) []float64 {
 }
 
 func TestCompare(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "testdata/small-kv.yml", "")
 	_, dirA := sweepSmallKVQuick(t, url, "A")
 	_, dirB := sweepSmallKVQuick(t, url, "B")

@@ -132,7 +132,7 @@ func (o *validateOptions) run(c *cobra.Command, _ []string) error {
 	out := c.OutOrStdout()
 	cal := bench.Calibrate(client)
 	v.WordsPerToken = cal.WordsPerToken
-	v.Nonce = "[" + newRunNonce() + "]"
+	v.Nonce = "[" + newRunNonce(c.Context()) + "]"
 	where := results.RedactURL(tgt.target.BaseURL)
 	if tgt.builtin {
 		where = "the built-in simulator (" + where + ")"

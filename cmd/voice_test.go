@@ -14,6 +14,7 @@ import (
 )
 
 func TestValidatePasses(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "testdata/small-kv.yml", "")
 	code, out, errOut := execute(t, "validate", "--base-url", url, "--model", "small-kv", "--system-prompt-tokens", "1000", "--gap", "50ms")
 	if code != 0 || !strings.Contains(out, "OK: turn 2 reused the warm prefix") {
@@ -22,6 +23,7 @@ func TestValidatePasses(t *testing.T) {
 }
 
 func TestValidateFailsWithoutPrefixCaching(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "testdata/small-kv.yml", "")
 	code, out, _ := execute(t, "validate", "--base-url", url, "--model", "small-kv-nocache", "--system-prompt-tokens", "1000", "--gap", "50ms")
 	if code != ExitFailed || !strings.Contains(out, "FAIL: turn 2 cached 0 of") || !strings.Contains(out, "prefix caching is off") {
@@ -46,6 +48,7 @@ func noCacheServer(t *testing.T) string {
 }
 
 func TestValidateSaysCachedTokensAreMissing(t *testing.T) {
+	t.Parallel()
 	code, out, _ := execute(t, "validate", "--base-url", noCacheServer(t), "--gap", "10ms")
 	if code != ExitFailed || !strings.Contains(out, "does not report cached tokens") || !strings.Contains(out, "--enable-prompt-tokens-details") {
 		t.Errorf("exit %d:\n%s", code, out)
@@ -74,6 +77,7 @@ func voiceLevel(t *testing.T, url string, rate float64, calls int) *results.Run 
 // cache holds, eviction forces cold re-prefills, the hit rate falls and
 // TTFT p95 rises.
 func TestVoiceCacheCollapsesWithLoad(t *testing.T) {
+	t.Parallel()
 	slow(t)
 	url := startSim(t, "testdata/small-kv.yml", "")
 	low := voiceLevel(t, url, 1, 4)
@@ -105,6 +109,7 @@ func TestVoiceCacheCollapsesWithLoad(t *testing.T) {
 // TestVoiceShedsPastTheCap: arrivals beyond --max-concurrent-calls are
 // counted as shed, never silently dropped.
 func TestVoiceShedsPastTheCap(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "testdata/small-kv.yml", "")
 	out := filepath.Join(t.TempDir(), "v.json")
 	code, stdout, stderr := execute(t, "run", "--workload", "voice", "--base-url", url, "--model", "small-kv",
@@ -129,6 +134,7 @@ func TestVoiceShedsPastTheCap(t *testing.T) {
 // the warm-up failures apart. Records name each turn's call, and a turn
 // refused before the server counted its prompt has no prompt_tokens.
 func TestFailedCallsAreCounted(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "testdata/faults.yml", "")
 	records := filepath.Join(t.TempDir(), "calls.jsonl")
 	res := runJSON(t, "run", "--base-url", url, "--model", "flaky", "--workload", "voice", "--rate", "20", "--calls", "40",

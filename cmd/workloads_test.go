@@ -64,6 +64,7 @@ func cacheOf(t *testing.T, r *results.Run) (server, expected float64) {
 // the warm-up sent nothing a measured request shares, synthetic prompts
 // share no opening, and the second level takes entries after the first's.
 func TestNothingMeasuredIsWarm(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	ds := writeLines(t, "prompts.jsonl", wordPrompts(60, 120, 1))
 	for _, args := range [][]string{
@@ -120,6 +121,7 @@ func TestNothingMeasuredIsWarm(t *testing.T) {
 // hash ids are cached as much as the prompts' overlap says, within a few
 // points.
 func TestSharedPrefixesCacheAsExpected(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	pool := runJSON(t, "run", "--base-url", url, "--input-tokens", "64", "--prefix-tokens", "512", "--prefix-pool", "4",
 		"--requests", "40", "--concurrency", "2", "--max-tokens", "4")
@@ -231,6 +233,7 @@ func recordingServer(t *testing.T) (string, func() [][]map[string]string) {
 // and the recorded answer to it (or, with --replay-live-history, the
 // server's own).
 func TestConversationReplaySendsHistory(t *testing.T) {
+	t.Parallel()
 	url, sent := recordingServer(t)
 	file := writeLines(t, "sessions.jsonl", []any{map[string]any{"session_id": "s1", "turns": []any{
 		map[string]any{"role": "system", "text": "be terse"},
@@ -270,6 +273,7 @@ func TestConversationReplaySendsHistory(t *testing.T) {
 // TestGenerateEndpointEndToEnd: --endpoint generate drives the simulator's
 // /generate (SGLang's native API) with prompts sized against its count.
 func TestGenerateEndpointEndToEnd(t *testing.T) {
+	t.Parallel()
 	url := startSim(t, "", "")
 	r := runJSON(t, "run", "--base-url", url, "--endpoint", "generate", "--input-tokens", "100", "--max-tokens", "12",
 		"--requests", "8", "--concurrency", "2", "--no-server-metrics")
@@ -283,6 +287,7 @@ func TestGenerateEndpointEndToEnd(t *testing.T) {
 // ignore_eos and every answer runs to max_tokens, as against the built-in
 // target, where it is the default.
 func TestIgnoreEOS(t *testing.T) {
+	t.Parallel()
 	url := startSimWith(t, "", "", "builtin:responses")
 	args := []string{"run", "--base-url", url, "--model", "knee-sim-instant", "--requests", "30", "--concurrency", "3", "--max-tokens", "64",
 		"--input-tokens", "32", "--no-server-metrics"}
