@@ -63,6 +63,18 @@ func RecordRequests(c *results.Config, w Workload, load driver.Load) {
 	c.MaxTokens = w.MaxTokens
 }
 
+// ReplaySynthetic reads back the synthetic prompts RecordRequests wrote:
+// their size, spread, shared prefix, max_tokens and seed (the nonce is
+// the replay's own).
+func ReplaySynthetic(c results.Config, nonce string) workload.Synthetic {
+	syn := workload.Synthetic{Tokens: c.InputTokens, MaxTokens: c.MaxTokens, Seed: c.Seed, Nonce: nonce,
+		Spread: workload.Spread{InputStddev: c.InputStddev, OutputStddev: c.OutputStddev, RangeRatio: c.RangeRatio}}
+	if c.PrefixTokens > 0 {
+		syn.Prefix = workload.Pool{Tokens: c.PrefixTokens, Count: c.PrefixPool}
+	}
+	return syn
+}
+
 // ReplayLoad reads back the load RecordLoad wrote, with drain as its
 // drain timeout (a result does not record the one used). A trace's load
 // gets an empty Trace, to be filled with the dataset's schedule.

@@ -42,6 +42,23 @@ func TestConfigRoundTrip(t *testing.T) {
 	}
 }
 
+// TestConfigSyntheticRoundTrip checks that synthetic prompts survive their
+// record and replay: size, spread, shared prefix, max_tokens and seed.
+func TestConfigSyntheticRoundTrip(t *testing.T) {
+	for _, syn := range []workload.Synthetic{
+		{Tokens: 512, MaxTokens: 128, Seed: 3},
+		{Tokens: 300, MaxTokens: 40, Seed: 9, Spread: workload.Spread{InputStddev: 30, OutputStddev: 5}},
+		{Tokens: 100, MaxTokens: 10, Seed: 1, Spread: workload.Spread{RangeRatio: 0.25}, Prefix: workload.Pool{Tokens: 2000, Count: 4}},
+	} {
+		var c results.Config
+		RecordRequests(&c, Workload{Source: syn, MaxTokens: syn.MaxTokens}, driver.Load{Rate: 2, Burstiness: 1, Requests: 10, Seed: syn.Seed})
+		syn.Nonce = "n"
+		if got := ReplaySynthetic(c, "n"); !reflect.DeepEqual(got, syn) {
+			t.Errorf("replayed %+v, recorded %+v", got, syn)
+		}
+	}
+}
+
 // TestConfigTraceRoundTrip checks that a trace's load comes back as one
 // waiting for the dataset's schedule.
 func TestConfigTraceRoundTrip(t *testing.T) {

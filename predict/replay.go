@@ -122,7 +122,7 @@ func replayRequests(t Target, run *results.Run, nonce string) (*Options, string,
 			notes = append(notes, fmt.Sprintf("the %s workload is replayed as synthetic prompts of its measured lengths' mean and spread", c.Workload))
 		}
 	}
-	if run.Tokens.CachedTotal > 0 {
+	if run.Tokens.CachedTotal > 0 && syn.Prefix.Tokens == 0 {
 		notes = append(notes, fmt.Sprintf("the server reported %d cached prompt tokens; the replay's prompts share no prefix", run.Tokens.CachedTotal))
 	}
 	sized, _ := bench.SizedPrompts(t, bench.Calibrate(t), syn)
@@ -256,8 +256,7 @@ func replayable(l results.Level) string {
 // those draws (prompts not calibrated, answers ended early by EOS), the
 // lengths are shifted by the difference.
 func sameDraws(c results.Config, run *results.Run, nonce string) workload.Synthetic {
-	syn := workload.Synthetic{Tokens: c.InputTokens, MaxTokens: c.MaxTokens, Seed: c.Seed, Nonce: nonce,
-		Spread: workload.Spread{InputStddev: c.InputStddev, OutputStddev: c.OutputStddev, RangeRatio: c.RangeRatio}}
+	syn := bench.ReplaySynthetic(c, nonce)
 	n := int(run.Requests.Sent)
 	if n <= 0 {
 		return syn
