@@ -20,8 +20,12 @@ const (
 	RoundRobin Routing = "round-robin"
 	// Random picks a replica uniformly, from a seeded generator.
 	Random Routing = "random"
-	// LeastLoaded picks the replica with the fewest requests in flight
-	// (the lowest index among equals).
+	// LeastLoaded picks the replica holding the fewest tokens of
+	// unfinished requests (their prompts and answers, as asked), drawing
+	// at random among equals, as a gateway that balances by queued work
+	// does. Counting requests instead sends
+	// a long prompt and a short one alike; breaking ties by index sends
+	// every request of a quiet moment to the first replica.
 	LeastLoaded Routing = "least-loaded"
 	// PrefixAffinity sends requests whose prompts open with the same
 	// tokens (the first prefixTokens) to the same replica, so a shared
@@ -56,12 +60,17 @@ type fleet struct {
 	next     int
 	rng      *rand.Rand
 	inflight []int
-	replica  map[int64]int // request id → replica
+	// outstanding is the tokens (prompt and answer) of the unfinished
+	// requests each replica holds.
+	outstanding []int
+	replica     map[int64]int // request id → replica
+	work        map[int64]int // request id → its tokens outstanding
+	ties        []int
 }
 
 func newFleet(cfg sched.Config, n int, routing Routing, seed uint64) *fleet {
 	f := &fleet{routing: routing, rng: rand.New(rand.NewPCG(seed, 0x70a7e)), inflight: make([]int, n), steps: make([]*sched.Step, n),
-		replica: map[int64]int{}}
+		outstanding: make([]int, n), replica: map[int64]int{}, work: map[int64]int{}}
 	for range n {
 		f.cores = append(f.cores, sched.New(cfg))
 	}
@@ -78,13 +87,20 @@ func (f *fleet) pick(r *sched.Request) int {
 	case Random:
 		return f.rng.IntN(n)
 	case LeastLoaded:
-		best := 0
-		for i, l := range f.inflight {
-			if l < f.inflight[best] {
-				best = i
+		f.ties = f.ties[:0]
+		for i := range f.outstanding {
+			if len(f.ties) == 0 {
+				f.ties = append(f.ties, i)
+				continue
+			}
+			switch b := f.ties[0]; {
+			case f.outstanding[i] < f.outstanding[b] || f.outstanding[i] == f.outstanding[b] && f.inflight[i] < f.inflight[b]:
+				f.ties = append(f.ties[:0], i)
+			case f.outstanding[i] == f.outstanding[b] && f.inflight[i] == f.inflight[b]:
+				f.ties = append(f.ties, i)
 			}
 		}
-		return best
+		return f.ties[f.rng.IntN(len(f.ties))]
 	case PrefixAffinity:
 		h := fnv.New64a()
 		var b [8]byte
@@ -107,6 +123,14 @@ func (f *fleet) add(r sched.Request) {
 	f.cores[i].Add(r)
 	f.inflight[i]++
 	f.replica[r.ID] = i
+	if len(f.cores) > 1 {
+		w := r.PromptLen
+		if r.IDs != nil {
+			w = len(r.IDs) - r.OutputLen
+		}
+		f.work[r.ID] = w
+		f.outstanding[i] += w
+	}
 }
 
 // done records that request id finished (or was cut).
@@ -114,6 +138,8 @@ func (f *fleet) done(id int64) {
 	if i, ok := f.replica[id]; ok {
 		f.inflight[i]--
 		delete(f.replica, id)
+		f.outstanding[i] -= f.work[id]
+		delete(f.work, id)
 	}
 }
 
@@ -167,6 +193,15 @@ func (f *fleet) finish(now time.Duration, complete func(*sched.Step)) {
 	for i, s := range f.steps {
 		if s != nil && at(s.End) <= now {
 			f.steps[i] = nil
+			if len(f.cores) > 1 {
+				for _, e := range s.Emitted {
+					if e.Index == 0 {
+						// Prefilled: its prompt no longer waits.
+						f.outstanding[i] -= f.work[e.Seq.ID]
+						f.work[e.Seq.ID] = 0
+					}
+				}
+			}
 			complete(s)
 		}
 	}

@@ -88,3 +88,30 @@ func TestVoiceLevelNeedsABound(t *testing.T) {
 		t.Fatalf("err %v, want driver.ErrCallsUnbounded", err)
 	}
 }
+
+// TestRoutingPolicies: four H100 8B replicas at 80 requests/s of prompts
+// and answers of widely spread lengths (uniform within ±90% of 1,000 and
+// 200 tokens). Random routing piles work up by chance and has the worst
+// tails; least-loaded (the fewest prompt tokens waiting, then the fewest
+// requests, at random among equals) has tails no worse than round-robin's,
+// which sends a long prompt where a short one went last.
+func TestRoutingPolicies(t *testing.T) {
+	target := presetTarget(t, "h100-80gb/llama-3.1-8b")
+	p95 := map[Routing]float64{}
+	for _, routing := range []Routing{RoundRobin, Random, LeastLoaded} {
+		r, err := Level(context.Background(), Options{Target: target, Source: workload.Synthetic{Tokens: 1000, MaxTokens: 200, Seed: 3,
+			Spread: workload.Spread{RangeRatio: 0.9}},
+			Load: driver.Load{Rate: 80, Burstiness: 1, Duration: 2 * time.Minute, Seed: 3, DrainTimeout: time.Minute}, Replicas: 4, Routing: routing})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p95[routing] = r.Stats.TTFT.P95
+		t.Logf("%-13s TTFT p50 %6.1f p95 %6.1f ms, TPOT p95 %5.1f ms", routing, r.Stats.TTFT.P50, r.Stats.TTFT.P95, r.Stats.TPOT.P95)
+	}
+	if !(p95[Random] > p95[RoundRobin] && p95[Random] > p95[LeastLoaded]) {
+		t.Errorf("random's TTFT p95 %.1f ms is not the worst (round-robin %.1f, least-loaded %.1f)", p95[Random], p95[RoundRobin], p95[LeastLoaded])
+	}
+	if p95[LeastLoaded] > p95[RoundRobin] {
+		t.Errorf("least-loaded's TTFT p95 %.1f ms above round-robin's %.1f", p95[LeastLoaded], p95[RoundRobin])
+	}
+}
