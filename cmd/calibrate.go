@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -21,6 +23,11 @@ type calibrateOptions struct {
 	holdout  string
 	maxEval  int
 	parallel int
+	// tolerance is the error a good fit stays within; acceptPoor writes a
+	// poor fit's models file all the same; slots fits max_num_seqs too.
+	tolerance  float64
+	acceptPoor bool
+	slots      bool
 }
 
 func newCalibrateCmd() *cobra.Command {
@@ -41,7 +48,16 @@ It prints each parameter with its standard error, every level's figures
 measured, replayed from the start and fitted, and the error on levels held out
 of the fit (by default every third level from the second, when there are at
 least three). With -o it writes the calibrated models.yml, which knee sim
---models and knee predict --sim-models take as it is.`,
+--models and knee predict --sim-models take as it is, with the fit's errors
+in it, which every prediction made from it states.
+
+A fit it cannot stand behind is refused: errors past --tolerance on the
+fitted or held-out levels, held-out levels predicted worse than before the
+fit, or a parameter pinned at the edge of its range (the server is not the
+kind of machine the preset describes: another GPU, or a CPU engine such as
+llama.cpp's, which knee cannot model). It then exits 1 and writes no models
+file unless --accept-poor-fit. --fit-slots also chooses max_num_seqs, for a
+server with few slots (llama.cpp's --parallel).`,
 		Example: `  knee calibrate results/h100-vllm.json --sim-preset h100-80gb/llama-3.1-8b -o h100-8b.yml
   knee predict --sim-models h100-8b.yml --rates 2,4,8,16 --step-duration 5m`,
 		Args: cobra.ExactArgs(1),
@@ -56,6 +72,9 @@ least three). With -o it writes the calibrated models.yml, which knee sim
 	fs.StringVar(&o.holdout, "holdout", "", `levels kept out of the fit, 1-based and comma-separated, or "none" (default: every third from the second)`)
 	fs.IntVar(&o.maxEval, "max-evaluations", 600, "bound on the search's replays of the fitted levels")
 	fs.IntVar(&o.parallel, "parallel", 0, "levels replayed at once (default: one per CPU)")
+	fs.Float64Var(&o.tolerance, "tolerance", predict.DefaultTolerance, "mean absolute error in percent a good fit stays within, on the fitted and the held-out levels")
+	fs.BoolVar(&o.acceptPoor, "accept-poor-fit", false, "write the models file of a fit judged poor all the same (it carries the verdict)")
+	fs.BoolVar(&o.slots, "fit-slots", false, "also choose the slot count (max_num_seqs), among the powers of two up to the preset's")
 	return c
 }
 
@@ -71,8 +90,8 @@ func (o *calibrateOptions) run(c *cobra.Command, args []string) error {
 	if err := checkIO(map[string]string{"--output": o.output, "--json": o.jsonOut}, argInputs(args)); err != nil {
 		return err
 	}
-	if o.maxEval < 1 || o.parallel < 0 {
-		return usageErr("--max-evaluations must be positive and --parallel not negative")
+	if o.maxEval < 1 || o.parallel < 0 || !(o.tolerance > 0) || o.tolerance > 1000 {
+		return usageErr("--max-evaluations must be positive, --parallel not negative and --tolerance a percentage above 0")
 	}
 	files, err := readInputs(c, args[:1])
 	if err != nil {
@@ -87,7 +106,7 @@ func (o *calibrateOptions) run(c *cobra.Command, args []string) error {
 		return err
 	}
 	opts := predict.CalibrateOptions{Measured: measured, Name: args[0], Target: target, Origin: origin,
-		Parallel: o.parallel, MaxEvaluations: o.maxEval}
+		Parallel: o.parallel, MaxEvaluations: o.maxEval, Tolerance: o.tolerance, FitSlots: o.slots}
 	if o.fix != "" {
 		opts.Fixed = strings.Split(o.fix, ",")
 	}
@@ -109,23 +128,33 @@ func (o *calibrateOptions) run(c *cobra.Command, args []string) error {
 	fmt.Fprintf(out, "replaying %d measured levels of %s in virtual time on %s (model %s)\n", len(measured.Levels), args[0], origin, target.Model)
 	cal, fitted, err := predict.Calibrate(c.Context(), opts)
 	switch {
+	case c.Context().Err() != nil && cal != nil:
+		// Stopped: the best point so far, in the report and the JSON; a
+		// search cut short is no fit, so no models file.
+		if err := report.Calibration(out, cal); err != nil {
+			return err
+		}
+		if err := o.writeJSON(out, cal); err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "stopped before the search ended: the parameters above are the best point it reached; no models file is written")
+		return nil
 	case c.Context().Err() != nil:
-		return withCode(ExitRuntime, fmt.Errorf("the calibration was stopped before its search ended, so nothing is written: %w", results.ErrInterrupted))
+		return withCode(ExitRuntime, fmt.Errorf("the calibration was stopped before it began to search, so nothing is written: %w", results.ErrInterrupted))
 	case err != nil:
 		return usageErr("%v", err)
 	}
 	if err := report.Calibration(out, cal); err != nil {
 		return err
 	}
-	if o.jsonOut != "" {
-		b, err := json.MarshalIndent(cal, "", "  ")
-		if err != nil {
-			return err
+	if err := o.writeJSON(out, cal); err != nil {
+		return err
+	}
+	if cal.Verdict == results.FitPoor && !o.acceptPoor {
+		if o.output != "" {
+			fmt.Fprintf(out, "%s is not written: the fit is poor (--accept-poor-fit writes it all the same, with its verdict)\n", o.output)
 		}
-		if err := results.WriteOutput(o.jsonOut, append(b, '\n')); err != nil {
-			return withCode(ExitRuntime, err)
-		}
-		fmt.Fprintf(out, "wrote %s\n", o.jsonOut)
+		return &exitError{ExitFailed, errors.New("the fit is poor (the verdict above says why): no models file is written")}
 	}
 	if o.output != "" {
 		yml, err := fitted.YAML(origin + ", calibrated")
@@ -137,5 +166,21 @@ func (o *calibrateOptions) run(c *cobra.Command, args []string) error {
 		}
 		fmt.Fprintf(out, "wrote %s (knee sim --models %s, knee predict --sim-models %s)\n", o.output, o.output, o.output)
 	}
+	return nil
+}
+
+// writeJSON writes the calibration to --json, when given.
+func (o *calibrateOptions) writeJSON(out io.Writer, cal *results.Calibration) error {
+	if o.jsonOut == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(cal, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := results.WriteOutput(o.jsonOut, append(b, '\n')); err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	fmt.Fprintf(out, "wrote %s\n", o.jsonOut)
 	return nil
 }

@@ -1,12 +1,15 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator"
@@ -82,9 +85,93 @@ func TestCalibrateLiveSweep(t *testing.T) {
 	if !strings.HasPrefix(string(head), "# Calibrated by knee calibrate against ") {
 		t.Errorf("the models file does not say where it came from:\n%.300s", head)
 	}
+	if cal.Verdict != results.FitGood {
+		t.Errorf("verdict %q (%v), want a good fit", cal.Verdict, cal.Problems)
+	}
 	code, out, errOut = execute(t, "predict", "--sim-models", fitted, "--concurrency", "1,16", "--requests", "20", "--input-tokens", "1024",
 		"--max-tokens", "32", "--out-dir", dir, "--label", "again")
 	if code != 0 {
 		t.Fatalf("predict on the fitted models: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// The prediction states how well its model fitted.
+	again, err := results.ReadSweep(filepath.Join(dir, "again.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "calibrated against") || again.Prediction == nil || !strings.Contains(again.Prediction.Fit, "held-out") ||
+		!slices.ContainsFunc(again.Levels[0].Run.Notes, func(n string) bool { return strings.Contains(n, "calibrated against") }) {
+		t.Errorf("the prediction does not state its model's fit:\n%s\n%+v", out, again.Prediction)
+	}
+}
+
+// TestPoorFitIsRefused: a server that is no GPU (knee sim's fixed-rate
+// model: every request on its own timeline, load changes nothing) fitted
+// with a GPU preset is refused: exit 1, no models file, the verdict and
+// its reasons in the JSON. --accept-poor-fit writes it with the verdict,
+// and a prediction from it says so.
+func TestPoorFitIsRefused(t *testing.T) {
+	slow(t)
+	t.Parallel()
+	dir := t.TempDir()
+	url := startSim(t, "", "")
+	if code, out, errOut := execute(t, "sweep", "--base-url", url, "--model", "knee-sim-fixed", "--concurrency", "1,4,16,32", "--requests", "24",
+		"--input-tokens", "512", "--max-tokens", "32", "--out-dir", dir, "--label", "fixed", "--no-server-metrics"); code != 0 {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
+	}
+	fitted, calJSON := filepath.Join(dir, "fit.yml"), filepath.Join(dir, "cal.json")
+	args := []string{"calibrate", filepath.Join(dir, "fixed.json"), "--sim-preset", "h100-80gb/llama-3.1-8b", "-o", fitted, "--json", calJSON, "--max-evaluations", "150"}
+	code, out, errOut := execute(t, args...)
+	if code != ExitFailed {
+		t.Fatalf("calibrate: exit %d, want %d\n%s\n%s", code, ExitFailed, out, errOut)
+	}
+	if _, err := os.Stat(fitted); err == nil {
+		t.Error("a poor fit's models file was written")
+	}
+	var cal results.Calibration
+	b, _ := os.ReadFile(calJSON)
+	if err := json.Unmarshal(b, &cal); err != nil || cal.Verdict != results.FitPoor || len(cal.Problems) == 0 {
+		t.Fatalf("calibration JSON: verdict %q, problems %v, %v", cal.Verdict, cal.Problems, err)
+	}
+	if !strings.Contains(out, "POOR") {
+		t.Errorf("the report does not give the verdict:\n%s", out)
+	}
+	if code, out, errOut = execute(t, append(args, "--accept-poor-fit")...); code != 0 {
+		t.Fatalf("--accept-poor-fit: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = execute(t, "predict", "--sim-models", fitted, "--concurrency", "1,4", "--requests", "10", "--out-dir", dir, "--label", "poor")
+	if code != 0 || !strings.Contains(out, "POOR fit") {
+		t.Errorf("a prediction from a poor fit: exit %d, does not say so:\n%s\n%s", code, out, errOut)
+	}
+}
+
+// TestCalibrateStopsAtASignal: a signal stops a calibration within a
+// second: exit 130, the best point so far in the JSON (marked
+// interrupted), and no models file, as a search cut short is no fit.
+func TestCalibrateStopsAtASignal(t *testing.T) {
+	dir := t.TempDir()
+	if code, out, errOut := execute(t, "predict", "--sim-preset", "h100-80gb/llama-3.1-8b", "--rates", "2,8,16,24", "--step-duration", "2m",
+		"--input-tokens", "1024", "--max-tokens", "128", "--out-dir", dir, "--label", "measured"); code != 0 {
+		t.Fatalf("predict: exit %d\n%s\n%s", code, out, errOut)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var signalled time.Time
+	time.AfterFunc(1500*time.Millisecond, func() { signalled = time.Now(); cancel() })
+	fitted, calJSON := filepath.Join(dir, "fit.yml"), filepath.Join(dir, "cal.json")
+	code, out, errOut := executeCtx(t, ctx, "calibrate", filepath.Join(dir, "measured.json"), "--sim-preset", "a100-80gb/llama-3.1-8b",
+		"-o", fitted, "--json", calJSON, "--max-evaluations", "5000")
+	stopped := time.Since(signalled)
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitInterrupted, out, errOut)
+	}
+	if stopped > time.Second {
+		t.Errorf("the calibration went on %v after the signal", stopped)
+	}
+	var cal results.Calibration
+	b, err := os.ReadFile(calJSON)
+	if err != nil || json.Unmarshal(b, &cal) != nil || !cal.Interrupted || len(cal.Params) == 0 {
+		t.Fatalf("calibration JSON: %v, %+v", err, cal)
+	}
+	if _, err := os.Stat(fitted); err == nil {
+		t.Error("a stopped calibration wrote a models file")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"strconv"
 	"time"
 
 	"github.com/kneebench/knee/predict"
@@ -114,9 +116,18 @@ func (o *predictOptions) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	label, paths, err := o.sweepOutputs("predict", nil)
+	label, paths, err := o.sweepOutputs("predict", map[string]string{"--records": o.records})
 	if err != nil {
 		return err
+	}
+	if results.IsStdout(o.records) {
+		return usageErr("a prediction prints its rows on standard output: give --records a file")
+	}
+	if !nonceFixed(c.Context()) {
+		// The same flags predict the same files, byte for byte: the
+		// prompts' nonce is the seed's, not drawn (a prediction warms no
+		// server that a later one would be flattered by).
+		plan.series.Nonce = fmt.Sprintf("seed-%d", o.load.seed)
 	}
 	yml, err := target.Models.YAML(origin)
 	if err != nil {
@@ -146,10 +157,22 @@ func (o *predictOptions) run(c *cobra.Command, _ []string) error {
 	}
 	fmt.Fprintf(out, "predicted sweep %s · %s in virtual time · model %s · %s · %d levels of %s · %s per level\n",
 		label, served, target.Model, sizesText(base), len(loads), axis, windowText(plan.lf.duration, plan.load.Requests, plan.vf.calls, o.workload))
+	fit := target.FitNote()
+	if fit != "" {
+		sw.Prediction.Fit = fit
+		fmt.Fprintln(out, fit)
+	}
 	started := time.Now()
+	// Levels run side by side; each writes its records to its own buffer,
+	// and the buffers go to --records in level order.
+	records := make([]bytes.Buffer, len(loads))
 	sw = predict.Sweep(predict.SweepOptions{
-		Loads: loads, Parallel: o.parallel, StopOnSaturation: o.stopSat, Sweep: sw,
+		Ctx: c.Context(), Loads: loads, Parallel: o.parallel, StopOnSaturation: o.stopSat, Sweep: sw,
 		Run: func(i int, load float64) (*results.Run, error) {
+			var rec io.Writer
+			if o.records != "" {
+				rec = &records[i]
+			}
 			rate, concurrency := load, 0
 			if axis == "concurrency" {
 				rate, concurrency = 0, int(load)
@@ -160,21 +183,39 @@ func (o *predictOptions) run(c *cobra.Command, _ []string) error {
 			}
 			var res *results.Run
 			if level.Calls != nil {
-				res, err = predict.VoiceLevel(c.Context(), predict.VoiceOptions{VoiceOptions: *level.Calls, Target: target, Replicas: o.replicas, Routing: routing})
+				vo := *level.Calls
+				vo.Records, vo.RecordLevel = rec, &loads[i]
+				res, err = predict.VoiceLevel(c.Context(), predict.VoiceOptions{VoiceOptions: vo, Target: target, Replicas: o.replicas, Routing: routing})
 			} else {
 				res, err = predict.Level(c.Context(), predict.Options{Target: target, Source: level.Requests.Source, Load: level.Requests.Load,
-					Config: level.Requests.Config, Goodput: level.Requests.Goodput, Replicas: o.replicas, Routing: routing})
+					Config: level.Requests.Config, Goodput: level.Requests.Goodput, Replicas: o.replicas, Routing: routing,
+					Records: rec, RecordLevel: &loads[i]})
 			}
 			if res != nil {
 				level.Finish(res)
+				if fit != "" {
+					res.Notes = append(res.Notes, fit)
+				}
 			}
 			return res, err
 		},
 	})
-	if c.Context().Err() != nil {
-		return withCode(ExitRuntime, fmt.Errorf("the prediction was stopped before its levels were done, so nothing is written: %w", results.ErrInterrupted))
-	}
 	report.SweepTable(out, sw, outputWidth(out))
+	if kv := kvCapacity(target, sw); kv != "" {
+		fmt.Fprintln(out, kv)
+	}
+	if sw.Interrupted {
+		fmt.Fprintf(out, "stopped: the %d levels predicted so far are written; a level cut short is marked interrupted and left out of the knees\n", len(sw.Levels))
+	}
+	if o.records != "" {
+		var all []byte
+		for i := range sw.Levels {
+			all = append(all, records[i].Bytes()...)
+		}
+		if err := results.WriteOutput(o.records, all); err != nil {
+			return withCode(ExitRuntime, fmt.Errorf("--records %s: %w", o.records, err))
+		}
+	}
 	if err := writeSweepData(sw, paths.json, paths.csv); err != nil {
 		return withCode(ExitRuntime, err)
 	}
@@ -185,10 +226,46 @@ func (o *predictOptions) run(c *cobra.Command, _ []string) error {
 		return withCode(ExitRuntime, err)
 	}
 	fmt.Fprintf(out, "predicted in %s; wrote %s, %s and %s\n", time.Since(started).Round(time.Millisecond), paths.json, paths.csv, paths.png)
+	if o.records != "" {
+		fmt.Fprintf(out, "wrote %s (simulated time: every level starts at the Unix epoch)\n", o.records)
+	}
 	if sw.EveryRequestFailed() {
 		return &exitError{ExitFailed, errors.New("every request of every level failed")}
 	}
 	return nil
+}
+
+// kvCapacity says how many sequences of the predicted workload's mean size
+// (prompt and answer, as the first level counted them) the KV cache of one
+// replica holds: where a knee sits when the cache, not compute, runs out.
+// It records the cache in the sweep's prediction as well.
+func kvCapacity(t predict.Target, sw *results.Sweep) string {
+	blocks, size, err := t.KVCapacity()
+	if err != nil || sw.Prediction == nil {
+		return ""
+	}
+	sw.Prediction.KVBlocks, sw.Prediction.KVBlockTokens = blocks, size
+	for _, l := range sw.Levels {
+		r := l.Run
+		if r == nil || r.Tokens.Input.Count == 0 {
+			continue
+		}
+		seq := r.Tokens.Input.Mean + r.Tokens.Output.Mean
+		n := predict.SequencesHeld(blocks, size, seq)
+		sw.Prediction.KVSequences, sw.Prediction.KVSequenceTokens = n, seq
+		return fmt.Sprintf("KV cache (one replica): %s blocks of %d tokens (%s tokens) hold %s sequences of the workload's mean %.0f tokens (prompt %.0f + answer %.0f)",
+			thousands(blocks), size, thousands(blocks*size), thousands(n), seq, r.Tokens.Input.Mean, r.Tokens.Output.Mean)
+	}
+	return ""
+}
+
+// thousands writes n with thousands separators.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // Bounds on one predicted level, checked before any runs: a level's

@@ -193,23 +193,65 @@ func liveAndPredicted(t *testing.T, url, dir string, flags, liveOnly, predOnly [
 }
 
 // TestPredictStopsAtASignal checks that a signal (a cancelled context)
-// stops a long prediction within moments, exits 130 and writes no sweep:
-// a part of a virtual sweep predicts nothing.
+// stops a long prediction at once: it exits 130 within a second of the
+// signal and writes the sweep so far, the level it cut short marked
+// interrupted and left out of the knees, as a live sweep does.
 func TestPredictStopsAtASignal(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, cancel)
+	var signalled time.Time
+	time.AfterFunc(time.Second, func() { signalled = time.Now(); cancel() })
 	var out, errOut bytes.Buffer
-	begin := time.Now()
-	code := Execute(ctx, []string{"predict", "--sim-preset", "h100-80gb/llama-3.1-8b", "--rates", "10,20", "--step-duration", "6h",
-		"--input-tokens", "512", "--max-tokens", "128", "--out-dir", dir, "--label", "long"}, &out, &errOut)
-	if code != ExitInterrupted || !strings.Contains(errOut.String(), "nothing is written") {
-		t.Errorf("exit %d, stderr %q; want %d and a word that nothing is written", code, errOut.String(), ExitInterrupted)
+	code := Execute(ctx, []string{"predict", "--sim-preset", "h100-80gb/llama-3.1-8b", "--rates", "1,400", "--step-duration", "20m", "--parallel", "1",
+		"--input-tokens", "512", "--max-tokens", "128", "--out-dir", dir, "--label", "long", "--records", filepath.Join(dir, "long.jsonl")}, &out, &errOut)
+	stopped := time.Since(signalled)
+	if code != ExitInterrupted {
+		t.Errorf("exit %d, want %d\n%s\n%s", code, ExitInterrupted, out.String(), errOut.String())
 	}
-	if spent := time.Since(begin); spent > 30*time.Second {
-		t.Errorf("the stopped prediction ran %v", spent)
+	if stopped > 1500*time.Millisecond {
+		t.Errorf("the prediction went on %v after the signal", stopped)
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Errorf("a stopped prediction wrote %v", entries)
+	s, err := results.ReadSweep(filepath.Join(dir, "long.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Interrupted || len(s.Levels) != 2 || s.Levels[0].Run == nil || s.Levels[0].Run.Interrupted || s.Levels[1].Run == nil || !s.Levels[1].Run.Interrupted {
+		t.Fatalf("sweep interrupted %v with %d levels; want the first whole and the second cut", s.Interrupted, len(s.Levels))
+	}
+	if n := s.Levels[0].Run.Requests.Sent; n < 1000 {
+		t.Errorf("the whole level sent %d requests, want about 1,200", n)
+	}
+	lines, err := os.ReadFile(filepath.Join(dir, "long.jsonl"))
+	if err != nil || bytes.Count(lines, []byte("\n")) < 1000 {
+		t.Errorf("records: %d lines, %v", bytes.Count(lines, []byte("\n")), err)
+	}
+}
+
+// TestPredictionsAreReproducible: the same flags predict the same files,
+// byte for byte, records included, with no nonce given: the prompts'
+// nonce is the seed's.
+func TestPredictionsAreReproducible(t *testing.T) {
+	t.Parallel()
+	var files [2]map[string][]byte
+	for i := range files {
+		dir := t.TempDir()
+		args := []string{"predict", "--sim-preset", "h100-80gb/llama-3.1-8b", "--rates", "4,16", "--step-duration", "30s",
+			"--input-tokens", "512", "--max-tokens", "64", "--out-dir", dir, "--label", "p", "--records", filepath.Join(dir, "p.jsonl")}
+		if code, out, errOut := execute(t, args...); code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+		}
+		files[i] = map[string][]byte{}
+		for _, ext := range []string{"json", "csv", "png", "jsonl"} {
+			b, err := os.ReadFile(filepath.Join(dir, "p."+ext))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[i][ext] = b
+		}
+	}
+	for ext, b := range files[0] {
+		if !bytes.Equal(b, files[1][ext]) {
+			t.Errorf("the two predictions' .%s files differ", ext)
+		}
 	}
 }

@@ -325,6 +325,17 @@ func newRunNonce(ctx context.Context) string {
 	return cmp.Or(os.Getenv("KNEE_RUN_NONCE"), fmt.Sprintf("%08x", rand.Uint32()))
 }
 
+// nonceFixed reports whether the nonce is fixed (KNEE_RUN_NONCE, or ctx's
+// own) rather than drawn.
+func nonceFixed(ctx context.Context) bool {
+	if ctx != nil {
+		if _, ok := ctx.Value(nonceKey{}).(string); ok {
+			return true
+		}
+	}
+	return os.Getenv("KNEE_RUN_NONCE") != ""
+}
+
 // nonceKey keys a command's fixed nonce in its context.
 type nonceKey struct{}
 

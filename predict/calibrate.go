@@ -63,15 +63,33 @@ type CalibrateOptions struct {
 	Parallel int
 	// MaxEvaluations bounds the search's replays of the training levels.
 	MaxEvaluations int
+	// Tolerance is the mean absolute error in percent a good fit stays
+	// within, on the fitted levels and the held-out ones (0: 15).
+	Tolerance float64
+	// FitSlots also chooses the model's slot count (max_num_seqs, what a
+	// server like llama.cpp's --parallel sets) among the powers of two up
+	// to the starting model's, by the replay error at the starting tuning.
+	FitSlots bool
 }
+
+// DefaultTolerance is the error in percent a good fit stays within.
+const DefaultTolerance = 15
+
+// heldOutSlack is how many percentage points the fit may lose on the
+// held-out levels, against the start, before it is called poor: less is
+// noise between two good predictions, more is a fit bent to its training
+// levels.
+const heldOutSlack = 1.0
 
 // calibration is the state of one fit.
 type calibration struct {
-	ctx    context.Context
-	o      CalibrateOptions
-	spec   *server.ModelSpec
-	start  []float64  // every tunable
-	free   []int      // indices of the searched tunables
+	ctx   context.Context
+	o     CalibrateOptions
+	spec  *server.ModelSpec
+	start []float64 // every tunable
+	free  []int     // indices of the searched tunables
+	// slots, when above 0, is the model's max_num_seqs in every replay.
+	slots  int
 	levels []Replayed // per measured level; zero when skipped
 	train  []int
 	held   []int
@@ -148,11 +166,29 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*results.Calibration, *
 	if maxEval <= 0 {
 		maxEval = 600
 	}
+	if o.FitSlots {
+		if err := c.chooseSlots(out); err != nil {
+			return c.stopped(out, c.start), nil, err
+		}
+	}
+	bestLoss, bestX := math.Inf(1), []float64(nil)
 	fit, err := Fit(params, maxEval, func(x []float64) float64 {
-		return sumSquares(c.residuals(c.full(x), c.train))
+		if ctx.Err() != nil {
+			// Stopped: the search's remaining steps cost nothing.
+			return math.Inf(1)
+		}
+		l := sumSquares(c.residuals(c.full(x), c.train))
+		if ctx.Err() == nil && l < bestLoss {
+			bestLoss, bestX = l, slices.Clone(x)
+		}
+		return l
 	})
-	if err == nil {
-		err = ctx.Err()
+	if ctx.Err() != nil {
+		best := c.start
+		if bestX != nil {
+			best = c.full(roundParams(bestX))
+		}
+		return c.stopped(out, best), nil, ctx.Err()
 	}
 	if err != nil {
 		return nil, nil, err
@@ -182,11 +218,102 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*results.Calibration, *
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+		return c.stopped(out, best), nil, err
 	}
 	out.Summarise()
-	return out, tunedModels(o.Target.Models, spec.Name, best), nil
+	c.judge(out)
+	models := c.tuned(best)
+	for i := range models.Models {
+		if models.Models[i].Name == spec.Name {
+			models.Models[i].Fit = fitSpec(out)
+		}
+	}
+	return out, models, nil
 }
+
+// stopped is the calibration as far as it went when it was stopped: the
+// parameters at the best point reached, no level replayed with them.
+func (c *calibration) stopped(out *results.Calibration, best []float64) *results.Calibration {
+	out.Interrupted = true
+	out.Params = make([]results.FittedParam, len(Tunables))
+	for i, t := range Tunables {
+		out.Params[i] = results.FittedParam{Name: t.Name, Unit: t.Unit, Start: c.start[i], Value: best[i], Fixed: !slices.Contains(c.free, i)}
+	}
+	return out
+}
+
+// judge says whether the fit is good: within the tolerance on the fitted
+// and the held-out levels, no worse than the start on the held-out ones,
+// and with no parameter pinned at the edge of its range, which means the
+// server is not the kind of machine the starting model describes.
+func (c *calibration) judge(out *results.Calibration) {
+	tol := c.o.Tolerance
+	if tol <= 0 {
+		tol = DefaultTolerance
+	}
+	out.Tolerance = tol
+	if e := out.Train; e.FittedPercent > tol {
+		out.Problems = append(out.Problems, fmt.Sprintf("the fitted levels are %.1f%% off on average, past the %.0f%% tolerance: "+
+			"no tuning of this model reproduces the measurement", e.FittedPercent, tol))
+	}
+	if e := out.HeldOut; e.Levels > 0 {
+		switch {
+		case e.FittedPercent > tol:
+			out.Problems = append(out.Problems, fmt.Sprintf("the held-out levels are %.1f%% off on average, past the %.0f%% tolerance: "+
+				"the fit does not carry to loads it was not shown", e.FittedPercent, tol))
+		case e.FittedPercent > e.StartPercent+heldOutSlack:
+			out.Problems = append(out.Problems, fmt.Sprintf("the fit predicts the held-out levels worse than the start did (%.1f%% against %.1f%%): "+
+				"it bent to its training levels; keep the starting model, or fit with --holdout none and more levels", e.FittedPercent, e.StartPercent))
+		case e.FittedPercent > e.StartPercent:
+			out.Notes = append(out.Notes, fmt.Sprintf("the held-out error rose from %.1f%% to %.1f%%, within a point: the start already predicted those levels about as well",
+				e.StartPercent, e.FittedPercent))
+		}
+	}
+	var pinned []string
+	for i, p := range out.Params {
+		if p.Fixed || i >= len(Tunables) {
+			continue
+		}
+		t := Tunables[i]
+		edge := 0.01 * (t.Max - t.Min)
+		switch {
+		case p.Value <= t.Min+edge:
+			out.Params[i].AtBound = "lower"
+			pinned = append(pinned, fmt.Sprintf("%s at its lower bound %g", p.Name, t.Min))
+		case p.Value >= t.Max-edge:
+			out.Params[i].AtBound = "upper"
+			pinned = append(pinned, fmt.Sprintf("%s at its upper bound %g", p.Name, t.Max))
+		}
+	}
+	if len(pinned) > 0 {
+		out.Problems = append(out.Problems, fmt.Sprintf("%s: the measurement asks for a machine outside what %s can be tuned to, "+
+			"so the server is not the kind of machine it describes (another GPU or model preset, or a CPU engine such as llama.cpp's, which knee cannot model)",
+			strings.Join(pinned, ", "), c.o.Origin))
+	}
+	out.Verdict = results.FitGood
+	if len(out.Problems) > 0 {
+		out.Verdict = results.FitPoor
+	}
+}
+
+// fitSpec is the fit as the models file carries it.
+func fitSpec(out *results.Calibration) *server.FitSpec {
+	f := &server.FitSpec{Measured: out.Measured, TrainLevels: out.Train.Levels, TrainErrorPct: round2(out.Train.FittedPercent),
+		HeldOutLevels: out.HeldOut.Levels, HeldOutErrorPct: round2(out.HeldOut.FittedPercent), WorstErrorPct: round2(out.Train.WorstPercent),
+		Verdict: out.Verdict, Problems: out.Problems}
+	for _, p := range out.Params {
+		if !p.Fixed && p.StdErr > 0 {
+			if f.StdErrs == nil {
+				f.StdErrs = map[string]float64{}
+			}
+			f.StdErrs[p.Name] = roundParams([]float64{p.StdErr})[0]
+		}
+	}
+	return f
+}
+
+// round2 keeps two decimals.
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
 // split assigns the usable levels to training and held-out sets.
 func (c *calibration) split(usable []int) {
@@ -225,7 +352,7 @@ func (c *calibration) full(x []float64) []float64 {
 // replayAll replays the levels with the tuning v, in parallel; a level
 // that fails is nil.
 func (c *calibration) replayAll(v []float64, levels []int) map[int]*results.Run {
-	models := tunedModels(c.o.Target.Models, c.spec.Name, v)
+	models := c.tuned(v)
 	runs := make(map[int]*results.Run, len(levels))
 	par := c.o.Parallel
 	if par <= 0 {
@@ -344,6 +471,50 @@ func tuningOf(m *server.ModelSpec) []float64 {
 		v[2], v[3] = l.StepOverheadMs, l.PerSequenceOverheadMs
 	}
 	return v
+}
+
+// tuned is the target's models file with the tuning v and the chosen
+// slot count.
+func (c *calibration) tuned(v []float64) *server.ModelsFile {
+	f := tunedModels(c.o.Target.Models, c.spec.Name, v)
+	if c.slots > 0 {
+		for i := range f.Models {
+			m := &f.Models[i]
+			if m.Name == c.spec.Name {
+				s := server.SchedulerSpec{}
+				if m.Scheduler != nil {
+					s = *m.Scheduler
+				}
+				s.MaxNumSeqs = c.slots
+				m.Scheduler = &s
+			}
+		}
+	}
+	return f
+}
+
+// chooseSlots picks the slot count whose replays at the starting tuning
+// err least, among the powers of two up to the starting model's, and
+// records the choice as a parameter of the fit.
+func (c *calibration) chooseSlots(out *results.Calibration) error {
+	most := 1024
+	if s := c.spec.Scheduler; s != nil && s.MaxNumSeqs > 0 {
+		most = s.MaxNumSeqs
+	}
+	best, bestLoss := most, math.Inf(1)
+	for k := 1; k <= most; k *= 2 {
+		c.slots = k
+		l := sumSquares(c.residuals(c.start, c.train))
+		if err := c.ctx.Err(); err != nil {
+			return err
+		}
+		if l < bestLoss {
+			best, bestLoss = k, l
+		}
+	}
+	c.slots = best
+	out.Notes = append(out.Notes, fmt.Sprintf("max_num_seqs %d (of %d) chosen by the replay error at the starting tuning among the powers of two", best, most))
+	return nil
 }
 
 // tunedModels is a copy of f whose model name has the tuning v.

@@ -13,7 +13,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/record"
@@ -60,6 +65,65 @@ func (t Target) Config() (sched.Config, int, error) {
 		return sched.Config{}, 0, err
 	}
 	return t.Models.SchedConfig(m), m.ContextLength, nil
+}
+
+// predicted marks a predicted level's result: its health is virtual, and
+// a level that ctx cut short is interrupted.
+func predicted(ctx context.Context, res *results.Run) *results.Run {
+	res.Health = results.Health{Verdict: results.VerdictVirtual}
+	res.Notes = append(res.Notes, "predicted in virtual time on the simulator's scheduler core: no request was sent")
+	res.Interrupted = ctx.Err() != nil
+	return res
+}
+
+// FitNote states how well the target model's tuning fitted the
+// measurement it was calibrated to, for every prediction made from it to
+// carry; empty for a model no calibration made.
+func (t Target) FitNote() string {
+	m, err := t.model()
+	if err != nil || m.Fit == nil {
+		return ""
+	}
+	f := m.Fit
+	note := fmt.Sprintf("the model's tuning was calibrated against %s: mean error %.1f%% on %d fitted levels (worst figure %.1f%%)",
+		f.Measured, f.TrainErrorPct, f.TrainLevels, f.WorstErrorPct)
+	if f.HeldOutLevels > 0 {
+		note += fmt.Sprintf(", %.1f%% on %d held-out levels", f.HeldOutErrorPct, f.HeldOutLevels)
+	} else {
+		note += ", none held out"
+	}
+	if len(f.StdErrs) > 0 {
+		var errs []string
+		for _, k := range slices.Sorted(maps.Keys(f.StdErrs)) {
+			errs = append(errs, fmt.Sprintf("%s ± %g", k, f.StdErrs[k]))
+		}
+		note += "; " + strings.Join(errs, ", ")
+	}
+	if f.Verdict == results.FitPoor {
+		note += "; a POOR fit, written with --accept-poor-fit: " + strings.Join(f.Problems, "; ")
+	}
+	return note
+}
+
+// KVCapacity is the target model's KV cache on one replica: its blocks
+// and the tokens a block holds.
+func (t Target) KVCapacity() (blocks, blockTokens int, err error) {
+	cfg, _, err := t.Config()
+	if err != nil {
+		return 0, 0, err
+	}
+	return cfg.NumBlocks, cfg.BlockSize, nil
+}
+
+// SequencesHeld is how many sequences of tokens tokens fit at once in a
+// cache of blocks blocks of blockTokens tokens (a sequence takes whole
+// blocks).
+func SequencesHeld(blocks, blockTokens int, tokens float64) int {
+	per := math.Ceil(tokens / float64(blockTokens))
+	if per < 1 || blocks < 1 {
+		return 0
+	}
+	return int(float64(blocks) / per)
 }
 
 // Probe implements bench.Prober: the prompt tokens the simulator would
@@ -120,11 +184,25 @@ type Options struct {
 	// replicas of the model behind a router with the Routing policy.
 	Replicas int
 	Routing  Routing
+	// Records, when set, receives one JSON line per request (warm-up
+	// included), with RecordLevel as its level when set. Its instants are
+	// simulated time since the Unix epoch: the level starts at zero.
+	Records     io.Writer
+	RecordLevel *float64
 }
+
+// recordsEpoch is the instant a predicted level's records count from.
+var recordsEpoch = time.Unix(0, 0)
+
+// streamGap is the gap between a predicted closed loop's streams' first
+// requests: what knee's live client takes to start each (about 25 ms for
+// 64 streams against knee sim, dialling included).
+const streamGap = 400 * time.Microsecond
 
 // Level runs one level in virtual time on the one driver, warm-up first,
 // and summarises its measured window as bench.Run would. Cancelling ctx
-// stops it, with ctx's error: a part of a virtual level predicts nothing.
+// stops it at once: what it predicted so far comes back marked
+// interrupted, as a live level's does.
 func Level(ctx context.Context, o Options) (*results.Run, error) {
 	if err := o.Load.Validate(); err != nil {
 		return nil, err
@@ -138,16 +216,14 @@ func Level(ctx context.Context, o Options) (*results.Run, error) {
 	conf := o.Config
 	conf.Predicted = true
 	sum := summary.New(summary.Level{Load: o.Load, Config: conf, Goodput: o.Goodput, NoHistograms: o.NoHistograms, Prefixes: prefixes}, 1)
-	d := driver.New(driver.Options{Clock: srv, Sender: srv, Measured: sum.Add, Prefixes: prefixes, Turnaround: turnaround})
+	records := record.NewWriter(o.Records, recordsEpoch, o.RecordLevel)
+	d := driver.New(driver.Options{Clock: srv, Sender: srv, Records: records, Measured: sum.Add, Prefixes: prefixes,
+		Turnaround: turnaround, StreamGap: streamGap})
 	out, err := d.RunRequests(ctx, driver.Requests{Load: o.Load, Source: o.Source})
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	records.Flush()
 	res := sum.Requests(health.Report{}, out.Window)
-	res.Health = results.Health{Verdict: results.VerdictVirtual}
-	res.Notes = append(res.Notes, "predicted in virtual time on the simulator's scheduler core: no request was sent")
-	return res, nil
+	return predicted(ctx, res), nil
 }

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"runtime"
 	"sync"
 
@@ -10,6 +11,9 @@ import (
 
 // SweepOptions configures Sweep.
 type SweepOptions struct {
+	// Ctx, when it ends, stops the sweep: levels under way end at once,
+	// marked interrupted, and no further level starts.
+	Ctx context.Context
 	// Loads are the levels (rates or concurrencies); Run predicts one, by
 	// index and load (with Level or VoiceLevel).
 	Loads []float64
@@ -34,11 +38,20 @@ func Sweep(o SweepOptions) *results.Sweep {
 	if par <= 0 {
 		par = runtime.GOMAXPROCS(0)
 	}
+	ctx := o.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
+	started := 0
 	for i, load := range o.Loads {
-		wg.Add(1)
 		sem <- struct{}{}
+		if ctx.Err() != nil {
+			break
+		}
+		started++
+		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			levels[i] = results.Level{Load: load}
@@ -50,8 +63,9 @@ func Sweep(o SweepOptions) *results.Sweep {
 		}()
 	}
 	wg.Wait()
+	s.Interrupted = ctx.Err() != nil
 	misses := 0
-	for _, l := range levels {
+	for _, l := range levels[:started] {
 		s.Levels = append(s.Levels, l)
 		if !o.StopOnSaturation {
 			continue

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/bench/driver"
+	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/bench/summary"
 	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
@@ -12,9 +13,10 @@ import (
 )
 
 // VoiceOptions is one level of the call workload: bench's own options
-// (of which the client's, Client, Records, Progress, the window hooks,
-// Shard and StartAt, have no meaning in virtual time and are ignored), the
-// simulated target, and the fleet serving it (see Options).
+// (of which the client's, Client, Progress, the window hooks and StartAt,
+// have no meaning in virtual time and are ignored; Records count from the
+// epoch, as Options.Records), the simulated target, and the fleet serving
+// it (see Options).
 type VoiceOptions struct {
 	bench.VoiceOptions
 	Target   Target
@@ -27,7 +29,7 @@ type VoiceOptions struct {
 // rebased to the first), each sends turn 1 to warm its prefix and every
 // later turn with the whole history after its gap, and the result is
 // summarised as bench.RunVoice summarises a live one. Cancelling ctx stops
-// it, with ctx's error.
+// it at once, what it predicted so far marked interrupted.
 func VoiceLevel(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	if err := o.VoiceOptions.Validate(); err != nil {
 		return nil, err
@@ -42,16 +44,13 @@ func VoiceLevel(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	level.Config.Predicted = true
 	level.Prefixes = workload.NewPrefixTracker()
 	sum := summary.New(level, 1)
-	d := driver.New(driver.Options{Clock: srv, Sender: srv, Measured: sum.Add, Prefixes: level.Prefixes, Turnaround: turnaround})
+	records := record.NewWriter(o.Records, recordsEpoch, o.RecordLevel)
+	d := driver.New(driver.Options{Clock: srv, Sender: srv, Records: records, Measured: sum.Add, Prefixes: level.Prefixes, Turnaround: turnaround})
 	out, err := d.RunCalls(ctx, driver.Calls{Load: o.CallLoad(), Source: o.CallSource})
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	records.Flush()
 	res := sum.Calls(health.Report{}, out.Tally)
-	res.Health = results.Health{Verdict: results.VerdictVirtual}
-	res.Notes = append(res.Notes, "predicted in virtual time on the simulator's scheduler core: no request was sent")
-	return res, nil
+	return predicted(ctx, res), nil
 }

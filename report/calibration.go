@@ -25,8 +25,13 @@ func Calibration(w io.Writer, c *results.Calibration) error {
 			if p.StdErr > 0 {
 				conf = "± " + sig(p.StdErr) + ", " + conf
 			}
+		case c.Interrupted:
+			conf = "the search was stopped"
 		default:
 			conf = fmt.Sprintf("± %s (%.0f%%)", sig(p.StdErr), 100*p.StdErr/p.Value)
+		}
+		if p.AtBound != "" {
+			conf += ", pinned at its " + p.AtBound + " bound"
 		}
 		rows = append(rows, []string{p.Name, sig(p.Start), sig(p.Value), conf})
 	}
@@ -70,6 +75,15 @@ func Calibration(w io.Writer, c *results.Calibration) error {
 	for _, n := range c.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+	switch c.Verdict {
+	case results.FitGood:
+		fmt.Fprintf(w, "verdict: a good fit (within %.0f%% on the fitted and the held-out levels)\n", c.Tolerance)
+	case results.FitPoor:
+		fmt.Fprintln(w, "verdict: a POOR fit, not to be planned on:")
+		for _, p := range c.Problems {
+			fmt.Fprintf(w, "  - %s\n", p)
+		}
+	}
 	return nil
 }
 
@@ -93,6 +107,12 @@ func CalibrationHeader(c *results.Calibration) string {
 		fmt.Fprintf(&b, ", %.1f%% on %d held-out levels", c.HeldOut.FittedPercent, c.HeldOut.Levels)
 	}
 	b.WriteString(".\n")
+	if c.Verdict == results.FitPoor {
+		b.WriteString("# A POOR fit, written with --accept-poor-fit:\n")
+		for _, p := range c.Problems {
+			fmt.Fprintf(&b, "#   %s\n", p)
+		}
+	}
 	return b.String()
 }
 

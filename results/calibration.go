@@ -23,7 +23,23 @@ type Calibration struct {
 	// made.
 	Evaluations int      `json:"evaluations"`
 	Notes       []string `json:"notes,omitempty"`
+	// Verdict is FitGood or FitPoor; Problems say why a fit is poor
+	// (errors past the tolerance, held-out levels predicted worse than
+	// before the fit, parameters pinned at the edge of their range), and
+	// Tolerance is the error in percent a good fit stays within.
+	Verdict   string   `json:"verdict,omitempty"`
+	Problems  []string `json:"problems,omitempty"`
+	Tolerance float64  `json:"tolerance_pct,omitempty"`
+	// Interrupted says the search was stopped before it ended: Params are
+	// the best point it had reached, and no level was replayed with them.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
+
+// The verdicts of a calibration.
+const (
+	FitGood = "good"
+	FitPoor = "poor"
+)
 
 // FittedParam is one cost-model parameter: where the search started, where
 // it ended and how well the data pins it down.
@@ -40,6 +56,10 @@ type FittedParam struct {
 	// standard error above half its value); StdErr is then 0 or large.
 	StdErr     float64 `json:"std_err"`
 	Determined bool    `json:"determined"`
+	// AtBound is "lower" or "upper" when the fit pinned the parameter at
+	// the edge of the range searched: the data asks for a machine outside
+	// what the starting model can be tuned to.
+	AtBound string `json:"at_bound,omitempty"`
 }
 
 // CalibratedLevel is one measured level replayed in virtual time.

@@ -45,6 +45,16 @@ type Prediction struct {
 	// Routing policy (absent: one replica).
 	Replicas int    `json:"replicas,omitempty"`
 	Routing  string `json:"routing,omitempty"`
+	// KVBlocks of KVBlockTokens tokens are one replica's KV cache; they
+	// hold KVSequences sequences of the workload's mean size,
+	// KVSequenceTokens (prompt and answer).
+	KVBlocks         int     `json:"kv_blocks,omitempty"`
+	KVBlockTokens    int     `json:"kv_block_tokens,omitempty"`
+	KVSequences      int     `json:"kv_sequences,omitempty"`
+	KVSequenceTokens float64 `json:"kv_sequence_tokens,omitempty"`
+	// Fit, when the model was calibrated, states how well its tuning
+	// fitted the measurement it was calibrated to.
+	Fit string `json:"fit,omitempty"`
 }
 
 // SLO is the objective the SLO knee is found against.

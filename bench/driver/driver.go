@@ -44,6 +44,12 @@ type Options struct {
 	// step the instant the last ends, and a follow-up can never be in a
 	// step that starts when its predecessor finished.
 	Turnaround time.Duration
+	// StreamGap is the gap between a closed loop's streams' first
+	// requests. A live client's streams start apart by themselves (each
+	// dials its connection, about 0.4 ms a stream on knee's client); a
+	// simulated one started at one instant would send identical requests
+	// in lockstep for the whole window.
+	StreamGap time.Duration
 }
 
 // Driver runs levels of load, one at a time, on its clock and sender.

@@ -182,7 +182,7 @@ func (d *Driver) newRequests(lv Requests, s *requestSchedule, n int, span time.D
 		p.indexBase = indexBase
 	}
 	for w := range p.shard.Share(l.Concurrency) {
-		p.workers.add(base, w)
+		p.workers.add(base+time.Duration(w)*d.o.StreamGap, w)
 	}
 	return p
 }

@@ -45,18 +45,43 @@ const (
 	EngineScheduler EngineKind = "scheduler"
 )
 
+// FitSpec is how well a model's tuning fitted the measurements it was
+// calibrated to (knee calibrate): the figures every prediction made from
+// the model states beside its own.
+type FitSpec struct {
+	Measured string `yaml:"measured"`
+	// TrainErrorPct and HeldOutErrorPct are mean absolute errors in
+	// percent over the fitted and the held-out levels (HeldOutLevels 0:
+	// none was held out).
+	TrainLevels     int     `yaml:"train_levels"`
+	TrainErrorPct   float64 `yaml:"train_error_pct"`
+	HeldOutLevels   int     `yaml:"held_out_levels"`
+	HeldOutErrorPct float64 `yaml:"held_out_error_pct"`
+	// WorstErrorPct is the worst single figure's error of the fitted
+	// levels.
+	WorstErrorPct float64 `yaml:"worst_error_pct"`
+	// StdErrs are the fitted parameters' standard errors, by name.
+	StdErrs map[string]float64 `yaml:"std_errs,omitempty"`
+	// Verdict is good or poor (a poor fit written all the same with
+	// --accept-poor-fit), and Problems why.
+	Verdict  string   `yaml:"verdict"`
+	Problems []string `yaml:"problems,omitempty"`
+}
+
 // ModelSpec is one served model.
 type ModelSpec struct {
-	Name           string            `yaml:"name"`
-	ContextLength  int               `yaml:"context_length"`
-	Engine         EngineKind        `yaml:"engine"`
-	FixedRate      *FixedRateSpec    `yaml:"fixed_rate,omitempty"`
-	Hardware       string            `yaml:"hardware"`
-	Weights        *WeightsSpec      `yaml:"weights,omitempty"`
-	KVCache        *KVCacheSpec      `yaml:"kv_cache,omitempty"`
-	Scheduler      *SchedulerSpec    `yaml:"scheduler,omitempty"`
-	Latency        *LatencySpec      `yaml:"latency,omitempty"`
-	Efficiency     *EfficiencySpec   `yaml:"efficiency,omitempty"`
+	Name          string          `yaml:"name"`
+	ContextLength int             `yaml:"context_length"`
+	Engine        EngineKind      `yaml:"engine"`
+	FixedRate     *FixedRateSpec  `yaml:"fixed_rate,omitempty"`
+	Hardware      string          `yaml:"hardware"`
+	Weights       *WeightsSpec    `yaml:"weights,omitempty"`
+	KVCache       *KVCacheSpec    `yaml:"kv_cache,omitempty"`
+	Scheduler     *SchedulerSpec  `yaml:"scheduler,omitempty"`
+	Latency       *LatencySpec    `yaml:"latency,omitempty"`
+	Efficiency    *EfficiencySpec `yaml:"efficiency,omitempty"`
+	// Fit, when set, is how well the tuning fitted a measurement.
+	Fit            *FitSpec          `yaml:"fit,omitempty"`
 	Architecture   *ArchitectureSpec `yaml:"architecture,omitempty"`
 	Experts        *ExpertsSpec      `yaml:"experts,omitempty"`
 	TensorParallel int               `yaml:"tensor_parallel,omitempty"`
