@@ -94,7 +94,8 @@ func TestLengthSpreadMeasured(t *testing.T) {
 // TestGoodputEndToEnd: --goodput reaches the run's JSON and report, and a
 // goodput sweep names its SLO knee in good requests.
 func TestGoodputEndToEnd(t *testing.T) {
-	t.Parallel()
+	// Serial: its knees need a healthy client, which other tests' load
+	// would make unhealthy.
 	url := startSim(t, "", "")
 	r, stdout := runWithOutput(t, "run", "--base-url", url, "--model", "knee-sim-instant", "--requests", "5", "--goodput", "ttft:10000,e2e:10000")
 	if g := r.Goodput; g == nil || g.Good != 5 || g.Share != 1 || !strings.Contains(strings.Join(strings.Fields(stdout), " "), "goodput 100.0% of 5 finished requests met ttft ≤ 10000 ms, e2e ≤ 10000 ms") {

@@ -157,6 +157,11 @@ func (o *predictOptions) run(c *cobra.Command, _ []string) error {
 	}
 	fmt.Fprintf(out, "predicted sweep %s · %s in virtual time · model %s · %s · %d levels of %s · %s per level\n",
 		label, served, target.Model, sizesText(base), len(loads), axis, windowText(plan.lf.duration, plan.load.Requests, plan.vf.calls, o.workload))
+	if o.sim.preset != "" {
+		if kv, err := simulator.PresetKV(o.sim.preset); err == nil {
+			fmt.Fprintf(out, "%s: %s\n", o.sim.preset, kv)
+		}
+	}
 	fit := target.FitNote()
 	if fit != "" {
 		sw.Prediction.Fit = fit

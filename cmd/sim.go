@@ -26,8 +26,10 @@ type simOptions struct {
 	maxBody       int
 	readyFile     string
 	preset        string
-	modelPreset   string
-	cpuProf       string
+	// kv says what the preset's KV cache is, once it is built.
+	kv          string
+	modelPreset string
+	cpuProf     string
 }
 
 // envOr returns $KNEE_SIM_<name> or def.
@@ -116,6 +118,7 @@ func (o *simOptions) run(c *cobra.Command, _ []string) error {
 		if models, err = o.presetModels(); err != nil {
 			return err
 		}
+		fmt.Fprintf(c.ErrOrStderr(), "knee sim: %s: %s\n", o.preset, o.kv)
 	} else if models, err = simulator.LoadModels(o.models); err != nil {
 		return err
 	}
@@ -171,5 +174,6 @@ func (o *simOptions) presetModels() (*simulator.ModelsFile, error) {
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
+	o.kv, _ = simulator.PresetKV(spec)
 	return models, nil
 }

@@ -102,7 +102,8 @@ func p95s(s *results.Sweep) []float64 {
 }
 
 func TestCompare(t *testing.T) {
-	t.Parallel()
+	// Serial: its knees need a healthy client, which other tests' load
+	// would make unhealthy.
 	url := startSim(t, "testdata/small-kv.yml", "")
 	_, dirA := sweepSmallKVQuick(t, url, "A")
 	_, dirB := sweepSmallKVQuick(t, url, "B")

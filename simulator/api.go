@@ -62,3 +62,13 @@ func Run(ctx context.Context, addr string, o Options, grace time.Duration, ready
 func RunFleet(ctx context.Context, host string, port, n int, o Options, grace time.Duration, ready func(int, net.Addr)) error {
 	return server.RunFleet(ctx, host, port, n, o, grace, ready)
 }
+
+// PresetKV says what a preset's KV cache is: its format and the blocks it
+// holds, with what kv=fp8 would hold for fp8 weights on a bf16 cache.
+func PresetKV(spec string) (string, error) {
+	s, err := presets.ParseSpec(spec)
+	if err != nil {
+		return "", err
+	}
+	return server.PresetKV(s), nil
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"time"
 
 	"github.com/kneebench/knee/presets"
@@ -70,7 +71,11 @@ type FitSpec struct {
 
 // ModelSpec is one served model.
 type ModelSpec struct {
-	Name          string          `yaml:"name"`
+	Name string `yaml:"name"`
+	// Preset, when set, makes the model exactly the preset
+	// GPU[xN]/MODEL[@DTYPE[,kv=DTYPE]] (see knee presets) under this name;
+	// no other field may be given with it.
+	Preset        string          `yaml:"preset,omitempty"`
 	ContextLength int             `yaml:"context_length"`
 	Engine        EngineKind      `yaml:"engine"`
 	FixedRate     *FixedRateSpec  `yaml:"fixed_rate,omitempty"`
@@ -166,10 +171,48 @@ func ParseModels(name string, data []byte) (*ModelsFile, error) {
 	if err := decodeStrict(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
+	if err := f.expandPresets(); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
 	if err := f.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	return &f, nil
+}
+
+// expandPresets replaces every model given as a preset by the preset's
+// own spec under the model's name, its GPU added to the hardware.
+func (f *ModelsFile) expandPresets() error {
+	for i := range f.Models {
+		m := &f.Models[i]
+		if m.Preset == "" {
+			continue
+		}
+		name, preset := m.Name, m.Preset
+		if !reflect.DeepEqual(*m, ModelSpec{Name: name, Preset: preset}) {
+			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it", name, preset)
+		}
+		spec, err := presets.ParseSpec(preset)
+		if err != nil {
+			return fmt.Errorf("model %q: %v", name, err)
+		}
+		p, err := PresetModels(spec)
+		if err != nil {
+			return fmt.Errorf("model %q: %v", name, err)
+		}
+		if f.Hardware == nil {
+			f.Hardware = map[string]HardwareSpec{}
+		}
+		for hw, spec := range p.Hardware {
+			if have, ok := f.Hardware[hw]; ok && have != spec {
+				return fmt.Errorf("model %q: the file's hardware %q is not preset %s's", name, hw, preset)
+			}
+			f.Hardware[hw] = spec
+		}
+		*m = p.Models[0]
+		m.Name, m.Preset = name, preset
+	}
+	return nil
 }
 
 // Validate checks every model and reports the first problem, naming it.

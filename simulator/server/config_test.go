@@ -1,9 +1,12 @@
 package server
 
 import (
-	"github.com/kneebench/knee/presets"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kneebench/knee/presets"
 )
 
 // TestModelsValidation has one case per rule: each file must be refused
@@ -154,5 +157,46 @@ func TestKVDtypeAndReserve(t *testing.T) {
 	c := f.SchedConfig(&f.Models[0]).Costs
 	if c.DenseBytes != 70.6e9 || c.FLOPS != 2*1979e12 {
 		t.Errorf("fp8 70B on 2×H100: %g weight bytes, %g FLOPS", c.DenseBytes, c.FLOPS)
+	}
+}
+
+// TestBuiltinDefaultIsAPreset: the default target's model is exactly the
+// preset h100-80gb/llama-3.1-8b under the name knee-sim, so a sweep of
+// knee sim and a prediction of the preset are one machine.
+func TestBuiltinDefaultIsAPreset(t *testing.T) {
+	b, err := os.ReadFile("../builtin/models.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ParseModels("builtin:models", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := presets.ParseSpec("h100-80gb/llama-3.1-8b")
+	p, err := PresetModels(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := f.Models[0], p.Models[0]
+	got.Name, got.Preset = want.Name, ""
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(f.SchedConfig(&f.Models[0]), p.SchedConfig(&p.Models[0])) {
+		t.Errorf("knee-sim is not the preset:\n%+v\n%+v", got, want)
+	}
+}
+
+// TestPresetsSayWhatFits: a preset whose weights leave no KV cache names
+// the smallest that fits (and fp8 on the same GPUs), and fp8 weights on a
+// bf16 cache say what kv=fp8 would hold.
+func TestPresetsSayWhatFits(t *testing.T) {
+	spec, _ := presets.ParseSpec("h100-80gb/llama-3.1-405b")
+	_, err := PresetModels(spec)
+	if err == nil || !strings.Contains(err.Error(), "h200x8/llama-3.1-405b@bf16") || !strings.Contains(err.Error(), "h100-80gbx8/llama-3.1-405b@fp8") {
+		t.Errorf("405B on H100s: %v", err)
+	}
+	fp8, _ := presets.ParseSpec("h100-80gbx4/llama-3.1-70b@fp8")
+	kv := PresetKV(fp8)
+	withKV, _ := presets.ParseSpec("h100-80gbx4/llama-3.1-70b@fp8,kv=fp8")
+	if !strings.Contains(kv, "KV cache bf16") || !strings.Contains(kv, "kv=fp8") || blocks(withKV) < 2*blocks(fp8)-1 {
+		t.Errorf("fp8 weights, bf16 cache: %q (kv=fp8: %d blocks against %d)", kv, blocks(withKV), blocks(fp8))
 	}
 }

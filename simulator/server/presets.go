@@ -18,6 +18,25 @@ const activationReserveGiB = 2
 // (vllm/engine/arg_utils.py). Efficiencies and overheads are the GPU
 // family's tuning (see knee presets), a priori unless a fit says otherwise.
 func PresetModels(s presets.Spec) (*ModelsFile, error) {
+	f := presetFile(s)
+	if err := f.Validate(); err != nil {
+		if blocks(s) < 1 {
+			return nil, fmt.Errorf("preset %s: %v%s", s, err, fitHint(s))
+		}
+		return nil, fmt.Errorf("preset %s: %v", s, err)
+	}
+	return f, nil
+}
+
+// blocks is the KV cache's blocks a preset's memory leaves, 0 when the
+// weights leave none, computed as PresetModels' models file computes it.
+func blocks(s presets.Spec) int {
+	f := presetFile(s)
+	return f.SchedConfig(&f.Models[0]).NumBlocks
+}
+
+// presetFile is the models file of a preset, not yet validated.
+func presetFile(s presets.Spec) *ModelsFile {
 	hw, m := s.Hardware, s.Model
 	budget, seqs := 2048, 256
 	if hw.HBMGiB >= 70 && hw.Family != "ampere" {
@@ -55,8 +74,74 @@ func PresetModels(s presets.Spec) (*ModelsFile, error) {
 			PrefixCaching:  &on,
 		}},
 	}
-	if err := f.Validate(); err != nil {
-		return nil, fmt.Errorf("preset %s: %v", s, err)
+	return f
+}
+
+// fitTokens is what a preset's KV cache must hold to count as fitting a
+// model: one sequence of its context, or of 32,768 tokens when its
+// context is longer.
+func fitTokens(m presets.Model) int { return min(m.ContextLength, 32768) }
+
+// fitHint names the smallest preset (the least GPU memory in all, then
+// the fewest GPUs) of the same model and formats whose KV cache holds
+// fitTokens, and the same GPUs with fp8 weights when they would.
+func fitHint(s presets.Spec) string {
+	type cand struct {
+		spec presets.Spec
+		mem  float64
 	}
-	return f, nil
+	var cands []cand
+	for _, hw := range presets.AllHardware() {
+		for _, n := range []int{1, 2, 4, 8, 16} {
+			c := s
+			c.Hardware, c.GPUs = hw, n
+			if blocks(c)*16 >= fitTokens(s.Model) {
+				cands = append(cands, cand{c, hw.HBMGiB * float64(n)})
+				break
+			}
+		}
+	}
+	hint := fmt.Sprintf(" (the %s weights alone need about %.0f GB)", s.Weights.Name, s.Model.ParamsBillions*s.Weights.Bytes)
+	if len(cands) > 0 {
+		best := cands[0]
+		for _, c := range cands[1:] {
+			if c.mem < best.mem || c.mem == best.mem && c.spec.GPUs < best.spec.GPUs {
+				best = c
+			}
+		}
+		hint += fmt.Sprintf("; the smallest preset whose KV cache holds a %d-token sequence is %s", fitTokens(s.Model), best.spec)
+	}
+	if fp8, ok := presets.DTypeNamed("fp8"); ok && s.Weights.Name != "fp8" {
+		c := s
+		c.Weights = fp8
+		if blocks(c)*16 >= fitTokens(s.Model) {
+			hint += fmt.Sprintf(", or on these GPUs with fp8 weights, %s", c)
+		}
+	}
+	return hint
+}
+
+// PresetKV says what a preset's KV cache is: its format, and the blocks
+// and tokens it holds; for fp8 weights with a bf16 cache, what kv=fp8
+// would hold instead.
+func PresetKV(s presets.Spec) string {
+	n := blocks(s)
+	out := fmt.Sprintf("weights %s, KV cache %s: %s blocks of 16 tokens (%s tokens) per replica", s.Weights.Name, s.KV.Name, commas(n), commas(16*n))
+	if s.KV.Bytes > 1 && s.Weights.Bytes <= 1 {
+		if fp8, ok := presets.DTypeNamed("fp8"); ok {
+			c := s
+			c.KV = fp8
+			out += fmt.Sprintf("; an fp8 KV cache (%s) would hold %s blocks: add kv=fp8 where the server stores its cache in fp8 (vLLM's --kv-cache-dtype fp8)", c, commas(blocks(c)))
+		}
+	}
+	return out
+}
+
+// commas writes n with thousands separators.
+func commas(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
