@@ -142,6 +142,35 @@ func (s *Series) size(p Prober) error {
 	return nil
 }
 
+// MeanSize is the tokens (prompt and answer) a request of the workload
+// asks for on average, as it asks them once sized: a synthetic prompt's
+// size and max_tokens, a dataset entry's counted length and output, a
+// call's last turn; 0 before sizing, or for a fixed prompt.
+func (s *Series) MeanSize() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.Workload
+	switch {
+	case w.Voice != nil:
+		v := w.Voice
+		return float64(v.SystemPromptTokens + v.Turns*(v.UserTokens+v.OutputTokens))
+	case w.Dataset != nil && !w.Conversations && len(s.dataset.Entries) > 0:
+		sum := 0.0
+		for _, e := range s.dataset.Entries {
+			out := e.OutputTokens
+			if out <= 0 {
+				out = w.MaxTokens
+			}
+			sum += float64(e.InputTokens + out)
+		}
+		return sum / float64(len(s.dataset.Entries))
+	}
+	if syn, ok := w.Source.(workload.Synthetic); ok {
+		return float64(syn.Prefix.Tokens + syn.Tokens + syn.MaxTokens)
+	}
+	return 0
+}
+
 // Size sizes the workload against p now (Prepare does on first use), so
 // that a dataset whose bounds leave nothing fails before any level runs.
 func (s *Series) Size(p Prober) error {

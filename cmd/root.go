@@ -97,7 +97,7 @@ latency-vs-load curve.`,
 		return &exitError{ExitUsage, flagHint(c, err)}
 	})
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return finiteFlags(c) }
-	root.AddCommand(newVersionCmd(), newRunCmd(), newSweepCmd(), newPredictCmd(), newCalibrateCmd(), newMergeCmd(), newK8sCmd(), newCompareCmd(), newReportCmd(), newValidateCmd(), newSimCmd(), newPresetsCmd())
+	root.AddCommand(newVersionCmd(), newRunCmd(), newSweepCmd(), newPredictCmd(), newPlanCmd(), newCalibrateCmd(), newMergeCmd(), newK8sCmd(), newCompareCmd(), newReportCmd(), newValidateCmd(), newSimCmd(), newPresetsCmd())
 	return root
 }
 

@@ -45,6 +45,9 @@ func windowFlag(c *cobra.Command) string {
 	if c.Name() == "sweep" || c.Name() == "predict" {
 		return "--step-duration"
 	}
+	if c.Name() == "plan" {
+		return "--window"
+	}
 	return "--duration"
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/simulator/sched"
 	"github.com/kneebench/knee/workload"
 )
 
@@ -97,4 +98,70 @@ func BenchmarkPredictFleet16(b *testing.B) {
 		sent += res.Requests.Sent
 	}
 	b.ReportMetric(float64(sent)/b.Elapsed().Seconds(), "sim-req/s")
+}
+
+// BenchmarkPredictorAgainstCore sets the predictor's simulated requests
+// per wall-second beside the bare scheduler core's, on the same requests
+// (an H100 8B at 20/s for ten simulated minutes of 1,000-token prompts and
+// 200-token answers): the core alone (sched.RunVirtual, no client, no
+// records, no summary), the predictor with what is said kept in a memo (as
+// a calibration's and a plan's repeated levels run), and the predictor
+// saying every request afresh (one knee predict level).
+func BenchmarkPredictorAgainstCore(b *testing.B) {
+	target := presetTarget(b, "h100-80gb/llama-3.1-8b")
+	memo := &Memo{}
+	load := driver.Load{Rate: 20, Burstiness: 1, Duration: 10 * time.Minute, Seed: 1, Warmup: 0}
+	src := workload.Synthetic{Tokens: 1000, MaxTokens: 200, Seed: 1}
+	o := Options{Target: target, Source: src, Load: load, Memo: memo, NoHistograms: true}
+	res, err := Level(context.Background(), o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := int(res.Requests.Sent)
+	offs, err := workload.Schedule(load.Rate, load.Burstiness, load.Seed, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reqs := make([]sched.Request, n)
+	for i := range reqs {
+		sd := memo.get(i)
+		if sd == nil {
+			b.Fatalf("request %d not in the memo", i)
+		}
+		reqs[i] = sd.sr
+		reqs[i].ID, reqs[i].Arrival = int64(i), (offs[i] - offs[0]).Seconds()
+	}
+	cfg, _, err := target.Config()
+	if err != nil {
+		b.Fatal(err)
+	}
+	report := func(b *testing.B, sent int) {
+		b.ReportMetric(float64(sent)/b.Elapsed().Seconds(), "sim-req/s")
+	}
+	b.Run("core", func(b *testing.B) {
+		sent := 0
+		for b.Loop() {
+			sched.RunVirtual(cfg, reqs, nil)
+			sent += n
+		}
+		report(b, sent)
+	})
+	b.Run("predictor", func(b *testing.B) {
+		sent := 0
+		for b.Loop() {
+			r, _ := Level(context.Background(), o)
+			sent += int(r.Requests.Sent)
+		}
+		report(b, sent)
+	})
+	b.Run("predictor-unmemoised", func(b *testing.B) {
+		fresh := o
+		fresh.Memo, fresh.NoHistograms = nil, false
+		sent := 0
+		for b.Loop() {
+			r, _ := Level(context.Background(), fresh)
+			sent += int(r.Requests.Sent)
+		}
+		report(b, sent)
+	})
 }

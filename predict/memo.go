@@ -7,26 +7,35 @@ import (
 	"github.com/kneebench/knee/simulator/sched"
 )
 
-// said is what the content side answered one request: its plan and the
-// core's request built from it (arrival and id unset), or the refusal.
+// said is what the content side answered one request: its sizes and the
+// core's request built from it (arrival and id unset), or the refusal;
+// plan, for a request not kept in a memo, is the whole answer (a call's
+// turn carries its text forward).
 type said struct {
 	tag, maxTokens int
 	// share is the prompt's share an earlier request sent first (see
 	// workload.PrefixTracker), reckoned when the request was first said.
-	share float32
-	plan  *engine.Plan
-	sr    sched.Request
-	err   error
+	share          float32
+	prompt, output int
+	plan           *engine.Plan
+	sr             sched.Request
+	err            error
 }
 
-// Memo keeps what the content side said for each request index of one
-// level, so a level replayed many times (each step of a calibration's
-// search) draws and tokenises each prompt once. What is said does not
-// depend on timing, so it is the same in every replay. It is safe for
-// concurrent use; the core only reads the kept token ids.
+// memoBytes bounds a memo: past it, requests are said afresh each time.
+const memoBytes = 1 << 30
+
+// Memo keeps what the content side said for each request index of a
+// level, for a level predicted many times with the same workload (each
+// step of a calibration's search, each configuration and load of a
+// plan). What is said depends neither on timing nor on the model (the
+// context limit is checked per model when it is sent), so it is the same
+// in every prediction. It is safe for concurrent use; the cores only
+// read the kept token ids. It holds at most about a GiB of them.
 type Memo struct {
-	mu sync.Mutex
-	m  map[int]*said
+	mu    sync.Mutex
+	m     map[int]*said
+	bytes int
 }
 
 func (m *Memo) get(i int) *said {
@@ -36,10 +45,15 @@ func (m *Memo) get(i int) *said {
 }
 
 func (m *Memo) put(i int, s *said) {
+	size := 128 + 8*len(s.sr.IDs)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.bytes+size > memoBytes {
+		return
+	}
 	if m.m == nil {
 		m.m = map[int]*said{}
 	}
 	m.m[i] = s
+	m.bytes += size
 }

@@ -189,6 +189,13 @@ type Options struct {
 	// simulated time since the Unix epoch: the level starts at zero.
 	Records     io.Writer
 	RecordLevel *float64
+	// NoITL keeps no chunk times, so no inter-token latency is measured:
+	// a plan whose SLO does not bound it predicts faster.
+	NoITL bool
+	// Abandon, when set, sees every measured record as it ends; once it
+	// says true the level stops there, marked interrupted (a plan's
+	// search gives up on a level that cannot meet its SLO any more).
+	Abandon func(*record.Record) bool
 }
 
 // recordsEpoch is the instant a predicted level's records count from.
@@ -212,12 +219,25 @@ func Level(ctx context.Context, o Options) (*results.Run, error) {
 		return nil, err
 	}
 	srv := newSimServer(o.Target, cfg, ctxLen, o.Replicas, o.Routing, o.Load.Seed, o.Memo)
+	srv.noChunks = o.NoITL
 	prefixes := workload.NewPrefixTracker()
 	conf := o.Config
 	conf.Predicted = true
 	sum := summary.New(summary.Level{Load: o.Load, Config: conf, Goodput: o.Goodput, NoHistograms: o.NoHistograms, Prefixes: prefixes}, 1)
 	records := record.NewWriter(o.Records, recordsEpoch, o.RecordLevel)
-	d := driver.New(driver.Options{Clock: srv, Sender: srv, Records: records, Measured: sum.Add, Prefixes: prefixes,
+	measured := sum.Add
+	if o.Abandon != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		measured = func(r *record.Record) {
+			sum.Add(r)
+			if o.Abandon(r) {
+				cancel()
+			}
+		}
+	}
+	d := driver.New(driver.Options{Clock: srv, Sender: srv, Records: records, Measured: measured, Prefixes: prefixes,
 		Turnaround: turnaround, StreamGap: streamGap})
 	out, err := d.RunRequests(ctx, driver.Requests{Load: o.Load, Source: o.Source})
 	if err != nil {

@@ -21,8 +21,9 @@ func refuse(rec *record.Record, err error, promptTokens int, now time.Duration) 
 
 // stamp releases a step's tokens to their requests' records and closes the
 // records of the requests whose last token it was, calling done with each
-// of them, in the step's order.
-func stamp(st *sched.Step, rec func(id int64) *record.Record, done func(id int64)) {
+// of them, in the step's order. Without chunks, it keeps no chunk times
+// (no ITL is measured, which a plan not bounding ITL does without).
+func stamp(st *sched.Step, chunks bool, rec func(id int64) *record.Record, done func(id int64)) {
 	t := at(st.End)
 	for _, e := range st.Emitted {
 		r := rec(e.Seq.ID)
@@ -32,7 +33,9 @@ func stamp(st *sched.Step, rec func(id int64) *record.Record, done func(id int64
 		}
 		r.LastToken = t
 		r.Chunks++
-		r.ChunkTimes = append(r.ChunkTimes, t)
+		if chunks {
+			r.ChunkTimes = append(r.ChunkTimes, t)
+		}
 	}
 	for _, s := range st.Finished {
 		r := rec(s.ID)

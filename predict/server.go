@@ -9,6 +9,7 @@ import (
 
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/simulator/content"
 	"github.com/kneebench/knee/simulator/engine"
 	"github.com/kneebench/knee/simulator/sched"
 )
@@ -38,6 +39,8 @@ type simServer struct {
 	woken         bool
 	flights       map[int64]*driver.Flight
 	nextID        int64
+	// noChunks keeps no chunk times (Options.NoITL).
+	noChunks bool
 }
 
 func newSimServer(t Target, cfg sched.Config, contextLength, replicas int, routing Routing, seed uint64, memo *Memo) *simServer {
@@ -90,20 +93,22 @@ func (s *simServer) Send(_ context.Context, f *driver.Flight) {
 	said := s.say(f)
 	rec.MaxTokens = said.maxTokens
 	err := said.err
-	if err == nil {
-		err = engine.CheckFits(s.fleet.core(), said.plan)
+	if err == nil && said.maxTokens > 0 {
+		// A kept answer was said for any context: this model's is checked
+		// here, as the server would.
+		n := said.maxTokens
+		err = content.CheckContext(said.prompt, &n, s.contextLength)
 	}
-	if err != nil || said.sr.OutputLen == 0 {
-		prompt := 0
-		if said.plan != nil {
-			prompt = said.plan.PromptTokens
-		}
-		refuse(rec, err, prompt, s.now)
+	if err == nil {
+		err = engine.CheckFitsLen(s.fleet.core(), said.prompt, said.output)
+	}
+	if err != nil || said.output == 0 {
+		refuse(rec, err, said.prompt, s.now)
 		f.Done()
 		return
 	}
-	rec.PromptTokens, rec.CompletionTokens = said.sr.PromptLen, said.sr.OutputLen
-	if f.KeepText {
+	rec.PromptTokens, rec.CompletionTokens = said.prompt, said.output
+	if f.KeepText && said.plan != nil {
 		rec.Text = append(rec.Text[:0], strings.Join(said.plan.Tokens, "")...)
 	}
 	id := s.nextID
@@ -116,8 +121,9 @@ func (s *simServer) Send(_ context.Context, f *driver.Flight) {
 }
 
 // say is what the content side says to f's request: from the level's memo
-// when it has one (measured single requests only: a warm-up's index may be
-// a trace's line too, and a call's turns depend on its answers).
+// when it has one (measured single requests asking for max_tokens only: a
+// warm-up's index may be a trace's line too, a call's turns depend on its
+// answers, and an answer with no max_tokens runs to the model's context).
 func (s *simServer) say(f *driver.Flight) *said {
 	m := s.memo
 	if !f.Measured() || f.IsTurn() {
@@ -130,10 +136,25 @@ func (s *simServer) say(f *driver.Flight) *said {
 		}
 	}
 	req := f.Request()
+	context := s.contextLength
+	if m != nil {
+		if req.MaxTokens <= 0 {
+			m = nil
+		} else {
+			context = anyContext
+		}
+	}
 	sd := &said{tag: f.Rec.Tag, maxTokens: req.MaxTokens, share: f.Rec.PrefixShare}
-	sd.plan, sd.err = s.target.Responder.Generate(s.target.genRequest(req), s.contextLength)
-	if sd.err == nil {
-		sd.sr = engine.Request(sd.plan, 0)
+	plan, err := s.target.Responder.Generate(s.target.genRequest(req), context)
+	sd.err = err
+	if plan != nil {
+		sd.prompt, sd.output = plan.PromptTokens, len(plan.Tokens)
+	}
+	if err == nil {
+		sd.sr = engine.Request(plan, 0)
+		if m == nil {
+			sd.plan = plan
+		}
 	}
 	if m != nil {
 		m.put(f.Rec.Index, sd)
@@ -141,10 +162,14 @@ func (s *simServer) say(f *driver.Flight) *said {
 	return sd
 }
 
+// anyContext is the context an answer kept in a memo is said for: none
+// limits it (each model's is checked when it is sent).
+const anyContext = 1 << 30
+
 // complete releases a step's tokens to their requests and ends the
 // requests whose last token it was.
 func (s *simServer) complete(st *sched.Step) {
-	stamp(st, func(id int64) *record.Record { return &s.flights[id].Rec }, func(id int64) {
+	stamp(st, !s.noChunks, func(id int64) *record.Record { return &s.flights[id].Rec }, func(id int64) {
 		f := s.flights[id]
 		delete(s.flights, id)
 		s.fleet.done(id)

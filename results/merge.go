@@ -85,7 +85,9 @@ func MergeRuns(runs []*Run) (*Run, error) {
 	if err := mergeTurns(m, shards); err != nil {
 		return nil, err
 	}
-	m.Server = mergeServer(m, shards)
+	if oneTarget(shards) {
+		m.Server = mergeServer(m, shards)
+	}
 	if m.Server != nil {
 		m.Notes = append(m.Notes, "the server's side of its view is shard 0's reading over its window (only shard 0 reads it); the client's side is every shard's, merged")
 	} else {
@@ -159,6 +161,10 @@ func orderShards(runs []*Run) ([]*Run, error) {
 // agreement warns when the shards did not start one load together.
 func agreement(shards []*Run) []string {
 	var w []string
+	if !oneTarget(shards) {
+		w = append(w, "the shards sent to different base URLs (each to a replica of its own, as a fleet routed by arrival): the merged figures are the fleet's, "+
+			"and no server view is kept, as each shard's server saw only its own share")
+	}
 	var starts []time.Time
 	ref := shards[0].Shard.StartAt
 	for i, r := range shards {
@@ -194,10 +200,23 @@ func lateShard(i int, r *Run) string {
 	return msg
 }
 
-// configKey is the configuration as JSON, for comparing shards.
+// configKey is the configuration as JSON, for comparing shards. The base
+// URL is left out: shards of one load may each send to a replica of its
+// own (a fleet routed round-robin by arrival), which agreement notes.
 func configKey(c Config) string {
+	c.BaseURL = ""
 	b, _ := json.Marshal(c)
 	return string(b)
+}
+
+// oneTarget reports whether every shard sent to the same base URL.
+func oneTarget(shards []*Run) bool {
+	for _, r := range shards[1:] {
+		if r.Config.BaseURL != shards[0].Config.BaseURL {
+			return false
+		}
+	}
+	return true
 }
 
 // configDiff names the configuration fields that differ.

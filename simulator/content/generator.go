@@ -104,17 +104,12 @@ func (e *APIError) Error() string { return e.Message }
 // removed, case-insensitively.
 func (r *Responder) Generate(g *GenRequest, contextLength int) (*Plan, error) {
 	n, ids := PromptTokens(g)
+	if err := CheckContext(n, g.MaxTokens, contextLength); err != nil {
+		return nil, err
+	}
 	limit := contextLength - n
 	if g.MaxTokens != nil {
-		if *g.MaxTokens > contextLength-n {
-			return nil, &APIError{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages",
-				Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
-					contextLength, n+*g.MaxTokens, n, *g.MaxTokens)}
-		}
 		limit = *g.MaxTokens
-	} else if limit < 1 {
-		return nil, &APIError{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages",
-			Message: fmt.Sprintf("This model's maximum context length is %d tokens, and the messages alone are %d tokens.", contextLength, n)}
 	}
 	raw := LastUserText(g)
 	text := strings.TrimSpace(raw)
@@ -173,6 +168,26 @@ func (r *Responder) Generate(g *GenRequest, contextLength int) (*Plan, error) {
 	return plan, nil
 }
 
+// CheckContext refuses, as vLLM does, a request whose prompt of n tokens
+// and max_tokens (nil: not set) cannot fit a context of contextLength.
+func CheckContext(n int, maxTokens *int, contextLength int) error {
+	if maxTokens != nil {
+		if *maxTokens > contextLength-n {
+			return &APIError{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages",
+				Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+					contextLength, n+*maxTokens, n, *maxTokens)}
+		}
+		return nil
+	}
+	if contextLength-n < 1 {
+		return &APIError{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages",
+			Message: fmt.Sprintf("This model's maximum context length is %d tokens, and the messages alone are %d tokens.", contextLength, n)}
+	}
+	return nil
+}
+
+// LastUserText is the text the responses are matched against: the last
+// user message, or a completion's prompt.
 func LastUserText(g *GenRequest) string {
 	if !g.Chat {
 		return g.Prompt

@@ -81,15 +81,20 @@ func (s *Scheduler) Check(plan *Plan) error { return CheckFits(s.core, plan) }
 // one with nothing to prefill, or one whose tokens need more KV-cache
 // blocks than the cache holds.
 func CheckFits(core *sched.Core, plan *Plan) error {
-	if plan.PromptTokens < 1 {
+	return CheckFitsLen(core, plan.PromptTokens, len(plan.Tokens))
+}
+
+// CheckFitsLen is CheckFits for a request of prompt and output tokens.
+func CheckFitsLen(core *sched.Core, prompt, output int) error {
+	if prompt < 1 {
 		// Nothing to prefill: the core would never schedule it.
 		return &content.APIError{Status: 400, Type: "invalid_request_error", Param: "prompt", Message: "the prompt must hold at least one token"}
 	}
-	if !core.Fits(plan.PromptTokens, len(plan.Tokens)) {
+	if !core.Fits(prompt, output) {
 		cfg := core.Config()
 		return &content.APIError{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages",
 			Message: fmt.Sprintf("this request needs %d KV-cache blocks for %d prompt and %d output tokens, but the cache holds %d blocks of %d tokens",
-				core.BlocksFor(plan.PromptTokens+len(plan.Tokens)), plan.PromptTokens, len(plan.Tokens), cfg.NumBlocks, cfg.BlockSize)}
+				core.BlocksFor(prompt+output), prompt, output, cfg.NumBlocks, cfg.BlockSize)}
 	}
 	return nil
 }

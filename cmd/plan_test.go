@@ -1,0 +1,196 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kneebench/knee/predict"
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/simulator"
+)
+
+// TestPlanAnswersAndWrites: knee plan lists the configurations meeting the
+// SLO cheapest first, with replicas, GPUs, headroom at or above the target
+// and costs from the price table given, names those that cannot serve
+// (a model too big for a GPU, with the preset that fits), and writes JSON
+// and CSV; --find-max-rate answers for a fleet; bad flags are usage
+// errors.
+func TestPlanAnswersAndWrites(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	prices := filepath.Join(dir, "prices.yml")
+	if err := os.WriteFile(prices, []byte("l4: 0.5\nh100-80gb: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := execute(t, "plan", "--rate", "8", "--input-tokens", "512", "--max-tokens", "64", "--slo", "ttft_p95:1000",
+		"--gpus", "l4x1,h100-80gbx1", "--models", "llama-3.1-8b,llama-3.1-405b", "--window", "1m", "--prices", prices, "--out-dir", dir, "--label", "p")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	p := &results.Plan{}
+	if err := readJSON(filepath.Join(dir, "p.json"), p); err != nil {
+		t.Fatal(err)
+	}
+	var met []results.PlanRow
+	unfit := false
+	for _, r := range p.Rows {
+		if r.Meets {
+			met = append(met, r)
+			if r.Headroom < 8 || r.Replicas < 1 || r.GPUs != r.Replicas*r.TP || r.CostPerHour <= 0 || r.AtTarget == nil || r.AtTarget.Bounds["ttft_p95:1000"] > 1000 {
+				t.Errorf("row %+v", r)
+			}
+		} else if strings.Contains(r.Why, "the smallest preset") {
+			unfit = true
+		}
+	}
+	if len(met) == 0 || !unfit {
+		t.Fatalf("%d rows meet the SLO, a too-big model named: %v\n%s", len(met), unfit, out)
+	}
+	for i := 1; i < len(met); i++ {
+		if met[i].CostPerHour < met[i-1].CostPerHour {
+			t.Errorf("not cheapest first: %s at $%.2f/h after %s at $%.2f/h", met[i].Config, met[i].CostPerHour, met[i-1].Config, met[i-1].CostPerHour)
+		}
+	}
+	if !strings.Contains(out, "cheapest first") || !strings.Contains(out, "prices per GPU-hour from") {
+		t.Errorf("the table does not say what it is:\n%s", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "p.csv")); err != nil || !strings.HasPrefix(string(b), "config,gpu,tp,model,replicas") {
+		t.Errorf("CSV: %v\n%.200s", err, b)
+	}
+	code, out, errOut = execute(t, "plan", "--find-max-rate", "--gpus", "l4x2", "--input-tokens", "512", "--max-tokens", "64", "--slo", "ttft_p95:1000",
+		"--window", "1m", "--routing", "round-robin", "--out-dir", dir, "--label", "max")
+	if code != 0 || !strings.Contains(out, "the largest load each fleet holds") {
+		t.Fatalf("--find-max-rate: exit %d\n%s\n%s", code, out, errOut)
+	}
+	m := &results.Plan{}
+	if err := readJSON(filepath.Join(dir, "max.json"), m); err != nil || len(m.Rows) < 2 || !m.Rows[0].Meets || m.Rows[0].Headroom <= 0 {
+		t.Errorf("find-max rows %+v, %v", m.Rows, err)
+	}
+	for _, bad := range [][]string{
+		{"plan", "--input-tokens", "64"},
+		{"plan", "--rate", "5", "--find-max-rate"},
+		{"plan", "--rate", "5", "--slo", "ttft_p97:500"},
+		{"plan", "--rate", "5", "--gpus", "h1000"},
+		{"plan", "--rate", "5", "--window", "10s"},
+		{"plan", "--rate", "5", "--requests", "100"},
+		{"plan", "--rate", "5", "--base-url", "http://127.0.0.1:1/v1"},
+	} {
+		if code, _, _ := execute(t, bad...); code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d", bad, code, ExitUsage)
+		}
+	}
+}
+
+// TestPlanReplicasHoldLive: the replica count knee plan answers is one a
+// live fleet confirms. For 8 requests/s of 512-token prompts with TTFT p95
+// under a second on L4s, the plan's N replicas are run as knee sim
+// --replicas N, each replica sent its share of one schedule (arrival k
+// to replica k mod N, by --shard: round-robin routing), merged; N meet the
+// SLO, and N−1 do not.
+func TestPlanReplicasHoldLive(t *testing.T) {
+	slow(t)
+	dir := t.TempDir()
+	code, out, errOut := execute(t, "plan", "--rate", "8", "--input-tokens", "512", "--max-tokens", "64", "--slo", "ttft_p95:1000",
+		"--gpus", "l4x1", "--routing", "round-robin", "--window", "2m", "--out-dir", dir, "--label", "p")
+	if code != 0 {
+		t.Fatalf("plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	p := &results.Plan{}
+	if err := readJSON(filepath.Join(dir, "p.json"), p); err != nil {
+		t.Fatal(err)
+	}
+	n := p.Rows[0].Replicas
+	if !p.Rows[0].Meets || n < 2 {
+		t.Fatalf("the plan answers %+v: the test needs two replicas or more", p.Rows[0])
+	}
+	models, err := simulator.PresetModels("l4x1/llama-3.1-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	responder, err := simulator.LoadResponses("builtin:bench-responses")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// One simulator process of 2N−1 replicas: the first N serve the
+	// plan's fleet, the rest a fleet of N−1, both at once.
+	var mu sync.Mutex
+	all := 2*n - 1
+	urls, up := make([]string, all), 0
+	ready := make(chan struct{})
+	go simulator.RunFleet(ctx, "127.0.0.1", 0, all, simulator.Options{Models: models, Responder: responder}, time.Second, func(i int, a net.Addr) {
+		mu.Lock()
+		defer mu.Unlock()
+		urls[i] = fmt.Sprintf("http://%s/v1", a)
+		if up++; up == all {
+			close(ready)
+		}
+	})
+	<-ready
+	live := func(replicas int, urls []string) *results.Run {
+		start := time.Now().Add(3 * time.Second).Format(time.RFC3339Nano)
+		files := make([]string, replicas)
+		var wg sync.WaitGroup
+		for i := range replicas {
+			files[i] = filepath.Join(dir, fmt.Sprintf("r%d-s%d.json", replicas, i))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				code, out, errOut := executeCtx(t, withNonce(context.Background(), "plan-live"), "run", "--base-url", urls[i], "--model", "llama-3.1-8b",
+					"--rate", "8", "--duration", "60s", "--input-tokens", "512", "--max-tokens", "64", "--seed", "3", "--no-server-metrics",
+					"--shard", fmt.Sprintf("%d/%d", i, replicas), "--start-at", start, "--output", files[i], "--quiet")
+				if code != 0 {
+					t.Errorf("shard %d of %d: exit %d\n%s\n%s", i, replicas, code, out, errOut)
+				}
+			}()
+		}
+		wg.Wait()
+		merged := filepath.Join(dir, fmt.Sprintf("r%d.json", replicas))
+		if code, out, errOut := execute(t, append(append([]string{"merge"}, files...), "-o", merged)...); code != 0 {
+			t.Fatalf("merge: exit %d\n%s\n%s", code, out, errOut)
+		}
+		r, err := results.ReadRun(merged)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	slo := p.SLO
+	runs := make([]*results.Run, 2)
+	var wg sync.WaitGroup
+	for k, fleet := range [][]string{urls[:n], urls[n:]} {
+		wg.Add(1)
+		go func() { defer wg.Done(); runs[k] = live(len(fleet), fleet) }()
+	}
+	wg.Wait()
+	for k, replicas := range []int{n, n - 1} {
+		r := runs[k]
+		if r == nil {
+			t.FailNow()
+		}
+		ok, why := predict.Meets(slo, r, "rate", 8)
+		t.Logf("%d replicas live: TTFT p95 %.0f ms, completion %.2f of %.2f/s offered: meets %v %s", replicas, r.Stats.TTFT.P95,
+			r.Arrivals.CompletionRate, r.Arrivals.OfferedRate, ok, why)
+		if ok != (replicas == n) {
+			t.Errorf("%d replicas: meets the SLO %v (%s); the plan said %d replicas are the fewest that do", replicas, ok, why, n)
+		}
+	}
+}
+
+// readJSON decodes a JSON file into v.
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}

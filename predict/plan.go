@@ -1,0 +1,443 @@
+package predict
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/results"
+)
+
+// Candidate is one configuration a plan considers: a model served by TP
+// GPUs of one kind per replica.
+type Candidate struct {
+	// Name is the preset it is (GPU[xN]/MODEL@DTYPE), or what the models
+	// file came from.
+	Name, GPU, Model string
+	TP               int
+	Target           Target
+	// Budget, when finding the largest load a fleet holds, is its GPUs in
+	// all: Budget/TP replicas.
+	Budget int
+	// Unfit, when set, says why the configuration cannot serve at all
+	// (its weights leave no KV cache); it is listed, never predicted.
+	Unfit string
+	// KVSequences is how many sequences of the workload's mean size one
+	// replica's KV cache holds (0: unknown).
+	KVSequences int
+}
+
+// Evaluate predicts one level: replicas of a candidate behind a routing
+// policy, at a load (a rate, or streams); abandon, when set, may stop it
+// early (Options.Abandon).
+type Evaluate func(ctx context.Context, c *Candidate, replicas int, routing Routing, load float64, abandon func(*record.Record) bool) (*results.Run, error)
+
+// PlanOptions is a capacity question.
+type PlanOptions struct {
+	Candidates []*Candidate
+	Evaluate   Evaluate
+	// Axis is "rate" or "concurrency"; Target the load to serve, or 0 to
+	// find the largest load each candidate's budget of GPUs holds.
+	Axis   string
+	Target float64
+	SLO    results.PlanSLO
+	// Window is each level's simulated window, for the early verdict.
+	Window   float64
+	Routings []Routing
+	// MaxReplicas bounds the replicas tried (0: 64).
+	MaxReplicas int
+	// Step is the bisection's resolution, relative to the load (0: 2%);
+	// a closed loop's is one stream.
+	Step float64
+	// Parallel bounds the candidates searched at once (0: one per CPU).
+	Parallel int
+}
+
+// maxPlanLoad is the highest rate (or streams) a search probes.
+const maxPlanLoad = 100_000
+
+// minPlanRate is the lowest rate a search probes: a candidate that misses
+// the SLO even there meets it at no load.
+const minPlanRate = 0.01
+
+// Plan answers the capacity question: for every candidate and routing
+// policy, the fewest replicas that meet the SLO at the target (with the
+// figures there and the largest load they still meet, found by
+// bisection), or, finding the largest load, what each split of the
+// budget into replicas holds. Rows come back in the candidates' order;
+// cancelling ctx stops the search, the rows so far marked.
+func Plan(ctx context.Context, o PlanOptions) ([]results.PlanRow, int) {
+	if o.MaxReplicas <= 0 {
+		o.MaxReplicas = 64
+	}
+	if o.Step <= 0 {
+		o.Step = 0.02
+	}
+	par := o.Parallel
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	rows := make([][]results.PlanRow, len(o.Candidates))
+	var predictions atomic.Int64
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, par)
+	for i, c := range o.Candidates {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			s := &search{o: o, c: c, ctx: ctx, predictions: &predictions}
+			rows[i] = s.rows()
+		}()
+	}
+	wg.Wait()
+	var out []results.PlanRow
+	for _, r := range rows {
+		out = append(out, r...)
+	}
+	return out, int(predictions.Load())
+}
+
+// search is one candidate's.
+type search struct {
+	o           PlanOptions
+	c           *Candidate
+	ctx         context.Context
+	predictions *atomic.Int64
+	n           int // this candidate's predictions
+}
+
+// meets predicts the candidate at load and judges it.
+func (s *search) meets(replicas int, routing Routing, load float64) (bool, string, *results.Run, error) {
+	if err := s.ctx.Err(); err != nil {
+		return false, "", nil, err
+	}
+	expected := load * s.o.Window
+	if s.o.Axis == "concurrency" {
+		expected = math.Inf(1) // a closed loop's count is not known ahead
+	}
+	var abandon func(*record.Record) bool
+	if !math.IsInf(expected, 1) {
+		abandon = hopeless(s.o.SLO, expected)
+	}
+	r, err := s.o.Evaluate(s.ctx, s.c, replicas, routing, load, abandon)
+	s.n++
+	s.predictions.Add(1)
+	if err != nil {
+		return false, err.Error(), nil, nil
+	}
+	if s.ctx.Err() != nil {
+		return false, "", nil, s.ctx.Err()
+	}
+	ok, why := judge(s.o.SLO, r, s.o.Axis, load)
+	return ok, why, r, nil
+}
+
+// rows is the candidate's rows: one per routing policy (one in all for a
+// single replica, whose routing means nothing).
+func (s *search) rows() []results.PlanRow {
+	c := s.c
+	base := results.PlanRow{Config: c.Name, GPU: c.GPU, TP: c.TP, Model: c.Model, KVSequences: c.KVSequences}
+	if c.Unfit != "" {
+		base.Why = c.Unfit
+		return []results.PlanRow{base}
+	}
+	step := s.stepOf
+	// One replica's capacity first: what every fleet is built from.
+	from := 1.0
+	if s.o.Target > 0 {
+		from = s.o.Target
+	}
+	per, why, err := s.capacity(1, RoundRobin, from, 0)
+	base.PerReplica, base.Step = per, step(per)
+	if err != nil {
+		base.Why = "stopped"
+		return []results.PlanRow{base}
+	}
+	if per == 0 {
+		base.Why = "meets the SLO at no load: at the lightest probed, " + why
+		base.Predictions = s.n
+		return []results.PlanRow{base}
+	}
+	if s.o.Target == 0 {
+		return s.maxRows(base, per)
+	}
+	var out []results.PlanRow
+	for _, routing := range s.o.Routings {
+		row := base
+		n, figures, why, err := s.replicas(routing, per)
+		switch {
+		case err != nil:
+			row.Why = "stopped"
+		case n == 0:
+			row.Why = why
+		default:
+			row.Replicas, row.GPUs, row.Meets, row.AtTarget = n, n*c.TP, true, figures
+			if n > 1 {
+				row.Routing = string(routing)
+			}
+			// The fleet holds about its replicas' sum: start there, the
+			// target known to meet.
+			head, _, err := s.capacity(n, routing, math.Max(per*float64(n), s.o.Target), s.o.Target)
+			if err != nil {
+				row.Why = "stopped"
+			}
+			row.Headroom, row.Step = head, step(head)
+		}
+		row.Predictions = s.n
+		out = append(out, row)
+		if n <= 1 {
+			// One replica: the routing policies are the same fleet.
+			break
+		}
+	}
+	return out
+}
+
+// maxRows is the largest load the candidate's budget holds, split into
+// Budget/TP replicas behind each routing policy.
+func (s *search) maxRows(base results.PlanRow, per float64) []results.PlanRow {
+	n := max(s.c.Budget/s.c.TP, 1)
+	var out []results.PlanRow
+	for _, routing := range s.o.Routings {
+		row := base
+		row.Replicas, row.GPUs = n, n*s.c.TP
+		if n > 1 {
+			row.Routing = string(routing)
+		}
+		head, why, err := s.capacity(n, routing, per*float64(n), 0)
+		row.Headroom, row.Step = head, s.stepOf(head)
+		switch {
+		case err != nil:
+			row.Why = "stopped"
+		case head == 0:
+			row.Why = why
+		default:
+			row.Meets = true
+			if _, _, r, err := s.meets(n, routing, head); err == nil && r != nil {
+				row.AtTarget = figuresOf(s.o.SLO, r, head)
+			}
+		}
+		row.Predictions = s.n
+		out = append(out, row)
+		if n <= 1 {
+			break
+		}
+	}
+	return out
+}
+
+// replicas is the fewest replicas behind routing that meet the SLO at the
+// target, with their figures there, starting from what one replica's
+// capacity per suggests; 0 and why when none up to MaxReplicas does.
+func (s *search) replicas(routing Routing, per float64) (int, *results.PlanFigures, string, error) {
+	t := s.o.Target
+	n := max(int(math.Ceil(t/per)), 1)
+	if n > s.o.MaxReplicas {
+		return 0, nil, fmt.Sprintf("needs about %d replicas (one holds %g), past --max-replicas %d", n, per, s.o.MaxReplicas), nil
+	}
+	ok, why, r, err := s.meets(n, routing, t)
+	if err != nil {
+		return 0, nil, "", err
+	}
+	if ok {
+		// Fewer may do: a fleet can hold more than its replicas' sum.
+		best := r
+		for n > 1 {
+			ok2, _, r2, err := s.meets(n-1, routing, t)
+			if err != nil {
+				return 0, nil, "", err
+			}
+			if !ok2 {
+				break
+			}
+			n, best = n-1, r2
+		}
+		return n, figuresOf(s.o.SLO, best, t), "", nil
+	}
+	for n < s.o.MaxReplicas {
+		n++
+		ok, why, r, err = s.meets(n, routing, t)
+		if err != nil {
+			return 0, nil, "", err
+		}
+		if ok {
+			return n, figuresOf(s.o.SLO, r, t), "", nil
+		}
+	}
+	return 0, nil, fmt.Sprintf("%d replicas still miss the SLO (%s)", n, why), nil
+}
+
+// capacity is the largest load at which replicas behind routing meet the
+// SLO, to within the step, searching from load (known, when above 0, to
+// meet at good); 0 (and why, at the lightest load probed) when none does.
+func (s *search) capacity(replicas int, routing Routing, from, good float64) (float64, string, error) {
+	probe := func(load float64) (bool, string, error) {
+		if good > 0 && load <= good {
+			return true, "", nil
+		}
+		ok, why, _, err := s.meets(replicas, routing, load)
+		return ok, why, err
+	}
+	return Bisect(from, s.minLoad(), maxPlanLoad, s.stepOf, s.round, probe)
+}
+
+// minLoad is the lightest load a search probes.
+func (s *search) minLoad() float64 {
+	if s.o.Axis == "concurrency" {
+		return 1
+	}
+	return minPlanRate
+}
+
+// stepOf is the bisection's resolution near load.
+func (s *search) stepOf(load float64) float64 {
+	if s.o.Axis == "concurrency" {
+		return 1
+	}
+	return math.Max(s.o.Step*load, minPlanRate)
+}
+
+// round is a load as the axis takes it: whole streams for a closed loop.
+func (s *search) round(load float64) float64 {
+	if s.o.Axis == "concurrency" {
+		return math.Max(math.Floor(load), 1)
+	}
+	return load
+}
+
+// Bisect finds the largest load in [lo, hi] for which meets holds, to
+// within step(load), assuming that a load that meets the SLO has every
+// lighter one meet it too. It starts at from: up by doubling while it
+// meets, down by halving while it does not; then halves the interval
+// between the last load that met and the first that did not. It returns 0
+// and the lightest load's reason when even lo does not meet.
+func Bisect(from, lo, hi float64, step func(float64) float64, round func(float64) float64,
+	meets func(float64) (bool, string, error)) (float64, string, error) {
+	from = round(math.Min(math.Max(from, lo), hi))
+	ok, why, err := meets(from)
+	if err != nil {
+		return 0, "", err
+	}
+	good, bad := 0.0, math.Inf(1)
+	if ok {
+		good = from
+		for x := round(from * 2); ; x = round(x * 2) {
+			if x > hi {
+				return good, "", nil
+			}
+			ok, _, err := meets(x)
+			if err != nil {
+				return 0, "", err
+			}
+			if !ok {
+				bad = x
+				break
+			}
+			good = x
+		}
+	} else {
+		bad = from
+		for x := round(from / 2); ; x = round(x / 2) {
+			if x < lo || x >= bad {
+				return 0, why, nil
+			}
+			ok, w, err := meets(x)
+			if err != nil {
+				return 0, "", err
+			}
+			if ok {
+				good = x
+				break
+			}
+			bad, why = x, w
+		}
+	}
+	for bad-good > step(good) {
+		mid := round((good + bad) / 2)
+		if mid <= good || mid >= bad {
+			break
+		}
+		ok, _, err := meets(mid)
+		if err != nil {
+			return 0, "", err
+		}
+		if ok {
+			good = mid
+		} else {
+			bad = mid
+		}
+	}
+	return good, "", nil
+}
+
+// figuresOf are a predicted level's figures, the SLO's among them.
+func figuresOf(slo results.PlanSLO, r *results.Run, load float64) *results.PlanFigures {
+	f := &results.PlanFigures{Load: load, Bounds: map[string]float64{}, TTFTP50: r.Stats.TTFT.P50, TTFTP95: r.Stats.TTFT.P95,
+		TPOTP50: r.Stats.TPOT.P50, TPOTP95: r.Stats.TPOT.P95, E2EP95: r.Stats.E2E.P95,
+		OutputTokensPerS: r.Throughput.OutputTokensPerS, RequestsPerS: r.Throughput.RequestsPerS, ErrorRate: r.Requests.ErrorRate()}
+	for _, b := range slo.Bounds {
+		if v, ok := b.Value(r); ok {
+			f.Bounds[b.String()] = v
+		}
+	}
+	return f
+}
+
+// SortPlan orders a plan's rows cheapest first: those that meet the SLO
+// by cost per hour (then GPUs, then the largest headroom), those that do
+// not after them, in the candidates' order; finding the largest load,
+// the cheapest per million output tokens first.
+func SortPlan(rows []results.PlanRow, findMax bool) {
+	slices.SortStableFunc(rows, func(a, b results.PlanRow) int {
+		if a.Meets != b.Meets {
+			if a.Meets {
+				return -1
+			}
+			return 1
+		}
+		if !a.Meets {
+			return 0
+		}
+		key := func(r results.PlanRow) []float64 {
+			if findMax {
+				return []float64{orInf(r.CostPerMOutputTokens), -r.Headroom}
+			}
+			return []float64{orInf(r.CostPerHour), float64(r.GPUs), -r.Headroom}
+		}
+		ka, kb := key(a), key(b)
+		for i := range ka {
+			if ka[i] != kb[i] {
+				if ka[i] < kb[i] {
+					return -1
+				}
+				return 1
+			}
+		}
+		return 0
+	})
+}
+
+// orInf is v, or +Inf for no price.
+func orInf(v float64) float64 {
+	if v <= 0 {
+		return math.Inf(1)
+	}
+	return v
+}
+
+// Price fills a row's costs from a price per GPU-hour.
+func Price(r *results.PlanRow, perGPUHour float64) {
+	if perGPUHour <= 0 || r.GPUs == 0 {
+		return
+	}
+	r.CostPerHour = perGPUHour * float64(r.GPUs)
+	if a := r.AtTarget; a != nil && a.OutputTokensPerS > 0 {
+		r.CostPerMOutputTokens = r.CostPerHour / (a.OutputTokensPerS * 3600) * 1e6
+	}
+}

@@ -1,0 +1,136 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/kneebench/knee/results"
+)
+
+// Plan prints a capacity plan: the configurations that meet every SLO,
+// cheapest first, with their GPUs, headroom, figures at the target and
+// costs; then those that do not, with why.
+func Plan(w io.Writer, p *results.Plan) error {
+	unit := "/s"
+	if p.Axis == "concurrency" {
+		unit = " streams"
+	}
+	if p.FindMax {
+		fmt.Fprintf(w, "the largest load each fleet holds meeting %s\n\n", p.SLOText())
+	} else {
+		fmt.Fprintf(w, "configurations serving %s%s meeting %s, cheapest first\n\n", num(p.Target, -1), unit, p.SLOText())
+	}
+	var boundNames []string
+	for _, b := range p.SLO.Bounds {
+		boundNames = append(boundNames, b.String())
+	}
+	header := []string{"configuration", "replicas", "GPUs", "routing", "headroom", "per replica"}
+	for _, b := range p.SLO.Bounds {
+		header = append(header, fmt.Sprintf("%s p%g", b.Metric, b.Percentile))
+	}
+	header = append(header, "tok/s", "$/h", "$/M tok", "KV seqs")
+	var rows [][]string
+	var misses []results.PlanRow
+	for _, r := range p.Rows {
+		if !r.Meets {
+			misses = append(misses, r)
+			continue
+		}
+		routing := r.Routing
+		if routing == "" {
+			routing = "-"
+		}
+		row := []string{r.Config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, loadText(r.PerReplica) + unit}
+		for _, name := range boundNames {
+			v := "-"
+			if r.AtTarget != nil {
+				if x, ok := r.AtTarget.Bounds[name]; ok {
+					v = ms(x)
+				}
+			}
+			row = append(row, v)
+		}
+		tok := "-"
+		if r.AtTarget != nil {
+			tok = num(r.AtTarget.OutputTokensPerS, 0)
+		}
+		row = append(row, tok, money(r.CostPerHour), money(r.CostPerMOutputTokens), count(r.KVSequences))
+		rows = append(rows, row)
+	}
+	if len(rows) > 0 {
+		if err := renderTable(w, header, rows); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(w, "no configuration searched meets the SLO.")
+	}
+	what := "at the target"
+	if p.FindMax {
+		what = "at that load"
+	}
+	fmt.Fprintf(w, "headroom: the largest load meeting every SLO with those replicas (to within %g%%); latencies in ms %s; $/M tok: per million output tokens %s\n",
+		100*stepOf(p), what, what)
+	if p.PriceSource != "" {
+		fmt.Fprintf(w, "prices: %s\n", p.PriceSource)
+	}
+	if len(misses) > 0 {
+		fmt.Fprintln(w)
+		var mrows [][]string
+		for _, r := range misses {
+			mrows = append(mrows, []string{r.Config, r.Routing, r.Why})
+		}
+		if err := renderTable(w, []string{"does not meet the SLO", "routing", "why"}, mrows); err != nil {
+			return err
+		}
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	return nil
+}
+
+// stepOf is the plan's bisection resolution, relative.
+func stepOf(p *results.Plan) float64 {
+	for _, r := range p.Rows {
+		if r.Step > 0 && r.Headroom > 0 && p.Axis == "rate" {
+			return round2(r.Step / r.Headroom)
+		}
+	}
+	return 0.02
+}
+
+func round2(v float64) float64 { return float64(int(v*100+0.5)) / 100 }
+
+// loadText writes a load to three significant digits.
+func loadText(v float64) string {
+	switch {
+	case v <= 0:
+		return "0"
+	case v >= 100:
+		return num(v, 0)
+	case v >= 10:
+		return num(v, 1)
+	}
+	return num(v, 2)
+}
+
+// money writes dollars, or - for none.
+func money(v float64) string {
+	if v <= 0 {
+		return "-"
+	}
+	if v < 10 {
+		return fmt.Sprintf("%.2f", v)
+	}
+	return strings.TrimSuffix(num(v, 0), ".0")
+}
+
+// count writes a count, or - for none.
+func count(n int) string {
+	if n <= 0 {
+		return "-"
+	}
+	return num(float64(n), 0)
+}

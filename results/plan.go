@@ -1,0 +1,181 @@
+package results
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Plan is the answer to a capacity question (knee plan): for a workload at
+// a target load and its SLOs, every configuration searched, whether it
+// meets them, with how many replicas, at what cost and with what room to
+// spare.
+type Plan struct {
+	SchemaVersion int         `json:"schema_version"`
+	Kind          string      `json:"kind"`
+	Config        Config      `json:"config"`
+	Environment   Environment `json:"environment"`
+	// Axis is "rate" (requests or calls per second) or "concurrency"
+	// (streams); Target the load to serve, 0 when the plan finds the
+	// largest load each fleet holds (FindMax).
+	Axis    string  `json:"axis"`
+	Target  float64 `json:"target,omitempty"`
+	FindMax bool    `json:"find_max,omitempty"`
+	SLO     PlanSLO `json:"slo"`
+	// WindowS is each prediction's window in simulated seconds.
+	WindowS float64 `json:"window_s"`
+	// Prices are per GPU-hour, by GPU; PriceSource says whose they are.
+	Prices      map[string]float64 `json:"prices"`
+	PriceSource string             `json:"price_source"`
+	Rows        []PlanRow          `json:"rows"`
+	// Predictions counts the levels predicted to answer.
+	Predictions int      `json:"predictions"`
+	Notes       []string `json:"notes,omitempty"`
+	Interrupted bool     `json:"interrupted,omitempty"`
+}
+
+// PlanKind marks a plan file.
+const PlanKind = "plan"
+
+// PlanSLO is what a level must meet: every bound, an error rate under
+// MaxErrorRate, at most MaxMissingShare of its requests missing, no
+// saturation, and, when set, MinGoodPercent of its finished requests
+// meeting every goodput bound.
+type PlanSLO struct {
+	Bounds         []PlanBound `json:"bounds"`
+	MaxErrorRate   float64     `json:"max_error_rate"`
+	MinGoodPercent float64     `json:"min_good_percent,omitempty"`
+}
+
+// PlanBound is one latency bound: a percentile of a metric (one of the
+// stats names: ttft, ttft_sched, itl, tpot, e2e, e2e_sched, queue_wait)
+// at most Ms.
+type PlanBound struct {
+	Metric     string  `json:"metric"`
+	Percentile float64 `json:"percentile"`
+	Ms         float64 `json:"ms"`
+}
+
+// String writes the bound as knee plan's --slo takes it.
+func (b PlanBound) String() string {
+	return fmt.Sprintf("%s_p%s:%s", b.Metric, strconv.FormatFloat(b.Percentile, 'f', -1, 64), strconv.FormatFloat(b.Ms, 'f', -1, 64))
+}
+
+// Value is the bound's metric in r, in ms, and whether r has it.
+func (b PlanBound) Value(r *Run) (float64, bool) {
+	s, ok := r.Stats.SummaryOf(b.Metric)
+	if !ok || s.Count == 0 {
+		return 0, false
+	}
+	switch b.Percentile {
+	case 50:
+		return s.P50, true
+	case 90:
+		return s.P90, true
+	case 95:
+		return s.P95, true
+	case 99:
+		return s.P99, true
+	}
+	return 0, false
+}
+
+// PlanRow is one configuration: Replicas replicas of Config (TP GPUs of
+// GPU each, serving Model) behind a Routing policy.
+type PlanRow struct {
+	Config   string `json:"config"`
+	GPU      string `json:"gpu"`
+	TP       int    `json:"tp"`
+	Model    string `json:"model"`
+	Replicas int    `json:"replicas,omitempty"`
+	GPUs     int    `json:"gpus,omitempty"`
+	Routing  string `json:"routing,omitempty"`
+	// Meets says the configuration meets every SLO at the target (or,
+	// finding the largest load, at some load); Why says why not.
+	Meets bool   `json:"meets"`
+	Why   string `json:"why,omitempty"`
+	// PerReplica is the largest load one replica meets the SLO at, and
+	// Headroom the largest the whole configuration does (found by
+	// bisection to within Step of the load).
+	PerReplica float64 `json:"per_replica_capacity"`
+	Headroom   float64 `json:"headroom"`
+	Step       float64 `json:"step"`
+	// AtTarget are the predicted figures at the target (or at Headroom,
+	// finding the largest load).
+	AtTarget *PlanFigures `json:"at_target,omitempty"`
+	// CostPerHour is GPUs times the GPU's price; CostPerMOutputTokens the
+	// cost of a million output tokens at the target's throughput (0: no
+	// price for the GPU).
+	CostPerHour          float64 `json:"cost_per_hour,omitempty"`
+	CostPerMOutputTokens float64 `json:"cost_per_m_output_tokens,omitempty"`
+	// KVSequences is how many sequences of the workload's mean size one
+	// replica's KV cache holds.
+	KVSequences int `json:"kv_sequences,omitempty"`
+	Predictions int `json:"predictions"`
+}
+
+// PlanFigures are a configuration's predicted figures at one load.
+type PlanFigures struct {
+	Load float64 `json:"load"`
+	// Bounds are the SLO's metrics, by their --slo names.
+	Bounds           map[string]float64 `json:"bounds"`
+	TTFTP50          float64            `json:"ttft_p50_ms"`
+	TTFTP95          float64            `json:"ttft_p95_ms"`
+	TPOTP50          float64            `json:"tpot_p50_ms"`
+	TPOTP95          float64            `json:"tpot_p95_ms"`
+	E2EP95           float64            `json:"e2e_p95_ms"`
+	OutputTokensPerS float64            `json:"output_tokens_per_s"`
+	RequestsPerS     float64            `json:"requests_per_s"`
+	ErrorRate        float64            `json:"error_rate"`
+}
+
+// PlanCSVHeader names the columns of a plan's CSV.
+var PlanCSVHeader = []string{"config", "gpu", "tp", "model", "replicas", "gpus", "routing", "meets", "why", "per_replica_capacity",
+	"headroom", "step", "ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms", "e2e_p95_ms", "output_tokens_per_s",
+	"cost_per_hour", "cost_per_m_output_tokens", "kv_sequences", "predictions"}
+
+// CSV writes one line per row.
+func (p *Plan) CSV() ([]byte, error) {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	if err := w.Write(PlanCSVHeader); err != nil {
+		return nil, err
+	}
+	f := func(v float64) string {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v == 0 {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	for _, r := range p.Rows {
+		row := []string{r.Config, r.GPU, strconv.Itoa(r.TP), r.Model, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), r.Routing,
+			strconv.FormatBool(r.Meets), r.Why, f(r.PerReplica), f(r.Headroom), f(r.Step)}
+		if a := r.AtTarget; a != nil {
+			row = append(row, f(a.TTFTP50), f(a.TTFTP95), f(a.TPOTP50), f(a.TPOTP95), f(a.E2EP95), f(a.OutputTokensPerS))
+		} else {
+			row = append(row, "", "", "", "", "", "")
+		}
+		row = append(row, f(r.CostPerHour), f(r.CostPerMOutputTokens), strconv.Itoa(r.KVSequences), strconv.Itoa(r.Predictions))
+		if err := w.Write(row); err != nil {
+			return nil, err
+		}
+	}
+	w.Flush()
+	return buf.Bytes(), w.Error()
+}
+
+// SLOText describes the plan's SLO in words.
+func (p *Plan) SLOText() string {
+	var parts []string
+	for _, b := range p.SLO.Bounds {
+		parts = append(parts, fmt.Sprintf("%s p%g ≤ %g ms", b.Metric, b.Percentile, b.Ms))
+	}
+	if p.SLO.MinGoodPercent > 0 {
+		parts = append(parts, fmt.Sprintf("goodput ≥ %g%%", p.SLO.MinGoodPercent))
+	}
+	parts = append(parts, fmt.Sprintf("errors under %g%%", 100*p.SLO.MaxErrorRate))
+	return strings.Join(parts, ", ")
+}
