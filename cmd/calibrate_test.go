@@ -110,8 +110,7 @@ func TestCalibrateLiveSweep(t *testing.T) {
 // its reasons in the JSON. --accept-poor-fit writes it with the verdict,
 // and a prediction from it says so.
 func TestPoorFitIsRefused(t *testing.T) {
-	slow(t)
-	t.Parallel()
+	slow(t) // serial: its sweep's levels must pass the client's health checks
 	dir := t.TempDir()
 	url := startSim(t, "", "")
 	if code, out, errOut := execute(t, "sweep", "--base-url", url, "--model", "knee-sim-fixed", "--concurrency", "1,4,16,32", "--requests", "24",

@@ -253,9 +253,13 @@ func (f *loadFlags) registerShared(c *cobra.Command) {
 	fs := c.Flags()
 	fs.Float64Var(&f.burstiness, "burstiness", 1, "gamma shape of open-loop gaps: 1 is Poisson, below 1 burstier, above 1 more regular")
 	fs.IntVar(&f.maxConcurrency, "max-concurrency", 0, "open loop: cap on requests in flight; arrivals wait for a slot, and the wait is measured")
-	if windowFlag(c) == "--duration" {
+	switch windowFlag(c) {
+	case "--duration":
 		fs.IntVar(&f.requests, "requests", 0, "measured requests (default 100 when --duration is not given)")
-	} else {
+	case "--window":
+		fs.IntVar(&f.requests, "requests", 0, "not used: a plan's predictions are bounded by --window")
+		_ = fs.MarkHidden("requests")
+	default:
 		fs.IntVar(&f.requests, "requests", 0, "measured requests per level, instead of --step-duration")
 	}
 	fs.IntVar(&f.warmup, "warmup", -1, "unmeasured warm-up requests (default: one per concurrent stream)")

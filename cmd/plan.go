@@ -1,11 +1,11 @@
 package cmd
 
 import (
-	"slices"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -456,4 +456,3 @@ func splitList(s string) []string {
 
 // num writes a load in its shortest form.
 func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-

@@ -21,8 +21,8 @@ func TestBisectFindsAKnownCapacity(t *testing.T) {
 	whole := func(x float64) float64 { return math.Max(math.Floor(x), 1) }
 	for _, tc := range []struct {
 		capacity, from float64
-		round      func(float64) float64
-		step       func(float64) float64
+		round          func(float64) float64
+		step           func(float64) float64
 	}{
 		{20.3, 50, ident, step}, {20.3, 1, ident, step}, {20.3, 20.3, ident, step}, {0.5, 50, ident, step},
 		{3700, 10, ident, step}, {37, 100, whole, func(float64) float64 { return 1 }}, {1, 8, whole, func(float64) float64 { return 1 }},
