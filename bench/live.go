@@ -45,35 +45,6 @@ func (l *live) connections() *results.Connections {
 	return &results.Connections{Opened: opened, StaleClosed: stale, Resent: resent}
 }
 
-// startProgress calls progress about twice a second until stopped.
-func (l *live) startProgress(ctx context.Context, progress func(Progress)) (stop func()) {
-	if progress == nil {
-		return func() {}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				c := l.driver.Counts()
-				p50, p95 := l.sum.TTFT()
-				progress(Progress{Elapsed: l.clock.Now(), Sent: c.Sent.Load(), OK: c.OK.Load(), InFlight: c.InFlight.Load(),
-					Errors: c.Errors.Load(), TTFTP50ms: p50, TTFTP95ms: p95})
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
-}
-
 // liveSender sends the driver's requests with the HTTP client, each on a
 // goroutine of its own. Senders are kept and reused rather than started
 // per request: a fresh goroutine regrows its stack through the HTTP

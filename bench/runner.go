@@ -14,14 +14,6 @@ import (
 	"github.com/kneebench/knee/workload"
 )
 
-// Progress is a live snapshot of a running phase.
-type Progress struct {
-	Elapsed              time.Duration
-	Sent, OK, Errors     int64
-	InFlight             int64
-	TTFTP50ms, TTFTP95ms float64
-}
-
 // Options configures Run.
 type Options struct {
 	Client *transport.Client
@@ -66,7 +58,7 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	l := newLive(o.Client, start, records, summary.Level{Load: o.Load, Config: o.Config, Goodput: o.Goodput, NoHistograms: o.NoHistograms})
 	defer l.close()
 	mon := health.Start(health.DefaultInterval)
-	stopProgress := l.startProgress(ctx, o.Progress)
+	stopProgress := l.startProgress(ctx, mon, o.Progress)
 	out, err := l.driver.RunRequests(ctx, driver.Requests{Load: o.Load, Source: o.Source, StartAt: o.StartAt,
 		OnWindowStart: o.OnWindowStart, OnWindowEnd: o.OnWindowEnd})
 	stopProgress()

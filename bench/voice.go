@@ -81,7 +81,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	l := newLive(o.Client, start, records, o.SummaryLevel())
 	defer l.close()
 	mon := health.Start(health.DefaultInterval)
-	stopProgress := l.startProgress(ctx, o.Progress)
+	stopProgress := l.startProgress(ctx, mon, o.Progress)
 	out, err := l.driver.RunCalls(ctx, driver.Calls{Load: o.CallLoad(), Source: o.CallSource, StartAt: o.StartAt,
 		OnWindowStart: o.OnWindowStart, OnWindowEnd: o.OnWindowEnd})
 	stopProgress()

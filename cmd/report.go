@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/kneebench/knee/report"
@@ -11,15 +12,18 @@ import (
 )
 
 func newReportCmd() *cobra.Command {
-	var output string
+	var output, records string
 	c := &cobra.Command{
 		Use:   "report FILE.json [FILE.json ...]",
-		Short: "Write one self-contained HTML page of runs and sweeps",
-		Long: `report reads result files written by knee run --output or knee sweep (one
-sweep, several to compare, or runs) and writes one HTML page: the header
-facts, the plots, the tables, the knees, the server view, the client's
-health and every warning. The page holds its styles and plots itself and
-loads nothing when viewed.`,
+		Short: "Write one self-contained, interactive HTML page of runs, sweeps, plans or calibrations",
+		Long: `report reads result files (a run, a sweep, several sweeps to compare, a
+merged or predicted one, a plan, a calibration's JSON) and writes one HTML
+page: the header facts, charts against load with the knees and the SLO
+marked, each level's distributions from its histograms, an SLO explorer,
+the tables, the server view, the client's health, and every warning and
+note. Its charts are drawn in the page; it holds its styles, script and data
+itself and loads nothing when viewed. --records adds a run's timeline of
+sends, completions and requests in flight.`,
 		Example: `  knee report results/h100.json
   knee report results/h100.json results/l40s.json -o compare.html`,
 		Args: cobra.MinimumNArgs(1),
@@ -27,7 +31,11 @@ loads nothing when viewed.`,
 			if output == "" {
 				output = strings.TrimSuffix(args[0], ".json") + ".html"
 			}
-			if err := checkIO(map[string]string{"--output": output}, argInputs(args)); err != nil {
+			inputs := argInputs(args)
+			if records != "" {
+				inputs["--records"] = records
+			}
+			if err := checkIO(map[string]string{"--output": output}, inputs); err != nil {
 				return err
 			}
 			files, err := readInputs(c, args)
@@ -36,6 +44,14 @@ loads nothing when viewed.`,
 			}
 			in := report.HTMLInput{Version: version()}
 			for i, path := range args {
+				if p, err := results.DecodePlan(path, files[i]); err == nil {
+					in.Plans = append(in.Plans, p)
+					continue
+				}
+				if cal, err := results.DecodeCalibration(path, files[i]); err == nil {
+					in.Calibrations = append(in.Calibrations, cal)
+					continue
+				}
 				if s, err := results.DecodeSweep(path, files[i]); err == nil {
 					in.Sweeps = append(in.Sweeps, s)
 					continue
@@ -45,6 +61,21 @@ loads nothing when viewed.`,
 					return err
 				}
 				in.Runs = append(in.Runs, r)
+			}
+			if records != "" {
+				if len(in.Runs) != 1 {
+					return usageErr("--records is a run's: give one run file with it")
+				}
+				f, err := os.Open(records)
+				if err != nil {
+					return withCode(ExitRuntime, fmt.Errorf("--records: %w", err))
+				}
+				defer f.Close()
+				lines, err := results.ReadRecords(f)
+				if err != nil {
+					return usageErr("--records %s: %v", records, err)
+				}
+				in.Records = map[int][]results.RecordLine{0: lines}
 			}
 			var page bytes.Buffer
 			if err := report.HTML(&page, in); err != nil {
@@ -62,5 +93,6 @@ loads nothing when viewed.`,
 		}),
 	}
 	c.Flags().StringVarP(&output, "output", "o", "", "the HTML file (default: the first input with .html; - for standard output)")
+	c.Flags().StringVar(&records, "records", "", "a run's --records file, for its timeline of sends, completions and requests in flight")
 	return c
 }

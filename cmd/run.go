@@ -33,6 +33,7 @@ type runOptions struct {
 	records  string
 	cpuProf  string
 	quiet    bool
+	dash     dashboardFlag
 }
 
 func newRunCmd() *cobra.Command { return newRunCmdWith(&runOptions{}) }
@@ -65,6 +66,7 @@ simulator and benchmarks that.`,
 	o.sim.register(c)
 	o.server.register(c)
 	o.shard.register(c, false)
+	o.dash.register(c)
 	c.Flags().BoolVar(&o.quiet, "quiet", false, "print neither the report nor progress (e.g. with --output - in a pod, whose log is then the JSON alone)")
 	c.Flags().StringVar(&o.workload, "workload", "requests", "requests (independent requests), voice (multi-turn calls) or conversations (a --dataset's recorded conversations replayed as calls)")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the whole result to this JSON file")
@@ -105,6 +107,10 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	if results.IsStdout(o.output) && results.IsStdout(o.records) {
 		return usageErr("--output and --records cannot both be standard output")
 	}
+	if err := o.dash.start(c); err != nil {
+		return err
+	}
+	defer o.dash.finish()
 	ctx := c.Context()
 	tgt, err := o.target.resolve(ctx, c, &o.sim)
 	if err != nil {
@@ -148,12 +154,16 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 		lv.records = records
 	}
 	progress := newProgress(errOut)
-	lv.progress = func(p bench.Progress) { progress.Update(statusOf(p, "", plan.load.Duration)) }
+	lv.progress = func(p bench.Progress) {
+		progress.Update(statusOf(p, "", plan.load.Duration))
+		o.dash.status(p, "run", 0, 0, plan.load.Duration, plan.load.Rate)
+	}
 	res, err := lv.run(ctx, plan.load.Rate, plan.load.Concurrency)
 	progress.Done()
 	if err != nil {
 		return err
 	}
+	o.dash.run(res)
 	if err := report.Run(out, res); err != nil {
 		return err
 	}

@@ -60,6 +60,7 @@ type sweepOptions struct {
 	sweepFlags
 	shard        shardFlags
 	healthPolicy string
+	dash         dashboardFlag
 }
 
 func newSweepCmd() *cobra.Command {
@@ -86,6 +87,7 @@ With no target, knee starts its built-in simulator and sweeps it with
 	}
 	o.register(c, 15*time.Second, "1m for calls")
 	o.shard.register(c, true)
+	o.dash.register(c)
 	c.Flags().StringVar(&o.healthPolicy, "health-policy", results.HealthExclude, "what a level whose client was unhealthy (client-limited, or host-starved: the whole machine stalled) does to the knees: exclude it, warn (judge it, and say so) or ignore (judge it)")
 	return c
 }
@@ -306,6 +308,10 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if err := o.dash.start(c); err != nil {
+		return err
+	}
+	defer o.dash.finish()
 	ctx := c.Context()
 	tgt, err := o.target.resolve(ctx, c, &o.sim)
 	if err != nil {
@@ -354,8 +360,14 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	sw = bench.RunSweep(ctx, bench.SweepOptions{
 		Loads: loads, StopOnSaturation: o.stopSat, Sweep: sw,
 		RunLevel: func(ctx context.Context, i int, load float64) (*results.Run, error) {
+			offered := 0.0
+			if axis == "rate" {
+				offered = load
+			}
 			lv.progress = func(p bench.Progress) {
-				progress.Update(statusOf(p, fmt.Sprintf("level %d/%d (%g)", i+1, len(loads), load), o.load.duration))
+				level := fmt.Sprintf("level %d/%d (%g)", i+1, len(loads), load)
+				progress.Update(statusOf(p, level, o.load.duration))
+				o.dash.status(p, level, i, len(loads), o.load.duration, offered)
 			}
 			lv.recordLevel = &load
 			if !startAt.IsZero() {
@@ -372,9 +384,11 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 			if err := writeSweepData(s, paths.json, paths.csv); err != nil {
 				writeErr = err
 			}
+			o.dash.sweep(s)
 		},
 	})
 	progress.Done()
+	o.dash.sweep(sw)
 	fmt.Fprintln(out)
 	report.LevelWarnings(out, sw)
 	report.Knees(out, sw)

@@ -185,10 +185,12 @@ func Knees(out io.Writer, s *results.Sweep) {
 	switch k := s.Knees.Saturation; {
 	case k != nil:
 		how := "achieved throughput fell behind the offered load"
-		if l := s.Levels[k.Index]; l.Run != nil && s.Axis == "rate" && results.QueueGrowth(l.Run.Arrivals) >= results.QueueGrowthWeak {
-			a := l.Run.Arrivals
-			how = fmt.Sprintf("the server fell behind the offered load: its queue grew through the window (requests took %s in its first third, %s in its last)",
-				seconds(a.AgeFirstThirdMs), seconds(a.AgeLastThirdMs))
+		if k.Index >= 0 && k.Index < len(s.Levels) {
+			if l := s.Levels[k.Index]; l.Run != nil && s.Axis == "rate" && results.QueueGrowth(l.Run.Arrivals) >= results.QueueGrowthWeak {
+				a := l.Run.Arrivals
+				how = fmt.Sprintf("the server fell behind the offered load: its queue grew through the window (requests took %s in its first third, %s in its last)",
+					seconds(a.AgeFirstThirdMs), seconds(a.AgeLastThirdMs))
+			}
 		}
 		fmt.Fprintf(w, "saturation      %g%s — the first level where %s.\n", k.Load, unit, how)
 	case saturationJudged(s) == 0:

@@ -194,10 +194,10 @@ func TestVerdictTextGolden(t *testing.T) {
 	}
 	golden(t, "verdicts.golden", b.Bytes())
 	var page bytes.Buffer
-	if err := HTML(&page, HTMLInput{Sweeps: []*results.Sweep{s}, Version: "test", NoImages: true}); err != nil {
+	if err := HTML(&page, HTMLInput{Sweeps: []*results.Sweep{s}, Version: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"28.6% (40 cut, 0 unsent)", "missing from its percentiles", "level 2: the drain timeout"} {
+	for _, want := range []string{"28.6% (40 cut, 0 unsent)", "missing from its percentiles", "the drain timeout (1m0s) cut 40 requests"} {
 		if !strings.Contains(page.String(), want) {
 			t.Errorf("the HTML report lacks %q", want)
 		}

@@ -6,6 +6,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -43,15 +44,20 @@ func renderTable(w io.Writer, header []string, rows [][]string) error {
 // ms formats milliseconds with a precision that suits their size: knee
 // does not claim sub-0.1 ms accuracy from a Go client.
 func ms(v float64) string {
-	switch {
-	case v == 0:
+	digits := 0
+	switch a := math.Abs(v); {
+	case a == 0:
 		return "0"
-	case v < 10:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	case v < 1000:
-		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a < 10:
+		digits = 2
+	case a < 1000:
+		digits = 1
 	}
-	return strconv.FormatFloat(v, 'f', 0, 64)
+	out := strconv.FormatFloat(v, 'f', digits, 64)
+	if strings.Trim(out, "-0.") == "" {
+		return strings.TrimPrefix(out, "-") // -0.00 reads as a sign where there is none
+	}
+	return out
 }
 
 // num formats a count or rate with thousands separators.

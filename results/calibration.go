@@ -1,6 +1,10 @@
 package results
 
-import "math"
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+)
 
 // Calibration is the outcome of fitting the simulator's cost model to a
 // measured run or sweep: the parameters found, how well each level is
@@ -149,4 +153,17 @@ func (c *Calibration) Summarise() {
 			e.StartPercent, e.FittedPercent = sums[g].start/float64(n), sums[g].fitted/float64(n)
 		}
 	}
+}
+
+// DecodeCalibration reads a calibration file (knee calibrate --json),
+// refusing any other.
+func DecodeCalibration(path string, b []byte) (*Calibration, error) {
+	var c Calibration
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if c.Measured == "" || len(c.Params) == 0 {
+		return nil, fmt.Errorf("%s: not a calibration (knee calibrate --json) file", path)
+	}
+	return &c, nil
 }

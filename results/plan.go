@@ -179,3 +179,15 @@ func (p *Plan) SLOText() string {
 	parts = append(parts, fmt.Sprintf("errors under %g%%", 100*p.SLO.MaxErrorRate))
 	return strings.Join(parts, ", ")
 }
+
+// DecodePlan reads a plan file (knee plan), refusing any other.
+func DecodePlan(path string, b []byte) (*Plan, error) {
+	var p Plan
+	if err := decodeVersioned(path, b, &p); err != nil {
+		return nil, err
+	}
+	if p.Kind != PlanKind {
+		return nil, fmt.Errorf("%s: not a plan (knee plan) file", path)
+	}
+	return &p, nil
+}

@@ -339,7 +339,26 @@ func DecodeSweep(path string, b []byte) (*Sweep, error) {
 	if s.Axis == "" {
 		return nil, fmt.Errorf("%s: not a sweep result (no levels axis); is it a knee run file?", path)
 	}
+	if err := s.checkKnees(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	return &s, nil
+}
+
+// checkKnees checks that every knee names one of the sweep's levels.
+func (s *Sweep) checkKnees() error {
+	for _, k := range []struct {
+		name string
+		k    *Knee
+	}{{"slo_knee", s.Knees.SLO}, {"curvature_knee", s.Knees.Curvature}, {"saturation", s.Knees.Saturation}} {
+		if k.k == nil {
+			continue
+		}
+		if k.k.Index < 0 || k.k.Index >= len(s.Levels) || s.Levels[k.k.Index].Load != k.k.Load {
+			return fmt.Errorf("its %s (load %g, level %d) is not one of its %d levels", k.name, k.k.Load, k.k.Index, len(s.Levels))
+		}
+	}
+	return nil
 }
 
 // CSVHeader lists the columns of a sweep's CSV file.

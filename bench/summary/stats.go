@@ -346,19 +346,20 @@ func (c *collector) merged() (*latencies, aggregate, map[int]*turnHists) {
 	return lat, agg, tags
 }
 
-// ttftP50P95 are the current TTFT-from-schedule p50 and p95 in ms, for
-// live progress.
-func (c *collector) ttftP50P95() (float64, float64) {
-	h := newHist()
+// live merges the shards' TTFT-from-schedule, ITL and send-lateness
+// histograms into into's, emptied first, in one pass (each shard's lock
+// held for its three merges only).
+func (c *collector) live(into *Live) {
+	for _, h := range []*hdrhistogram.Histogram{into.TTFTSched, into.ITL, into.Lateness} {
+		h.Reset()
+	}
 	for _, s := range c.shards {
 		s.mu.Lock()
-		h.Merge(s.lat.ttftSched)
+		into.TTFTSched.Merge(s.lat.ttftSched)
+		into.ITL.Merge(s.lat.itl)
+		into.Lateness.Merge(s.lat.lateness)
 		s.mu.Unlock()
 	}
-	if h.TotalCount() == 0 {
-		return 0, 0
-	}
-	return float64(h.ValueAtPercentile(50)) / 1000, float64(h.ValueAtPercentile(95)) / 1000
 }
 
 // summarize and encodeHist are results' own, so a merge of shard files

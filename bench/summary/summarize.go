@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/health"
@@ -58,9 +59,19 @@ func New(l Level, shards int) *Summary {
 // Add collects a measured record (driver.Options.Measured).
 func (s *Summary) Add(r *record.Record) { s.coll.add(r) }
 
-// TTFT is the time to first token's median and 95th percentile so far, in
-// milliseconds, for a live progress line.
-func (s *Summary) TTFT() (p50, p95 float64) { return s.coll.ttftP50P95() }
+// Live is a level's latencies so far, in microseconds, for a live view:
+// TTFT from the schedule, ITL and how late sends were.
+type Live struct {
+	TTFTSched, ITL, Lateness *hdrhistogram.Histogram
+}
+
+// NewLive returns empty histograms for Summary.Live to fill.
+func NewLive() *Live { return &Live{TTFTSched: newHist(), ITL: newHist(), Lateness: newHist()} }
+
+// Live fills into with the measured requests so far. It takes each
+// shard's lock for three histogram merges, twice a second at most in a
+// live view: the load loop is never held longer than that.
+func (s *Summary) Live(into *Live) { s.coll.live(into) }
 
 // Requests is a level of requests' result, for its window and the
 // client's health report (the zero report for a prediction, whose verdict

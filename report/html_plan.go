@@ -1,0 +1,139 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/kneebench/knee/results"
+)
+
+type htmlPlan struct {
+	Facts  []fact
+	Table  *htmlTable
+	Misses *htmlTable
+	Notes  []string
+}
+
+func planSection(p *results.Plan) htmlPlan {
+	unit := "/s"
+	if p.Axis == "concurrency" {
+		unit = " streams"
+	}
+	what := num(p.Target, -1) + unit
+	if p.FindMax {
+		what = "the largest load each fleet holds"
+	}
+	hp := htmlPlan{Notes: p.Notes, Facts: []fact{
+		{"load", what}, {"workload", sizesOf(p.Config)}, {"SLO", p.SLOText()},
+		{"window", fmt.Sprintf("%.0f s of simulated time per prediction, %d predictions", p.WindowS, p.Predictions)},
+		{"prices", p.PriceSource},
+	}}
+	hp.Table = &htmlTable{Header: []string{"configuration", "replicas", "GPUs", "routing", "headroom", "per replica"}}
+	for _, b := range p.SLO.Bounds {
+		hp.Table.Header = append(hp.Table.Header, fmt.Sprintf("%s p%g", b.Metric, b.Percentile))
+	}
+	hp.Table.Header = append(hp.Table.Header, "TTFT p50", "TPOT p50", "output tok/s", "$/h", "$/M output tok", "KV seqs")
+	hp.Misses = &htmlTable{Header: []string{"configuration", "routing", "why it does not meet the SLO"}}
+	for _, r := range p.Rows {
+		if !r.Meets {
+			hp.Misses.Rows = append(hp.Misses.Rows, htmlRow{Cells: []string{r.Config, r.Routing, r.Why}})
+			continue
+		}
+		routing := r.Routing
+		if routing == "" {
+			routing = "-"
+		}
+		row := []string{r.Config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, loadText(r.PerReplica) + unit}
+		a := r.AtTarget
+		for _, b := range p.SLO.Bounds {
+			v := "-"
+			if a != nil {
+				if x, ok := a.Bounds[b.String()]; ok {
+					v = ms(x)
+				}
+			}
+			row = append(row, v)
+		}
+		if a != nil {
+			row = append(row, ms(a.TTFTP50), ms(a.TPOTP50), num(a.OutputTokensPerS, 0))
+		} else {
+			row = append(row, "-", "-", "-")
+		}
+		row = append(row, money(r.CostPerHour), money(r.CostPerMOutputTokens), count(r.KVSequences))
+		hp.Table.Rows = append(hp.Table.Rows, htmlRow{Cells: row})
+	}
+	if len(hp.Misses.Rows) == 0 {
+		hp.Misses = nil
+	}
+	return hp
+}
+
+type htmlCalibration struct {
+	Facts    []fact
+	Params   *htmlTable
+	Levels   *htmlTable
+	Verdict  string
+	Poor     bool
+	Problems []string
+	Notes    []string
+}
+
+func calibrationSection(c *results.Calibration) htmlCalibration {
+	hc := htmlCalibration{Notes: c.Notes, Problems: c.Problems, Poor: c.Verdict == results.FitPoor}
+	hc.Facts = []fact{{"measured", c.Measured}, {"model", c.Model + " of " + c.Origin},
+		{"search", fmt.Sprintf("%d replays of the fitted levels", c.Evaluations)}}
+	for _, g := range []struct {
+		name string
+		e    results.FitError
+	}{{"fitted levels", c.Train}, {"held-out levels", c.HeldOut}} {
+		if g.e.Levels > 0 {
+			hc.Facts = append(hc.Facts, fact{g.name, fmt.Sprintf("%d: mean absolute error %.1f%% from the start, %.1f%% fitted; worst %.1f%% (%s at %s)",
+				g.e.Levels, g.e.StartPercent, g.e.FittedPercent, g.e.WorstPercent, g.e.WorstMetric, num(g.e.WorstLevelLoad, -1))})
+		}
+	}
+	switch {
+	case c.Interrupted:
+		hc.Verdict = "stopped before the search ended: the parameters are the best point it reached"
+		hc.Poor = true
+	case c.Verdict == results.FitGood:
+		hc.Verdict = fmt.Sprintf("a good fit: within %.0f%% on the fitted and the held-out levels", c.Tolerance)
+	case c.Verdict == results.FitPoor:
+		hc.Verdict = "a POOR fit, not to be planned on"
+	}
+	hc.Params = &htmlTable{Header: []string{"parameter", "start", "fitted", "standard error"}}
+	for _, p := range c.Params {
+		conf := "-"
+		switch {
+		case p.Fixed:
+			conf = "fixed"
+		case !p.Determined:
+			conf = "not determined by this data"
+		default:
+			conf = "± " + sig(p.StdErr)
+		}
+		if p.AtBound != "" {
+			conf += ", pinned at its " + p.AtBound + " bound"
+		}
+		hc.Params.Rows = append(hc.Params.Rows, htmlRow{Cells: []string{p.Name, sig(p.Start), sig(p.Value), conf}})
+	}
+	hc.Levels = &htmlTable{Header: []string{"level", "set", "figure", "measured", "start (error)", "fitted (error)"}}
+	for _, l := range c.Levels {
+		set := "fit"
+		if l.HeldOut {
+			set = "held out"
+		}
+		if l.Skipped != "" {
+			hc.Levels.Rows = append(hc.Levels.Rows, htmlRow{Class: "excluded", Cells: []string{num(l.Load, -1), "skipped"}, Note: l.Skipped})
+			continue
+		}
+		for k, m := range l.Metrics {
+			load, s := "", ""
+			if k == 0 {
+				load, s = num(l.Load, -1), set
+			}
+			hc.Levels.Rows = append(hc.Levels.Rows, htmlRow{Cells: []string{load, s, m.Metric, ms(m.Measured),
+				ms(m.Start) + " (" + signedPct(results.PercentError(m.Start, m.Measured)) + ")", ms(m.Fitted) + " (" + signedPct(results.PercentError(m.Fitted, m.Measured)) + ")"}})
+		}
+	}
+	return hc
+}

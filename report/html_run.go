@@ -1,0 +1,73 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/kneebench/knee/results"
+)
+
+type htmlRun struct {
+	Index   int
+	ID      string
+	Heading string
+	Facts   []fact
+	Latency *htmlTable
+	Detail  htmlLevel
+}
+
+func runSection(r *results.Run, i int) htmlRun {
+	c := r.Config
+	hr := htmlRun{Index: i, ID: fmt.Sprint(i + 1), Heading: fmt.Sprintf("Run %d — %s", i+1, c.Model)}
+	if r.Config.Predicted {
+		hr.Heading += " (predicted)"
+	}
+	if r.Shard != nil && r.Shard.Count > 1 {
+		hr.Heading += fmt.Sprintf(" (shard %d of %d)", r.Shard.Index, r.Shard.Count)
+	}
+	rq, tp, a := r.Requests, r.Throughput, r.Arrivals
+	started := ""
+	if !r.StartedAt.IsZero() {
+		started = r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	hr.Facts = facts(
+		fact{"target", targetOf(c)}, fact{"model", joinSome(" · ", c.Model, suffixed(c.Endpoint, " endpoint"))}, fact{"workload", describeLoad(c)},
+		fact{"started", started}, fact{"window", fmt.Sprintf("%.2f s", r.WindowSeconds)},
+		fact{"requests", fmt.Sprintf("%d ok · %d failed · %d interrupted · %d warm-up", rq.OK, rq.Failed, rq.Interrupted, rq.Warmup)},
+		fact{"throughput", fmt.Sprintf("%s req/s · %s output tok/s", num(tp.RequestsPerS, 2), num(tp.OutputTokensPerS, 1))},
+	)
+	if c.Mode == results.ModeOpen {
+		hr.Facts = append(hr.Facts, fact{"arrivals", fmt.Sprintf("target %s/s · offered %s/s · sent at %s/s · %d waited for a slot · %d unsent · send lateness p99 %s ms",
+			num(a.TargetRate, 2), num(a.OfferedRate, 2), num(a.AchievedRate, 2), a.Waited, a.Unsent, ms(a.SendLatenessP99Ms))})
+	}
+	if len(rq.Errors) > 0 {
+		hr.Facts = append(hr.Facts, fact{"errors", formatCounts(rq.Errors)})
+	}
+	if g := r.Goodput; g != nil {
+		hr.Facts = append(hr.Facts, fact{"goodput", fmt.Sprintf("%s of %d met %s · %s good req/s", pct(g.Share), g.Finished, boundsText(g.Bounds), num(g.RequestsPerS, 2))})
+	}
+	if ca := r.Cache; ca != nil && ca.Reported {
+		v := pct(ca.HitRate)
+		if ca.Expected != nil {
+			v += fmt.Sprintf(" (the prompts explain %s)", pct(*ca.Expected))
+		}
+		hr.Facts = append(hr.Facts, fact{"cache hit rate", v})
+	}
+	if cn := r.Connections; cn != nil {
+		hr.Facts = append(hr.Facts, fact{"connections", fmt.Sprintf("%d opened · %d found closed before reuse · %d requests resent", cn.Opened, cn.StaleClosed, cn.Resent)})
+	}
+	hr.Latency = &htmlTable{Header: []string{"", "mean", "min", "p50", "p90", "p95", "p99", "max", "n"}}
+	for _, row := range []struct {
+		name string
+		s    results.Summary
+	}{{"TTFT", r.Stats.TTFT}, {"TTFT sched", r.Stats.TTFTSched}, {"ITL", r.Stats.ITL}, {"TPOT", r.Stats.TPOT},
+		{"E2E", r.Stats.E2E}, {"E2E sched", r.Stats.E2ESched}, {"queue wait", r.Stats.QueueWait}} {
+		s := row.s
+		if s.Count == 0 {
+			hr.Latency.Rows = append(hr.Latency.Rows, htmlRow{Cells: []string{row.name, "-", "-", "-", "-", "-", "-", "-", "0"}})
+			continue
+		}
+		hr.Latency.Rows = append(hr.Latency.Rows, htmlRow{Cells: []string{row.name, ms(s.Mean), ms(s.Min), ms(s.P50), ms(s.P90), ms(s.P95), ms(s.P99), ms(s.Max), num(float64(s.Count), 0)}})
+	}
+	hr.Detail = levelDetails(r, "this run")
+	return hr
+}

@@ -1,0 +1,388 @@
+// knee report: draws the page's charts as inline SVG from the data
+// embedded in it, answers the SLO explorer, and checks itself when opened
+// with #knee-selfcheck. It fetches nothing: the page's content security
+// policy forbids it.
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("knee-data").textContent);
+  var SVG = "http://www.w3.org/2000/svg";
+  var PALETTE = ["#3366cc", "#dc3912", "#ff9900", "#109618", "#990099", "#0099c6", "#dd4477", "#66aa00", "#b82e2e", "#316395"];
+  var KNEE = { slo: "#d03030", curvature: "#7b4dc4", saturation: "#444" };
+
+  function el(name, attrs, parent) {
+    var e = document.createElementNS(SVG, name);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function html(name, cls, text, parent) {
+    var e = document.createElement(name);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  // fmt writes a number as people read it: integers as integers, three
+  // significant digits otherwise, thousands separated.
+  function fmt(v) {
+    if (v === null || v === undefined || !isFinite(v)) return "–";
+    var a = Math.abs(v), s;
+    if (a >= 100 || v === Math.round(v)) s = Math.round(v).toLocaleString("en-US");
+    else if (a >= 10) s = v.toFixed(1);
+    else if (a >= 1) s = v.toFixed(2);
+    else s = v.toPrecision(2);
+    return s;
+  }
+
+  // ticks are round values covering [lo, hi]: 1-2-5 steps on a linear
+  // axis; on a log axis the decades and their 2 and 5 (or only decades
+  // when they are many), plus any mark asked for (an SLO).
+  function ticks(lo, hi, log, marks) {
+    var out = [];
+    if (log) {
+      var d0 = Math.floor(Math.log10(lo)), d1 = Math.ceil(Math.log10(hi));
+      var mult = d1 - d0 > 4 ? [1] : [1, 2, 5];
+      for (var d = d0; d <= d1; d++) mult.forEach(function (m) {
+        var v = m * Math.pow(10, d);
+        if (v >= lo * 0.999 && v <= hi * 1.001) out.push(v);
+      });
+    } else {
+      var span = hi - lo, raw = span / 6, mag = Math.pow(10, Math.floor(Math.log10(raw || 1)));
+      var step = [1, 2, 5, 10].map(function (m) { return m * mag; }).find(function (s) { return s >= raw; });
+      for (var t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push(Math.abs(t) < step * 1e-9 ? 0 : t);
+    }
+    (marks || []).forEach(function (m) {
+      if (m >= lo && m <= hi && !out.some(function (t) { return Math.abs(t - m) / (hi - lo || 1) < 0.04; })) out.push(m);
+    });
+    return out.sort(function (a, b) { return a - b; });
+  }
+
+  // lineChart draws series of [x, y] points with optional horizontal
+  // lines (an SLO) and vertical marks (knees); the legend goes under the
+  // chart, never over the data; hovering reads the values at a point.
+  function lineChart(parent, spec) {
+    var box = html("figure", "chart", undefined, parent);
+    box.id = spec.id;
+    html("figcaption", "", spec.title, box);
+    var W = 640, H = 300, L = 62, R = 16, T = 14, B = 42;
+    var svg = el("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": spec.title, preserveAspectRatio: "xMidYMid meet" }, box);
+    var xs = [], ys = [];
+    spec.series.forEach(function (s) { s.points.forEach(function (p) { if (isFinite(p[1]) && (!spec.ylog || p[1] > 0)) { xs.push(p[0]); ys.push(p[1]); } }); });
+    (spec.hlines || []).forEach(function (h) { ys.push(h.y); });
+    if (!xs.length) { html("p", "note", "no data to draw", box); return box; }
+    var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs);
+    (spec.vlines || []).forEach(function (v) { x0 = Math.min(x0, v.x); x1 = Math.max(x1, v.x); });
+    var y0 = Math.min.apply(null, ys), y1 = Math.max.apply(null, ys);
+    var ylog = spec.ylog === undefined ? (y0 > 0 && y1 / y0 > 30) : spec.ylog;
+    var xlog = !!spec.xlog;
+    if (!ylog) { y0 = Math.min(0, y0); y1 = y1 * 1.08 || 1; } else { y0 = y0 / 1.3; y1 = y1 * 1.3; }
+    if (x0 === x1) { x0 = x0 * 0.9 - (x0 ? 0 : 1); x1 = x1 * 1.1 + (x1 ? 0 : 1); }
+    var fx = function (x) { return xlog ? Math.log10(x) : x; }, fy = function (y) { return ylog ? Math.log10(y) : y; };
+    var sx = function (x) { return L + (fx(x) - fx(x0)) / (fx(x1) - fx(x0)) * (W - L - R); };
+    var sy = function (y) { return H - B - (fy(y) - fy(y0)) / (fy(y1) - fy(y0)) * (H - T - B); };
+    var g = el("g", { class: "axes" }, svg);
+    ticks(y0, y1, ylog, (spec.hlines || []).map(function (h) { return h.y; })).forEach(function (t) {
+      el("line", { x1: L, x2: W - R, y1: sy(t), y2: sy(t), class: "grid" }, g);
+      el("text", { x: L - 6, y: sy(t) + 4, "text-anchor": "end", class: "tick" }, g).textContent = fmt(t);
+    });
+    var xt = spec.xticks || ticks(x0, x1, xlog);
+    xt.forEach(function (t) {
+      var v = typeof t === "object" ? t.v : t, label = typeof t === "object" ? t.label : fmt(t);
+      if (v < x0 || v > x1) return;
+      el("line", { x1: sx(v), x2: sx(v), y1: H - B, y2: H - B + 4, class: "axis" }, g);
+      el("text", { x: sx(v), y: H - B + 16, "text-anchor": "middle", class: "tick" }, g).textContent = label;
+    });
+    el("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, class: "axis" }, g);
+    el("line", { x1: L, x2: L, y1: T, y2: H - B, class: "axis" }, g);
+    el("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle", class: "label" }, g).textContent = spec.xlabel;
+    el("text", { x: 14, y: (T + H - B) / 2, "text-anchor": "middle", class: "label", transform: "rotate(-90 14 " + (T + H - B) / 2 + ")" }, g).textContent = spec.ylabel;
+    (spec.hlines || []).forEach(function (h) {
+      el("line", { x1: L, x2: W - R, y1: sy(h.y), y2: sy(h.y), class: "slo" }, svg);
+    });
+    // Knees: each a vertical line; knees at one load share it, their
+    // labels stacked so none covers another.
+    var atX = {};
+    (spec.vlines || []).forEach(function (v) {
+      var k = v.x.toPrecision(6), n = atX[k] = (atX[k] || 0) + 1;
+      if (n === 1) el("line", { x1: sx(v.x), x2: sx(v.x), y1: T, y2: H - B, class: "knee", stroke: KNEE[v.kind] || "#888" }, svg);
+      var right = sx(v.x) < W - R - 110;
+      el("text", { x: sx(v.x) + (right ? 4 : -4), y: T + 10 + 13 * (n - 1), "text-anchor": right ? "start" : "end", class: "kneelabel", fill: KNEE[v.kind] || "#888" }, svg).textContent = v.label;
+    });
+    var drawn = [];
+    spec.series.forEach(function (s, i) {
+      var color = s.color || PALETTE[i % PALETTE.length];
+      var pts = s.points.filter(function (p) { return isFinite(p[1]) && (!ylog || p[1] > 0); });
+      var d = "", kept = s.connectAll ? pts : pts.filter(function (p) { return !p[2]; });
+      kept.forEach(function (p, j) { d += (j ? "L" : "M") + sx(p[0]).toFixed(1) + " " + sy(p[1]).toFixed(1); });
+      if (d) el("path", { d: d, class: "series", stroke: color, "stroke-dasharray": s.dash || "none" }, svg);
+      pts.forEach(function (p) {
+        // Markers on measured levels, not on dense curves.
+        if (pts.length > 40 && !p[2]) return;
+        el("circle", { cx: sx(p[0]).toFixed(1), cy: sy(p[1]).toFixed(1), r: p[2] ? 3.5 : 3, class: p[2] ? "point excluded" : "point", stroke: color, fill: p[2] ? "none" : color }, svg);
+      });
+      drawn.push({ name: s.name, color: color, pts: pts, dash: s.dash, connectAll: s.connectAll });
+    });
+    var legend = html("ul", "legend", undefined, box);
+    drawn.forEach(function (s) {
+      var li = html("li", "", undefined, legend), sw = html("span", "swatch", undefined, li);
+      sw.style.borderColor = s.color;
+      if (s.dash) sw.style.borderStyle = "dashed";
+      li.appendChild(document.createTextNode(s.name));
+    });
+    (spec.hlines || []).forEach(function (h) { html("li", "slo-legend", "– – " + h.label, legend); });
+    if (spec.note) html("p", "note", spec.note, box);
+    // Hover: the values of every series at the nearest x.
+    var cross = el("line", { y1: T, y2: H - B, class: "cross", visibility: "hidden" }, svg);
+    var tip = html("div", "tip", undefined, box);
+    tip.hidden = true;
+    svg.addEventListener("mousemove", function (ev) {
+      var r = svg.getBoundingClientRect(), px = (ev.clientX - r.left) / r.width * W;
+      var best = null;
+      drawn.forEach(function (s) { s.pts.forEach(function (p) { if (best === null || Math.abs(sx(p[0]) - px) < Math.abs(sx(best) - px)) best = p[0]; }); });
+      if (best === null) return;
+      cross.setAttribute("x1", sx(best)); cross.setAttribute("x2", sx(best)); cross.setAttribute("visibility", "visible");
+      var lines = [spec.xname + " " + fmt(best) + (spec.xunit || "")];
+      drawn.forEach(function (s) { s.pts.forEach(function (p) { if (p[0] === best) lines.push(s.name + ": " + fmt(p[1]) + (spec.yunit || "") + (p[2] ? " (excluded: " + p[2] + ")" : "")); }); });
+      tip.textContent = lines.join("\n");
+      tip.hidden = false;
+      tip.style.left = Math.min(r.width - 220, Math.max(0, ev.clientX - r.left + 12)) + "px";
+    });
+    svg.addEventListener("mouseleave", function () { tip.hidden = true; cross.setAttribute("visibility", "hidden"); });
+    return box;
+  }
+
+  // barChart draws labelled horizontal bars.
+  function barChart(parent, spec) {
+    var box = html("figure", "chart", undefined, parent);
+    box.id = spec.id;
+    html("figcaption", "", spec.title, box);
+    var W = 640, row = 26, L = 250, H = 20 + row * spec.bars.length;
+    var svg = el("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": spec.title }, box);
+    var max = Math.max.apply(null, spec.bars.map(function (b) { return b.value || 0; })) || 1;
+    spec.bars.forEach(function (b, i) {
+      var y = 10 + i * row, w = (W - L - 90) * (b.value || 0) / max;
+      el("text", { x: L - 8, y: y + 15, "text-anchor": "end", class: "tick" }, svg).textContent = b.label;
+      el("rect", { x: L, y: y + 3, width: Math.max(w, 1), height: row - 8, class: "bar", fill: b.color || PALETTE[0] }, svg);
+      el("text", { x: L + w + 6, y: y + 15, class: "tick" }, svg).textContent = fmt(b.value) + (spec.unit || "");
+    });
+    return box;
+  }
+
+  var METRICS = { ttft: "TTFT", ttft_sched: "TTFT from schedule", itl: "ITL", tpot: "TPOT", e2e: "E2E", e2e_sched: "E2E from schedule", queue_wait: "queue wait" };
+  var PCTS = ["p50", "p90", "p95", "p99"];
+
+  function kneeLines(s) {
+    return (s.knees || []).map(function (k) { return { x: k.load, kind: k.kind, label: k.short }; });
+  }
+  function levelPoints(s, f) {
+    return s.levels.map(function (l) { return [l.load, f(l), l.excluded || ""]; }).filter(function (p) { return p[1] !== null && p[1] !== undefined; });
+  }
+  function stat(l, metric, pct) { return l.stats && l.stats[metric] ? l.stats[metric][pct] : null; }
+
+  // sweepCharts are one sweep's panels against load.
+  function sweepCharts(parent, s, idx) {
+    var grid = html("div", "charts", undefined, parent);
+    var vl = kneeLines(s), xn = s.axis === "rate" ? "load" : "streams";
+    var base = { xlabel: s.axisLabel, xname: xn, xunit: s.unit, yunit: " ms", vlines: vl, xticks: s.levels.map(function (l) { return l.load; }) };
+    ["ttft", "ttft_sched", "itl", "tpot", "e2e"].forEach(function (m) {
+      var series = PCTS.map(function (p, i) { return { name: p, points: levelPoints(s, function (l) { return stat(l, m, p); }), color: PALETTE[i] }; });
+      if (!series.some(function (x) { return x.points.length; })) return;
+      var spec = Object.assign({}, base, { id: "s" + idx + "-" + m, title: METRICS[m] + " against load", ylabel: METRICS[m] + " (ms)", series: series });
+      if (s.slo && s.slo.metric === m && s.slo.ms > 0) spec.hlines = [{ y: s.slo.ms, label: "SLO: p" + s.slo.percentile + " ≤ " + fmt(s.slo.ms) + " ms" }];
+      lineChart(grid, spec);
+    });
+    lineChart(grid, Object.assign({}, base, { id: "s" + idx + "-throughput", title: "Throughput against load", ylabel: "per second", yunit: "/s", ylog: false,
+      series: [{ name: "completions/s", points: levelPoints(s, function (l) { return l.reqPerS; }) },
+        { name: "offered/s", points: levelPoints(s, function (l) { return l.offered || null; }), dash: "5 4", color: "#888" }] }));
+    lineChart(grid, Object.assign({}, base, { id: "s" + idx + "-tokens", title: "Output tokens against load", ylabel: "tokens/s", yunit: " tok/s", ylog: false,
+      series: [{ name: "output tokens/s", points: levelPoints(s, function (l) { return l.tokPerS; }), color: PALETTE[3] }] }));
+    if (s.levels.some(function (l) { return l.goodput !== null && l.goodput !== undefined; }))
+      lineChart(grid, Object.assign({}, base, { id: "s" + idx + "-goodput", title: "Goodput against load", ylabel: "good requests (%)", yunit: "%", ylog: false,
+        series: [{ name: "good %", points: levelPoints(s, function (l) { return l.goodput; }), color: PALETTE[4] }],
+        hlines: s.slo && s.slo.minGood ? [{ y: s.slo.minGood, label: "SLO: ≥ " + fmt(s.slo.minGood) + "% good" }] : [] }));
+    if (s.levels.some(function (l) { return l.cacheHit !== null && l.cacheHit !== undefined; }))
+      lineChart(grid, Object.assign({}, base, { id: "s" + idx + "-cache", title: "Prefix-cache hit against load", ylabel: "hit rate (%)", yunit: "%", ylog: false,
+        series: [{ name: "cached share of prompt tokens", points: levelPoints(s, function (l) { return l.cacheHit; }), color: PALETTE[5] }] }));
+  }
+
+  // PTICKS place percentiles on a -log10(1-p) axis.
+  function px(p) { return -Math.log10(Math.max(1 - p / 100, 1e-4)); }
+  var PTICKS = [0, 50, 90, 99, 99.9].map(function (p) { return { v: px(p), label: "p" + p }; });
+
+  // distChart draws percentile curves, one per level or run.
+  function distChart(parent, id, title, curves) {
+    return lineChart(parent, { id: id, title: title, xlabel: "percentile", xname: "", ylabel: "ms", yunit: " ms", xticks: PTICKS, ylog: true,
+      series: curves.map(function (c) { return { name: c.name, points: c.points.map(function (q) { return [px(q[0]), q[1]]; }) }; }) });
+  }
+
+  function sweepDistributions(parent, s, idx) {
+    var metrics = ["ttft", "ttft_sched", "itl", "e2e"].filter(function (m) { return s.levels.some(function (l) { return l.dist && l.dist[m]; }); });
+    if (!metrics.length) return;
+    var wrap = html("div", "dist", undefined, parent);
+    var label = html("label", "", "distribution of ", wrap);
+    var sel = html("select", "", undefined, label);
+    sel.id = "s" + idx + "-dist-metric";
+    metrics.forEach(function (m) { var o = html("option", "", METRICS[m], sel); o.value = m; });
+    var holder = html("div", "charts", undefined, wrap);
+    function draw() {
+      holder.textContent = "";
+      var m = sel.value;
+      distChart(holder, "s" + idx + "-dist", METRICS[m] + " by percentile, per level", s.levels.filter(function (l) { return l.dist && l.dist[m]; }).map(function (l) {
+        return { name: fmt(l.load) + s.unit + (l.excluded ? " (excluded)" : ""), points: l.dist[m] };
+      }));
+    }
+    sel.addEventListener("change", draw);
+    draw();
+  }
+
+  // explore finds the largest load at which a percentile of a metric stays
+  // within a bound: the last measured level that meets it, or between it
+  // and the next, which does not, by linear interpolation (said so).
+  function explore(s, metric, pct, bound) {
+    var pts = s.levels.filter(function (l) { return !l.excluded; }).map(function (l) { return [l.load, stat(l, metric, pct)]; })
+      .filter(function (p) { return p[1] !== null && p[1] !== undefined; }).sort(function (a, b) { return a[0] - b[0]; });
+    if (!pts.length) return { text: "no level measured " + METRICS[metric] };
+    if (pts[0][1] > bound) return { load: 0, text: "none: the lightest level judged (" + fmt(pts[0][0]) + s.unit + ") has " + METRICS[metric] + " " + pct + " " + fmt(pts[0][1]) + " ms" };
+    for (var i = 1; i < pts.length; i++) {
+      if (pts[i][1] > bound) {
+        var a = pts[i - 1], b = pts[i], load = a[0] + (bound - a[1]) / (b[1] - a[1]) * (b[0] - a[0]);
+        return { load: load, interpolated: true, text: fmt(load) + s.unit + " (interpolated between the levels at " + fmt(a[0]) + " and " + fmt(b[0]) + s.unit + ")" };
+      }
+    }
+    var last = pts[pts.length - 1];
+    return { load: last[0], text: "at least " + fmt(last[0]) + s.unit + ": every level judged meets it; the limit lies above" };
+  }
+
+  function explorer(parent, s, idx) {
+    var box = html("div", "explorer", undefined, parent);
+    box.id = "s" + idx + "-explorer";
+    html("h4", "", "SLO explorer", box);
+    var form = html("div", "controls", undefined, box);
+    var msel = html("select", "", undefined, html("label", "", "metric ", form));
+    Object.keys(METRICS).forEach(function (m) { if (s.levels.some(function (l) { return stat(l, m, "p50") !== null && stat(l, m, "p50") !== undefined; })) { var o = html("option", "", METRICS[m], msel); o.value = m; } });
+    var psel = html("select", "", undefined, html("label", "", "percentile ", form));
+    PCTS.forEach(function (p) { var o = html("option", "", p, psel); o.value = p; });
+    var bound = html("input", "", undefined, html("label", "", "bound (ms) ", form));
+    bound.type = "number"; bound.min = "0"; bound.step = "any";
+    if (s.slo && s.slo.ms > 0) { msel.value = s.slo.metric; psel.value = "p" + s.slo.percentile; bound.value = s.slo.ms; } else { psel.value = "p95"; bound.value = 500; }
+    msel.className = "explore-metric"; psel.className = "explore-pct"; bound.className = "explore-bound";
+    var out = html("p", "answer", undefined, box);
+    html("p", "note", "knee's own SLO knee: " + (s.sloKnee || "none"), box);
+    function run() {
+      var r = explore(s, msel.value, psel.value, parseFloat(bound.value));
+      out.textContent = "largest load meeting " + METRICS[msel.value] + " " + psel.value + " ≤ " + bound.value + " ms: " + r.text;
+      out.dataset.load = r.load === undefined ? "" : r.load;
+      return r;
+    }
+    [msel, psel, bound].forEach(function (c) { c.addEventListener("input", run); c.addEventListener("change", run); });
+    run();
+    box.run = function (m, p, b) { msel.value = m; psel.value = p; bound.value = b; return run(); };
+  }
+
+  // compareCharts overlay the sweeps per metric, at the SLO's percentile.
+  function compareCharts(parent, sweeps) {
+    var grid = html("div", "charts", undefined, parent);
+    var pct = "p" + ((sweeps[0].slo && sweeps[0].slo.percentile) || 95);
+    var vl = [];
+    sweeps.forEach(function (s, i) { (s.knees || []).forEach(function (k) { vl.push({ x: k.load, kind: k.kind, label: s.label + ": " + k.short }); }); });
+    ["ttft_sched", "ttft", "tpot", "e2e"].forEach(function (m) {
+      var series = sweeps.map(function (s, i) { return { name: s.label, points: levelPoints(s, function (l) { return stat(l, m, pct); }), color: PALETTE[i % PALETTE.length] }; });
+      if (!series.some(function (x) { return x.points.length; })) return;
+      lineChart(grid, { id: "cmp-" + m, title: METRICS[m] + " " + pct + " against load", xlabel: sweeps[0].axisLabel, xname: "load", xunit: sweeps[0].unit, ylabel: "ms", yunit: " ms", series: series, vlines: vl });
+    });
+    lineChart(grid, { id: "cmp-throughput", title: "Throughput against load", xlabel: sweeps[0].axisLabel, xname: "load", xunit: sweeps[0].unit, ylabel: "completions/s", yunit: "/s", ylog: false,
+      series: sweeps.map(function (s, i) { return { name: s.label, points: levelPoints(s, function (l) { return l.reqPerS; }), color: PALETTE[i % PALETTE.length] }; }) });
+  }
+
+  function runCharts(parent, r, idx) {
+    var grid = html("div", "charts", undefined, parent);
+    var curves = [["ttft", "TTFT"], ["itl", "ITL"], ["e2e", "E2E"], ["ttft_sched", "TTFT from schedule"]].filter(function (m) { return r.dist && r.dist[m[0]]; });
+    if (curves.length) distChart(grid, "r" + idx + "-dist", "Latency by percentile", curves.map(function (m) { return { name: m[1], points: r.dist[m[0]] }; }));
+    if (r.timeline && r.timeline.t.length) {
+      var t = r.timeline;
+      lineChart(grid, { id: "r" + idx + "-timeline", title: "Sends, completions and requests in flight over the window", xlabel: "seconds into the run", xname: "t", xunit: " s", ylabel: "per second, or in flight", ylog: false,
+        series: [{ name: "sent/s", points: t.t.map(function (x, i) { return [x, t.sent[i]]; }) }, { name: "completed/s", points: t.t.map(function (x, i) { return [x, t.done[i]]; }) },
+          { name: "in flight", points: t.t.map(function (x, i) { return [x, t.inflight[i]]; }), dash: "4 3" }] });
+    } else if (r.rates) {
+      barChart(grid, { id: "r" + idx + "-rates", title: "Rates of the window (a timeline needs knee report --records)", unit: "/s", bars: r.rates });
+    }
+  }
+
+  function planCharts(parent, p) {
+    var rows = p.rows.filter(function (r) { return r.meets && r.costPerHour > 0; }).slice(0, 12);
+    if (rows.length) barChart(parent, { id: "plan-cost", title: "Cost per hour of the configurations meeting the SLO", unit: " $/h", bars: rows.map(function (r) { return { label: r.label, value: r.costPerHour }; }) });
+    var head = p.rows.filter(function (r) { return r.meets; }).slice(0, 12);
+    if (head.length) barChart(parent, { id: "plan-headroom", title: "Headroom: the largest load each still meets", unit: p.unit, bars: head.map(function (r, i) { return { label: r.label, value: r.headroom, color: PALETTE[3] }; }) });
+  }
+
+  function calCharts(parent, c) {
+    var grid = html("div", "charts", undefined, parent);
+    c.metrics.forEach(function (m, i) {
+      var pts = function (f) { return c.levels.filter(function (l) { return l.values[m]; }).map(function (l) { return [l.load, f(l.values[m]), l.heldOut ? "held out of the fit" : ""]; }); };
+      lineChart(grid, { id: "cal-" + m, title: m + ": measured, start and fit (hollow: held out)", xlabel: "load", xname: "load", ylabel: m, ylog: false,
+        xticks: c.levels.map(function (l) { return l.load; }),
+        series: [{ name: "measured", points: pts(function (v) { return v[0]; }), color: "#888", connectAll: true },
+          { name: "start", points: pts(function (v) { return v[1]; }), dash: "5 4", color: PALETTE[1], connectAll: true },
+          { name: "fitted", points: pts(function (v) { return v[2]; }), color: PALETTE[0], connectAll: true }] });
+    });
+  }
+
+  (data.sweeps || []).forEach(function (s, i) {
+    var at = document.getElementById("sweep-charts-" + i);
+    if (!at) return;
+    explorer(at, s, i);
+    sweepCharts(at, s, i);
+    sweepDistributions(at, s, i);
+  });
+  if (data.compare) compareCharts(document.getElementById("compare-charts"), data.sweeps);
+  (data.runs || []).forEach(function (r, i) { var at = document.getElementById("run-charts-" + i); if (at) runCharts(at, r, i); });
+  if (data.plan) planCharts(document.getElementById("plan-charts"), data.plan);
+  if (data.calibration) calCharts(document.getElementById("cal-charts"), data.calibration);
+
+  // A live view follows the run's events: progress in place, a finished
+  // level by redrawing the page, the end by becoming the report.
+  if (data.dashboard && window.EventSource) {
+    var panel = document.getElementById("live");
+    var es = new EventSource(data.dashboard.events);
+    es.addEventListener("progress", function (ev) {
+      var s = JSON.parse(ev.data);
+      panel.textContent = "";
+      var level = s.level + (s.levels ? " (" + s.levelsDone + " of " + s.levels + " levels done)" : "");
+      html("p", "status", level + " · " + fmt(s.elapsedS) + " s in" + (s.remainingS > 0 ? ", " + fmt(s.remainingS) + " s left" : ""), panel);
+      var row = html("div", "counts", undefined, panel);
+      [["sent", s.sent], ["ok", s.ok], ["failed", s.failed], ["in flight", s.inFlight],
+        ["TTFT sched p50 / p95, last 5 s", s.recentCount ? fmt(s.ttftP50) + " / " + fmt(s.ttftP95) + " ms (" + s.recentCount + " requests)" : "none ended"],
+        ["ITL p50 / p95, last 5 s", s.recentCount ? fmt(s.itlP50) + " / " + fmt(s.itlP95) + " ms" : "-"],
+        ["TTFT sched p95, level so far", s.levelTtftP95 ? fmt(s.levelTtftP95) + " ms" : "-"],
+        ["sent at", fmt(s.sentPerS) + "/s" + (s.offeredPerS ? " of " + fmt(s.offeredPerS) + "/s asked" : "")],
+        ["client", s.health + " · timer lag p99 " + fmt(s.timerLagP99Ms) + " ms · CPU " + fmt(s.cpuPercent) + "%"]].forEach(function (kv) {
+        var span = html("span", "", undefined, row);
+        html("b", "", kv[0] + " ", span);
+        span.appendChild(document.createTextNode(typeof kv[1] === "number" ? fmt(kv[1]) : kv[1]));
+      });
+    });
+    es.addEventListener("level", function () { es.close(); location.reload(); });
+    es.addEventListener("done", function (ev) {
+      es.close();
+      var page = JSON.parse(ev.data);
+      document.open();
+      document.write(page);
+      document.close();
+    });
+  }
+
+  // #knee-selfcheck: what a test in a headless browser reads back.
+  var hash = location.hash || "";
+  if (hash.indexOf("#knee-selfcheck") === 0) {
+    var res = { overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth, charts: [], resources: performance.getEntriesByType("resource").length };
+    document.querySelectorAll("figure.chart").forEach(function (f) {
+      res.charts.push({ id: f.id, marks: f.querySelectorAll("path.series, circle.point, rect.bar").length });
+    });
+    var q = /explore=([a-z_]+),(p\d+),([\d.]+)/.exec(hash), box = document.getElementById("s0-explorer");
+    if (q && box) res.explorer = box.run(q[1], q[2], q[3]);
+    var pre = document.createElement("pre");
+    pre.id = "knee-selfcheck";
+    pre.textContent = JSON.stringify(res);
+    document.body.appendChild(pre);
+  }
+})();

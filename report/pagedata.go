@@ -1,0 +1,302 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/kneebench/knee/results"
+)
+
+// The data a report page embeds for its script to draw: figures only,
+// never a path to fetch. JSON names are the script's.
+
+type pageData struct {
+	Compare     bool       `json:"compare,omitempty"`
+	Sweeps      []sweepJS  `json:"sweeps,omitempty"`
+	Runs        []runJS    `json:"runs,omitempty"`
+	Plan        *planJS    `json:"plan,omitempty"`
+	Calibration *calJS     `json:"calibration,omitempty"`
+	Dashboard   *dashboard `json:"dashboard,omitempty"`
+}
+
+// dashboard says a page is a live view: its script follows the events.
+type dashboard struct {
+	Events string `json:"events"`
+}
+
+type sweepJS struct {
+	Label     string    `json:"label"`
+	Axis      string    `json:"axis"`
+	AxisLabel string    `json:"axisLabel"`
+	Unit      string    `json:"unit"`
+	SLO       sloJS     `json:"slo"`
+	SLOKnee   string    `json:"sloKnee"`
+	Knees     []kneeJS  `json:"knees"`
+	Levels    []levelJS `json:"levels"`
+}
+
+type sloJS struct {
+	Metric     string  `json:"metric"`
+	Percentile float64 `json:"percentile"`
+	Ms         float64 `json:"ms"`
+	MinGood    float64 `json:"minGood,omitempty"`
+}
+
+type kneeJS struct {
+	Kind  string  `json:"kind"`
+	Load  float64 `json:"load"`
+	Short string  `json:"short"`
+}
+
+type levelJS struct {
+	Load     float64                       `json:"load"`
+	Excluded string                        `json:"excluded,omitempty"`
+	Stats    map[string]map[string]float64 `json:"stats,omitempty"`
+	ReqPerS  float64                       `json:"reqPerS"`
+	TokPerS  float64                       `json:"tokPerS"`
+	Offered  float64                       `json:"offered,omitempty"`
+	Goodput  *float64                      `json:"goodput,omitempty"`
+	CacheHit *float64                      `json:"cacheHit,omitempty"`
+	Dist     map[string][][2]float64       `json:"dist,omitempty"`
+}
+
+type runJS struct {
+	Dist     map[string][][2]float64 `json:"dist,omitempty"`
+	Rates    []barJS                 `json:"rates,omitempty"`
+	Timeline *timelineJS             `json:"timeline,omitempty"`
+}
+
+type barJS struct {
+	Label string  `json:"label"`
+	Value float64 `json:"value"`
+}
+
+type timelineJS struct {
+	T        []float64 `json:"t"`
+	Sent     []float64 `json:"sent"`
+	Done     []float64 `json:"done"`
+	Inflight []float64 `json:"inflight"`
+}
+
+type planJS struct {
+	Unit string      `json:"unit"`
+	Rows []planRowJS `json:"rows"`
+}
+
+type planRowJS struct {
+	Label       string  `json:"label"`
+	Meets       bool    `json:"meets"`
+	CostPerHour float64 `json:"costPerHour"`
+	Headroom    float64 `json:"headroom"`
+}
+
+type calJS struct {
+	Metrics []string     `json:"metrics"`
+	Levels  []calLevelJS `json:"levels"`
+}
+
+type calLevelJS struct {
+	Load    float64               `json:"load"`
+	HeldOut bool                  `json:"heldOut"`
+	Values  map[string][3]float64 `json:"values"`
+}
+
+// statsJS are a run's latency percentiles by metric, as the charts take
+// them.
+func statsJS(r *results.Run) map[string]map[string]float64 {
+	out := map[string]map[string]float64{}
+	for _, m := range []string{"ttft", "ttft_sched", "itl", "tpot", "e2e", "e2e_sched", "queue_wait"} {
+		s, ok := r.Stats.SummaryOf(m)
+		if !ok || s.Count == 0 {
+			continue
+		}
+		out[m] = map[string]float64{"p50": s.P50, "p90": s.P90, "p95": s.P95, "p99": s.P99, "mean": s.Mean}
+	}
+	return out
+}
+
+// distPercentiles are where a distribution's curve is read.
+var distPercentiles = []float64{0, 10, 25, 50, 75, 90, 95, 98, 99, 99.5, 99.9, 99.99}
+
+// distJS reads the run's HDR histograms of the main latencies as
+// percentile curves, in ms.
+func distJS(r *results.Run) map[string][][2]float64 {
+	out := map[string][][2]float64{}
+	for _, m := range []string{"ttft", "ttft_sched", "itl", "e2e"} {
+		enc, ok := r.Histograms[m+"_us"]
+		if !ok {
+			continue
+		}
+		h, err := results.DecodeHistogram(enc)
+		if err != nil || h.TotalCount() == 0 {
+			continue
+		}
+		var pts [][2]float64
+		for _, p := range distPercentiles {
+			v := float64(h.ValueAtQuantile(p)) / 1000
+			if p == 0 {
+				v = float64(h.Min()) / 1000
+			}
+			pts = append(pts, [2]float64{p, math.Max(v, 0.001)})
+		}
+		out[m] = pts
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// sweepData is a sweep as the charts take it.
+func sweepData(s *results.Sweep) sweepJS {
+	js := sweepJS{Label: s.Label, Axis: s.Axis, AxisLabel: axisLabel(s), Unit: axisUnit(s),
+		SLO: sloJS{Metric: s.SLO.Metric, Percentile: s.SLO.Percentile, Ms: s.SLO.ThresholdMs, MinGood: s.SLO.MinGoodPercent}}
+	k := s.Knees
+	for _, kn := range []struct {
+		kind, name string
+		k          *results.Knee
+	}{{"slo", "SLO knee", k.SLO}, {"curvature", "curvature knee", k.Curvature}, {"saturation", "saturation", k.Saturation}} {
+		if kn.k != nil && !(kn.kind == "slo" && k.SLONotReached) {
+			js.Knees = append(js.Knees, kneeJS{Kind: kn.kind, Load: kn.k.Load, Short: kn.name})
+		}
+	}
+	js.SLOKnee = "none"
+	switch {
+	case k.SLO != nil && k.SLONotReached:
+		js.SLOKnee = "not reached (every level judged meets it, up to " + num(k.SLO.Load, -1) + js.Unit + ")"
+	case k.SLO != nil:
+		js.SLOKnee = num(k.SLO.Load, -1) + js.Unit
+	}
+	for _, l := range s.Levels {
+		lv := levelJS{Load: l.Load}
+		if l.Run == nil {
+			lv.Excluded = "failed: " + l.Error
+			js.Levels = append(js.Levels, lv)
+			continue
+		}
+		r := l.Run
+		lv.Excluded = excluded(s, l.Load)
+		lv.Stats = statsJS(r)
+		lv.ReqPerS, lv.TokPerS, lv.Offered = r.Throughput.RequestsPerS, r.Throughput.OutputTokensPerS, r.Arrivals.OfferedRate
+		if r.Calls != nil {
+			lv.ReqPerS, lv.Offered = r.Calls.TurnsPerS, r.Calls.TurnsOfferedPerS
+		}
+		if g := r.Goodput; g != nil {
+			v := 100 * g.Share
+			lv.Goodput = &v
+		}
+		if c := r.Cache; c != nil && c.Reported && r.Calls != nil {
+			v := 100 * c.HitRate
+			lv.CacheHit = &v
+		}
+		lv.Dist = distJS(r)
+		js.Levels = append(js.Levels, lv)
+	}
+	return js
+}
+
+// runData is a run as the charts take it: its distributions, and its
+// timeline from records when given, else its rates.
+func runData(r *results.Run, recs []results.RecordLine) runJS {
+	js := runJS{Dist: distJS(r)}
+	if tl := timeline(recs); tl != nil {
+		js.Timeline = tl
+		return js
+	}
+	a := r.Arrivals
+	for _, b := range []barJS{{"target rate", a.TargetRate}, {"offered", a.OfferedRate}, {"sent at", a.AchievedRate},
+		{"completions", r.Throughput.RequestsPerS}} {
+		if b.Value > 0 {
+			js.Rates = append(js.Rates, b)
+		}
+	}
+	return js
+}
+
+// timelineBuckets bounds a timeline's points: buckets of a second, or
+// wider for a window past two minutes.
+const timelineBuckets = 120
+
+// timeline counts a run's sends and completions per second and its
+// requests in flight over the window, from its records.
+func timeline(recs []results.RecordLine) *timelineJS {
+	var lines []results.RecordLine
+	for _, l := range recs {
+		if !l.Warmup && l.SentUnixNs > 0 && l.DoneUnixNs >= l.SentUnixNs {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) < 2 {
+		return nil
+	}
+	t0, t1 := lines[0].SentUnixNs, lines[0].DoneUnixNs
+	for _, l := range lines {
+		t0, t1 = min(t0, l.SentUnixNs), max(t1, l.DoneUnixNs)
+	}
+	span := float64(t1-t0) / 1e9
+	if !(span > 0) {
+		return nil
+	}
+	width := math.Max(span/timelineBuckets, 1)
+	n := int(math.Ceil(span/width)) + 1
+	tl := &timelineJS{T: make([]float64, n), Sent: make([]float64, n), Done: make([]float64, n), Inflight: make([]float64, n)}
+	for i := range tl.T {
+		tl.T[i] = math.Round(float64(i)*width*1000) / 1000
+	}
+	for _, l := range lines {
+		s, d := float64(l.SentUnixNs-t0)/1e9, float64(l.DoneUnixNs-t0)/1e9
+		tl.Sent[int(s/width)] += 1 / width
+		tl.Done[int(d/width)] += 1 / width
+		for b := int(s / width); b <= int(d/width) && b < n; b++ {
+			tl.Inflight[b]++
+		}
+	}
+	return tl
+}
+
+// planData is a plan as the charts take it.
+func planData(p *results.Plan) *planJS {
+	js := &planJS{Unit: "/s"}
+	if p.Axis == "concurrency" {
+		js.Unit = " streams"
+	}
+	models := map[string]bool{}
+	for _, r := range p.Rows {
+		models[r.Model] = true
+	}
+	for _, r := range p.Rows {
+		// The GPUs per replica; the model only when the plan has several.
+		what, _, _ := strings.Cut(r.Config, "/")
+		if len(models) > 1 {
+			what = r.Config
+		}
+		label := fmt.Sprintf("%d × %s", max(r.Replicas, 1), what)
+		if r.Routing != "" {
+			label += " · " + r.Routing
+		}
+		js.Rows = append(js.Rows, planRowJS{Label: label, Meets: r.Meets, CostPerHour: r.CostPerHour, Headroom: r.Headroom})
+	}
+	return js
+}
+
+// calData is a calibration as the charts take it: per metric and level,
+// measured, start and fitted.
+func calData(c *results.Calibration) *calJS {
+	js := &calJS{}
+	for _, l := range c.Levels {
+		if l.Skipped != "" {
+			continue
+		}
+		lv := calLevelJS{Load: l.Load, HeldOut: l.HeldOut, Values: map[string][3]float64{}}
+		for _, m := range l.Metrics {
+			lv.Values[m.Metric] = [3]float64{m.Measured, m.Start, m.Fitted}
+			if !slices.Contains(js.Metrics, m.Metric) {
+				js.Metrics = append(js.Metrics, m.Metric)
+			}
+		}
+		js.Levels = append(js.Levels, lv)
+	}
+	return js
+}
