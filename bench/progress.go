@@ -39,8 +39,9 @@ type Progress struct {
 	CPUPercent    float64
 }
 
-// startProgress calls progress every ProgressEvery until stopped.
-func (l *live) startProgress(ctx context.Context, mon *health.Monitor, progress func(Progress)) (stop func()) {
+// startProgress calls progress every ProgressEvery until stopped, with
+// the recent percentiles and the client's health when detail is asked.
+func (l *live) startProgress(ctx context.Context, mon *health.Monitor, progress func(Progress), detail bool) (stop func()) {
 	if progress == nil {
 		return func() {}
 	}
@@ -52,7 +53,7 @@ func (l *live) startProgress(ctx context.Context, mon *health.Monitor, progress 
 		t := time.NewTicker(ProgressEvery)
 		defer t.Stop()
 		beats := int(RecentWindow / ProgressEvery)
-		hists, ttft, itl := summary.NewLive(), newRecent(beats), newRecent(beats)
+		hists, ttft, itl := summary.NewLive(detail), newRecent(beats), newRecent(beats)
 		for {
 			select {
 			case <-done:
@@ -60,6 +61,9 @@ func (l *live) startProgress(ctx context.Context, mon *health.Monitor, progress 
 			case <-ctx.Done():
 				return
 			case <-t.C:
+				if !detail {
+					mon, ttft, itl = nil, nil, nil
+				}
 				progress(l.progress(mon, hists, ttft, itl))
 			}
 		}
@@ -67,7 +71,8 @@ func (l *live) startProgress(ctx context.Context, mon *health.Monitor, progress 
 	return func() { close(done); wg.Wait() }
 }
 
-// progress takes one snapshot.
+// progress takes one snapshot: the counts and the level's TTFT, and with
+// a monitor and recent windows, the recent percentiles and the health.
 func (l *live) progress(mon *health.Monitor, hists *summary.Live, ttft, itl *recent) Progress {
 	c := l.driver.Counts()
 	l.sum.Live(hists)
@@ -75,25 +80,16 @@ func (l *live) progress(mon *health.Monitor, hists *summary.Live, ttft, itl *rec
 	if hists.TTFTSched.TotalCount() > 0 {
 		p.TTFTP50ms, p.TTFTP95ms = float64(hists.TTFTSched.ValueAtPercentile(50))/1e3, float64(hists.TTFTSched.ValueAtPercentile(95))/1e3
 	}
+	if mon == nil {
+		return p
+	}
 	p.RecentTTFTP50ms, p.RecentTTFTP95ms, p.RecentCount = ttft.add(hists.TTFTSched)
 	p.RecentITLP50ms, p.RecentITLP95ms, p.RecentTokens = itl.add(hists.ITL)
 	rep := mon.Snapshot()
 	late := hists.Lateness
-	p.Health, _ = health.Verdict(rep, health.Sends{Total: late.TotalCount(), Late: countAbove(late, 1000),
-		LatenessP99: time.Duration(late.ValueAtPercentile(99)) * time.Microsecond})
+	p.Health, _ = health.Verdict(rep, health.Sends{Total: late.TotalCount(), LatenessP99: time.Duration(late.ValueAtPercentile(99)) * time.Microsecond})
 	p.TimerLagP99ms, p.CPUPercent = float64(rep.TimerLagP99)/1e6, 100*rep.CPUShare
 	return p
-}
-
-// countAbove is how many of h's values exceed v.
-func countAbove(h *hdrhistogram.Histogram, v int64) int64 {
-	var n int64
-	for _, b := range h.Distribution() {
-		if b.From > v {
-			n += b.Count
-		}
-	}
-	return n
 }
 
 // recent turns a histogram that only grows, read at every beat, into the

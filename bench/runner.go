@@ -25,6 +25,10 @@ type Options struct {
 	RecordLevel *float64
 	// Progress, when set, is called about twice a second.
 	Progress func(Progress)
+	// LiveDetail makes Progress carry the recent percentiles and the
+	// client's health too, for a live view. They cost the client a few
+	// milliseconds of CPU a second, so only a view asks for them.
+	LiveDetail bool
 	// OnWindowStart, when set, runs after warm-up finished and before the
 	// measured window starts (e.g. to reset the server's summary).
 	OnWindowStart func(ctx context.Context)
@@ -58,7 +62,7 @@ func Run(ctx context.Context, o Options) (*results.Run, error) {
 	l := newLive(o.Client, start, records, summary.Level{Load: o.Load, Config: o.Config, Goodput: o.Goodput, NoHistograms: o.NoHistograms})
 	defer l.close()
 	mon := health.Start(health.DefaultInterval)
-	stopProgress := l.startProgress(ctx, mon, o.Progress)
+	stopProgress := l.startProgress(ctx, mon, o.Progress, o.LiveDetail)
 	out, err := l.driver.RunRequests(ctx, driver.Requests{Load: o.Load, Source: o.Source, StartAt: o.StartAt,
 		OnWindowStart: o.OnWindowStart, OnWindowEnd: o.OnWindowEnd})
 	stopProgress()

@@ -39,6 +39,7 @@ type VoiceOptions struct {
 	Records       io.Writer
 	RecordLevel   *float64
 	Progress      func(Progress)
+	LiveDetail    bool // as Options.LiveDetail
 	OnWindowStart func(ctx context.Context)
 	OnWindowEnd   func(ctx context.Context)
 	Config        results.Config
@@ -81,7 +82,7 @@ func RunVoice(ctx context.Context, o VoiceOptions) (*results.Run, error) {
 	l := newLive(o.Client, start, records, o.SummaryLevel())
 	defer l.close()
 	mon := health.Start(health.DefaultInterval)
-	stopProgress := l.startProgress(ctx, mon, o.Progress)
+	stopProgress := l.startProgress(ctx, mon, o.Progress, o.LiveDetail)
 	out, err := l.driver.RunCalls(ctx, driver.Calls{Load: o.CallLoad(), Source: o.CallSource, StartAt: o.StartAt,
 		OnWindowStart: o.OnWindowStart, OnWindowEnd: o.OnWindowEnd})
 	stopProgress()

@@ -40,6 +40,9 @@ func (f *dashboardFlag) start(c *cobra.Command) error {
 	return nil
 }
 
+// on says a live view is being served.
+func (f *dashboardFlag) on() bool { return f.d != nil }
+
 // status passes a level's progress on, when the view is on.
 func (f *dashboardFlag) status(p bench.Progress, level string, done, levels int, window time.Duration, offered float64) {
 	if f.d == nil {

@@ -149,7 +149,7 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	if o.quiet {
 		out, errOut = io.Discard, io.Discard
 	}
-	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, startAt: startAt}
+	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, startAt: startAt, liveDetail: o.dash.on()}
 	if records != nil {
 		lv.records = records
 	}
@@ -314,6 +314,8 @@ type levelRunner struct {
 	records     io.Writer
 	recordLevel *float64
 	progress    func(bench.Progress)
+	// liveDetail asks progress for what a live view shows.
+	liveDetail bool
 	// index is the level's place in the series.
 	index int
 	// startAt is when this level's window starts (zero: when ready).
@@ -373,7 +375,7 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 	lv.index++
 	var res *results.Run
 	if o := level.Calls; o != nil {
-		o.Client, o.Progress, o.StartAt = client, lv.progress, lv.startAt
+		o.Client, o.Progress, o.LiveDetail, o.StartAt = client, lv.progress, lv.liveDetail, lv.startAt
 		if lv.records != nil {
 			o.Records, o.RecordLevel = lv.records, lv.recordLevel
 		}
@@ -387,7 +389,7 @@ func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (
 		return res, nil
 	}
 	o := level.Requests
-	o.Client, o.Records, o.RecordLevel, o.Progress, o.StartAt = client, lv.records, lv.recordLevel, lv.progress, lv.startAt
+	o.Client, o.Records, o.RecordLevel, o.Progress, o.LiveDetail, o.StartAt = client, lv.records, lv.recordLevel, lv.progress, lv.liveDetail, lv.startAt
 	view := lv.server.attach(ctx, lv.target, &o.OnWindowStart, &o.OnWindowEnd)
 	if res, err = bench.Run(ctx, *o); err != nil {
 		return nil, usageErr("%v", err)

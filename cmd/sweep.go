@@ -326,7 +326,7 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	if results.IsStdout(o.records) {
 		return usageErr("a sweep prints its rows on standard output: give --records a file")
 	}
-	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server}
+	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, liveDetail: o.dash.on()}
 	var records *checkedWriter
 	if o.records != "" {
 		f, err := results.OpenStreamContext(c.Context(), o.records)

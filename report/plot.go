@@ -4,11 +4,16 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/kneebench/knee/results"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -125,25 +130,23 @@ func throughputOf(r *results.Run) (float64, bool) {
 	return r.Throughput.RequestsPerS, true
 }
 
-// levelTicks puts a tick at every measured level, labelled with its load.
-type levelTicks []float64
-
-// Ticks implements plot.Ticker.
-func (t levelTicks) Ticks(lo, hi float64) []plot.Tick {
-	var out []plot.Tick
-	for _, v := range t {
-		if v >= lo && v <= hi {
-			out = append(out, plot.Tick{Value: v, Label: fmt.Sprintf("%g", v)})
-		}
-	}
-	return out
-}
-
 // panel is one plot with its own legend, drawn beside it so it never
 // covers data.
 type panel struct {
 	p      *plot.Plot
 	legend plot.Legend
+	marks  []mark
+	// notes are lines printed under the plot, whole (the reasons levels
+	// were left out).
+	notes []string
+}
+
+// mark is a vertical decision line: a knee.
+type mark struct {
+	name   string
+	x      float64
+	c      color.Color
+	dashes []vg.Length
 }
 
 func newPanel(s *results.Sweep, title, ylabel string) *panel {
@@ -156,6 +159,7 @@ func newPanel(s *results.Sweep, title, ylabel string) *panel {
 		loads = append(loads, l.Load)
 	}
 	p.X.Tick.Marker = loads
+	p.Y.Tick.Marker = linearTicks{}
 	p.Add(plotter.NewGrid())
 	return &panel{p: p, legend: plot.NewLegend()}
 }
@@ -187,21 +191,42 @@ func sortXY(xy plotter.XYs) {
 	}
 }
 
-// mark adds a vertical decision line at x over [lo, hi].
-func (pn *panel) mark(name string, x, lo, hi float64, c color.Color, dashes []vg.Length) {
-	l := line(plotter.XYs{{X: x, Y: lo}, {X: x, Y: hi}}, c, dashes)
-	l.Width = vg.Points(2)
-	pn.p.Add(l)
-	pn.legend.Add(name, l)
+// mark adds a vertical decision line at x; drawMarks draws them.
+func (pn *panel) mark(name string, x float64, c color.Color, dashes []vg.Length) {
+	pn.marks = append(pn.marks, mark{name, x, c, dashes})
+}
+
+// drawMarks draws the decision lines over [lo, hi]. Lines at the same
+// load would cover each other: they are drawn once, in the first one's
+// style, and named together in the legend.
+func (pn *panel) drawMarks(lo, hi float64) {
+	done := map[int]bool{}
+	for i, m := range pn.marks {
+		if done[i] {
+			continue
+		}
+		l := line(plotter.XYs{{X: m.x, Y: lo}, {X: m.x, Y: hi}}, m.c, m.dashes)
+		l.Width = vg.Points(2)
+		pn.p.Add(l)
+		pn.legend.Add(m.name, l)
+		for j := i + 1; j < len(pn.marks); j++ {
+			if pn.marks[j].x == m.x {
+				done[j] = true
+				// On a line of its own, so the strip never cuts it.
+				pn.legend.Add("   = " + pn.marks[j].name + ", the same line")
+			}
+		}
+	}
 }
 
 // scaleY sets the y axis for values in [lo, hi] (log past a decade, see
-// logIfWide) and returns the span a vertical mark should cover.
-func (pn *panel) scaleY(lo, hi float64) (bottom, top float64) {
+// logIfWide, with a labelled tick at each marked value) and returns the
+// span a vertical mark should cover.
+func (pn *panel) scaleY(lo, hi float64, marked ...float64) (bottom, top float64) {
 	if math.IsInf(lo, 0) {
 		lo, hi = 0, 1
 	}
-	if pn.logIfWide(lo, hi) {
+	if pn.logIfWide(lo, hi, marked) {
 		return math.Max(lo/1.5, 1e-9), hi * 1.5
 	}
 	return 0, hi * 1.1
@@ -209,13 +234,13 @@ func (pn *panel) scaleY(lo, hi float64) (bottom, top float64) {
 
 // logIfWide puts the y axis on a log scale when the values span more than
 // a decade, so the flat part of a curve stays readable next to its knee.
-func (pn *panel) logIfWide(lo, hi float64) bool {
+func (pn *panel) logIfWide(lo, hi float64, marked []float64) bool {
 	if lo <= 0 || hi/lo <= 10 {
 		pn.p.Y.Min = 0
 		return false
 	}
 	pn.p.Y.Scale = plot.LogScale{}
-	pn.p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	pn.p.Y.Tick.Marker = logTicks{marked: marked}
 	pn.p.Y.Min, pn.p.Y.Max = lo/1.5, hi*1.5
 	pn.p.Y.Label.Text += ", log scale"
 	return true
@@ -246,21 +271,26 @@ func SweepPlot(w io.Writer, s *results.Sweep) error {
 	if s.SLO.Metric != "goodput" && s.SLO.ThresholdMs > 0 {
 		lo, hi = math.Min(lo, s.SLO.ThresholdMs), math.Max(hi, s.SLO.ThresholdMs)
 	}
-	bottom, top := lat.scaleY(lo, hi)
+	var slo []float64
+	if s.SLO.Metric != "goodput" && s.SLO.ThresholdMs > 0 {
+		slo = append(slo, s.SLO.ThresholdMs)
+	}
+	bottom, top := lat.scaleY(lo, hi, slo...)
 	if s.SLO.Metric != "goodput" && !math.IsInf(minX, 0) {
 		t := line(plotter.XYs{{X: minX, Y: s.SLO.ThresholdMs}, {X: maxX, Y: s.SLO.ThresholdMs}}, colSLO, dashSLO)
 		lat.p.Add(t)
 		lat.legend.Add(fmt.Sprintf("SLO threshold p%g ≤ %g ms", s.SLO.Percentile, s.SLO.ThresholdMs), t)
 	}
-	if k := s.Knees.SLO; k != nil {
-		lat.mark(fmt.Sprintf("SLO knee %g", k.Load), k.Load, bottom, top, colSLO, nil)
+	if k := s.Knees.SLO; k != nil && !s.Knees.SLONotReached {
+		lat.mark(fmt.Sprintf("SLO knee %g", k.Load), k.Load, colSLO, nil)
 	}
 	if k := s.Knees.Curvature; k != nil {
-		lat.mark(fmt.Sprintf("curvature knee %g", k.Load), k.Load, bottom, top, colCurve, dashCurve)
+		lat.mark(fmt.Sprintf("curvature knee %g", k.Load), k.Load, colCurve, dashCurve)
 	}
 	if k := s.Knees.Saturation; k != nil {
-		lat.mark(fmt.Sprintf("saturation %g", k.Load), k.Load, bottom, top, colSat, dashSat)
+		lat.mark(fmt.Sprintf("saturation %g", k.Load), k.Load, colSat, dashSat)
 	}
+	lat.drawMarks(bottom, top)
 	panels := []*panel{lat}
 
 	tok := newPanel(s, "time between tokens", "ms")
@@ -296,8 +326,9 @@ func SweepPlot(w io.Writer, s *results.Sweep) error {
 		maxT = math.Max(maxT, q.Y)
 	}
 	if k := s.Knees.Saturation; k != nil {
-		tp.mark(fmt.Sprintf("saturation %g", k.Load), k.Load, 0, maxT*1.1+1, colSat, dashSat)
+		tp.mark(fmt.Sprintf("saturation %g", k.Load), k.Load, colSat, dashSat)
 	}
+	tp.drawMarks(0, maxT*1.1+1)
 	tp.p.Y.Min = 0
 	panels = append(panels, tp)
 
@@ -327,11 +358,9 @@ func SweepPlot(w io.Writer, s *results.Sweep) error {
 		cp.p.Y.Min, cp.p.Y.Max = 0, 100
 		panels = append(panels, cp)
 	}
-	if len(s.Knees.Excluded) > 0 {
-		// The reasons go under the first panel's legend.
-		for _, e := range s.Knees.Excluded {
-			lat.legend.Add(fmt.Sprintf("○ %g: %s", e.Load, clip(e.Reason, 40)))
-		}
+	// The reasons go under the first chart, whole.
+	for _, e := range s.Knees.Excluded {
+		lat.notes = append(lat.notes, fmt.Sprintf("○ %g%s left out of the knees: %s", e.Load, axisUnit(s), e.Reason))
 	}
 	return renderPanels(w, panels)
 }
@@ -345,33 +374,39 @@ func latencyMetric(s *results.Sweep) string {
 	return s.SLO.Metric
 }
 
-// clip shortens s to at most n runes at a word boundary.
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	cut := n - 1
-	for cut > n/2 && r[cut] != ' ' {
-		cut--
-	}
-	return string(r[:cut]) + " …"
-}
-
 // legendWidth is the strip right of each plot that holds its legend.
 const legendWidth = 2.6 * vg.Inch
 
+// Notes under the charts: their size, line height and the runes a line
+// holds across the page.
+const (
+	noteSize  = 9
+	noteLine  = 13
+	noteRunes = 150
+)
+
 // renderPanels stacks the panels vertically into one PNG, each with its
-// legend in a strip to its right.
+// legend in a strip to its right, and the panels' notes under them all,
+// wrapped, never cut.
 func renderPanels(w io.Writer, panels []*panel) error {
-	width, height := 11*vg.Inch, vg.Length(len(panels))*3.4*vg.Inch
+	var notes []string
+	for _, p := range panels {
+		for _, n := range p.notes {
+			notes = append(notes, wrap(n, noteRunes)...)
+		}
+	}
+	notesHeight := vg.Length(0)
+	if len(notes) > 0 {
+		notesHeight = vg.Length(len(notes))*vg.Points(noteLine) + 4*vg.Millimeter
+	}
+	width, height := 11*vg.Inch, vg.Length(len(panels))*3.4*vg.Inch+notesHeight
 	img := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(96))
 	dc := draw.New(img)
 	rows := make([][]*plot.Plot, len(panels))
 	for i, p := range panels {
 		rows[i] = []*plot.Plot{p.p}
 	}
-	plots := draw.Crop(dc, 0, -legendWidth, 0, 0)
+	plots := draw.Crop(dc, 0, -legendWidth, notesHeight, 0)
 	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadX: vg.Millimeter, PadY: 4 * vg.Millimeter,
 		PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 4 * vg.Millimeter}
 	canvases := plot.Align(rows, tiles, plots)
@@ -385,8 +420,28 @@ func renderPanels(w io.Writer, panels []*panel) error {
 		pn.legend.TextStyle.Font.Size = vg.Points(9)
 		pn.legend.Draw(strip)
 	}
+	sty := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, vg.Points(noteSize)), Handler: plot.DefaultTextHandler}
+	for i, n := range notes {
+		dc.FillText(sty, vg.Point{X: 6 * vg.Millimeter, Y: notesHeight - 2*vg.Millimeter - vg.Length(i+1)*vg.Points(noteLine)}, n)
+	}
 	_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
 	return err
+}
+
+// wrap breaks s at spaces into lines of at most n runes, indenting the
+// lines after the first.
+func wrap(s string, n int) []string {
+	var lines []string
+	r := []rune(s)
+	for len(r) > n {
+		cut := n
+		for cut > n/2 && r[cut] != ' ' {
+			cut--
+		}
+		lines = append(lines, string(r[:cut]))
+		r = append([]rune("    "), []rune(strings.TrimLeft(string(r[cut:]), " "))...)
+	}
+	return append(lines, string(r))
 }
 
 // ComparePlot overlays several sweeps: their latency curves at the SLO
@@ -421,28 +476,30 @@ func ComparePlot(w io.Writer, sweeps []*results.Sweep) error {
 		th, thx := series(s, throughputOf)
 		tp.curve(s.Label, th, thx, c)
 	}
-	for t := range thresholds {
+	marked := slices.Sorted(maps.Keys(thresholds))
+	for _, t := range marked {
 		lo, hi = math.Min(lo, t), math.Max(hi, t)
 	}
-	bottom, top := lat.scaleY(lo, hi)
+	bottom, top := lat.scaleY(lo, hi, marked...)
 	minX, maxX := math.Inf(1), math.Inf(-1)
 	for _, v := range ticks {
 		minX, maxX = math.Min(minX, v), math.Max(maxX, v)
 	}
-	for t := range thresholds {
+	for _, t := range marked {
 		l := line(plotter.XYs{{X: minX, Y: t}, {X: maxX, Y: t}}, colSLO, dashSLO)
 		lat.p.Add(l)
 		lat.legend.Add(fmt.Sprintf("SLO threshold %g ms", t), l)
 	}
 	for i, s := range sweeps {
 		c := palette[i%len(palette)]
-		if k := s.Knees.SLO; k != nil {
-			lat.mark(fmt.Sprintf("%s SLO knee %g", s.Label, k.Load), k.Load, bottom, top, c, nil)
+		if k := s.Knees.SLO; k != nil && !s.Knees.SLONotReached {
+			lat.mark(fmt.Sprintf("%s SLO knee %g", s.Label, k.Load), k.Load, c, nil)
 		}
 		if k := s.Knees.Curvature; k != nil {
-			lat.mark(fmt.Sprintf("%s curvature knee %g", s.Label, k.Load), k.Load, bottom, top, c, dashCurve)
+			lat.mark(fmt.Sprintf("%s curvature knee %g", s.Label, k.Load), k.Load, c, dashCurve)
 		}
 	}
+	lat.drawMarks(bottom, top)
 	lat.p.X.Tick.Marker, tp.p.X.Tick.Marker = ticks, ticks
 	tp.p.Y.Min = 0
 	return renderPanels(w, []*panel{lat, tp})

@@ -346,18 +346,29 @@ func (c *collector) merged() (*latencies, aggregate, map[int]*turnHists) {
 	return lat, agg, tags
 }
 
-// live merges the shards' TTFT-from-schedule, ITL and send-lateness
-// histograms into into's, emptied first, in one pass (each shard's lock
-// held for its three merges only).
+// live merges the shards' histograms into into's (those it has), emptied
+// first, in one pass.
 func (c *collector) live(into *Live) {
-	for _, h := range []*hdrhistogram.Histogram{into.TTFTSched, into.ITL, into.Lateness} {
-		h.Reset()
+	type pair struct {
+		to  *hdrhistogram.Histogram
+		from func(*latencies) *hdrhistogram.Histogram
+	}
+	var pairs []pair
+	for _, p := range []pair{
+		{into.TTFTSched, func(l *latencies) *hdrhistogram.Histogram { return l.ttftSched }},
+		{into.ITL, func(l *latencies) *hdrhistogram.Histogram { return l.itl }},
+		{into.Lateness, func(l *latencies) *hdrhistogram.Histogram { return l.lateness }},
+	} {
+		if p.to != nil {
+			p.to.Reset()
+			pairs = append(pairs, p)
+		}
 	}
 	for _, s := range c.shards {
 		s.mu.Lock()
-		into.TTFTSched.Merge(s.lat.ttftSched)
-		into.ITL.Merge(s.lat.itl)
-		into.Lateness.Merge(s.lat.lateness)
+		for _, p := range pairs {
+			p.to.Merge(p.from(s.lat))
+		}
 		s.mu.Unlock()
 	}
 }

@@ -60,16 +60,27 @@ func New(l Level, shards int) *Summary {
 func (s *Summary) Add(r *record.Record) { s.coll.add(r) }
 
 // Live is a level's latencies so far, in microseconds, for a live view:
-// TTFT from the schedule, ITL and how late sends were.
+// TTFT from the schedule, and for a detailed view ITL and how late sends
+// were (nil otherwise).
 type Live struct {
 	TTFTSched, ITL, Lateness *hdrhistogram.Histogram
 }
 
-// NewLive returns empty histograms for Summary.Live to fill.
-func NewLive() *Live { return &Live{TTFTSched: newHist(), ITL: newHist(), Lateness: newHist()} }
+// NewLive returns empty histograms for Summary.Live to fill: TTFT only,
+// or all three when detail is asked.
+// They hold two significant figures, not the summary's three: 1% is
+// precise enough to watch, and an eighth of the size is what a progress
+// beat then copies and clears.
+func NewLive(detail bool) *Live {
+	h := func() *hdrhistogram.Histogram { return hdrhistogram.New(1, histMaxMicros, 2) }
+	if !detail {
+		return &Live{TTFTSched: h()}
+	}
+	return &Live{TTFTSched: h(), ITL: h(), Lateness: h()}
+}
 
-// Live fills into with the measured requests so far. It takes each
-// shard's lock for three histogram merges, twice a second at most in a
+// Live fills into's histograms with the measured requests so far. It
+// takes each shard's lock for a merge per histogram, twice a second in a
 // live view: the load loop is never held longer than that.
 func (s *Summary) Live(into *Live) { s.coll.live(into) }
 
