@@ -350,7 +350,7 @@ func (c *collector) merged() (*latencies, aggregate, map[int]*turnHists) {
 // first, in one pass.
 func (c *collector) live(into *Live) {
 	type pair struct {
-		to  *hdrhistogram.Histogram
+		to   *hdrhistogram.Histogram
 		from func(*latencies) *hdrhistogram.Histogram
 	}
 	var pairs []pair
