@@ -39,13 +39,17 @@ func Calibration(w io.Writer, c *results.Calibration) error {
 		return err
 	}
 	rows = nil
+	var skipped []string
 	for _, l := range c.Levels {
 		set := "fit"
 		if l.HeldOut {
 			set = "held out"
 		}
 		if l.Skipped != "" {
-			rows = append(rows, []string{num(l.Load, -1), "skipped: " + l.Skipped, "", "", "", "", ""})
+			// The reason is a sentence: under the table, where it does not
+			// widen a column every other row shares.
+			rows = append(rows, []string{num(l.Load, -1), "skipped", "", "", "", ""})
+			skipped = append(skipped, fmt.Sprintf("level %s is skipped: %s", num(l.Load, -1), l.Skipped))
 			continue
 		}
 		for k, m := range l.Metrics {
@@ -60,6 +64,9 @@ func Calibration(w io.Writer, c *results.Calibration) error {
 	fmt.Fprintln(w)
 	if err := renderTable(w, []string{"level", "set", "figure", "measured", "start (error)", "fitted (error)"}, rows); err != nil {
 		return err
+	}
+	for _, s := range skipped {
+		fmt.Fprintln(w, s)
 	}
 	fmt.Fprintln(w)
 	for _, g := range []struct {

@@ -62,8 +62,8 @@ func sweepSection(s *results.Sweep, idx int) htmlSweep {
 		}
 		hs.Facts = append(hs.Facts, fact{"predicted", what + ", in virtual time on the simulator's scheduler core"})
 		if pr.KVSequences > 0 {
-			hs.Facts = append(hs.Facts, fact{"KV cache", fmt.Sprintf("%s blocks of %d tokens per replica: %s sequences of the workload's %.0f tokens",
-				num(float64(pr.KVBlocks), 0), pr.KVBlockTokens, num(float64(pr.KVSequences), 0), pr.KVSequenceTokens)})
+			hs.Facts = append(hs.Facts, fact{"KV cache", fmt.Sprintf("%s blocks of %d tokens per replica: %s sequences of the workload's %s tokens",
+				num(float64(pr.KVBlocks), 0), pr.KVBlockTokens, num(float64(pr.KVSequences), 0), num(pr.KVSequenceTokens, 0))})
 		}
 		if pr.Fit != "" {
 			hs.Facts = append(hs.Facts, fact{"fit", pr.Fit})
@@ -208,7 +208,7 @@ func windowOf(s *results.Sweep) string {
 func sizesOf(c results.Config) string {
 	switch {
 	case c.Voice != nil:
-		return fmt.Sprintf("%d-token system prompt, %d output tokens, %d turns", c.Voice.SystemPromptTokens, c.Voice.OutputTokens, c.Voice.Turns)
+		return fmt.Sprintf("%s-token system prompt, %d output tokens, %d turns", num(float64(c.Voice.SystemPromptTokens), 0), c.Voice.OutputTokens, c.Voice.Turns)
 	case c.Dataset != "":
 		return "dataset " + c.Dataset
 	case c.InputTokens > 0:
