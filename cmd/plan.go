@@ -261,6 +261,7 @@ func (o *planOptions) run(c *cobra.Command, _ []string) error {
 		if note := first.Target.FitNote(); note != "" {
 			p.Notes = append(p.Notes, note)
 		}
+		p.Caveat = first.Target.FitCaveat()
 	} else {
 		p.Notes = append(p.Notes, "every figure is the presets' cost model in virtual time (knee presets shows its tuning and docs/fidelity.md its errors): measure the configuration chosen before buying a fleet of it")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kneebench/knee/predict"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator"
+	"github.com/kneebench/knee/simulator/server"
 )
 
 // TestPlanAnswersAndWrites: knee plan lists the configurations meeting the
@@ -86,6 +87,41 @@ func TestPlanAnswersAndWrites(t *testing.T) {
 		if code, _, _ := execute(t, bad...); code != ExitUsage {
 			t.Errorf("%v: exit %d, want %d", bad, code, ExitUsage)
 		}
+	}
+}
+
+// TestPlanOnAPoorFitSaysSoFirst: a plan on a models file whose fit was
+// judged poor and written with --accept-poor-fit puts its caveat before
+// the table and in the file, not only in a note after the figures.
+func TestPlanOnAPoorFitSaysSoFirst(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f, err := simulator.PresetModels("h100-80gb/llama-3.1-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Models[0].Fit = &server.FitSpec{Measured: "llama.json", TrainLevels: 2, TrainErrorPct: 393.9, Verdict: results.FitPoor,
+		Problems: []string{"the fitted levels are 393.9% off on average"}}
+	yml, err := f.YAML("a poor fit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := filepath.Join(dir, "poor.yml")
+	if err := os.WriteFile(models, yml, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := execute(t, "plan", "--calibrated", models, "--rate", "5", "--input-tokens", "256", "--max-tokens", "32",
+		"--slo", "ttft_p95:500", "--window", "1m", "--out-dir", dir, "--label", "poor")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	caveat, table := strings.Index(out, "CAVEAT: planned on a POOR fit (393.9%"), strings.Index(out, "| replicas |")
+	if caveat < 0 || table < 0 || caveat > table {
+		t.Errorf("the caveat is not said before the table:\n%s", out)
+	}
+	p := &results.Plan{}
+	if err := readJSON(filepath.Join(dir, "poor.json"), p); err != nil || !strings.Contains(p.Caveat, "POOR fit") {
+		t.Errorf("the plan file's caveat %q, %v", p.Caveat, err)
 	}
 }
 

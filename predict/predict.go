@@ -105,6 +105,18 @@ func (t Target) FitNote() string {
 	return note
 }
 
+// FitCaveat says, for a model whose calibration was judged poor and
+// written all the same (--accept-poor-fit), that figures predicted from
+// it are no capacity answer; empty otherwise.
+func (t Target) FitCaveat() string {
+	m, err := t.model()
+	if err != nil || m.Fit == nil || m.Fit.Verdict != results.FitPoor {
+		return ""
+	}
+	return fmt.Sprintf("planned on a POOR fit (%.1f%% off on average on the levels it was fitted to, written with --accept-poor-fit): "+
+		"the figures below are not a capacity answer; the note under the table says why the fit is poor", m.Fit.TrainErrorPct)
+}
+
 // KVCapacity is the target model's KV cache on one replica: its blocks
 // and the tokens a block holds.
 func (t Target) KVCapacity() (blocks, blockTokens int, err error) {

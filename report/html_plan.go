@@ -12,6 +12,7 @@ type htmlPlan struct {
 	Table  *htmlTable
 	Misses *htmlTable
 	Notes  []string
+	Caveat string
 }
 
 func planSection(p *results.Plan) htmlPlan {
@@ -23,7 +24,7 @@ func planSection(p *results.Plan) htmlPlan {
 	if p.FindMax {
 		what = "the largest load each fleet holds"
 	}
-	hp := htmlPlan{Notes: p.Notes, Facts: []fact{
+	hp := htmlPlan{Notes: p.Notes, Caveat: p.Caveat, Facts: []fact{
 		{"load", what}, {"workload", sizesOf(p.Config)}, {"SLO", p.SLOText()},
 		{"window", fmt.Sprintf("%.0f s of simulated time per prediction, %d predictions", p.WindowS, p.Predictions)},
 		{"prices", p.PriceSource},

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/kneebench/knee/results"
 )
@@ -267,9 +266,14 @@ func planData(p *results.Plan) *planJS {
 		models[r.Model] = true
 	}
 	for _, r := range p.Rows {
-		// The GPUs per replica; the model only when the plan has several.
-		what, _, _ := strings.Cut(r.Config, "/")
-		if len(models) > 1 {
+		// The GPUs per replica (from the row, as a calibrated
+		// configuration is named by its models file, not its GPU); the
+		// model only when the plan has several.
+		what := r.GPU
+		if r.TP > 1 {
+			what += fmt.Sprintf("x%d", r.TP)
+		}
+		if what == "" || len(models) > 1 {
 			what = r.Config
 		}
 		label := fmt.Sprintf("%d × %s", max(r.Replicas, 1), what)

@@ -17,6 +17,9 @@ func Plan(w io.Writer, p *results.Plan) error {
 	if p.Axis == "concurrency" {
 		unit = " streams"
 	}
+	if p.Caveat != "" {
+		fmt.Fprintf(w, "CAVEAT: %s\n\n", p.Caveat)
+	}
 	if p.FindMax {
 		fmt.Fprintf(w, "the largest load each fleet holds meeting %s\n\n", p.SLOText())
 	} else {

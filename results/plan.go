@@ -32,7 +32,11 @@ type Plan struct {
 	PriceSource string             `json:"price_source"`
 	Rows        []PlanRow          `json:"rows"`
 	// Predictions counts the levels predicted to answer.
-	Predictions int      `json:"predictions"`
+	Predictions int `json:"predictions"`
+	// Caveat, when set, says why the plan's figures are not to be
+	// planned on (its model's calibration was judged poor); it is said
+	// before the table, not among the notes.
+	Caveat      string   `json:"caveat,omitempty"`
 	Notes       []string `json:"notes,omitempty"`
 	Interrupted bool     `json:"interrupted,omitempty"`
 }
