@@ -113,6 +113,12 @@ type Core struct {
 	waiting seqDeque
 	running []*Seq
 	byID    map[int64]*Seq
+	// abortedWaiting counts aborted sequences still in waiting: they are
+	// dropped from it in one pass when it is next read, since removing
+	// each on its own costs the queue's length, and a level cut with tens
+	// of thousands queued aborts them all at once (a cut prediction took
+	// most of a second to stop).
+	abortedWaiting int
 	step    Step
 	// Totals since start.
 	Preemptions   int64
@@ -163,19 +169,32 @@ func (c *Core) Abort(id int64) {
 	}
 	s.done = true
 	c.release(s)
-	c.running = removeSeq(c.running, s)
-	c.waiting.remove(s)
+	n := len(c.running)
+	if c.running = removeSeq(c.running, s); len(c.running) == n {
+		c.abortedWaiting++ // it is waiting
+	}
 	delete(c.byID, id)
 }
 
+// dropAborted removes the aborted sequences from waiting, keeping order.
+func (c *Core) dropAborted() {
+	if c.abortedWaiting > 0 {
+		c.waiting.removeDone()
+		c.abortedWaiting = 0
+	}
+}
+
 // Idle reports whether nothing is waiting or running.
-func (c *Core) Idle() bool { return c.waiting.len() == 0 && len(c.running) == 0 }
+func (c *Core) Idle() bool { return c.Waiting() == 0 && len(c.running) == 0 }
 
 // Running is the number of sequences in the batch.
 func (c *Core) Running() int { return len(c.running) }
 
 // Waiting is the number of sequences queued, preempted ones included.
-func (c *Core) Waiting() int { return c.waiting.len() }
+func (c *Core) Waiting() int {
+	c.dropAborted()
+	return c.waiting.len()
+}
 
 // KVUsage is the share of blocks held by sequences.
 func (c *Core) KVUsage() float64 { return float64(c.pool.used()) / float64(c.pool.n) }

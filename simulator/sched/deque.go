@@ -46,16 +46,18 @@ func (d *seqDeque) popFront() *Seq {
 	return s
 }
 
-// remove deletes s, keeping order (used only when a client aborts).
-func (d *seqDeque) remove(s *Seq) {
+// removeDone deletes the sequences marked done (aborted by their
+// clients), keeping the order of the rest, in one pass.
+func (d *seqDeque) removeDone() {
+	kept := 0
 	for i := 0; i < d.size; i++ {
-		if d.at(i) == s {
-			for j := i; j < d.size-1; j++ {
-				d.buf[(d.head+j)%len(d.buf)] = d.at(j + 1)
-			}
-			d.buf[(d.head+d.size-1)%len(d.buf)] = nil
-			d.size--
-			return
+		if s := d.at(i); !s.done {
+			d.buf[(d.head+kept)%len(d.buf)] = s
+			kept++
 		}
 	}
+	for i := kept; i < d.size; i++ {
+		d.buf[(d.head+i)%len(d.buf)] = nil
+	}
+	d.size = kept
 }

@@ -99,6 +99,53 @@ func TestAbortFreesBlocks(t *testing.T) {
 	}
 }
 
+// TestAbortedWaitingLeaveTheQueueInOrder: requests aborted while they
+// wait are gone from the queue (its count, and admission, which takes the
+// rest first come first served), however many are aborted at once.
+func TestAbortedWaitingLeaveTheQueueInOrder(t *testing.T) {
+	c := New(baseConfig(1000, 10000, 2))
+	for i := int64(1); i <= 8; i++ {
+		c.Add(plain(i, 0, 10, 3))
+	}
+	c.Step(0) // 1 and 2 run; 3–8 wait
+	for _, id := range []int64{3, 5, 6, 8} {
+		c.Abort(id)
+	}
+	if c.Waiting() != 2 || c.Running() != 2 {
+		t.Fatalf("waiting %d running %d after aborting four of the six waiting, want 2 and 2", c.Waiting(), c.Running())
+	}
+	c.Abort(1)
+	c.Abort(2)
+	st := c.Step(1)
+	if got := ids(st.Admitted); len(got) != 2 || got[0] != 4 || got[1] != 7 {
+		t.Errorf("admitted %v, want [4 7]", got)
+	}
+	c.Abort(4)
+	c.Abort(7)
+	if !c.Idle() {
+		t.Errorf("not idle after every request was aborted: waiting %d running %d", c.Waiting(), c.Running())
+	}
+}
+
+// BenchmarkAbortQueue aborts every request of a long waiting queue, as a
+// cut level does; each abort costs the same whatever the queue's length.
+func BenchmarkAbortQueue(b *testing.B) {
+	for range b.N {
+		b.StopTimer()
+		c := New(baseConfig(100000, 10000, 2))
+		for i := int64(1); i <= 50000; i++ {
+			c.Add(plain(i, 0, 10, 3))
+		}
+		b.StartTimer()
+		for i := int64(1); i <= 50000; i++ {
+			c.Abort(i)
+		}
+		if !c.Idle() {
+			b.Fatal("not idle")
+		}
+	}
+}
+
 func ids(l []*Seq) []int64 {
 	var out []int64
 	for _, s := range l {
