@@ -119,7 +119,7 @@ type Core struct {
 	// of thousands queued aborts them all at once (a cut prediction took
 	// most of a second to stop).
 	abortedWaiting int
-	step    Step
+	step           Step
 	// Totals since start.
 	Preemptions   int64
 	PrefixQueries int64
