@@ -64,6 +64,8 @@ func mergeServer(m *Run, shards []*Run) *Server {
 	}
 	if mixed {
 		s.DropDelivery()
+	} else {
+		s.CheckTTFTGap()
 	}
 	return &s
 }

@@ -98,6 +98,53 @@ func (s *Server) CheckTokenTraffic(res *Run) (mixed bool) {
 	return false
 }
 
+// CheckTTFTGap says when the client's mean TTFT is well above the
+// server's (by more than 10 ms and a tenth): more than HTTP to a nearby
+// server takes, so the delivery column holds something else too. vLLM's
+// TTFT counts from a request's arrival, so its gap is the path; a server
+// whose TTFT starts when it schedules a request (llm-d-inference-sim's
+// does) leaves its queue out, and only an exported queue time tells the
+// two apart. Found against llm-d-inference-sim with four slots at 4
+// requests/s: the client's mean 108 ms, the server's 50 ms.
+func (s *Server) CheckTTFTGap() {
+	var ttft, queue, e2e *Figure
+	for i := range s.Figures {
+		switch s.Figures[i].Name {
+		case "TTFT mean":
+			ttft = &s.Figures[i]
+		case "queue mean":
+			queue = &s.Figures[i]
+		case "E2E mean":
+			e2e = &s.Figures[i]
+		}
+	}
+	if ttft == nil || ttft.Delivery == nil || ttft.Client == nil {
+		return
+	}
+	gap := *ttft.Delivery
+	if gap <= 10 || gap <= 0.1**ttft.Client {
+		return
+	}
+	what := fmt.Sprintf("the client's mean TTFT is %.1f ms above the server's %.1f ms, more than HTTP to a nearby server takes", gap, *ttft.Server)
+	if e2e != nil && e2e.Delivery != nil && math.Abs(*e2e.Delivery) < gap/10 {
+		// The same requests' ends reach the client as fast as the server
+		// counts them: the path is quick, and the server's TTFT starts late.
+		s.Traffic = append(s.Traffic, what+fmt.Sprintf(": its mean E2E is within %.1f ms of the client's, so the path is quick and the server's TTFT leaves out time its E2E counts, "+
+			"most likely its queue (vLLM's TTFT counts from arrival; llm-d-inference-sim's from scheduling): the TTFT delivery is that, not the path", math.Abs(*e2e.Delivery)))
+		return
+	}
+	if queue != nil && queue.Server != nil && *queue.Server < gap/10 {
+		s.Traffic = append(s.Traffic, what+fmt.Sprintf(": its queue averaged %.1f ms, so the gap is the path to it (a proxy, the network, a loaded host)", *queue.Server))
+		return
+	}
+	queued := "it exports no queue time to tell which"
+	if queue != nil && queue.Server != nil {
+		queued = fmt.Sprintf("its queue averaged %.1f ms", *queue.Server)
+	}
+	s.Traffic = append(s.Traffic, what+": either the server's TTFT leaves out the time requests wait in its queue "+
+		"(vLLM's counts from arrival; llm-d-inference-sim's from scheduling) or the path to it is slow; "+queued+"; the delivery column holds both")
+}
+
 // DropDelivery takes the delivery column away from figures that do not
 // describe the same requests on both sides.
 func (s *Server) DropDelivery() {

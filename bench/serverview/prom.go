@@ -188,6 +188,8 @@ func (v *View) fillProm(res *results.Run) {
 	}
 	if mixed {
 		s.DropDelivery()
+	} else {
+		s.CheckTTFTGap()
 	}
 	res.Server = s
 }
