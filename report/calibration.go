@@ -16,53 +16,23 @@ func Calibration(w io.Writer, c *results.Calibration) error {
 	fmt.Fprintf(w, "calibrated %s against %s (%d replays of the training levels)\n\n", c.Origin, c.Measured, c.Evaluations)
 	var rows [][]string
 	for _, p := range c.Params {
-		conf := "-"
-		switch {
-		case p.Fixed:
-			conf = "fixed"
-		case !p.Determined:
-			conf = "not determined by this data"
-			if p.StdErr > 0 {
-				conf = "± " + sig(p.StdErr) + ", " + conf
-			}
-		case c.Interrupted:
-			conf = "the search was stopped"
-		default:
-			conf = fmt.Sprintf("± %s (%.0f%%)", sig(p.StdErr), 100*p.StdErr/p.Value)
-		}
-		if p.AtBound != "" {
-			conf += ", pinned at its " + p.AtBound + " bound"
-		}
-		rows = append(rows, []string{p.Name, sig(p.Start), sig(p.Value), conf})
+		rows = append(rows, []string{p.Name, sig(p.Start), sig(p.Value), paramConfidence(p, c.Interrupted)})
 	}
-	if err := renderTable(w, []string{"parameter", "start", "fitted", "standard error"}, rows); err != nil {
+	if err := renderTable(w, calibrationParamHeader, rows); err != nil {
 		return err
 	}
 	rows = nil
 	var skipped []string
-	for _, l := range c.Levels {
-		set := "fit"
-		if l.HeldOut {
-			set = "held out"
-		}
-		if l.Skipped != "" {
+	for _, r := range calibrationLevelRows(c) {
+		rows = append(rows, r.cells)
+		if r.skipped != "" {
 			// The reason is a sentence: under the table, where it does not
 			// widen a column every other row shares.
-			rows = append(rows, []string{num(l.Load, -1), "skipped", "", "", "", ""})
-			skipped = append(skipped, fmt.Sprintf("level %s is skipped: %s", num(l.Load, -1), l.Skipped))
-			continue
-		}
-		for k, m := range l.Metrics {
-			load, s := "", ""
-			if k == 0 {
-				load, s = num(l.Load, -1), set
-			}
-			rows = append(rows, []string{load, s, m.Metric, ms(m.Measured), ms(m.Start) + " (" + signedPct(results.PercentError(m.Start, m.Measured)) + ")",
-				ms(m.Fitted) + " (" + signedPct(results.PercentError(m.Fitted, m.Measured)) + ")"})
+			skipped = append(skipped, fmt.Sprintf("level %s is skipped: %s", r.cells[0], r.skipped))
 		}
 	}
 	fmt.Fprintln(w)
-	if err := renderTable(w, []string{"level", "set", "figure", "measured", "start (error)", "fitted (error)"}, rows); err != nil {
+	if err := renderTable(w, calibrationLevelHeader, rows); err != nil {
 		return err
 	}
 	for _, s := range skipped {
@@ -124,6 +94,70 @@ func CalibrationHeader(c *results.Calibration) string {
 }
 
 // sig formats a parameter with four significant digits.
+// calibrationParamHeader and calibrationLevelHeader head a calibration's
+// two tables, in the terminal and on the page alike.
+var (
+	calibrationParamHeader = []string{"parameter", "start", "fitted", "standard error"}
+	calibrationLevelHeader = []string{"level", "set", "figure", "measured", "start (error)", "fitted (error)"}
+)
+
+// paramConfidence says how far a fitted parameter can be trusted: its
+// standard error, or why there is none, and whether it is pinned at a
+// bound of its range.
+func paramConfidence(p results.FittedParam, interrupted bool) string {
+	var conf string
+	switch {
+	case p.Fixed:
+		conf = "fixed"
+	case !p.Determined:
+		conf = "not determined by this data"
+		if p.StdErr > 0 {
+			conf = "± " + sig(p.StdErr) + ", " + conf
+		}
+	case interrupted:
+		conf = "the search was stopped"
+	default:
+		conf = fmt.Sprintf("± %s (%.0f%%)", sig(p.StdErr), 100*p.StdErr/p.Value)
+	}
+	if p.AtBound != "" {
+		conf += ", pinned at its " + p.AtBound + " bound"
+	}
+	return conf
+}
+
+// levelRow is one row of a calibration's levels table; skipped, when
+// set, is why the level took no part (its cells then say only "skipped").
+type levelRow struct {
+	cells   []string
+	skipped string
+}
+
+// calibrationLevelRows are the rows of a calibration's levels table: a
+// row per figure of each level, measured, from the start and fitted.
+func calibrationLevelRows(c *results.Calibration) []levelRow {
+	var rows []levelRow
+	for _, l := range c.Levels {
+		if l.Skipped != "" {
+			rows = append(rows, levelRow{cells: []string{num(l.Load, -1), "skipped", "", "", "", ""}, skipped: l.Skipped})
+			continue
+		}
+		set := "fit"
+		if l.HeldOut {
+			set = "held out"
+		}
+		for k, m := range l.Metrics {
+			load, s := "", ""
+			if k == 0 {
+				load, s = num(l.Load, -1), set
+			}
+			rows = append(rows, levelRow{cells: []string{load, s, m.Metric, ms(m.Measured),
+				ms(m.Start) + " (" + signedPct(results.PercentError(m.Start, m.Measured)) + ")",
+				ms(m.Fitted) + " (" + signedPct(results.PercentError(m.Fitted, m.Measured)) + ")"}})
+		}
+	}
+	return rows
+}
+
 func sig(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
 
 func signedPct(v float64) string { return fmt.Sprintf("%+.1f%%", v) }

@@ -101,40 +101,17 @@ func calibrationSection(c *results.Calibration) htmlCalibration {
 	case c.Verdict == results.FitPoor:
 		hc.Verdict = "a POOR fit, not to be planned on"
 	}
-	hc.Params = &htmlTable{Header: []string{"parameter", "start", "fitted", "standard error"}}
+	hc.Params = &htmlTable{Header: calibrationParamHeader}
 	for _, p := range c.Params {
-		conf := "-"
-		switch {
-		case p.Fixed:
-			conf = "fixed"
-		case !p.Determined:
-			conf = "not determined by this data"
-		default:
-			conf = "± " + sig(p.StdErr)
-		}
-		if p.AtBound != "" {
-			conf += ", pinned at its " + p.AtBound + " bound"
-		}
-		hc.Params.Rows = append(hc.Params.Rows, htmlRow{Cells: []string{p.Name, sig(p.Start), sig(p.Value), conf}})
+		hc.Params.Rows = append(hc.Params.Rows, htmlRow{Cells: []string{p.Name, sig(p.Start), sig(p.Value), paramConfidence(p, c.Interrupted)}})
 	}
-	hc.Levels = &htmlTable{Header: []string{"level", "set", "figure", "measured", "start (error)", "fitted (error)"}}
-	for _, l := range c.Levels {
-		set := "fit"
-		if l.HeldOut {
-			set = "held out"
-		}
-		if l.Skipped != "" {
-			hc.Levels.Rows = append(hc.Levels.Rows, htmlRow{Class: "excluded", Cells: []string{num(l.Load, -1), "skipped"}, Note: l.Skipped})
+	hc.Levels = &htmlTable{Header: calibrationLevelHeader}
+	for _, r := range calibrationLevelRows(c) {
+		if r.skipped != "" {
+			hc.Levels.Rows = append(hc.Levels.Rows, htmlRow{Class: "excluded", Cells: r.cells[:2], Note: r.skipped})
 			continue
 		}
-		for k, m := range l.Metrics {
-			load, s := "", ""
-			if k == 0 {
-				load, s = num(l.Load, -1), set
-			}
-			hc.Levels.Rows = append(hc.Levels.Rows, htmlRow{Cells: []string{load, s, m.Metric, ms(m.Measured),
-				ms(m.Start) + " (" + signedPct(results.PercentError(m.Start, m.Measured)) + ")", ms(m.Fitted) + " (" + signedPct(results.PercentError(m.Fitted, m.Measured)) + ")"}})
-		}
+		hc.Levels.Rows = append(hc.Levels.Rows, htmlRow{Cells: r.cells})
 	}
 	return hc
 }
