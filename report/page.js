@@ -237,7 +237,8 @@
 
   // explore finds the largest load at which a percentile of a metric stays
   // within a bound: the last measured level that meets it, or between it
-  // and the next, which does not, by linear interpolation (said so).
+  // and the next, which does not, by linear interpolation (said so, as an
+  // estimate no level measured).
   function explore(s, metric, pct, bound) {
     var pts = s.levels.filter(function (l) { return !l.excluded; }).map(function (l) { return [l.load, stat(l, metric, pct)]; })
       .filter(function (p) { return p[1] !== null && p[1] !== undefined; }).sort(function (a, b) { return a[0] - b[0]; });
@@ -246,7 +247,7 @@
     for (var i = 1; i < pts.length; i++) {
       if (pts[i][1] > bound) {
         var a = pts[i - 1], b = pts[i], load = a[0] + (bound - a[1]) / (b[1] - a[1]) * (b[0] - a[0]);
-        return { load: load, interpolated: true, text: fmt(load) + s.unit + " (interpolated between the levels at " + fmt(a[0]) + " and " + fmt(b[0]) + s.unit + ")" };
+        return { load: load, interpolated: true, text: "about " + fmt(load) + s.unit + ", interpolated on a straight line between the level at " + fmt(a[0]) + s.unit + ", which meets it, and the level at " + fmt(b[0]) + s.unit + ", which does not: no level was measured there, so measure near it before planning on it" };
       }
     }
     var last = pts[pts.length - 1];
