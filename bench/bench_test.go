@@ -45,11 +45,7 @@ func within(t *testing.T, name string, got, lo, hi float64) {
 func TestTimingMatchesServerSchedule(t *testing.T) {
 	srv := &fakeserver.Stream{TTFT: 50 * time.Millisecond, ITL: 5 * time.Millisecond, Tokens: 20}
 	url := fakeserver.Start(t, srv)
-	res, err := Run(context.Background(), Options{
-		Client: newTestClient(t, url, 5*time.Second, 4),
-		Source: workload.FixedPrompt{Text: "hi", MaxTokens: 20},
-		Load:   driver.Load{Concurrency: 4, Requests: 40, Warmup: -1},
-	})
+	res, err := runLevel(context.Background(), newTestClient(t, url, 5*time.Second, 4), workload.FixedPrompt{Text: "hi", MaxTokens: 20}, driver.Load{Concurrency: 4, Requests: 40, Warmup: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,11 +80,7 @@ func TestTimingMatchesServerSchedule(t *testing.T) {
 func TestCoordinatedOmission(t *testing.T) {
 	srv := &fakeserver.Stream{TTFT: 40 * time.Millisecond, ITL: 3 * time.Millisecond, Tokens: 20, Busy: make(chan struct{}, 1)}
 	url := fakeserver.Start(t, srv)
-	res, err := Run(context.Background(), Options{
-		Client: newTestClient(t, url, 10*time.Second, 1),
-		Source: workload.FixedPrompt{Text: "hi", MaxTokens: 20},
-		Load:   driver.Load{Rate: 20, Burstiness: 1, MaxConcurrency: 1, Requests: 20, Warmup: 0, Seed: 7},
-	})
+	res, err := runLevel(context.Background(), newTestClient(t, url, 10*time.Second, 1), workload.FixedPrompt{Text: "hi", MaxTokens: 20}, driver.Load{Rate: 20, Burstiness: 1, MaxConcurrency: 1, Requests: 20, Warmup: 0, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,11 +129,7 @@ func TestFaultsAreClassified(t *testing.T) {
 			} else {
 				url = fakeserver.Start(t, fakeserver.Fault(tc.kind))
 			}
-			res, err := Run(context.Background(), Options{
-				Client: newTestClient(t, url, 300*time.Millisecond, 2),
-				Source: workload.FixedPrompt{Text: "hi", MaxTokens: 4},
-				Load:   driver.Load{Concurrency: 2, Requests: 4, Warmup: 0},
-			})
+			res, err := runLevel(context.Background(), newTestClient(t, url, 300*time.Millisecond, 2), workload.FixedPrompt{Text: "hi", MaxTokens: 4}, driver.Load{Concurrency: 2, Requests: 4, Warmup: 0})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,11 +146,7 @@ func TestInterruptKeepsMeasurements(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	res, err := Run(ctx, Options{
-		Client: newTestClient(t, url, 5*time.Second, 2),
-		Source: workload.FixedPrompt{Text: "hi"},
-		Load:   driver.Load{Concurrency: 2, Duration: time.Minute, Warmup: 0},
-	})
+	res, err := runLevel(ctx, newTestClient(t, url, 5*time.Second, 2), workload.FixedPrompt{Text: "hi"}, driver.Load{Concurrency: 2, Duration: time.Minute, Warmup: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,11 +213,7 @@ func TestMultiTokenChunks(t *testing.T) {
 		}
 		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":10}}\n\ndata: [DONE]\n\n")
 	}))
-	res, err := Run(context.Background(), Options{
-		Client: newTestClient(t, url, time.Second, 1),
-		Source: workload.FixedPrompt{Text: "hi", MaxTokens: 10},
-		Load:   driver.Load{Concurrency: 1, Requests: 3, Warmup: 0},
-	})
+	res, err := runLevel(context.Background(), newTestClient(t, url, time.Second, 1), workload.FixedPrompt{Text: "hi", MaxTokens: 10}, driver.Load{Concurrency: 1, Requests: 3, Warmup: 0})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,31 +97,32 @@ func ReplayLoad(c results.Config, drain time.Duration) (driver.Load, error) {
 	return l, l.Validate()
 }
 
-// RecordVoice writes a call workload's knobs into c.
-func RecordVoice(c *results.Config, v workload.Voice, o VoiceOptions) {
-	c.Workload, c.Mode, c.Rate, c.Seed = results.WorkloadVoice, results.ModeOpen, o.Rate, o.Seed
-	c.DurationS, c.MaxTokens = o.Duration.Seconds(), v.OutputTokens
+// RecordVoice writes the voice workload's calls and their arrivals into
+// c.
+func RecordVoice(c *results.Config, v workload.Voice, l driver.CallLoad) {
+	c.Workload, c.Mode, c.Rate, c.Seed = results.WorkloadVoice, results.ModeOpen, l.Rate, l.Seed
+	c.DurationS, c.MaxTokens = l.Duration.Seconds(), v.OutputTokens
 	c.Voice = &results.VoiceConfig{SystemPromptTokens: v.SystemPromptTokens, UserTokens: v.UserTokens, Turns: v.Turns,
 		GapMinS: v.GapMin.Seconds(), GapMaxS: v.GapMax.Seconds(), OutputTokens: v.OutputTokens,
-		MaxConcurrentCalls: o.MaxConcurrentCalls, Calls: o.Calls}
+		MaxConcurrentCalls: l.MaxConcurrentCalls, Calls: l.Calls}
 }
 
 // ReplayVoice reads back what RecordVoice wrote: the calls' script (with
 // nonce as its text's seed) and their arrivals, with drain as the drain
 // timeout.
-func ReplayVoice(c results.Config, nonce string, drain time.Duration) (workload.Voice, VoiceOptions, error) {
+func ReplayVoice(c results.Config, nonce string, drain time.Duration) (workload.Voice, driver.CallLoad, error) {
 	vc := c.Voice
 	if vc == nil || c.Rate <= 0 {
-		return workload.Voice{}, VoiceOptions{}, errors.New("the call workload's settings are missing from the result")
+		return workload.Voice{}, driver.CallLoad{}, errors.New("the call workload's settings are missing from the result")
 	}
 	v := workload.Voice{SystemPromptTokens: vc.SystemPromptTokens, UserTokens: vc.UserTokens, Turns: vc.Turns,
 		GapMin: seconds(vc.GapMinS), GapMax: seconds(vc.GapMaxS), OutputTokens: vc.OutputTokens, Seed: c.Seed, Nonce: nonce}
 	if err := v.Validate(); err != nil {
-		return workload.Voice{}, VoiceOptions{}, err
+		return workload.Voice{}, driver.CallLoad{}, err
 	}
-	o := VoiceOptions{CallSource: v, Rate: c.Rate, Calls: vc.Calls, Duration: seconds(c.DurationS),
-		MaxConcurrentCalls: vc.MaxConcurrentCalls, Seed: c.Seed, DrainTimeout: drain, Config: c}
-	return v, o, nil
+	l := driver.CallLoad{Rate: c.Rate, Calls: vc.Calls, Duration: seconds(c.DurationS),
+		MaxConcurrentCalls: vc.MaxConcurrentCalls, Seed: c.Seed, DrainTimeout: drain}
+	return v, l, nil
 }
 
 // seconds is a recorded number of seconds as a duration, to the

@@ -78,7 +78,7 @@ func TestConfigTraceRoundTrip(t *testing.T) {
 func TestConfigVoiceRoundTrip(t *testing.T) {
 	v := workload.Voice{SystemPromptTokens: 900, UserTokens: 40, Turns: 6, GapMin: 1500 * time.Millisecond, GapMax: 4 * time.Second,
 		OutputTokens: 70, Seed: 11, Nonce: "n1"}
-	o := VoiceOptions{Rate: 0.5, Calls: 30, Duration: 2 * time.Minute, MaxConcurrentCalls: 12, Seed: 11}
+	o := driver.CallLoad{Rate: 0.5, Calls: 30, Duration: 2 * time.Minute, MaxConcurrentCalls: 12, Seed: 11}
 	var c results.Config
 	RecordVoice(&c, v, o)
 	gotV, gotO, err := ReplayVoice(c, "n1", time.Minute)

@@ -20,7 +20,7 @@ import (
 
 func runAgainst(t *testing.T, c *transport.Client, load driver.Load) *results.Run {
 	t.Helper()
-	res, err := Run(context.Background(), Options{Client: c, Source: workload.FixedPrompt{Text: "hi", MaxTokens: 3}, Load: load})
+	res, err := runLevel(context.Background(), c, workload.FixedPrompt{Text: "hi", MaxTokens: 3}, load)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestServerClosesIdleConnections(t *testing.T) {
 	}
 	defer c.Close()
 	v := workload.Voice{SystemPromptTokens: 30, UserTokens: 5, Turns: 3, GapMin: 1500 * time.Millisecond, GapMax: 1500 * time.Millisecond, OutputTokens: 3, Seed: 1}
-	res, err := RunVoice(context.Background(), VoiceOptions{Client: c, CallSource: v, Rate: 10, Calls: 4, Seed: 1})
+	res, err := (&Live{Client: c}).Run(context.Background(), &Level{Work: Calls{Source: v, Load: driver.CallLoad{Rate: 10, Calls: 4, Seed: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,4 +321,9 @@ func TestIdleConnectionsAreReused(t *testing.T) {
 	if opened, stale, resent := c.ConnStats(); opened != 1 || stale != 0 || resent != 0 {
 		t.Errorf("opened %d, stale %d, resent %d; want one connection reused", opened, stale, resent)
 	}
+}
+
+// runLevel runs a level of requests live with the client c.
+func runLevel(ctx context.Context, c *transport.Client, src workload.Source, load driver.Load) (*results.Run, error) {
+	return (&Live{Client: c}).Run(ctx, &Level{Work: Requests{Source: src, Load: load}})
 }

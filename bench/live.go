@@ -10,9 +10,144 @@ import (
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/bench/summary"
 	"github.com/kneebench/knee/bench/transport"
+	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
+
+// Live runs levels against a real server: the one driver on the wall
+// clock, sending with the HTTP client, every measured record into the
+// summary, the client's health watched throughout.
+type Live struct {
+	// Target is the server. Client, when set, is used for every level
+	// instead of a client of the level's own (a test's, to read its
+	// connections).
+	Target transport.Target
+	Client *transport.Client
+	// Progress, when set, is called about twice a second with the level
+	// running. LiveDetail makes it carry the recent percentiles and the
+	// client's health too, for a live view: they cost the client a few
+	// milliseconds of CPU a second, so only a view asks for them.
+	Progress   func(lv *Level, p Progress)
+	LiveDetail bool
+	// StartAt, when set, is the wall instant level 0's measured window
+	// starts, and level i's Interval × i later: shards of one load all
+	// start their schedule then, after their own warm-up. A level that is
+	// not ready by then starts late, its arrivals due from then all the
+	// same, and reports by how much.
+	StartAt  time.Time
+	Interval time.Duration
+	// Watch, when set, makes a watcher of the server's own account for
+	// each level, reset as its window starts and read once it drained.
+	Watch func() Watcher
+	// Environment is copied into every result.
+	Environment results.Environment
+
+	mu     sync.Mutex
+	prober *transport.Client
+}
+
+// Watcher puts the server's own account of a measured window beside the
+// client's (bench/serverview's View).
+type Watcher interface {
+	Start(ctx context.Context)
+	End(ctx context.Context)
+	Fill(res *results.Run)
+}
+
+// Probe implements Prober with a small client of its own.
+func (l *Live) Probe(r *workload.Request, rec *record.Record) {
+	c, err := l.probeClient()
+	if err != nil {
+		rec.Class, rec.Message = record.ClassOther, err.Error()
+		return
+	}
+	c.Probe(r, rec)
+}
+
+// probeClient is the client probes are sent with.
+func (l *Live) probeClient() (*transport.Client, error) {
+	if l.Client != nil {
+		return l.Client, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.prober == nil {
+		c, err := transport.NewClient(l.Target, 2)
+		if err != nil {
+			return nil, err
+		}
+		l.prober = c
+	}
+	return l.prober, nil
+}
+
+// Close closes the probes' client.
+func (l *Live) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.prober != nil {
+		l.prober.Close()
+		l.prober = nil
+	}
+}
+
+// Run implements Runner: warm-up, the measured window, and the drain of
+// its stragglers. Cancelling ctx stops sending, cuts in-flight requests
+// short and still returns everything measured so far, with Interrupted
+// set.
+func (l *Live) Run(ctx context.Context, lv *Level) (*results.Run, error) {
+	if err := lv.Work.Validate(); err != nil {
+		return nil, err
+	}
+	client := l.Client
+	if client == nil {
+		c, err := transport.NewClient(l.Target, lv.Work.PoolSize())
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		client = c
+	}
+	win := Window{}
+	if !l.StartAt.IsZero() {
+		win.StartAt = l.StartAt.Add(time.Duration(lv.Index) * l.Interval)
+	}
+	var watch Watcher
+	if l.Watch != nil {
+		watch = l.Watch()
+		win.OnWindowStart, win.OnWindowEnd = watch.Start, watch.End
+	}
+	start := time.Now()
+	records := lv.RecordWriter(start)
+	run := newLive(client, start, records, lv.Summary(workload.NewPrefixTracker(), false))
+	defer run.close()
+	mon := health.Start(health.DefaultInterval)
+	var progress func(Progress)
+	if l.Progress != nil {
+		progress = func(p Progress) { l.Progress(lv, p) }
+	}
+	stopProgress := run.startProgress(ctx, mon, progress, l.LiveDetail)
+	out, err := lv.Drive(ctx, run.driver, run.sum, win)
+	stopProgress()
+	rep := mon.Stop()
+	records.Flush()
+	if err != nil {
+		return nil, err
+	}
+	res := out.Result(rep)
+	res.Connections = run.connections()
+	res.StartedAt = start.UTC()
+	res.WindowStartedAt = start.Add(out.WindowStart).UTC()
+	res.Shard = shardInfo(lv.Work.Shard(), win.StartAt, out.Late)
+	res.Interrupted = ctx.Err() != nil
+	res.Environment = l.Environment
+	lv.Finish(res)
+	if watch != nil {
+		watch.Fill(res)
+	}
+	return res, nil
+}
 
 // live is a level run against a real server: the driver on the wall
 // clock, sending with the HTTP client.
@@ -29,7 +164,6 @@ type live struct {
 // worth of concurrent ends.
 func newLive(c *transport.Client, start time.Time, records *record.Writer, level summary.Level) *live {
 	c.SetStart(start)
-	level.Prefixes = workload.NewPrefixTracker()
 	l := &live{client: c, clock: driver.NewWallClock(start), sender: &liveSender{client: c, idle: make(chan *driver.Flight)},
 		sum: summary.New(level, 4*runtime.GOMAXPROCS(0))}
 	l.driver = driver.New(driver.Options{Clock: l.clock, Sender: l.sender, Records: records, Measured: l.sum.Add, Prefixes: level.Prefixes})

@@ -77,17 +77,6 @@ type Series struct {
 // LevelNonce is level i's nonce (i from 0).
 func (s *Series) LevelNonce(i int) string { return fmt.Sprintf("[%s.%d]", s.Nonce, i+1) }
 
-// PoolSize is the connections a level at rate or concurrency needs.
-func (s *Series) PoolSize(rate float64, concurrency int) int {
-	if s.Workload.calls() {
-		if s.Workload.MaxConcurrentCalls > 0 {
-			return s.Workload.MaxConcurrentCalls
-		}
-		return 16384
-	}
-	return s.levelLoad(rate, concurrency).PoolSize()
-}
-
 // levelLoad is the load of a level at rate (an open loop) or concurrency.
 func (s *Series) levelLoad(rate float64, concurrency int) driver.Load {
 	l := s.Load
@@ -186,52 +175,55 @@ func (s *Series) Size(p Prober) error {
 	return nil
 }
 
-// Level is one level of a series, ready to run: a level of requests
-// (Requests) or of calls (Calls), with what its result must carry once it
-// has run (Finish).
-type Level struct {
-	Requests *Options
-	Calls    *VoiceOptions
-	s        *Series
-	notes    []string
-	requests *trackedDataset
-	calls    *trackedCalls
+// At is a level's load on an axis ("rate": arrivals, or calls, per
+// second; "concurrency": closed-loop streams) as a rate or a concurrency.
+func At(axis string, load float64) (rate float64, concurrency int) {
+	if axis == "concurrency" {
+		return 0, int(load)
+	}
+	return load, 0
 }
 
-// Prepare is level i of the series at rate (open loop) or concurrency,
+// Level is level i of the series at rate (open loop) or concurrency,
 // sized against p (the live client, or a simulated server) on first use.
 // cfg is the target's configuration, to which the level's own is added.
-func (s *Series) Prepare(i int, p Prober, rate float64, concurrency int, cfg results.Config) (*Level, error) {
+// Once it has run, its Finish adds what the series knows of it.
+func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg results.Config) (*Level, error) {
 	if err := s.Size(p); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lv := &Level{s: s, notes: s.notes}
+	lv := &Level{Index: i, Load: rate, Goodput: s.Goodput}
+	if concurrency > 0 {
+		lv.Load = float64(concurrency)
+	}
+	f := &finisher{s: s, notes: s.notes}
+	lv.finish = f.finish
 	w := s.Workload
 	if w.calls() {
-		o := VoiceOptions{Rate: rate, Calls: w.Calls, Duration: s.Load.Duration, MaxConcurrentCalls: w.MaxConcurrentCalls,
-			Seed: s.Load.Seed, DrainTimeout: s.Load.DrainTimeout, Goodput: s.Goodput, Shard: s.Load.Shard}
+		load := driver.CallLoad{Rate: rate, Calls: w.Calls, Duration: s.Load.Duration, MaxConcurrentCalls: w.MaxConcurrentCalls,
+			Seed: s.Load.Seed, DrainTimeout: s.Load.DrainTimeout, Shard: s.Load.Shard}
+		var src workload.Calls
 		if w.Conversations {
-			lv.calls = &trackedCalls{Conversations: s.convs}
+			f.calls = &trackedCalls{Conversations: s.convs}
 			if !w.Dataset.Repeat {
-				lv.calls.Offset = s.next
+				f.calls.Offset = s.next
 			}
 			s.Describe(&cfg, "rate")
 			cfg.Rate = rate
 			sizing := w.Dataset.sizing
-			sizing.Offset = lv.calls.Offset
+			sizing.Offset = f.calls.Offset
 			cfg.DatasetSizing = &sizing
-			o.CallSource = lv.calls
+			src = f.calls
 		} else {
 			v := *w.Voice
 			v.WordsPerToken = s.cal.WordsPerToken
 			v.Nonce = s.LevelNonce(i)
-			RecordVoice(&cfg, v, o)
-			o.CallSource = v
+			RecordVoice(&cfg, v, load)
+			src = v
 		}
-		o.Config = cfg
-		lv.Calls = &o
+		lv.Work, lv.Config = Calls{Source: src, Load: load}, cfg
 		return lv, nil
 	}
 	load := s.levelLoad(rate, concurrency)
@@ -244,8 +236,9 @@ func (s *Series) Prepare(i int, p Prober, rate float64, concurrency int, cfg res
 		}
 		src = syn
 	}
+	f.single = true
 	if w.Dataset != nil {
-		lv.requests = &trackedDataset{Dataset: s.dataset}
+		f.requests = &trackedDataset{Dataset: s.dataset}
 		switch {
 		case load.Trace != nil:
 			// Every level replays the whole trace, faster or slower; its
@@ -253,53 +246,66 @@ func (s *Series) Prepare(i int, p Prober, rate float64, concurrency int, cfg res
 			// never warm the next.
 			speedup := load.Rate / workload.TraceRate(workload.TraceSchedule(s.dataset.Entries, 1))
 			load.Trace = workload.TraceSchedule(s.dataset.Entries, speedup)
-			lv.requests.Blocks.Nonce = s.LevelNonce(i)
+			f.requests.Blocks.Nonce = s.LevelNonce(i)
+			f.trace = true
 			cfg.TraceSpeedup = speedup
 		case !w.Dataset.Repeat:
-			lv.requests.Offset = s.next
+			f.requests.Offset = s.next
 		}
 		cfg.DatasetFormat = string(w.Dataset.Format())
 		sizing := w.Dataset.sizing
-		sizing.Offset = lv.requests.Offset
+		sizing.Offset = f.requests.Offset
 		cfg.DatasetSizing = &sizing
-		src = lv.requests
+		src = f.requests
 	}
-	lv.Requests = &Options{Source: src, Load: load, Config: cfg, Goodput: s.Goodput}
+	lv.Work, lv.Config = Requests{Source: src, Load: load}, cfg
 	return lv, nil
 }
 
-// Finish adds to a level's result what the series knows of it (how its
+// finisher is what a series knows of one of its levels once it has run.
+type finisher struct {
+	s     *Series
+	notes []string
+	// single says the level sent single requests, trace that it replayed
+	// a trace; requests and calls are a dataset's entries or
+	// conversations as the level took them.
+	single, trace bool
+	requests      *trackedDataset
+	calls         *trackedCalls
+}
+
+// finish adds to a level's result what the series knows of it (how its
 // prompts were sized, whether they repeat an earlier level's or ran out,
 // whether the server counted the prompt size asked), and moves a
 // dataset's next level past the entries this one took.
-func (lv *Level) Finish(res *results.Run) {
-	s := lv.s
+func (f *finisher) finish(res *results.Run) {
+	s := f.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	res.Notes = append(res.Notes, lv.notes...)
+	res.Notes = append(res.Notes, f.notes...)
 	w := s.Workload
-	if w.WantTokens > 0 && lv.Requests != nil {
+	if w.WantTokens > 0 && f.single {
 		res.Warnings = append(res.Warnings, results.InputSizeWarnings(w.WantTokens, res.Tokens)...)
 	}
 	switch {
-	case lv.requests != nil:
+	case f.requests != nil:
 		resent := ""
 		switch {
 		case s.next == 0:
-		case lv.Requests.Load.Trace != nil && !w.Dataset.lengthsOnly():
+		case f.trace && !w.Dataset.lengthsOnly():
 			resent = "every level replays the whole trace: the lines that carry text resend an earlier level's prompts, which a prefix-caching server answers warm"
 		case w.Dataset.Repeat:
 			resent = "--dataset-repeat: this level resent the prompts of earlier levels; a prefix-caching server answers them warm"
 		}
-		if warn := lv.requests.repeatWarning(resent); warn != "" {
+		if warn := f.requests.repeatWarning(resent); warn != "" {
 			res.Warnings = append(res.Warnings, warn)
 		}
-		s.next = lv.requests.Offset + lv.requests.used()
-	case lv.calls != nil:
-		if warn := lv.calls.repeatWarning(w.Dataset.Repeat && s.next > 0); warn != "" {
+		s.next = f.requests.Offset + f.requests.used()
+	case f.calls != nil:
+		if warn := f.calls.repeatWarning(w.Dataset.Repeat && s.next > 0); warn != "" {
 			res.Warnings = append(res.Warnings, warn)
 		}
-		s.next = lv.calls.Offset + lv.calls.used()
+		s.next = f.calls.Offset + f.calls.used()
 	}
 }
 
@@ -315,7 +321,7 @@ func (s *Series) Describe(c *results.Config, axis string) {
 		c.Conversations = &results.ConversationConfig{GapMinS: w.GapMin.Seconds(), GapMaxS: w.GapMax.Seconds(), LiveHistory: w.Dataset.LiveHistory,
 			Calls: w.Calls, MaxConcurrentCalls: w.MaxConcurrentCalls}
 	case w.Voice != nil:
-		RecordVoice(c, *w.Voice, VoiceOptions{Calls: w.Calls, Duration: s.Load.Duration, MaxConcurrentCalls: w.MaxConcurrentCalls, Seed: s.Load.Seed})
+		RecordVoice(c, *w.Voice, driver.CallLoad{Calls: w.Calls, Duration: s.Load.Duration, MaxConcurrentCalls: w.MaxConcurrentCalls, Seed: s.Load.Seed})
 		c.Workload, c.Mode, c.Seed = results.WorkloadVoice, results.ModeOpen, s.Load.Seed
 		c.DurationS = s.Load.Duration.Seconds()
 	default:

@@ -19,13 +19,11 @@ import (
 func lateShardRun(t *testing.T, url string, startAt time.Time) (sent, ok int64, windowArrivals int64, recs []results.RecordLine, late int64, windowS float64) {
 	t.Helper()
 	var buf bytes.Buffer
-	res, err := Run(context.Background(), Options{
-		Client:  newTestClient(t, url, 5*time.Second, 32),
-		Source:  workload.FixedPrompt{Text: "hi", MaxTokens: 3},
-		Load:    driver.Load{Rate: 100, Burstiness: 1, Duration: time.Second, Seed: 7, Warmup: -1},
-		StartAt: startAt,
-		Records: &buf,
-	})
+	live := &Live{Client: newTestClient(t, url, 5*time.Second, 32), StartAt: startAt}
+	res, err := live.Run(context.Background(), &Level{Records: &buf, Work: Requests{
+		Source: workload.FixedPrompt{Text: "hi", MaxTokens: 3},
+		Load:   driver.Load{Rate: 100, Burstiness: 1, Duration: time.Second, Seed: 7, Warmup: -1},
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,43 +1,98 @@
 package bench
 
 import (
+	"bytes"
 	"context"
-	"time"
+	"io"
+	"sync"
 
 	"github.com/kneebench/knee/results"
 )
 
-// SweepOptions configures RunSweep.
+// SweepOptions are a sweep's levels and its rules.
 type SweepOptions struct {
-	// Loads are the levels, in order: rates or concurrencies.
+	// Loads are the levels' rates or concurrencies, along the sweep's
+	// axis, in order.
 	Loads []float64
-	// RunLevel measures one level.
-	RunLevel func(ctx context.Context, index int, load float64) (*results.Run, error)
-	// OnLevel sees every level as soon as it ends, with the sweep so far
-	// (knees updated), e.g. to print a row and write the files.
-	OnLevel func(s *results.Sweep, l results.Level)
-	// StopOnSaturation ends the sweep once two levels in a row miss the SLO.
+	// Level makes level i at load: a series' (Series.Levels), or a
+	// calibration's replays.
+	Level func(i int, load float64) (*Level, error)
+	// Parallel is how many levels run at once: one (0 or 1) for a live
+	// sweep, whose levels must not share the server; more in virtual
+	// time, where every level is its own server.
+	Parallel int
+	// StopOnSaturation ends the sweep once two levels in a row miss the
+	// SLO (their verdicts, results.Verdict): the second is kept, and the levels after it are not run (or,
+	// run side by side, are dropped).
 	StopOnSaturation bool
+	// Records, when set, receives every level's records, level after
+	// level (levels run side by side write theirs once their turn comes).
+	Records io.Writer
+	// OnLevel sees every level as soon as it and the levels before it have
+	// ended, with the sweep so far (its knees found), e.g. to print a row
+	// and write the files.
+	OnLevel func(s *results.Sweep, l results.Level)
 	// Sweep is the sweep to fill (label, config, axis, SLO set).
 	Sweep *results.Sweep
 }
 
-// RunSweep measures every level in turn. A level that fails is recorded and
-// the sweep goes on. Cancelling ctx ends the current level cleanly; the
-// levels measured so far are kept.
-func RunSweep(ctx context.Context, o SweepOptions) *results.Sweep {
+// Sweep runs every level with r and fills o.Sweep in order, with its
+// knees. A level that fails is recorded and the sweep goes on. Cancelling
+// ctx ends the levels under way cleanly (kept, marked interrupted) and
+// starts no more.
+func Sweep(ctx context.Context, r Runner, o SweepOptions) *results.Sweep {
 	s := o.Sweep
 	s.SchemaVersion = results.SchemaVersion
-	s.StartedAt = time.Now().UTC()
+	par := o.Parallel
+	if par < 1 {
+		par = 1
+	}
+	runCtx, stopRest := context.WithCancel(ctx)
+	defer stopRest()
+	n := len(o.Loads)
+	done := make([]chan results.Level, n)
+	for i := range done {
+		done[i] = make(chan results.Level, 1)
+	}
+	bufs := make([]*bytes.Buffer, n)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sem := make(chan struct{}, par)
+		for i, load := range o.Loads {
+			select {
+			case sem <- struct{}{}:
+			case <-runCtx.Done():
+			}
+			if runCtx.Err() != nil {
+				// Stopped: no level starts any more.
+				for _, d := range done[i:] {
+					close(d)
+				}
+				return
+			}
+			var rec io.Writer = o.Records
+			if o.Records != nil && par > 1 {
+				bufs[i] = &bytes.Buffer{}
+				rec = bufs[i]
+			}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				done[i] <- runOne(runCtx, r, o.Level, i, load, rec)
+			}()
+		}
+	}()
 	misses := 0
-	for i, load := range o.Loads {
-		if ctx.Err() != nil {
+	for i := range o.Loads {
+		// Every level started is kept, in order, cut short or not.
+		l, ok := <-done[i]
+		if !ok {
 			break
 		}
-		run, err := o.RunLevel(ctx, i, load)
-		l := results.Level{Load: load, Run: run}
-		if err != nil {
-			l.Run, l.Error = nil, err.Error()
+		if bufs[i] != nil {
+			_, _ = o.Records.Write(bufs[i].Bytes())
 		}
 		s.Levels = append(s.Levels, l)
 		s.Interrupted = ctx.Err() != nil
@@ -46,28 +101,51 @@ func RunSweep(ctx context.Context, o SweepOptions) *results.Sweep {
 			o.OnLevel(s, l)
 		}
 		if o.StopOnSaturation {
-			if MissesSLO(s, l) {
-				misses++
-			} else {
+			// The level's verdict, as FindKnees just gave it; a level the
+			// SLO says nothing of (failed, cut, its client unhealthy)
+			// neither counts as a miss nor breaks a run of them.
+			switch v := s.Levels[len(s.Levels)-1].Verdict; {
+			case v == nil || !v.Judged:
+			case v.Meets:
 				misses = 0
+			default:
+				misses++
 			}
 			if misses >= 2 {
 				break
 			}
 		}
 	}
+	stopRest()
+	wg.Wait()
 	s.Interrupted = ctx.Err() != nil
+	s.FindKnees()
 	return s
 }
 
-// MissesSLO reports whether a measured level misses the sweep's SLO, or
-// cannot be said to meet it (too many of its requests are missing from
-// its percentiles).
-func MissesSLO(s *results.Sweep, l results.Level) bool {
-	if l.Run == nil {
-		return false
+// runOne prepares and runs level i; a level that fails is kept with its
+// error.
+func runOne(ctx context.Context, r Runner, level func(int, float64) (*Level, error), i int, load float64, records io.Writer) results.Level {
+	l := results.Level{Load: load}
+	lv, err := level(i, load)
+	if err == nil {
+		if records != nil {
+			lv.Records, lv.RecordLevel = records, &l.Load
+		}
+		l.Run, err = r.Run(ctx, lv)
 	}
-	v, ok := s.SLO.Value(l.Run)
-	return !ok || v > s.SLO.Threshold() || l.Run.Requests.ErrorRate() >= s.SLO.MaxErrorRate ||
-		l.Run.MissingShare() > results.MaxMissingShare
+	if err != nil {
+		l.Run, l.Error = nil, err.Error()
+	}
+	return l
+}
+
+// Levels makes the series' levels along axis ("rate" or "concurrency"),
+// sized against p on first use, each with cfg as the target's
+// configuration (see Level).
+func (s *Series) Levels(p Prober, axis string, cfg results.Config) func(i int, load float64) (*Level, error) {
+	return func(i int, load float64) (*Level, error) {
+		rate, concurrency := At(axis, load)
+		return s.Level(i, p, rate, concurrency, cfg)
+	}
 }

@@ -24,14 +24,14 @@ func TestLongRequestsInShortWindowsAreNotSaturation(t *testing.T) {
 	srv := &fakeserver.Stream{TTFT: 40 * time.Millisecond, ITL: 20 * time.Millisecond, Tokens: 49}
 	url := fakeserver.Start(t, srv)
 	sw := &results.Sweep{Axis: "rate", Workload: "requests",
-		SLO: results.SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02}}
-	RunSweep(context.Background(), SweepOptions{
+		SLO: results.SLO{Bounds: []results.Bound{{Metric: "ttft_sched", Percentile: 95, Ms: 300}}, MaxErrorRate: 0.02}}
+	live := &Live{Client: newTestClient(t, url, 5*time.Second, 256)}
+	Sweep(context.Background(), live, SweepOptions{
 		Loads: []float64{8, 16, 32},
 		Sweep: sw,
-		RunLevel: func(ctx context.Context, _ int, load float64) (*results.Run, error) {
-			c := newTestClient(t, url, 5*time.Second, 256)
-			return Run(ctx, Options{Client: c, Source: workload.FixedPrompt{Text: "hi", MaxTokens: 49},
-				Load: driver.Load{Rate: load, Burstiness: 1, Duration: 1500 * time.Millisecond, Warmup: 0, Seed: 7}})
+		Level: func(i int, load float64) (*Level, error) {
+			return &Level{Index: i, Load: load, Work: Requests{Source: workload.FixedPrompt{Text: "hi", MaxTokens: 49},
+				Load: driver.Load{Rate: load, Burstiness: 1, Duration: 1500 * time.Millisecond, Warmup: 0, Seed: 7}}}, nil
 		},
 	})
 	for _, l := range sw.Levels {

@@ -23,7 +23,7 @@ func TestMessageInFlagTerms(t *testing.T) {
 		{driver.Load{Rate: 1, Concurrency: 2, Requests: 1, Burstiness: 1}.Validate(), "give exactly one of --concurrency and --rate"},
 		{driver.Load{Rate: 1, Burstiness: 1}.Validate(), "give --requests or --duration (--step-duration in a sweep)"},
 		{driver.Load{}.Validate(), "give exactly one of --concurrency and --rate\ngive --requests or --duration (--step-duration in a sweep)"},
-		{bench.VoiceOptions{}.Validate(), "calls need --rate (calls per second)\ngive --calls or --duration (--step-duration in a sweep)"},
+		{bench.Calls{}.Validate(), "calls need --rate (calls per second)\ngive --calls or --duration (--step-duration in a sweep)"},
 		{fmt.Errorf("http://h/v1/models: %w", transport.ErrNoModel), "http://h/v1/models: the server lists no model; give --model"},
 		{usageErr("%w", driver.ErrUnbounded), "give --requests or --duration (--step-duration in a sweep)"},
 		{withCode(ExitRuntime, errors.New("plain")), "plain"},

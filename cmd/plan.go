@@ -1,14 +1,13 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/predict"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
@@ -23,9 +22,7 @@ type planOptions struct {
 	voice      voiceFlags
 	sim        simFlags
 	workload   string
-	slo        string
-	goodShare  float64
-	maxErr     float64
+	slo        sloFlags
 	gpus       string
 	models     string
 	tps        string
@@ -58,7 +55,7 @@ that meet every SLO, cheapest first, then those that do not, with why.
 An SLO is every --slo bound (METRIC_pNN:MS: ttft, ttft_sched, itl, tpot,
 e2e, e2e_sched or queue_wait at p50, p90, p95 or p99), errors under
 --max-error-rate, at most 2% of requests cut or unsent, no saturation, and,
-with --goodput and --goodput-share, that share of requests meeting every
+with --goodput and goodput:PERCENT in --slo, that share of requests meeting every
 goodput bound. Prices are per GPU-hour: --prices FILE (YAML or JSON,
 GPU: dollars), or the example prices shipped with knee, which every cost
 says it came from. --calibrated FILE plans on a fitted models file
@@ -89,9 +86,7 @@ func (o *planOptions) register(c *cobra.Command) {
 	o.voice.register(c, 4, "5s,7s")
 	o.sim.register(c)
 	fs.StringVar(&o.workload, "workload", "requests", "requests, voice, or conversations (a --dataset's conversations replayed as calls)")
-	fs.StringVar(&o.slo, "slo", "ttft_p95:500", "latency bounds every configuration must meet, METRIC_pNN:MS, comma-separated (e.g. ttft_p95:500,tpot_p50:50)")
-	fs.Float64Var(&o.goodShare, "goodput-share", 0, "with --goodput: the percentage of finished requests that must meet every goodput bound")
-	fs.Float64Var(&o.maxErr, "max-error-rate", 0.02, "a configuration with this error rate or more misses the SLO")
+	o.slo.register(c, "ttft_p95:500", "what every configuration", false)
 	fs.StringVar(&o.gpus, "gpus", "h100-80gb", "GPU presets to consider, comma-separated (GPUxN fixes the tensor-parallel size, or with --find-max-rate the fleet's GPUs)")
 	fs.StringVar(&o.models, "models", "llama-3.1-8b", "model presets to consider, MODEL[@DTYPE[,kv=DTYPE]], comma-separated")
 	fs.StringVar(&o.tps, "tp", "auto", "tensor-parallel sizes to consider, comma-separated (auto: the smallest power of two the model fits and twice it; with --find-max-rate every power of two dividing the fleet)")
@@ -133,19 +128,10 @@ func (o *planOptions) run(c *cobra.Command, _ []string) error {
 		return usageErr("--window must be between 1m and 24h (a queue needs minutes to show)")
 	case o.replicas < 1 || o.replicas > 1024 || o.parallel < 0:
 		return usageErr("--max-replicas must be 1 to 1024 and --parallel not negative")
-	case !(o.maxErr > 0) || o.maxErr > 1:
-		return usageErr("--max-error-rate must be in (0, 1]")
 	}
-	bounds, err := predict.ParseBounds(o.slo)
+	slo, err := o.slo.parse(c, o.load.goodput)
 	if err != nil {
-		return usageErr("--slo: %v", err)
-	}
-	slo := results.PlanSLO{Bounds: bounds, MaxErrorRate: o.maxErr}
-	if o.goodShare != 0 {
-		if o.load.goodput == "" || !(o.goodShare > 0) || o.goodShare > 100 {
-			return usageErr("--goodput-share is a percentage in (0, 100] of requests meeting every --goodput bound: give both")
-		}
-		slo.MinGoodPercent = o.goodShare
+		return err
 	}
 	var routings []predict.Routing
 	for _, r := range strings.Split(o.routing, ",") {
@@ -212,24 +198,8 @@ func (o *planOptions) run(c *cobra.Command, _ []string) error {
 			}
 		}
 	}
-	memo := &predict.Memo{}
-	noITL := !slices.ContainsFunc(bounds, func(b results.PlanBound) bool { return b.Metric == "itl" })
-	eval := func(ctx context.Context, cand *predict.Candidate, replicas int, routing predict.Routing, load float64, abandon func(*record.Record) bool) (*results.Run, error) {
-		rate, streams := load, 0
-		if axis == "concurrency" {
-			rate, streams = 0, int(load)
-		}
-		level, err := plan.series.Prepare(0, cand.Target, rate, streams, base)
-		if err != nil {
-			return nil, err
-		}
-		if level.Calls != nil {
-			return predict.VoiceLevel(ctx, predict.VoiceOptions{VoiceOptions: *level.Calls, Target: cand.Target, Replicas: replicas, Routing: routing})
-		}
-		r := level.Requests
-		return predict.Level(ctx, predict.Options{Target: cand.Target, Source: r.Source, Load: r.Load, Config: r.Config, Goodput: r.Goodput,
-			Memo: memo, NoHistograms: true, NoITL: noITL, Replicas: replicas, Routing: routing, Abandon: abandon})
-	}
+	levels := plan.series.Levels(first.Target, axis, base)
+	level := func(load float64) (*bench.Level, error) { return levels(0, load) }
 	out := c.OutOrStdout()
 	what := fmt.Sprintf("%s%s", num(target), map[string]string{"rate": "/s", "concurrency": " streams"}[axis])
 	if o.findMax {
@@ -237,7 +207,7 @@ func (o *planOptions) run(c *cobra.Command, _ []string) error {
 	}
 	fmt.Fprintf(out, "plan %s · %s · %s · %d configurations · %s windows in virtual time\n", label, what, sizesText(base), len(cands), o.load.duration)
 	started := time.Now()
-	rows, predictions := predict.Plan(c.Context(), predict.PlanOptions{Candidates: cands, Evaluate: eval, Axis: axis, Target: target, SLO: slo,
+	rows, predictions := predict.Plan(c.Context(), predict.PlanOptions{Candidates: cands, Level: level, Axis: axis, Target: target, SLO: slo,
 		Window: o.load.duration.Seconds(), Routings: routings, MaxReplicas: o.replicas, Parallel: o.parallel})
 	for i := range rows {
 		predict.Price(&rows[i], prices[rows[i].GPU])

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kneebench/knee/predict"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator"
 	"github.com/kneebench/knee/simulator/server"
@@ -213,7 +212,8 @@ func TestPlanReplicasHoldLive(t *testing.T) {
 		if r == nil {
 			t.FailNow()
 		}
-		ok, why := predict.Meets(slo, r, "rate", 8)
+		v := slo.Judge(results.Level{Load: 8, Run: r}, "rate", results.HealthIgnore)
+		ok, why := v.Meets, v.Why
 		t.Logf("%d replicas live: TTFT p95 %.0f ms, completion %.2f of %.2f/s offered: meets %v %s", replicas, r.Stats.TTFT.P95,
 			r.Arrivals.CompletionRate, r.Arrivals.OfferedRate, ok, why)
 		if ok != (replicas == n) {

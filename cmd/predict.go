@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
+	"runtime"
 	"strconv"
 	"time"
 
+	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/predict"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
@@ -168,43 +169,23 @@ func (o *predictOptions) run(c *cobra.Command, _ []string) error {
 		fmt.Fprintln(out, fit)
 	}
 	started := time.Now()
-	// Levels run side by side; each writes its records to its own buffer,
-	// and the buffers go to --records in level order.
-	records := make([]bytes.Buffer, len(loads))
-	sw = predict.Sweep(predict.SweepOptions{
-		Ctx: c.Context(), Loads: loads, Parallel: o.parallel, StopOnSaturation: o.stopSat, Sweep: sw,
-		Run: func(i int, load float64) (*results.Run, error) {
-			var rec io.Writer
-			if o.records != "" {
-				rec = &records[i]
-			}
-			rate, concurrency := load, 0
-			if axis == "concurrency" {
-				rate, concurrency = 0, int(load)
-			}
-			level, err := plan.series.Prepare(i, target, rate, concurrency, base)
-			if err != nil {
-				return nil, err
-			}
-			var res *results.Run
-			if level.Calls != nil {
-				vo := *level.Calls
-				vo.Records, vo.RecordLevel = rec, &loads[i]
-				res, err = predict.VoiceLevel(c.Context(), predict.VoiceOptions{VoiceOptions: vo, Target: target, Replicas: o.replicas, Routing: routing})
-			} else {
-				res, err = predict.Level(c.Context(), predict.Options{Target: target, Source: level.Requests.Source, Load: level.Requests.Load,
-					Config: level.Requests.Config, Goodput: level.Requests.Goodput, Replicas: o.replicas, Routing: routing,
-					Records: rec, RecordLevel: &loads[i]})
-			}
-			if res != nil {
-				level.Finish(res)
-				if fit != "" {
-					res.Notes = append(res.Notes, fit)
-				}
-			}
-			return res, err
-		},
-	})
+	virtual := &predict.Virtual{Target: target, Replicas: o.replicas, Routing: routing}
+	if fit != "" {
+		virtual.Notes = []string{fit}
+	}
+	parallel := o.parallel
+	if parallel == 0 {
+		parallel = runtime.GOMAXPROCS(0)
+	}
+	// Levels run side by side; their records go to --records in level
+	// order, once every level is done.
+	var records bytes.Buffer
+	sweepOpts := bench.SweepOptions{Loads: loads, Parallel: parallel, StopOnSaturation: o.stopSat, Sweep: sw,
+		Level: plan.series.Levels(target, axis, base)}
+	if o.records != "" {
+		sweepOpts.Records = &records
+	}
+	sw = bench.Sweep(c.Context(), virtual, sweepOpts)
 	report.SweepTable(out, sw, outputWidth(out))
 	if kv := kvCapacity(target, sw); kv != "" {
 		fmt.Fprintln(out, kv)
@@ -213,11 +194,7 @@ func (o *predictOptions) run(c *cobra.Command, _ []string) error {
 		fmt.Fprintf(out, "stopped: the %d levels predicted so far are written; a level cut short is marked interrupted and left out of the knees\n", len(sw.Levels))
 	}
 	if o.records != "" {
-		var all []byte
-		for i := range sw.Levels {
-			all = append(all, records[i].Bytes()...)
-		}
-		if err := results.WriteOutput(o.records, all); err != nil {
+		if err := results.WriteOutput(o.records, records.Bytes()); err != nil {
 			return withCode(ExitRuntime, fmt.Errorf("--records %s: %w", o.records, err))
 		}
 	}

@@ -9,12 +9,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime/pprof"
-	"time"
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/summary"
-	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
@@ -149,19 +147,25 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	if o.quiet {
 		out, errOut = io.Discard, io.Discard
 	}
-	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, startAt: startAt, liveDetail: o.dash.on()}
-	if records != nil {
-		lv.records = records
-	}
+	live := o.target.live(tgt, &o.server, o.dash.on())
+	defer live.Close()
+	live.StartAt = startAt
 	progress := newProgress(errOut)
-	lv.progress = func(p bench.Progress) {
+	live.Progress = func(_ *bench.Level, p bench.Progress) {
 		progress.Update(statusOf(p, "", plan.load.Duration))
 		o.dash.status(p, "run", 0, 0, plan.load.Duration, plan.load.Rate)
 	}
-	res, err := lv.run(ctx, plan.load.Rate, plan.load.Concurrency)
+	level, err := plan.series.Level(0, live, plan.load.Rate, plan.load.Concurrency, o.target.levelConfig(tgt))
+	if err != nil {
+		return seriesErr(err)
+	}
+	if records != nil {
+		level.Records = records
+	}
+	res, err := live.Run(ctx, level)
 	progress.Done()
 	if err != nil {
-		return err
+		return usageErr("%w", err)
 	}
 	o.dash.run(res)
 	if err := report.Run(out, res); err != nil {
@@ -305,23 +309,6 @@ func (p *levelPlan) dataset() *bench.DatasetFile {
 	return p.series.Workload.Dataset
 }
 
-// levelRunner runs one live level (a run, or one step of a sweep).
-type levelRunner struct {
-	target      *resolved
-	tf          *targetFlags
-	plan        *levelPlan
-	server      *serverFlags
-	records     io.Writer
-	recordLevel *float64
-	progress    func(bench.Progress)
-	// liveDetail asks progress for what a live view shows.
-	liveDetail bool
-	// index is the level's place in the series.
-	index int
-	// startAt is when this level's window starts (zero: when ready).
-	startAt time.Time
-}
-
 // newRunNonce is random per command: it opens every synthetic prompt and
 // call identifier, so no run or sweep level is flattered by prefixes an
 // earlier one left in the server's cache. KNEE_RUN_NONCE fixes it, so that
@@ -355,49 +342,6 @@ type nonceKey struct{}
 // newRunNonce).
 func withNonce(ctx context.Context, nonce string) context.Context {
 	return context.WithValue(ctx, nonceKey{}, nonce)
-}
-
-// run measures the next level of the series at the given rate or
-// concurrency.
-func (lv *levelRunner) run(ctx context.Context, rate float64, concurrency int) (*results.Run, error) {
-	s := lv.plan.series
-	cfg := lv.tf.config(lv.target.target.BaseURL, lv.target.target.Model)
-	cfg.BuiltinSim = lv.target.builtin
-	client, err := transport.NewClient(lv.target.target, s.PoolSize(rate, concurrency))
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	defer client.Close()
-	level, err := s.Prepare(lv.index, client, rate, concurrency, cfg)
-	if err != nil {
-		return nil, seriesErr(err)
-	}
-	lv.index++
-	var res *results.Run
-	if o := level.Calls; o != nil {
-		o.Client, o.Progress, o.LiveDetail, o.StartAt = client, lv.progress, lv.liveDetail, lv.startAt
-		if lv.records != nil {
-			o.Records, o.RecordLevel = lv.records, lv.recordLevel
-		}
-		view := lv.server.attach(ctx, lv.target, &o.OnWindowStart, &o.OnWindowEnd)
-		if res, err = bench.RunVoice(ctx, *o); err != nil {
-			return nil, usageErr("%v", err)
-		}
-		res.Environment = environment()
-		level.Finish(res)
-		view.finish(res)
-		return res, nil
-	}
-	o := level.Requests
-	o.Client, o.Records, o.RecordLevel, o.Progress, o.LiveDetail, o.StartAt = client, lv.records, lv.recordLevel, lv.progress, lv.liveDetail, lv.startAt
-	view := lv.server.attach(ctx, lv.target, &o.OnWindowStart, &o.OnWindowEnd)
-	if res, err = bench.Run(ctx, *o); err != nil {
-		return nil, usageErr("%v", err)
-	}
-	res.Environment = environment()
-	level.Finish(res)
-	view.finish(res)
-	return res, nil
 }
 
 // seriesErr is an error preparing a series' level: the user's to fix

@@ -1,8 +1,7 @@
 package cmd
 
 import (
-	"context"
-
+	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/bench/serverview"
 
 	"github.com/kneebench/knee/results"
@@ -20,21 +19,25 @@ func (f *serverFlags) register(c *cobra.Command) {
 	c.Flags().StringVar(&f.url, "server-metrics-url", "", "Prometheus metrics URL of the server (default: derived from --base-url)")
 }
 
-// serverView wraps a serverview.View; a nil view does nothing.
-type serverView struct{ v *serverview.View }
-
-// attach detects the server's account and hooks it to the window.
-func (f *serverFlags) attach(_ context.Context, tgt *resolved, onStart, onEnd *func(context.Context)) serverView {
+// watch makes the server's own account of each level's window, unless
+// --no-server-metrics.
+func (f *serverFlags) watch(tgt *resolved) func() bench.Watcher {
 	if f.none {
-		return serverView{}
+		return nil
 	}
-	v := serverview.New(tgt.target, f.url)
-	*onStart, *onEnd = v.Start, v.End
-	return serverView{v}
+	return func() bench.Watcher { return serverview.New(tgt.target, f.url) }
 }
 
-func (s serverView) finish(res *results.Run) {
-	if s.v != nil {
-		s.v.Fill(res)
-	}
+// live is the live runner of the resolved target: every level's result
+// carries the target's environment, and the server's view unless
+// --no-server-metrics; detail asks progress for what a live view shows.
+func (f *targetFlags) live(tgt *resolved, server *serverFlags, detail bool) *bench.Live {
+	return &bench.Live{Target: tgt.target, Watch: server.watch(tgt), LiveDetail: detail, Environment: environment()}
+}
+
+// levelConfig is the target's part of every level's configuration.
+func (f *targetFlags) levelConfig(tgt *resolved) results.Config {
+	cfg := f.config(tgt.target.BaseURL, tgt.target.Model)
+	cfg.BuiltinSim = tgt.builtin
+	return cfg
 }

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -43,10 +42,7 @@ type sweepFlags struct {
 	step        time.Duration
 	label       string
 	outDir      string
-	slo         float64
-	sloMetric   string
-	sloPct      float64
-	maxErr      float64
+	slo         sloFlags
 	stopSat     bool
 	preset      string
 	records     string
@@ -107,10 +103,7 @@ func (o *sweepFlags) register(c *cobra.Command, step time.Duration, why string) 
 	fs.DurationVar(&o.step, "step-duration", step, "measured window of each level (0 with --requests to count requests instead; "+why+")")
 	fs.StringVar(&o.label, "label", "", "name of the result files (default sweep-<date>-<time>)")
 	fs.StringVar(&o.outDir, "out-dir", "results", "folder of the result files")
-	fs.Float64Var(&o.slo, "slo", 300, "SLO threshold in ms")
-	fs.StringVar(&o.sloMetric, "slo-metric", "ttft_sched", "SLO metric: ttft_sched, ttft, e2e, e2e_sched, itl, tpot, queue_wait, or goodput (then --slo is the percentage of requests meeting every --goodput bound, 90 unless --slo is given)")
-	fs.Float64Var(&o.sloPct, "slo-percentile", 95, "SLO percentile: 50, 90, 95 or 99")
-	fs.Float64Var(&o.maxErr, "max-error-rate", 0.02, "a level with this error rate or more misses the SLO")
+	o.slo.register(c, "ttft_sched_p95:300", "what a level", true)
 	fs.BoolVar(&o.stopSat, "stop-on-saturation", false, "end the sweep once two levels in a row miss the SLO")
 	fs.StringVar(&o.preset, "preset", "", "seed the rates and SLO from a sweep preset (see knee presets)")
 	fs.StringVar(&o.records, "records", "", "stream one JSON line per request of every level to this file (each with its level)")
@@ -167,7 +160,7 @@ func (o *sweepFlags) levels(c *cobra.Command) (string, []float64, error) {
 			return "", nil, usageErr("unknown sweep preset %q (see knee presets)", o.preset)
 		}
 		if !c.Flags().Changed("slo") {
-			o.slo = p.SLOMillis
+			o.slo.spec = num(p.SLOMillis)
 		}
 		// Against the built-in simulator, a preset also chooses what it
 		// serves, so the sweep shows where such a box would bend.
@@ -201,27 +194,12 @@ func (o *sweepFlags) setup(c *cobra.Command, callStep time.Duration) (*sweepSetu
 	if err != nil {
 		return nil, err
 	}
-	if o.slo <= 0 || o.maxErr <= 0 || o.maxErr > 1 || o.step < 0 {
-		return nil, usageErr("--slo and --max-error-rate must be positive (error rate at most 1), --step-duration not negative")
+	if o.step < 0 {
+		return nil, usageErr("--step-duration must not be negative")
 	}
-	minGood := 0.0
-	if o.sloMetric == "goodput" {
-		// The SLO is then a share: at least --slo percent of requests good.
-		if o.load.goodput == "" {
-			return nil, usageErr("--slo-metric goodput needs --goodput bounds, e.g. --goodput ttft:300,tpot:50")
-		}
-		minGood = 90
-		if c.Flags().Changed("slo") {
-			minGood = o.slo
-		}
-		if minGood <= 0 || minGood > 100 {
-			return nil, usageErr("with --slo-metric goodput, --slo is the percentage of good requests (0–100], got %g", minGood)
-		}
-	} else if _, ok := (results.Stats{}).SummaryOf(o.sloMetric); !ok {
-		return nil, usageErr("--slo-metric %q is not one of ttft_sched, ttft, e2e, e2e_sched, itl, tpot, queue_wait, goodput", o.sloMetric)
-	}
-	if o.sloPct != 50 && o.sloPct != 90 && o.sloPct != 95 && o.sloPct != 99 {
-		return nil, usageErr("--slo-percentile must be 50, 90, 95 or 99")
+	slo, err := o.slo.parse(c, o.load.goodput)
+	if err != nil {
+		return nil, err
 	}
 	fs := c.Flags()
 	defaulted := o.rates == "" && o.concurrency == "" && o.preset == ""
@@ -270,10 +248,6 @@ func (o *sweepFlags) setup(c *cobra.Command, callStep time.Duration) (*sweepSetu
 	}
 	if err := plan.checkCompletions(o.target.endpoint); err != nil {
 		return nil, err
-	}
-	slo := results.SLO{Metric: o.sloMetric, Percentile: o.sloPct, ThresholdMs: o.slo, MaxErrorRate: o.maxErr, MinGoodPercent: minGood}
-	if minGood > 0 {
-		slo.ThresholdMs = 0
 	}
 	return &sweepSetup{axis: axis, loads: loads, plan: plan, slo: slo}, nil
 }
@@ -326,7 +300,18 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	if results.IsStdout(o.records) {
 		return usageErr("a sweep prints its rows on standard output: give --records a file")
 	}
-	lv := &levelRunner{target: tgt, tf: &o.target, plan: plan, server: &o.server, liveDetail: o.dash.on()}
+	live := o.target.live(tgt, &o.server, o.dash.on())
+	defer live.Close()
+	live.StartAt, live.Interval = startAt, interval
+	live.Progress = func(lv *bench.Level, p bench.Progress) {
+		offered := 0.0
+		if axis == "rate" {
+			offered = lv.Load
+		}
+		level := fmt.Sprintf("level %d/%d (%g)", lv.Index+1, len(loads), lv.Load)
+		progress.Update(statusOf(p, level, o.load.duration))
+		o.dash.status(p, level, lv.Index, len(loads), o.load.duration, offered)
+	}
 	var records *checkedWriter
 	if o.records != "" {
 		f, err := results.OpenStreamContext(c.Context(), o.records)
@@ -335,7 +320,6 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 		}
 		records = &checkedWriter{w: f, path: o.records}
 		defer records.Close()
-		lv.records = records
 	}
 
 	base := o.target.config(tgt.target.BaseURL, tgt.target.Model)
@@ -357,26 +341,16 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	width := outputWidth(out)
 	report.LevelHeader(out, sw, width)
 	writeErr := error(nil)
-	sw = bench.RunSweep(ctx, bench.SweepOptions{
+	sw.StartedAt = time.Now().UTC()
+	levels := plan.series.Levels(live, axis, o.target.levelConfig(tgt))
+	sweepOpts := bench.SweepOptions{
 		Loads: loads, StopOnSaturation: o.stopSat, Sweep: sw,
-		RunLevel: func(ctx context.Context, i int, load float64) (*results.Run, error) {
-			offered := 0.0
-			if axis == "rate" {
-				offered = load
+		Level: func(i int, load float64) (*bench.Level, error) {
+			lv, err := levels(i, load)
+			if err != nil {
+				return nil, seriesErr(err)
 			}
-			lv.progress = func(p bench.Progress) {
-				level := fmt.Sprintf("level %d/%d (%g)", i+1, len(loads), load)
-				progress.Update(statusOf(p, level, o.load.duration))
-				o.dash.status(p, level, i, len(loads), o.load.duration, offered)
-			}
-			lv.recordLevel = &load
-			if !startAt.IsZero() {
-				lv.startAt = startAt.Add(time.Duration(i) * interval)
-			}
-			if axis == "rate" {
-				return lv.run(ctx, load, 0)
-			}
-			return lv.run(ctx, 0, int(load))
+			return lv, nil
 		},
 		OnLevel: func(s *results.Sweep, l results.Level) {
 			progress.Done()
@@ -386,7 +360,11 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 			}
 			o.dash.sweep(s)
 		},
-	})
+	}
+	if records != nil {
+		sweepOpts.Records = records
+	}
+	sw = bench.Sweep(ctx, live, sweepOpts)
 	progress.Done()
 	o.dash.sweep(sw)
 	fmt.Fprintln(out)

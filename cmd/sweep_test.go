@@ -75,7 +75,7 @@ func TestSweepAgainstSimulator(t *testing.T) {
 	// The SLO knee lies below the level where TTFT p95 explodes.
 	explode := -1
 	for i, l := range s.Levels {
-		if l.Run.Stats.TTFTSched.P95 > 4*s.SLO.ThresholdMs {
+		if l.Run.Stats.TTFTSched.P95 > 4*s.SLO.ThresholdMs() {
 			explode = i
 			break
 		}

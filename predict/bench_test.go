@@ -2,9 +2,11 @@ package predict
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator/sched"
@@ -16,16 +18,12 @@ import (
 // 128 out) and reports simulated requests per wall-second.
 func BenchmarkPredictLevel(b *testing.B) {
 	target := presetTarget(b, "h100-80gb/llama-3.1-8b")
-	o := Options{
-		Target: target,
-		Source: workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
-		Load:   driver.Load{Rate: 20, Burstiness: 1, Duration: 10 * time.Minute, Seed: 1, Warmup: 0},
-		Config: results.Config{},
-	}
+	lv := requestsLevel(workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
+		driver.Load{Rate: 20, Burstiness: 1, Duration: 10 * time.Minute, Seed: 1, Warmup: 0})
 	var sent int64
 	b.ResetTimer()
 	for b.Loop() {
-		res, err := Level(context.Background(), o)
+		res, err := (&Virtual{Target: target}).Run(context.Background(), lv)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -40,18 +38,19 @@ func BenchmarkPredictLevel(b *testing.B) {
 // wall-second.
 func BenchmarkPredictSweep(b *testing.B) {
 	target := presetTarget(b, "h100-80gb/llama-3.1-8b")
-	for _, par := range []int{1, 0} {
+	for _, par := range []int{1, runtime.GOMAXPROCS(0)} {
 		name := "cores=1"
-		if par == 0 {
+		if par > 1 {
 			name = "cores=all"
 		}
 		b.Run(name, func(b *testing.B) {
 			var sent int64
 			for b.Loop() {
-				sw := Sweep(SweepOptions{Loads: []float64{2, 4, 6, 8, 10, 12, 14, 16, 18, 20}, Parallel: par, Sweep: &results.Sweep{Axis: "rate"},
-					Run: func(_ int, rate float64) (*results.Run, error) {
-						return Level(context.Background(), Options{Target: target, Source: workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
-							Load: driver.Load{Rate: rate, Burstiness: 1, Duration: 10 * time.Minute, Seed: 1}})
+				sw := bench.Sweep(context.Background(), &Virtual{Target: target}, bench.SweepOptions{
+					Loads: []float64{2, 4, 6, 8, 10, 12, 14, 16, 18, 20}, Parallel: par, Sweep: &results.Sweep{Axis: "rate"},
+					Level: func(_ int, rate float64) (*bench.Level, error) {
+						return requestsLevel(workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
+							driver.Load{Rate: rate, Burstiness: 1, Duration: 10 * time.Minute, Seed: 1}), nil
 					}})
 				for _, l := range sw.Levels {
 					if l.Run == nil {
@@ -90,8 +89,8 @@ func BenchmarkPredictFleet16(b *testing.B) {
 	target := presetTarget(b, "h100-80gb/llama-3.1-8b")
 	var sent int64
 	for b.Loop() {
-		res, err := Level(context.Background(), Options{Target: target, Source: workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
-			Load: driver.Load{Rate: 320, Burstiness: 1, Duration: 2 * time.Minute, Seed: 1}, Replicas: 16, Routing: RoundRobin})
+		res, err := (&Virtual{Target: target, Replicas: 16, Routing: RoundRobin}).Run(context.Background(),
+			requestsLevel(workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1}, driver.Load{Rate: 320, Burstiness: 1, Duration: 2 * time.Minute, Seed: 1}))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -112,8 +111,9 @@ func BenchmarkPredictorAgainstCore(b *testing.B) {
 	memo := &Memo{}
 	load := driver.Load{Rate: 20, Burstiness: 1, Duration: 10 * time.Minute, Seed: 1, Warmup: 0}
 	src := workload.Synthetic{Tokens: 1000, MaxTokens: 200, Seed: 1}
-	o := Options{Target: target, Source: src, Load: load, Memo: memo, NoHistograms: true}
-	res, err := Level(context.Background(), o)
+	lv := requestsLevel(src, load)
+	memoised := &Virtual{Target: target, Memo: memo, NoHistograms: true}
+	res, err := memoised.Run(context.Background(), lv)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -149,17 +149,16 @@ func BenchmarkPredictorAgainstCore(b *testing.B) {
 	b.Run("predictor", func(b *testing.B) {
 		sent := 0
 		for b.Loop() {
-			r, _ := Level(context.Background(), o)
+			r, _ := memoised.Run(context.Background(), lv)
 			sent += int(r.Requests.Sent)
 		}
 		report(b, sent)
 	})
 	b.Run("predictor-unmemoised", func(b *testing.B) {
-		fresh := o
-		fresh.Memo, fresh.NoHistograms = nil, false
+		fresh := &Virtual{Target: target}
 		sent := 0
 		for b.Loop() {
-			r, _ := Level(context.Background(), fresh)
+			r, _ := fresh.Run(context.Background(), lv)
 			sent += int(r.Requests.Sent)
 		}
 		report(b, sent)

@@ -77,7 +77,7 @@ func datasetSweep(t testing.TB, target Target, v []float64, path string, loads [
 		Blocks: workload.TraceBlocks{WordsPerToken: bench.Calibrate(target).WordsPerToken, Nonce: "[measured]", Seed: 7}}
 	sw := &results.Sweep{Axis: "concurrency", Workload: "requests"}
 	next := 0
-	return Sweep(SweepOptions{Loads: loads, Parallel: 1, Sweep: sw, Run: func(_ int, load float64) (*results.Run, error) {
+	return bench.Sweep(context.Background(), &Virtual{Target: target}, bench.SweepOptions{Loads: loads, Parallel: 1, Sweep: sw, Level: func(_ int, load float64) (*bench.Level, error) {
 		l := driver.Load{Concurrency: int(load), Requests: requests, Warmup: -1, Seed: 7, DrainTimeout: replayDrain}
 		level := ds
 		level.Offset = next
@@ -86,7 +86,7 @@ func datasetSweep(t testing.TB, target Target, v []float64, path string, loads [
 			Concurrency: int(load), MaxTokens: 128, Requests: requests, Warmup: l.DefaultWarmup(), Seed: 7,
 			DatasetSizing: &results.DatasetSizing{Counter: "chars", CharsPerToken: 4, Kept: need, Offset: level.Offset,
 				MinTokens: 4, MaxPromptTokens: 1024, MaxContext: 2048}}
-		return Level(context.Background(), Options{Target: target, Source: level, Load: l, Config: cfg})
+		return &bench.Level{Work: bench.Requests{Source: level, Load: l}, Config: cfg}, nil
 	}})
 }
 
@@ -152,7 +152,7 @@ func TestOpenLoopWindowIsItsSpan(t *testing.T) {
 	for _, tc := range []struct{ rate, burst float64 }{{0.5, 1}, {2, 0.05}} {
 		syn := workload.Synthetic{Tokens: 64, MaxTokens: 8, Seed: 8}
 		l := driver.Load{Rate: tc.rate, Burstiness: tc.burst, Duration: 20 * time.Second, Seed: 8, DrainTimeout: time.Minute}
-		r, err := Level(context.Background(), Options{Target: target, Source: syn, Load: l, Config: results.Config{Mode: "open", Rate: tc.rate}})
+		r, err := (&Virtual{Target: target}).Run(context.Background(), &bench.Level{Work: bench.Requests{Source: syn, Load: l}, Config: results.Config{Mode: "open", Rate: tc.rate}})
 		if err != nil {
 			t.Fatal(err)
 		}

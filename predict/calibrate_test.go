@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -52,11 +53,11 @@ func measuredSweep(t testing.TB, target Target, v []float64, loads []float64, re
 		Spread: workload.Spread{InputStddev: 350, OutputStddev: 20}}
 	sized, _ := bench.SizedPrompts(target, bench.Calibrate(target), syn)
 	sw := &results.Sweep{Axis: "concurrency", Workload: "requests"}
-	return Sweep(SweepOptions{Loads: loads, Sweep: sw, Run: func(_ int, load float64) (*results.Run, error) {
+	return bench.Sweep(context.Background(), &Virtual{Target: target}, bench.SweepOptions{Loads: loads, Parallel: runtime.GOMAXPROCS(0), Sweep: sw, Level: func(_ int, load float64) (*bench.Level, error) {
 		l := driver.Load{Concurrency: int(load), Requests: requests, Warmup: -1, Seed: 7, DrainTimeout: replayDrain}
 		cfg := results.Config{Workload: "synthetic", Endpoint: "chat", Mode: "closed", Concurrency: int(load),
 			InputTokens: 1024, MaxTokens: 96, InputStddev: 350, OutputStddev: 20, Requests: requests, Warmup: l.DefaultWarmup(), Seed: 7}
-		return Level(context.Background(), Options{Target: target, Source: sized, Load: l, Config: cfg})
+		return &bench.Level{Work: bench.Requests{Source: sized, Load: l}, Config: cfg}, nil
 	}})
 }
 
@@ -112,17 +113,18 @@ func TestCalibrateVoice(t *testing.T) {
 	v.WordsPerToken = bench.Calibrate(target).WordsPerToken
 	tuned := target
 	tuned.Models = tunedModels(target.Models, target.Model, truth)
-	sw := Sweep(SweepOptions{Loads: []float64{1, 4, 8}, Sweep: &results.Sweep{Axis: "rate", Workload: "voice"}, Run: func(i int, rate float64) (*results.Run, error) {
-		// The replay's own nonce, so the calls are the same to the token:
-		// another nonce moves prompt lengths by a few tokens and TTFT p90
-		// of a 20 s window by up to 2%, noise this test keeps out.
-		v := v
-		v.Nonce = fmt.Sprintf("[calibrate.%d]", i+1)
-		cfg := results.Config{Workload: "voice", Mode: "open", Rate: rate, Seed: 9, DurationS: 20, Endpoint: "chat", MaxTokens: v.OutputTokens,
-			Voice: &results.VoiceConfig{SystemPromptTokens: v.SystemPromptTokens, UserTokens: v.UserTokens, Turns: v.Turns, GapMinS: 1, GapMaxS: 2, OutputTokens: v.OutputTokens}}
-		return VoiceLevel(context.Background(), VoiceOptions{Target: tuned, VoiceOptions: bench.VoiceOptions{CallSource: v, Rate: rate, Duration: 20 * time.Second, Seed: 9,
-			DrainTimeout: replayDrain, Config: cfg}})
-	}})
+	sw := bench.Sweep(context.Background(), &Virtual{Target: tuned}, bench.SweepOptions{Loads: []float64{1, 4, 8}, Parallel: runtime.GOMAXPROCS(0),
+		Sweep: &results.Sweep{Axis: "rate", Workload: "voice"}, Level: func(i int, rate float64) (*bench.Level, error) {
+			// The replay's own nonce, so the calls are the same to the token:
+			// another nonce moves prompt lengths by a few tokens and TTFT p90
+			// of a 20 s window by up to 2%, noise this test keeps out.
+			v := v
+			v.Nonce = fmt.Sprintf("[calibrate.%d]", i+1)
+			cfg := results.Config{Workload: "voice", Mode: "open", Rate: rate, Seed: 9, DurationS: 20, Endpoint: "chat", MaxTokens: v.OutputTokens,
+				Voice: &results.VoiceConfig{SystemPromptTokens: v.SystemPromptTokens, UserTokens: v.UserTokens, Turns: v.Turns, GapMinS: 1, GapMaxS: 2, OutputTokens: v.OutputTokens}}
+			return &bench.Level{Work: bench.Calls{Source: v, Load: driver.CallLoad{Rate: rate, Duration: 20 * time.Second, Seed: 9,
+				DrainTimeout: replayDrain}}, Config: cfg}, nil
+		}})
 	exact, _, err := Calibrate(context.Background(), CalibrateOptions{Measured: sw, Target: tuned, NoHoldOut: true, MaxEvaluations: 1})
 	if err != nil {
 		t.Fatal(err)

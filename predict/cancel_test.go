@@ -21,12 +21,12 @@ func TestCancelStopsVirtualTime(t *testing.T) {
 	cancel()
 	levels := map[string]func() (*results.Run, error){
 		"requests": func() (*results.Run, error) {
-			return Level(ctx, Options{Target: target, Source: workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
-				Load: driver.Load{Rate: 20, Burstiness: 1, Duration: 24 * time.Hour, Seed: 1}})
+			return (&Virtual{Target: target}).Run(ctx, requestsLevel(workload.Synthetic{Tokens: 512, MaxTokens: 128, Seed: 1},
+				driver.Load{Rate: 20, Burstiness: 1, Duration: 24 * time.Hour, Seed: 1}))
 		},
 		"calls": func() (*results.Run, error) {
 			v := workload.Voice{SystemPromptTokens: 500, UserTokens: 30, Turns: 4, GapMin: time.Second, GapMax: 2 * time.Second, OutputTokens: 40, Seed: 1}
-			return VoiceLevel(ctx, VoiceOptions{Target: target, VoiceOptions: bench.VoiceOptions{CallSource: v, Rate: 5, Duration: 24 * time.Hour, Seed: 1}})
+			return (&Virtual{Target: target}).Run(ctx, &bench.Level{Work: bench.Calls{Source: v, Load: driver.CallLoad{Rate: 5, Duration: 24 * time.Hour, Seed: 1}}})
 		},
 	}
 	for name, run := range levels {

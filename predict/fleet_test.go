@@ -20,8 +20,8 @@ func voiceFleet(t testing.TB, routing Routing, rate float64) *results.Run {
 	v := workload.Voice{SystemPromptTokens: 4000, UserTokens: 40, Turns: 4, GapMin: 2 * time.Second, GapMax: 3 * time.Second, OutputTokens: 60, Seed: 5}
 	cal := bench.Calibrate(target)
 	v.WordsPerToken = cal.WordsPerToken
-	r, err := VoiceLevel(context.Background(), VoiceOptions{Target: target, VoiceOptions: bench.VoiceOptions{CallSource: v, Rate: rate, Duration: time.Minute, Seed: 5,
-		DrainTimeout: time.Minute}, Replicas: 4, Routing: routing})
+	r, err := (&Virtual{Target: target, Replicas: 4, Routing: routing}).Run(context.Background(),
+		&bench.Level{Work: bench.Calls{Source: v, Load: driver.CallLoad{Rate: rate, Duration: time.Minute, Seed: 5, DrainTimeout: time.Minute}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +58,8 @@ func TestPrefixAffinityKeepsCallsWarm(t *testing.T) {
 func TestReplicasMoveTheKnee(t *testing.T) {
 	target := presetTarget(t, "l4/llama-3.1-8b")
 	level := func(replicas int, routing Routing) *results.Run {
-		r, err := Level(context.Background(), Options{Target: target, Source: workload.Synthetic{Tokens: 1024, MaxTokens: 128, Seed: 2},
-			Load: driver.Load{Rate: 6, Burstiness: 1, Duration: time.Minute, Seed: 2, DrainTimeout: time.Minute}, Replicas: replicas, Routing: routing})
+		r, err := (&Virtual{Target: target, Replicas: replicas, Routing: routing}).Run(context.Background(), requestsLevel(
+			workload.Synthetic{Tokens: 1024, MaxTokens: 128, Seed: 2}, driver.Load{Rate: 6, Burstiness: 1, Duration: time.Minute, Seed: 2, DrainTimeout: time.Minute}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestReplicasMoveTheKnee(t *testing.T) {
 // arrivals would never end; the prediction refuses, as a live run does.
 func TestVoiceLevelNeedsABound(t *testing.T) {
 	v := workload.Voice{SystemPromptTokens: 100, UserTokens: 10, Turns: 2, GapMin: time.Second, GapMax: time.Second, OutputTokens: 10, Seed: 1, WordsPerToken: 0.75}
-	_, err := VoiceLevel(context.Background(), VoiceOptions{Target: presetTarget(t, "h100-80gb/llama-3.1-8b"), VoiceOptions: bench.VoiceOptions{CallSource: v, Rate: 1}})
+	_, err := (&Virtual{Target: presetTarget(t, "h100-80gb/llama-3.1-8b")}).Run(context.Background(), &bench.Level{Work: bench.Calls{Source: v, Load: driver.CallLoad{Rate: 1}}})
 	if !errors.Is(err, driver.ErrCallsUnbounded) {
 		t.Fatalf("err %v, want driver.ErrCallsUnbounded", err)
 	}
@@ -99,9 +99,9 @@ func TestRoutingPolicies(t *testing.T) {
 	target := presetTarget(t, "h100-80gb/llama-3.1-8b")
 	p95 := map[Routing]float64{}
 	for _, routing := range []Routing{RoundRobin, Random, LeastLoaded} {
-		r, err := Level(context.Background(), Options{Target: target, Source: workload.Synthetic{Tokens: 1000, MaxTokens: 200, Seed: 3,
-			Spread: workload.Spread{RangeRatio: 0.9}},
-			Load: driver.Load{Rate: 80, Burstiness: 1, Duration: 2 * time.Minute, Seed: 3, DrainTimeout: time.Minute}, Replicas: 4, Routing: routing})
+		r, err := (&Virtual{Target: target, Replicas: 4, Routing: routing}).Run(context.Background(), requestsLevel(
+			workload.Synthetic{Tokens: 1000, MaxTokens: 200, Seed: 3, Spread: workload.Spread{RangeRatio: 0.9}},
+			driver.Load{Rate: 80, Burstiness: 1, Duration: 2 * time.Minute, Seed: 3, DrainTimeout: time.Minute}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,4 +114,9 @@ func TestRoutingPolicies(t *testing.T) {
 	if p95[LeastLoaded] > p95[RoundRobin] {
 		t.Errorf("least-loaded's TTFT p95 %.1f ms above round-robin's %.1f", p95[LeastLoaded], p95[RoundRobin])
 	}
+}
+
+// requestsLevel is a level of requests from src with load.
+func requestsLevel(src workload.Source, load driver.Load) *bench.Level {
+	return &bench.Level{Work: bench.Requests{Source: src, Load: load}}
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/results"
 )
 
@@ -32,20 +32,17 @@ type Candidate struct {
 	KVSequences int
 }
 
-// Evaluate predicts one level: replicas of a candidate behind a routing
-// policy, at a load (a rate, or streams); abandon, when set, may stop it
-// early (Options.Abandon).
-type Evaluate func(ctx context.Context, c *Candidate, replicas int, routing Routing, load float64, abandon func(*record.Record) bool) (*results.Run, error)
-
 // PlanOptions is a capacity question.
 type PlanOptions struct {
 	Candidates []*Candidate
-	Evaluate   Evaluate
+	// Level is the workload at a load (a rate, or streams): a series'
+	// first level, prepared afresh for each prediction.
+	Level func(load float64) (*bench.Level, error)
 	// Axis is "rate" or "concurrency"; Target the load to serve, or 0 to
 	// find the largest load each candidate's budget of GPUs holds.
 	Axis   string
 	Target float64
-	SLO    results.PlanSLO
+	SLO    results.SLO
 	// Window is each level's simulated window, for the early verdict.
 	Window   float64
 	Routings []Routing
@@ -82,6 +79,8 @@ func Plan(ctx context.Context, o PlanOptions) ([]results.PlanRow, int) {
 	if par <= 0 {
 		par = runtime.GOMAXPROCS(0)
 	}
+	memo := &Memo{}
+	noITL := !slices.ContainsFunc(o.SLO.Bounds, func(b results.Bound) bool { return b.Metric == "itl" })
 	rows := make([][]results.PlanRow, len(o.Candidates))
 	var predictions atomic.Int64
 	var wg sync.WaitGroup
@@ -91,7 +90,7 @@ func Plan(ctx context.Context, o PlanOptions) ([]results.PlanRow, int) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			s := &search{o: o, c: c, ctx: ctx, predictions: &predictions}
+			s := &search{o: o, c: c, ctx: ctx, predictions: &predictions, memo: memo, noITL: noITL}
 			rows[i] = s.rows()
 		}()
 	}
@@ -110,6 +109,11 @@ type search struct {
 	ctx         context.Context
 	predictions *atomic.Int64
 	n           int // this candidate's predictions
+	// memo is what the content side said of each request, the same for
+	// every candidate; noITL keeps no chunk times when no bound needs
+	// them.
+	memo  *Memo
+	noITL bool
 }
 
 // meets predicts the candidate at load and judges it.
@@ -121,11 +125,21 @@ func (s *search) meets(replicas int, routing Routing, load float64) (bool, strin
 	if s.o.Axis == "concurrency" {
 		expected = math.Inf(1) // a closed loop's count is not known ahead
 	}
-	var abandon func(*record.Record) bool
-	if !math.IsInf(expected, 1) {
-		abandon = hopeless(s.o.SLO, expected)
+	lv, err := s.o.Level(load)
+	if err != nil {
+		return false, err.Error(), nil, nil
 	}
-	r, err := s.o.Evaluate(s.ctx, s.c, replicas, routing, load, abandon)
+	v := &Virtual{Target: s.c.Target, Replicas: replicas, Routing: routing, NoHistograms: true}
+	if _, ok := lv.Work.(bench.Requests); ok {
+		// A call's turns are not the load's arrivals, so the early verdict,
+		// which counts records against the arrivals expected, is for
+		// requests alone.
+		v.Memo, v.NoITL = s.memo, s.noITL
+		if !math.IsInf(expected, 1) {
+			v.Abandon = hopeless(s.o.SLO, expected)
+		}
+	}
+	r, err := v.Run(s.ctx, lv)
 	s.n++
 	s.predictions.Add(1)
 	if err != nil {
@@ -377,7 +391,7 @@ func Bisect(from, lo, hi float64, step func(float64) float64, round func(float64
 }
 
 // figuresOf are a predicted level's figures, the SLO's among them.
-func figuresOf(slo results.PlanSLO, r *results.Run, load float64) *results.PlanFigures {
+func figuresOf(slo results.SLO, r *results.Run, load float64) *results.PlanFigures {
 	f := &results.PlanFigures{Load: load, Bounds: map[string]float64{}, TTFTP50: r.Stats.TTFT.P50, TTFTP95: r.Stats.TTFT.P95,
 		TPOTP50: r.Stats.TPOT.P50, TPOTP95: r.Stats.TPOT.P95, E2EP95: r.Stats.E2E.P95,
 		OutputTokensPerS: r.Throughput.OutputTokensPerS, RequestsPerS: r.Throughput.RequestsPerS, ErrorRate: r.Requests.ErrorRate()}

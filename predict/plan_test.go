@@ -46,8 +46,9 @@ func TestBisectFindsAKnownCapacity(t *testing.T) {
 // prompts and 200-token answers.
 func planLevel(t *testing.T, rate float64, abandon func(*record.Record) bool) *results.Run {
 	t.Helper()
-	r, err := Level(context.Background(), Options{Target: presetTarget(t, "h100-80gb/llama-3.1-8b"), Source: workload.Synthetic{Tokens: 1000, MaxTokens: 200, Seed: 4},
-		Load: driver.Load{Rate: rate, Burstiness: 1, Duration: 2 * time.Minute, Seed: 4, DrainTimeout: time.Minute}, Abandon: abandon, NoITL: abandon != nil})
+	v := &Virtual{Target: presetTarget(t, "h100-80gb/llama-3.1-8b"), Abandon: abandon, NoITL: abandon != nil}
+	r, err := v.Run(context.Background(), requestsLevel(workload.Synthetic{Tokens: 1000, MaxTokens: 200, Seed: 4},
+		driver.Load{Rate: rate, Burstiness: 1, Duration: 2 * time.Minute, Seed: 4, DrainTimeout: time.Minute}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func planLevel(t *testing.T, rate float64, abandon func(*record.Record) bool) *r
 // which every load scanned meets the SLO), within one step; and the early
 // verdict gives up on loads past capacity but never on one that meets.
 func TestPlanBisectionOnThePredictor(t *testing.T) {
-	slo := results.PlanSLO{Bounds: []results.PlanBound{{Metric: "ttft", Percentile: 95, Ms: 500}}, MaxErrorRate: 0.02}
+	slo := results.SLO{Bounds: []results.Bound{{Metric: "ttft", Percentile: 95, Ms: 500}}, MaxErrorRate: 0.02}
 	meets := func(rate float64) (bool, string, error) {
 		r := planLevel(t, rate, hopeless(slo, rate*120))
 		ok, why := judge(slo, r, "rate", rate)
@@ -92,18 +93,5 @@ func TestPlanBisectionOnThePredictor(t *testing.T) {
 	}
 	if ok, why := judge(slo, cut, "rate", 3*truth); ok || why == "" {
 		t.Errorf("a level given up was judged %v (%q)", ok, why)
-	}
-}
-
-// TestParseBounds reads --slo and refuses what it cannot judge.
-func TestParseBounds(t *testing.T) {
-	b, err := ParseBounds("ttft_p95:500, tpot_p50:50,e2e_sched_p99:4000")
-	if err != nil || len(b) != 3 || b[0] != (results.PlanBound{Metric: "ttft", Percentile: 95, Ms: 500}) || b[2].Metric != "e2e_sched" {
-		t.Fatalf("%+v, %v", b, err)
-	}
-	for _, bad := range []string{"", "ttft:500", "ttft_p97:500", "latency_p95:500", "ttft_p95:0", "ttft_p95:NaN", "ttft_p95:-3"} {
-		if _, err := ParseBounds(bad); err == nil {
-			t.Errorf("%q: no error", bad)
-		}
 	}
 }

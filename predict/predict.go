@@ -13,17 +13,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/record"
-	"github.com/kneebench/knee/bench/summary"
-	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator/content"
 	"github.com/kneebench/knee/simulator/sched"
@@ -178,84 +173,4 @@ func errorClass(err error) string {
 		return fmt.Sprintf("http_%d:%s", api.Status, api.Type)
 	}
 	return record.ClassOther
-}
-
-// Options is one level: what to send, how much and when.
-type Options struct {
-	Target  Target
-	Source  workload.Source
-	Load    driver.Load
-	Config  results.Config
-	Goodput summary.Goodput
-	// Memo, when set, keeps what the content side said for each request
-	// of the level, for a level run many times with the same workload.
-	Memo *Memo
-	// NoHistograms leaves the encoded histograms out of the result.
-	NoHistograms bool
-	// Replicas, when above 1, serves the level from that many independent
-	// replicas of the model behind a router with the Routing policy.
-	Replicas int
-	Routing  Routing
-	// Records, when set, receives one JSON line per request (warm-up
-	// included), with RecordLevel as its level when set. Its instants are
-	// simulated time since the Unix epoch: the level starts at zero.
-	Records     io.Writer
-	RecordLevel *float64
-	// NoITL keeps no chunk times, so no inter-token latency is measured:
-	// a plan whose SLO does not bound it predicts faster.
-	NoITL bool
-	// Abandon, when set, sees every measured record as it ends; once it
-	// says true the level stops there, marked interrupted (a plan's
-	// search gives up on a level that cannot meet its SLO any more).
-	Abandon func(*record.Record) bool
-}
-
-// recordsEpoch is the instant a predicted level's records count from.
-var recordsEpoch = time.Unix(0, 0)
-
-// streamGap is the gap between a predicted closed loop's streams' first
-// requests: what knee's live client takes to start each (about 25 ms for
-// 64 streams against knee sim, dialling included).
-const streamGap = 400 * time.Microsecond
-
-// Level runs one level in virtual time on the one driver, warm-up first,
-// and summarises its measured window as bench.Run would. Cancelling ctx
-// stops it at once: what it predicted so far comes back marked
-// interrupted, as a live level's does.
-func Level(ctx context.Context, o Options) (*results.Run, error) {
-	if err := o.Load.Validate(); err != nil {
-		return nil, err
-	}
-	cfg, ctxLen, err := o.Target.Config()
-	if err != nil {
-		return nil, err
-	}
-	srv := newSimServer(o.Target, cfg, ctxLen, o.Replicas, o.Routing, o.Load.Seed, o.Memo)
-	srv.noChunks = o.NoITL
-	prefixes := workload.NewPrefixTracker()
-	conf := o.Config
-	conf.Predicted = true
-	sum := summary.New(summary.Level{Load: o.Load, Config: conf, Goodput: o.Goodput, NoHistograms: o.NoHistograms, Prefixes: prefixes}, 1)
-	records := record.NewWriter(o.Records, recordsEpoch, o.RecordLevel)
-	measured := sum.Add
-	if o.Abandon != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		measured = func(r *record.Record) {
-			sum.Add(r)
-			if o.Abandon(r) {
-				cancel()
-			}
-		}
-	}
-	d := driver.New(driver.Options{Clock: srv, Sender: srv, Records: records, Measured: measured, Prefixes: prefixes,
-		Turnaround: turnaround, StreamGap: streamGap})
-	out, err := d.RunRequests(ctx, driver.Requests{Load: o.Load, Source: o.Source})
-	if err != nil {
-		return nil, err
-	}
-	records.Flush()
-	res := sum.Requests(health.Report{}, out.Window)
-	return predicted(ctx, res), nil
 }

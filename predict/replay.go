@@ -24,23 +24,24 @@ const replayDrain = time.Minute
 const minReplayRequests = 10
 
 // Replayed is a measured level rebuilt for virtual time: requests or
-// calls.
+// calls, with the target they were rebuilt for.
 type Replayed struct {
-	Requests *Options
-	Calls    *VoiceOptions
+	Level  *bench.Level
+	target Target
+	// memo keeps what the content side said of each request, as the
+	// level is replayed once per step of a search.
+	memo *Memo
 }
 
 // Run replays the level on the models file given (the target's own, or a
 // tuning of it); cancelling ctx stops it.
 func (r Replayed) Run(ctx context.Context, models *server.ModelsFile) (*results.Run, error) {
-	if r.Calls != nil {
-		o := *r.Calls
-		o.Target.Models = models
-		return VoiceLevel(ctx, o)
-	}
-	o := *r.Requests
-	o.Target.Models = models
-	return Level(ctx, o)
+	t := r.target
+	t.Models = models
+	// Replayed once per step of a search: say each request once, and skip
+	// the histograms nobody writes.
+	v := &Virtual{Target: t, Memo: r.memo, NoHistograms: true}
+	return v.Run(ctx, r.Level)
 }
 
 // Replay rebuilds the workload of a measured level for the target: the
@@ -51,33 +52,39 @@ func (r Replayed) Run(ctx context.Context, models *server.ModelsFile) (*results.
 // reproduced, or an error saying why the level cannot be replayed.
 func Replay(t Target, run *results.Run, nonce string) (Replayed, string, error) {
 	c := run.Config
-	if c.Workload == results.WorkloadVoice || c.Voice != nil {
-		v, err := replayCalls(t, run, nonce)
-		return Replayed{Calls: v}, "", err
+	var work bench.Work
+	var note string
+	var err error
+	switch {
+	case c.Workload == results.WorkloadVoice || c.Voice != nil:
+		work, err = replayCalls(t, run, nonce)
+	case c.Conversations != nil:
+		work, err = replayConversations(c)
+		note = "the conversations are replayed with their recorded text, which the target counts with its own tokenizer"
+	default:
+		t.Chat = c.Endpoint == "chat"
+		work, note, err = replayRequests(t, run, nonce)
 	}
-	if c.Conversations != nil {
-		v, err := replayConversations(t, c)
-		return Replayed{Calls: v}, "the conversations are replayed with their recorded text, which the target counts with its own tokenizer", err
+	if err != nil {
+		return Replayed{}, note, err
 	}
-	opts, note, err := replayRequests(t, run, nonce)
-	return Replayed{Requests: opts}, note, err
+	return Replayed{Level: &bench.Level{Work: work, Config: c}, target: t, memo: &Memo{}}, note, nil
 }
 
 // replayCalls rebuilds a level of the call workload: the same calls, turn
 // for turn, with the filler scaled to the target's tokenizer.
-func replayCalls(t Target, run *results.Run, nonce string) (*VoiceOptions, error) {
-	v, o, err := bench.ReplayVoice(run.Config, nonce, replayDrain)
+func replayCalls(t Target, run *results.Run, nonce string) (bench.Work, error) {
+	v, load, err := bench.ReplayVoice(run.Config, nonce, replayDrain)
 	if err != nil {
 		return nil, err
 	}
 	t.Chat = true
 	v.WordsPerToken = bench.Calibrate(t).WordsPerToken
-	o.CallSource = v
-	return &VoiceOptions{Target: t, VoiceOptions: o}, nil
+	return bench.Calls{Source: v, Load: load}, nil
 }
 
 // replayRequests rebuilds a level of requests.
-func replayRequests(t Target, run *results.Run, nonce string) (*Options, string, error) {
+func replayRequests(t Target, run *results.Run, nonce string) (bench.Work, string, error) {
 	c := run.Config
 	load, err := bench.ReplayLoad(c, replayDrain)
 	if err != nil {
@@ -96,12 +103,11 @@ func replayRequests(t Target, run *results.Run, nonce string) (*Options, string,
 	if load.Requests > 1_000_000 || load.Duration > 24*time.Hour || load.Concurrency > 100_000 || load.Rate > 1e6 {
 		return nil, "", fmt.Errorf("the level (%d requests, %s, concurrency %d, rate %g) is past what a replay holds", load.Requests, load.Duration, load.Concurrency, load.Rate)
 	}
-	t.Chat = c.Endpoint == "chat"
 	var notes []string
 	if c.DatasetSizing != nil && c.Dataset != "" {
-		opts, err := replayDataset(t, c, load, nonce)
+		work, err := replayDataset(t, c, load, nonce)
 		if err == nil {
-			return opts, "", nil
+			return work, "", nil
 		}
 		notes = append(notes, fmt.Sprintf("the dataset could not be read again (%v)", err))
 	}
@@ -126,10 +132,7 @@ func replayRequests(t Target, run *results.Run, nonce string) (*Options, string,
 		notes = append(notes, fmt.Sprintf("the server reported %d cached prompt tokens; the replay's prompts share no prefix", run.Tokens.CachedTotal))
 	}
 	sized, _ := bench.SizedPrompts(t, bench.Calibrate(t), syn)
-	// Replayed once per step of a search: say each request once, and
-	// skip the histograms nobody writes.
-	opts := &Options{Target: t, Source: sized, Load: load, Config: c, Memo: &Memo{}, NoHistograms: true}
-	return opts, strings.Join(notes, "; "), nil
+	return bench.Requests{Source: sized, Load: load}, strings.Join(notes, "; "), nil
 }
 
 // replayDataset rebuilds a dataset level exactly: the file read again,
@@ -137,7 +140,7 @@ func replayRequests(t Target, run *results.Run, nonce string) (*Options, string,
 // characters per token), filtered and sampled alike, the level starting at
 // the same entry, each request sent as filler of the length the measured
 // server's count gave it; a trace also keeps its timestamps and blocks.
-func replayDataset(t Target, c results.Config, load driver.Load, nonce string) (*Options, error) {
+func replayDataset(t Target, c results.Config, load driver.Load, nonce string) (bench.Work, error) {
 	sz := c.DatasetSizing
 	f, err := os.Open(c.Dataset)
 	if err != nil {
@@ -162,7 +165,7 @@ func replayDataset(t Target, c results.Config, load driver.Load, nonce string) (
 	if c.TraceSpeedup > 0 {
 		load.Trace = workload.TraceSchedule(kept, c.TraceSpeedup)
 	}
-	return &Options{Target: t, Source: ds, Load: load, Config: c, Memo: &Memo{}, NoHistograms: true}, nil
+	return bench.Requests{Source: ds, Load: load}, nil
 }
 
 // counterOf is the token counter a dataset level was sized with.
@@ -182,7 +185,7 @@ func counterOf(sz *results.DatasetSizing) (workload.TokenCounter, error) {
 // replayConversations rebuilds a level of a dataset's conversations: the
 // file read again, the same conversations in the same order from the
 // level's offset, the same think times and history.
-func replayConversations(t Target, c results.Config) (*VoiceOptions, error) {
+func replayConversations(c results.Config) (bench.Work, error) {
 	cc, sz := c.Conversations, c.DatasetSizing
 	if sz == nil || c.Dataset == "" || c.Rate <= 0 {
 		return nil, fmt.Errorf("the conversations' dataset and sizing are missing from the result")
@@ -206,10 +209,9 @@ func replayConversations(t Target, c results.Config) (*VoiceOptions, error) {
 	if err := convs.Validate(); err != nil {
 		return nil, err
 	}
-	t.Chat = true
-	return &VoiceOptions{Target: t, VoiceOptions: bench.VoiceOptions{CallSource: convs, Rate: c.Rate, Calls: cc.Calls,
+	return bench.Calls{Source: convs, Load: driver.CallLoad{Rate: c.Rate, Calls: cc.Calls,
 		Duration: time.Duration(c.DurationS * float64(time.Second)), MaxConcurrentCalls: cc.MaxConcurrentCalls, Seed: c.Seed,
-		DrainTimeout: replayDrain, Config: c}}, nil
+		DrainTimeout: replayDrain}}, nil
 }
 
 // quantilesOf is an encoded histogram's percentiles, 0 to 100 (none for an

@@ -2,6 +2,7 @@ package predict
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -20,18 +21,17 @@ import (
 func TestSaturationAtCapacity(t *testing.T) {
 	target := presetTarget(t, "h100-80gb/llama-3.1-8b")
 	src := workload.Synthetic{Tokens: 2048, MaxTokens: 64, Seed: 1}
-	full, err := Level(context.Background(), Options{Target: target, Source: src,
-		Load: driver.Load{Concurrency: 256, Duration: 2 * time.Minute, Seed: 1, Warmup: 256}})
+	full, err := (&Virtual{Target: target}).Run(context.Background(), requestsLevel(src,
+		driver.Load{Concurrency: 256, Duration: 2 * time.Minute, Seed: 1, Warmup: 256}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	capacity := full.Throughput.RequestsPerS
 	rates := []float64{0.5 * capacity, 0.75 * capacity, 0.9 * capacity, 1.1 * capacity, 1.3 * capacity}
-	sw := Sweep(SweepOptions{Loads: rates, Sweep: &results.Sweep{Axis: "rate",
-		SLO: results.SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02}},
-		Run: func(_ int, rate float64) (*results.Run, error) {
-			return Level(context.Background(), Options{Target: target, Source: src,
-				Load: driver.Load{Rate: rate, Burstiness: 1, Duration: 2 * time.Minute, Seed: 1, Warmup: -1}})
+	sw := bench.Sweep(context.Background(), &Virtual{Target: target}, bench.SweepOptions{Loads: rates, Parallel: runtime.GOMAXPROCS(0),
+		Sweep: &results.Sweep{Axis: "rate", SLO: results.SLO{Bounds: []results.Bound{{Metric: "ttft_sched", Percentile: 95, Ms: 300}}, MaxErrorRate: 0.02}},
+		Level: func(_ int, rate float64) (*bench.Level, error) {
+			return requestsLevel(src, driver.Load{Rate: rate, Burstiness: 1, Duration: 2 * time.Minute, Seed: 1, Warmup: -1}), nil
 		}})
 	k := sw.Knees.Saturation
 	t.Logf("capacity %.2f req/s, saturation %+v", capacity, k)
@@ -51,19 +51,15 @@ func voiceSweep(t *testing.T, rates []float64, step time.Duration) *results.Swee
 	target := presetTarget(t, "h100-80gb/llama-3.1-8b")
 	v := workload.Voice{SystemPromptTokens: 18000, UserTokens: 40, Turns: 4, GapMin: 5 * time.Second, GapMax: 7 * time.Second,
 		OutputTokens: 100, Seed: 1, WordsPerToken: 0.75}
-	var failed error
-	sw := Sweep(SweepOptions{Loads: rates, Sweep: &results.Sweep{Axis: "rate",
-		SLO: results.SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02}},
-		Run: func(_ int, rate float64) (*results.Run, error) {
-			r, err := VoiceLevel(context.Background(), VoiceOptions{Target: target, VoiceOptions: bench.VoiceOptions{
-				CallSource: v, Rate: rate, Duration: step, Seed: 1, DrainTimeout: 5 * time.Minute}})
-			if err != nil {
-				failed = err
-			}
-			return r, err
+	sw := bench.Sweep(context.Background(), &Virtual{Target: target}, bench.SweepOptions{Loads: rates, Parallel: runtime.GOMAXPROCS(0),
+		Sweep: &results.Sweep{Axis: "rate", SLO: results.SLO{Bounds: []results.Bound{{Metric: "ttft_sched", Percentile: 95, Ms: 300}}, MaxErrorRate: 0.02}},
+		Level: func(_ int, rate float64) (*bench.Level, error) {
+			return &bench.Level{Work: bench.Calls{Source: v, Load: driver.CallLoad{Rate: rate, Duration: step, Seed: 1, DrainTimeout: 5 * time.Minute}}}, nil
 		}})
-	if failed != nil {
-		t.Fatal(failed)
+	for _, l := range sw.Levels {
+		if l.Error != "" {
+			t.Fatal(l.Error)
+		}
 	}
 	return sw
 }

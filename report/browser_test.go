@@ -132,8 +132,9 @@ func TestPagesInChromium(t *testing.T) {
 				}
 				if k.explore != "" {
 					e := sc.Explorer
-					if e == nil || e.Load == nil || math.Abs(*e.Load-k.want) > 1e-9 || !e.Interpolated || !strings.Contains(e.Text, "interpolated") {
-						t.Errorf("the SLO explorer answered %+v, want %g interpolated", e, k.want)
+					if e == nil || e.Load == nil || math.Abs(*e.Load-k.want) > 1e-9 || e.Interpolated != k.interpolated ||
+						e.Interpolated != strings.Contains(e.Text, "interpolated") {
+						t.Errorf("the SLO explorer answered %+v, want %g (interpolated: %v)", e, k.want, k.interpolated)
 					}
 				}
 			})

@@ -239,19 +239,31 @@
   // within a bound: the last measured level that meets it, or between it
   // and the next, which does not, by linear interpolation (said so, as an
   // estimate no level measured).
+  // A level the sweep judged misses a bound when the sweep's own verdict
+  // says it misses whatever the bound (its gate: errors, lost requests, a
+  // queue that fell behind), when the bound is the sweep's own SLO and
+  // the verdict says it misses, or when its figure is past the bound. The
+  // page never judges a level otherwise than the knee beside it.
   function explore(s, metric, pct, bound) {
-    var pts = s.levels.filter(function (l) { return !l.excluded; }).map(function (l) { return [l.load, stat(l, metric, pct)]; })
-      .filter(function (p) { return p[1] !== null && p[1] !== undefined; }).sort(function (a, b) { return a[0] - b[0]; });
+    var own = s.slo && s.slo.metric === metric && "p" + s.slo.percentile === pct && s.slo.ms === bound;
+    var pts = s.levels.filter(function (l) { return l.judged; }).map(function (l) {
+      var v = stat(l, metric, pct);
+      return { load: l.load, v: v, gate: l.gate, miss: !!l.gate || (own && !l.meets) || v === null || v === undefined || v > bound };
+    }).filter(function (p) { return p.gate || (p.v !== null && p.v !== undefined); }).sort(function (a, b) { return a.load - b.load; });
     if (!pts.length) return { text: "no level measured " + METRICS[metric] };
-    if (pts[0][1] > bound) return { load: 0, text: "none: the lightest level judged (" + fmt(pts[0][0]) + s.unit + ") has " + METRICS[metric] + " " + pct + " " + fmt(pts[0][1]) + " ms" };
+    function why(p) { return p.gate ? "misses the SLO whatever the bound (" + p.gate + ")" : "has " + METRICS[metric] + " " + pct + " " + fmt(p.v) + " ms"; }
+    if (pts[0].miss) return { load: 0, text: "none: the lightest level judged (" + fmt(pts[0].load) + s.unit + ") " + why(pts[0]) };
     for (var i = 1; i < pts.length; i++) {
-      if (pts[i][1] > bound) {
-        var a = pts[i - 1], b = pts[i], load = a[0] + (bound - a[1]) / (b[1] - a[1]) * (b[0] - a[0]);
-        return { load: load, interpolated: true, text: "about " + fmt(load) + s.unit + ", interpolated on a straight line between the level at " + fmt(a[0]) + s.unit + ", which meets it, and the level at " + fmt(b[0]) + s.unit + ", which does not: no level was measured there, so measure near it before planning on it" };
+      if (!pts[i].miss) continue;
+      var a = pts[i - 1], b = pts[i];
+      if (b.gate || !(b.v > bound) || !(b.v > a.v)) {
+        return { load: a.load, text: "at least " + fmt(a.load) + s.unit + ": the next level judged (" + fmt(b.load) + s.unit + ") " + why(b) };
       }
+      var load = a.load + (bound - a.v) / (b.v - a.v) * (b.load - a.load);
+      return { load: load, interpolated: true, text: "about " + fmt(load) + s.unit + ", interpolated on a straight line between the level at " + fmt(a.load) + s.unit + ", which meets it, and the level at " + fmt(b.load) + s.unit + ", which does not: no level was measured there, so measure near it before planning on it" };
     }
     var last = pts[pts.length - 1];
-    return { load: last[0], text: "at least " + fmt(last[0]) + s.unit + ": every level judged meets it; the limit lies above" };
+    return { load: last.load, text: "at least " + fmt(last.load) + s.unit + ": every level judged meets it; the limit lies above" };
   }
 
   function explorer(parent, s, idx) {

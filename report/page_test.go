@@ -26,6 +26,8 @@ type pageKind struct {
 	// and the load it must answer.
 	explore string
 	want    float64
+	// interpolated says the answer lies between two levels.
+	interpolated bool
 	// charts is how many charts the page must draw at least.
 	charts int
 }
@@ -65,7 +67,22 @@ var pageKinds = []pageKind{
 	// at 2/s: 300 ms lies 40/640 of the way, at 1.53125/s.
 	{name: "handmade", charts: 8, input: func(t *testing.T) HTMLInput {
 		return HTMLInput{Sweeps: []*results.Sweep{sampleSweep("L40S", 1)}}
-	}, explore: "ttft_sched,p95,300", want: 1.53125},
+	}, explore: "ttft_sched,p95,300", want: 1.53125, interpolated: true},
+	// The same sweep, its level at 1.5/s erring past the SLO's error
+	// rate: the knee stops at 1/s, and so does the explorer, which once
+	// left errors out and answered 1.53125.
+	{name: "erring", charts: 8, input: func(t *testing.T) HTMLInput {
+		s := sampleSweep("L40S", 1)
+		r := *s.Levels[3].Run
+		r.Requests.Failed, r.Requests.Errors = 10, map[string]int64{"http_500:server_error": 10}
+		r.Requests.Sent += 10
+		s.Levels[3].Run = &r
+		s.FindKnees()
+		if s.Knees.SLO == nil || s.Knees.SLO.Load != 1 {
+			t.Fatalf("SLO knee %+v, want 1/s", s.Knees.SLO)
+		}
+		return HTMLInput{Sweeps: []*results.Sweep{s}}
+	}, explore: "ttft_sched,p95,300", want: 1},
 	{name: "run", charts: 2, input: func(t *testing.T) HTMLInput {
 		r, err := results.DecodeRun("run.json", readPage(t, "run.json"))
 		if err != nil {

@@ -50,8 +50,14 @@ type kneeJS struct {
 }
 
 type levelJS struct {
-	Load     float64                       `json:"load"`
-	Excluded string                        `json:"excluded,omitempty"`
+	Load     float64 `json:"load"`
+	Excluded string  `json:"excluded,omitempty"`
+	// Judged, Meets and Gate are the sweep's verdict on the level
+	// (results.Verdict): the page takes it rather than deciding again.
+	// Gate, on a miss, is why no latency bound would make it meet.
+	Judged   bool                          `json:"judged"`
+	Meets    bool                          `json:"meets"`
+	Gate     string                        `json:"gate,omitempty"`
 	Stats    map[string]map[string]float64 `json:"stats,omitempty"`
 	ReqPerS  float64                       `json:"reqPerS"`
 	TokPerS  float64                       `json:"tokPerS"`
@@ -151,7 +157,7 @@ func distJS(r *results.Run) map[string][][2]float64 {
 // sweepData is a sweep as the charts take it.
 func sweepData(s *results.Sweep) sweepJS {
 	js := sweepJS{Label: s.Label, Axis: s.Axis, AxisLabel: axisLabel(s), Unit: axisUnit(s),
-		SLO: sloJS{Metric: s.SLO.Metric, Percentile: s.SLO.Percentile, Ms: s.SLO.ThresholdMs, MinGood: s.SLO.MinGoodPercent}}
+		SLO: sloJS{Metric: s.SLO.Metric(), Percentile: s.SLO.Percentile(), Ms: s.SLO.ThresholdMs(), MinGood: s.SLO.MinGoodPercent}}
 	k := s.Knees
 	for _, kn := range []struct {
 		kind, name string
@@ -168,8 +174,11 @@ func sweepData(s *results.Sweep) sweepJS {
 	case k.SLO != nil:
 		js.SLOKnee = num(k.SLO.Load, -1) + js.Unit
 	}
-	for _, l := range s.Levels {
-		lv := levelJS{Load: l.Load}
+	for _, l := range verdicts(s) {
+		lv := levelJS{Load: l.Load, Judged: l.Verdict.Judged, Meets: l.Verdict.Meets}
+		if l.Verdict.Gate {
+			lv.Gate = l.Verdict.Why
+		}
 		if l.Run == nil {
 			lv.Excluded = "failed: " + l.Error
 			js.Levels = append(js.Levels, lv)
@@ -194,6 +203,19 @@ func sweepData(s *results.Sweep) sweepJS {
 		js.Levels = append(js.Levels, lv)
 	}
 	return js
+}
+
+// verdicts are the sweep's levels, each with its verdict: as the file
+// carries them, or, for a file from before verdicts, found as its knees
+// were.
+func verdicts(s *results.Sweep) []results.Level {
+	if !slices.ContainsFunc(s.Levels, func(l results.Level) bool { return l.Verdict == nil }) {
+		return s.Levels
+	}
+	c := *s
+	c.Levels = slices.Clone(s.Levels)
+	c.FindKnees()
+	return c.Levels
 }
 
 // runData is a run as the charts take it: its distributions, and its

@@ -55,9 +55,9 @@ func axisLabel(s *results.Sweep) string {
 func metricLabel(s *results.Sweep) string {
 	names := map[string]string{"ttft_sched": "TTFT from scheduled arrival", "ttft": "TTFT", "e2e": "E2E", "e2e_sched": "E2E from scheduled arrival",
 		"itl": "ITL", "tpot": "TPOT", "queue_wait": "queue wait", "goodput": "TTFT from scheduled arrival"}
-	n := names[s.SLO.Metric]
+	n := names[s.SLO.Metric()]
 	if n == "" {
-		n = s.SLO.Metric
+		n = s.SLO.Metric()
 	}
 	return n + " (ms)"
 }
@@ -268,18 +268,18 @@ func SweepPlot(w io.Writer, s *results.Sweep) error {
 	for _, l := range s.Levels {
 		minX, maxX = math.Min(minX, l.Load), math.Max(maxX, l.Load)
 	}
-	if s.SLO.Metric != "goodput" && s.SLO.ThresholdMs > 0 {
-		lo, hi = math.Min(lo, s.SLO.ThresholdMs), math.Max(hi, s.SLO.ThresholdMs)
+	if s.SLO.Metric() != "goodput" && s.SLO.ThresholdMs() > 0 {
+		lo, hi = math.Min(lo, s.SLO.ThresholdMs()), math.Max(hi, s.SLO.ThresholdMs())
 	}
 	var slo []float64
-	if s.SLO.Metric != "goodput" && s.SLO.ThresholdMs > 0 {
-		slo = append(slo, s.SLO.ThresholdMs)
+	if s.SLO.Metric() != "goodput" && s.SLO.ThresholdMs() > 0 {
+		slo = append(slo, s.SLO.ThresholdMs())
 	}
 	bottom, top := lat.scaleY(lo, hi, slo...)
-	if s.SLO.Metric != "goodput" && !math.IsInf(minX, 0) {
-		t := line(plotter.XYs{{X: minX, Y: s.SLO.ThresholdMs}, {X: maxX, Y: s.SLO.ThresholdMs}}, colSLO, dashSLO)
+	if s.SLO.Metric() != "goodput" && !math.IsInf(minX, 0) {
+		t := line(plotter.XYs{{X: minX, Y: s.SLO.ThresholdMs()}, {X: maxX, Y: s.SLO.ThresholdMs()}}, colSLO, dashSLO)
 		lat.p.Add(t)
-		lat.legend.Add(fmt.Sprintf("SLO threshold p%g ≤ %g ms", s.SLO.Percentile, s.SLO.ThresholdMs), t)
+		lat.legend.Add(fmt.Sprintf("SLO threshold p%g ≤ %g ms", s.SLO.Percentile(), s.SLO.ThresholdMs()), t)
 	}
 	if k := s.Knees.SLO; k != nil && !s.Knees.SLONotReached {
 		lat.mark(fmt.Sprintf("SLO knee %g", k.Load), k.Load, colSLO, nil)
@@ -368,10 +368,10 @@ func SweepPlot(w io.Writer, s *results.Sweep) error {
 // latencyMetric is the latency the first panel shows: the SLO metric, or
 // TTFT from the schedule for a goodput SLO.
 func latencyMetric(s *results.Sweep) string {
-	if s.SLO.Metric == "goodput" {
+	if s.SLO.Metric() == "goodput" {
 		return "ttft_sched"
 	}
-	return s.SLO.Metric
+	return s.SLO.Metric()
 }
 
 // legendWidth is the strip right of each plot that holds its legend.
@@ -465,13 +465,13 @@ func ComparePlot(w io.Writer, sweeps []*results.Sweep) error {
 	thresholds := map[float64]bool{}
 	for i, s := range sweeps {
 		c := palette[i%len(palette)]
-		in, out := series(s, percentile(latencyMetric(s), s.SLO.Percentile))
+		in, out := series(s, percentile(latencyMetric(s), s.SLO.Percentile()))
 		for _, q := range append(append(plotter.XYs{}, in...), out...) {
 			lo, hi = math.Min(lo, q.Y), math.Max(hi, q.Y)
 		}
-		lat.curve(fmt.Sprintf("%s p%g", s.Label, s.SLO.Percentile), in, out, c)
-		if s.SLO.Metric != "goodput" {
-			thresholds[s.SLO.ThresholdMs] = true
+		lat.curve(fmt.Sprintf("%s p%g", s.Label, s.SLO.Percentile()), in, out, c)
+		if s.SLO.Metric() != "goodput" {
+			thresholds[s.SLO.ThresholdMs()] = true
 		}
 		th, thx := series(s, throughputOf)
 		tp.curve(s.Label, th, thx, c)

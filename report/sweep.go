@@ -152,9 +152,9 @@ func Knees(out io.Writer, s *results.Sweep) {
 	defer w.Flush()
 	unit := axisUnit(s)
 	judged := judgedLevels(s)
-	slo := fmt.Sprintf("%s p%g ≤ %g ms with errors under %g%%", s.SLO.Metric, s.SLO.Percentile, s.SLO.ThresholdMs, 100*s.SLO.MaxErrorRate)
+	slo := fmt.Sprintf("%s with errors under %g%%", s.SLO.BoundsText(), 100*s.SLO.MaxErrorRate)
 	there := func(v float64) string { return fmt.Sprintf("%.1f ms there", v) }
-	if s.SLO.Metric == "goodput" {
+	if s.SLO.Metric() == "goodput" {
 		slo = fmt.Sprintf("goodput of at least %g%% with errors under %g%%", s.SLO.MinGoodPercent, 100*s.SLO.MaxErrorRate)
 		there = func(v float64) string { return fmt.Sprintf("%.1f%% good there", 100-v) }
 	}
@@ -170,12 +170,12 @@ func Knees(out io.Writer, s *results.Sweep) {
 		fmt.Fprintf(w, "SLO knee        none — even the lowest level judged misses %s.\n", slo)
 	}
 	if k := s.Knees.Curvature; k != nil {
-		fmt.Fprintf(w, "curvature knee  %g%s — where the %s p%g curve bends from flat to steep (Kneedle), whatever the SLO.\n", k.Load, unit, s.SLO.Metric, s.SLO.Percentile)
+		fmt.Fprintf(w, "curvature knee  %g%s — where the %s p%g curve bends from flat to steep (Kneedle), whatever the SLO.\n", k.Load, unit, s.SLO.Metric(), s.SLO.Percentile())
 	} else {
 		switch results.CurveShape(s.Knees.CurveShape) {
 		case results.CurveFlat:
 			fmt.Fprintf(w, "curvature knee  none — flat: %s p%g at the highest load is not materially above the lowest "+
-				"(a rise of under %g%% of it, or under %g%% of the SLO).\n", s.SLO.Metric, s.SLO.Percentile, 100*results.MinRiseOfBase, 100*results.MinRiseOfSLO)
+				"(a rise of under %g%% of it, or under %g%% of the SLO).\n", s.SLO.Metric(), s.SLO.Percentile(), 100*results.MinRiseOfBase, 100*results.MinRiseOfSLO)
 		case results.CurveFewer:
 			fmt.Fprintln(w, "curvature knee  none — fewer than three levels could be used.")
 		default:
@@ -255,12 +255,7 @@ func Compare(w io.Writer, sweeps []*results.Sweep) error {
 	return nil
 }
 
-func sloText(o results.SLO) string {
-	if o.Metric == "goodput" {
-		return fmt.Sprintf("goodput ≥ %g%%", o.MinGoodPercent)
-	}
-	return fmt.Sprintf("%s p%g ≤ %g ms", o.Metric, o.Percentile, o.ThresholdMs)
-}
+func sloText(o results.SLO) string { return o.BoundsText() }
 
 // CompareWarnings says where compared sweeps differ in what they measured:
 // workload, model, prompt and output sizes, axis, or window.

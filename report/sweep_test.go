@@ -16,7 +16,7 @@ import (
 func sampleSweep(label string, scale float64) *results.Sweep {
 	s := &results.Sweep{SchemaVersion: results.SchemaVersion, Label: label, Axis: "rate", Workload: "voice",
 		Config: results.Config{Voice: &results.VoiceConfig{Turns: 4}},
-		SLO:    results.SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02}}
+		SLO:    results.SLO{Bounds: []results.Bound{{Metric: "ttft_sched", Percentile: 95, Ms: 300}}, MaxErrorRate: 0.02}}
 	loads := []float64{0.25, 0.5, 1, 1.5, 2, 3}
 	p95 := []float64{80, 95, 140, 260, 900, 4000}
 	hit := []float64{0.99, 0.98, 0.95, 0.7, 0.3, 0.1}

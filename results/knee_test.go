@@ -124,7 +124,7 @@ func TestFindKneesSaturationInputs(t *testing.T) {
 		r.Arrivals.OfferedRate, r.Arrivals.CompletionRate, r.Throughput.RequestsPerS = offered, completion, perWindow
 		return r
 	}
-	s := &Sweep{Axis: "rate", SLO: SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02}}
+	s := &Sweep{Axis: "rate", SLO: SLO{Bounds: []Bound{{Metric: "ttft_sched", Percentile: 95, Ms: 300}}, MaxErrorRate: 0.02}}
 	// Per window the first level looks behind (1.2 of 1.4), per span it keeps up.
 	s.Levels = []Level{{Load: 2, Run: run(1.4, 1.5, 1.2)}, {Load: 4, Run: run(4.1, 4.0, 3.6)}, {Load: 8, Run: run(7.9, 5.0, 4.9)}}
 	s.FindKnees()
@@ -160,7 +160,7 @@ func TestCurvatureKneeAgainstSLO(t *testing.T) {
 // turns per call), so a level that answers 2.2 of the 3 turns/s offered
 // is saturated even though every call it started was eventually served.
 func TestVoiceSaturationInTurns(t *testing.T) {
-	v := &Sweep{Axis: "rate", Workload: "voice", SLO: SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02}}
+	v := &Sweep{Axis: "rate", Workload: "voice", SLO: SLO{Bounds: []Bound{{Metric: "ttft_sched", Percentile: 95, Ms: 300}}, MaxErrorRate: 0.02}}
 	for _, lv := range []struct{ calls, turns, offered float64 }{{0.5, 1.49, 1.5}, {1, 2.2, 3}} {
 		r := &Run{Health: Health{Verdict: VerdictHealthy}}
 		r.Stats.TTFTSched = Summary{Count: 10, P95: 100}
@@ -191,9 +191,9 @@ func TestSaturationNeedsMoreThanNoise(t *testing.T) {
 // TestGoodputSLOKnee: with --slo-metric goodput the SLO knee is the
 // largest load where at least the asked share of requests was good.
 func TestGoodputSLOKnee(t *testing.T) {
-	s := &Sweep{Axis: "rate", SLO: SLO{Metric: "goodput", MinGoodPercent: 90, MaxErrorRate: 0.02}}
+	s := &Sweep{Axis: "rate", SLO: SLO{MinGoodPercent: 90, MaxErrorRate: 0.02}}
 	for i, share := range []float64{0.99, 0.95, 0.91, 0.7, 0.2} {
-		r := &Run{Health: Health{Verdict: VerdictHealthy}, Goodput: &Goodput{Share: share, Finished: 100}}
+		r := &Run{Health: Health{Verdict: VerdictHealthy}, Goodput: &Goodput{Share: share, Finished: 100}, Requests: Requests{Sent: 100, OK: 100}}
 		s.Levels = append(s.Levels, Level{Load: float64(i + 1), Run: r})
 	}
 	s.FindKnees()
@@ -214,7 +214,7 @@ func TestMissingRequestsAndUnreachedSLO(t *testing.T) {
 		r.Arrivals.OfferedRate, r.Arrivals.CompletionRate, r.Throughput.RequestsPerS = offered, completion, completion
 		return r
 	}
-	slo := SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02}
+	slo := SLO{Bounds: []Bound{{Metric: "ttft_sched", Percentile: 95, Ms: 300}}, MaxErrorRate: 0.02}
 	s := &Sweep{Axis: "rate", SLO: slo, Levels: []Level{
 		{Load: 2, Run: run(100, 100, 0, 2, 2)},
 		{Load: 4, Run: run(150, 200, 1, 4, 4)},     // 0.5% cut: believed
@@ -268,7 +268,7 @@ func TestSaturationByQueueGrowth(t *testing.T) {
 		{"a third more, on pace", level(16, 15.9, 17600, 25500), false},
 		{"tripled but under half a second", level(16, 16, 100, 300), false},
 	} {
-		s := &Sweep{Axis: "rate", SLO: SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02}, Levels: []Level{tc.level}}
+		s := &Sweep{Axis: "rate", SLO: SLO{Bounds: []Bound{{Metric: "ttft_sched", Percentile: 95, Ms: 300}}, MaxErrorRate: 0.02}, Levels: []Level{tc.level}}
 		s.FindKnees()
 		if got := s.Knees.Saturation != nil; got != tc.sat {
 			t.Errorf("%s: saturated %v, want %v", tc.name, got, tc.sat)
@@ -294,7 +294,7 @@ func TestHostStarvedLevels(t *testing.T) {
 		return Level{Load: load, Run: r}
 	}
 	build := func(policy string) *Sweep {
-		s := &Sweep{Axis: "rate", HealthPolicy: policy, SLO: SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02},
+		s := &Sweep{Axis: "rate", HealthPolicy: policy, SLO: SLO{Bounds: []Bound{{Metric: "ttft_sched", Percentile: 95, Ms: 300}}, MaxErrorRate: 0.02},
 			Levels: []Level{level(1, 50, false), level(2, 55, true), level(4, 60, true), level(8, 400, false)}}
 		s.FindKnees()
 		return s

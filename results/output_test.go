@@ -169,7 +169,7 @@ func TestDescriptorAliasesAppend(t *testing.T) {
 // TestAllFailedSweepMarshals: a level where every request failed has no
 // latency; the knees say so with null, never NaN, so the file is written.
 func TestAllFailedSweepMarshals(t *testing.T) {
-	s := &Sweep{SchemaVersion: SchemaVersion, Axis: "rate", SLO: SLO{Metric: "ttft_sched", Percentile: 95, ThresholdMs: 300, MaxErrorRate: 0.02}}
+	s := &Sweep{SchemaVersion: SchemaVersion, Axis: "rate", SLO: SLO{Bounds: []Bound{{Metric: "ttft_sched", Percentile: 95, Ms: 300}}, MaxErrorRate: 0.02}}
 	for _, load := range []float64{1, 2, 4} {
 		r := &Run{Health: Health{Verdict: VerdictHealthy}}
 		r.Requests = Requests{Sent: 10, Failed: 10, Errors: map[string]int64{"http_503:server_error": 10}}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 )
 
 // Plan is the answer to a capacity question (knee plan): for a workload at
@@ -24,7 +23,7 @@ type Plan struct {
 	Axis    string  `json:"axis"`
 	Target  float64 `json:"target,omitempty"`
 	FindMax bool    `json:"find_max,omitempty"`
-	SLO     PlanSLO `json:"slo"`
+	SLO     SLO     `json:"slo"`
 	// WindowS is each prediction's window in simulated seconds.
 	WindowS float64 `json:"window_s"`
 	// Prices are per GPU-hour, by GPU; PriceSource says whose they are.
@@ -43,49 +42,6 @@ type Plan struct {
 
 // PlanKind marks a plan file.
 const PlanKind = "plan"
-
-// PlanSLO is what a level must meet: every bound, an error rate under
-// MaxErrorRate, at most MaxMissingShare of its requests missing, no
-// saturation, and, when set, MinGoodPercent of its finished requests
-// meeting every goodput bound.
-type PlanSLO struct {
-	Bounds         []PlanBound `json:"bounds"`
-	MaxErrorRate   float64     `json:"max_error_rate"`
-	MinGoodPercent float64     `json:"min_good_percent,omitempty"`
-}
-
-// PlanBound is one latency bound: a percentile of a metric (one of the
-// stats names: ttft, ttft_sched, itl, tpot, e2e, e2e_sched, queue_wait)
-// at most Ms.
-type PlanBound struct {
-	Metric     string  `json:"metric"`
-	Percentile float64 `json:"percentile"`
-	Ms         float64 `json:"ms"`
-}
-
-// String writes the bound as knee plan's --slo takes it.
-func (b PlanBound) String() string {
-	return fmt.Sprintf("%s_p%s:%s", b.Metric, strconv.FormatFloat(b.Percentile, 'f', -1, 64), strconv.FormatFloat(b.Ms, 'f', -1, 64))
-}
-
-// Value is the bound's metric in r, in ms, and whether r has it.
-func (b PlanBound) Value(r *Run) (float64, bool) {
-	s, ok := r.Stats.SummaryOf(b.Metric)
-	if !ok || s.Count == 0 {
-		return 0, false
-	}
-	switch b.Percentile {
-	case 50:
-		return s.P50, true
-	case 90:
-		return s.P90, true
-	case 95:
-		return s.P95, true
-	case 99:
-		return s.P99, true
-	}
-	return 0, false
-}
 
 // PlanRow is one configuration: Replicas replicas of Config (TP GPUs of
 // GPU each, serving Model) behind a Routing policy.
@@ -172,17 +128,7 @@ func (p *Plan) CSV() ([]byte, error) {
 }
 
 // SLOText describes the plan's SLO in words.
-func (p *Plan) SLOText() string {
-	var parts []string
-	for _, b := range p.SLO.Bounds {
-		parts = append(parts, fmt.Sprintf("%s p%g ≤ %g ms", b.Metric, b.Percentile, b.Ms))
-	}
-	if p.SLO.MinGoodPercent > 0 {
-		parts = append(parts, fmt.Sprintf("goodput ≥ %g%%", p.SLO.MinGoodPercent))
-	}
-	parts = append(parts, fmt.Sprintf("errors under %g%%", 100*p.SLO.MaxErrorRate))
-	return strings.Join(parts, ", ")
-}
+func (p *Plan) SLOText() string { return p.SLO.String() }
 
 // DecodePlan reads a plan file (knee plan), refusing any other.
 func DecodePlan(path string, b []byte) (*Plan, error) {

@@ -57,49 +57,14 @@ type Prediction struct {
 	Fit string `json:"fit,omitempty"`
 }
 
-// SLO is the objective the SLO knee is found against.
-type SLO struct {
-	// Metric is one of the stats names (ttft_sched, ttft, e2e, ...), or
-	// "goodput": then a level meets the SLO when at least MinGoodPercent of
-	// its finished requests met every --goodput bound.
-	Metric         string  `json:"metric"`
-	Percentile     float64 `json:"percentile"`
-	ThresholdMs    float64 `json:"threshold_ms"`
-	MaxErrorRate   float64 `json:"max_error_rate"`
-	MinGoodPercent float64 `json:"min_good_percent,omitempty"`
-}
-
-// Value is the SLO metric of a run: the latency at the SLO percentile in
-// ms, or for goodput the percentage of finished requests that were not
-// good, so that for both lower is better and Threshold is the bound. ok is
-// false when the run measured none.
-func (o SLO) Value(r *Run) (float64, bool) {
-	if o.Metric == "goodput" {
-		if r.Goodput == nil || r.Goodput.Finished == 0 {
-			return 0, false
-		}
-		return 100 * (1 - r.Goodput.Share), true
-	}
-	sum, ok := r.Stats.SummaryOf(o.Metric)
-	if !ok || sum.Count == 0 {
-		return 0, false
-	}
-	return sum.At(o.Percentile), true
-}
-
-// Threshold is the bound Value must not exceed.
-func (o SLO) Threshold() float64 {
-	if o.Metric == "goodput" {
-		return 100 - o.MinGoodPercent
-	}
-	return o.ThresholdMs
-}
-
 // Level is one load level of a sweep.
 type Level struct {
 	Load  float64 `json:"load"`
 	Run   *Run    `json:"run,omitempty"`
 	Error string  `json:"error,omitempty"`
+	// Verdict is what the sweep's SLO says of the level (FindKnees sets
+	// it), for every reader to take rather than decide again.
+	Verdict *Verdict `json:"verdict,omitempty"`
 }
 
 // Knees holds the knees of a sweep; a nil knee was not found.
@@ -221,80 +186,6 @@ const (
 
 // HealthPolicies lists the health policies.
 var HealthPolicies = []string{HealthExclude, HealthWarn, HealthIgnore}
-
-// FindKnees computes the three knees of s, leaving out failed levels and,
-// unless its HealthPolicy says otherwise, levels where the client was
-// unhealthy.
-func (s *Sweep) FindKnees() {
-	pts := make([]Point, len(s.Levels))
-	s.Knees = Knees{}
-	for i, l := range s.Levels {
-		pts[i] = Point{Load: l.Load, Latency: math.NaN()}
-		switch {
-		case l.Run == nil:
-			pts[i].Excluded = true
-			s.Knees.Excluded = append(s.Knees.Excluded, ExcludedLevel{Load: l.Load, Reason: "level failed: " + l.Error})
-			continue
-		case l.Run.Interrupted:
-			pts[i].Excluded = true
-			s.Knees.Excluded = append(s.Knees.Excluded, ExcludedLevel{Load: l.Load, Reason: "interrupted before the window ended"})
-		case !l.Run.Health.Healthy() && s.HealthPolicy != HealthWarn && s.HealthPolicy != HealthIgnore:
-			pts[i].Excluded = true
-			what := "client unhealthy: "
-			if l.Run.Health.Verdict == VerdictHostStarved {
-				what = "host starved: "
-			}
-			s.Knees.Excluded = append(s.Knees.Excluded, ExcludedLevel{Load: l.Load, Reason: what + joinReasons(l.Run.Health.Reasons)})
-		case l.Run.MissingShare() > MaxMissingShare:
-			// Its slowest requests are missing, so its latencies read low
-			// and cannot be said to meet the SLO; its completions are
-			// real, and falling that far behind is saturation's business.
-			pts[i].Unreliable = true
-			s.Knees.Excluded = append(s.Knees.Excluded, ExcludedLevel{Load: l.Load, Saturation: true, Reason: missingReason(l.Run)})
-		}
-		if v, ok := s.SLO.Value(l.Run); ok {
-			pts[i].Latency = v
-		}
-		pts[i].ErrorRate = l.Run.Requests.ErrorRate()
-		pts[i].Throughput, pts[i].ExpectedThroughput = l.throughput(s.Axis)
-		pts[i].Arrivals = l.Run.Arrivals.WindowArrivals
-		if c := l.Run.Calls; c != nil && c.Started+c.Shed > 0 {
-			// A call's turns share its place in the window (a call on the
-			// edge takes all its turns out): the sample is its calls.
-			pts[i].Arrivals = c.Started + c.Shed
-		}
-		if s.Axis == "rate" {
-			pts[i].QueueGrowth = QueueGrowth(l.Run.Arrivals)
-		}
-	}
-	knee := func(i int) *Knee {
-		k := &Knee{Load: pts[i].Load, Index: i}
-		if lat := pts[i].Latency; !math.IsNaN(lat) && !math.IsInf(lat, 0) {
-			k.LatencyMs = &lat
-		}
-		return k
-	}
-	if s.HealthPolicy == HealthWarn {
-		for _, l := range s.Levels {
-			if l.Run != nil && !l.Run.Health.Healthy() {
-				s.Knees.JudgedUnhealthy = append(s.Knees.JudgedUnhealthy, ExcludedLevel{Load: l.Load,
-					Reason: l.Run.Health.Verdict + ": " + joinReasons(l.Run.Health.Reasons)})
-			}
-		}
-	}
-	if i, ok := SLOKnee(pts, s.SLO.Threshold(), s.SLO.MaxErrorRate); ok {
-		s.Knees.SLO = knee(i)
-		s.Knees.SLONotReached = !SLOCrossed(pts, i)
-	}
-	i, shape := CurvatureKnee(pts, s.SLO.Threshold())
-	s.Knees.CurveShape = string(shape)
-	if shape == CurveKnee {
-		s.Knees.Curvature = knee(i)
-	}
-	if i, ok := SaturationLevel(pts); ok {
-		s.Knees.Saturation = knee(i)
-	}
-}
 
 // missingReason says what a level's missing requests do to it.
 func missingReason(r *Run) string {
