@@ -193,7 +193,8 @@ func TestSaturationNeedsMoreThanNoise(t *testing.T) {
 func TestGoodputSLOKnee(t *testing.T) {
 	s := &Sweep{Axis: "rate", SLO: SLO{MinGoodPercent: 90, MaxErrorRate: 0.02}}
 	for i, share := range []float64{0.99, 0.95, 0.91, 0.7, 0.2} {
-		r := &Run{Health: Health{Verdict: VerdictHealthy}, Goodput: &Goodput{Share: share, Finished: 100}, Requests: Requests{Sent: 100, OK: 100}}
+		r := &Run{Health: Health{Verdict: VerdictHealthy}, Goodput: &Goodput{Share: share, Finished: 100}, Requests: Requests{Sent: 100, OK: 100},
+			Throughput: Throughput{RequestsPerS: float64(i + 1)}}
 		s.Levels = append(s.Levels, Level{Load: float64(i + 1), Run: r})
 	}
 	s.FindKnees()

@@ -109,10 +109,6 @@ func levelPoint(l Level, axis string) Point {
 	return p
 }
 
-// sweepSaturation says whether a sweep's own verdicts count an open loop
-// that fell behind as a miss.
-const sweepSaturation = false
-
 // FindKnees judges every level against the sweep's SLO (each level's
 // Verdict) and computes the three knees of s, leaving out failed levels
 // and, unless its HealthPolicy says otherwise, levels where the client
@@ -125,7 +121,7 @@ func (s *Sweep) FindKnees() {
 	// it. It is crossed when some level past it was judged.
 	best, missed, crossed := -1, false, false
 	for i, l := range s.Levels {
-		v := s.SLO.judge(l, s.Axis, s.HealthPolicy, sweepSaturation)
+		v := s.SLO.Judge(l, s.Axis, s.HealthPolicy)
 		s.Levels[i].Verdict = &v
 		switch {
 		case !v.Judged:

@@ -163,3 +163,30 @@ func TestOneVerdictAgrees(t *testing.T) {
 		t.Errorf("only %d rows compared", rows)
 	}
 }
+
+// TestFallingBehindMissesTheSLO: a level whose latency meets the bound
+// over its window but whose completions fell short of its arrivals does
+// not meet the SLO (its queue would grow past any bound over a longer
+// window), so the SLO knee stops below it, as knee plan always judged.
+func TestFallingBehindMissesTheSLO(t *testing.T) {
+	s := &Sweep{Axis: "rate", SLO: SLO{Bounds: []Bound{{Metric: "ttft_sched", Percentile: 95, Ms: 300}}, MaxErrorRate: 0.02}}
+	for _, load := range []float64{2, 4, 8} {
+		r := &Run{Health: Health{Verdict: VerdictHealthy}, Requests: Requests{Sent: 100, OK: 100}}
+		r.Stats.TTFTSched = Summary{Count: 100, P95: 120}
+		r.Arrivals.OfferedRate, r.Arrivals.WindowArrivals, r.Arrivals.CompletionRate = load, int64(load*30), load
+		if load == 8 {
+			r.Arrivals.CompletionRate = 6 // a quarter short: 60 of the 240 arrivals
+		}
+		s.Levels = append(s.Levels, Level{Load: load, Run: r})
+	}
+	s.FindKnees()
+	if k := s.Knees.SLO; k == nil || k.Load != 4 || s.Knees.SLONotReached {
+		t.Errorf("SLO knee %+v (not reached %v), want 4/s, crossed at 8", k, s.Knees.SLONotReached)
+	}
+	if v := s.Levels[2].Verdict; v == nil || v.Meets || !v.Gate || v.Why != "fell behind the offered load" {
+		t.Errorf("the level that fell behind: %+v", v)
+	}
+	if k := s.Knees.Saturation; k == nil || k.Load != 8 {
+		t.Errorf("saturation %+v, want 8/s", k)
+	}
+}
