@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/kneebench/knee/bench/driver"
@@ -128,3 +129,73 @@ func ReplayVoice(c results.Config, nonce string, drain time.Duration) (workload.
 // seconds is a recorded number of seconds as a duration, to the
 // nanosecond.
 func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
+
+// RecordTarget writes the target into c, secrets redacted: its base URL
+// (builtin says it is knee's own simulator), model, endpoint, extra body,
+// headers, ignore_eos and timeout.
+func RecordTarget(c *results.Config, t TargetSpec, baseURL, model string, builtin bool) {
+	c.BaseURL, c.Model, c.Endpoint, c.BuiltinSim = results.RedactURL(baseURL), model, string(t.Endpoint), builtin
+	c.ExtraBody, c.IgnoreEOS, c.TimeoutS = results.RedactJSON(t.ExtraBody), t.IgnoreEOS, t.Timeout.Seconds()
+	c.APIKey, c.Headers = "", nil
+	if t.APIKey != "" {
+		c.APIKey = results.Redacted
+	}
+	if len(t.Headers) > 0 {
+		c.Headers = map[string]string{}
+		for _, h := range t.Headers {
+			k, v, _ := strings.Cut(h, ":")
+			k = strings.TrimSpace(k)
+			if results.Sensitive(k) {
+				v = results.Redacted
+			}
+			c.Headers[k] = strings.TrimSpace(v)
+		}
+	}
+}
+
+// Describe fills a sweep's top-level configuration with what every level
+// shares: workload, mode, token sizes, seed and warm-up.
+func (s *Series) Describe(c *results.Config, axis string) {
+	w := s.Workload
+	switch {
+	case w.Conversations:
+		c.Workload, c.Mode, c.Seed, c.MaxTokens = results.WorkloadConversations, results.ModeOpen, s.Load.Seed, w.MaxTokens
+		c.Dataset, c.DatasetFormat = w.Dataset.Path, string(w.Dataset.Format())
+		c.DurationS = s.Load.Duration.Seconds()
+		c.Conversations = &results.ConversationConfig{GapMinS: w.GapMin.Seconds(), GapMaxS: w.GapMax.Seconds(), LiveHistory: w.Dataset.LiveHistory,
+			Calls: w.Calls, MaxConcurrentCalls: w.MaxConcurrentCalls}
+	case w.Voice != nil:
+		RecordVoice(c, *w.Voice, driver.CallLoad{Calls: w.Calls, Duration: s.Load.Duration, MaxConcurrentCalls: w.MaxConcurrentCalls, Seed: s.Load.Seed})
+		c.Workload, c.Mode, c.Seed = results.WorkloadVoice, results.ModeOpen, s.Load.Seed
+		c.DurationS = s.Load.Duration.Seconds()
+	default:
+		load := s.Load
+		if axis == "concurrency" && load.Concurrency == 0 {
+			load.Concurrency = 1
+		}
+		RecordRequests(c, w, load)
+		// The level's own rate or concurrency is in each level's config.
+		c.Rate, c.Concurrency = 0, 0
+	}
+}
+
+// recordConversations writes a level of a dataset's conversations into c:
+// the series' description, the level's rate, and the dataset's sizing
+// from the conversation the level starts at.
+func recordConversations(c *results.Config, s *Series, rate float64, offset int) {
+	s.Describe(c, "rate")
+	c.Rate = rate
+	sizing := s.Workload.Dataset.sizing
+	sizing.Offset = offset
+	c.DatasetSizing = &sizing
+}
+
+// recordDataset writes a level of a dataset's requests into c: its format
+// and its sizing from the entry the level starts at (a trace's speedup is
+// its schedule's, recorded with it).
+func recordDataset(c *results.Config, d *DatasetFile, offset int) {
+	c.DatasetFormat = string(d.Format())
+	sizing := d.sizing
+	sizing.Offset = offset
+	c.DatasetSizing = &sizing
+}

@@ -101,6 +101,8 @@ func TestConfigVoiceRoundTrip(t *testing.T) {
 // so a new field cannot go unmapped unnoticed.
 func TestConfigFieldsRead(t *testing.T) {
 	elsewhere := map[string]string{
+		// RecordTarget writes these here (TestRecordTarget); a replay runs
+		// on the simulator, so no target is read back.
 		"BaseURL": "target", "BuiltinSim": "target", "Model": "target", "Endpoint": "target", "APIKey": "target",
 		"Headers": "target", "ExtraBody": "target", "IgnoreEOS": "target", "TimeoutS": "target",
 		"Workload": "workload (predict.Replay)", "MaxTokens": "workload", "InputTokens": "workload", "PrefixTokens": "workload",
@@ -159,5 +161,24 @@ func TestReplayUnknownMode(t *testing.T) {
 		if _, err := ReplayLoad(results.Config{Mode: m, Requests: 1, Concurrency: 1}, 0); !errors.Is(err, ErrNoMode) {
 			t.Errorf("mode %q: got %v, want ErrNoMode", m, err)
 		}
+	}
+}
+
+// TestRecordTarget: every field of the target is recorded, every
+// credential redacted, and fields of an earlier target do not survive.
+func TestRecordTarget(t *testing.T) {
+	c := results.Config{APIKey: "old", Headers: map[string]string{"Old": "x"}}
+	spec := TargetSpec{APIKey: "sk-secret", Endpoint: "completions", Headers: []string{"X-Api-Key: k", "X-Trace: on"},
+		ExtraBody: `{"ignore_eos":true,"auth_token":"t"}`, IgnoreEOS: false, Timeout: 30 * time.Second}
+	RecordTarget(&c, spec, "http://u:p@gpu:8000/v1?key=q", "m", true)
+	want := results.Config{BaseURL: "http://[redacted]@gpu:8000/v1?key=[redacted]", BuiltinSim: true, Model: "m", Endpoint: "completions",
+		APIKey: results.Redacted, Headers: map[string]string{"X-Api-Key": results.Redacted, "X-Trace": "on"},
+		ExtraBody: `{"auth_token":"[redacted]","ignore_eos":true}`, TimeoutS: 30}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("recorded %+v\nwant     %+v", c, want)
+	}
+	RecordTarget(&c, TargetSpec{Endpoint: "chat"}, "http://gpu/v1", "m", false)
+	if c.APIKey != "" || c.Headers != nil || c.BuiltinSim {
+		t.Errorf("an earlier target's fields survived: %+v", c)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kneebench/knee/bench/driver"
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
@@ -166,16 +167,17 @@ func sizingOf(count workload.TokenCounter, f workload.Filters, kept, blocks int)
 	return s
 }
 
-// CheckCompletions refuses, before anything is sent, entries that would
-// be an empty prompt on the completions endpoint (which joins the
-// messages' contents): every such request would fail.
-func (p *DatasetFile) CheckCompletions() error {
-	for _, e := range p.Parsed.Entries {
-		if e.InputLength > 0 {
+// CheckText refuses, before anything is sent, entries that would be an
+// empty prompt on an endpoint that sends the prompt as text (completions,
+// /generate: the messages' contents joined): every such request would
+// fail.
+func (p *DatasetFile) CheckText(e transport.Endpoint) error {
+	for _, entry := range p.Parsed.Entries {
+		if entry.InputLength > 0 {
 			continue
 		}
-		if strings.TrimSpace((workload.Request{Messages: e.Messages}).Text()) == "" {
-			return fmt.Errorf("%s: line %d: %w, which the completions endpoint would be sent as an empty prompt", p.Path, e.Line, ErrEmptyPrompt)
+		if strings.TrimSpace((workload.Request{Messages: entry.Messages}).Text()) == "" {
+			return fmt.Errorf("%s: line %d: %w, which the %s endpoint would send as an empty prompt", p.Path, entry.Line, ErrEmptyPrompt, e)
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kneebench/knee/bench/summary"
 	"github.com/kneebench/knee/health"
+	"github.com/kneebench/knee/results"
 )
 
 // ProgressEvery is how often a running level reports its progress.
@@ -16,28 +17,8 @@ const ProgressEvery = 500 * time.Millisecond
 // RecentWindow is how far back Progress's recent percentiles look.
 const RecentWindow = 5 * time.Second
 
-// Progress is a live snapshot of a running level, taken from counters and
-// histograms the load loop already keeps: reading it never slows a send.
-type Progress struct {
-	Elapsed          time.Duration
-	Sent, OK, Errors int64
-	InFlight         int64
-	// TTFTP50ms and TTFTP95ms are the time to first token from the
-	// schedule, over the level's measured requests so far.
-	TTFTP50ms, TTFTP95ms float64
-	// Recent* are over the requests that ended in the last RecentWindow
-	// (RecentCount of them, RecentTokens inter-token gaps): what the
-	// server does now, rather than since the level began.
-	RecentTTFTP50ms, RecentTTFTP95ms float64
-	RecentITLP50ms, RecentITLP95ms   float64
-	RecentCount, RecentTokens        int64
-	// Health is the client's verdict on itself so far, from its timer
-	// lateness, CPU and sends; TimerLagP99ms and CPUPercent (of the
-	// machine) are its main figures.
-	Health        string
-	TimerLagP99ms float64
-	CPUPercent    float64
-}
+// Progress is a live snapshot of a running level (results.Progress).
+type Progress = results.Progress
 
 // startProgress calls progress every ProgressEvery until stopped, with
 // the recent percentiles and the client's health when detail is asked.

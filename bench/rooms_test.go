@@ -19,7 +19,10 @@ import (
 // pure, records in and results out, with no transport; the bench (the summariser and the live wiring) sees
 // neither the commands, the report, the predictor nor the simulator, and
 // not its own server view, which is a room beside it that uses its
-// transport.
+// transport. The manifests (kube) see only the data model; the
+// simulator sees only the presets; the predictor, the one room that sees
+// both sides, sees neither the commands, the report, the manifests nor
+// the live server view.
 func TestHouseKeepsItsDoors(t *testing.T) {
 	const mod = "github.com/kneebench/knee/"
 	everyRoom := []string{"bench", "cmd", "health", "kube", "predict", "presets", "report", "results", "simulator", "workload"}
@@ -55,6 +58,12 @@ func TestHouseKeepsItsDoors(t *testing.T) {
 		{"bench", append(except("bench", "health", "results", "workload"), mod+"bench/serverview"), nil},
 		{"bench/serverview", append(except("bench", "health", "results", "workload"), "github.com/prometheus/client_golang"), nil},
 		{"report", except("results", "presets"), nil},
+		// The manifests know of knee only what names a credential.
+		{"kube", except("results"), nil},
+		// The simulator serves; it sees no client, predictor or report.
+		{"simulator", except("simulator", "presets"), nil},
+		// The predictor sees both sides, and nothing that prints or ships.
+		{"predict", []string{mod + "cmd", mod + "report", mod + "kube", mod + "bench/serverview"}, nil},
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", mod+r.pkg).Output()

@@ -210,11 +210,7 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 			if !w.Dataset.Repeat {
 				f.calls.Offset = s.next
 			}
-			s.Describe(&cfg, "rate")
-			cfg.Rate = rate
-			sizing := w.Dataset.sizing
-			sizing.Offset = f.calls.Offset
-			cfg.DatasetSizing = &sizing
+			recordConversations(&cfg, s, rate, f.calls.Offset)
 			src = f.calls
 		} else {
 			v := *w.Voice
@@ -252,10 +248,7 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 		case !w.Dataset.Repeat:
 			f.requests.Offset = s.next
 		}
-		cfg.DatasetFormat = string(w.Dataset.Format())
-		sizing := w.Dataset.sizing
-		sizing.Offset = f.requests.Offset
-		cfg.DatasetSizing = &sizing
+		recordDataset(&cfg, w.Dataset, f.requests.Offset)
 		src = f.requests
 	}
 	lv.Work, lv.Config = Requests{Source: src, Load: load}, cfg
@@ -306,31 +299,5 @@ func (f *finisher) finish(res *results.Run) {
 			res.Warnings = append(res.Warnings, warn)
 		}
 		s.next = f.calls.Offset + f.calls.used()
-	}
-}
-
-// Describe fills a sweep's top-level configuration with what every level
-// shares: workload, mode, token sizes, seed and warm-up.
-func (s *Series) Describe(c *results.Config, axis string) {
-	w := s.Workload
-	switch {
-	case w.Conversations:
-		c.Workload, c.Mode, c.Seed, c.MaxTokens = results.WorkloadConversations, results.ModeOpen, s.Load.Seed, w.MaxTokens
-		c.Dataset, c.DatasetFormat = w.Dataset.Path, string(w.Dataset.Format())
-		c.DurationS = s.Load.Duration.Seconds()
-		c.Conversations = &results.ConversationConfig{GapMinS: w.GapMin.Seconds(), GapMaxS: w.GapMax.Seconds(), LiveHistory: w.Dataset.LiveHistory,
-			Calls: w.Calls, MaxConcurrentCalls: w.MaxConcurrentCalls}
-	case w.Voice != nil:
-		RecordVoice(c, *w.Voice, driver.CallLoad{Calls: w.Calls, Duration: s.Load.Duration, MaxConcurrentCalls: w.MaxConcurrentCalls, Seed: s.Load.Seed})
-		c.Workload, c.Mode, c.Seed = results.WorkloadVoice, results.ModeOpen, s.Load.Seed
-		c.DurationS = s.Load.Duration.Seconds()
-	default:
-		load := s.Load
-		if axis == "concurrency" && load.Concurrency == 0 {
-			load.Concurrency = 1
-		}
-		RecordRequests(c, w, load)
-		// The level's own rate or concurrency is in each level's config.
-		c.Rate, c.Concurrency = 0, 0
 	}
 }

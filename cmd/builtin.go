@@ -27,13 +27,8 @@ func (f *simFlags) register(c *cobra.Command) {
 // built knee.
 var executable = os.Executable
 
-type builtinSim struct {
-	baseURL string
-	stop    func()
-}
-
 // startBuiltinSim starts this binary's simulator as a child process.
-func startBuiltinSim(ctx context.Context, c *cobra.Command, f *simFlags) (*builtinSim, error) {
+func startBuiltinSim(ctx context.Context, c *cobra.Command, f *simFlags) (*simulator.Child, error) {
 	exe, err := executable()
 	if err != nil {
 		return nil, err
@@ -42,9 +37,5 @@ func startBuiltinSim(ctx context.Context, c *cobra.Command, f *simFlags) (*built
 	if f.preset != "" {
 		args = append(args, "--preset", f.preset)
 	}
-	child, err := simulator.StartChild(ctx, exe, args, c.ErrOrStderr())
-	if err != nil {
-		return nil, err
-	}
-	return &builtinSim{baseURL: child.BaseURL, stop: child.Stop}, nil
+	return simulator.StartChild(ctx, exe, args, c.ErrOrStderr())
 }

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/predict"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
@@ -86,63 +86,51 @@ func tunableNames() []string {
 	return n
 }
 
-func (o *calibrateOptions) run(c *cobra.Command, args []string) error {
+// options reads the measured file and builds the calibration's options.
+func (o *calibrateOptions) options(c *cobra.Command, args []string) (predict.CalibrateOptions, string, error) {
+	var opts predict.CalibrateOptions
 	if err := checkIO(map[string]string{"--output": o.output, "--json": o.jsonOut}, argInputs(args)); err != nil {
-		return err
+		return opts, "", err
 	}
 	if o.maxEval < 1 || o.parallel < 0 || !(o.tolerance > 0) || o.tolerance > 1000 {
-		return usageErr("--max-evaluations must be positive, --parallel not negative and --tolerance a percentage above 0")
+		return opts, "", usageErr("--max-evaluations must be positive, --parallel not negative and --tolerance a percentage above 0")
 	}
 	files, err := readInputs(c, args[:1])
 	if err != nil {
-		return err
+		return opts, "", err
 	}
 	measured, err := results.DecodeSweepOrRun(args[0], files[0])
 	if err != nil {
-		return withCode(ExitRuntime, err)
+		return opts, "", withCode(ExitRuntime, err)
 	}
-	target, origin, err := simTarget(&o.sim, o.model, measured.Config.Endpoint == "chat")
+	target, origin, err := simTarget(&o.sim, o.model, transport.Endpoint(measured.Config.Endpoint).Chat())
 	if err != nil {
-		return err
+		return opts, "", err
 	}
-	opts := predict.CalibrateOptions{Measured: measured, Name: args[0], Target: target, Origin: origin,
+	opts = predict.CalibrateOptions{Measured: measured, Name: args[0], Target: target, Origin: origin,
 		Parallel: o.parallel, MaxEvaluations: o.maxEval, Tolerance: o.tolerance, FitSlots: o.slots}
 	if o.fix != "" {
 		opts.Fixed = strings.Split(o.fix, ",")
 	}
-	switch o.holdout {
-	case "":
-	case "none":
-		opts.NoHoldOut = true
-	default:
-		opts.HoldOut = []int{}
-		for _, f := range strings.Split(o.holdout, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 || n > len(measured.Levels) {
-				return usageErr("--holdout: %q is not a level number from 1 to %d", f, len(measured.Levels))
-			}
-			opts.HoldOut = append(opts.HoldOut, n-1)
-		}
+	if opts.HoldOut, opts.NoHoldOut, err = predict.ParseHoldOut(o.holdout, len(measured.Levels)); err != nil {
+		return opts, "", usageErr("--holdout: %w", err)
+	}
+	return opts, origin, nil
+}
+
+func (o *calibrateOptions) run(c *cobra.Command, args []string) error {
+	opts, origin, err := o.options(c, args)
+	if err != nil {
+		return err
 	}
 	out := c.OutOrStdout()
-	fmt.Fprintf(out, "replaying %d measured levels of %s in virtual time on %s (model %s)\n", len(measured.Levels), args[0], origin, target.Model)
+	fmt.Fprintf(out, "replaying %d measured levels of %s in virtual time on %s (model %s)\n", len(opts.Measured.Levels), args[0], origin, opts.Target.Model)
 	cal, fitted, err := predict.Calibrate(c.Context(), opts)
 	switch {
-	case c.Context().Err() != nil && cal != nil:
-		// Stopped: the best point so far, in the report and the JSON; a
-		// search cut short is no fit, so no models file.
-		if err := report.Calibration(out, cal); err != nil {
-			return err
-		}
-		if err := o.writeJSON(out, cal); err != nil {
-			return err
-		}
-		fmt.Fprintln(out, "stopped before the search ended: the parameters above are the best point it reached; no models file is written")
-		return nil
-	case c.Context().Err() != nil:
+	case c.Context().Err() != nil && cal == nil:
 		return withCode(ExitRuntime, fmt.Errorf("the calibration was stopped before it began to search, so nothing is written: %w", results.ErrInterrupted))
-	case err != nil:
-		return usageErr("%v", err)
+	case c.Context().Err() == nil && err != nil:
+		return usageErr("%w", err)
 	}
 	if err := report.Calibration(out, cal); err != nil {
 		return err
@@ -150,22 +138,28 @@ func (o *calibrateOptions) run(c *cobra.Command, args []string) error {
 	if err := o.writeJSON(out, cal); err != nil {
 		return err
 	}
-	if cal.Verdict == results.FitPoor && !o.acceptPoor {
+	switch {
+	case c.Context().Err() != nil:
+		// Stopped: the best point so far, in the report and the JSON; a
+		// search cut short is no fit, so no models file.
+		fmt.Fprintln(out, "stopped before the search ended: the parameters above are the best point it reached; no models file is written")
+		return nil
+	case cal.Verdict == results.FitPoor && !o.acceptPoor:
 		if o.output != "" {
 			fmt.Fprintf(out, "%s is not written: the fit is poor (--accept-poor-fit writes it all the same, with its verdict)\n", o.output)
 		}
 		return &exitError{ExitFailed, errors.New("the fit is poor (the verdict above says why): no models file is written")}
+	case o.output == "":
+		return nil
 	}
-	if o.output != "" {
-		yml, err := fitted.YAML(origin + ", calibrated")
-		if err != nil {
-			return err
-		}
-		if err := results.WriteOutput(o.output, append([]byte(report.CalibrationHeader(cal)), yml...)); err != nil {
-			return withCode(ExitRuntime, err)
-		}
-		fmt.Fprintf(out, "wrote %s (knee sim --models %s, knee predict --sim-models %s)\n", o.output, o.output, o.output)
+	yml, err := fitted.YAML(origin + ", calibrated")
+	if err != nil {
+		return err
 	}
+	if err := results.WriteOutput(o.output, append([]byte(report.CalibrationHeader(cal)), yml...)); err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	fmt.Fprintf(out, "wrote %s (knee sim --models %s, knee predict --sim-models %s)\n", o.output, o.output, o.output)
 	return nil
 }
 

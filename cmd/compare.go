@@ -24,13 +24,9 @@ func newCompareCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var sweeps []*results.Sweep
-			for i, path := range args {
-				s, err := results.DecodeSweep(path, files[i])
-				if err != nil {
-					return err
-				}
-				sweeps = append(sweeps, s)
+			sweeps, err := results.DecodeSweeps(args, files)
+			if err != nil {
+				return err
 			}
 			out := c.OutOrStdout()
 			if err := report.Compare(out, sweeps); err != nil {

@@ -27,7 +27,7 @@ shards' results.`,
 func newK8sJobCmd() *cobra.Command {
 	o := kube.ShardJob{}
 	var delay time.Duration
-	var apiKeySecret string
+	var secrets kube.SecretFlags
 	c := &cobra.Command{
 		Use:   "job --shards N --target URL [-- knee run flags]",
 		Short: "An Indexed Job of N knee run shards against one target, started together",
@@ -38,8 +38,11 @@ manifest: apply it within that time). Each pod prints its JSON result on
 stdout (or writes shard-I.json to --results-claim); knee merge joins them.`,
 		Example: `  knee k8s job --shards 8 --target http://vllm.default.svc:8000/v1 -- --rate 400 --duration 5m --input-tokens 512 | kubectl apply -f -`,
 		RunE: runtimeErrors(func(c *cobra.Command, args []string) error {
-			if o.Shards < 1 || o.Target == "" {
-				return usageErr("give --shards N (at least 1) and --target URL")
+			if o.Shards < 1 || (o.Target == "") == (secrets.Target == "") {
+				return usageErr("give --shards N (at least 1) and one of --target URL and --target-secret NAME[:KEY]")
+			}
+			if what := kube.SecretIn(o.Target); what != "" {
+				return usageErr("--target carries %s, which would stand in clear in the manifest: give the URL from a Secret, --target-secret NAME[:KEY]", what)
 			}
 			if delay < 0 {
 				return usageErr("--start-delay must not be negative")
@@ -47,19 +50,15 @@ stdout (or writes shard-I.json to --results-claim); knee merge joins them.`,
 			if err := checkRunFlags(args, o.InputsConfigMap); err != nil {
 				return err
 			}
-			if apiKeySecret != "" {
-				ref, err := kube.ParseSecretRef(apiKeySecret, "api-key")
-				if err != nil {
-					return usageErr("--api-key-secret: %v", err)
-				}
-				o.APIKey = &ref
+			if err := secrets.Apply(&o); err != nil {
+				return usageErr("%w", err)
 			}
 			o.RunArgs = args
 			o.StartAt = time.Now().Add(delay).Truncate(time.Second)
 			o.Nonce = fmt.Sprintf("%08x", rand.Uint32())
 			job, err := o.Job()
 			if err != nil {
-				return usageErr("%v", err)
+				return usageErr("%w", err)
 			}
 			y, err := kube.YAML(job)
 			if err != nil {
@@ -79,7 +78,7 @@ stdout (or writes shard-I.json to --results-claim); knee merge joins them.`,
 	fs.StringVar(&o.CPU, "cpu", "1", "CPU request per shard (no limit is set: throttling would make the client late); one core offers about 5,000 requests/s")
 	fs.StringVar(&o.Memory, "memory", "1Gi", "memory request per shard")
 	fs.DurationVar(&delay, "start-delay", 2*time.Minute, "the shards start their window this long after the manifest is printed")
-	fs.StringVar(&apiKeySecret, "api-key-secret", "", "the Secret NAME[:KEY] (key default api-key) every pod's API key comes from, as $OPENAI_API_KEY; never give --api-key after --")
+	registerSecrets(c, &secrets)
 	fs.StringVar(&o.InputsConfigMap, "inputs-configmap", "", "a ConfigMap of input files (dataset, tokenizer) mounted read-only at "+kube.InputsDir+" in every pod: give them after -- as "+kube.InputsDir+"/FILE")
 	return c
 }
@@ -100,7 +99,7 @@ gateway under test resolves every replica's address.`,
 			o.SimArgs = args
 			dep, svc, err := o.Objects()
 			if err != nil {
-				return usageErr("%v", err)
+				return usageErr("%w", err)
 			}
 			y, err := kube.YAML(dep, svc)
 			if err != nil {
@@ -119,4 +118,14 @@ gateway under test resolves every replica's address.`,
 	fs.StringVar(&o.InputsConfigMap, "inputs-configmap", "", "a ConfigMap of input files (a models or responses file) mounted read-only at "+kube.InputsDir+": give them after -- as "+kube.InputsDir+"/FILE")
 	fs.StringVar(&o.Memory, "memory", "512Mi", "memory request per replica")
 	return c
+}
+
+// registerSecrets declares the flags that give a shard job's credentials
+// from Secrets: none may stand in its arguments.
+func registerSecrets(c *cobra.Command, f *kube.SecretFlags) {
+	fs := c.Flags()
+	fs.StringVar(&f.APIKey, "api-key-secret", "", "the Secret NAME[:KEY] (key default api-key) every pod's API key comes from, as $OPENAI_API_KEY; never give --api-key after --")
+	fs.StringArrayVar(&f.Headers, "header-secret", nil, "a request header whose value comes from a Secret, HEADER=NAME[:KEY] (key default: the header, lowercased; repeatable)")
+	fs.StringVar(&f.Target, "target-secret", "", "the Secret NAME[:KEY] (key default target) the target's URL comes from, instead of --target: for a URL that carries a credential")
+	fs.StringVar(&f.MetricsURL, "server-metrics-url-secret", "", "the Secret NAME[:KEY] (key default metrics-url) the server's metrics URL comes from")
 }

@@ -1,28 +1,25 @@
 package cmd
 
 import (
-	"net/textproto"
-	"path"
-	"slices"
 	"strings"
 
+	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/kube"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
-
-// secretHeaders are request headers that carry credentials: in a manifest
-// they would be readable by anyone who can read the Job.
-var secretHeaders = []string{"Authorization", "Proxy-Authorization", "X-Api-Key", "Api-Key", "Cookie"}
 
 // checkRunFlags checks a shard pod's knee run flags with the parser and
 // the checks knee run itself uses, so that a typo or a bad value fails
-// here and not in N pods: flags the manifest sets are refused, so are
-// credentials (a Secret carries them), and input files must be in the
-// pod, on the --inputs-configmap mount.
+// here and not in N pods: flags the manifest sets are refused, so is every
+// credential (a Secret carries it: --api-key-secret, --header-secret,
+// --target-secret, --server-metrics-url-secret), and input files must be
+// in the pod, on the --inputs-configmap mount.
 func checkRunFlags(args []string, configMap string) error {
 	o := &runOptions{}
 	run := newRunCmdWith(o)
 	if err := run.ParseFlags(args); err != nil {
-		return usageErr("run flags after --: %v", err)
+		return usageErr("run flags after --: %w", err)
 	}
 	if rest := run.Flags().Args(); len(rest) > 0 {
 		return usageErr("run flags after --: unexpected %q", rest)
@@ -32,35 +29,29 @@ func checkRunFlags(args []string, configMap string) error {
 			return usageErr("run flags after --: --%s is set by the manifest", f)
 		}
 	}
-	if run.Flags().Changed("api-key") {
-		return usageErr("run flags after --: --api-key would stand in clear in the manifest and every pod's description: put the key in a Secret and give --api-key-secret NAME[:KEY]")
-	}
-	for _, h := range o.target.headers {
-		name, _, _ := strings.Cut(h, ":")
-		if slices.Contains(secretHeaders, textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(name))) {
-			return usageErr("run flags after --: --header %s carries a credential, which would stand in clear in the manifest: use --api-key-secret for a Bearer token", strings.TrimSpace(name))
-		}
+	if err := noCredentials(run, o); err != nil {
+		return err
 	}
 	files := 0
-	for flag, p := range o.load.inputs() {
+	for flag, p := range o.load.Inputs() {
 		if p == "" {
 			continue
 		}
 		files++
-		if err := inPod(flag, p, configMap); err != nil {
+		if err := usage(kube.InPod(flag, p, configMap)); err != nil {
 			return err
 		}
 	}
-	if err := checkWorkload(o.workload); err != nil {
-		return err
+	if err := bench.CheckWorkload(o.load.Workload); err != nil {
+		return usageErr("%w", err)
 	}
 	if files > 0 {
 		// The files are the pod's, not here: the load's own checks run
 		// in the pod, before its first request.
 		return nil
 	}
-	if _, err := buildLevelPlan(run, &o.load, &o.voice, o.workload); err != nil {
-		return usageErr("run flags after --: %v", err)
+	if _, err := o.load.prepare(run, o.target.Endpoint); err != nil {
+		return usageErr("run flags after --: %w", err)
 	}
 	return nil
 }
@@ -71,7 +62,7 @@ func checkSimFlags(args []string, configMap string) error {
 	o := &simOptions{}
 	sim := newSimCmdWith(o)
 	if err := sim.ParseFlags(args); err != nil {
-		return usageErr("sim flags after --: %v", err)
+		return usageErr("sim flags after --: %w", err)
 	}
 	if rest := sim.Flags().Args(); len(rest) > 0 {
 		return usageErr("sim flags after --: unexpected %q", rest)
@@ -84,33 +75,32 @@ func checkSimFlags(args []string, configMap string) error {
 	if sim.Flags().Changed("api-key") {
 		return usageErr("sim flags after --: --api-key would stand in clear in the manifest")
 	}
-	if o.shutdownGrace < 0 || o.maxBody <= 0 {
-		return usageErr("sim flags after --: --shutdown-grace must not be negative and --max-body-bytes must be positive")
+	if err := o.Check(); err != nil {
+		return usageErr("sim flags after --: %w", err)
 	}
-	for flag, p := range map[string]string{"--models": o.models, "--responses": o.responses} {
+	for flag, p := range map[string]string{"--models": o.Models, "--responses": o.Responses} {
 		if p == "" || strings.HasPrefix(p, "builtin:") {
 			continue
 		}
-		if err := inPod(flag, p, configMap); err != nil {
+		if err := usage(kube.InPod(flag, p, configMap)); err != nil {
 			return err
 		}
 	}
-	if o.preset != "" {
-		if _, err := o.presetModels(); err != nil {
-			return usageErr("sim flags after --: %v", err)
+	if o.Preset != "" {
+		if _, _, err := o.PresetModels(); err != nil {
+			return usageErr("sim flags after --: %w", err)
 		}
 	}
 	return nil
 }
 
-// inPod refuses an input file a pod cannot have: one not on the
-// --inputs-configmap mount.
-func inPod(flag, p, configMap string) error {
-	if configMap == "" {
-		return usageErr("%s %s: a pod has no files of this machine; put the file in a ConfigMap, give --inputs-configmap NAME and %s %s/%s", flag, p, flag, kube.InputsDir, path.Base(p))
-	}
-	if clean := path.Clean(p); !strings.HasPrefix(clean, kube.InputsDir+"/") {
-		return usageErr("%s %s: the ConfigMap %s is mounted at %s: give %s %s/%s", flag, p, configMap, kube.InputsDir, flag, kube.InputsDir, path.Base(p))
+// noCredentials refuses a credential in the run flags
+// (kube.CheckRunFlags).
+func noCredentials(run *cobra.Command, o *runOptions) error {
+	given := map[string]string{}
+	run.Flags().Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
+	if err := kube.CheckRunFlags(given, o.target.Headers); err != nil {
+		return usageErr("run flags after --: %w", err)
 	}
 	return nil
 }

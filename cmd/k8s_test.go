@@ -1,10 +1,12 @@
 package cmd
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/kube"
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/yaml"
@@ -40,7 +42,7 @@ func TestK8sJobRoundTrips(t *testing.T) {
 	if err := run.ParseFlags(args[1:]); err != nil {
 		t.Fatalf("knee run refuses the pods' arguments %q: %v", args, err)
 	}
-	at, err := parseInstant(run.Flags().Lookup("start-at").Value.String())
+	at, err := driver.ParseInstant(run.Flags().Lookup("start-at").Value.String())
 	if err != nil || at.Before(before.Add(88*time.Second)) || at.After(time.Now().Add(91*time.Second)) {
 		t.Errorf("start-at %v (%v), want about 90 s from now", at, err)
 	}
@@ -91,5 +93,35 @@ func TestK8sJobRoundTrips(t *testing.T) {
 	code, out, _ = execute(t, "k8s", "sim", "--replicas", "3", "--", "--preset", "h100-80gb/llama-3.1-8b")
 	if code != 0 || !strings.Contains(out, "kind: Deployment") || !strings.Contains(out, "clusterIP: None") || !strings.Contains(out, "replicas: 3") {
 		t.Errorf("k8s sim: exit %d\n%s", code, out)
+	}
+}
+
+// TestK8sJobRefusesCredentials: every route by which a credential could
+// reach a shard pod's arguments is refused before a manifest is printed,
+// naming the flag that gives it from a Secret instead.
+func TestK8sJobRefusesCredentials(t *testing.T) {
+	t.Parallel()
+	job := []string{"k8s", "job", "--shards", "2", "--target", "http://vllm:8000/v1", "--"}
+	for _, tc := range []struct {
+		args []string
+		fix  string
+	}{
+		{append(slices.Clone(job), "--rate", "2", "--duration", "1m", "--extra-body", `{"access_token":"sk-AT"}`), "--header-secret"},
+		{[]string{"k8s", "job", "--shards", "2", "--target", "http://u:p@vllm:8000/v1", "--", "--rate", "2"}, "--target-secret"},
+		{[]string{"k8s", "job", "--shards", "2", "--target", "http://vllm:8000/v1?key=K", "--", "--rate", "2"}, "--target-secret"},
+		{append(slices.Clone(job), "--rate", "2", "--server-metrics-url", "http://vllm:8000/metrics?token=T"), "--server-metrics-url-secret"},
+		{append(slices.Clone(job), "--rate", "2", "--header", "X-Api-Key: K"), "--header-secret X-Api-Key=SECRET"},
+		{append(slices.Clone(job), "--rate", "2", "--api-key", "K"), "--api-key-secret"},
+		{append(slices.Clone(job), "--rate", "2", "--model", "sk-abcdefghijklmnopqrstuv"), "carries a token"},
+	} {
+		code, out, errOut := execute(t, tc.args...)
+		if code != ExitUsage || out != "" || !strings.Contains(errOut, tc.fix) {
+			t.Errorf("%v: exit %d, %q; want exit 2 naming %s and no manifest", tc.args[len(tc.args)-2:], code, errOut, tc.fix)
+		}
+	}
+	code, out, errOut := execute(t, "k8s", "job", "--shards", "2", "--target-secret", "vllm:url", "--header-secret", "X-Api-Key=vllm:key",
+		"--server-metrics-url-secret", "vllm:metrics", "--", "--rate", "2", "--duration", "1m")
+	if code != 0 || !strings.Contains(out, "$(KNEE_TARGET)") || !strings.Contains(out, "X-Api-Key:$(KNEE_HEADER_1)") {
+		t.Errorf("secrets as references: exit %d\n%s\n%s", code, errOut, out)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/kneebench/knee/bench"
@@ -19,9 +18,7 @@ import (
 type planOptions struct {
 	target     targetFlags
 	load       loadFlags
-	voice      voiceFlags
 	sim        simFlags
-	workload   string
 	slo        sloFlags
 	gpus       string
 	models     string
@@ -79,13 +76,12 @@ configuration before buying a fleet of it.`,
 func (o *planOptions) register(c *cobra.Command) {
 	o.target.register(c)
 	fs := c.Flags()
-	fs.Float64Var(&o.load.rate, "rate", 0, "the load to serve: arrivals per second (calls per second with --workload voice)")
-	fs.IntVar(&o.load.concurrency, "concurrency", 0, "the load to serve: closed-loop streams")
-	fs.DurationVar(&o.load.duration, "window", 10*time.Minute, "simulated window of every prediction")
+	fs.Float64Var(&o.load.Rate, "rate", 0, "the load to serve: arrivals per second (calls per second with --workload voice)")
+	fs.IntVar(&o.load.Concurrency, "concurrency", 0, "the load to serve: closed-loop streams")
+	fs.DurationVar(&o.load.Duration, "window", 10*time.Minute, "simulated window of every prediction")
 	o.load.registerShared(c)
-	o.voice.register(c, 4, "5s,7s")
 	o.sim.register(c)
-	fs.StringVar(&o.workload, "workload", "requests", "requests, voice, or conversations (a --dataset's conversations replayed as calls)")
+	o.load.registerWorkload(c, "requests, voice, or conversations (a --dataset's conversations replayed as calls)")
 	o.slo.register(c, "ttft_p95:500", "what every configuration", false)
 	fs.StringVar(&o.gpus, "gpus", "h100-80gb", "GPU presets to consider, comma-separated (GPUxN fixes the tensor-parallel size, or with --find-max-rate the fleet's GPUs)")
 	fs.StringVar(&o.models, "models", "llama-3.1-8b", "model presets to consider, MODEL[@DTYPE[,kv=DTYPE]], comma-separated")
@@ -104,150 +100,135 @@ func (o *planOptions) register(c *cobra.Command) {
 	c.MarkFlagsMutuallyExclusive("calibrated", "tp")
 }
 
-func (o *planOptions) run(c *cobra.Command, _ []string) error {
-	if err := checkWorkload(o.workload); err != nil {
-		return err
+// check checks the plan's own flags and returns its axis and target.
+func (o *planOptions) check(c *cobra.Command) (string, float64, error) {
+	if err := bench.CheckWorkload(o.load.Workload); err != nil {
+		return "", 0, usageErr("%w", err)
 	}
-	fs := c.Flags()
-	if o.target.baseURL != "" {
-		return usageErr("knee plan sends nothing: drop --base-url (it predicts in virtual time)")
+	if o.target.BaseURL != "" {
+		return "", 0, usageErr("knee plan sends nothing: drop --base-url (it predicts in virtual time)")
 	}
-	if fs.Changed("requests") {
-		return usageErr("a plan's predictions are bounded by --window, not --requests")
+	if c.Flags().Changed("requests") {
+		return "", 0, usageErr("a plan's predictions are bounded by --window, not --requests")
 	}
-	axis, target := "rate", o.load.rate
-	if o.load.concurrency > 0 {
-		axis, target = "concurrency", float64(o.load.concurrency)
+	axis, target := "rate", o.load.Rate
+	if o.load.Concurrency > 0 {
+		axis, target = "concurrency", float64(o.load.Concurrency)
 	}
 	switch {
 	case o.findMax && target > 0:
-		return usageErr("--find-max-rate finds the load: give no --rate or --concurrency")
+		return "", 0, usageErr("--find-max-rate finds the load: give no --rate or --concurrency")
 	case !o.findMax && !(target > 0):
-		return usageErr("give the load to serve: --rate R (or --concurrency N), or --find-max-rate")
-	case o.load.duration < time.Minute || o.load.duration > 24*time.Hour:
-		return usageErr("--window must be between 1m and 24h (a queue needs minutes to show)")
+		return "", 0, usageErr("give the load to serve: --rate R (or --concurrency N), or --find-max-rate")
+	case o.load.Duration < time.Minute || o.load.Duration > 24*time.Hour:
+		return "", 0, usageErr("--window must be between 1m and 24h (a queue needs minutes to show)")
 	case o.replicas < 1 || o.replicas > 1024 || o.parallel < 0:
-		return usageErr("--max-replicas must be 1 to 1024 and --parallel not negative")
+		return "", 0, usageErr("--max-replicas must be 1 to 1024 and --parallel not negative")
 	}
-	slo, err := o.slo.parse(c, o.load.goodput)
-	if err != nil {
-		return err
+	return axis, target, nil
+}
+
+// question builds the capacity question from the flags, its series sized
+// against the first candidate that fits, and names the plan's files.
+func (o *planOptions) question(c *cobra.Command) (*predict.Question, string, report.SweepFiles, error) {
+	var q predict.Question
+	var err error
+	fail := func(err error) (*predict.Question, string, report.SweepFiles, error) {
+		return nil, "", report.SweepFiles{}, err
 	}
-	var routings []predict.Routing
-	for _, r := range strings.Split(o.routing, ",") {
-		p, err := predict.ParseRouting(strings.TrimSpace(r))
+	if q.Axis, q.Target, err = o.check(c); err != nil {
+		return fail(err)
+	}
+	if q.SLO, err = o.slo.parse(c, o.load.Goodput); err != nil {
+		return fail(err)
+	}
+	for _, r := range predict.SplitList(o.routing) {
+		p, err := predict.ParseRouting(r)
 		if err != nil {
-			return usageErr("--routing: %v", err)
+			return fail(usageErr("--routing: %w", err))
 		}
-		routings = append(routings, p)
+		q.Routings = append(q.Routings, p)
 	}
-	if o.findMax && o.load.rate == 0 && o.load.concurrency == 0 {
+	if o.findMax && o.load.Rate == 0 && o.load.Concurrency == 0 {
 		// The levels' rates are the search's; a placeholder for the flags'
 		// checks.
-		o.load.rate = 1
+		o.load.Rate = 1
 	}
-	plan, err := buildLevelPlan(c, &o.load, &o.voice, o.workload)
+	plan, err := o.load.prepare(c, o.target.Endpoint)
 	if err != nil {
-		return err
+		return fail(err)
 	}
-	if plan.load.Trace != nil {
-		return usageErr("a trace's timestamps are its load: plan for it with --rate (its mean rate), not yet supported for traces")
+	if plan.Load.Trace != nil {
+		return fail(usageErr("a trace's timestamps are its load: plan for it with --rate (its mean rate), not yet supported for traces"))
 	}
-	if err := plan.checkCompletions(o.target.endpoint); err != nil {
-		return err
+	if !bench.NonceFixed(c.Context()) {
+		plan.Series.Nonce = fmt.Sprintf("seed-%d", o.load.Seed)
 	}
-	if !nonceFixed(c.Context()) {
-		plan.series.Nonce = fmt.Sprintf("seed-%d", o.load.seed)
+	if q.Prices, q.PriceSource, err = o.priceTable(); err != nil {
+		return fail(err)
 	}
-	prices, source, err := o.priceTable()
+	if q.Candidates, err = o.candidates(); err != nil {
+		return fail(err)
+	}
+	label, files, err := o.outputs()
 	if err != nil {
-		return err
+		return fail(err)
 	}
-	cands, err := o.candidates()
-	if err != nil {
-		return err
-	}
-	label, jsonPath, csvPath, err := o.outputs()
-	if err != nil {
-		return err
-	}
-	var first *predict.Candidate
-	for _, cand := range cands {
-		if cand.Unfit == "" {
-			first = cand
-			break
-		}
-	}
+	q.Series, q.FindMax, q.Window, q.MaxReplicas, q.Parallel, q.Calibrated = plan.Series, o.findMax, o.load.Duration, o.replicas, o.parallel, o.calibrated != ""
+	return &q, label, files, o.size(c, &q)
+}
+
+// size sizes the question's workload against the first configuration
+// that fits its model, whose configuration is the plan's.
+func (o *planOptions) size(c *cobra.Command, q *predict.Question) error {
+	first := predict.FirstFit(q.Candidates)
 	if first == nil {
-		for _, cand := range cands {
+		for _, cand := range q.Candidates {
 			fmt.Fprintf(c.ErrOrStderr(), "knee: %s: %s\n", cand.Name, cand.Unfit)
 		}
 		return usageErr("no configuration given fits its model: see above")
 	}
-	if err := plan.series.Size(first.Target); err != nil {
+	if err := q.Series.Size(first.Target); err != nil {
 		return seriesErr(err)
 	}
-	base := o.target.config(predictBaseURL, first.Model)
-	base.Predicted = true
-	plan.series.Describe(&base, axis)
-	size := plan.series.MeanSize()
-	for _, cand := range cands {
-		if cand.Unfit == "" && size > 0 {
-			if blocks, bt, err := cand.Target.KVCapacity(); err == nil {
-				cand.KVSequences = predict.SequencesHeld(blocks, bt, size)
-			}
-		}
+	q.Base = o.target.config(predictBaseURL, first.Model)
+	q.Base.Predicted = true
+	q.Series.Describe(&q.Base, q.Axis)
+	return nil
+}
+
+func (o *planOptions) run(c *cobra.Command, _ []string) error {
+	q, label, files, err := o.question(c)
+	if err != nil {
+		return err
 	}
-	levels := plan.series.Levels(first.Target, axis, base)
-	level := func(load float64) (*bench.Level, error) { return levels(0, load) }
 	out := c.OutOrStdout()
-	what := fmt.Sprintf("%s%s", num(target), map[string]string{"rate": "/s", "concurrency": " streams"}[axis])
+	what := fmt.Sprintf("%s%s", num(q.Target), map[string]string{"rate": "/s", "concurrency": " streams"}[q.Axis])
 	if o.findMax {
 		what = "the largest load"
 	}
-	fmt.Fprintf(out, "plan %s · %s · %s · %d configurations · %s windows in virtual time\n", label, what, sizesText(base), len(cands), o.load.duration)
+	fmt.Fprintf(out, "plan %s · %s · %s · %d configurations · %s windows in virtual time\n", label, what, report.Sizes(q.Base), len(q.Candidates), o.load.Duration)
 	started := time.Now()
-	rows, predictions := predict.Plan(c.Context(), predict.PlanOptions{Candidates: cands, Level: level, Axis: axis, Target: target, SLO: slo,
-		Window: o.load.duration.Seconds(), Routings: routings, MaxReplicas: o.replicas, Parallel: o.parallel})
-	for i := range rows {
-		predict.Price(&rows[i], prices[rows[i].GPU])
-	}
-	predict.SortPlan(rows, o.findMax)
-	p := &results.Plan{SchemaVersion: results.SchemaVersion, Kind: results.PlanKind, Config: base, Environment: environment(), Axis: axis,
-		Target: target, FindMax: o.findMax, SLO: slo, WindowS: o.load.duration.Seconds(), Prices: prices, PriceSource: source, Rows: rows,
-		Predictions: predictions, Interrupted: c.Context().Err() != nil}
-	if o.findMax {
-		p.Target = 0
-	}
-	if size > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("KV seqs: sequences of the workload's size as asked (%.0f tokens, prompt and answer) one replica's KV cache holds", size))
-	}
-	if o.calibrated != "" {
-		if note := first.Target.FitNote(); note != "" {
-			p.Notes = append(p.Notes, note)
-		}
-		p.Caveat = first.Target.FitCaveat()
-	} else {
-		p.Notes = append(p.Notes, "every figure is the presets' cost model in virtual time (knee presets shows its tuning and docs/fidelity.md its errors): measure the configuration chosen before buying a fleet of it")
-	}
+	p := predict.Answer(c.Context(), *q)
+	p.Environment = environment()
 	if err := report.Plan(out, p); err != nil {
 		return err
 	}
 	if p.Interrupted {
 		fmt.Fprintln(out, "stopped: the configurations searched so far are written; those cut short say so")
 	}
-	if err := results.WriteJSON(jsonPath, p); err != nil {
+	if err := results.WriteJSON(files.JSON, p); err != nil {
 		return withCode(ExitRuntime, err)
 	}
 	b, err := p.CSV()
 	if err != nil {
 		return err
 	}
-	if err := results.WriteOutput(csvPath, b); err != nil {
+	if err := results.WriteOutput(files.CSV, b); err != nil {
 		return withCode(ExitRuntime, err)
 	}
-	fmt.Fprintf(out, "planned in %s (%d predictions); wrote %s and %s\n", time.Since(started).Round(time.Millisecond), predictions, jsonPath, csvPath)
-	if !p.Interrupted && !slices.ContainsFunc(rows, func(r results.PlanRow) bool { return r.Meets }) {
+	fmt.Fprintf(out, "planned in %s (%d predictions); wrote %s and %s\n", time.Since(started).Round(time.Millisecond), p.Predictions, files.JSON, files.CSV)
+	if !p.Interrupted && !slices.ContainsFunc(p.Rows, func(r results.PlanRow) bool { return r.Meets }) {
 		return &exitError{ExitFailed, errors.New("no configuration searched meets the SLO")}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator"
 	"github.com/kneebench/knee/simulator/server"
@@ -180,7 +181,7 @@ func TestPlanReplicasHoldLive(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				code, out, errOut := executeCtx(t, withNonce(context.Background(), "plan-live"), "run", "--base-url", urls[i], "--model", "llama-3.1-8b",
+				code, out, errOut := executeCtx(t, bench.WithNonce(context.Background(), "plan-live"), "run", "--base-url", urls[i], "--model", "llama-3.1-8b",
 					"--rate", "8", "--duration", "60s", "--input-tokens", "512", "--max-tokens", "64", "--seed", "3", "--no-server-metrics",
 					"--shard", fmt.Sprintf("%d/%d", i, replicas), "--start-at", start, "--output", files[i], "--quiet")
 				if code != 0 {

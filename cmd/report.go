@@ -27,72 +27,61 @@ sends, completions and requests in flight.`,
 		Example: `  knee report results/h100.json
   knee report results/h100.json results/l40s.json -o compare.html`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: runtimeErrors(func(c *cobra.Command, args []string) error {
-			if output == "" {
-				output = strings.TrimSuffix(args[0], ".json") + ".html"
-			}
-			inputs := argInputs(args)
-			if records != "" {
-				inputs["--records"] = records
-			}
-			if err := checkIO(map[string]string{"--output": output}, inputs); err != nil {
-				return err
-			}
-			files, err := readInputs(c, args)
-			if err != nil {
-				return err
-			}
-			in := report.HTMLInput{Version: version()}
-			for i, path := range args {
-				if p, err := results.DecodePlan(path, files[i]); err == nil {
-					in.Plans = append(in.Plans, p)
-					continue
-				}
-				if cal, err := results.DecodeCalibration(path, files[i]); err == nil {
-					in.Calibrations = append(in.Calibrations, cal)
-					continue
-				}
-				if s, err := results.DecodeSweep(path, files[i]); err == nil {
-					in.Sweeps = append(in.Sweeps, s)
-					continue
-				}
-				r, err := results.DecodeRun(path, files[i])
-				if err != nil {
-					return err
-				}
-				in.Runs = append(in.Runs, r)
-			}
-			if records != "" {
-				if len(in.Runs) != 1 {
-					return usageErr("--records is a run's: give one run file with it")
-				}
-				f, err := os.Open(records)
-				if err != nil {
-					return withCode(ExitRuntime, fmt.Errorf("--records: %w", err))
-				}
-				defer f.Close()
-				lines, err := results.ReadRecords(f)
-				if err != nil {
-					return usageErr("--records %s: %v", records, err)
-				}
-				in.Records = map[int][]results.RecordLine{0: lines}
-			}
-			var page bytes.Buffer
-			if err := report.HTML(&page, in); err != nil {
-				return err
-			}
-			if results.IsStdout(output) {
-				_, err := c.OutOrStdout().Write(page.Bytes())
-				return err
-			}
-			if err := results.WriteOutput(output, page.Bytes()); err != nil {
-				return fmt.Errorf("writing %s: %w", output, err)
-			}
-			fmt.Fprintf(c.OutOrStdout(), "wrote %s\n", output)
-			return nil
-		}),
+		RunE: runtimeErrors(func(c *cobra.Command, args []string) error { return writeReport(c, args, output, records) }),
 	}
 	c.Flags().StringVarP(&output, "output", "o", "", "the HTML file (default: the first input with .html; - for standard output)")
 	c.Flags().StringVar(&records, "records", "", "a run's --records file, for its timeline of sends, completions and requests in flight")
 	return c
+}
+
+// writeReport writes the page of the result files in args to output
+// (the first input's name with .html when empty), with a run's --records.
+func writeReport(c *cobra.Command, args []string, output, records string) error {
+	if output == "" {
+		output = strings.TrimSuffix(args[0], ".json") + ".html"
+	}
+	inputs := argInputs(args)
+	if records != "" {
+		inputs["--records"] = records
+	}
+	if err := checkIO(map[string]string{"--output": output}, inputs); err != nil {
+		return err
+	}
+	files, err := readInputs(c, args)
+	if err != nil {
+		return err
+	}
+	in, err := report.Classify(args, files)
+	if err != nil {
+		return err
+	}
+	in.Version = version()
+	if records != "" {
+		if len(in.Runs) != 1 {
+			return usageErr("--records is a run's: give one run file with it")
+		}
+		f, err := os.Open(records)
+		if err != nil {
+			return withCode(ExitRuntime, fmt.Errorf("--records: %w", err))
+		}
+		defer f.Close()
+		lines, err := results.ReadRecords(f)
+		if err != nil {
+			return usageErr("--records %s: %w", records, err)
+		}
+		in.Records = map[int][]results.RecordLine{0: lines}
+	}
+	var page bytes.Buffer
+	if err := report.HTML(&page, in); err != nil {
+		return err
+	}
+	if results.IsStdout(output) {
+		_, err := c.OutOrStdout().Write(page.Bytes())
+		return err
+	}
+	if err := results.WriteOutput(output, page.Bytes()); err != nil {
+		return fmt.Errorf("writing %s: %w", output, err)
+	}
+	fmt.Fprintf(c.OutOrStdout(), "wrote %s\n", output)
+	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -59,6 +58,14 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func usageErr(format string, a ...any) error {
 	return &exitError{ExitUsage, fmt.Errorf(format, a...)}
+}
+
+// usage is err as a usage error (exit 2), nil for nil.
+func usage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{ExitUsage, err}
 }
 
 // runtimeErrors wraps a RunE so that any error it returns without an exit
@@ -142,13 +149,7 @@ func newVersionCmd() *cobra.Command {
 }
 
 // environment describes this machine for result files.
-func environment() results.Environment {
-	host, _ := os.Hostname()
-	return results.Environment{
-		KneeVersion: version(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
-		CPUs: runtime.NumCPU(), Host: host,
-	}
-}
+func environment() results.Environment { return results.NewEnvironment(version()) }
 
 // executeGuarded runs the command tree and turns a panic that escaped
 // every check into a one-line error (exit 3) instead of a stack trace.

@@ -1,37 +1,28 @@
 package cmd
 
 import (
-	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"os"
-	"runtime/pprof"
+	"time"
 
 	"github.com/kneebench/knee/bench"
-	"github.com/kneebench/knee/bench/driver"
-	"github.com/kneebench/knee/bench/summary"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
-	"github.com/kneebench/knee/workload"
 	"github.com/spf13/cobra"
 )
 
 type runOptions struct {
-	target   targetFlags
-	load     loadFlags
-	voice    voiceFlags
-	sim      simFlags
-	server   serverFlags
-	shard    shardFlags
-	workload string
-	output   string
-	records  string
-	cpuProf  string
-	quiet    bool
-	dash     dashboardFlag
+	target  targetFlags
+	load    loadFlags
+	sim     simFlags
+	server  serverFlags
+	shard   shardFlags
+	output  string
+	records string
+	cpuProf string
+	quiet   bool
+	dash    dashboardFlag
 }
 
 func newRunCmd() *cobra.Command { return newRunCmdWith(&runOptions{}) }
@@ -60,13 +51,12 @@ simulator and benchmarks that.`,
 	}
 	o.target.register(c)
 	o.load.register(c)
-	o.voice.register(c, 4, "5s,7s")
 	o.sim.register(c)
 	o.server.register(c)
 	o.shard.register(c, false)
 	o.dash.register(c)
 	c.Flags().BoolVar(&o.quiet, "quiet", false, "print neither the report nor progress (e.g. with --output - in a pod, whose log is then the JSON alone)")
-	c.Flags().StringVar(&o.workload, "workload", "requests", "requests (independent requests), voice (multi-turn calls) or conversations (a --dataset's recorded conversations replayed as calls)")
+	o.load.registerWorkload(c, "requests (independent requests), voice (multi-turn calls) or conversations (a --dataset's recorded conversations replayed as calls)")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the whole result to this JSON file")
 	c.Flags().StringVar(&o.records, "records", "", "stream one JSON line per request to this file")
 	c.Flags().StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the client to this file (for go tool pprof)")
@@ -74,70 +64,66 @@ simulator and benchmarks that.`,
 	return c
 }
 
-func (o *runOptions) run(c *cobra.Command, _ []string) error {
-	if err := checkWorkload(o.workload); err != nil {
-		return err
+// prepare checks every flag and output before anything is sent.
+func (o *runOptions) prepare(c *cobra.Command) (*bench.Prepared, time.Time, error) {
+	if err := bench.CheckWorkload(o.load.Workload); err != nil {
+		return nil, time.Time{}, usageErr("%w", err)
 	}
-	plan, err := buildLevelPlan(c, &o.load, &o.voice, o.workload)
+	plan, err := o.load.prepare(c, o.target.Endpoint)
 	if err != nil {
-		return err
+		return nil, time.Time{}, err
 	}
-	plan.series.Need = bench.DatasetNeed(plan.load, []float64{plan.load.Rate}, plan.load.Rate > 0)
-	if err := o.target.validate(); err != nil {
-		return err
-	}
-	if err := plan.checkCompletions(o.target.endpoint); err != nil {
-		return err
+	plan.Series.Need = bench.DatasetNeed(plan.Load, []float64{plan.Load.Rate}, plan.Load.Rate > 0)
+	if err := usage(o.target.Validate()); err != nil {
+		return nil, time.Time{}, err
 	}
 	shard, startAt, err := o.shard.parse()
 	if err != nil {
-		return err
+		return nil, time.Time{}, err
 	}
-	plan.load.Shard = shard
-	plan.setLoad(plan.load)
+	plan.Load.Shard = shard
+	plan.SetLoad(plan.Load)
 	// Only shard 0 reads the server's view of the whole load.
 	o.server.none = o.server.none || shard.Index > 0
 	// Every output is checked before anything is measured, so a run is
 	// never measured and then lost.
-	if err := checkIO(map[string]string{"--output": o.output, "--records": o.records}, o.load.inputs()); err != nil {
-		return err
+	if err := checkIO(map[string]string{"--output": o.output, "--records": o.records}, o.load.Inputs()); err != nil {
+		return nil, time.Time{}, err
 	}
 	if results.IsStdout(o.output) && results.IsStdout(o.records) {
-		return usageErr("--output and --records cannot both be standard output")
+		return nil, time.Time{}, usageErr("--output and --records cannot both be standard output")
+	}
+	return plan, startAt, nil
+}
+
+func (o *runOptions) run(c *cobra.Command, _ []string) error {
+	plan, startAt, err := o.prepare(c)
+	if err != nil {
+		return err
 	}
 	if err := o.dash.start(c); err != nil {
 		return err
 	}
 	defer o.dash.finish()
-	ctx := c.Context()
-	tgt, err := o.target.resolve(ctx, c, &o.sim)
+	tgt, err := o.target.resolve(c.Context(), c, &o.sim)
 	if err != nil {
 		return err
 	}
 	defer tgt.stop()
-	if err := tgt.fitsContext(longestRequest(&o.load, &o.voice, o.workload == "voice")); err != nil {
+	if err := usage(tgt.FitsContext(o.load.Longest())); err != nil {
 		return err
 	}
-	var records *checkedWriter
-	if o.records != "" {
-		var f io.WriteCloser = nopWriteCloser{c.OutOrStdout()}
-		if o.records != results.Stdout {
-			if f, err = results.OpenStreamContext(c.Context(), o.records); err != nil {
-				return withCode(ExitRuntime, fmt.Errorf("--records %s: %w", o.records, err))
-			}
-		}
-		records = &checkedWriter{w: f, path: o.records}
-		defer records.Close()
+	records, err := openRecords(c, o.records)
+	if err != nil {
+		return err
 	}
+	defer records.Close()
 	if o.cpuProf != "" {
-		f, err := os.Create(o.cpuProf)
+		stop, err := startCPUProfile(o.cpuProf)
 		if err != nil {
 			return withCode(ExitRuntime, err)
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return withCode(ExitRuntime, err)
-		}
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
+		defer stop()
 	}
 	out, errOut := c.OutOrStdout(), c.ErrOrStderr()
 	if results.IsStdout(o.output) || results.IsStdout(o.records) {
@@ -147,47 +133,55 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	if o.quiet {
 		out, errOut = io.Discard, io.Discard
 	}
+	res, err := o.measure(c, plan, tgt, startAt, records, errOut)
+	if err != nil {
+		return err
+	}
+	return o.finish(c, out, res, records)
+}
+
+// measure runs the level live, its progress on errOut and the live view.
+func (o *runOptions) measure(c *cobra.Command, plan *bench.Prepared, tgt *resolved, startAt time.Time, records *results.CheckedWriter,
+	errOut io.Writer) (*results.Run, error) {
 	live := o.target.live(tgt, &o.server, o.dash.on())
 	defer live.Close()
 	live.StartAt = startAt
-	progress := newProgress(errOut)
+	progress := report.NewTerminalProgress(errOut)
 	live.Progress = func(_ *bench.Level, p bench.Progress) {
-		progress.Update(statusOf(p, "", plan.load.Duration))
-		o.dash.status(p, "run", 0, 0, plan.load.Duration, plan.load.Rate)
+		progress.Update(report.StatusOf(p, "", plan.Load.Duration))
+		o.dash.status(p, "run", 0, 0, plan.Load.Duration, plan.Load.Rate)
 	}
-	level, err := plan.series.Level(0, live, plan.load.Rate, plan.load.Concurrency, o.target.levelConfig(tgt))
+	level, err := plan.Series.Level(0, live, plan.Load.Rate, plan.Load.Concurrency, o.target.levelConfig(tgt))
 	if err != nil {
-		return seriesErr(err)
+		return nil, seriesErr(err)
 	}
-	if records != nil {
+	if records.Open() {
 		level.Records = records
 	}
-	res, err := live.Run(ctx, level)
+	res, err := live.Run(c.Context(), level)
 	progress.Done()
 	if err != nil {
-		return usageErr("%w", err)
+		return nil, usageErr("%w", err)
 	}
-	o.dash.run(res)
-	if err := report.Run(out, res); err != nil {
+	o.dash.d.Run(res)
+	return res, nil
+}
+
+// finish prints the run, writes its file and says how it ended.
+func (o *runOptions) finish(c *cobra.Command, out io.Writer, res *results.Run, records *results.CheckedWriter) error {
+	if err := report.RunAndServer(out, res); err != nil {
 		return err
 	}
-	if res.Server != nil {
-		if err := report.Server(out, res.Server); err != nil {
-			return err
-		}
-	}
 	if o.output != "" {
-		if err := writeJSON(c, o.output, res); err != nil {
+		if err := results.WriteJSONTo(o.output, c.OutOrStdout(), res); err != nil {
 			return withCode(ExitRuntime, fmt.Errorf("writing %s: %w", o.output, err))
 		}
 		if !results.IsStdout(o.output) {
 			fmt.Fprintf(out, "wrote %s\n", o.output)
 		}
 	}
-	if records != nil {
-		if err := records.Close(); err != nil {
-			return withCode(ExitRuntime, err)
-		}
+	if err := records.Close(); err != nil {
+		return withCode(ExitRuntime, err)
 	}
 	switch {
 	case res.Requests.OK == 0 && res.Requests.Failed > 0:
@@ -198,157 +192,11 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	return nil
 }
 
-// levelPlan is what every level of a run or sweep shares: the series
-// that prepares them, and the flags it was built from.
-type levelPlan struct {
-	series *bench.Series
-	// calls says the levels send calls (voice, or a dataset's
-	// conversations), and conv a dataset's conversations.
-	calls, conv bool
-	load        driver.Load
-	vf          *voiceFlags
-	lf          *loadFlags
-}
-
-// checkWorkload checks --workload.
-func checkWorkload(w string) error {
-	switch w {
-	case "requests", "voice", "conversations":
-		return nil
-	}
-	return usageErr("--workload must be requests, voice or conversations, got %q", w)
-}
-
-// buildLevelPlan validates the load and workload flags.
-func buildLevelPlan(c *cobra.Command, lf *loadFlags, vf *voiceFlags, workloadName string) (*levelPlan, error) {
-	p := &levelPlan{calls: workloadName != "requests", vf: vf, lf: lf}
-	g, err := summary.ParseGoodput(lf.goodput)
-	if err != nil {
-		return nil, usageErr("--goodput: %v", err)
-	}
-	s := &bench.Series{Goodput: g, Nonce: newRunNonce(c.Context())}
-	p.series = s
-	var conv *bench.DatasetFile
-	if workloadName == "requests" && lf.dataset != "" && !c.Flags().Changed("workload") && lf.concurrency == 0 {
-		// AIPerf's multi_turn files are sessions: replay them as such.
-		if pd, err := lf.data.parse(lf.dataset); err == nil && pd.Format() == workload.FormatMultiTurn {
-			p.calls, conv = true, pd
-		}
-	}
-	if workloadName == "conversations" {
-		if lf.dataset == "" {
-			return nil, usageErr("--workload conversations replays a --dataset's conversations (ShareGPT, chat or multi_turn): give --dataset")
-		}
-		pd, err := lf.data.parse(lf.dataset)
-		if err != nil {
-			return nil, err
-		}
-		if len(pd.Parsed.Conversations) == 0 {
-			return nil, usageErr("--dataset %s (%s) holds no conversations to replay (ShareGPT, chat and multi_turn files do)", lf.dataset, pd.Format())
-		}
-		conv = pd
-	}
-	if p.calls {
-		what := "the voice workload is open loop: give --rate (calls per second), not --concurrency"
-		if conv != nil {
-			what = "conversations arrive open loop, as calls: give --rate (conversations per second), not --concurrency"
-		}
-		if lf.concurrency > 0 {
-			return nil, usageErr("%s", what)
-		}
-		if err := lf.check(c); err != nil {
-			return nil, err
-		}
-		v, err := vf.build(lf.seed)
-		if err != nil && conv == nil {
-			return nil, err
-		}
-		if vf.calls == 0 && lf.duration == 0 {
-			vf.calls = 20
-		}
-		w := bench.Workload{MaxTokens: lf.maxTokens, Calls: vf.calls, MaxConcurrentCalls: vf.maxCalls}
-		if conv != nil {
-			p.conv = true
-			w.Dataset, w.Conversations = conv, true
-			w.GapMin, w.GapMax, _ = parseGap(vf.gap)
-		} else {
-			w.Voice = &v
-		}
-		s.Workload = w
-		p.load = driver.Load{Rate: lf.rate, Duration: lf.duration, Seed: lf.seed, Burstiness: 1, DrainTimeout: lf.drain}
-		s.Load = p.load
-		return p, nil
-	}
-	load, w, err := lf.build(c)
-	if err != nil {
-		return nil, err
-	}
-	p.load, s.Load, s.Workload = load, load, w
-	return p, nil
-}
-
-// setLoad sets the plan's load, and the series' with it.
-func (p *levelPlan) setLoad(l driver.Load) { p.load, p.series.Load = l, l }
-
-// checkCompletions refuses, before anything is sent, dataset entries that
-// the completions endpoint would be sent as empty prompts.
-func (p *levelPlan) checkCompletions(endpoint string) error {
-	if d := p.dataset(); d != nil && endpoint == "completions" {
-		if err := d.CheckCompletions(); err != nil {
-			return usageErr("--dataset %v", err)
-		}
-	}
-	return nil
-}
-
-// dataset is the levels' dataset file of single requests, if they send one.
-func (p *levelPlan) dataset() *bench.DatasetFile {
-	if p.conv {
-		return nil
-	}
-	return p.series.Workload.Dataset
-}
-
-// newRunNonce is random per command: it opens every synthetic prompt and
-// call identifier, so no run or sweep level is flattered by prefixes an
-// earlier one left in the server's cache. KNEE_RUN_NONCE fixes it, so that
-// two processes (a live sweep and its prediction, or a run's shards) send
-// the very same prompts; so does a nonce in ctx (withNonce), for commands
-// run side by side in one process.
-func newRunNonce(ctx context.Context) string {
-	if ctx != nil {
-		if n, ok := ctx.Value(nonceKey{}).(string); ok {
-			return n
-		}
-	}
-	return cmp.Or(os.Getenv("KNEE_RUN_NONCE"), fmt.Sprintf("%08x", rand.Uint32()))
-}
-
-// nonceFixed reports whether the nonce is fixed (KNEE_RUN_NONCE, or ctx's
-// own) rather than drawn.
-func nonceFixed(ctx context.Context) bool {
-	if ctx != nil {
-		if _, ok := ctx.Value(nonceKey{}).(string); ok {
-			return true
-		}
-	}
-	return os.Getenv("KNEE_RUN_NONCE") != ""
-}
-
-// nonceKey keys a command's fixed nonce in its context.
-type nonceKey struct{}
-
-// withNonce is ctx whose commands take nonce as their own (see
-// newRunNonce).
-func withNonce(ctx context.Context, nonce string) context.Context {
-	return context.WithValue(ctx, nonceKey{}, nonce)
-}
-
 // seriesErr is an error preparing a series' level: the user's to fix
 // (their dataset's bounds) or the run's.
 func seriesErr(err error) error {
 	if errors.Is(err, bench.ErrFilteredOut) {
-		return usageErr("--dataset %v", err)
+		return usageErr("--dataset %w", err)
 	}
 	return err
 }

@@ -25,19 +25,19 @@ func (f *serverFlags) watch(tgt *resolved) func() bench.Watcher {
 	if f.none {
 		return nil
 	}
-	return func() bench.Watcher { return serverview.New(tgt.target, f.url) }
+	return func() bench.Watcher { return serverview.New(tgt.Target, f.url) }
 }
 
 // live is the live runner of the resolved target: every level's result
 // carries the target's environment, and the server's view unless
 // --no-server-metrics; detail asks progress for what a live view shows.
 func (f *targetFlags) live(tgt *resolved, server *serverFlags, detail bool) *bench.Live {
-	return &bench.Live{Target: tgt.target, Watch: server.watch(tgt), LiveDetail: detail, Environment: environment()}
+	return &bench.Live{Target: tgt.Target, Watch: server.watch(tgt), LiveDetail: detail, Environment: environment()}
 }
 
 // levelConfig is the target's part of every level's configuration.
 func (f *targetFlags) levelConfig(tgt *resolved) results.Config {
-	cfg := f.config(tgt.target.BaseURL, tgt.target.Model)
+	cfg := f.config(tgt.Target.BaseURL, tgt.Target.Model)
 	cfg.BuiltinSim = tgt.builtin
 	return cfg
 }

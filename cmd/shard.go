@@ -1,10 +1,7 @@
 package cmd
 
 import (
-	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/kneebench/knee/bench/driver"
@@ -32,23 +29,9 @@ func (f *shardFlags) register(c *cobra.Command, sweep bool) {
 
 // parse returns the shard and the start instant (zero when not given).
 func (f *shardFlags) parse() (driver.Shard, time.Time, error) {
-	var s driver.Shard
-	switch {
-	case f.shard != "":
-		i, n, ok := strings.Cut(f.shard, "/")
-		idx, err1 := strconv.Atoi(i)
-		cnt, err2 := strconv.Atoi(n)
-		if !ok || err1 != nil || err2 != nil || cnt < 1 || idx < 0 || idx >= cnt {
-			return s, time.Time{}, usageErr("--shard %q: want I/N with 0 ≤ I < N, e.g. 2/4", f.shard)
-		}
-		s = driver.Shard{Index: idx, Count: cnt}
-	case f.shards != 0:
-		env := os.Getenv("JOB_COMPLETION_INDEX")
-		idx, err := strconv.Atoi(env)
-		if f.shards < 1 || err != nil || idx < 0 || idx >= f.shards {
-			return s, time.Time{}, usageErr("--shards %d takes the shard from $JOB_COMPLETION_INDEX, which is %q: want 0 ≤ I < %d", f.shards, env, f.shards)
-		}
-		s = driver.Shard{Index: idx, Count: f.shards}
+	s, err := driver.ParseShard(f.shard, f.shards, os.Getenv("JOB_COMPLETION_INDEX"))
+	if err != nil {
+		return s, time.Time{}, usageErr("%w", err)
 	}
 	if f.startAt == "" {
 		if f.interval != 0 {
@@ -56,28 +39,12 @@ func (f *shardFlags) parse() (driver.Shard, time.Time, error) {
 		}
 		return s, time.Time{}, nil
 	}
-	at, err := parseInstant(f.startAt)
+	at, err := driver.ParseInstant(f.startAt)
 	if err != nil {
-		return s, time.Time{}, usageErr("--start-at %q: %v", f.startAt, err)
+		return s, time.Time{}, usageErr("--start-at %q: %w", f.startAt, err)
 	}
 	if f.interval < 0 {
 		return s, time.Time{}, usageErr("--level-interval must not be negative")
 	}
 	return s, at, nil
-}
-
-// parseInstant reads RFC 3339 or Unix seconds (fractions allowed).
-func parseInstant(v string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-		if t.Year() < 2000 || t.Year() > 2200 {
-			return time.Time{}, fmt.Errorf("the year %d is not between 2000 and 2200", t.Year())
-		}
-		return t, nil
-	}
-	secs, err := strconv.ParseFloat(v, 64)
-	if err != nil || !(secs >= 946684800 && secs <= 7258118400) {
-		return time.Time{}, fmt.Errorf("not an RFC 3339 time or Unix seconds between 2000 and 2200")
-	}
-	whole := int64(secs)
-	return time.Unix(whole, int64((secs-float64(whole))*1e9)), nil
 }

@@ -1,34 +1,20 @@
 package cmd
 
 import (
-	"fmt"
-	"net"
+	"errors"
 	"os"
 	"runtime/pprof"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/kneebench/knee/presets"
 	"github.com/kneebench/knee/simulator"
 	"github.com/spf13/cobra"
 )
 
+// simOptions are knee sim's flags: what it serves and where (a
+// simulator.ServeSpec), and what it prints instead.
 type simOptions struct {
-	host, port    string
-	replicas      int
-	models        string
-	responses     string
-	apiKey        string
-	printConfig   string
-	shutdownGrace time.Duration
-	maxBody       int
-	readyFile     string
-	preset        string
-	// kv says what the preset's KV cache is, once it is built.
-	kv          string
-	modelPreset string
+	simulator.ServeSpec
+	printConfig string
 	cpuProf     string
 }
 
@@ -60,18 +46,18 @@ KNEE_SIM_RESPONSES and KNEE_SIM_API_KEY.`,
 		RunE: runtimeErrors(o.run),
 	}
 	fs := c.Flags()
-	fs.StringVar(&o.host, "host", envOr("HOST", "127.0.0.1"), "address to listen on")
-	fs.StringVar(&o.port, "port", envOr("PORT", "8080"), "port to listen on (0 picks a free one)")
-	fs.StringVar(&o.models, "models", envOr("MODELS", "builtin:models"), "models file, or builtin:models")
-	fs.StringVar(&o.responses, "responses", envOr("RESPONSES", "builtin:responses"), "responses file, or builtin:responses / builtin:bench-responses")
-	fs.StringVar(&o.apiKey, "api-key", envOr("API_KEY", ""), "require this Bearer token on /v1 and /admin")
+	fs.StringVar(&o.Host, "host", envOr("HOST", "127.0.0.1"), "address to listen on")
+	fs.StringVar(&o.Port, "port", envOr("PORT", "8080"), "port to listen on (0 picks a free one)")
+	fs.StringVar(&o.Models, "models", envOr("MODELS", "builtin:models"), "models file, or builtin:models")
+	fs.StringVar(&o.Responses, "responses", envOr("RESPONSES", "builtin:responses"), "responses file, or builtin:responses / builtin:bench-responses")
+	fs.StringVar(&o.APIKey, "api-key", envOr("API_KEY", ""), "require this Bearer token on /v1 and /admin")
 	fs.StringVar(&o.printConfig, "print-config", "", "print a built-in file (responses, bench-responses, models) and exit")
-	fs.DurationVar(&o.shutdownGrace, "shutdown-grace", 10*time.Second, "on SIGINT/SIGTERM, time open streams get to finish")
-	fs.IntVar(&o.maxBody, "max-body-bytes", 32<<20, "largest request body accepted")
-	fs.StringVar(&o.preset, "preset", "", "serve a preset with the scheduler engine: GPU[xN]/MODEL[@DTYPE[,kv=DTYPE]], or a GPU with --model-preset; see knee presets")
-	fs.StringVar(&o.modelPreset, "model-preset", "", "the preset model served on the --preset GPU")
-	fs.StringVar(&o.readyFile, "ready-file", "", "write the listening address to this file once serving (with --replicas, one per line)")
-	fs.IntVar(&o.replicas, "replicas", 1, "serve this many independent replicas (each its own engines, KV cache, queue and /metrics) on consecutive ports from --port")
+	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", 10*time.Second, "on SIGINT/SIGTERM, time open streams get to finish")
+	fs.IntVar(&o.MaxBodyBytes, "max-body-bytes", 32<<20, "largest request body accepted")
+	fs.StringVar(&o.Preset, "preset", "", "serve a preset with the scheduler engine: GPU[xN]/MODEL[@DTYPE[,kv=DTYPE]], or a GPU with --model-preset; see knee presets")
+	fs.StringVar(&o.ModelPreset, "model-preset", "", "the preset model served on the --preset GPU")
+	fs.StringVar(&o.ReadyFile, "ready-file", "", "write the listening address to this file once serving (with --replicas, one per line)")
+	fs.IntVar(&o.Replicas, "replicas", 1, "serve this many independent replicas (each its own engines, KV cache, queue and /metrics) on consecutive ports from --port")
 	_ = fs.MarkHidden("ready-file")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the simulator to this file (for go tool pprof)")
 	_ = fs.MarkHidden("cpuprofile")
@@ -79,101 +65,37 @@ KNEE_SIM_RESPONSES and KNEE_SIM_API_KEY.`,
 }
 
 func (o *simOptions) run(c *cobra.Command, _ []string) error {
-	out := c.OutOrStdout()
-	if o.printConfig == "models" && o.preset != "" {
-		models, err := o.presetModels()
-		if err != nil {
-			return err
-		}
-		b, err := models.YAML(o.preset)
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(b)
-		return err
-	}
-	if o.printConfig != "" {
-		b, err := simulator.Builtin(o.printConfig)
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		_, err = out.Write(b)
-		return err
-	}
-	if _, err := strconv.Atoi(o.port); err != nil {
-		return usageErr("--port must be a number, got %q", o.port)
-	}
-	if o.replicas < 1 {
-		return usageErr("--replicas must be at least 1")
-	}
-	if port, _ := strconv.Atoi(o.port); port+o.replicas-1 > 65535 || o.replicas > 4096 {
-		return usageErr("--replicas %d from --port %s runs past port 65535 (or past 4096 replicas)", o.replicas, o.port)
-	}
-	if o.shutdownGrace < 0 || o.maxBody <= 0 {
-		return usageErr("--shutdown-grace must not be negative and --max-body-bytes must be positive")
-	}
-	var models *simulator.ModelsFile
 	var err error
-	if o.preset != "" {
-		if models, err = o.presetModels(); err != nil {
-			return err
+	if o.printConfig != "" {
+		var b []byte
+		if b, err = o.Config(o.printConfig); err == nil {
+			_, err = c.OutOrStdout().Write(b)
 		}
-		fmt.Fprintf(c.ErrOrStderr(), "knee sim: %s: %s\n", o.preset, o.kv)
-	} else if models, err = simulator.LoadModels(o.models); err != nil {
-		return err
-	}
-	responder, err := simulator.LoadResponses(o.responses)
-	if err != nil {
-		return err
-	}
-	if o.cpuProf != "" {
-		f, err := os.Create(o.cpuProf)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
-	}
-	opts := simulator.Options{Models: models, Responder: responder, APIKey: o.apiKey, MaxBodyBytes: o.maxBody}
-	if o.replicas > 1 {
-		port, _ := strconv.Atoi(o.port)
-		var mu sync.Mutex
-		var addrs []string
-		return simulator.RunFleet(c.Context(), o.host, port, o.replicas, opts, o.shutdownGrace, func(i int, a net.Addr) {
-			fmt.Fprintf(c.ErrOrStderr(), "knee sim replica %d of %d serving %d model(s) on http://%s/v1\n", i, o.replicas, len(models.Models), a)
-			mu.Lock()
-			defer mu.Unlock()
-			if addrs = append(addrs, a.String()); o.readyFile != "" && len(addrs) == o.replicas {
-				_ = os.WriteFile(o.readyFile, []byte(strings.Join(addrs, "\n")+"\n"), 0o644)
+	} else {
+		if o.cpuProf != "" {
+			stop, err := startCPUProfile(o.cpuProf)
+			if err != nil {
+				return err
 			}
-		})
-	}
-	addr := net.JoinHostPort(o.host, o.port)
-	return simulator.Run(c.Context(), addr, simulator.Options{
-		Models: models, Responder: responder, APIKey: o.apiKey, MaxBodyBytes: o.maxBody,
-	}, o.shutdownGrace, func(a net.Addr) {
-		fmt.Fprintf(c.ErrOrStderr(), "knee sim serving %d model(s) on http://%s/v1\n", len(models.Models), a)
-		if o.readyFile != "" {
-			_ = os.WriteFile(o.readyFile, []byte(a.String()), 0o644)
+			defer stop()
 		}
-	})
+		err = o.Serve(c.Context(), c.ErrOrStderr())
+	}
+	if errors.As(err, new(*simulator.UsageError)) {
+		return usage(err)
+	}
+	return err
 }
 
-// presetModels builds the models file of --preset (and --model-preset).
-func (o *simOptions) presetModels() (*simulator.ModelsFile, error) {
-	spec := o.preset
-	if _, _, combined := presets.SplitCombined(o.preset); !combined {
-		if o.modelPreset == "" {
-			return nil, usageErr("--preset %s needs --model-preset (or use --preset GPU[xN]/MODEL[@DTYPE])", o.preset)
-		}
-		spec = o.preset + "/" + o.modelPreset
-	}
-	models, err := simulator.PresetModels(spec)
+// startCPUProfile writes a CPU profile to path until stopped.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
 	if err != nil {
-		return nil, usageErr("%v", err)
+		return nil, err
 	}
-	o.kv, _ = simulator.PresetKV(spec)
-	return models, nil
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -1,10 +1,6 @@
 package cmd
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	"github.com/kneebench/knee/results"
 	"github.com/spf13/cobra"
 )
@@ -36,44 +32,13 @@ func (f *sloFlags) register(c *cobra.Command, def, what string, sweepSpelling bo
 	}
 }
 
-// parse reads the SLO. goodput is --goodput, which a goodput share needs.
+// parse reads the SLO (results.SLOFlags). goodput is --goodput, which a
+// goodput share needs.
 func (f *sloFlags) parse(c *cobra.Command, goodput string) (results.SLO, error) {
-	fs := c.Flags()
-	if !(f.maxErr > 0) || f.maxErr > 1 {
-		return results.SLO{}, usageErr("--max-error-rate must be in (0, 1]")
-	}
-	spec := strings.TrimSpace(f.spec)
-	oldSpelling := fs.Changed("slo-metric") || fs.Changed("slo-percentile")
-	v, err := strconv.ParseFloat(spec, 64)
-	if err != nil && oldSpelling && fs.Changed("slo") {
-		return results.SLO{}, usageErr("--slo %s names its metrics: leave out --slo-metric and --slo-percentile, the older spelling of a bare --slo MS", spec)
-	}
-	if err == nil || oldSpelling {
-		// The older spelling: --slo MS of --slo-metric at --slo-percentile.
-		if !fs.Changed("slo") {
-			v = 300
-		}
-		if f.metric == results.GoodputMetric {
-			if !fs.Changed("slo") {
-				v = 90
-			}
-			spec = fmt.Sprintf("goodput:%s", num(v))
-		} else {
-			spec = fmt.Sprintf("%s_p%s:%s", f.metric, num(f.pct), num(v))
-		}
-	}
-	bounds, good, err := results.ParseBounds(spec)
+	slo, err := results.SLOFlags{Spec: f.spec, Metric: f.metric, Percentile: f.pct, GoodShare: f.goodShare, MaxErrorRate: f.maxErr,
+		Goodput: goodput, Given: c.Flags().Changed}.SLO()
 	if err != nil {
-		return results.SLO{}, usageErr("--slo: %w", err)
+		return slo, usageErr("%w", err)
 	}
-	if fs.Changed("goodput-share") {
-		if !(f.goodShare > 0) || f.goodShare > 100 {
-			return results.SLO{}, usageErr("--goodput-share is a percentage in (0, 100]")
-		}
-		good = f.goodShare
-	}
-	if good > 0 && goodput == "" {
-		return results.SLO{}, usageErr("a goodput share in the SLO needs --goodput bounds, e.g. --goodput ttft:300,tpot:50")
-	}
-	return results.SLO{Bounds: bounds, MaxErrorRate: f.maxErr, MinGoodPercent: good}, nil
+	return slo, nil
 }

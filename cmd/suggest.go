@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agnivade/levenshtein"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -26,7 +27,7 @@ func flagHint(c *cobra.Command, err error) error {
 		if f.Hidden {
 			return
 		}
-		if d := editDistance(name, f.Name); d < bestDist {
+		if d := levenshtein.ComputeDistance(name, f.Name); d < bestDist {
 			best, bestDist = f.Name, d
 		}
 	})
@@ -48,27 +49,6 @@ func flagHint(c *cobra.Command, err error) error {
 		return err
 	}
 	return fmt.Errorf("%w (%s)", err, strings.Join(hints, " "))
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // flagGroup matches cobra's words for mutually exclusive flags given
@@ -107,7 +87,7 @@ func goodputArgs(f *loadFlags) cobra.PositionalArgs {
 				return cobra.NoArgs(c, []string{a})
 			}
 		}
-		f.goodput += "," + strings.Join(args, ",")
+		f.Goodput += "," + strings.Join(args, ",")
 		return nil
 	}
 }

@@ -2,7 +2,8 @@
 // whose pods are the shards of one load, and a Deployment with a headless
 // Service of simulator replicas for a router under test to spread over. It
 // builds typed objects (k8s.io/api) and renders them as YAML; it talks to
-// no cluster and imports nothing of knee.
+// no cluster, and of knee it imports only the data model, whose judgement
+// of what names a credential keeps every one out of a manifest.
 package kube
 
 import (
@@ -87,8 +88,14 @@ func inputs(pod *corev1.PodSpec, configMap string) {
 type ShardJob struct {
 	Name, Namespace, Image string
 	Shards                 int
-	// Target is the base URL every shard drives.
-	Target string
+	// Target is the base URL every shard drives, or TargetSecret the
+	// Secret key it comes from (a URL that carries a credential).
+	Target       string
+	TargetSecret *SecretRef
+	// Headers are request headers whose values come from Secrets, and
+	// MetricsURLSecret the Secret key of the server's metrics URL.
+	Headers          []HeaderSecret
+	MetricsURLSecret *SecretRef
 	// StartAt is the instant every shard starts its window.
 	StartAt time.Time
 	// Nonce is set as KNEE_RUN_NONCE in every pod, so the shards' prompts
@@ -114,10 +121,13 @@ type ShardJob struct {
 // client falls behind its schedule, and knee would then report itself
 // unhealthy instead of measuring the server.
 func (o ShardJob) Job() (*batchv1.Job, error) {
-	if o.Shards < 1 || o.Target == "" || o.Image == "" || o.Name == "" {
-		return nil, errors.New("a shard job needs a name, an image, a target and at least one shard")
+	if o.Shards < 1 || (o.Target == "") == (o.TargetSecret == nil) || o.Name == "" {
+		return nil, errors.New("a shard job needs a name, one target (a URL, or a Secret's) and at least one shard")
 	}
 	if err := checkNames(o.Name, o.Namespace, o.InputsConfigMap); err != nil {
+		return nil, err
+	}
+	if err := checkPod(o.Image, o.ResultsClaim, o.Target); err != nil {
 		return nil, err
 	}
 	requests, err := resources(o.CPU, o.Memory)
@@ -128,20 +138,33 @@ func (o ShardJob) Job() (*batchv1.Job, error) {
 	if o.ResultsClaim != "" {
 		out = ResultsDir + "/shard-$(JOB_COMPLETION_INDEX).json"
 	}
-	args := []string{"run", "--base-url", o.Target, "--shards", strconv.Itoa(o.Shards),
+	env := []corev1.EnvVar{{Name: "KNEE_RUN_NONCE", Value: o.Nonce}}
+	target := o.Target
+	if o.TargetSecret != nil {
+		target, env = "$(KNEE_TARGET)", append(env, fromSecret("KNEE_TARGET", *o.TargetSecret))
+	}
+	args := []string{"run", "--base-url", target, "--shards", strconv.Itoa(o.Shards),
 		"--start-at", o.StartAt.UTC().Format(time.RFC3339Nano), "--output", out, "--quiet"}
+	for i, h := range o.Headers {
+		v := fmt.Sprintf("KNEE_HEADER_%d", i+1)
+		args, env = append(args, "--header", h.Header+":$("+v+")"), append(env, fromSecret(v, h.Secret))
+	}
+	if o.MetricsURLSecret != nil {
+		args, env = append(args, "--server-metrics-url", "$(KNEE_METRICS_URL)"), append(env, fromSecret("KNEE_METRICS_URL", *o.MetricsURLSecret))
+	}
 	args = append(args, o.RunArgs...)
+	if err := checkArgs(args); err != nil {
+		return nil, err
+	}
 	n := int32(o.Shards)
 	indexed := batchv1.IndexedCompletion
 	labels := map[string]string{"app.kubernetes.io/name": "knee", "app.kubernetes.io/component": "load-shard", "knee/job": o.Name}
 	c := corev1.Container{
-		Name: "knee", Image: o.Image, Args: args,
-		Env:       []corev1.EnvVar{{Name: "KNEE_RUN_NONCE", Value: o.Nonce}},
+		Name: "knee", Image: o.Image, Args: args, Env: env,
 		Resources: corev1.ResourceRequirements{Requests: requests},
 	}
 	if o.APIKey != nil {
-		c.Env = append(c.Env, corev1.EnvVar{Name: APIKeyEnv, ValueFrom: &corev1.EnvVarSource{
-			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: o.APIKey.Name}, Key: o.APIKey.Key}}})
+		c.Env = append(c.Env, fromSecret(APIKeyEnv, *o.APIKey))
 	}
 	pod := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{c},
 		// One shard per node where the cluster can: shards on one node
@@ -186,10 +209,13 @@ const SimPort = 8000
 
 // Objects returns the Deployment and its headless Service.
 func (o SimFleet) Objects() (*appsv1.Deployment, *corev1.Service, error) {
-	if o.Replicas < 1 || o.Image == "" || o.Name == "" {
-		return nil, nil, errors.New("a simulator fleet needs a name, an image and at least one replica")
+	if o.Replicas < 1 || o.Name == "" {
+		return nil, nil, errors.New("a simulator fleet needs a name and at least one replica")
 	}
 	if err := checkNames(o.Name, o.Namespace, o.InputsConfigMap); err != nil {
+		return nil, nil, err
+	}
+	if err := checkPod(o.Image, "", ""); err != nil {
 		return nil, nil, err
 	}
 	requests, err := resources(o.CPU, o.Memory)
@@ -199,6 +225,9 @@ func (o SimFleet) Objects() (*appsv1.Deployment, *corev1.Service, error) {
 	labels := map[string]string{"app.kubernetes.io/name": "knee", "app.kubernetes.io/component": "simulator", "knee/fleet": o.Name}
 	n := int32(o.Replicas)
 	args := append([]string{"sim", "--host", "0.0.0.0", "--port", strconv.Itoa(SimPort)}, o.SimArgs...)
+	if err := checkArgs(args); err != nil {
+		return nil, nil, err
+	}
 	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intstr.FromInt32(SimPort)}},
 		PeriodSeconds: 5}
 	dep := &appsv1.Deployment{

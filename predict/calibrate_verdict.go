@@ -3,6 +3,7 @@ package predict
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/kneebench/knee/results"
@@ -111,3 +112,24 @@ func fitSpec(out *results.Calibration) *server.FitSpec {
 
 // round2 keeps two decimals.
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
+
+// ParseHoldOut reads --holdout: levels kept out of the fit, 1-based and
+// comma-separated among n, or "none"; empty means the default choice
+// (nil, false).
+func ParseHoldOut(s string, n int) (levels []int, none bool, err error) {
+	switch s {
+	case "":
+		return nil, false, nil
+	case "none":
+		return nil, true, nil
+	}
+	levels = []int{}
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 || v > n {
+			return nil, false, fmt.Errorf("%q is not a level number from 1 to %d", f, n)
+		}
+		levels = append(levels, v-1)
+	}
+	return levels, false, nil
+}

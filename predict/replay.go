@@ -10,6 +10,7 @@ import (
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/bench/driver"
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator/server"
 	"github.com/kneebench/knee/workload"
@@ -62,7 +63,7 @@ func Replay(t Target, run *results.Run, nonce string) (Replayed, string, error) 
 		work, err = replayConversations(c)
 		note = "the conversations are replayed with their recorded text, which the target counts with its own tokenizer"
 	default:
-		t.Chat = c.Endpoint == "chat"
+		t.Chat = transport.Endpoint(c.Endpoint).Chat()
 		work, note, err = replayRequests(t, run, nonce)
 	}
 	if err != nil {

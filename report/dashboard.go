@@ -102,8 +102,14 @@ func StartDashboard(addr, version string) (*Dashboard, error) {
 // URL is where the live view is.
 func (d *Dashboard) URL() string { return "http://" + d.ln.Addr().String() + "/" }
 
+// A nil *Dashboard (no live view asked) takes everything and does
+// nothing.
+
 // Status takes a running level's progress, to show and push.
 func (d *Dashboard) Status(s LiveStatus) {
+	if d == nil {
+		return
+	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		return
@@ -117,6 +123,9 @@ func (d *Dashboard) Status(s LiveStatus) {
 // Sweep takes the sweep so far: when it has a level more, the page
 // redraws. It keeps a copy, so the sweep may go on growing.
 func (d *Dashboard) Sweep(s *results.Sweep) {
+	if d == nil {
+		return
+	}
 	cp := *s
 	cp.Levels = slices.Clone(s.Levels)
 	d.mu.Lock()
@@ -130,6 +139,9 @@ func (d *Dashboard) Sweep(s *results.Sweep) {
 
 // Run takes a finished run.
 func (d *Dashboard) Run(r *results.Run) {
+	if d == nil {
+		return
+	}
 	d.mu.Lock()
 	d.in = HTMLInput{Runs: []*results.Run{r}}
 	d.mu.Unlock()
@@ -139,6 +151,9 @@ func (d *Dashboard) Run(r *results.Run) {
 // Done makes the page the report and tells every viewer, waiting up to
 // grace for the viewers to take it before it returns.
 func (d *Dashboard) Done(grace time.Duration) {
+	if d == nil {
+		return
+	}
 	d.mu.Lock()
 	in := d.in
 	d.mu.Unlock()
@@ -162,6 +177,9 @@ func (d *Dashboard) Done(grace time.Duration) {
 
 // Close stops serving.
 func (d *Dashboard) Close() {
+	if d == nil {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_ = d.srv.Shutdown(ctx)
@@ -260,4 +278,21 @@ func writeEvent(w http.ResponseWriter, e event) error {
 	}
 	_, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.name, e.data)
 	return err
+}
+
+// LiveStatusOf is the live view's status for a level's progress: level
+// names it, done of levels have ended, window is its length (0: not a
+// timed window) and offered its offered rate (0: closed loop).
+func LiveStatusOf(p results.Progress, level string, done, levels int, window time.Duration, offered float64) LiveStatus {
+	s := LiveStatus{Level: level, ElapsedS: p.Elapsed.Seconds(), Sent: p.Sent, OK: p.OK, Failed: p.Errors, InFlight: p.InFlight,
+		TTFTP50: p.RecentTTFTP50ms, TTFTP95: p.RecentTTFTP95ms, ITLP50: p.RecentITLP50ms, ITLP95: p.RecentITLP95ms, RecentCount: p.RecentCount,
+		LevelTTFTP95: p.TTFTP95ms, OfferedPerS: offered, TimerLagP99Ms: p.TimerLagP99ms, CPUPercent: p.CPUPercent, Health: p.Health,
+		LevelsDone: done, Levels: levels}
+	if window > 0 {
+		s.RemainingS = max(0, (window - p.Elapsed).Seconds())
+	}
+	if p.Elapsed > 0 {
+		s.SentPerS = float64(p.Sent) / p.Elapsed.Seconds()
+	}
+	return s
 }

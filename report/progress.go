@@ -3,9 +3,13 @@ package report
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kneebench/knee/results"
+	"golang.org/x/term"
 )
 
 // Progress renders live progress of a running run or level: on a terminal
@@ -191,4 +195,35 @@ func unitAfter(r []rune) bool {
 		return true
 	}
 	return false
+}
+
+// StatusOf is a progress line's status for a level's progress, level
+// naming it and total its window (0: not a timed window).
+func StatusOf(p results.Progress, level string, total time.Duration) Status {
+	return Status{Level: level, Elapsed: p.Elapsed, Total: total, Sent: p.Sent, OK: p.OK, Failed: p.Errors,
+		InFlight: p.InFlight, TTFTP50ms: p.TTFTP50ms, TTFTP95ms: p.TTFTP95ms}
+}
+
+// NewTerminalProgress renders progress on w: in place, cut to the
+// terminal's width, when w is a terminal; a line every few seconds
+// otherwise.
+func NewTerminalProgress(w io.Writer) *Progress {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		width, _, err := term.GetSize(int(f.Fd()))
+		if err != nil {
+			width = 80
+		}
+		return NewProgress(w, true, width)
+	}
+	return NewProgress(w, false, 0)
+}
+
+// Width is the width of a terminal on w, else ReportColumns.
+func Width(w io.Writer) int {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if width, _, err := term.GetSize(int(f.Fd())); err == nil {
+			return width
+		}
+	}
+	return ReportColumns
 }

@@ -258,3 +258,15 @@ func boundsText(b map[string]float64) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// RunAndServer writes a run's report, and the server's view beside it
+// when the run has one.
+func RunAndServer(w io.Writer, r *results.Run) error {
+	if err := Run(w, r); err != nil {
+		return err
+	}
+	if r.Server != nil {
+		return Server(w, r.Server)
+	}
+	return nil
+}

@@ -115,3 +115,29 @@ func DecodeSweepOrRun(path string, b []byte) (*Sweep, error) {
 	}
 	return s, nil
 }
+
+// DecodeSweeps decodes every file as a sweep (DecodeSweep).
+func DecodeSweeps(paths []string, files [][]byte) ([]*Sweep, error) {
+	out := make([]*Sweep, len(paths))
+	for i, p := range paths {
+		s, err := DecodeSweep(p, files[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// DecodeRuns decodes every file as a run (DecodeRun).
+func DecodeRuns(paths []string, files [][]byte) ([]*Run, error) {
+	out := make([]*Run, len(paths))
+	for i, p := range paths {
+		r, err := DecodeRun(p, files[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = r
+	}
+	return out, nil
+}

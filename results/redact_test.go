@@ -31,3 +31,19 @@ func TestRedactJSON(t *testing.T) {
 		t.Error("a body without secrets was rewritten")
 	}
 }
+
+// TestSensitiveNames: credential names in their usual spellings, and the
+// model's own token fields, which are no credential.
+func TestSensitiveNames(t *testing.T) {
+	for name, want := range map[string]bool{
+		"Authorization": true, "Proxy-Authorization": true, "X-Api-Key": true, "api_key": true, "apiKey": true, "APIKey": true,
+		"access_token": true, "accessToken": true, "id_token": true, "token": true, "Cookie": true, "client_secret": true,
+		"X-Amz-Signature": true, "sig": true, "password": true, "x-session-id": true,
+		"max_tokens": false, "max_completion_tokens": false, "stop_token_ids": false, "skip_special_tokens": false, "ignore_eos": false,
+		"model": false, "tokenizer": false, "prompt_tokens": false, "sigma": false, "keyword": false, "monkey": false, "x": false,
+	} {
+		if Sensitive(name) != want {
+			t.Errorf("Sensitive(%q) = %v, want %v", name, !want, want)
+		}
+	}
+}

@@ -223,3 +223,57 @@ func (o *SLO) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
+
+// SLOFlags is an SLO as knee's flags give it: --slo (Spec), its older
+// spellings (a bare --slo MS of --slo-metric at --slo-percentile, and
+// --goodput-share), --max-error-rate and --goodput, which a goodput
+// share needs. Given reports which flags were given (nil: none).
+type SLOFlags struct {
+	Spec, Metric                        string
+	Percentile, GoodShare, MaxErrorRate float64
+	Goodput                             string
+	Given                               func(flag string) bool
+}
+
+// SLO reads the flags; every error names the flag at fault.
+func (f SLOFlags) SLO() (SLO, error) {
+	given := func(flag string) bool { return f.Given != nil && f.Given(flag) }
+	if !(f.MaxErrorRate > 0) || f.MaxErrorRate > 1 {
+		return SLO{}, errors.New("--max-error-rate must be in (0, 1]")
+	}
+	spec := strings.TrimSpace(f.Spec)
+	oldSpelling := given("slo-metric") || given("slo-percentile")
+	v, err := strconv.ParseFloat(spec, 64)
+	if err != nil && oldSpelling && given("slo") {
+		return SLO{}, fmt.Errorf("--slo %s names its metrics: leave out --slo-metric and --slo-percentile, the older spelling of a bare --slo MS", spec)
+	}
+	if err == nil || oldSpelling {
+		// The older spelling: --slo MS of --slo-metric at --slo-percentile,
+		// 300 ms (or 90% good) when only the metric is given.
+		switch {
+		case err == nil:
+		case f.Metric == GoodputMetric:
+			v = 90
+		default:
+			v = 300
+		}
+		spec = fmt.Sprintf("%s_p%s:%s", f.Metric, strconv.FormatFloat(f.Percentile, 'f', -1, 64), strconv.FormatFloat(v, 'f', -1, 64))
+		if f.Metric == GoodputMetric {
+			spec = "goodput:" + strconv.FormatFloat(v, 'f', -1, 64)
+		}
+	}
+	bounds, good, err := ParseBounds(spec)
+	if err != nil {
+		return SLO{}, fmt.Errorf("--slo: %w", err)
+	}
+	if given("goodput-share") {
+		if !(f.GoodShare > 0) || f.GoodShare > 100 {
+			return SLO{}, errors.New("--goodput-share is a percentage in (0, 100]")
+		}
+		good = f.GoodShare
+	}
+	if good > 0 && f.Goodput == "" {
+		return SLO{}, errors.New("a goodput share in the SLO needs --goodput bounds, e.g. --goodput ttft:300,tpot:50")
+	}
+	return SLO{Bounds: bounds, MaxErrorRate: f.MaxErrorRate, MinGoodPercent: good}, nil
+}

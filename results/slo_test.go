@@ -3,6 +3,8 @@ package results
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -59,6 +61,56 @@ func TestSLOFileForms(t *testing.T) {
 		}
 		if err := json.Unmarshal(b, &legacy); err != nil || legacy.Metric != got.Metric() || legacy.Threshold != got.ThresholdMs() {
 			t.Errorf("%s: the curve's fields %+v, want %s at %g", b, legacy, got.Metric(), got.ThresholdMs())
+		}
+	}
+}
+
+// TestSLOFlagsSpellings: --slo in the plan's syntax, a bare number with
+// the older --slo-metric and --slo-percentile (a sweep preset's is one),
+// goodput shares in either spelling, and the mixes refused.
+func TestSLOFlagsSpellings(t *testing.T) {
+	given := func(names ...string) func(string) bool {
+		return func(f string) bool { return slices.Contains(names, f) }
+	}
+	base := SLOFlags{Spec: "ttft_sched_p95:300", Metric: "ttft_sched", Percentile: 95, MaxErrorRate: 0.02}
+	for _, tc := range []struct {
+		name string
+		f    func(SLOFlags) SLOFlags
+		want string
+	}{
+		{"default", func(f SLOFlags) SLOFlags { return f }, "ttft_sched p95 ≤ 300 ms, errors under 2%"},
+		{"plan syntax", func(f SLOFlags) SLOFlags {
+			f.Spec, f.Given = "ttft_p99:500,itl_p95:40", given("slo")
+			return f
+		}, "ttft p99 ≤ 500 ms, itl p95 ≤ 40 ms, errors under 2%"},
+		{"bare number", func(f SLOFlags) SLOFlags { f.Spec, f.Given = "250", given("slo"); return f }, "ttft_sched p95 ≤ 250 ms, errors under 2%"},
+		{"a preset's bare number", func(f SLOFlags) SLOFlags { f.Spec = "800"; return f }, "ttft_sched p95 ≤ 800 ms, errors under 2%"},
+		{"older metric alone", func(f SLOFlags) SLOFlags {
+			f.Metric, f.Percentile, f.Given = "itl", 99, given("slo-metric", "slo-percentile")
+			return f
+		}, "itl p99 ≤ 300 ms, errors under 2%"},
+		{"older goodput", func(f SLOFlags) SLOFlags {
+			f.Metric, f.Goodput, f.Given = "goodput", "ttft:300", given("slo-metric")
+			return f
+		}, "goodput ≥ 90%, errors under 2%"},
+		{"goodput share", func(f SLOFlags) SLOFlags {
+			f.GoodShare, f.Goodput, f.Given = 80, "ttft:300", given("goodput-share")
+			return f
+		}, "ttft_sched p95 ≤ 300 ms, goodput ≥ 80%, errors under 2%"},
+		{"both spellings", func(f SLOFlags) SLOFlags {
+			f.Spec, f.Given = "ttft_p95:5", given("slo", "slo-metric")
+			return f
+		}, "leave out --slo-metric"},
+		{"goodput without bounds", func(f SLOFlags) SLOFlags { f.Spec, f.Given = "goodput:90", given("slo"); return f }, "needs --goodput bounds"},
+		{"error rate", func(f SLOFlags) SLOFlags { f.MaxErrorRate = 0; return f }, "error: --max-error-rate"},
+	} {
+		slo, err := tc.f(base).SLO()
+		got := slo.String()
+		if err != nil {
+			got = "error: " + err.Error()
+		}
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

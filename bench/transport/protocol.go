@@ -28,6 +28,15 @@ const (
 // Endpoints lists them, for help and errors.
 var Endpoints = []Endpoint{EndpointChat, EndpointCompletions, EndpointGenerate}
 
+// Chat says the endpoint takes messages, which the server lays out with
+// the model's chat template (the default, also "").
+func (e Endpoint) Chat() bool { return e == "" || e == EndpointChat }
+
+// SendsText says the endpoint takes the prompt as one text, the
+// messages' contents joined (completions, and SGLang's /generate): a
+// request whose contents are empty sends an empty prompt.
+func (e Endpoint) SendsText() bool { return !e.Chat() }
+
 // protocol is what changes from one API to another: where a request goes,
 // its body, and how an event of its stream reads. Everything else (the
 // connection, the SSE framing, the timing, the error classes) is shared.

@@ -50,6 +50,8 @@ type Metrics struct {
 	CacheConfig *prometheus.GaugeVec
 }
 
+// NewMetrics registers every collector, token-count buckets reaching
+// maxContext.
 func NewMetrics(maxContext int) *Metrics {
 	labels := []string{"model_name", "engine"}
 	m := &Metrics{Reg: prometheus.NewRegistry()}
@@ -122,6 +124,7 @@ type ModelMetrics struct {
 	labels                                                  []string
 }
 
+// ForModel binds the collectors to a model's labels.
 func (m *Metrics) ForModel(name string) *ModelMetrics {
 	l := []string{name, "0"}
 	mm := &ModelMetrics{
@@ -148,15 +151,20 @@ func (m *Metrics) ForModel(name string) *ModelMetrics {
 	return mm
 }
 
+// Fault counts a fault injected on purpose.
 func (mm *ModelMetrics) Fault(kind string) {
 	mm.faults.WithLabelValues(mm.labels[0], mm.labels[1], kind).Inc()
 }
 
+// AdmissionStop counts a step by why admission stopped.
 func (mm *ModelMetrics) AdmissionStop(reason string) {
 	mm.admissionStops.WithLabelValues(mm.labels[0], mm.labels[1], reason).Inc()
 }
 
 // ObserveStep records one scheduler step in the Prometheus metrics.
+// ObserveStep records one scheduler step: its tokens, duration and
+// batch, what bounded it, why admission stopped, preemptions, prefix-cache
+// lookups, and the engine's state after it.
 func (mm *ModelMetrics) ObserveStep(st *sched.Step) {
 	mm.IterTokens.Observe(float64(st.ScheduledTokens))
 	mm.StepDuration.Observe(st.Duration)

@@ -124,6 +124,8 @@ type Summary struct {
 	secStamp       [60]int64
 }
 
+// NewSummary starts a model's measurement period now; engine names the
+// engine that times its tokens.
 func NewSummary(engine string) *Summary {
 	s := &Summary{engine: engine, since: time.Now(), server: newView(), simulated: newView(),
 		lag: newRing(tokenWindow), finished: map[string]int64{}, faults: map[string]int64{}}
@@ -131,6 +133,8 @@ func NewSummary(engine string) *Summary {
 	return s
 }
 
+// Reset starts a new measurement period now (POST /metrics/summary/reset,
+// which knee calls as a measured window starts).
 func (s *Summary) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -147,7 +151,7 @@ func (s *Summary) Reset() {
 	s.since = time.Now()
 }
 
-// token records one released token: its gap to the previous one (server
+// Token records one released token: its gap to the previous one (server
 // and simulated) and its lag.
 func (s *Summary) Token(first bool, gap, simGap float64, lag time.Duration, now time.Time) {
 	s.mu.Lock()
@@ -171,6 +175,9 @@ type RequestTimes struct {
 	HasTPOT                                 bool
 }
 
+// Finish records a finished request: why it finished, its token counts
+// and its times as the server released them and as simulated. A request
+// that generated nothing adds to the counts, not to the distributions.
 func (s *Summary) Finish(reason string, prompt, generated, cached int, server, sim RequestTimes, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -202,12 +209,14 @@ func (s *Summary) Finish(reason string, prompt, generated, cached int, server, s
 	s.secReq[i]++
 }
 
+// Fault counts a fault injected on purpose.
 func (s *Summary) Fault(kind string) {
 	s.mu.Lock()
 	s.faults[kind]++
 	s.mu.Unlock()
 }
 
+// SetRunning moves the count of requests in progress by delta.
 func (s *Summary) SetRunning(delta int64) {
 	s.mu.Lock()
 	s.running += delta
@@ -252,6 +261,8 @@ type Throughput struct {
 	OutputTokensPerS float64 `json:"output_tokens_per_s"`
 }
 
+// Snapshot is the period so far: counts, tokens, exact percentiles of
+// the windows kept, and throughput over the last minute.
 func (s *Summary) Snapshot() ModelSummary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -321,11 +332,13 @@ type StepSummary struct {
 	preempt, queries, hit int64
 }
 
+// NewStepSummary is an empty account of scheduler steps.
 func NewStepSummary() *StepSummary {
 	return &StepSummary{batch: newRing(requestWindow), tokens: newRing(requestWindow), dur: newRing(requestWindow),
 		lag: newRing(requestWindow), stops: map[string]int64{}}
 }
 
+// Reset forgets every step.
 func (s *StepSummary) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,0 +1,355 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/kneebench/knee/bench/driver"
+	"github.com/kneebench/knee/bench/summary"
+	"github.com/kneebench/knee/bench/transport"
+	"github.com/kneebench/knee/workload"
+)
+
+// Spec is what a run, sweep, prediction or plan sends and how much, as
+// knee's load and workload flags give it: each field is the flag of its
+// name, and every error names the flags at fault. Series checks it, fills
+// in what the flags leave to defaults, and prepares the levels.
+type Spec struct {
+	// Given reports whether a flag was given on the command line (its name
+	// without dashes): a zero given on purpose is an error, not a request
+	// for the default. Nil means none was.
+	Given func(flag string) bool
+	// Workload is requests, voice or conversations.
+	Workload string
+	// Endpoint is the target's (--endpoint): one that sends the prompt as
+	// text refuses a dataset whose entries would send an empty one.
+	Endpoint       transport.Endpoint
+	Concurrency    int
+	Rate           float64
+	Burstiness     float64
+	MaxConcurrency int
+	Requests       int
+	Duration       time.Duration
+	Warmup         int
+	Seed           uint64
+	InputTokens    int
+	Prompt         string
+	MaxTokens      int
+	Drain          time.Duration
+	NoCalibrate    bool
+	PrefixTokens   int
+	PrefixPool     int
+	Goodput        string
+	// InputStddev, OutputStddev and RangeRatio spread synthetic lengths.
+	InputStddev, OutputStddev, RangeRatio float64
+	Data                                  DatasetSpec
+	Voice                                 VoiceSpec
+}
+
+// given is Given, false where it is nil.
+func (sp *Spec) given(flag string) bool { return sp.Given != nil && sp.Given(flag) }
+
+// Bounds past which a size is a typo rather than a workload.
+const (
+	maxTokensBound = 10_000_000
+	maxCountBound  = 1_000_000_000
+	maxRateBound   = 1_000_000
+	// MinBurstiness is the burstiest gamma shape knee draws: at 0.01 a 5 s
+	// window at 2/s holds at most about 120 arrivals in 50 seeds (12 times
+	// the 10 asked), at 0.001 about 830, and below that the sampler
+	// underflows to gaps of zero.
+	MinBurstiness = 0.01
+)
+
+// Workloads are the kinds of work a spec may name.
+var Workloads = []string{"requests", "voice", "conversations"}
+
+// CheckWorkload checks --workload.
+func CheckWorkload(w string) error {
+	if !containsString(Workloads, w) {
+		return fmt.Errorf("--workload must be requests, voice or conversations, got %q", w)
+	}
+	return nil
+}
+
+// check reports the load flags that are out of range. A zero given on
+// purpose is an error, not a request for the default: --rate 0 used to
+// run a closed loop of one.
+func (sp *Spec) check() error {
+	if math.IsNaN(sp.Rate) || math.IsInf(sp.Rate, 0) || math.IsNaN(sp.Burstiness) || math.IsInf(sp.Burstiness, 0) {
+		return errors.New("--rate and --burstiness must be finite numbers")
+	}
+	if sp.Concurrency < 0 || sp.Rate < 0 || sp.MaxConcurrency < 0 || sp.Requests < 0 || sp.Duration < 0 ||
+		sp.InputTokens < 0 || sp.MaxTokens < 0 || sp.Warmup < -1 || sp.Drain < 0 {
+		return errors.New("counts, rates and durations must not be negative")
+	}
+	for _, f := range []struct {
+		name string
+		zero bool
+	}{{"rate", sp.Rate == 0}, {"concurrency", sp.Concurrency == 0}, {"requests", sp.Requests == 0},
+		{"duration", sp.Duration == 0}, {"input-tokens", sp.InputTokens == 0}} {
+		if f.zero && sp.given(f.name) {
+			return fmt.Errorf("--%s 0 measures nothing; give a positive value (or leave the flag out)", f.name)
+		}
+	}
+	if sp.Rate > maxRateBound || sp.Concurrency > maxCountBound || sp.MaxConcurrency > maxCountBound || sp.Requests > maxCountBound {
+		return errors.New("--rate, --concurrency, --max-concurrency or --requests is absurdly large")
+	}
+	if sp.MaxTokens < 1 {
+		return errors.New("--max-tokens must be at least 1: a request without max_tokens runs on to the end of the model's context")
+	}
+	if sp.InputTokens > maxTokensBound || sp.MaxTokens > maxTokensBound {
+		return fmt.Errorf("--input-tokens and --max-tokens must be at most %d", maxTokensBound)
+	}
+	return nil
+}
+
+// Prepared is a spec's series, with what its commands read of it.
+type Prepared struct {
+	Series *Series
+	// Calls says the levels send calls (voice, or a dataset's
+	// conversations); Conversations that they are a dataset's.
+	Calls, Conversations bool
+	// Load is every level's load (a level of calls takes its window,
+	// seed, drain and shard).
+	Load driver.Load
+}
+
+// SetLoad sets every level's load.
+func (p *Prepared) SetLoad(l driver.Load) { p.Load, p.Series.Load = l, l }
+
+// SingleDataset is the levels' dataset file of single requests, if they
+// send one.
+func (p *Prepared) SingleDataset() *DatasetFile {
+	if p.Conversations {
+		return nil
+	}
+	return p.Series.Workload.Dataset
+}
+
+// Series checks the spec and prepares its series, every level's prompts
+// opening with nonce. It fills the defaults the flags leave: the rate of a
+// trace, a closed loop of one when neither rate nor concurrency is given,
+// 100 requests when no window is, 20 calls when neither calls nor a
+// window are.
+func (sp *Spec) Series(nonce string) (*Prepared, error) {
+	if err := CheckWorkload(sp.Workload); err != nil {
+		return nil, err
+	}
+	g, err := summary.ParseGoodput(sp.Goodput)
+	if err != nil {
+		return nil, fmt.Errorf("--goodput: %w", err)
+	}
+	p := &Prepared{Series: &Series{Goodput: g, Nonce: nonce}, Calls: sp.Workload != "requests"}
+	var conv *DatasetFile
+	if sp.Workload == "requests" && sp.Data.Path != "" && !sp.given("workload") && sp.Concurrency == 0 {
+		// AIPerf's multi_turn files are sessions: replay them as such.
+		if pd, err := sp.Data.Read(); err == nil && pd.Format() == workload.FormatMultiTurn {
+			p.Calls, conv = true, pd
+		}
+	}
+	if sp.Workload == "conversations" {
+		if conv, err = sp.conversations(); err != nil {
+			return nil, err
+		}
+	}
+	if !p.Calls {
+		load, w, err := sp.build()
+		if err != nil {
+			return nil, err
+		}
+		if w.Dataset != nil && sp.Endpoint.SendsText() {
+			if err := w.Dataset.CheckText(sp.Endpoint); err != nil {
+				return nil, fmt.Errorf("--dataset %w", err)
+			}
+		}
+		p.Series.Workload = w
+		p.SetLoad(load)
+		return p, nil
+	}
+	w, err := sp.calls(conv)
+	if err != nil {
+		return nil, err
+	}
+	p.Conversations = conv != nil
+	p.Series.Workload = w
+	p.SetLoad(driver.Load{Rate: sp.Rate, Duration: sp.Duration, Seed: sp.Seed, Burstiness: 1, DrainTimeout: sp.Drain})
+	return p, nil
+}
+
+// conversations reads the dataset whose conversations --workload
+// conversations replays.
+func (sp *Spec) conversations() (*DatasetFile, error) {
+	if sp.Data.Path == "" {
+		return nil, errors.New("--workload conversations replays a --dataset's conversations (ShareGPT, chat or multi_turn): give --dataset")
+	}
+	pd, err := sp.Data.Read()
+	if err != nil {
+		return nil, err
+	}
+	if len(pd.Parsed.Conversations) == 0 {
+		return nil, fmt.Errorf("--dataset %s (%s) holds no conversations to replay (ShareGPT, chat and multi_turn files do)", sp.Data.Path, pd.Format())
+	}
+	return pd, nil
+}
+
+// calls is the workload of a level of calls: the voice workload's, or
+// conv's conversations.
+func (sp *Spec) calls(conv *DatasetFile) (Workload, error) {
+	if sp.Concurrency > 0 {
+		if conv != nil {
+			return Workload{}, errors.New("conversations arrive open loop, as calls: give --rate (conversations per second), not --concurrency")
+		}
+		return Workload{}, errors.New("the voice workload is open loop: give --rate (calls per second), not --concurrency")
+	}
+	if err := sp.check(); err != nil {
+		return Workload{}, err
+	}
+	v, err := sp.Voice.Build(sp.Seed)
+	if err != nil && conv == nil {
+		return Workload{}, err
+	}
+	if sp.Voice.Calls == 0 && sp.Duration == 0 {
+		sp.Voice.Calls = 20
+	}
+	w := Workload{MaxTokens: sp.MaxTokens, Calls: sp.Voice.Calls, MaxConcurrentCalls: sp.Voice.MaxCalls}
+	if conv != nil {
+		w.Dataset, w.Conversations = conv, true
+		w.GapMin, w.GapMax, _ = ParseGap(sp.Voice.Gap)
+	} else {
+		w.Voice = &v
+	}
+	return w, nil
+}
+
+// build checks a load of single requests and returns it and what it
+// sends.
+func (sp *Spec) build() (driver.Load, Workload, error) {
+	w := Workload{MaxTokens: sp.MaxTokens, NoCalibrate: sp.NoCalibrate}
+	if err := sp.check(); err != nil {
+		return driver.Load{}, w, err
+	}
+	// A dataset is read first: a trace sets the arrivals itself.
+	var pending *DatasetFile
+	if sp.Data.Path != "" {
+		var err error
+		if pending, err = sp.Data.Read(); err != nil {
+			return driver.Load{}, w, err
+		}
+		if rate := pending.TraceRate(); rate > 0 {
+			if sp.Concurrency > 0 {
+				return driver.Load{}, w, fmt.Errorf("--dataset %s is a trace: its timestamps are the arrivals, so --concurrency does not apply (--max-concurrency caps requests in flight)", sp.Data.Path)
+			}
+			if sp.Rate == 0 {
+				sp.Rate = rate * sp.Data.Speedup
+			}
+			if !sp.given("requests") {
+				sp.Requests = 0
+			}
+		}
+	}
+	if sp.Concurrency == 0 && sp.Rate == 0 {
+		sp.Concurrency = 1
+	}
+	if !(sp.Burstiness >= MinBurstiness && sp.Burstiness <= 1e6) {
+		// Below this the gamma draws gaps of zero: at 1e-6, 131,998/s were
+		// offered for 2/s asked.
+		return driver.Load{}, w, fmt.Errorf("--burstiness must be between %g (very bursty) and 1000000 (all but constant), got %g", MinBurstiness, sp.Burstiness)
+	}
+	if sp.MaxConcurrency > 0 && sp.Concurrency > 0 {
+		return driver.Load{}, w, errors.New("--max-concurrency applies to open loop (--rate); closed loop is already capped by --concurrency")
+	}
+	if sp.Requests == 0 && sp.Duration == 0 && (pending == nil || pending.TraceRate() == 0) {
+		sp.Requests = 100
+	}
+	load := driver.Load{
+		Concurrency: sp.Concurrency, Rate: sp.Rate, Burstiness: sp.Burstiness, MaxConcurrency: sp.MaxConcurrency,
+		Requests: sp.Requests, Duration: sp.Duration, Warmup: sp.Warmup, Seed: sp.Seed, DrainTimeout: sp.Drain,
+	}
+	err := sp.source(&w, pending, &load)
+	return load, w, err
+}
+
+// source sets what the requests send: the dataset (a trace's schedule
+// left to be drawn level by level), synthetic prompts, or the fixed
+// prompt.
+func (sp *Spec) source(w *Workload, pending *DatasetFile, load *driver.Load) error {
+	if sp.PrefixTokens < 0 || sp.PrefixTokens > 10_000_000 || sp.PrefixPool < 1 || sp.PrefixPool > 1_000_000 {
+		return errors.New("--prefix-tokens must be in 0..10000000 and --prefix-pool in 1..1000000")
+	}
+	if sp.PrefixTokens > 0 && sp.InputTokens == 0 {
+		return errors.New("--prefix-tokens shares a prefix among synthetic prompts: give --input-tokens too (the tokens of each request's own)")
+	}
+	if sp.given("prefix-pool") && sp.PrefixTokens == 0 {
+		return errors.New("--prefix-pool needs --prefix-tokens")
+	}
+	switch {
+	case pending != nil:
+		if pending.TraceRate() > 0 {
+			// The schedule comes from the sized lines, level by level.
+			load.Trace = []time.Duration{}
+		}
+		w.Dataset = pending
+	case sp.InputTokens > 0:
+		syn := workload.Synthetic{Tokens: sp.InputTokens, MaxTokens: sp.MaxTokens, Seed: sp.Seed}
+		if err := sp.spread(&syn); err != nil {
+			return err
+		}
+		if sp.PrefixTokens > 0 {
+			syn.Prefix = workload.Pool{Tokens: sp.PrefixTokens, Count: sp.PrefixPool}
+		}
+		w.Source, w.WantTokens = syn, sp.InputTokens+sp.PrefixTokens
+	default:
+		if strings.TrimSpace(sp.Prompt) == "" {
+			return errors.New("--prompt must not be empty")
+		}
+		w.Source = workload.FixedPrompt{Text: sp.Prompt, MaxTokens: sp.MaxTokens}
+	}
+	return nil
+}
+
+// spread sets the spread of synthetic lengths on syn after checking it.
+func (sp *Spec) spread(syn *workload.Synthetic) error {
+	if sp.InputStddev < 0 || sp.OutputStddev < 0 || sp.RangeRatio < 0 || sp.RangeRatio >= 1 {
+		return errors.New("--input-tokens-stddev and --max-tokens-stddev must not be negative, --range-ratio must be in [0, 1)")
+	}
+	if sp.RangeRatio > 0 && (sp.InputStddev > 0 || sp.OutputStddev > 0) {
+		return errors.New("give --range-ratio or the standard deviations, not both")
+	}
+	syn.Spread = workload.Spread{InputStddev: sp.InputStddev, OutputStddev: sp.OutputStddev, RangeRatio: sp.RangeRatio}
+	return nil
+}
+
+// Longest is the longest request the spec asks for, in tokens, and what
+// it is, or 0 when it does not say (a fixed prompt, a dataset).
+func (sp *Spec) Longest() (int, string) {
+	switch {
+	case sp.Workload == "voice":
+		v := sp.Voice
+		n := v.SystemTokens + v.Turns*(v.UserTokens+v.OutputTokens)
+		return n, fmt.Sprintf("a call's last turn (--system-prompt-tokens %d + --turns %d × (--user-tokens %d + --output-tokens %d))",
+			v.SystemTokens, v.Turns, v.UserTokens, v.OutputTokens)
+	case sp.InputTokens > 0 && sp.Data.Path == "":
+		return sp.PrefixTokens + sp.InputTokens + sp.MaxTokens, fmt.Sprintf("a request (--prefix-tokens %d + --input-tokens %d + --max-tokens %d)",
+			sp.PrefixTokens, sp.InputTokens, sp.MaxTokens)
+	}
+	return 0, ""
+}
+
+// Inputs are the files the spec reads, by flag.
+func (sp *Spec) Inputs() map[string]string {
+	return map[string]string{"--dataset": sp.Data.Path, "--tokenizer": sp.Data.Tokenizer}
+}
+
+// containsString reports whether list holds s.
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

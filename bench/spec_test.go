@@ -1,0 +1,127 @@
+package bench
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneebench/knee/bench/transport"
+)
+
+// spec is a request spec as the flags' defaults give it.
+func spec() *Spec {
+	return &Spec{Workload: "requests", Burstiness: 1, Warmup: -1, Seed: 1, Prompt: "hi", MaxTokens: 16, PrefixPool: 1,
+		Data:  DatasetSpec{Format: "auto", MinTokens: -1, MaxPrompt: -1, MaxContext: -1, BlockTokens: 512, Speedup: 1},
+		Voice: VoiceSpec{SystemTokens: 1000, UserTokens: 40, Turns: 4, Gap: "5s,7s", OutputTokens: 100}}
+}
+
+// given says the named flags were given.
+func given(names ...string) func(string) bool {
+	return func(f string) bool { return slices.Contains(names, f) }
+}
+
+// TestEmptyTextPromptsRefused: a dataset entry with no text (a system
+// prompt and an empty user turn) is refused before anything is sent on
+// every endpoint that sends the prompt as text — completions and SGLang's
+// /generate alike — and taken on chat, whose template still makes a
+// prompt of it.
+func TestEmptyTextPromptsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "d.jsonl")
+	body := `{"messages":[{"role":"user","content":"hello there"}]}` + "\n" + `{"messages":[{"role":"user","content":"  "}]}` + "\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range transport.Endpoints {
+		sp := spec()
+		sp.Data.Path, sp.Endpoint = path, e
+		_, err := sp.Series("n")
+		if refused := errors.Is(err, ErrEmptyPrompt); refused != e.SendsText() {
+			t.Errorf("--endpoint %s: %v; want refused %v", e, err, e.SendsText())
+		}
+		if err != nil && !strings.Contains(err.Error(), "line 2") {
+			t.Errorf("--endpoint %s: %q does not name the line", e, err)
+		}
+	}
+}
+
+// TestSpecDefaultsAndRefusals: the spec fills what the flags leave to
+// defaults and refuses, naming the flag, what cannot run.
+func TestSpecDefaultsAndRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Spec)
+		want string // "" for no error
+		then func(*testing.T, *Spec, *Prepared)
+	}{
+		{"a closed loop of one, 100 requests", func(*Spec) {}, "", func(t *testing.T, sp *Spec, p *Prepared) {
+			if p.Load.Concurrency != 1 || p.Load.Requests != 100 || p.Calls {
+				t.Errorf("load %+v", p.Load)
+			}
+		}},
+		{"20 calls of the voice workload", func(sp *Spec) { sp.Workload, sp.Rate = "voice", 1 }, "", func(t *testing.T, sp *Spec, p *Prepared) {
+			if !p.Calls || sp.Voice.Calls != 20 || p.Series.Workload.Voice == nil {
+				t.Errorf("calls %v, %d calls", p.Calls, sp.Voice.Calls)
+			}
+		}},
+		{"a zero given", func(sp *Spec) { sp.Given = given("rate") }, "--rate 0 measures nothing", nil},
+		{"calls closed loop", func(sp *Spec) { sp.Workload, sp.Concurrency = "voice", 4 }, "the voice workload is open loop", nil},
+		{"prefix without input", func(sp *Spec) { sp.PrefixTokens = 100 }, "--prefix-tokens shares a prefix", nil},
+		{"both spreads", func(sp *Spec) { sp.InputTokens, sp.RangeRatio, sp.InputStddev = 100, 0.5, 3 }, "not both", nil},
+		{"bursty beyond drawing", func(sp *Spec) { sp.Rate, sp.Burstiness = 1, 1e-9 }, "--burstiness must be between", nil},
+		{"an unknown workload", func(sp *Spec) { sp.Workload = "chat" }, "--workload must be", nil},
+		{"a bad gap", func(sp *Spec) { sp.Workload, sp.Rate, sp.Voice.Gap = "voice", 1, "7s,5s" }, "--gap", nil},
+		{"no max tokens", func(sp *Spec) { sp.MaxTokens = 0 }, "--max-tokens must be at least 1", nil},
+	} {
+		sp := spec()
+		tc.edit(sp)
+		p, err := sp.Series("n")
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		case tc.then != nil && err == nil:
+			tc.then(t, sp, p)
+		}
+	}
+}
+
+// TestSweepWindows: a sweep level's window is the step, a call level's
+// the call step unless the step was given, and a count of requests or
+// calls replaces it.
+func TestSweepWindows(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		edit   func(*Spec)
+		window time.Duration
+	}{
+		{"requests", func(*Spec) {}, 15 * time.Second},
+		{"calls", func(sp *Spec) { sp.Workload = "voice" }, time.Minute},
+		{"calls, step given", func(sp *Spec) { sp.Workload, sp.Given = "voice", given("step-duration") }, 15 * time.Second},
+		{"counted requests", func(sp *Spec) { sp.Requests = 50 }, 0},
+		{"counted calls", func(sp *Spec) { sp.Workload, sp.Voice.Calls = "voice", 8 }, 0},
+	} {
+		sp := spec()
+		tc.edit(sp)
+		w := SweepSpec{Rates: "1,2", Step: 15 * time.Second, CallStep: time.Minute}
+		axis, loads, err := w.Levels(sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := w.Prepare(sp, axis, loads, "n"); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if sp.Duration != tc.window {
+			t.Errorf("%s: window %s, want %s", tc.name, sp.Duration, tc.window)
+		}
+	}
+	for _, bad := range []SweepSpec{{Rates: "2,1"}, {Rates: "0"}, {Concurrency: "1.5"}, {Rates: "x"}} {
+		if _, _, err := bad.Levels(spec()); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}

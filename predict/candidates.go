@@ -1,0 +1,202 @@
+package predict
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/kneebench/knee/presets"
+	"github.com/kneebench/knee/simulator"
+	"github.com/kneebench/knee/simulator/content"
+	"go.yaml.in/yaml/v3"
+)
+
+// CandidateSpec is the configurations a plan searches, as knee plan's
+// flags give them; its errors name those flags.
+type CandidateSpec struct {
+	// GPUs, Models and TPs are --gpus, --models and --tp: comma-separated
+	// GPU presets (GPUxN fixes the tensor-parallel size), model presets
+	// (MODEL[@DTYPE]) and sizes ("auto": the smallest power of two the
+	// model fits, and twice it).
+	GPUs, Models, TPs string
+	// FindMax finds the largest load of a fleet of GPUxN instead.
+	FindMax bool
+	// Calibrated, when set, is a fitted models file (read from the path
+	// CalibratedName) whose models are the candidates.
+	Calibrated     *simulator.ModelsFile
+	CalibratedName string
+	// Responder says what the simulated server answers; Chat selects the
+	// chat endpoint.
+	Responder *content.Responder
+	Chat      bool
+}
+
+// Candidates are the configurations to search: the fitted models file's,
+// or every GPU, model and tensor-parallel size given. A model that fits
+// no GPU given is listed, unfit, with why.
+func (o CandidateSpec) Candidates() ([]*Candidate, error) {
+	if o.Calibrated != nil {
+		return o.calibrated()
+	}
+	var out []*Candidate
+	for _, g := range SplitList(o.GPUs) {
+		name, n := g, 0
+		if _, ok := presets.HardwareNamed(g); !ok {
+			if i := strings.LastIndexByte(g, 'x'); i > 0 {
+				if v, err := strconv.Atoi(g[i+1:]); err == nil && v >= 1 && v <= 64 {
+					name, n = g[:i], v
+				}
+			}
+		}
+		if _, ok := presets.HardwareNamed(name); !ok {
+			return nil, fmt.Errorf("--gpus: unknown GPU %q (see knee presets)", g)
+		}
+		if o.FindMax && n == 0 {
+			n = 8
+		}
+		for _, m := range SplitList(o.Models) {
+			cands, err := o.ofModel(g, name, n, m)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, cands...)
+		}
+	}
+	return out, nil
+}
+
+// calibrated is the candidates of a fitted models file.
+func (o CandidateSpec) calibrated() ([]*Candidate, error) {
+	models := o.Calibrated
+	var out []*Candidate
+	for _, m := range models.Models {
+		if m.Engine != "scheduler" {
+			continue
+		}
+		t := Target{Models: models, Model: m.Name, Responder: o.Responder, Chat: o.Chat}
+		out = append(out, &Candidate{Name: o.CalibratedName + ":" + m.Name, GPU: m.Hardware, Model: m.Name, TP: max(m.TensorParallel, 1),
+			Target: t, Budget: max(m.TensorParallel, 1)})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--calibrated %s serves no model on the scheduler engine", o.CalibratedName)
+	}
+	return out, nil
+}
+
+// ofModel is the candidates of model m on GPU name (given as g), n of
+// them when fixed.
+func (o CandidateSpec) ofModel(g, name string, n int, m string) ([]*Candidate, error) {
+	modelName, formats, _ := strings.Cut(m, "@")
+	if _, ok := presets.ModelNamed(modelName); !ok {
+		return nil, fmt.Errorf("--models: unknown model %q (see knee presets)", modelName)
+	}
+	tps, err := o.tpList(n)
+	if err != nil {
+		return nil, err
+	}
+	var fits []*Candidate
+	var lastErr error
+	for _, tp := range tps {
+		if o.TPs == "auto" && !o.FindMax && len(fits) == 2 {
+			// The smallest tensor-parallel size that fits, and twice it
+			// (lower latency for more GPUs): larger ones only when asked.
+			break
+		}
+		spec := fmt.Sprintf("%sx%d/%s", name, tp, m)
+		if formats == "" {
+			spec += "@bf16"
+		}
+		models, err := simulator.PresetModels(spec)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		t := Target{Models: models, Model: models.Models[0].Name, Responder: o.Responder, Chat: o.Chat}
+		fits = append(fits, &Candidate{Name: canonical(spec), GPU: name, Model: m, TP: tp, Target: t, Budget: n})
+	}
+	if len(fits) == 0 {
+		why := "does not fit"
+		if lastErr != nil {
+			why = lastErr.Error()
+		}
+		return []*Candidate{{Name: fmt.Sprintf("%s/%s", g, m), GPU: name, Model: m, Unfit: why}}, nil
+	}
+	return fits, nil
+}
+
+// tpList is the tensor-parallel sizes to try: --tp, or powers of two up
+// to 16; finding the largest load of a budget of n GPUs, those dividing
+// it; a GPU given as GPUxN plans with N alone.
+func (o CandidateSpec) tpList(n int) ([]int, error) {
+	if n > 0 && !o.FindMax {
+		return []int{n}, nil
+	}
+	var tps []int
+	if o.TPs == "auto" {
+		tps = []int{1, 2, 4, 8, 16}
+	} else {
+		for _, s := range SplitList(o.TPs) {
+			v, err := strconv.Atoi(s)
+			if err != nil || v < 1 || v > 64 {
+				return nil, fmt.Errorf("--tp: %q is not a GPU count from 1 to 64", s)
+			}
+			tps = append(tps, v)
+		}
+	}
+	if !o.FindMax {
+		return tps, nil
+	}
+	var out []int
+	for _, tp := range tps {
+		if tp <= n && n%tp == 0 {
+			out = append(out, tp)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--tp: none of %v divides the fleet's %d GPUs", tps, n)
+	}
+	return out, nil
+}
+
+// canonical writes a preset as presets.ParseSpec reads it back.
+func canonical(spec string) string {
+	if s, err := presets.ParseSpec(spec); err == nil {
+		return s.String()
+	}
+	return spec
+}
+
+// SplitList splits a comma-separated list, dropping blanks.
+func SplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// PriceTable is the prices per GPU-hour of path (a YAML or JSON map of GPU
+// name to dollars), or with no path the example prices, and whose they
+// are. An error reading the file is an *fs.PathError.
+func PriceTable(path string) (map[string]float64, string, error) {
+	if path == "" {
+		return presets.ExamplePrices, presets.ExamplePriceSource, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("--prices: %w", err)
+	}
+	var m map[string]float64
+	if err := yaml.Unmarshal(b, &m); err != nil || len(m) == 0 {
+		return nil, "", fmt.Errorf("--prices %s: want a map of GPU name to dollars per GPU-hour, e.g. h100-80gb: 2.5", path)
+	}
+	for k, v := range m {
+		if !(v > 0) || v > 1e6 {
+			return nil, "", fmt.Errorf("--prices %s: %s costs %v an hour: not a price", path, k, v)
+		}
+	}
+	return m, "prices per GPU-hour from " + path, nil
+}

@@ -1,0 +1,59 @@
+package predict
+
+import (
+	"fmt"
+
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/simulator"
+)
+
+// TargetSpec is the simulated server as the --sim flags give it: a
+// preset (GPU[xN]/MODEL[@DTYPE]) or a models file, the responses file, the
+// model (the file's first when empty) and the endpoint.
+type TargetSpec struct {
+	Preset, Models, Responses, Model string
+	Chat                             bool
+}
+
+// Load builds the target and returns what its models came from. A bad
+// preset or model is a *simulator.UsageError.
+func (s TargetSpec) Load() (Target, string, error) {
+	var models *simulator.ModelsFile
+	var err error
+	origin := s.Models
+	if s.Preset != "" {
+		origin = s.Preset
+		if models, err = simulator.PresetModels(s.Preset); err != nil {
+			return Target{}, "", &simulator.UsageError{Err: fmt.Errorf("--sim-preset: %w", err)}
+		}
+	} else if models, err = simulator.LoadModels(s.Models); err != nil {
+		return Target{}, "", err
+	}
+	responder, err := simulator.LoadResponses(s.Responses)
+	if err != nil {
+		return Target{}, "", err
+	}
+	t := Target{Models: models, Model: s.Model, Responder: responder, Chat: s.Chat}
+	if t.Model == "" {
+		t.Model = models.Models[0].Name
+	}
+	if _, _, err := t.Config(); err != nil {
+		return Target{}, "", &simulator.UsageError{Err: err}
+	}
+	return t, origin, nil
+}
+
+// Prediction is what a sweep predicted on the target says it was computed
+// on: the model, the preset (when one), the whole models file (from
+// origin), the fleet, and how the model's tuning fitted.
+func (t Target) Prediction(origin, preset string, replicas int, routing Routing) (*results.Prediction, error) {
+	yml, err := t.Models.YAML(origin)
+	if err != nil {
+		return nil, err
+	}
+	p := &results.Prediction{Model: t.Model, Preset: preset, ModelsYAML: string(yml), Fit: t.FitNote()}
+	if replicas > 1 {
+		p.Replicas, p.Routing = replicas, string(routing)
+	}
+	return p, nil
+}

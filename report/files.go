@@ -1,0 +1,163 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kneebench/knee/results"
+)
+
+// SweepFiles are where a sweep's files go, whether it was measured,
+// predicted or merged: its JSON, CSV and PNG (an empty path is not
+// written).
+type SweepFiles struct{ JSON, CSV, PNG string }
+
+// WriteData writes the JSON and CSV, each atomically: a sweep's are
+// rewritten after every level, so one cut short keeps what it measured.
+func (f SweepFiles) WriteData(s *results.Sweep) error {
+	if err := results.WriteJSON(f.JSON, s); err != nil {
+		return fmt.Errorf("writing %s: %w", f.JSON, err)
+	}
+	if f.CSV == "" {
+		return nil
+	}
+	b, err := s.CSV()
+	if err != nil {
+		return err
+	}
+	if err := results.WriteOutput(f.CSV, b); err != nil {
+		return fmt.Errorf("writing %s: %w", f.CSV, err)
+	}
+	return nil
+}
+
+// Write writes every file and returns those written. A plot that cannot
+// be drawn is no error: warning says why it is missing.
+func (f SweepFiles) Write(s *results.Sweep) (written []string, warning string, err error) {
+	if err := f.WriteData(s); err != nil {
+		return nil, "", err
+	}
+	written = []string{f.JSON}
+	if f.CSV != "" {
+		written = append(written, f.CSV)
+	}
+	if f.PNG == "" {
+		return written, "", nil
+	}
+	var png bytes.Buffer
+	if err := SweepPlot(&png, s); err != nil {
+		return written, fmt.Sprintf("the plot could not be drawn: %v", err), nil
+	}
+	if err := results.WriteOutput(f.PNG, png.Bytes()); err != nil {
+		return written, "", err
+	}
+	return append(written, f.PNG), "", nil
+}
+
+// Listed says a list of files in words: "a", "a and b", "a, b and c".
+func Listed(files []string) string {
+	switch len(files) {
+	case 0:
+		return ""
+	case 1:
+		return files[0]
+	}
+	return strings.Join(files[:len(files)-1], ", ") + " and " + files[len(files)-1]
+}
+
+// Sizes states the prompt and output sizes of a workload, as a sweep's
+// header gives them.
+func Sizes(c results.Config) string {
+	switch {
+	case c.Voice != nil:
+		return fmt.Sprintf("%d-token system prompt, %d-token user turns, %d output tokens, %d turns", c.Voice.SystemPromptTokens, c.Voice.UserTokens, c.Voice.OutputTokens, c.Voice.Turns)
+	case c.Dataset != "":
+		return fmt.Sprintf("prompts from %s, max_tokens %d unless an entry says", c.Dataset, c.MaxTokens)
+	case c.InputTokens > 0:
+		return fmt.Sprintf("%d-token prompts, max_tokens %d", c.InputTokens, c.MaxTokens)
+	}
+	return fmt.Sprintf("a fixed prompt, max_tokens %d", c.MaxTokens)
+}
+
+// Window states a level's window: its duration, the whole trace, or a
+// count of calls or requests.
+func Window(d time.Duration, requests, calls int, workload string) string {
+	switch {
+	case d > 0:
+		return d.String()
+	case requests == 0 && workload == "requests":
+		return "the whole trace"
+	case workload == "voice":
+		return fmt.Sprintf("%d calls", calls)
+	}
+	return fmt.Sprintf("%d requests", requests)
+}
+
+// Classify sorts result files by what they hold, for a page: plans,
+// calibrations, sweeps and runs, each decoded; a file that is none of them
+// is an error naming it.
+func Classify(paths []string, files [][]byte) (HTMLInput, error) {
+	var in HTMLInput
+	for i, path := range paths {
+		if p, err := results.DecodePlan(path, files[i]); err == nil {
+			in.Plans = append(in.Plans, p)
+			continue
+		}
+		if cal, err := results.DecodeCalibration(path, files[i]); err == nil {
+			in.Calibrations = append(in.Calibrations, cal)
+			continue
+		}
+		if s, err := results.DecodeSweep(path, files[i]); err == nil {
+			in.Sweeps = append(in.Sweeps, s)
+			continue
+		}
+		r, err := results.DecodeRun(path, files[i])
+		if err != nil {
+			return in, err
+		}
+		in.Runs = append(in.Runs, r)
+	}
+	return in, nil
+}
+
+// UsageError is an error of the flags naming a command's files, as
+// opposed to one making them.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// NewSweepFiles names a sweep's (or a prediction's, or a plan's) files in
+// outDir, made now, so a folder that cannot be made fails before anything
+// is measured: label.json, .csv and .png, label defaulting to kind and the
+// time. A label is a file name, never a path. Errors of the flags are
+// *UsageError.
+func NewSweepFiles(outDir, label, kind string) (string, SweepFiles, error) {
+	if label == "" {
+		label = kind + "-" + time.Now().Format("20060102-150405")
+	}
+	if strings.ContainsAny(label, `/\`) {
+		return "", SweepFiles{}, &UsageError{errors.New("--label must not contain a path separator")}
+	}
+	if outDir == "" || outDir == results.Stdout {
+		return "", SweepFiles{}, &UsageError{fmt.Errorf("--out-dir is the folder the result files go in; %q is not one", outDir)}
+	}
+	if st, err := os.Stat(outDir); err == nil && !st.IsDir() {
+		return "", SweepFiles{}, fmt.Errorf("--out-dir %s is a file, not a folder", outDir)
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return "", SweepFiles{}, fmt.Errorf("--out-dir: %w", err)
+	}
+	f := SweepFiles{JSON: filepath.Join(outDir, label+".json"), CSV: filepath.Join(outDir, label+".csv"), PNG: filepath.Join(outDir, label+".png")}
+	return label, f, nil
+}
+
+// Outputs are the files by the flag that names them, for checking.
+func (f SweepFiles) Outputs() map[string]string {
+	return map[string]string{"--out-dir (JSON)": f.JSON, "--out-dir (CSV)": f.CSV, "--out-dir (PNG)": f.PNG}
+}

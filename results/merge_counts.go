@@ -1,0 +1,159 @@
+package results
+
+import "fmt"
+
+// Merging the shards' counts, rates, health and calls.
+
+// mergeCounts sums what is counted.
+func mergeCounts(m *Run, shards []*Run) {
+	m.Requests.Errors = map[string]int64{}
+	m.Tokens.UsageReported, m.Tokens.CachedReported = true, true
+	cache, cached := &Cache{Reported: true}, false
+	var good, finished int64
+	for _, r := range shards {
+		q := r.Requests
+		m.Requests.Sent += q.Sent
+		m.Requests.OK += q.OK
+		m.Requests.Failed += q.Failed
+		m.Requests.Interrupted += q.Interrupted
+		m.Requests.Warmup += q.Warmup
+		m.Requests.PartialTokens += q.PartialTokens
+		for k, v := range q.Errors {
+			m.Requests.Errors[k] += v
+		}
+		if a := q.FirstAttempt; a != nil {
+			if m.Requests.FirstAttempt == nil {
+				m.Requests.FirstAttempt = &Attempts{Errors: map[string]int64{}}
+			}
+			f := m.Requests.FirstAttempt
+			f.OK, f.Failed, f.Retries = f.OK+a.OK, f.Failed+a.Failed, f.Retries+a.Retries
+			for k, v := range a.Errors {
+				f.Errors[k] += v
+			}
+		}
+		t := r.Tokens
+		m.Tokens.InputTotal += t.InputTotal
+		m.Tokens.OutputTotal += t.OutputTotal
+		m.Tokens.CachedTotal += t.CachedTotal
+		m.Tokens.MultiTokenChunks += t.MultiTokenChunks
+		m.Tokens.UsageReported = m.Tokens.UsageReported && t.UsageReported
+		m.Tokens.CachedReported = m.Tokens.CachedReported && t.CachedReported
+		m.Arrivals.Waited += r.Arrivals.Waited
+		m.Arrivals.Unsent += r.Arrivals.Unsent
+		m.Arrivals.LateSends += r.Arrivals.LateSends
+		m.Arrivals.WindowArrivals += r.Arrivals.WindowArrivals
+		if c := r.Cache; c != nil {
+			cached = true
+			cache.Reported = cache.Reported && c.Reported
+			cache.ColdTurns += c.ColdTurns
+			cache.Turns += c.Turns
+		}
+		if c := r.Connections; c != nil {
+			if m.Connections == nil {
+				m.Connections = &Connections{}
+			}
+			m.Connections.Opened += c.Opened
+			m.Connections.StaleClosed += c.StaleClosed
+			m.Connections.Resent += c.Resent
+		}
+		if g := r.Goodput; g != nil {
+			good, finished = good+g.Good, finished+g.Finished
+			if m.Goodput == nil {
+				m.Goodput = &Goodput{Bounds: g.Bounds}
+			}
+		}
+	}
+	if cached {
+		if m.Tokens.InputTotal > 0 {
+			cache.HitRate = float64(m.Tokens.CachedTotal) / float64(m.Tokens.InputTotal)
+		}
+		if cache.Turns > 0 {
+			cache.ColdShare = float64(cache.ColdTurns) / float64(cache.Turns)
+		}
+		m.Cache = cache
+	}
+	if m.Goodput != nil {
+		m.Goodput.Good, m.Goodput.Finished = good, finished
+		if finished > 0 {
+			m.Goodput.Share = float64(good) / float64(finished)
+		}
+		if m.WindowSeconds > 0 {
+			m.Goodput.RequestsPerS = float64(good) / m.WindowSeconds
+		}
+	}
+}
+
+// mergeRates recomputes the rates over the merged window.
+func mergeRates(m *Run, shards []*Run) {
+	span := m.WindowSeconds
+	first := shards[0]
+	// Every shard drew the one schedule: its target and offered rates are
+	// the whole load's.
+	m.Arrivals.TargetRate, m.Arrivals.OfferedRate = first.Arrivals.TargetRate, first.Arrivals.OfferedRate
+	var busy, completion, completionWeight float64
+	for _, r := range shards {
+		m.Arrivals.AchievedRate += r.Arrivals.AchievedRate
+		busy += r.Arrivals.AchievedConcurrency * r.WindowSeconds
+		if w := float64(r.Arrivals.WindowArrivals); r.Arrivals.CompletionRate > 0 && w > 0 {
+			completion += r.Arrivals.CompletionRate * w
+			completionWeight += w
+		}
+	}
+	if completionWeight > 0 {
+		m.Arrivals.CompletionRate = completion / completionWeight
+	}
+	if span > 0 {
+		m.Throughput = Throughput{
+			RequestsPerS:     float64(m.Requests.OK) / span,
+			OutputTokensPerS: float64(m.Tokens.OutputTotal) / span,
+			TotalTokensPerS:  float64(m.Tokens.OutputTotal+m.Tokens.InputTotal) / span,
+		}
+		m.Arrivals.AchievedConcurrency = busy / span
+	}
+}
+
+// mergeHealth takes the worst shard's health and names it.
+func mergeHealth(m *Run, shards []*Run) {
+	rank := map[string]int{VerdictVirtual: 0, VerdictHealthy: 1, VerdictNoisy: 2, VerdictClientLimited: 3}
+	worst := 0
+	for i, r := range shards {
+		if rank[r.Health.Verdict] > rank[shards[worst].Health.Verdict] {
+			worst = i
+		}
+	}
+	m.Health = shards[worst].Health
+	m.Health.Reasons = nil
+	for _, reason := range shards[worst].Health.Reasons {
+		m.Health.Reasons = append(m.Health.Reasons, fmt.Sprintf("shard %d: %s", worst, reason))
+	}
+	m.Notes = append(m.Notes, fmt.Sprintf("client health is shard %d's, the worst of the %d (%s)", worst, len(shards), m.Health.Verdict))
+}
+
+// mergeCalls joins the call-level view of the voice workload.
+func mergeCalls(m *Run, shards []*Run) {
+	var callSeconds float64
+	for _, r := range shards {
+		c := r.Calls
+		if c == nil {
+			continue
+		}
+		if m.Calls == nil {
+			m.Calls = &Calls{TurnsOfferedPerS: c.TurnsOfferedPerS}
+		}
+		m.Calls.Started += c.Started
+		m.Calls.Completed += c.Completed
+		m.Calls.Shed += c.Shed
+		m.Calls.AchievedConcurrency += c.AchievedConcurrency
+		m.Calls.LittlesLaw += c.LittlesLaw
+		callSeconds += c.MeanCallSeconds * float64(c.Completed)
+	}
+	if m.Calls == nil {
+		return
+	}
+	if m.Calls.Completed > 0 {
+		m.Calls.MeanCallSeconds = callSeconds / float64(m.Calls.Completed)
+	}
+	if m.WindowSeconds > 0 {
+		m.Calls.TurnsPerS = float64(m.Requests.OK) / m.WindowSeconds
+	}
+}
