@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/kneebench/knee/bench"
@@ -12,13 +13,13 @@ import (
 func ExampleSpec_Series() {
 	spec := &bench.Spec{Workload: "requests", Burstiness: 1, Warmup: -1, Seed: 1, Prompt: "Write a haiku.", MaxTokens: 64, PrefixPool: 1,
 		Data: bench.DatasetSpec{Format: "auto", BlockTokens: 512, Speedup: 1}}
-	p, err := spec.Series("nonce")
+	p, err := spec.Series(context.Background(), "nonce")
 	if err != nil {
 		panic(err)
 	}
 	fmt.Printf("concurrency %d, %d requests, calls %v\n", p.Load.Concurrency, p.Load.Requests, p.Calls)
 	spec.Workload, spec.Concurrency = "voice", 4
-	_, err = spec.Series("nonce")
+	_, err = spec.Series(context.Background(), "nonce")
 	fmt.Println(err)
 	// Output:
 	// concurrency 1, 100 requests, calls false

@@ -26,6 +26,9 @@ type Workload struct {
 	// Voice, when set, is the voice workload's calls.
 	Voice       *workload.Voice
 	NoCalibrate bool
+	// Tokenizer, when set, sizes synthetic prompts exactly (see
+	// ExactPrompts); a dataset carries its own.
+	Tokenizer *workload.HFTokenizer
 	// MaxTokens is asked of every request (a dataset entry may say
 	// otherwise).
 	MaxTokens int
@@ -120,13 +123,27 @@ func (s *Series) size(p Prober) error {
 		s.notes = []string{s.calibrate(p).String()}
 	default:
 		syn, ok := w.Source.(workload.Synthetic)
-		if !ok || w.NoCalibrate {
+		if !ok {
 			return nil
 		}
 		syn.Nonce = s.LevelNonce(0)
+		s.syn = syn
+		var why string
+		if w.Tokenizer != nil {
+			fit, note, exact := ExactPrompts(p, w.Tokenizer, syn, !w.NoCalibrate)
+			if exact {
+				s.syn, s.notes = fit, []string{note}
+				return nil
+			}
+			why = note + "; sized against the server instead"
+		}
+		if w.NoCalibrate {
+			s.notes = nonEmpty(why)
+			return nil
+		}
 		cal := s.calibrate(p)
 		fit, note := SizedPrompts(p, cal, syn)
-		s.syn, s.notes = fit, []string{cal.String(), note}
+		s.syn, s.notes = fit, append(nonEmpty(why), cal.String(), note)
 	}
 	return nil
 }
@@ -225,11 +242,11 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 	load := s.levelLoad(rate, concurrency)
 	RecordRequests(&cfg, w, load)
 	src := w.Source
-	if syn, ok := src.(workload.Synthetic); ok {
+	if _, ok := src.(workload.Synthetic); ok {
+		// As sized (fitted, or exact by the tokenizer), in the level's own
+		// words.
+		syn := s.syn
 		syn.Nonce = s.LevelNonce(i)
-		if !w.NoCalibrate {
-			syn.Tokens, syn.WordsPerToken = s.syn.Tokens, s.syn.WordsPerToken
-		}
 		src = syn
 	}
 	f.single = true
@@ -300,4 +317,12 @@ func (f *finisher) finish(res *results.Run) {
 		}
 		s.next = f.calls.Offset + f.calls.used()
 	}
+}
+
+// nonEmpty is a list of the note when there is one.
+func nonEmpty(note string) []string {
+	if note == "" {
+		return nil
+	}
+	return []string{note}
 }

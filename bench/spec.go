@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -131,11 +132,11 @@ func (p *Prepared) SingleDataset() *DatasetFile {
 }
 
 // Series checks the spec and prepares its series, every level's prompts
-// opening with nonce. It fills the defaults the flags leave: the rate of a
+// opening with nonce; cancelling ctx ends a wait on an input FIFO. It fills the defaults the flags leave: the rate of a
 // trace, a closed loop of one when neither rate nor concurrency is given,
 // 100 requests when no window is, 20 calls when neither calls nor a
 // window are.
-func (sp *Spec) Series(nonce string) (*Prepared, error) {
+func (sp *Spec) Series(ctx context.Context, nonce string) (*Prepared, error) {
 	if err := CheckWorkload(sp.Workload); err != nil {
 		return nil, err
 	}
@@ -147,17 +148,17 @@ func (sp *Spec) Series(nonce string) (*Prepared, error) {
 	var conv *DatasetFile
 	if sp.Workload == "requests" && sp.Data.Path != "" && !sp.given("workload") && sp.Concurrency == 0 {
 		// AIPerf's multi_turn files are sessions: replay them as such.
-		if pd, err := sp.Data.Read(); err == nil && pd.Format() == workload.FormatMultiTurn {
+		if pd, err := sp.Data.Read(ctx); err == nil && pd.Format() == workload.FormatMultiTurn {
 			p.Calls, conv = true, pd
 		}
 	}
 	if sp.Workload == "conversations" {
-		if conv, err = sp.conversations(); err != nil {
+		if conv, err = sp.conversations(ctx); err != nil {
 			return nil, err
 		}
 	}
 	if !p.Calls {
-		load, w, err := sp.build()
+		load, w, err := sp.build(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -182,11 +183,11 @@ func (sp *Spec) Series(nonce string) (*Prepared, error) {
 
 // conversations reads the dataset whose conversations --workload
 // conversations replays.
-func (sp *Spec) conversations() (*DatasetFile, error) {
+func (sp *Spec) conversations(ctx context.Context) (*DatasetFile, error) {
 	if sp.Data.Path == "" {
 		return nil, errors.New("--workload conversations replays a --dataset's conversations (ShareGPT, chat or multi_turn): give --dataset")
 	}
-	pd, err := sp.Data.Read()
+	pd, err := sp.Data.Read(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +209,9 @@ func (sp *Spec) calls(conv *DatasetFile) (Workload, error) {
 	if err := sp.check(); err != nil {
 		return Workload{}, err
 	}
+	if conv == nil && sp.Data.Tokenizer != "" {
+		return Workload{}, errUnusedTokenizer
+	}
 	v, err := sp.Voice.Build(sp.Seed)
 	if err != nil && conv == nil {
 		return Workload{}, err
@@ -227,7 +231,7 @@ func (sp *Spec) calls(conv *DatasetFile) (Workload, error) {
 
 // build checks a load of single requests and returns it and what it
 // sends.
-func (sp *Spec) build() (driver.Load, Workload, error) {
+func (sp *Spec) build(ctx context.Context) (driver.Load, Workload, error) {
 	w := Workload{MaxTokens: sp.MaxTokens, NoCalibrate: sp.NoCalibrate}
 	if err := sp.check(); err != nil {
 		return driver.Load{}, w, err
@@ -236,7 +240,7 @@ func (sp *Spec) build() (driver.Load, Workload, error) {
 	var pending *DatasetFile
 	if sp.Data.Path != "" {
 		var err error
-		if pending, err = sp.Data.Read(); err != nil {
+		if pending, err = sp.Data.Read(ctx); err != nil {
 			return driver.Load{}, w, err
 		}
 		if rate := pending.TraceRate(); rate > 0 {
@@ -269,14 +273,14 @@ func (sp *Spec) build() (driver.Load, Workload, error) {
 		Concurrency: sp.Concurrency, Rate: sp.Rate, Burstiness: sp.Burstiness, MaxConcurrency: sp.MaxConcurrency,
 		Requests: sp.Requests, Duration: sp.Duration, Warmup: sp.Warmup, Seed: sp.Seed, DrainTimeout: sp.Drain,
 	}
-	err := sp.source(&w, pending, &load)
+	err := sp.source(ctx, &w, pending, &load)
 	return load, w, err
 }
 
 // source sets what the requests send: the dataset (a trace's schedule
 // left to be drawn level by level), synthetic prompts, or the fixed
 // prompt.
-func (sp *Spec) source(w *Workload, pending *DatasetFile, load *driver.Load) error {
+func (sp *Spec) source(ctx context.Context, w *Workload, pending *DatasetFile, load *driver.Load) error {
 	if sp.PrefixTokens < 0 || sp.PrefixTokens > 10_000_000 || sp.PrefixPool < 1 || sp.PrefixPool > 1_000_000 {
 		return errors.New("--prefix-tokens must be in 0..10000000 and --prefix-pool in 1..1000000")
 	}
@@ -302,7 +306,17 @@ func (sp *Spec) source(w *Workload, pending *DatasetFile, load *driver.Load) err
 			syn.Prefix = workload.Pool{Tokens: sp.PrefixTokens, Count: sp.PrefixPool}
 		}
 		w.Source, w.WantTokens = syn, sp.InputTokens+sp.PrefixTokens
+		if sp.Data.Tokenizer != "" {
+			tok, err := workload.LoadTokenizer(ctx, sp.Data.Tokenizer)
+			if err != nil {
+				return fmt.Errorf("--tokenizer: %w", err)
+			}
+			w.Tokenizer = tok
+		}
 	default:
+		if sp.Data.Tokenizer != "" {
+			return errUnusedTokenizer
+		}
 		if strings.TrimSpace(sp.Prompt) == "" {
 			return errors.New("--prompt must not be empty")
 		}
@@ -322,6 +336,10 @@ func (sp *Spec) spread(syn *workload.Synthetic) error {
 	syn.Spread = workload.Spread{InputStddev: sp.InputStddev, OutputStddev: sp.OutputStddev, RangeRatio: sp.RangeRatio}
 	return nil
 }
+
+// errUnusedTokenizer refuses a --tokenizer nothing would use, rather than
+// let it seem to size what it does not.
+var errUnusedTokenizer = errors.New("--tokenizer sizes --input-tokens prompts and a --dataset's entries: give one of them (a fixed --prompt and the voice workload's turns are not sized by it)")
 
 // Longest is the longest request the spec asks for, in tokens, and what
 // it is, or 0 when it does not say (a fixed prompt, a dataset).

@@ -1,13 +1,14 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/kneebench/knee/results/input"
 	"github.com/kneebench/knee/workload"
 )
 
@@ -26,9 +27,14 @@ type DatasetSpec struct {
 	LiveHistory bool
 }
 
+// MaxDatasetBytes bounds a dataset file: ShareGPT's is 650 MB, and the
+// largest of the peers' traces a few hundred.
+const MaxDatasetBytes = 4 << 30
+
 // Read reads the file and checks the flags; errors name the flag, and
-// the line where the file is at fault.
-func (d DatasetSpec) Read() (*DatasetFile, error) {
+// the line where the file is at fault. Cancelling ctx ends a wait on a
+// FIFO.
+func (d DatasetSpec) Read(ctx context.Context) (*DatasetFile, error) {
 	known := false
 	for _, k := range workload.Formats {
 		known = known || string(k) == d.Format
@@ -45,10 +51,7 @@ func (d DatasetSpec) Read() (*DatasetFile, error) {
 	if !(d.Speedup > 0) || d.Speedup > 1e6 {
 		return nil, errors.New("--trace-speedup must be a positive number up to 1000000")
 	}
-	if st, err := os.Stat(d.Path); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("--dataset %s is a folder, not a file", d.Path)
-	}
-	fh, err := os.Open(d.Path)
+	fh, err := input.Open(ctx, d.Path, MaxDatasetBytes, "a dataset")
 	if err != nil {
 		return nil, fmt.Errorf("--dataset: %w", err)
 	}
@@ -73,7 +76,7 @@ func (d DatasetSpec) Read() (*DatasetFile, error) {
 		}
 	}
 	if d.Tokenizer != "" {
-		if p.Tokenizer, err = workload.LoadTokenizer(d.Tokenizer); err != nil {
+		if p.Tokenizer, err = workload.LoadTokenizer(ctx, d.Tokenizer); err != nil {
 			return nil, fmt.Errorf("--tokenizer: %w", err)
 		}
 	}

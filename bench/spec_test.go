@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -38,7 +39,7 @@ func TestEmptyTextPromptsRefused(t *testing.T) {
 	for _, e := range transport.Endpoints {
 		sp := spec()
 		sp.Data.Path, sp.Endpoint = path, e
-		_, err := sp.Series("n")
+		_, err := sp.Series(context.Background(), "n")
 		if refused := errors.Is(err, ErrEmptyPrompt); refused != e.SendsText() {
 			t.Errorf("--endpoint %s: %v; want refused %v", e, err, e.SendsText())
 		}
@@ -75,10 +76,20 @@ func TestSpecDefaultsAndRefusals(t *testing.T) {
 		{"an unknown workload", func(sp *Spec) { sp.Workload = "chat" }, "--workload must be", nil},
 		{"a bad gap", func(sp *Spec) { sp.Workload, sp.Rate, sp.Voice.Gap = "voice", 1, "7s,5s" }, "--gap", nil},
 		{"no max tokens", func(sp *Spec) { sp.MaxTokens = 0 }, "--max-tokens must be at least 1", nil},
+		{"a tokenizer that is not there", func(sp *Spec) { sp.InputTokens, sp.Data.Tokenizer = 64, "/nonexistent/tokenizer.json" }, "--tokenizer: /nonexistent", nil},
+		{"a tokenizer for a fixed prompt", func(sp *Spec) { sp.Data.Tokenizer = "../workload/testdata/tokenizer.json" }, "--tokenizer sizes --input-tokens prompts", nil},
+		{"a tokenizer for voice calls", func(sp *Spec) {
+			sp.Workload, sp.Rate, sp.Data.Tokenizer = "voice", 1, "../workload/testdata/tokenizer.json"
+		}, "--tokenizer sizes", nil},
+		{"a tokenizer for synthetic prompts", func(sp *Spec) { sp.InputTokens, sp.Data.Tokenizer = 64, "../workload/testdata/tokenizer.json" }, "", func(t *testing.T, sp *Spec, p *Prepared) {
+			if p.Series.Workload.Tokenizer == nil {
+				t.Error("--tokenizer with --input-tokens was not loaded")
+			}
+		}},
 	} {
 		sp := spec()
 		tc.edit(sp)
-		p, err := sp.Series("n")
+		p, err := sp.Series(context.Background(), "n")
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
@@ -112,7 +123,7 @@ func TestSweepWindows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := w.Prepare(sp, axis, loads, "n"); err != nil {
+		if _, _, err := w.Prepare(context.Background(), sp, axis, loads, "n"); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		if sp.Duration != tc.window {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -82,7 +83,7 @@ func (w SweepSpec) Levels(sp *Spec) (string, []float64, error) {
 // unless a count bounds it), prepares the series and, for a trace, turns
 // the levels into mean rates. It returns the prepared series and the
 // levels.
-func (w SweepSpec) Prepare(sp *Spec, axis string, loads []float64, nonce string) (*Prepared, []float64, error) {
+func (w SweepSpec) Prepare(ctx context.Context, sp *Spec, axis string, loads []float64, nonce string) (*Prepared, []float64, error) {
 	if w.Step < 0 {
 		return nil, nil, errors.New("--step-duration must not be negative")
 	}
@@ -102,7 +103,7 @@ func (w SweepSpec) Prepare(sp *Spec, axis string, loads []float64, nonce string)
 	} else {
 		sp.Concurrency = int(loads[0])
 	}
-	plan, err := sp.Series(nonce)
+	plan, err := sp.Series(ctx, nonce)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -68,6 +68,7 @@ server with few slots (llama.cpp's --parallel).`,
 	fs.StringVar(&o.model, "model", "", "model of the models file to calibrate (default: its first)")
 	fs.StringVarP(&o.output, "output", "o", "", "write the calibrated models.yml here")
 	fs.StringVar(&o.jsonOut, "json", "", "write the calibration (parameters, every level's figures, errors) as JSON here")
+	markOutputs(c, "output", "json")
 	fs.StringVar(&o.fix, "fix", "", "parameters held at their start, comma-separated: "+strings.Join(tunableNames(), ", "))
 	fs.StringVar(&o.holdout, "holdout", "", `levels kept out of the fit, 1-based and comma-separated, or "none" (default: every third from the second)`)
 	fs.IntVar(&o.maxEval, "max-evaluations", 600, "bound on the search's replays of the fitted levels")
@@ -103,7 +104,7 @@ func (o *calibrateOptions) options(c *cobra.Command, args []string) (predict.Cal
 	if err != nil {
 		return opts, "", withCode(ExitRuntime, err)
 	}
-	target, origin, err := simTarget(&o.sim, o.model, transport.Endpoint(measured.Config.Endpoint).Chat())
+	target, origin, err := simTarget(c.Context(), &o.sim, o.model, transport.Endpoint(measured.Config.Endpoint).Chat())
 	if err != nil {
 		return opts, "", err
 	}

@@ -65,11 +65,11 @@ func startSimWith(t *testing.T, models, apiKey, responses string) string {
 	if models == "" {
 		models = "builtin:models"
 	}
-	mf, err := simulator.LoadModels(models)
+	mf, err := simulator.LoadModels(context.Background(), models)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := simulator.LoadResponses(responses)
+	r, err := simulator.LoadResponses(context.Background(), responses)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,7 @@ func newCompareCmd() *cobra.Command {
 		}),
 	}
 	c.Flags().StringVarP(&output, "output", "o", "", "write the overlaid plot to this PNG")
+	markOutputs(c, "output")
 	return c
 }
 

@@ -12,13 +12,15 @@ import (
 // dashboardFlag is --dashboard: a live view of a run or sweep in the
 // browser while it runs.
 type dashboardFlag struct {
-	addr string
-	d    *report.Dashboard
+	addr  string
+	names []string
+	d     *report.Dashboard
 }
 
 func (f *dashboardFlag) register(c *cobra.Command) {
 	c.Flags().StringVar(&f.addr, "dashboard", "", "serve a live view at this address while the work runs (PORT, or HOST:PORT; "+
 		"loopback unless a host is given): progress, recent TTFT and ITL, the client's health and the finished levels' curves; it becomes the report at the end")
+	c.Flags().StringArrayVar(&f.names, "dashboard-host", nil, "a host name the live view may also be reached by (it answers to its literal addresses and localhost; any other Host is refused, as a page elsewhere could read the run through its own name)")
 }
 
 // start listens, before anything is measured, and says where to look.
@@ -30,7 +32,7 @@ func (f *dashboardFlag) start(c *cobra.Command) error {
 	if err != nil {
 		return usageErr("--dashboard %w", err)
 	}
-	d, err := report.StartDashboard(addr, version())
+	d, err := report.StartDashboard(addr, version(), f.names...)
 	if err != nil {
 		return withCode(ExitRuntime, fmt.Errorf("--dashboard: %w", err))
 	}

@@ -137,6 +137,7 @@ func (f *loadFlags) registerShared(c *cobra.Command) {
 	fs.IntVar(&f.PrefixPool, "prefix-pool", 1, "with --prefix-tokens: how many different prefixes requests draw from")
 	fs.StringVar(&f.Goodput, "goodput", "", "count the requests meeting every bound, as vLLM's goodput, e.g. ttft:300,tpot:50,e2e:4000 (ms; also ttft_sched, e2e_sched)")
 	c.MarkFlagsMutuallyExclusive("input-tokens", "dataset")
+	markInputs(c, "dataset")
 }
 
 // registerWorkload declares --workload and the voice workload's flags.
@@ -149,9 +150,31 @@ func (f *loadFlags) registerWorkload(c *cobra.Command, what string) {
 // endpoint, its errors usage errors.
 func (f *loadFlags) prepare(c *cobra.Command, endpoint transport.Endpoint) (*bench.Prepared, error) {
 	f.Endpoint = endpoint
-	p, err := f.Series(bench.Nonce(c.Context()))
+	p, err := f.Series(c.Context(), bench.Nonce(c.Context()))
 	if err != nil {
 		return nil, usageErr("%w", err)
 	}
 	return p, nil
+}
+
+// Flags that name files are marked, so that a test holds every one to
+// the bounded reader (results/input) or the checked writer, and a new one
+// cannot slip by unmarked.
+const (
+	inputMark  = "knee_input"
+	outputMark = "knee_output"
+)
+
+// markInputs marks flags that name files knee reads.
+func markInputs(c *cobra.Command, names ...string) { mark(c, inputMark, names) }
+
+// markOutputs marks flags that name files knee writes.
+func markOutputs(c *cobra.Command, names ...string) { mark(c, outputMark, names) }
+
+func mark(c *cobra.Command, key string, names []string) {
+	for _, n := range names {
+		if err := c.Flags().SetAnnotation(n, key, []string{"true"}); err != nil {
+			panic(err) // a mark on a flag the command lacks is a bug here
+		}
+	}
 }

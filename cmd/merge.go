@@ -27,6 +27,7 @@ is a normal result: knee compare and knee report take it.`,
 		RunE:    runtimeErrors(func(c *cobra.Command, args []string) error { return merge(c, args, output) }),
 	}
 	c.Flags().StringVarP(&output, "output", "o", "", "the merged result file (a sweep also gets its .csv and .png beside it)")
+	markOutputs(c, "output")
 	return c
 }
 

@@ -80,7 +80,7 @@ func (o *planOptions) register(c *cobra.Command) {
 	fs.IntVar(&o.load.Concurrency, "concurrency", 0, "the load to serve: closed-loop streams")
 	fs.DurationVar(&o.load.Duration, "window", 10*time.Minute, "simulated window of every prediction")
 	o.load.registerShared(c)
-	o.sim.register(c)
+	o.sim.registerResponses(c)
 	o.load.registerWorkload(c, "requests, voice, or conversations (a --dataset's conversations replayed as calls)")
 	o.slo.register(c, "ttft_p95:500", "what every configuration", false)
 	fs.StringVar(&o.gpus, "gpus", "h100-80gb", "GPU presets to consider, comma-separated (GPUxN fixes the tensor-parallel size, or with --find-max-rate the fleet's GPUs)")
@@ -93,6 +93,8 @@ func (o *planOptions) register(c *cobra.Command) {
 	fs.BoolVar(&o.findMax, "find-max-rate", false, "find the largest load each fleet of --gpus GPUxN holds, instead of the replicas for a target")
 	fs.StringVar(&o.label, "label", "", "name of the result files (default plan-<date>-<time>)")
 	fs.StringVar(&o.outDir, "out-dir", "results", "folder of the result files")
+	markInputs(c, "prices", "calibrated")
+	markOutputs(c, "out-dir")
 	fs.IntVar(&o.parallel, "parallel", 0, "configurations searched at once (default: one per CPU)")
 	c.MarkFlagsMutuallyExclusive("rate", "concurrency")
 	c.MarkFlagsMutuallyExclusive("calibrated", "gpus")
@@ -164,10 +166,10 @@ func (o *planOptions) question(c *cobra.Command) (*predict.Question, string, rep
 	if !bench.NonceFixed(c.Context()) {
 		plan.Series.Nonce = fmt.Sprintf("seed-%d", o.load.Seed)
 	}
-	if q.Prices, q.PriceSource, err = o.priceTable(); err != nil {
+	if q.Prices, q.PriceSource, err = o.priceTable(c.Context()); err != nil {
 		return fail(err)
 	}
-	if q.Candidates, err = o.candidates(); err != nil {
+	if q.Candidates, err = o.candidates(c.Context()); err != nil {
 		return fail(err)
 	}
 	label, files, err := o.outputs()

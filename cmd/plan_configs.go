@@ -1,8 +1,9 @@
 package cmd
 
 import (
+	"context"
 	"errors"
-	"io/fs"
+	"fmt"
 	"strconv"
 
 	"github.com/kneebench/knee/predict"
@@ -12,16 +13,16 @@ import (
 
 // candidates are the configurations to search: the fitted models file's,
 // or every GPU, model and tensor-parallel size given.
-func (o *planOptions) candidates() ([]*predict.Candidate, error) {
-	responder, err := simulator.LoadResponses(o.sim.responses)
+func (o *planOptions) candidates(ctx context.Context) ([]*predict.Candidate, error) {
+	responder, err := simulator.LoadResponses(ctx, o.sim.responses)
 	if err != nil {
-		return nil, err
+		return nil, withCode(ExitRuntime, fmt.Errorf("--sim-responses: %w", err))
 	}
 	spec := predict.CandidateSpec{GPUs: o.gpus, Models: o.models, TPs: o.tps, FindMax: o.findMax, CalibratedName: o.calibrated,
 		Responder: responder, Chat: o.target.Endpoint.Chat()}
 	if o.calibrated != "" {
-		if spec.Calibrated, err = simulator.LoadModels(o.calibrated); err != nil {
-			return nil, err
+		if spec.Calibrated, err = simulator.LoadModels(ctx, o.calibrated); err != nil {
+			return nil, withCode(ExitRuntime, fmt.Errorf("--calibrated: %w", err))
 		}
 	}
 	cands, err := spec.Candidates()
@@ -32,10 +33,10 @@ func (o *planOptions) candidates() ([]*predict.Candidate, error) {
 }
 
 // priceTable is --prices, or the example prices, and whose they are.
-func (o *planOptions) priceTable() (map[string]float64, string, error) {
-	prices, source, err := predict.PriceTable(o.prices)
+func (o *planOptions) priceTable(ctx context.Context) (map[string]float64, string, error) {
+	prices, source, err := predict.PriceTable(ctx, o.prices)
 	switch {
-	case errors.As(err, new(*fs.PathError)):
+	case errors.As(err, new(*predict.PricesReadError)):
 		return nil, "", withCode(ExitRuntime, err)
 	case err != nil:
 		return nil, "", usageErr("%w", err)

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -59,17 +60,20 @@ cache-hit rate is the one a live sweep of knee sim measures.`,
 }
 
 // predictTarget builds the simulated server from the --sim flags.
-func (o *predictOptions) predictTarget() (predict.Target, string, error) {
-	return simTarget(&o.sim, o.target.Model, o.target.Endpoint.Chat())
+func (o *predictOptions) predictTarget(ctx context.Context) (predict.Target, string, error) {
+	return simTarget(ctx, &o.sim, o.target.Model, o.target.Endpoint.Chat())
 }
 
 // simTarget builds the simulated server of the --sim flags: its models
 // file, the model (the file's first when empty) and its responses. It
 // returns what the models came from.
-func simTarget(sim *simFlags, model string, chat bool) (predict.Target, string, error) {
-	t, origin, err := predict.TargetSpec{Preset: sim.preset, Models: sim.models, Responses: sim.responses, Model: model, Chat: chat}.Load()
+func simTarget(ctx context.Context, sim *simFlags, model string, chat bool) (predict.Target, string, error) {
+	t, origin, err := predict.TargetSpec{Preset: sim.preset, Models: sim.models, Responses: sim.responses, Model: model, Chat: chat}.Load(ctx)
 	if errors.As(err, new(*simulator.UsageError)) {
 		return t, origin, usageErr("%w", err)
+	}
+	if err != nil {
+		return t, origin, withCode(ExitRuntime, err)
 	}
 	return t, origin, err
 }
@@ -104,7 +108,7 @@ func (o *predictOptions) prepare(c *cobra.Command) (*prediction, error) {
 	if err := o.predictBounds(c, st); err != nil {
 		return nil, err
 	}
-	if p.target, p.origin, err = o.predictTarget(); err != nil {
+	if p.target, p.origin, err = o.predictTarget(c.Context()); err != nil {
 		return nil, err
 	}
 	if results.IsStdout(o.records) {

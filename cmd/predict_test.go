@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
 	"github.com/kneebench/knee/results"
 )
 
@@ -103,17 +104,17 @@ func TestPredictVoiceAgreesWithLive(t *testing.T) {
 	models := "testdata/small-kv.yml"
 	url := startSim(t, models, "")
 	dir := t.TempDir()
-	flags := []string{"--workload", "voice", "--model", "small-kv", "--rates", "1,12", "--calls", "16", "--system-prompt-tokens", "1000",
+	flags := []string{"--workload", "voice", "--model", "small-kv", "--rates", "2,12", "--calls", "16", "--system-prompt-tokens", "1000",
 		"--user-tokens", "20", "--turns", "4", "--gap", "300ms,500ms", "--output-tokens", "30"}
 	live, pred := liveAndPredicted(t, url, dir, flags, []string{"--no-server-metrics"}, []string{"--sim-models", models})
 	if len(live.Levels) != 2 || len(pred.Levels) != 2 {
 		t.Fatalf("%d live and %d predicted levels, want 2", len(live.Levels), len(pred.Levels))
 	}
-	// One call a second keeps 97% of turns warm and TTFT at a few ms: no
+	// Two calls a second keep nearly every turn warm and TTFT at a few ms: no
 	// saturation there, live or predicted.
 	for _, s := range []*results.Sweep{live, pred} {
-		if k := s.Knees.Saturation; k != nil && k.Load == 1 {
-			t.Errorf("%s: saturation at 1 call/s", s.Label)
+		if k := s.Knees.Saturation; k != nil && k.Load == 2 {
+			t.Errorf("%s: saturation at 2 calls/s", s.Label)
 		}
 	}
 	for i := range live.Levels {
@@ -173,9 +174,16 @@ func TestPredictFleet(t *testing.T) {
 func liveAndPredicted(t *testing.T, url, dir string, flags, liveOnly, predOnly []string) (live, pred *results.Sweep) {
 	t.Helper()
 	args := append(append([]string{"sweep", "--base-url", url, "--label", "live", "--out-dir", dir}, liveOnly...), flags...)
-	if code, out, errOut := execute(t, args...); code != 0 {
-		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
-	}
+	quiet.Retry(t, 2, func(int) quiet.Try {
+		if code, out, errOut := execute(t, args...); code != 0 {
+			t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
+		}
+		s, err := results.ReadSweep(filepath.Join(dir, "live.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sweepTry(s)
+	})
 	args = append(append([]string{"predict", "--label", "pred", "--out-dir", dir}, predOnly...), flags...)
 	code, out, errOut := execute(t, args...)
 	if code != 0 {
@@ -197,17 +205,38 @@ func liveAndPredicted(t *testing.T, url, dir string, flags, liveOnly, predOnly [
 // signal and writes the sweep so far, the level it cut short marked
 // interrupted and left out of the knees, as a live sweep does.
 func TestPredictStopsAtASignal(t *testing.T) {
-	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	// The signal comes once the first level (1,200 requests: 0.3 s
-	// alone, 2.3 s under the race detector) is done and long before the
-	// second (480,000) is.
-	var signalled time.Time
-	time.AfterFunc(time.Duration(2*raceSlowdown)*time.Second, func() { signalled = time.Now(); cancel() })
+	args := []string{"predict", "--sim-preset", "h100-80gb/llama-3.1-8b", "--step-duration", "20m", "--parallel", "1",
+		"--input-tokens", "512", "--max-tokens", "128"}
+	var dir string
+	var code int
+	var stopped time.Duration
 	var out, errOut bytes.Buffer
-	code := Execute(ctx, []string{"predict", "--sim-preset", "h100-80gb/llama-3.1-8b", "--rates", "1,400", "--step-duration", "20m", "--parallel", "1",
-		"--input-tokens", "512", "--max-tokens", "128", "--out-dir", dir, "--label", "long", "--records", filepath.Join(dir, "long.jsonl")}, &out, &errOut)
-	stopped := time.Since(signalled)
+	quiet.Retry(t, 2, func(int) quiet.Try {
+		// The signal comes once the first level (1,200 requests: 0.3 s
+		// alone here, 2.3 s under the race detector) is done, as long again
+		// as this machine took to predict it alone, and long before the
+		// second (480,000) is.
+		dir = t.TempDir()
+		begin := time.Now()
+		if c, o, e := execute(t, append(args, "--rates", "1", "--out-dir", dir, "--label", "first")...); c != 0 {
+			t.Fatalf("the first level alone: exit %d\n%s\n%s", c, o, e)
+		}
+		alone := time.Since(begin)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var signalled time.Time
+		time.AfterFunc(2*alone+500*time.Millisecond, func() { signalled = time.Now(); cancel() })
+		out.Reset()
+		errOut.Reset()
+		try := quiet.During(func() {
+			code = Execute(ctx, append(args, "--rates", "1,400", "--out-dir", dir, "--label", "long", "--records", filepath.Join(dir, "long.jsonl")), &out, &errOut)
+			stopped = time.Since(signalled)
+		})
+		if code == ExitInterrupted && stopped <= time.Duration(raceSlowdown)*1500*time.Millisecond {
+			return quiet.Try{} // on time, however busy the host
+		}
+		return try
+	})
 	t.Logf("stopped %v after the signal", stopped)
 	if code != ExitInterrupted {
 		t.Errorf("exit %d, want %d\n%s\n%s", code, ExitInterrupted, out.String(), errOut.String())

@@ -3,11 +3,11 @@ package cmd
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/results/input"
 	"github.com/spf13/cobra"
 )
 
@@ -31,6 +31,8 @@ sends, completions and requests in flight.`,
 	}
 	c.Flags().StringVarP(&output, "output", "o", "", "the HTML file (default: the first input with .html; - for standard output)")
 	c.Flags().StringVar(&records, "records", "", "a run's --records file, for its timeline of sends, completions and requests in flight")
+	markInputs(c, "records")
+	markOutputs(c, "output")
 	return c
 }
 
@@ -60,7 +62,7 @@ func writeReport(c *cobra.Command, args []string, output, records string) error 
 		if len(in.Runs) != 1 {
 			return usageErr("--records is a run's: give one run file with it")
 		}
-		f, err := os.Open(records)
+		f, err := input.Open(c.Context(), records, results.MaxRecordsBytes, "a records file")
 		if err != nil {
 			return withCode(ExitRuntime, fmt.Errorf("--records: %w", err))
 		}

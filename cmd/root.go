@@ -13,6 +13,8 @@ import (
 	"runtime/debug"
 	"strconv"
 
+	"github.com/kneebench/knee/results/input"
+
 	"github.com/spf13/pflag"
 
 	"github.com/kneebench/knee/results"
@@ -129,6 +131,14 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &ee) {
 		if interrupted && (ee.code == ExitFailed || errors.Is(err, results.ErrInterrupted)) {
 			return ExitInterrupted
+		}
+		if ctx.Err() != nil && errors.Is(err, input.ErrInterrupted) {
+			// A wait on an input (a FIFO) ended by the signal, even knee sim's.
+			return ExitInterrupted
+		}
+		if errors.Is(err, input.ErrTooLarge) {
+			// An input that cannot be read is not a mistake in the flags.
+			return ExitRuntime
 		}
 		return ee.code
 	}

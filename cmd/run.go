@@ -61,6 +61,7 @@ simulator and benchmarks that.`,
 	c.Flags().StringVar(&o.records, "records", "", "stream one JSON line per request to this file")
 	c.Flags().StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the client to this file (for go tool pprof)")
 	_ = c.Flags().MarkHidden("cpuprofile")
+	markOutputs(c, "output", "records", "cpuprofile")
 	return c
 }
 

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/results"
 )
 
@@ -21,10 +23,13 @@ import (
 // the shards. The merge sends what the one process sent, to the request
 // and the token, draws the same schedule, and its percentiles are those of
 // the shards' pooled records.
+//
+// It judges counts and merged percentiles, not timing, so it runs beside
+// the other tests, its workloads side by side.
 func TestShardsMergeToOneProcess(t *testing.T) {
 	slow(t)
+	t.Parallel()
 	bin := kneeBinary(t)
-	t.Setenv("KNEE_RUN_NONCE", "5eed5eed")
 	url := startSim(t, "", "")
 	for _, w := range []struct {
 		name string
@@ -40,10 +45,11 @@ func TestShardsMergeToOneProcess(t *testing.T) {
 			"--user-tokens", "10", "--turns", "3", "--gap", "50ms,100ms", "--output-tokens", "8"}, 0},
 	} {
 		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			single := filepath.Join(dir, "single.json")
 			args := append([]string{"run", "--base-url", url, "--seed", "11", "--no-server-metrics"}, w.args...)
-			if code, out, errOut := execute(t, append(args, "--output", single)...); code != 0 {
+			if code, out, errOut := executeCtx(t, bench.WithNonce(context.Background(), "5eed5eed"), append(args, "--output", single)...); code != 0 {
 				t.Fatalf("one process: exit %d\n%s\n%s", code, out, errOut)
 			}
 			at := time.Now().Add(3 * time.Second)
@@ -179,6 +185,7 @@ func pooledTTFTSched(t *testing.T, dir string) *hdrhistogram.Histogram {
 // together level by level, merge into one sweep whose levels hold both
 // shards' requests and whose knees are found again.
 func TestShardedSweepMerges(t *testing.T) {
+	t.Parallel()
 	bin := kneeBinary(t)
 	url := startSim(t, "", "")
 	dir := t.TempDir()

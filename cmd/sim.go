@@ -61,6 +61,8 @@ KNEE_SIM_RESPONSES and KNEE_SIM_API_KEY.`,
 	_ = fs.MarkHidden("ready-file")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the simulator to this file (for go tool pprof)")
 	_ = fs.MarkHidden("cpuprofile")
+	markInputs(c, "models", "responses")
+	markOutputs(c, "ready-file", "cpuprofile")
 	return c
 }
 

@@ -27,11 +27,12 @@ func TestSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak test")
 	}
-	mf, err := simulator.LoadModels("testdata/soak.yml")
+
+	mf, err := simulator.LoadModels(context.Background(), "testdata/soak.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := simulator.LoadResponses("builtin:bench-responses")
+	r, _ := simulator.LoadResponses(context.Background(), "builtin:bench-responses")
 	srv, err := simulator.NewServer(simulator.Options{Models: mf, Responder: r})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func TestSoak(t *testing.T) {
 		}()
 	}
 	resPath := t.TempDir() + "/soak.json"
-	code, out, errOut := execute(t, "run", "--base-url", base, "--model", "soak", "--concurrency", "1800", "--duration", "15s",
+	code, out, errOut := execute(t, "run", "--base-url", base, "--model", "soak", "--concurrency", "1800", "--duration", "8s",
 		"--warmup", "0", "--max-tokens", "20", "--input-tokens", "32", "--timeout", "30s", "--output", resPath)
 	stop()
 	wg.Wait()

@@ -97,6 +97,7 @@ func (o *sweepFlags) register(c *cobra.Command, step time.Duration, why string) 
 	fs.BoolVar(&o.stopSat, "stop-on-saturation", false, "end the sweep once two levels in a row miss the SLO")
 	fs.StringVar(&o.preset, "preset", "", "seed the rates and SLO from a sweep preset (see knee presets)")
 	fs.StringVar(&o.records, "records", "", "stream one JSON line per request of every level to this file (each with its level)")
+	markOutputs(c, "out-dir", "records")
 	fs.StringVar(&o.speedups, "trace-speedups", "", "a trace's levels as multiples of its own speed, e.g. 0.5,1,2,4 (default; --rates instead asks for mean rates)")
 	c.MarkFlagsMutuallyExclusive("rates", "concurrency")
 }
@@ -165,7 +166,7 @@ func (o *sweepFlags) setup(c *cobra.Command, callStep time.Duration) (*sweepSetu
 		return nil, err
 	}
 	o.load.Endpoint = o.target.Endpoint
-	plan, loads, err := w.Prepare(&o.load.Spec, axis, loads, bench.Nonce(c.Context()))
+	plan, loads, err := w.Prepare(c.Context(), &o.load.Spec, axis, loads, bench.Nonce(c.Context()))
 	if err != nil {
 		return nil, usageErr("%w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kneebench/knee/health/quiet"
 	"github.com/kneebench/knee/results"
 )
 
@@ -56,19 +57,25 @@ func TestValidateSaysCachedTokensAreMissing(t *testing.T) {
 }
 
 // voiceLevel runs the voice workload at rate and returns its result.
+// voiceLevel runs a level of calls, measuring again when knee judged the
+// host starved (quiet.Retry).
 func voiceLevel(t *testing.T, url string, rate float64, calls int) *results.Run {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "voice.json")
-	code, stdout, stderr := execute(t, "run", "--workload", "voice", "--base-url", url, "--model", "small-kv",
-		"--rate", fmt.Sprint(rate), "--calls", fmt.Sprint(calls), "--system-prompt-tokens", "1000", "--user-tokens", "20",
-		"--turns", "4", "--gap", "300ms,500ms", "--output-tokens", "30", "--output", out)
-	if code != 0 {
-		t.Fatalf("rate %v: exit %d\n%s%s", rate, code, stdout, stderr)
-	}
-	res, err := results.ReadRun(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var res *results.Run
+	quiet.Retry(t, 2, func(int) quiet.Try {
+		out := filepath.Join(t.TempDir(), "voice.json")
+		code, stdout, stderr := execute(t, "run", "--workload", "voice", "--base-url", url, "--model", "small-kv",
+			"--rate", fmt.Sprint(rate), "--calls", fmt.Sprint(calls), "--system-prompt-tokens", "1000", "--user-tokens", "20",
+			"--turns", "4", "--gap", "300ms,500ms", "--output-tokens", "30", "--output", out)
+		if code != 0 {
+			t.Fatalf("rate %v: exit %d\n%s%s", rate, code, stdout, stderr)
+		}
+		var err error
+		if res, err = results.ReadRun(out); err != nil {
+			t.Fatal(err)
+		}
+		return runTry(res)
+	})
 	return res
 }
 
@@ -178,17 +185,21 @@ func TestVoiceSweepKeepingUpIsNotSaturated(t *testing.T) {
 	slow(t)
 	url := startSim(t, "", "")
 	for _, step := range []string{"1.5s", "4.5s"} {
-		dir := t.TempDir()
-		code, out, errOut := execute(t, "sweep", "--base-url", url, "--model", "knee-sim-instant", "--workload", "voice",
-			"--rates", "5,10,20", "--step-duration", step, "--gap", "500ms,700ms", "--system-prompt-tokens", "200",
-			"--output-tokens", "20", "--seed", "6", "--out-dir", dir, "--label", "v", "--no-server-metrics")
-		if code != 0 {
-			t.Fatalf("%s: exit %d\n%s%s", step, code, out, errOut)
-		}
-		s, err := results.ReadSweep(filepath.Join(dir, "v.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		var s *results.Sweep
+		quiet.Retry(t, 2, func(int) quiet.Try {
+			dir := t.TempDir()
+			code, out, errOut := execute(t, "sweep", "--base-url", url, "--model", "knee-sim-instant", "--workload", "voice",
+				"--rates", "5,20", "--step-duration", step, "--gap", "500ms,700ms", "--system-prompt-tokens", "200",
+				"--output-tokens", "20", "--seed", "6", "--out-dir", dir, "--label", "v", "--no-server-metrics")
+			if code != 0 {
+				t.Fatalf("%s: exit %d\n%s%s", step, code, out, errOut)
+			}
+			var err error
+			if s, err = results.ReadSweep(filepath.Join(dir, "v.json")); err != nil {
+				t.Fatal(err)
+			}
+			return sweepTry(s)
+		})
 		if k := s.Knees.Saturation; k != nil {
 			t.Errorf("%s levels: saturation at %v calls/s on a simulator that keeps up", step, k.Load)
 			for _, l := range s.Levels {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
 	"github.com/kneebench/knee/results"
 )
 
@@ -155,8 +156,14 @@ func TestTraceKeepsItsTimestamps(t *testing.T) {
 	for i, ms := range stamps {
 		lines = append(lines, map[string]any{"timestamp": 5000 + ms, "input_length": 100 + i, "output_length": 2})
 	}
-	recs := filepath.Join(t.TempDir(), "recs.jsonl")
-	r := runJSON(t, "run", "--base-url", url, "--dataset", writeLines(t, "trace.jsonl", lines), "--trace-speedup", "2", "--records", recs)
+	trace := writeLines(t, "trace.jsonl", lines)
+	var recs string
+	var r *results.Run
+	quiet.Retry(t, 3, func(int) quiet.Try {
+		recs = filepath.Join(t.TempDir(), "recs.jsonl")
+		r = runJSON(t, "run", "--base-url", url, "--dataset", trace, "--trace-speedup", "2", "--records", recs)
+		return runTry(r)
+	})
 	if r.Requests.OK != int64(len(stamps)) || r.Config.TraceSpeedup != 2 || r.Config.Workload != "trace" {
 		t.Fatalf("%d ok, speedup %v, workload %q", r.Requests.OK, r.Config.TraceSpeedup, r.Config.Workload)
 	}

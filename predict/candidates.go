@@ -1,12 +1,13 @@
 package predict
 
 import (
+	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/kneebench/knee/presets"
+	"github.com/kneebench/knee/results/input"
 	"github.com/kneebench/knee/simulator"
 	"github.com/kneebench/knee/simulator/content"
 	"go.yaml.in/yaml/v3"
@@ -167,6 +168,13 @@ func canonical(spec string) string {
 	return spec
 }
 
+// PricesReadError is a prices file that could not be read (as opposed to
+// one read that holds no prices).
+type PricesReadError struct{ Err error }
+
+func (e *PricesReadError) Error() string { return e.Err.Error() }
+func (e *PricesReadError) Unwrap() error { return e.Err }
+
 // SplitList splits a comma-separated list, dropping blanks.
 func SplitList(s string) []string {
 	var out []string
@@ -180,14 +188,16 @@ func SplitList(s string) []string {
 
 // PriceTable is the prices per GPU-hour of path (a YAML or JSON map of GPU
 // name to dollars), or with no path the example prices, and whose they
-// are. An error reading the file is an *fs.PathError.
-func PriceTable(path string) (map[string]float64, string, error) {
+// are: at most 1 MiB (a price list of every GPU there is is a few KiB).
+// An error reading the file is a *PricesReadError; cancelling ctx ends a
+// wait on a FIFO.
+func PriceTable(ctx context.Context, path string) (map[string]float64, string, error) {
 	if path == "" {
 		return presets.ExamplePrices, presets.ExamplePriceSource, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := input.Read(ctx, path, 1<<20, "a prices file")
 	if err != nil {
-		return nil, "", fmt.Errorf("--prices: %w", err)
+		return nil, "", &PricesReadError{fmt.Errorf("--prices: %w", err)}
 	}
 	var m map[string]float64
 	if err := yaml.Unmarshal(b, &m); err != nil || len(m) == 0 {

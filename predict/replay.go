@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/results/input"
 	"github.com/kneebench/knee/simulator/server"
 	"github.com/kneebench/knee/workload"
 )
@@ -143,7 +143,7 @@ func replayRequests(t Target, run *results.Run, nonce string) (bench.Work, strin
 // server's count gave it; a trace also keeps its timestamps and blocks.
 func replayDataset(t Target, c results.Config, load driver.Load, nonce string) (bench.Work, error) {
 	sz := c.DatasetSizing
-	f, err := os.Open(c.Dataset)
+	f, err := input.Open(context.Background(), c.Dataset, bench.MaxDatasetBytes, "a dataset")
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func replayDataset(t Target, c results.Config, load driver.Load, nonce string) (
 func counterOf(sz *results.DatasetSizing) (workload.TokenCounter, error) {
 	switch sz.Counter {
 	case "tokenizer":
-		return workload.LoadTokenizer(sz.Tokenizer)
+		return workload.LoadTokenizer(context.Background(), sz.Tokenizer)
 	case "chars":
 		if !(sz.CharsPerToken > 0) {
 			return nil, fmt.Errorf("the recorded characters per token %v is not positive", sz.CharsPerToken)
@@ -191,7 +191,7 @@ func replayConversations(c results.Config) (bench.Work, error) {
 	if sz == nil || c.Dataset == "" || c.Rate <= 0 {
 		return nil, fmt.Errorf("the conversations' dataset and sizing are missing from the result")
 	}
-	f, err := os.Open(c.Dataset)
+	f, err := input.Open(context.Background(), c.Dataset, bench.MaxDatasetBytes, "a dataset")
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/kneebench/knee/results"
@@ -15,9 +16,10 @@ type TargetSpec struct {
 	Chat                             bool
 }
 
-// Load builds the target and returns what its models came from. A bad
+// Load builds the target and returns what its models came from;
+// cancelling ctx ends a wait on a FIFO. A bad
 // preset or model is a *simulator.UsageError.
-func (s TargetSpec) Load() (Target, string, error) {
+func (s TargetSpec) Load(ctx context.Context) (Target, string, error) {
 	var models *simulator.ModelsFile
 	var err error
 	origin := s.Models
@@ -26,10 +28,10 @@ func (s TargetSpec) Load() (Target, string, error) {
 		if models, err = simulator.PresetModels(s.Preset); err != nil {
 			return Target{}, "", &simulator.UsageError{Err: fmt.Errorf("--sim-preset: %w", err)}
 		}
-	} else if models, err = simulator.LoadModels(s.Models); err != nil {
+	} else if models, err = simulator.LoadModels(ctx, s.Models); err != nil {
 		return Target{}, "", err
 	}
-	responder, err := simulator.LoadResponses(s.Responses)
+	responder, err := simulator.LoadResponses(ctx, s.Responses)
 	if err != nil {
 		return Target{}, "", err
 	}

@@ -84,8 +84,10 @@ func DashboardAddress(s string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-// StartDashboard listens on addr and serves the live view.
-func StartDashboard(addr, version string) (*Dashboard, error) {
+// StartDashboard listens on addr and serves the live view to requests
+// that name it: by a literal address, as localhost, or by one of names
+// (see hostGuard).
+func StartDashboard(addr, version string, names ...string) (*Dashboard, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
@@ -94,7 +96,11 @@ func StartDashboard(addr, version string) (*Dashboard, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", d.page)
 	mux.HandleFunc("/events", d.events)
-	d.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	g := hostGuard{next: mux}
+	for _, n := range names {
+		g.names = append(g.names, strings.ToLower(strings.TrimSuffix(n, ".")))
+	}
+	d.srv = &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = d.srv.Serve(ln) }()
 	return d, nil
 }

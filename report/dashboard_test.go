@@ -1,6 +1,11 @@
 package report
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +68,62 @@ func TestDashboardInChromium(t *testing.T) {
 	for _, c := range sc.Charts {
 		if c.Marks == 0 {
 			t.Errorf("chart %s drew nothing", c.ID)
+		}
+	}
+}
+
+// TestDashboardAnswersOnlyItsOwnHost: the live view answers requests that
+// name it by a literal address, localhost or a name given, and refuses
+// any other Host (a page resolving its own name to this address: DNS
+// rebinding) and reads from another origin.
+func TestDashboardAnswersOnlyItsOwnHost(t *testing.T) {
+	d, err := StartDashboard("127.0.0.1:0", "test", "bench-box.lan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	port := d.ln.Addr().(*net.TCPAddr).Port
+	for _, tc := range []struct {
+		host, origin, site string
+		want               int
+	}{
+		{fmt.Sprintf("127.0.0.1:%d", port), "", "", 200},
+		{fmt.Sprintf("localhost:%d", port), "", "", 200},
+		{fmt.Sprintf("[::1]:%d", port), "", "", 200},
+		{fmt.Sprintf("bench-box.lan:%d", port), "", "", 200},
+		{fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("http://127.0.0.1:%d", port), "same-origin", 200},
+		{"evil.example", "", "", http.StatusMisdirectedRequest},
+		{fmt.Sprintf("evil.example:%d", port), "", "", http.StatusMisdirectedRequest},
+		{fmt.Sprintf("127.0.0.1:%d", port), "http://evil.example", "", http.StatusForbidden},
+		{fmt.Sprintf("127.0.0.1:%d", port), "", "cross-site", http.StatusForbidden},
+	} {
+		for _, path := range []string{"/", "/events"} {
+			if path == "/events" && tc.want == 200 {
+				continue // an answered stream runs on; the page shows it is answered
+			}
+			req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d%s", port, path), nil)
+			req.Host = tc.host
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			if tc.site != "" {
+				req.Header.Set("Sec-Fetch-Site", tc.site)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+			resp.Body.Close()
+			cancel()
+			if resp.StatusCode != tc.want {
+				t.Errorf("Host %q Origin %q Sec-Fetch-Site %q %s: %d, want %d", tc.host, tc.origin, tc.site, path, resp.StatusCode, tc.want)
+			}
+			if tc.want != 200 && strings.Contains(string(body), "<html") {
+				t.Errorf("Host %q %s: the page was served to a refused request", tc.host, path)
+			}
 		}
 	}
 }

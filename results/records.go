@@ -3,6 +3,7 @@ package results
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -65,9 +66,10 @@ type RecordLine struct {
 // line.
 func ReadRecords(r io.Reader) ([]RecordLine, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+	sc.Buffer(make([]byte, 64*1024), maxRecordLine)
 	var out []RecordLine
-	for line := 1; sc.Scan(); line++ {
+	line := 1
+	for ; sc.Scan(); line++ {
 		if len(sc.Bytes()) == 0 {
 			continue
 		}
@@ -77,5 +79,12 @@ func ReadRecords(r io.Reader) ([]RecordLine, error) {
 		}
 		out = append(out, rl)
 	}
+	if errors.Is(sc.Err(), bufio.ErrTooLong) {
+		return nil, fmt.Errorf("records line %d runs past %d MiB: not a --records file", line, maxRecordLine>>20)
+	}
 	return out, sc.Err()
 }
+
+// maxRecordLine bounds one line of a --records file: a request's line
+// holds its chunks' times, some 20 bytes a token.
+const maxRecordLine = 64 << 20

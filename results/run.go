@@ -207,7 +207,7 @@ type Arrivals struct {
 	AgeLastThirdMs  float64 `json:"age_last_third_ms,omitempty"`
 	// CompletionRate is the offered rate times the share of the window's
 	// arrivals matched by a successful completion inside the window shifted
-	// by the typical age at completion (see the README): a server that
+	// by the typical age at completion (see docs/sweeps.md): a server that
 	// keeps up matches the offered rate however long its requests are next
 	// to the window. Open loop only.
 	CompletionRate float64 `json:"completion_rate,omitempty"`

@@ -1,12 +1,13 @@
 package simulator
 
 import (
+	"context"
 	"embed"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"strings"
+
+	"github.com/kneebench/knee/results/input"
 )
 
 //go:embed builtin/*.yml
@@ -35,27 +36,13 @@ func Builtin(name string) ([]byte, error) {
 	return b, nil
 }
 
-// readSpec reads a path, or a built-in file named builtin:NAME.
-func readSpec(spec string) ([]byte, error) {
+// ReadSpec reads a models or responses file, bounded, or a built-in file
+// named builtin:NAME; cancelling ctx ends a wait on a FIFO.
+func ReadSpec(ctx context.Context, spec string) ([]byte, error) {
 	if name, ok := strings.CutPrefix(spec, BuiltinPrefix); ok {
 		return Builtin(name)
 	}
-	if st, err := os.Stat(spec); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("%s is a folder, not a file", spec)
-	}
-	f, err := os.Open(spec)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSpecBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxSpecBytes {
-		return nil, fmt.Errorf("%s is larger than %d MiB: not a models or responses file", spec, maxSpecBytes>>20)
-	}
-	return b, nil
+	return input.Read(ctx, spec, maxSpecBytes, "a models or responses file")
 }
 
 // maxSpecBytes bounds a models or responses file.
@@ -63,17 +50,18 @@ const maxSpecBytes = 64 << 20
 
 // LoadResponses reads and validates a responses file (a path or
 // builtin:NAME).
-func LoadResponses(spec string) (*Responder, error) {
-	b, err := readSpec(spec)
+func LoadResponses(ctx context.Context, spec string) (*Responder, error) {
+	b, err := ReadSpec(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
 	return ParseResponses(spec, b)
 }
 
-// LoadModels reads and validates a models file (a path or builtin:NAME).
-func LoadModels(spec string) (*ModelsFile, error) {
-	b, err := readSpec(spec)
+// LoadModels reads and validates a models file (a path or builtin:NAME);
+// cancelling ctx ends a wait on a FIFO.
+func LoadModels(ctx context.Context, spec string) (*ModelsFile, error) {
+	b, err := ReadSpec(ctx, spec)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,11 @@ type Child struct {
 
 // StartChild runs `exe sim --host 127.0.0.1 --port 0 <args>`, waits until
 // it serves /health, and returns it. stderr receives the child's log.
-func StartChild(ctx context.Context, exe string, args []string, stderr io.Writer) (*Child, error) {
+// Each of inputs is written to a file of the child's own and passed as
+// --NAME FILE: the parent reads (and checks) the user's files, so a FIFO
+// or /dev/stdin given as one is read once, by the process that can say
+// what is wrong with it.
+func StartChild(ctx context.Context, exe string, args []string, inputs map[string][]byte, stderr io.Writer) (*Child, error) {
 	CleanLeftovers(os.TempDir())
 	dir, err := os.MkdirTemp("", childDirPrefix)
 	if err != nil {
@@ -40,6 +44,14 @@ func StartChild(ctx context.Context, exe string, args []string, stderr io.Writer
 	}
 	ready := filepath.Join(dir, "addr")
 	full := append([]string{"sim", "--host", "127.0.0.1", "--port", "0", "--ready-file", ready}, args...)
+	for name, data := range inputs {
+		file := filepath.Join(dir, "input-"+name)
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		full = append(full, "--"+name, file)
+	}
 	cmd := exec.Command(exe, full...)
 	cmd.Stdout = io.Discard
 	cmd.Stderr = stderr

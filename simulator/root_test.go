@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,14 +40,14 @@ func TestCleanLeftovers(t *testing.T) {
 
 func TestBuiltinFilesLoad(t *testing.T) {
 	for _, n := range []string{"responses", "bench-responses"} {
-		if _, err := LoadResponses("builtin:" + n); err != nil {
+		if _, err := LoadResponses(context.Background(), "builtin:"+n); err != nil {
 			t.Errorf("builtin:%s: %v", n, err)
 		}
 	}
-	if _, err := LoadModels("builtin:models"); err != nil {
+	if _, err := LoadModels(context.Background(), "builtin:models"); err != nil {
 		t.Errorf("builtin:models: %v", err)
 	}
-	if _, err := LoadModels("builtin:nope"); err == nil || !strings.Contains(err.Error(), "no built-in file") {
+	if _, err := LoadModels(context.Background(), "builtin:nope"); err == nil || !strings.Contains(err.Error(), "no built-in file") {
 		t.Errorf("builtin:nope: %v", err)
 	}
 }

@@ -89,10 +89,10 @@ func (s ServeSpec) Serve(ctx context.Context, log io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(log, "knee sim: %s: %s\n", s.Preset, kv)
-	} else if models, err = LoadModels(s.Models); err != nil {
+	} else if models, err = LoadModels(ctx, s.Models); err != nil {
 		return err
 	}
-	responder, err := LoadResponses(s.Responses)
+	responder, err := LoadResponses(ctx, s.Responses)
 	if err != nil {
 		return err
 	}

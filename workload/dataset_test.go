@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"math"
 	"os"
 	"slices"
@@ -158,7 +159,7 @@ func TestParseDatasetErrors(t *testing.T) {
 // model's own: the WordLevel fixture counts words and punctuation, so
 // "tell me a story about the sea ." is 8 tokens and its answer 6.
 func TestTokenizerSizesExactly(t *testing.T) {
-	tok, err := LoadTokenizer("testdata/tokenizer.json")
+	tok, err := LoadTokenizer(context.Background(), "testdata/tokenizer.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestTokenizerSizesExactly(t *testing.T) {
 	if kept, _ := Size(p.Entries, tok, Filters{MaxContext: 10}, 128, 0, 1); len(kept) != 2 {
 		t.Errorf("a 10-token context bound kept %d, want 2 (8+6 is over)", len(kept))
 	}
-	if _, err := LoadTokenizer("testdata/missing.json"); err == nil {
+	if _, err := LoadTokenizer(context.Background(), "testdata/missing.json"); err == nil {
 		t.Error("a missing tokenizer loaded")
 	}
 }

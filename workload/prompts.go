@@ -97,6 +97,13 @@ type Synthetic struct {
 	// Prefix, when set, opens every prompt with one of a pool of shared
 	// prefixes, before the request's own Tokens.
 	Prefix Pool
+	// Vocabulary, when set, makes every prompt exact under the model's
+	// tokenizer: Tokens (and the prefix's) are then tokens, not words, and
+	// WordsPerToken is not used. Overhead is what the server adds around
+	// the text (a chat template, a BOS token), taken off each request's
+	// own length so the server counts the length asked.
+	Vocabulary *Vocabulary
+	Overhead   int
 }
 
 // Spread is a distribution of request lengths: normal with a standard
@@ -163,11 +170,28 @@ func (s Synthetic) Request(i int) Request {
 	// A calibration shifts Tokens by the template's overhead; the spread
 	// is drawn around the asked size and shifted alike.
 	seed := s.Seed ^ hashString(s.Nonce)
+	if s.Vocabulary != nil {
+		return Request{Messages: []Message{{Role: "user", Content: s.exact(in, seed, i)}}, MaxTokens: out}
+	}
 	text := Filler(in, s.WordsPerToken, seed, uint64(i))
 	if s.Prefix.Tokens > 0 {
 		text = s.Prefix.text(s.prefixWords(), seed, s.Prefix.Of(s.Seed, i)) + " " + text
 	}
 	return Request{Messages: []Message{{Role: "user", Content: text}}, MaxTokens: out}
+}
+
+// exact is request i's text of in tokens (the prefix's included in
+// neither) under the vocabulary, less the server's overhead.
+func (s Synthetic) exact(in int, seed uint64, i int) string {
+	own := max(in-s.Overhead, 1)
+	if s.Prefix.Tokens <= 0 {
+		text, _ := s.Vocabulary.Text(own, seed, uint64(i), false)
+		return text
+	}
+	k := s.Prefix.Of(s.Seed, i)
+	prefix, _ := s.Vocabulary.Text(s.Prefix.Tokens, seed^0x9001, 0x9001_0000_0000+uint64(k), false)
+	text, _ := s.Vocabulary.Text(own, seed, uint64(i), true)
+	return prefix + text
 }
 
 // Pool is a set of shared prompt prefixes, as GuideLLM's prefix buckets

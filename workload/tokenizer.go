@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -18,14 +19,15 @@ type HFTokenizer struct {
 
 // LoadTokenizer reads a tokenizer.json, a model folder holding one, or a
 // model id found in the local Hugging Face cache (see hftokenizer.Resolve).
-func LoadTokenizer(arg string) (*HFTokenizer, error) {
+// Cancelling ctx ends a wait on a FIFO.
+func LoadTokenizer(ctx context.Context, arg string) (*HFTokenizer, error) {
 	path, err := hftokenizer.Resolve(arg, os.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	tk, err := hftokenizer.Load(path)
+	tk, err := hftokenizer.Load(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("reading tokenizer %s: %v", path, err)
+		return nil, fmt.Errorf("reading tokenizer %s: %w", path, err)
 	}
 	return &HFTokenizer{tk: tk, path: path}, nil
 }

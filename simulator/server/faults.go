@@ -35,7 +35,7 @@ const (
 )
 
 // faultKindOf reads an X-Knee-Fault value: a kind, or the bare status the
-// README uses for the error kinds (429, 500, 503, 401).
+// docs use for the error kinds (429, 500, 503, 401).
 func faultKindOf(header string) (string, bool) {
 	switch header {
 	case "429", "500", "503", "401":

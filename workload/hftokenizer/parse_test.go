@@ -1,6 +1,7 @@
 package hftokenizer
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,18 +90,18 @@ func TestOddButValid(t *testing.T) {
 
 func TestLoadRefusesFoldersAndHugeFiles(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "folder") {
+	if _, err := Load(context.Background(), dir); err == nil || !strings.Contains(err.Error(), "folder") {
 		t.Errorf("a folder: %v", err)
 	}
-	if _, err := Load(filepath.Join(dir, "missing.json")); err == nil {
+	if _, err := Load(context.Background(), filepath.Join(dir, "missing.json")); err == nil {
 		t.Error("a missing file was read")
 	}
-	if _, err := Load("/dev/zero"); err == nil || !strings.Contains(err.Error(), "larger than") {
+	if _, err := Load(context.Background(), "/dev/zero"); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("/dev/zero: %v", err)
 	}
 	empty := filepath.Join(dir, "empty.json")
 	os.WriteFile(empty, nil, 0o644)
-	if _, err := Load(empty); err == nil {
+	if _, err := Load(context.Background(), empty); err == nil {
 		t.Error("an empty file was read")
 	}
 }

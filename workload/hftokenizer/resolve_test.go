@@ -1,6 +1,7 @@
 package hftokenizer
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,7 @@ func TestResolve(t *testing.T) {
 	if !strings.Contains(got, "bbb222") {
 		t.Errorf("resolved %s, want the snapshot refs/main names", got)
 	}
-	if tok, err := Load(got); err != nil || tok.Count("ab") != 1 {
+	if tok, err := Load(context.Background(), got); err != nil || tok.Count("ab") != 1 {
 		t.Errorf("loading the resolved file: %v", err)
 	}
 	// A folder and a plain file resolve to themselves.

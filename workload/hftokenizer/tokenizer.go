@@ -17,10 +17,10 @@
 package hftokenizer
 
 import (
-	"fmt"
-	"io"
-	"os"
+	"context"
 	"strings"
+
+	"github.com/kneebench/knee/results/input"
 )
 
 // MaxFileBytes bounds the tokenizer.json read. The largest real files
@@ -59,22 +59,12 @@ type piece struct {
 	atStart bool
 }
 
-// Load reads and parses a tokenizer.json.
-func Load(path string) (*Tokenizer, error) {
-	f, err := os.Open(path)
+// Load reads and parses a tokenizer.json, at most MaxFileBytes (no real
+// one is larger); cancelling ctx ends a wait on a FIFO.
+func Load(ctx context.Context, path string) (*Tokenizer, error) {
+	data, err := input.Read(ctx, path, MaxFileBytes, "a tokenizer.json")
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("%s is a folder, not a tokenizer.json", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("%s is larger than %d MiB; no real tokenizer.json is", path, MaxFileBytes>>20)
 	}
 	return Parse(data)
 }
