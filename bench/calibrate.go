@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
@@ -106,13 +107,17 @@ func SizedPrompts(c Prober, cal Calibration, syn workload.Synthetic) (workload.S
 		tagCost = tagged - plain
 	}
 	next := 1
-	probe := func(s workload.Synthetic) (int, bool) {
+	probeAt := func(s workload.Synthetic, k int) (int, bool) {
+		if k == 0 {
+			k = next
+			next++
+		}
 		// The probe has the asked size: a spread would draw it at random.
 		s.Spread = workload.Spread{}
-		n, ok := send(workload.Unmeasured(s.Request(-next), tag(next)))
-		next++
+		n, ok := send(workload.Unmeasured(s.Request(-k), tag(k)))
 		return n - tagCost, ok && n > tagCost
 	}
+	probe := func(s workload.Synthetic) (int, bool) { return probeAt(s, 0) }
 	// Fit in filler words: Tokens words at one word per token.
 	words := func(s workload.Synthetic, w int) workload.Synthetic {
 		s.Tokens, s.WordsPerToken = max(w, 1), 1
@@ -120,7 +125,11 @@ func SizedPrompts(c Prober, cal Calibration, syn workload.Synthetic) (workload.S
 	}
 	guess := max(int(float64(want-(cal.Overhead-1))*cal.WordsPerToken+0.5), 1)
 	var xs, ys []float64
-	for _, w := range []int{max(guess/4, 1), max(guess/2, 2), max(guess, 3)} {
+	// The probes span the top half of the size, long enough to be drawn
+	// as the measured prompts are (workload.BagFrom words and more) when
+	// the size allows.
+	low := max(guess/2, min(workload.BagFrom, guess/2+1), 1)
+	for _, w := range []int{low, max((low+guess)/2, low+1), max(guess, low+2)} {
 		if got, ok := probe(words(syn, w)); ok {
 			xs, ys = append(xs, float64(w)), append(ys, float64(got))
 		}
@@ -140,8 +149,16 @@ func SizedPrompts(c Prober, cal Calibration, syn workload.Synthetic) (workload.S
 	if !ok {
 		return fit, fmt.Sprintf("input tokens: %d asked, scaled by the calibration only (the probe of the prompt shape failed)", want)
 	}
-	if miss := want - got; miss != 0 {
-		fit.Tokens = max(fit.Tokens+miss, 1)
+	searched, counted := 0, fmt.Sprintf("a last probe of the same shape (chat template included) counted %d (%s)", got, missText(want, got))
+	switch sp := syn.Spread; {
+	case fitted && sp.InputStddev == 0 && sp.RangeRatio == 0 && len(sp.Input) == 0:
+		// Every prompt of one length costs the same but for its opening
+		// words: search the word count, and pad the last tokens.
+		var mean float64
+		fit, mean, searched = refine(probeAt, fit, syn.Tokens, want, got, slope)
+		counted = fmt.Sprintf("%d probes of the same shape (chat template included) counted %.1f on average (%s)", meanOf, mean, missMean(want, mean))
+	case want != got:
+		fit.Tokens = max(fit.Tokens+want-got, 1)
 		if again, ok := probe(fit); ok {
 			got = again
 		}
@@ -150,12 +167,14 @@ func SizedPrompts(c Prober, cal Calibration, syn workload.Synthetic) (workload.S
 	if fitted {
 		how = fmt.Sprintf("a fit of %d probes of the prompt's shape (%.1f tokens + %.3f per filler word)", len(xs), offset, slope)
 	}
+	if searched > 0 {
+		how += fmt.Sprintf(" and a search of %d more", searched)
+	}
 	asked := fmt.Sprint(want)
 	if syn.Prefix.Tokens > 0 {
 		asked = fmt.Sprintf("%d (a %d-token shared prefix and %d of the request's own)", want, syn.Prefix.Tokens, syn.Tokens)
 	}
-	note := fmt.Sprintf("input tokens: %s asked; sized by %s; a last probe of the same shape (chat template included) counted %d (%s)",
-		asked, how, got, missText(want, got))
+	note := fmt.Sprintf("input tokens: %s asked; sized by %s; %s", asked, how, counted)
 	if floor := int(offset + slope + 0.5); fitted && want < floor {
 		note += fmt.Sprintf("; the smallest prompt of this shape is about %d tokens", floor)
 	}
@@ -188,6 +207,14 @@ func missText(want, got int) string {
 		return "exact"
 	}
 	return fmt.Sprintf("%+d, %+.1f%%", got-want, 100*float64(got-want)/float64(want))
+}
+
+// missMean says how far a mean count is from the size asked.
+func missMean(want int, got float64) string {
+	if math.Abs(got-float64(want)) < 0.05 {
+		return "exact"
+	}
+	return fmt.Sprintf("%+.1f, %+.1f%%", got-float64(want), 100*(got-float64(want))/float64(want))
 }
 
 // CharCounter counts tokens as characters times a measured ratio.

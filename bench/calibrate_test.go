@@ -71,3 +71,45 @@ func TestProbeRetries(t *testing.T) {
 		t.Errorf("probe: class %q after %d attempts (first %q), want success on the second", rec.Class, rec.Attempts, rec.FirstClass)
 	}
 }
+
+// costlyWords counts a word as one to four tokens by its length, as a
+// tokenizer of a small vocabulary does (2.56 tokens a word on the tiny
+// model of the llama.cpp recipe), so random words vary widely in cost.
+type costlyWords struct{}
+
+func (costlyWords) Count(text string) int {
+	n := 0
+	for _, w := range strings.Fields(text) {
+		n += 1 + len(w)%4
+	}
+	return n
+}
+
+// TestSizedPromptsOnAWideVocabulary: where filler words cost one to four
+// tokens each, prompts sized by probes alone still average the asked
+// length within 3% (or two tokens) at 64, 512 and 2,048 tokens, over a
+// run's requests and each sweep level's (the nonce), as the server counts
+// them with its template. Before, a sweep level of 64-token prompts
+// averaged 23% short on llama-server.
+func TestSizedPromptsOnAWideVocabulary(t *testing.T) {
+	server := tokenServer{tok: costlyWords{}, template: 9}
+	for k, want := range []int{64, 512, 2048, 64, 64, 64, 100} {
+		syn := workload.Synthetic{Tokens: want, MaxTokens: 8, Seed: uint64(11 + k), Nonce: "[level 0]"}
+		fit, note := SizedPrompts(server, Calibrate(server), syn)
+		for _, nonce := range []string{"[level 0]", "[level 1]", "[level 2]"} {
+			fit.Nonce = nonce
+			sum := 0
+			const n = 50
+			for i := range n {
+				req := fit.Request(i)
+				var rec record.Record
+				server.Probe(&req, &rec)
+				sum += rec.PromptTokens
+			}
+			mean := float64(sum) / n
+			if miss := mean - float64(want); miss > max(2, 0.03*float64(want)) || -miss > max(2, 0.03*float64(want)) {
+				t.Errorf("%d tokens, %s: the server counts a mean of %.1f (%s)", want, nonce, mean, note)
+			}
+		}
+	}
+}

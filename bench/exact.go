@@ -49,7 +49,7 @@ func ExactPrompts(c Prober, tok workload.TokenCounter, syn workload.Synthetic, p
 	check := syn
 	check.Spread, check.Prefix, check.Tokens = workload.Spread{}, workload.Pool{}, want
 	got, text, sent := send(check.Request(-1))
-	if !sent || absInt(got-want) > max(2, want*3/100) {
+	if !sent || abs(got-want) > max(2, want*3/100) {
 		return syn, fmt.Sprintf("the server counts %d tokens for a prompt of %d by --tokenizer (and %d of template): is --tokenizer the served model's?", got, text, syn.Overhead), false
 	}
 	asked := fmt.Sprint(want)
@@ -58,11 +58,4 @@ func ExactPrompts(c Prober, tok workload.TokenCounter, syn workload.Synthetic, p
 	}
 	return syn, fmt.Sprintf("input tokens: %s asked; each prompt holds exactly that many by --tokenizer, the template's %d taken off; a probe of the same shape counted %d (%s)",
 		asked, syn.Overhead, got, missText(want, got)), true
-}
-
-func absInt(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
 }

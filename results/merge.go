@@ -314,7 +314,12 @@ func mergeHistograms(m *Run, shards []*Run) error {
 		}
 		m.Histograms[h.name] = EncodeHistogram(sum)
 		if h.into != nil {
-			*h.into(m) = SummarizeHistogram(sum, h.scale)
+			s := SummarizeHistogram(sum, h.scale)
+			if h.scale == 1 {
+				// Tokens per request: whole counts.
+				s = SummarizeCounts(sum)
+			}
+			*h.into(m) = s
 		}
 		if h.name == "send_lateness_us" {
 			m.Arrivals.SendLatenessP50Ms = float64(sum.ValueAtPercentile(50)) / 1000

@@ -104,6 +104,9 @@ type Synthetic struct {
 	// own length so the server counts the length asked.
 	Vocabulary *Vocabulary
 	Overhead   int
+	// Pad appends this many PadWords to every prompt: what a fit by
+	// probes places to land a prompt's length exactly.
+	Pad int
 }
 
 // Spread is a distribution of request lengths: normal with a standard
@@ -173,9 +176,9 @@ func (s Synthetic) Request(i int) Request {
 	if s.Vocabulary != nil {
 		return Request{Messages: []Message{{Role: "user", Content: s.exact(in, seed, i)}}, MaxTokens: out}
 	}
-	text := Filler(in, s.WordsPerToken, seed, uint64(i))
+	text := fillerText(in, s.WordsPerToken, s.Seed, seed, uint64(i), s.Pad)
 	if s.Prefix.Tokens > 0 {
-		text = s.Prefix.text(s.prefixWords(), seed, s.Prefix.Of(s.Seed, i)) + " " + text
+		text = s.Prefix.text(s.prefixWords(), s.Seed, seed, s.Prefix.Of(s.Seed, i)) + " " + text
 	}
 	return Request{Messages: []Message{{Role: "user", Content: text}}, MaxTokens: out}
 }
@@ -213,10 +216,12 @@ func (p Pool) Of(seed uint64, i int) int {
 	return r.IntN(p.Count)
 }
 
-// text is prefix k's words. It depends on the run's nonce (in seed), so
-// another run's prefixes are other text.
-func (p Pool) text(wordsPerToken float64, seed uint64, k int) string {
-	return Filler(p.Tokens, wordsPerToken, seed^0x9001, 0x9001_0000_0000+uint64(k))
+// text is prefix k's words: every prefix holds the same words (the
+// pool's bag, from the run's seed) in its own order, drawn from the
+// run's nonce (in seed), so all cost alike and another run's prefixes
+// are other text.
+func (p Pool) text(wordsPerToken float64, bagSeed, seed uint64, k int) string {
+	return fillerText(p.Tokens, wordsPerToken, bagSeed^0x9001, seed^0x9001, 0x9001_0000_0000+uint64(k), 0)
 }
 
 func (s Synthetic) prefixWords() float64 {

@@ -33,7 +33,7 @@ func (s *Summary) result(rep health.Report, wStart, wEnd time.Duration, offered 
 	}
 	res.Tokens = results.Tokens{
 		InputTotal: agg.inTotal, OutputTotal: agg.outTotal, CachedTotal: agg.cachedTotal,
-		Input: summarize(lat.in, 1), Output: summarize(lat.out, 1),
+		Input: results.SummarizeCounts(lat.in), Output: results.SummarizeCounts(lat.out),
 		UsageReported: agg.usageReported, CachedReported: agg.cachedReported,
 		MultiTokenChunks: agg.multiToken,
 	}

@@ -1,0 +1,76 @@
+package workload
+
+import (
+	"math/rand/v2"
+	"strings"
+)
+
+// BagFrom is the shortest synthetic text, in words, drawn from a bag.
+// Below it every text is a fresh draw, so that short prompts do not
+// repeat one another's opening words.
+const BagFrom = 16
+
+// PadWord is what Synthetic.Pad appends: one token after a space under
+// the common tokenizers, which a probe checks before it is used.
+const PadWord = "a"
+
+// opening is how many words of a bagged text are drawn fresh.
+const opening = 3
+
+// bagged returns n filler words: three drawn fresh from (seed, stream),
+// then the first n−3 words of a bag drawn from bagSeed alone, in an order
+// drawn from (seed, stream). Every text of n words holds the same words
+// but three, so a tokenizer that counts word by word (all the common
+// ones) gives all about the same count, and a prompt sized by probes
+// against the server is that size every time, in every sweep level,
+// rather than within the spread of random words' costs (±9% for a
+// 64-token prompt on a small vocabulary, as a sweep level's mean once
+// missed by). The fresh opening keeps texts from sharing their first
+// words, so none warms another.
+func bagged(n int, bagSeed, seed, stream uint64) string {
+	bag := rand.New(rand.NewPCG(bagSeed, 0xba9))
+	order := rand.New(rand.NewPCG(seed, stream*0x9e3779b97f4a7c15+1))
+	picks := make([]int, n)
+	for k := range picks {
+		if k < opening {
+			picks[k] = order.IntN(len(fillerWords))
+		} else {
+			picks[k] = bag.IntN(len(fillerWords))
+		}
+	}
+	rest := picks[opening:]
+	order.Shuffle(len(rest), func(a, b int) { rest[a], rest[b] = rest[b], rest[a] })
+	var b strings.Builder
+	b.Grow(n * 6)
+	for k, w := range picks {
+		if k > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(fillerWords[w])
+	}
+	return b.String()
+}
+
+// wordsFor is how many filler words stand for tokens tokens.
+func wordsFor(tokens int, wordsPerToken float64) int {
+	if wordsPerToken <= 0 {
+		wordsPerToken = 1
+	}
+	return max(int(float64(tokens)*wordsPerToken+0.5), 1)
+}
+
+// fillerText is tokens tokens of filler: from the bag when long enough,
+// else drawn fresh (see Filler), then pad PadWords.
+func fillerText(tokens int, wordsPerToken float64, bagSeed, seed, stream uint64, pad int) string {
+	n := wordsFor(tokens, wordsPerToken)
+	var text string
+	if n >= BagFrom {
+		text = bagged(n, bagSeed, seed, stream)
+	} else {
+		text = Filler(tokens, wordsPerToken, seed, stream)
+	}
+	if pad > 0 {
+		text += strings.Repeat(" "+PadWord, pad)
+	}
+	return text
+}
