@@ -244,7 +244,7 @@ func CalibratedCounter(c Prober, entries []workload.DatasetEntry) (workload.Toke
 		return workload.WordCounter{}, "estimated as one token per word (the server reports no usage.prompt_tokens for a probe)"
 	}
 	var chars, tokens int
-	probes := 0
+	probes, tried := 0, 0
 	for i := 0; i < len(entries) && probes < 16; i += max(1, len(entries)/16) {
 		e := entries[i]
 		texts := []string{e.Reference}
@@ -255,6 +255,7 @@ func CalibratedCounter(c Prober, entries []workload.DatasetEntry) (workload.Toke
 			if len(text) < 16 || probes >= 16 {
 				continue
 			}
+			tried++
 			got, ok := probe(tag(probes+1) + text)
 			if !ok || got <= base {
 				continue
@@ -264,8 +265,13 @@ func CalibratedCounter(c Prober, entries []workload.DatasetEntry) (workload.Toke
 			probes++
 		}
 	}
-	if chars == 0 {
-		return workload.WordCounter{}, "estimated as one token per word (the probes of the dataset's texts failed)"
+	switch {
+	case tried == 0:
+		// A trace of lengths (Mooncake's) has no text to probe: its
+		// lengths are tokens already.
+		return workload.WordCounter{}, "as the file gives them (no line holds text of 16 characters or more to probe; texts are counted one token a word)"
+	case chars == 0:
+		return workload.WordCounter{}, fmt.Sprintf("estimated as one token per word (all %d probes of the dataset's texts failed or counted nothing)", tried)
 	}
 	ratio := float64(tokens) / float64(chars)
 	return CharCounter{ratio}, fmt.Sprintf("estimated from %d probes against the server's prompt_tokens (%.2f characters per token; each probe opened with its own tag, so none warmed a measured prompt)", probes, 1/ratio)

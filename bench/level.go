@@ -29,6 +29,9 @@ type Level struct {
 	// requests (or turns) that meet every bound.
 	Config  results.Config
 	Goodput summary.Goodput
+	// TemplateTokens is what the server adds around a message's text (a
+	// chat template, a BOS token), as probed; 0 when not known.
+	TemplateTokens int
 	// Records, when set, receives one JSON line per request (or turn),
 	// with RecordLevel as its level when set.
 	Records     io.Writer
@@ -117,7 +120,7 @@ func (w Calls) Shard() driver.Shard { return w.Load.Shard }
 // noHistograms leaves the encoded histograms out (for results only
 // compared, never written).
 func (lv *Level) Summary(prefixes *workload.PrefixTracker, noHistograms bool) summary.Level {
-	l := summary.Level{Config: lv.Config, Goodput: lv.Goodput, Prefixes: prefixes, NoHistograms: noHistograms}
+	l := summary.Level{Config: lv.Config, Goodput: lv.Goodput, Prefixes: prefixes, NoHistograms: noHistograms, TemplateTokens: lv.TemplateTokens}
 	switch w := lv.Work.(type) {
 	case Requests:
 		l.Load = w.Load

@@ -211,7 +211,7 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lv := &Level{Index: i, Load: rate, Goodput: s.Goodput}
+	lv := &Level{Index: i, Load: rate, Goodput: s.Goodput, TemplateTokens: s.templateTokens()}
 	if concurrency > 0 {
 		lv.Load = float64(concurrency)
 	}
@@ -325,4 +325,17 @@ func nonEmpty(note string) []string {
 		return nil
 	}
 	return []string{note}
+}
+
+// templateTokens is what the server adds around a message's text, as the
+// sizing probed it: the exact path's overhead, or the calibration's
+// one-word message less its word; 0 when nothing was probed.
+func (s *Series) templateTokens() int {
+	switch {
+	case s.syn.Vocabulary != nil:
+		return s.syn.Overhead
+	case s.cal != nil && s.cal.OK:
+		return max(s.cal.Overhead-1, 0)
+	}
+	return 0
 }

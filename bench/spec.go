@@ -146,9 +146,16 @@ func (sp *Spec) Series(ctx context.Context, nonce string) (*Prepared, error) {
 	}
 	p := &Prepared{Series: &Series{Goodput: g, Nonce: nonce}, Calls: sp.Workload != "requests"}
 	var conv *DatasetFile
-	if sp.Workload == "requests" && sp.Data.Path != "" && !sp.given("workload") && sp.Concurrency == 0 {
-		// AIPerf's multi_turn files are sessions: replay them as such.
-		if pd, err := sp.Data.Read(ctx); err == nil && pd.Format() == workload.FormatMultiTurn {
+	if sp.Workload == "requests" && sp.Data.Path != "" {
+		// AIPerf's multi_turn files are sessions: replay them as such,
+		// every turn, or refuse to send their first turns alone.
+		if pd, err := sp.Data.Read(ctx); err == nil && pd.Parsed.Sessions {
+			switch {
+			case sp.given("workload"):
+				return nil, fmt.Errorf("--dataset %s holds sessions (%s): they replay as conversations, every turn (--workload conversations, or no --workload), not as single requests that would send only each session's first turn", sp.Data.Path, pd.Format())
+			case sp.Concurrency > 0:
+				return nil, fmt.Errorf("--dataset %s holds sessions (%s): they replay as conversations, every turn, arriving open loop: give --rate (sessions per second; --max-concurrent-calls caps the sessions in flight), not --concurrency, which would send only each session's first turn", sp.Data.Path, pd.Format())
+			}
 			p.Calls, conv = true, pd
 		}
 	}

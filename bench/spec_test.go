@@ -136,3 +136,38 @@ func TestSweepWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestMultiTurnSendsEveryTurn: an AIPerf multi_turn file replays its
+// sessions as conversations, every turn, by default; --concurrency, or
+// --workload requests, which would send each session's first turn alone
+// (10 requests of 10 sessions' opening turns, through a proxy, before),
+// is refused naming the flag that replays them.
+func TestMultiTurnSendsEveryTurn(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mt.jsonl")
+	body := `{"session_id":"a","turns":[{"text":"hello there"},{"text":"and then?"}]}` + "\n" +
+		`{"session_id":"b","turns":[{"text":"good day"},{"text":"go on"},{"text":"why?"}]}` + "\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*Spec)
+		want string
+	}{
+		{"by default", func(sp *Spec) { sp.Rate = 1 }, ""},
+		{"no load given", func(*Spec) {}, ""},
+		{"closed loop", func(sp *Spec) { sp.Concurrency = 4 }, "give --rate (sessions per second"},
+		{"as requests", func(sp *Spec) { sp.Rate, sp.Given = 1, given("workload") }, "--workload conversations"},
+	} {
+		sp := spec()
+		sp.Data.Path = path
+		tc.edit(sp)
+		p, err := sp.Series(context.Background(), "n")
+		switch {
+		case tc.want == "" && (err != nil || !p.Calls || !p.Conversations):
+			t.Errorf("%s: %v (calls %v)", tc.name, err, p != nil && p.Calls)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -36,6 +36,13 @@ func (c *calibration) judge(out *results.Calibration) {
 		out.Problems = append(out.Problems, fmt.Sprintf("the fitted levels are %.1f%% off on average, past the %.0f%% tolerance: "+
 			"no tuning of this model reproduces the measurement", e.FittedPercent, tol))
 	}
+	if e := out.Train; e.StartPercent > 0 && e.FittedPercent > e.StartPercent+heldOutSlack {
+		// The search minimises squared log errors, the verdict reads mean
+		// percentages: the two can part, and a fit worse than where it
+		// began (79% against 50%, once, on llm-d) must not pass unsaid.
+		out.Problems = append(out.Problems, fmt.Sprintf("the fit ends worse than it started on the levels it was fitted to (%.1f%% off on average against %.1f%% for the starting model): "+
+			"keep the starting model", e.FittedPercent, e.StartPercent))
+	}
 	if e := out.HeldOut; e.Levels > 0 {
 		switch {
 		case e.FittedPercent > tol:

@@ -113,11 +113,15 @@ type ParsedDataset struct {
 	LengthKey string
 	// Timed says the lines carry timestamps: a trace to replay.
 	Timed bool
+	// Sessions says the file's records are sessions, every turn to be
+	// sent (AIPerf's multi_turn, GuideLLM's numbered prompt columns):
+	// they replay as conversations, never as their first turns alone.
+	Sessions bool
 }
 
 // outputKeys are the names the peer tools give a line's output length, in
 // the order knee looks for them.
-var outputKeys = []string{"max_tokens", "output_tokens_count", "output_length", "output_tokens"}
+var outputKeys = []string{"max_tokens", "output_tokens_count", "completion_tokens_count", "output_length", "output_tokens"}
 
 // ParseDataset reads a dataset in the given format (FormatAuto detects it
 // from the first record's keys). A JSON array holds records of any line
@@ -276,8 +280,8 @@ func detect(keys map[string]json.RawMessage) (DatasetFormat, error) {
 		return FormatMooncake, nil
 	case has("text"), has("texts"):
 		return FormatSingleTurn, nil
-	case has("prompt"):
+	case isGuidePrompt(keys):
 		return FormatPrompt, nil
 	}
-	return "", fmt.Errorf(`it has none of "prompt", "messages", "conversations", "text", "turns" or "input_length"; expected %s`, formatHelp)
+	return "", fmt.Errorf(`it has none of "prompt", "messages", "conversations", "text", "turns" or "input_length" (nor GuideLLM's other text columns: %s); expected %s`, strings.Join(guideTexts[1:len(guideTexts)-1], ", "), formatHelp)
 }

@@ -150,24 +150,7 @@ func content(raw json.RawMessage) (string, bool) {
 	return b.String(), true
 }
 
-func (r recordOf) prompt() error {
-	s, ok, err := r.str("prompt")
-	if err != nil {
-		return err
-	}
-	if !ok || s == "" {
-		return r.errorf(`missing "prompt" (a prompt line is {"prompt": "...", "max_tokens": N})`)
-	}
-	e := DatasetEntry{Messages: []Message{{Role: "user", Content: s}}, Line: r.n}
-	if e.MaxTokens, err = r.output(); err != nil {
-		return err
-	}
-	if err := r.stamp(&e); err != nil {
-		return err
-	}
-	r.p.Entries = append(r.p.Entries, e)
-	return nil
-}
+func (r recordOf) prompt() error { return r.guidePrompt() }
 
 func (r recordOf) chat() error {
 	raw, ok := r.keys["messages"]

@@ -182,6 +182,7 @@ func (r recordOf) multiTurn() error {
 		return r.errorf("no user turn")
 	}
 	r.p.Conversations = append(r.p.Conversations, c)
+	r.p.Sessions = true
 	// The first turn alone, for a requests workload.
 	e := DatasetEntry{Messages: []Message{{Role: "user", Content: c.Turns[0].User}}, MaxTokens: c.Turns[0].MaxTokens, Line: r.n}
 	if c.System != "" {

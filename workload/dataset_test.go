@@ -295,3 +295,44 @@ func TestSpreadMeasured(t *testing.T) {
 		t.Error("the same index drew different requests")
 	}
 }
+
+// TestGuideLLMColumns: a prompt row's columns are found by GuideLLM's own
+// names and variants — its text column (question, instruction, …), its
+// prefix column as the system prompt, its output count under
+// completion_tokens_count — and numbered text columns are a session's
+// turns, replayed whole.
+func TestGuideLLMColumns(t *testing.T) {
+	cases := []struct {
+		name     string
+		line     string
+		messages []Message
+		output   int
+		turns    []string
+	}{
+		{"question", `{"question":"why?","output_tokens_count":5}`, []Message{{"user", "why?"}}, 5, nil},
+		{"system prompt", `{"prompt":"hi","system_prompt":"be brief"}`, []Message{{"system", "be brief"}, {"user", "hi"}}, 0, nil},
+		{"completion count", `{"prompt":"hi","completion_tokens_count":12}`, []Message{{"user", "hi"}}, 12, nil},
+		{"plural and capitalised", `{"Instructions":"do it","Prefix":"you are terse"}`, []Message{{"system", "you are terse"}, {"user", "do it"}}, 0, nil},
+		{"numbered turns", `{"prompt_0":"first","prompt_1":"second","prompt_2":"third","output_tokens_count":7}`, []Message{{"user", "first"}}, 7, []string{"first", "second", "third"}},
+	}
+	for _, c := range cases {
+		p, err := ParseDataset(strings.NewReader(c.line), FormatAuto)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		e := p.Entries[0]
+		if p.Format != FormatPrompt || !slices.Equal(e.Messages, c.messages) || e.MaxTokens != c.output {
+			t.Errorf("%s: %s %+v max_tokens %d, want %+v %d", c.name, p.Format, e.Messages, e.MaxTokens, c.messages, c.output)
+		}
+		var turns []string
+		if len(p.Conversations) > 0 {
+			for _, tr := range p.Conversations[0].Turns {
+				turns = append(turns, tr.User)
+			}
+		}
+		if !slices.Equal(turns, c.turns) || p.Sessions != (c.turns != nil) {
+			t.Errorf("%s: turns %q (sessions %v), want %q", c.name, turns, p.Sessions, c.turns)
+		}
+	}
+}

@@ -80,7 +80,7 @@ func (s *Summary) result(rep health.Report, wStart, wEnd time.Duration, offered 
 		}
 		expected := agg.expectedCached / float64(agg.inTotal)
 		res.Cache.Expected = &expected
-		res.Warnings = append(res.Warnings, cacheWarnings(*res.Cache, res.Tokens.Input.Mean, s.coll.prefixes.Full())...)
+		res.Warnings = append(res.Warnings, cacheWarnings(*res.Cache, res.Tokens.Input.Mean, s.level.TemplateTokens, s.coll.prefixes.Full())...)
 	}
 	for _, k := range sortedTags(tags) {
 		res.ByTurn = append(res.ByTurn, results.TurnStats{Turn: k, TTFT: summarize(tags[k].ttft, 1000), ITL: summarize(tags[k].itl, 1000)})

@@ -33,6 +33,10 @@ type Level struct {
 	// results only compared and never written (a calibration's replays),
 	// where compressing them is most of the summary's cost.
 	NoHistograms bool
+	// TemplateTokens is what the server adds around a message's text, as
+	// probed (0: not known): what a prefix cache may hold beyond what the
+	// prompts share.
+	TemplateTokens int
 }
 
 // Summary collects a level's measured records as they end, from many
