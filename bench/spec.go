@@ -99,6 +99,9 @@ func (sp *Spec) check() error {
 	if sp.Rate > maxRateBound || sp.Concurrency > maxCountBound || sp.MaxConcurrency > maxCountBound || sp.Requests > maxCountBound {
 		return errors.New("--rate, --concurrency, --max-concurrency or --requests is absurdly large")
 	}
+	if err := sp.checkRanges(); err != nil {
+		return err
+	}
 	if sp.MaxTokens < 1 {
 		return errors.New("--max-tokens must be at least 1: a request without max_tokens runs on to the end of the model's context")
 	}
@@ -336,6 +339,9 @@ func (sp *Spec) source(ctx context.Context, w *Workload, pending *DatasetFile, l
 func (sp *Spec) spread(syn *workload.Synthetic) error {
 	if sp.InputStddev < 0 || sp.OutputStddev < 0 || sp.RangeRatio < 0 || sp.RangeRatio >= 1 {
 		return errors.New("--input-tokens-stddev and --max-tokens-stddev must not be negative, --range-ratio must be in [0, 1)")
+	}
+	if sp.InputStddev > maxTokensBound || sp.OutputStddev > maxTokensBound {
+		return fmt.Errorf("--input-tokens-stddev and --max-tokens-stddev must be at most %d", maxTokensBound)
 	}
 	if sp.RangeRatio > 0 && (sp.InputStddev > 0 || sp.OutputStddev > 0) {
 		return errors.New("give --range-ratio or the standard deviations, not both")

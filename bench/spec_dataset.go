@@ -48,8 +48,8 @@ func (d DatasetSpec) Read(ctx context.Context) (*DatasetFile, error) {
 	if d.BlockTokens < 1 || d.BlockTokens > 1<<20 {
 		return nil, errors.New("--trace-block-tokens must be between 1 and 1048576")
 	}
-	if !(d.Speedup > 0) || d.Speedup > 1e6 {
-		return nil, errors.New("--trace-speedup must be a positive number up to 1000000")
+	if err := outside("--trace-speedup", d.Speedup, MinSpeedup, MaxSpeedup, "times the trace's speed"); err != nil {
+		return nil, err
 	}
 	fh, err := input.Open(ctx, d.Path, MaxDatasetBytes, "a dataset")
 	if err != nil {

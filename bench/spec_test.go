@@ -76,6 +76,11 @@ func TestSpecDefaultsAndRefusals(t *testing.T) {
 		{"an unknown workload", func(sp *Spec) { sp.Workload = "chat" }, "--workload must be", nil},
 		{"a bad gap", func(sp *Spec) { sp.Workload, sp.Rate, sp.Voice.Gap = "voice", 1, "7s,5s" }, "--gap", nil},
 		{"no max tokens", func(sp *Spec) { sp.MaxTokens = 0 }, "--max-tokens must be at least 1", nil},
+		{"a rate of one a millennium", func(sp *Spec) { sp.Rate = 1e-12 }, "--rate 1e-12 is outside 0.001 to 1e+06", nil},
+		{"a hundred million streams", func(sp *Spec) { sp.Concurrency = 100_000_000 }, "--concurrency 1e+08 is outside 0 to 100000", nil},
+		{"a window of a year", func(sp *Spec) { sp.Duration = 8760 * time.Hour }, "--duration 8760h0m0s is past", nil},
+		{"a spread past any prompt", func(sp *Spec) { sp.InputTokens, sp.InputStddev = 10, 1e300 }, "--input-tokens-stddev and --max-tokens-stddev must be at most", nil},
+		{"a warm-up of a hundred million", func(sp *Spec) { sp.Warmup = 100_000_000 }, "--warmup 1e+08 is outside", nil},
 		{"a tokenizer that is not there", func(sp *Spec) { sp.InputTokens, sp.Data.Tokenizer = 64, "/nonexistent/tokenizer.json" }, "--tokenizer: /nonexistent", nil},
 		{"a tokenizer for a fixed prompt", func(sp *Spec) { sp.Data.Tokenizer = "../workload/testdata/tokenizer.json" }, "--tokenizer sizes --input-tokens prompts", nil},
 		{"a tokenizer for voice calls", func(sp *Spec) {

@@ -54,6 +54,11 @@ func (w SweepSpec) Levels(sp *Spec) (string, []float64, error) {
 		if err != nil {
 			return "", nil, fmt.Errorf("--rates: %w", err)
 		}
+		for _, v := range l {
+			if err := outside("--rates level", v, MinRate, MaxRate, "per second"); err != nil {
+				return "", nil, err
+			}
+		}
 		return "rate", l, nil
 	case w.Concurrency != "":
 		l, err := ParseLevels(w.Concurrency)
@@ -63,6 +68,9 @@ func (w SweepSpec) Levels(sp *Spec) (string, []float64, error) {
 		for _, v := range l {
 			if v != float64(int(v)) {
 				return "", nil, fmt.Errorf("--concurrency: %g is not a whole number", v)
+			}
+			if err := outside("--concurrency level", v, 1, MaxStreams, "streams"); err != nil {
+				return "", nil, err
 			}
 		}
 		if sp.Workload != "requests" {
@@ -86,6 +94,9 @@ func (w SweepSpec) Levels(sp *Spec) (string, []float64, error) {
 func (w SweepSpec) Prepare(ctx context.Context, sp *Spec, axis string, loads []float64, nonce string) (*Prepared, []float64, error) {
 	if w.Step < 0 {
 		return nil, nil, errors.New("--step-duration must not be negative")
+	}
+	if err := outsideDuration("--step-duration", w.Step, MaxWindow); err != nil {
+		return nil, nil, err
 	}
 	step := w.Step
 	if sp.Workload != "requests" && !sp.given("step-duration") && w.CallStep > 0 {
@@ -145,6 +156,9 @@ func (w SweepSpec) traceLevels(axis string, loads []float64, rate float64) ([]fl
 	}
 	out := make([]float64, len(sp))
 	for i, s := range sp {
+		if err := outside("--trace-speedups level", s, MinSpeedup, MaxSpeedup, "times the trace's speed"); err != nil {
+			return nil, err
+		}
 		out[i] = s * rate
 	}
 	return out, nil

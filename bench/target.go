@@ -36,6 +36,14 @@ func (t TargetSpec) Validate() error {
 	if !slices.Contains(transport.Endpoints, t.Endpoint) {
 		return fmt.Errorf("--endpoint must be chat, completions or generate (SGLang's native API), got %q", t.Endpoint)
 	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--timeout", t.Timeout}, {"--request-timeout", t.RequestTimeout}, {"--idle-conn-timeout", t.IdleConnTimeout}} {
+		if err := outsideDuration(d.flag, d.v, MaxWait); err != nil {
+			return err
+		}
+	}
 	if t.Timeout < 0 || t.Retries < 0 || t.RequestTimeout < 0 || t.IdleConnTimeout < 0 {
 		return errors.New("--timeout, --request-timeout, --idle-conn-timeout and --retries must not be negative")
 	}

@@ -8,12 +8,17 @@ package kube
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	yaml3 "go.yaml.in/yaml/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -21,7 +26,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/yaml"
 )
 
 // ResultsDir is where a shard writes its result file on a results volume.
@@ -269,18 +273,25 @@ func resources(cpu, memory string) (corev1.ResourceList, error) {
 	return list, nil
 }
 
-// YAML renders objects as one multi-document YAML stream.
+// YAML renders objects as one multi-document YAML stream. Every string
+// but plain words is double-quoted, its controls escaped (see
+// plainSafe): a prompt with U+0085 had its words folded, and a DEL byte
+// made the encoder fail.
 func YAML(objects ...any) ([]byte, error) {
 	var b bytes.Buffer
-	for i, o := range objects {
-		y, err := yaml.Marshal(o)
+	enc := yaml3.NewEncoder(&b)
+	enc.SetIndent(2)
+	for _, o := range objects {
+		// Through JSON, as the API objects' tags say; a YAML round trip
+		// here would already fold or refuse what quoteRisky escapes.
+		j, err := json.Marshal(o)
 		if err != nil {
 			return nil, err
 		}
 		// Leave out what the cluster fills in (an empty status, a null
 		// creation time): they are noise in a manifest to apply.
 		var m map[string]any
-		if err := yaml.Unmarshal(y, &m); err != nil {
+		if err := json.Unmarshal(j, &m); err != nil {
 			return nil, err
 		}
 		delete(m, "status")
@@ -294,13 +305,83 @@ func YAML(objects ...any) ([]byte, error) {
 				}
 			}
 		}
-		if y, err = yaml.Marshal(m); err != nil {
+		// The node is built here, not by Node.Encode, which parses its own
+		// output back and fails on some strings it writes ("\n0").
+		n := toNode(m)
+		quoteRisky(n)
+		if err := enc.Encode(n); err != nil {
 			return nil, err
 		}
-		if i > 0 {
-			b.WriteString("---\n")
-		}
-		b.Write(y)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// toNode is the YAML node of a value decoded from JSON: maps (keys in
+// order), lists, strings, numbers, booleans and null.
+func toNode(v any) *yaml3.Node {
+	switch v := v.(type) {
+	case map[string]any:
+		n := &yaml3.Node{Kind: yaml3.MappingNode, Tag: "!!map"}
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			n.Content = append(n.Content, &yaml3.Node{Kind: yaml3.ScalarNode, Tag: "!!str", Value: k}, toNode(v[k]))
+		}
+		return n
+	case []any:
+		n := &yaml3.Node{Kind: yaml3.SequenceNode, Tag: "!!seq"}
+		for _, e := range v {
+			n.Content = append(n.Content, toNode(e))
+		}
+		return n
+	case string:
+		return &yaml3.Node{Kind: yaml3.ScalarNode, Tag: "!!str", Value: v}
+	case bool:
+		return &yaml3.Node{Kind: yaml3.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(v)}
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return &yaml3.Node{Kind: yaml3.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(int64(v), 10)}
+		}
+		return &yaml3.Node{Kind: yaml3.ScalarNode, Tag: "!!float", Value: strconv.FormatFloat(v, 'g', -1, 64)}
+	}
+	return &yaml3.Node{Kind: yaml3.ScalarNode, Tag: "!!null", Value: "null"}
+}
+
+// quoteRisky double-quotes every string scalar under n but those every
+// YAML reader takes as the same string when plain (see plainSafe).
+func quoteRisky(n *yaml3.Node) {
+	if n.Kind == yaml3.ScalarNode && n.Tag == "!!str" && !plainSafe(n.Value) {
+		n.Style = yaml3.DoubleQuotedStyle
+	}
+	for _, c := range n.Content {
+		quoteRisky(c)
+	}
+}
+
+// plainWord is a string no YAML reader takes for anything else: a word
+// (or a flag) of letters, digits and _ . / : - not ending in a colon.
+var plainWord = regexp.MustCompile(`^-{0,2}[A-Za-z][A-Za-z0-9_./:-]*$`)
+
+// plainSafe reports whether s may be written plain: a plainWord that
+// YAML 1.1 (kubectl's reader) does not read as a boolean or null. All
+// else is double-quoted, so a merge key (<<), NEL (read as a line break
+// by YAML 1.1, folding a prompt's words), DEL, a line separator, a
+// byte-order mark, a leading newline ("\n0" as a block scalar, which
+// kubectl's reader refuses) or "yes" (a boolean to it) reach the pod as
+// they were given.
+func plainSafe(s string) bool {
+	if !plainWord.MatchString(s) || strings.HasSuffix(s, ":") {
+		return false
+	}
+	switch strings.ToLower(s) {
+	case "y", "yes", "n", "no", "true", "false", "on", "off", "null":
+		return false
+	}
+	return true
 }

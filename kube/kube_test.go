@@ -210,3 +210,34 @@ func TestManifestsSafeByConstruction(t *testing.T) {
 		t.Errorf("ParseSecretRef(vllm) = %+v, %v", r, err)
 	}
 }
+
+// FuzzManifestCarriesArgs: whatever a run argument holds — a merge key,
+// NEL (which YAML 1.1 reads as a line break), DEL, line separators, a
+// byte-order mark, newlines, words YAML takes for booleans — the Job the
+// cluster reads back (sigs.k8s.io/yaml, as kubectl) runs it unchanged,
+// or knee refuses it (invalid UTF-8, a credential), never writes it
+// altered.
+func FuzzManifestCarriesArgs(f *testing.F) {
+	for _, s := range []string{"<<", "a\u0085b", "x\x7fy", "a\u2028b\u2029c", "\ufeffbom", "two\nlines", "yes", "~", "- a", "tab\there", "\x00nul", "é\u200b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		job, err := ShardJob{Name: "knee-shards", Image: "ghcr.io/kneebench/knee:latest", Shards: 2, Target: "http://vllm:8000/v1",
+			StartAt: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), Nonce: "0c0ffee0", RunArgs: []string{"--prompt", s}}.Job()
+		if err != nil {
+			return
+		}
+		y, err := YAML(job)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		var back batchv1.Job
+		if err := yaml.Unmarshal(y, &back); err != nil {
+			t.Fatalf("%q: the manifest does not parse: %v\n%s", s, err, y)
+		}
+		args := back.Spec.Template.Spec.Containers[0].Args
+		if i := slices.Index(args, "--prompt"); i < 0 || i+1 >= len(args) || args[i+1] != s {
+			t.Fatalf("%q came back as %q", s, args)
+		}
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/distribution/reference"
 	"github.com/kneebench/knee/results"
@@ -102,12 +103,29 @@ func jsonCredential(text string) string {
 
 // checkArgs refuses arguments that carry a credential.
 func checkArgs(args []string) error {
-	for _, a := range args {
+	for i, a := range args {
+		if !utf8.ValidString(a) {
+			// JSON, and so the manifest, would carry U+FFFD instead.
+			return fmt.Errorf("an argument (%s) is not valid UTF-8: a manifest cannot carry it unchanged", argName(args, i))
+		}
 		if what := SecretIn(a); what != "" {
 			return fmt.Errorf("an argument carries %s, which would stand in clear in the manifest: give it from a Secret", what)
 		}
 	}
 	return nil
+}
+
+// argName names argument i for a message: the flag it is the value of,
+// or its position.
+func argName(args []string, i int) string {
+	if strings.HasPrefix(args[i], "--") {
+		name, _, _ := strings.Cut(args[i], "=")
+		return name
+	}
+	if i > 0 && strings.HasPrefix(args[i-1], "--") {
+		return "the value of " + args[i-1]
+	}
+	return fmt.Sprintf("argument %d", i+1)
 }
 
 // HeaderSecret is a request header whose value comes from a Secret.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -77,6 +78,9 @@ func DashboardAddress(s string) (string, error) {
 	host, port, err := net.SplitHostPort(s)
 	if err != nil || port == "" {
 		return "", fmt.Errorf("%q: want PORT, or HOST:PORT", s)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "", fmt.Errorf("%q: the port must be a number from 0 to 65535 (0: any free one)", s)
 	}
 	if host == "" {
 		host = "127.0.0.1"

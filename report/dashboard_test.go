@@ -127,3 +127,18 @@ func TestDashboardAnswersOnlyItsOwnHost(t *testing.T) {
 		}
 	}
 }
+
+// TestDashboardAddress: a PORT or HOST:PORT, the host loopback when left
+// out; a port outside 0-65535 is a usage error, before anything listens
+// (--dashboard 99999 once failed at the listen, exit 3).
+func TestDashboardAddress(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"8080", "127.0.0.1:8080"}, {"0", "127.0.0.1:0"}, {"0.0.0.0:9000", "0.0.0.0:9000"}, {"[::1]:7", "[::1]:7"},
+		{"99999", ""}, {"-1", ""}, {"http", ""}, {"host:", ""},
+	} {
+		got, err := DashboardAddress(c.in)
+		if got != c.want || (c.want == "") != (err != nil) {
+			t.Errorf("%q: %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+}

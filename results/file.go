@@ -31,6 +31,9 @@ func DecodeRun(path string, b []byte) (*Run, error) {
 	if err := decodeVersioned(path, b, &r); err != nil {
 		return nil, err
 	}
+	if err := plausibleCounts(&r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	return &r, nil
 }
 

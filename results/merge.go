@@ -250,6 +250,21 @@ const maxCount = 1 << 50
 // negative or absurd counts, times outside 2000–2200, a window that is not
 // a finite span.
 func plausible(r *Run) error {
+	if err := plausibleCounts(r); err != nil {
+		return err
+	}
+	for name, t := range map[string]time.Time{"started_at": r.StartedAt, "window_started_at": r.WindowStartedAt} {
+		if t.Year() < 2000 || t.Year() > 2200 {
+			return fmt.Errorf("%s is %s: not when a run ran", name, t.Format(time.RFC3339))
+		}
+	}
+	return nil
+}
+
+// plausibleCounts says what in a result's counts and window cannot be a
+// measurement; every command reading a result file refuses it, as merge
+// does (a report once drew a run of -5 requests).
+func plausibleCounts(r *Run) error {
 	counts := map[string]int64{"requests.sent": r.Requests.Sent, "requests.ok": r.Requests.OK, "requests.failed": r.Requests.Failed,
 		"requests.interrupted": r.Requests.Interrupted, "requests.warmup": r.Requests.Warmup,
 		"tokens.input_total": r.Tokens.InputTotal, "tokens.output_total": r.Tokens.OutputTotal, "tokens.cached_total": r.Tokens.CachedTotal}
@@ -263,11 +278,6 @@ func plausible(r *Run) error {
 	}
 	if w := r.WindowSeconds; !(w >= 0 && w < 1e9) {
 		return fmt.Errorf("window_s is %v: not a span a run measures", w)
-	}
-	for name, t := range map[string]time.Time{"started_at": r.StartedAt, "window_started_at": r.WindowStartedAt} {
-		if t.Year() < 2000 || t.Year() > 2200 {
-			return fmt.Errorf("%s is %s: not when a run ran", name, t.Format(time.RFC3339))
-		}
 	}
 	return nil
 }

@@ -233,6 +233,14 @@ func DecodeSweep(path string, b []byte) (*Sweep, error) {
 	if err := s.checkKnees(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	for i, l := range s.Levels {
+		if l.Run == nil {
+			continue
+		}
+		if err := plausibleCounts(l.Run); err != nil {
+			return nil, fmt.Errorf("%s: level %d: %w", path, i, err)
+		}
+	}
 	return &s, nil
 }
 

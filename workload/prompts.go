@@ -159,7 +159,9 @@ func (sp Spread) draw(mean int, sd float64, seed uint64, i int, stream uint64) i
 	} else {
 		v = float64(mean) + sd*r.NormFloat64()
 	}
-	return max(int(v+0.5), 1)
+	// Clipped at 1 and at the longest length a line may ask, before the
+	// conversion to int, which a draw past its range would wrap.
+	return int(min(max(v+0.5, 1), MaxOutputTokens))
 }
 
 // Lengths returns request i's input and output lengths.

@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+)
+
+// The ranges of the load and scaling flags: what a run can mean. A value
+// outside is refused before anything is sent, naming its range, rather
+// than accepted to wait for years (--rate 1e-12, --trace-speedup 1e-9:
+// a 1 s gap became 31 years) or to overflow a length.
+const (
+	// MinRate and MaxRate bound a rate of arrivals per second: one every
+	// 17 minutes to a million a second.
+	MinRate, MaxRate = 0.001, 1_000_000
+	// MaxStreams bounds a closed loop's streams and an open loop's cap,
+	// as knee predict's.
+	MaxStreams = 100_000
+	// MaxWindow bounds a measured window or a sweep's step: a week.
+	MaxWindow = 7 * 24 * time.Hour
+	// MaxWait bounds the timeouts and the drain: a day.
+	MaxWait = 24 * time.Hour
+	// MinSpeedup and MaxSpeedup bound a trace's replay speed.
+	MinSpeedup, MaxSpeedup = 0.001, 1_000_000
+	// MaxWarmup bounds the unmeasured warm-up requests.
+	MaxWarmup = 1_000_000
+)
+
+// outside is the refusal of flag's value v outside [lo, hi].
+func outside(flag string, v, lo, hi float64, unit string) error {
+	if v >= lo && v <= hi {
+		return nil
+	}
+	return fmt.Errorf("%s %g is outside %g to %g %s", flag, v, lo, hi, unit)
+}
+
+// outsideDuration is the refusal of a duration flag's value past max.
+func outsideDuration(flag string, d, max time.Duration) error {
+	if d <= max {
+		return nil
+	}
+	return fmt.Errorf("%s %s is past the %s a run can mean", flag, d, max)
+}
+
+// checkRanges refuses a load or window outside what a run can mean.
+func (sp *Spec) checkRanges() error {
+	checks := []error{
+		outside("--concurrency", float64(sp.Concurrency), 0, MaxStreams, "streams"),
+		outside("--max-concurrency", float64(sp.MaxConcurrency), 0, MaxStreams, "requests in flight"),
+		outside("--warmup", float64(sp.Warmup), -1, MaxWarmup, "requests"),
+		outsideDuration("--duration", sp.Duration, MaxWindow),
+		outsideDuration("--drain-timeout", sp.Drain, MaxWait),
+	}
+	if sp.Rate > 0 {
+		checks = append(checks, outside("--rate", sp.Rate, MinRate, MaxRate, "per second"))
+	}
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
