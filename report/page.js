@@ -182,12 +182,16 @@
   // sweepCharts are one sweep's panels against load.
   function sweepCharts(parent, s, idx) {
     var grid = html("div", "charts", undefined, parent);
+    // The curvature knee is a bend of the SLO metric's curve: it is drawn
+    // on that chart alone, not on six others where nothing bends there.
     var vl = kneeLines(s), xn = s.axis === "rate" ? "load" : "streams";
-    var base = { xlabel: s.axisLabel, xname: xn, xunit: s.unit, yunit: " ms", vlines: vl, xticks: s.levels.map(function (l) { return l.load; }) };
+    var noCurve = vl.filter(function (k) { return k.kind !== "curvature"; });
+    var base = { xlabel: s.axisLabel, xname: xn, xunit: s.unit, yunit: " ms", vlines: noCurve, xticks: s.levels.map(function (l) { return l.load; }) };
     ["ttft", "ttft_sched", "itl", "tpot", "e2e"].forEach(function (m) {
       var series = PCTS.map(function (p, i) { return { name: p, points: levelPoints(s, function (l) { return stat(l, m, p); }), color: PALETTE[i] }; });
       if (!series.some(function (x) { return x.points.length; })) return;
-      var spec = Object.assign({}, base, { id: "s" + idx + "-" + m, title: METRICS[m] + " against load", ylabel: METRICS[m] + " (ms)", series: series });
+      var spec = Object.assign({}, base, { id: "s" + idx + "-" + m, title: METRICS[m] + " against load", ylabel: METRICS[m] + " (ms)", series: series,
+        vlines: s.slo && s.slo.metric === m ? vl : noCurve });
       if (s.slo && s.slo.metric === m && s.slo.ms > 0) spec.hlines = [{ y: s.slo.ms, label: "SLO: p" + s.slo.percentile + " ≤ " + fmt(s.slo.ms) + " ms" }];
       lineChart(grid, spec);
     });

@@ -74,10 +74,11 @@ func SLOCrossed(points []Point, best int) bool {
 // highest load is less than MinRiseOfBase above its lowest-load latency,
 // or less than MinRiseOfSLO of the SLO threshold above it, has no knee to
 // report. A knee on such a curve would name a level where nothing happens
-// (a curve from 41 to 42 ms has a Kneedle maximum too, at noise).
+// (a curve from 41 to 42 ms has a Kneedle maximum too, at noise; one from
+// 30 to 75 ms against a 300 ms SLO bends where no one would notice).
 const (
 	MinRiseOfBase = 0.5
-	MinRiseOfSLO  = 0.1
+	MinRiseOfSLO  = 0.25
 )
 
 // CurveShape says why a curvature knee was or was not found.

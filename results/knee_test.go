@@ -153,6 +153,11 @@ func TestCurvatureKneeAgainstSLO(t *testing.T) {
 	if i, shape := CurvatureKnee(curve, 50); shape != CurveKnee || i != 3 {
 		t.Errorf("against a 50 ms SLO: %d %q, want the knee at index 3", i, shape)
 	}
+	// TTFT p95 from 30 to 75 ms against 300 ms: a bend no one would see.
+	low := pts([]float64{2, 4, 8, 12, 16, 24}, []float64{30, 31, 33, 36, 52, 75})
+	if _, shape := CurvatureKnee(low, 300); shape != CurveFlat {
+		t.Errorf("a 45 ms rise against a 300 ms SLO: shape %q, want flat", shape)
+	}
 }
 
 // TestVoiceSaturationInTurns: calls are judged in turns per second against

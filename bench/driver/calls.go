@@ -323,6 +323,7 @@ func (p *calls) stop(now time.Duration) {
 		return
 	}
 	p.stopped, p.hasNext = true, false
+	p.count.Cut(now)
 	if !p.arrivalsEnded {
 		p.endArrivals(now)
 	}

@@ -283,6 +283,12 @@ func TestCancelCutsAndStops(t *testing.T) {
 	if cut == 0 || out.window.DrainCut {
 		t.Errorf("%d cut, window %+v", cut, out.window)
 	}
+	// The window ran 3 s of its 10: its offered rate is its arrivals over
+	// those 3 s, about the 10/s asked, not over the 10 s it never reached
+	// (3/s, a false "-70%").
+	if o := out.window.Offered; o < 7 || o > 13 {
+		t.Errorf("an interrupted window offered %.2f/s, want about the 10/s asked", o)
+	}
 }
 
 // TestWarmupRecordsAreMarked: every request is written to the records, the
@@ -313,5 +319,42 @@ func TestWarmupRecordsAreMarked(t *testing.T) {
 				t.Errorf("%+v: record %d marked warm-up %v", load, l.Index, l.Warmup)
 			}
 		}
+	}
+}
+
+// lateClock is the simulated clock of a starved client: every wait
+// returns 50 ms past what it asked.
+type lateClock struct{ *simServer }
+
+func (c lateClock) Wait(ctx context.Context, until time.Duration, precise bool) bool {
+	if until < Never-50*ms {
+		until += 50 * ms
+	}
+	return c.simServer.Wait(ctx, until, precise)
+}
+
+// TestStarvedOpenLoopWaitsForNoSlot: an open loop with no cap whose
+// client woke late sends its overdue arrivals late, counted as late from
+// when they were due, never as having waited for a slot it never lacked
+// (a starved run once read "41 waited for a slot").
+func TestStarvedOpenLoopWaitsForNoSlot(t *testing.T) {
+	sim := &simServer{service: constant(10 * ms)}
+	k := &keep{}
+	d := New(Options{Clock: lateClock{sim}, Sender: sim, Measured: k.measured})
+	lv := Requests{Source: fixed, Load: Load{Rate: 100, Burstiness: 1, Seed: 3, Duration: 2 * time.Second}}
+	if _, err := d.RunRequests(context.Background(), lv); err != nil {
+		t.Fatal(err)
+	}
+	late := 0
+	for _, r := range k.recs {
+		if r.Waited {
+			t.Fatalf("request %d waited for a slot in a loop without a cap", r.Index)
+		}
+		if r.Lateness >= 10*ms {
+			late++
+		}
+	}
+	if late < len(k.recs)/2 {
+		t.Errorf("only %d of %d requests were counted late on a clock 50 ms late", late, len(k.recs))
 	}
 }

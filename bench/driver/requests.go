@@ -234,7 +234,11 @@ func (p *requests) step(now time.Duration) {
 // sent: they are counted as unsent.
 func (p *requests) stepOpen(now time.Duration) {
 	for p.hasNext && p.nextDue <= now {
-		waited := p.slots == 0 || p.head < len(p.waiting)
+		// An arrival waits for a slot when those queued ahead of it take
+		// every free one; without a cap (-1) none ever does, and arrivals
+		// found due together were only late (the client woke late): their
+		// lateness counts from when they were due.
+		waited := p.slots >= 0 && len(p.waiting)-p.head >= p.slots
 		p.waiting = append(p.waiting, arrival{index: p.nextIdx, due: p.nextDue, waited: waited})
 		p.draw()
 	}
@@ -333,11 +337,14 @@ func (p *requests) next() (time.Duration, bool) {
 	return t, precise
 }
 
-func (p *requests) stop(time.Duration) {
+func (p *requests) stop(now time.Duration) {
 	if p.stopped {
 		return
 	}
 	p.stopped, p.ended = true, true
+	if p.open && p.count != nil {
+		p.count.Cut(now)
+	}
 	p.waiting, p.head, p.hasNext = nil, 0, false
 	p.workers.clear()
 	if p.inflight > 0 && !p.cut {

@@ -48,6 +48,16 @@ func (a *ArrivalCount) Add(rel time.Duration, weight int64) (index int, mine boo
 	return index, a.lastMine
 }
 
+// Cut ends a window bounded by a span at now, when a signal stopped the
+// schedule early: its offered rate is then its arrivals over the time it
+// ran, not over the span it never reached (an interrupted level read
+// "-60%" against its asked rate).
+func (a *ArrivalCount) Cut(now time.Duration) {
+	if ran := now - a.base; a.span > 0 && ran > 0 && ran < a.span {
+		a.span = ran
+	}
+}
+
 // Drawn is how many arrivals of the one schedule were counted, every
 // shard's.
 func (a *ArrivalCount) Drawn() int { return a.drawn }
