@@ -27,6 +27,8 @@ type ServeSpec struct {
 	APIKey              string
 	ShutdownGrace       time.Duration
 	MaxBodyBytes        int
+	// MaxBodyBytesInFlight bounds the request bodies read at once.
+	MaxBodyBytesInFlight int
 	// ReadyFile, when set, receives the listening address (one per line
 	// for replicas) once serving.
 	ReadyFile string
@@ -51,8 +53,8 @@ func (s ServeSpec) Check() error {
 		return usage("--replicas must be at least 1")
 	case port+s.Replicas-1 > 65535 || s.Replicas > 4096:
 		return usage("--replicas %d from --port %s runs past port 65535 (or past 4096 replicas)", s.Replicas, s.Port)
-	case s.ShutdownGrace < 0 || s.MaxBodyBytes <= 0:
-		return usage("--shutdown-grace must not be negative and --max-body-bytes must be positive")
+	case s.ShutdownGrace < 0 || s.MaxBodyBytes <= 0 || s.MaxBodyBytesInFlight < s.MaxBodyBytes:
+		return usage("--shutdown-grace must not be negative, --max-body-bytes positive and --max-body-bytes-in-flight at least --max-body-bytes")
 	}
 	return nil
 }
@@ -96,7 +98,7 @@ func (s ServeSpec) Serve(ctx context.Context, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := Options{Models: models, Responder: responder, APIKey: s.APIKey, MaxBodyBytes: s.MaxBodyBytes}
+	opts := Options{Models: models, Responder: responder, APIKey: s.APIKey, MaxBodyBytes: s.MaxBodyBytes, MaxBodyBytesInFlight: s.MaxBodyBytesInFlight}
 	if s.Replicas == 1 {
 		return Run(ctx, net.JoinHostPort(s.Host, s.Port), opts, s.ShutdownGrace, func(a net.Addr) {
 			fmt.Fprintf(log, "knee sim serving %d model(s) on http://%s/v1\n", len(models.Models), a)

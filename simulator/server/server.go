@@ -26,8 +26,10 @@ type Options struct {
 	Responder *Responder
 	// APIKey, when set, is required as a Bearer token on /v1 and /admin.
 	APIKey string
-	// MaxBodyBytes bounds a request body (default 32 MiB).
-	MaxBodyBytes int
+	// MaxBodyBytes bounds a request body (default 32 MiB), and
+	// MaxBodyBytesInFlight the bodies being read and answered at once
+	// (default 96 MiB, three of the largest bodies; see admitBody).
+	MaxBodyBytes, MaxBodyBytesInFlight int
 	// HeaderTimeout bounds the wait for a request's headers from its first
 	// byte (default 10 s); a client that trickles them gets 408, as nginx
 	// answers after client_header_timeout. The body then has 60 s.
@@ -72,6 +74,8 @@ type Server struct {
 	streams context.Context
 	cancel  context.CancelFunc
 	open    sync.WaitGroup
+	// bodies is the bytes of request bodies admitted and not yet answered.
+	bodies atomic.Int64
 }
 
 // NewServer builds engines for every model and the HTTP handler.
@@ -81,6 +85,9 @@ func NewServer(o Options) (*Server, error) {
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 32 << 20
+	}
+	if o.MaxBodyBytesInFlight <= 0 {
+		o.MaxBodyBytesInFlight = 96 << 20
 	}
 	if o.HeaderTimeout <= 0 {
 		o.HeaderTimeout = 10 * time.Second
@@ -119,6 +126,9 @@ func NewServer(o Options) (*Server, error) {
 		Handler:            s.handle,
 		Name:               "knee-sim",
 		MaxRequestBodySize: o.MaxBodyBytes,
+		// Bodies are read by the handler, once admitBody has judged their
+		// size, so no more of them sits in memory than it admits.
+		StreamRequestBody: true,
 		ReadTimeout:        o.HeaderTimeout,
 		HeaderReceived: func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
 			return fasthttp.RequestConfig{ReadTimeout: 60 * time.Second}
@@ -173,9 +183,22 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	path := string(ctx.Path())
 	switch path {
 	case "/v1/chat/completions", "/v1/completions", "/generate":
+	default:
+		// Other routes take small bodies (a fault spec) or none.
+		if !readBody(ctx, 1<<20) {
+			return
+		}
+	}
+	switch path {
+	case "/v1/chat/completions", "/v1/completions", "/generate":
 		if !s.method(ctx, fasthttp.MethodPost) || !s.authorized(ctx) {
 			return
 		}
+		release, ok := s.admitBody(ctx)
+		if !ok {
+			return
+		}
+		defer release()
 		s.completion(ctx, arrival, path)
 	case "/v1/models":
 		if s.method(ctx, fasthttp.MethodGet) && s.authorized(ctx) {
