@@ -129,7 +129,7 @@ func NewServer(o Options) (*Server, error) {
 		// Bodies are read by the handler, once admitBody has judged their
 		// size, so no more of them sits in memory than it admits.
 		StreamRequestBody: true,
-		ReadTimeout:        o.HeaderTimeout,
+		ReadTimeout:       o.HeaderTimeout,
 		HeaderReceived: func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
 			return fasthttp.RequestConfig{ReadTimeout: 60 * time.Second}
 		},
