@@ -196,7 +196,7 @@ func (o *planOptions) size(c *cobra.Command, q *predict.Question) error {
 	q.Base = o.target.config(predictBaseURL, first.Model)
 	q.Base.Predicted = true
 	q.Series.Describe(&q.Base, q.Axis)
-	return nil
+	return usage(q.Check())
 }
 
 func (o *planOptions) run(c *cobra.Command, _ []string) error {

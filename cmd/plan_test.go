@@ -84,6 +84,8 @@ func TestPlanAnswersAndWrites(t *testing.T) {
 		{"plan", "--rate", "5", "--window", "10s"},
 		{"plan", "--rate", "5", "--requests", "100"},
 		{"plan", "--rate", "5", "--base-url", "http://127.0.0.1:1/v1"},
+		// No machine's memory holds 86 billion predicted requests.
+		{"plan", "--rate", "1000000", "--window", "24h"},
 	} {
 		if code, _, _ := execute(t, bad...); code != ExitUsage {
 			t.Errorf("%v: exit %d, want %d", bad, code, ExitUsage)

@@ -126,7 +126,22 @@ func (o *predictOptions) prepare(c *cobra.Command) (*prediction, error) {
 	if err := st.plan.Series.Size(p.target); err != nil {
 		return nil, seriesErr(err)
 	}
-	return p, nil
+	l := predict.LevelsSpec{Axis: st.axis, Loads: st.loads, Requests: st.plan.Load.Requests, Window: o.load.Duration, Replicas: o.replicas,
+		Tokens: st.plan.Series.MeanSize(), Parallel: o.levelsAtOnce(st)}
+	if st.plan.Calls {
+		l.Turns = max(o.load.Voice.Turns, 1)
+	}
+	return p, usage(l.Check())
+}
+
+// levelsAtOnce is how many levels are predicted side by side: one per
+// CPU, but a dataset's, which continue one after another through its
+// entries (or conversations), as a live sweep's do.
+func (o *predictOptions) levelsAtOnce(st *sweepSetup) int {
+	if st.plan.Series.Workload.Dataset != nil {
+		return 1
+	}
+	return cmp.Or(o.parallel, runtime.GOMAXPROCS(0))
 }
 
 // run is knee sweep's run in virtual time.
@@ -144,14 +159,9 @@ func (o *predictOptions) run(c *cobra.Command, _ []string) error {
 	if sw.Prediction.Fit != "" {
 		virtual.Notes = []string{sw.Prediction.Fit}
 	}
-	// Levels run side by side, one per CPU, but a dataset's, which continue
-	// one after another through its entries (or conversations), as a live
-	// sweep's do. Their records go to --records in level order, once every
-	// level is done.
-	parallel := cmp.Or(o.parallel, runtime.GOMAXPROCS(0))
-	if p.plan.Series.Workload.Dataset != nil {
-		parallel = 1
-	}
+	// Levels run side by side (levelsAtOnce). Their records go to
+	// --records in level order, once every level is done.
+	parallel := o.levelsAtOnce(p.sweepSetup)
 	var records bytes.Buffer
 	opts := bench.SweepOptions{Loads: p.loads, Parallel: parallel, StopOnSaturation: o.stopSat, Sweep: sw,
 		Level: p.plan.Series.Levels(p.target, p.axis, base)}
@@ -226,9 +236,11 @@ func (o *predictOptions) predictBounds(c *cobra.Command, st *sweepSetup) error {
 	if fs.Changed("tokenizer") && o.load.Data.Path == "" {
 		return usageErr("--tokenizer sizes a --dataset; without one knee predict has nothing to count")
 	}
-	l := predict.LevelsSpec{Axis: st.axis, Loads: st.loads, Requests: st.plan.Load.Requests, Window: o.load.Duration, Replicas: o.replicas}
-	if st.plan.Calls {
-		l.Turns = max(o.load.Voice.Turns, 1)
+	if o.load.Duration > predict.MaxWindow {
+		return usageErr("--step-duration %s: at most %s of virtual time a level", o.load.Duration, predict.MaxWindow)
 	}
-	return usage(l.Check())
+	if o.replicas > predict.MaxReplicas {
+		return usageErr("--replicas %d: at most %d replicas are predicted", o.replicas, predict.MaxReplicas)
+	}
+	return nil
 }

@@ -166,6 +166,12 @@ func TestPredictFleet(t *testing.T) {
 	if code, _, _ := execute(t, "predict", "--replicas", "2", "--routing", "hash"); code != ExitUsage {
 		t.Errorf("--routing hash: exit %d, want 2", code)
 	}
+	// No machine's memory holds 86 billion predicted requests: refused
+	// before any runs, saying what fits.
+	code, _, errOut = execute(t, "predict", "--rates", "1000000", "--step-duration", "24h")
+	if code != ExitUsage || !strings.Contains(errOut, "shorten --step-duration to") {
+		t.Errorf("a level past memory: exit %d, want 2 saying what fits:\n%s", code, errOut)
+	}
 }
 
 // liveAndPredicted sweeps the simulator at url live (with liveOnly flags

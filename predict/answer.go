@@ -1,9 +1,11 @@
 package predict
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"time"
 
@@ -31,6 +33,9 @@ type Question struct {
 	// Prices are per GPU-hour by GPU; PriceSource says whose they are.
 	Prices      map[string]float64
 	PriceSource string
+	// MemoryBudget is the memory the predictions may take (0:
+	// MemoryBudget()).
+	MemoryBudget int64
 	// Calibrated says the candidates are a fitted models file's, whose fit
 	// the plan states.
 	Calibrated bool
@@ -50,9 +55,10 @@ func Answer(ctx context.Context, q Question) *results.Plan {
 		}
 	}
 	levels := q.Series.Levels(first.Target, q.Axis, q.Base)
+	maxLoad := MaxPlanLoad(q.Axis, q.Window, size, q.parallel(), cmp.Or(q.MemoryBudget, MemoryBudget()))
 	rows, predictions := Plan(ctx, PlanOptions{Candidates: q.Candidates, Axis: q.Axis, Target: q.Target, SLO: q.SLO,
 		Level:  func(load float64) (*bench.Level, error) { return levels(0, load) },
-		Window: q.Window.Seconds(), Routings: q.Routings, MaxReplicas: q.MaxReplicas, Parallel: q.Parallel})
+		Window: q.Window.Seconds(), Routings: q.Routings, MaxReplicas: q.MaxReplicas, Parallel: q.Parallel, MaxLoad: maxLoad})
 	for i := range rows {
 		Price(&rows[i], q.Prices[rows[i].GPU])
 	}
@@ -62,6 +68,10 @@ func Answer(ctx context.Context, q Question) *results.Plan {
 		Predictions: predictions, Interrupted: ctx.Err() != nil}
 	if q.FindMax {
 		p.Target = 0
+	}
+	if slices.ContainsFunc(rows, func(r results.PlanRow) bool { return r.Headroom >= maxLoad-r.Step || r.PerReplica >= maxLoad-r.Step }) {
+		p.Notes = append(p.Notes, fmt.Sprintf("the search stops at %g (the most this machine's memory predicts in a --window): a headroom there means at least that much, not a limit found",
+			math.Floor(maxLoad)))
 	}
 	if size > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("KV seqs: sequences of the workload's size as asked (%.0f tokens, prompt and answer) one replica's KV cache holds", size))
@@ -75,6 +85,23 @@ func Answer(ctx context.Context, q Question) *results.Plan {
 		p.Notes = append(p.Notes, "every figure is the presets' cost model in virtual time (knee presets shows its tuning and docs/fidelity.md its errors): measure the configuration chosen before buying a fleet of it")
 	}
 	return p
+}
+
+// parallel is how many candidates are searched at once.
+func (q Question) parallel() int {
+	return cmp.Or(q.Parallel, runtime.GOMAXPROCS(0))
+}
+
+// Check refuses a question whose target cannot be predicted in the
+// memory the machine gives predictions, saying what fits. It needs the
+// series sized.
+func (q Question) Check() error {
+	if q.FindMax {
+		return nil
+	}
+	l := LevelsSpec{Axis: q.Axis, Loads: []float64{q.Target}, Window: q.Window, Tokens: q.Series.MeanSize(),
+		Parallel: q.parallel(), Budget: q.MemoryBudget, WindowFlag: "--window"}
+	return l.Check()
 }
 
 // firstFit is the first candidate that fits its model.

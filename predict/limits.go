@@ -1,25 +1,32 @@
 package predict
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
 	"github.com/kneebench/knee/results"
 )
 
-// Bounds on one predicted level, checked before any runs: a level's
-// requests are kept in memory as they finish (about 1.5 KB each), so a
-// level far past these would end in running out of it.
+// Bounds on one predicted level, checked before any runs. A level's
+// requests are kept in memory as they finish, so how many fit is a
+// question of memory (RequestBytes, MemoryBudget), asked in Check; these
+// bound what no memory makes sensible.
 const (
-	MaxRequests = 500_000
 	MaxReplicas = 1024
 	MaxStreams  = 100_000
 	MaxWindow   = 24 * time.Hour
 )
 
+// defaultRequestTokens is the size assumed for a request whose size is not
+// known before it runs (a dataset not yet sized).
+const defaultRequestTokens = 512
+
 // LevelsSpec is what a prediction's levels ask for, to be checked
-// against the bounds before any is run.
+// against the memory they need before any is run.
 type LevelsSpec struct {
 	// Axis is "rate" or "concurrency", Loads the levels along it.
 	Axis  string
@@ -30,20 +37,56 @@ type LevelsSpec struct {
 	// Turns is a call's turns, for a level of calls (0: requests).
 	Turns    int
 	Replicas int
+	// Tokens is a request's mean size, prompt and answer (0: 512).
+	Tokens float64
+	// Parallel is how many levels run at once (0: one).
+	Parallel int
+	// Budget is the memory predictions may take (0: MemoryBudget()).
+	Budget int64
+	// WindowFlag names the flag that sets Window ("--step-duration").
+	WindowFlag string
 }
 
-// Check refuses levels that cannot fit in memory, naming the flag to
-// change.
+// RequestsThatFit is how many simulated requests of tokens tokens each
+// of parallel levels running at once may hold within budget bytes.
+func RequestsThatFit(tokens float64, parallel int, budget int64) float64 {
+	return float64(budget) / float64(max(parallel, 1)) / RequestBytes(tokens)
+}
+
+// Check refuses levels that cannot fit in memory, saying what would.
 func (l LevelsSpec) Check() error {
+	flag := cmp.Or(l.WindowFlag, "--step-duration")
 	if l.Replicas > MaxReplicas {
 		return fmt.Errorf("--replicas %d: at most %d replicas are predicted", l.Replicas, MaxReplicas)
 	}
 	if l.Window > MaxWindow {
-		return fmt.Errorf("--step-duration %s: at most %s of virtual time a level", l.Window, MaxWindow)
+		return fmt.Errorf("%s %s: at most %s of virtual time a level", flag, l.Window, MaxWindow)
 	}
+	budget, source := l.Budget, "the budget given"
+	if budget == 0 {
+		budget, source = MemoryBudgetOf()
+	}
+	tokens := cmp.Or(l.Tokens, defaultRequestTokens)
+	if l.Turns > 0 {
+		// A call's turns each carry its history: a turn is about half
+		// the last one.
+		tokens /= 2
+	}
+	fit := RequestsThatFit(tokens, l.Parallel, budget)
+	parallel := ""
+	if l.Parallel > 1 {
+		parallel = fmt.Sprintf(", %d levels at once (--parallel)", l.Parallel)
+	}
+	room := fmt.Sprintf("%s of memory for predictions (%s)%s holds about %s requests of %.0f tokens a level",
+		Bytes(float64(budget)), source, parallel, Thousands(int(fit)), tokens)
 	for _, load := range l.Loads {
-		if l.Axis == "concurrency" && load > MaxStreams {
-			return fmt.Errorf("--concurrency %g: at most %d streams are predicted", load, MaxStreams)
+		if l.Axis == "concurrency" {
+			if load > MaxStreams {
+				return fmt.Errorf("--concurrency %g: at most %d streams are predicted", load, MaxStreams)
+			}
+			if load > fit {
+				return fmt.Errorf("--concurrency %g: %s, fewer than its streams hold at once; lower --concurrency or --parallel", load, room)
+			}
 		}
 		n := float64(l.Requests)
 		if n == 0 && l.Axis == "rate" {
@@ -52,12 +95,23 @@ func (l LevelsSpec) Check() error {
 		if l.Turns > 0 {
 			n *= float64(l.Turns)
 		}
-		if n > MaxRequests {
-			return fmt.Errorf("a level of %g would predict about %.0f requests, past the %d a level holds in memory: shorten --step-duration, or give --requests",
-				load, n, MaxRequests)
+		if n > fit {
+			fix := fmt.Sprintf("shorten %s to %s or less", flag, fitWindow(l.Window, fit/n))
+			if l.Requests > 0 {
+				fix = fmt.Sprintf("give --requests %d or fewer", int(float64(l.Requests)*fit/n))
+			}
+			if l.Parallel > 1 {
+				fix += ", or lower --parallel"
+			}
+			return fmt.Errorf("a level of %g would predict about %s requests: %s; %s", load, Thousands(int(n)), room, fix)
 		}
 	}
 	return nil
+}
+
+// fitWindow is window scaled by share, rounded down to a second.
+func fitWindow(window time.Duration, share float64) time.Duration {
+	return max(time.Duration(float64(window)*share).Truncate(time.Second), time.Second)
 }
 
 // KVNote says how many sequences of the predicted workload's mean size
@@ -92,4 +146,23 @@ func Thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// stopped says why a search stopped: interrupted, or out of memory.
+func stopped(err error) string {
+	if errors.Is(err, ErrOutOfMemory) {
+		return "stopped: " + err.Error()
+	}
+	return "stopped"
+}
+
+// MaxPlanLoad is the most load a plan's search probes: what the memory
+// budget predicts in one window (requests of tokens tokens, parallel
+// searches at once), and never past 100,000.
+func MaxPlanLoad(axis string, window time.Duration, tokens float64, parallel int, budget int64) float64 {
+	fit := RequestsThatFit(cmp.Or(tokens, defaultRequestTokens), parallel, budget)
+	if axis == "rate" {
+		fit /= max(window.Seconds(), 1)
+	}
+	return math.Min(fit, maxPlanLoad)
 }

@@ -46,6 +46,9 @@ type PlanOptions struct {
 	// Window is each level's simulated window, for the early verdict.
 	Window   float64
 	Routings []Routing
+	// MaxLoad bounds the loads probed (0: 100,000): the most the
+	// machine's memory predicts in a window (MaxPlanLoad).
+	MaxLoad float64
 	// MaxReplicas bounds the replicas tried (0: 64).
 	MaxReplicas int
 	// Step is the bisection's resolution, relative to the load (0: 2%);
@@ -71,6 +74,9 @@ const minPlanRate = 0.01
 func Plan(ctx context.Context, o PlanOptions) ([]results.PlanRow, int) {
 	if o.MaxReplicas <= 0 {
 		o.MaxReplicas = 64
+	}
+	if o.MaxLoad <= 0 {
+		o.MaxLoad = maxPlanLoad
 	}
 	if o.Step <= 0 {
 		o.Step = 0.02
@@ -139,9 +145,15 @@ func (s *search) meets(replicas int, routing Routing, load float64) (bool, strin
 			v.Abandon = hopeless(s.o.SLO, expected)
 		}
 	}
+	oom := false
+	v.OutOfMemory = func() { oom = true }
 	r, err := v.Run(s.ctx, lv)
 	s.n++
 	s.predictions.Add(1)
+	if oom {
+		// Not a miss: the load could not be judged.
+		return false, "", nil, ErrOutOfMemory
+	}
 	if err != nil {
 		return false, err.Error(), nil, nil
 	}
@@ -170,7 +182,7 @@ func (s *search) rows() []results.PlanRow {
 	per, why, err := s.capacity(1, RoundRobin, from, 0)
 	base.PerReplica, base.Step = per, step(per)
 	if err != nil {
-		base.Why = "stopped"
+		base.Why = stopped(err)
 		return []results.PlanRow{base}
 	}
 	if per == 0 {
@@ -187,7 +199,7 @@ func (s *search) rows() []results.PlanRow {
 		n, figures, why, err := s.replicas(routing, per)
 		switch {
 		case err != nil:
-			row.Why = "stopped"
+			row.Why = stopped(err)
 		case n == 0:
 			row.Why = why
 		default:
@@ -199,7 +211,7 @@ func (s *search) rows() []results.PlanRow {
 			// target known to meet.
 			head, _, err := s.capacity(n, routing, math.Max(per*float64(n), s.o.Target), s.o.Target)
 			if err != nil {
-				row.Why = "stopped"
+				row.Why = stopped(err)
 			}
 			row.Headroom, row.Step = head, step(head)
 		}
@@ -228,7 +240,7 @@ func (s *search) maxRows(base results.PlanRow, per float64) []results.PlanRow {
 		row.Headroom, row.Step = head, s.stepOf(head)
 		switch {
 		case err != nil:
-			row.Why = "stopped"
+			row.Why = stopped(err)
 		case head == 0:
 			row.Why = why
 		default:
@@ -298,7 +310,7 @@ func (s *search) capacity(replicas int, routing Routing, from, good float64) (fl
 		ok, why, _, err := s.meets(replicas, routing, load)
 		return ok, why, err
 	}
-	return Bisect(from, s.minLoad(), maxPlanLoad, s.stepOf, s.round, probe)
+	return Bisect(from, s.minLoad(), s.o.MaxLoad, s.stepOf, s.round, probe)
 }
 
 // minLoad is the lightest load a search probes.
@@ -323,71 +335,6 @@ func (s *search) round(load float64) float64 {
 		return math.Max(math.Floor(load), 1)
 	}
 	return load
-}
-
-// Bisect finds the largest load in [lo, hi] for which meets holds, to
-// within step(load), assuming that a load that meets the SLO has every
-// lighter one meet it too. It starts at from: up by doubling while it
-// meets, down by halving while it does not; then halves the interval
-// between the last load that met and the first that did not. It returns 0
-// and the lightest load's reason when even lo does not meet.
-func Bisect(from, lo, hi float64, step func(float64) float64, round func(float64) float64,
-	meets func(float64) (bool, string, error)) (float64, string, error) {
-	from = round(math.Min(math.Max(from, lo), hi))
-	ok, why, err := meets(from)
-	if err != nil {
-		return 0, "", err
-	}
-	good, bad := 0.0, math.Inf(1)
-	if ok {
-		good = from
-		for x := round(from * 2); ; x = round(x * 2) {
-			if x > hi {
-				return good, "", nil
-			}
-			ok, _, err := meets(x)
-			if err != nil {
-				return 0, "", err
-			}
-			if !ok {
-				bad = x
-				break
-			}
-			good = x
-		}
-	} else {
-		bad = from
-		for x := round(from / 2); ; x = round(x / 2) {
-			if x < lo || x >= bad {
-				return 0, why, nil
-			}
-			ok, w, err := meets(x)
-			if err != nil {
-				return 0, "", err
-			}
-			if ok {
-				good = x
-				break
-			}
-			bad, why = x, w
-		}
-	}
-	for bad-good > step(good) {
-		mid := round((good + bad) / 2)
-		if mid <= good || mid >= bad {
-			break
-		}
-		ok, _, err := meets(mid)
-		if err != nil {
-			return 0, "", err
-		}
-		if ok {
-			good = mid
-		} else {
-			bad = mid
-		}
-	}
-	return good, "", nil
 }
 
 // figuresOf are a predicted level's figures, the SLO's among them.

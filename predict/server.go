@@ -41,6 +41,10 @@ type simServer struct {
 	nextID        int64
 	// noChunks keeps no chunk times (Options.NoITL).
 	noChunks bool
+	// guard, when set, stops the level (through stop) once the heap
+	// outgrows the memory budget.
+	guard *memGuard
+	stop  func()
 }
 
 func newSimServer(t Target, cfg sched.Config, contextLength, replicas int, routing Routing, seed uint64, memo *Memo) *simServer {
@@ -61,6 +65,10 @@ func (s *simServer) Wake() { s.woken = true }
 // the instant the last ended, until the clock reaches until or a step's
 // end woke the driver (a request it ended queued an earlier event).
 func (s *simServer) Wait(_ context.Context, until time.Duration, _ bool) bool {
+	if s.guard.over() {
+		s.stop()
+		return true
+	}
 	for {
 		if s.woken {
 			s.woken = false

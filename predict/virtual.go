@@ -2,6 +2,8 @@ package predict
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/kneebench/knee/bench"
@@ -40,6 +42,11 @@ type Virtual struct {
 	Abandon func(*record.Record) bool
 	// Notes are added to every result (how the model's tuning fitted).
 	Notes []string
+	// MemoryBudget is the heap at which a level stops, what it predicted
+	// kept (0: MemoryBudget()); OutOfMemory, when set, is called when one
+	// does.
+	MemoryBudget int64
+	OutOfMemory  func()
 }
 
 // recordsEpoch is the instant a predicted level's records count from:
@@ -77,6 +84,13 @@ func (v *Virtual) Run(ctx context.Context, lv *bench.Level) (*results.Run, error
 	}
 	srv := newSimServer(target, cfg, ctxLen, v.Replicas, v.Routing, seed, memo)
 	srv.noChunks = v.NoITL
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	budget := v.MemoryBudget
+	if budget == 0 {
+		budget = MemoryBudget()
+	}
+	srv.guard, srv.stop = newMemGuard(budget), func() { cancel(ErrOutOfMemory) }
 	prefixes := workload.NewPrefixTracker()
 	level := lv.Summary(prefixes, v.NoHistograms)
 	level.Config.Predicted = true
@@ -105,6 +119,13 @@ func (v *Virtual) Run(ctx context.Context, lv *bench.Level) (*results.Run, error
 	res.Health = results.Health{Verdict: results.VerdictVirtual}
 	res.Notes = append(res.Notes, "predicted in virtual time on the simulator's scheduler core: no request was sent")
 	res.Interrupted = ctx.Err() != nil
+	if errors.Is(context.Cause(ctx), ErrOutOfMemory) {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("stopped at %.1f s of virtual time: %v (%s): what it predicted so far is kept; predict fewer streams, a lower rate or a shorter window",
+			srv.now.Seconds(), ErrOutOfMemory, Bytes(float64(budget))))
+		if v.OutOfMemory != nil {
+			v.OutOfMemory()
+		}
+	}
 	lv.Finish(res)
 	res.Notes = append(res.Notes, v.Notes...)
 	return res, nil
