@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"time"
+
+	"github.com/kneebench/knee/health"
 )
 
 // The ranges of the load and scaling flags: what a run can mean. A value
@@ -57,6 +59,22 @@ func (sp *Spec) checkRanges() error {
 	for _, err := range checks {
 		if err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// CheckHost refuses streams or a cap on requests in flight past what the
+// host's memory holds (bound, InFlightBound for a live run).
+func (sp *Spec) CheckHost(bound int64) error {
+	for _, f := range []struct {
+		flag string
+		n    int
+	}{{"--concurrency", sp.Concurrency}, {"--max-concurrency", sp.MaxConcurrency}} {
+		if int64(f.n) > bound {
+			budget, source := health.MemoryBudget()
+			return fmt.Errorf("%s %d: this host holds about %d requests in flight (%d KiB each in %d MiB, %s): lower %s, or run shards (knee k8s job --shards)",
+				f.flag, f.n, bound, InFlightBytes>>10, budget>>20, source, f.flag)
 		}
 	}
 	return nil

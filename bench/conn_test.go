@@ -327,3 +327,30 @@ func TestIdleConnectionsAreReused(t *testing.T) {
 func runLevel(ctx context.Context, c *transport.Client, src workload.Source, load driver.Load) (*results.Run, error) {
 	return (&Live{Client: c}).Run(ctx, &Level{Work: Requests{Source: src, Load: load}})
 }
+
+// TestHostFullStopsTheLevel: an uncapped open loop against a server that
+// answers one token and then only comments, for ever. Requests pile up in
+// flight; at the most the host holds (40 here) the level stops at once,
+// every one cut and counted, the result marked interrupted and a warning
+// saying why, instead of growing until the client dies of memory.
+func TestHostFullStopsTheLevel(t *testing.T) {
+	url := fakeserver.StartRaw(t, dripServer(200*time.Millisecond, true))
+	c := newTestClient(t, url, time.Minute, 100)
+	start := time.Now()
+	res, err := (&Live{Client: c, MaxInFlight: 40}).Run(context.Background(), &Level{Work: Requests{
+		Source: workload.FixedPrompt{Text: "hi", MaxTokens: 3},
+		Load:   driver.Load{Rate: 400, Burstiness: 1, Duration: 30 * time.Second, Seed: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A bound only against a hang: the window is 30 s.
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("took %v; the level should stop once 40 are in flight", took)
+	}
+	if !res.Interrupted || res.Requests.Interrupted < 40 || res.Requests.OK != 0 {
+		t.Errorf("interrupted %v, %d cut, %d ok; want the level stopped with at least 40 cut", res.Interrupted, res.Requests.Interrupted, res.Requests.OK)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), ErrHostFull.Error()) {
+		t.Errorf("no warning says why it stopped: %q", res.Warnings)
+	}
+}

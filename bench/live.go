@@ -1,7 +1,10 @@
 package bench
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -42,9 +45,29 @@ type Live struct {
 	Watch func() Watcher
 	// Environment is copied into every result.
 	Environment results.Environment
+	// MaxInFlight is the most requests a level may hold in flight before
+	// it stops, what it measured kept (0: InFlightBound()).
+	MaxInFlight int64
 
 	mu     sync.Mutex
 	prober *transport.Client
+}
+
+// InFlightBytes is what a request in flight costs the client, as
+// measured (docs/performance.md, "The client's memory"): its 16 KiB of
+// header buffer, its line reader, connection and goroutine. 9,130
+// requests held by a stalled server took 246 MB of RSS, 27 KB each.
+const InFlightBytes = 32 << 10
+
+// ErrHostFull stops a level whose requests in flight reach the most the
+// host's memory holds.
+var ErrHostFull = errors.New("the client's memory holds no more requests in flight")
+
+// InFlightBound is the most requests in flight the host's memory holds
+// (health.MemoryBudget over InFlightBytes), at least 1,000.
+func InFlightBound() int64 {
+	budget, _ := health.MemoryBudget()
+	return max(budget/InFlightBytes, 1000)
 }
 
 // Watcher puts the server's own account of a measured window beside the
@@ -120,7 +143,11 @@ func (l *Live) Run(ctx context.Context, lv *Level) (*results.Run, error) {
 	}
 	start := time.Now()
 	records := lv.RecordWriter(start)
-	run := newLive(client, start, records, lv.Summary(workload.NewPrefixTracker(), false))
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	bound := cmp.Or(l.MaxInFlight, InFlightBound())
+	run := newLive(client, start, records, lv.Summary(workload.NewPrefixTracker(), false),
+		bound, func() { stop(ErrHostFull) })
 	defer run.close()
 	mon := health.Start(health.DefaultInterval)
 	var progress func(Progress)
@@ -141,6 +168,10 @@ func (l *Live) Run(ctx context.Context, lv *Level) (*results.Run, error) {
 	res.WindowStartedAt = start.Add(out.WindowStart).UTC()
 	res.Shard = shardInfo(lv.Work.Shard(), win.StartAt, out.Late)
 	res.Interrupted = ctx.Err() != nil
+	if errors.Is(context.Cause(ctx), ErrHostFull) {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("stopped at %.1f s: %d requests were in flight, the most this host holds (%v); what was measured is kept. The server fell far behind the offered load: its capacity is below it. Cap what is in flight with --max-concurrency, or offer less",
+			time.Since(start).Seconds(), bound, ErrHostFull))
+	}
 	res.Environment = l.Environment
 	lv.Finish(res)
 	if watch != nil {
@@ -162,11 +193,12 @@ type live struct {
 // newLive sets up a level's driver: record times from start, measured
 // records summarised as level says, spread over a lock per processor's
 // worth of concurrent ends.
-func newLive(c *transport.Client, start time.Time, records *record.Writer, level summary.Level) *live {
+func newLive(c *transport.Client, start time.Time, records *record.Writer, level summary.Level, maxInFlight int64, overflow func()) *live {
 	c.SetStart(start)
 	l := &live{client: c, clock: driver.NewWallClock(start), sender: &liveSender{client: c, idle: make(chan *driver.Flight)},
 		sum: summary.New(level, 4*runtime.GOMAXPROCS(0))}
-	l.driver = driver.New(driver.Options{Clock: l.clock, Sender: l.sender, Records: records, Measured: l.sum.Add, Prefixes: level.Prefixes})
+	l.driver = driver.New(driver.Options{Clock: l.clock, Sender: l.sender, Records: records, Measured: l.sum.Add, Prefixes: level.Prefixes,
+		MaxInFlight: maxInFlight, Overflow: overflow})
 	return l
 }
 

@@ -176,3 +176,21 @@ func TestMultiTurnSendsEveryTurn(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckHostRefusesWhatMemoryCannotHold: streams or a cap past what
+// the host holds in flight are refused naming the flag; within, pass.
+func TestCheckHostRefusesWhatMemoryCannotHold(t *testing.T) {
+	for _, c := range []struct {
+		sp   Spec
+		want string
+	}{
+		{Spec{Concurrency: 1000}, ""},
+		{Spec{Concurrency: 1001}, "--concurrency 1001: this host holds about 1000 requests in flight"},
+		{Spec{Rate: 10, MaxConcurrency: 5000}, "lower --max-concurrency"},
+	} {
+		err := c.sp.CheckHost(1000)
+		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.sp, err, c.want)
+		}
+	}
+}

@@ -25,6 +25,12 @@ type TargetSpec struct {
 	Headers   []string
 	ExtraBody string
 	IgnoreEOS bool
+	// ReasoningEffort is --reasoning-effort (sent as reasoning_effort);
+	// TemplateKwargs are --chat-template-kwarg KEY=VALUE (sent in
+	// chat_template_kwargs, VALUE read as JSON where it is, a string
+	// otherwise: enable_thinking=false turns Qwen3's thinking off).
+	ReasoningEffort string
+	TemplateKwargs  []string
 	// Timeout is --timeout, RequestTimeout --request-timeout and
 	// IdleConnTimeout --idle-conn-timeout.
 	Timeout, RequestTimeout, IdleConnTimeout time.Duration
@@ -59,6 +65,9 @@ func (t TargetSpec) Validate() error {
 		if k, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(k) == "" {
 			return fmt.Errorf("--header %q must look like Name:value", h)
 		}
+	}
+	if _, err := t.Body(); err != nil {
+		return err
 	}
 	if t.ExtraBody == "" {
 		return nil
@@ -107,7 +116,7 @@ func CheckBaseURL(raw string) error {
 func (t TargetSpec) Target(baseURL, userAgent string) transport.Target {
 	out := transport.Target{
 		BaseURL: baseURL, APIKey: t.APIKey, Endpoint: t.Endpoint, Model: t.Model,
-		ExtraBody: json.RawMessage(t.ExtraBody), IgnoreEOS: t.IgnoreEOS, Timeout: t.Timeout, UserAgent: userAgent, Retries: t.Retries,
+		ExtraBody: json.RawMessage(t.bodyOrExtra()), IgnoreEOS: t.IgnoreEOS, Timeout: t.Timeout, UserAgent: userAgent, Retries: t.Retries,
 		RequestTimeout: t.RequestTimeout, IdleConnTimeout: t.IdleConnTimeout,
 	}
 	for _, h := range t.Headers {

@@ -3,6 +3,8 @@ package cmd
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
@@ -17,6 +19,10 @@ func newCompareCmd() *cobra.Command {
 		Example: `  knee compare results/L40S.json results/H100.json -o results/compare.png`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: runtimeErrors(func(c *cobra.Command, args []string) error {
+			if ext := strings.ToLower(filepath.Ext(output)); ext == ".html" || ext == ".htm" || ext == ".json" || ext == ".csv" {
+				// The bytes would be a PNG's whatever the name says.
+				return usageErr("--output %s: knee compare draws a PNG; for a page comparing them, knee report %s -o %s", output, strings.Join(args, " "), output)
+			}
 			if err := checkIO(map[string]string{"--output": output}, argInputs(args)); err != nil {
 				return err
 			}

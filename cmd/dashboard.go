@@ -2,10 +2,14 @@ package cmd
 
 import (
 	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/report"
+	"github.com/kneebench/knee/results"
 	"github.com/spf13/cobra"
 )
 
@@ -15,6 +19,22 @@ type dashboardFlag struct {
 	addr  string
 	names []string
 	d     *report.Dashboard
+	// page is where the view's final page is written when the work ends
+	// (beside the work's own outputs; "" where it has none); out is where
+	// that is said.
+	page string
+	out  io.Writer
+}
+
+// keepPage sets where the final page goes: beside output (a run's JSON or
+// a sweep's), as NAME.html; it returns that file, for checking before
+// anything is measured, or "" when no view is asked or output is none.
+func (f *dashboardFlag) keepPage(output string) string {
+	if f.addr == "" || output == "" || results.IsStdout(output) {
+		return ""
+	}
+	f.page = strings.TrimSuffix(output, filepath.Ext(output)) + ".html"
+	return f.page
 }
 
 func (f *dashboardFlag) register(c *cobra.Command) {
@@ -36,8 +56,12 @@ func (f *dashboardFlag) start(c *cobra.Command) error {
 	if err != nil {
 		return withCode(ExitRuntime, fmt.Errorf("--dashboard: %w", err))
 	}
-	f.d = d
-	fmt.Fprintf(c.ErrOrStderr(), "live view at %s\n", d.URL())
+	f.d, f.out = d, c.OutOrStdout()
+	where := "give --output (-o) to keep its final page"
+	if f.page != "" {
+		where = "its final page is written to " + f.page + " when the work ends"
+	}
+	fmt.Fprintf(c.ErrOrStderr(), "live view at %s (%s)\n", d.URL(), where)
 	return nil
 }
 
@@ -56,5 +80,13 @@ func (f *dashboardFlag) status(p bench.Progress, level string, done, levels int,
 func (f *dashboardFlag) finish() {
 	f.d.Done(2 * time.Second)
 	f.d.Close()
+	if page := f.d.Page(); f.page != "" && page != nil {
+		// A viewer who comes after the view has stopped reads it here.
+		if err := results.WriteOutput(f.page, page); err != nil {
+			fmt.Fprintf(f.out, "knee: the live view's final page: writing %s: %v\n", f.page, err)
+		} else {
+			fmt.Fprintf(f.out, "wrote %s (the live view's final page)\n", f.page)
+		}
+	}
 	f.d = nil
 }

@@ -159,4 +159,13 @@ func TestDashboardFollowsASweep(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "dash.json")); err != nil {
 		t.Errorf("the sweep's own files: %v", err)
 	}
+	// A viewer who comes late reads the final page beside the results.
+	kept, err := os.ReadFile(filepath.Join(dir, "dash.html"))
+	if err != nil || string(kept) != page {
+		t.Errorf("the final page was not kept beside the results (%v)", err)
+	}
+	if !strings.Contains(r.errOut, "its final page is written to "+filepath.Join(dir, "dash.html")) ||
+		!strings.Contains(r.out, "wrote "+filepath.Join(dir, "dash.html")+" (the live view's final page)") {
+		t.Errorf("the sweep did not say where the final page goes:\n%s\n%s", r.errOut, r.out)
+	}
 }

@@ -25,6 +25,8 @@ func (f *targetFlags) register(c *cobra.Command) {
 	fs.StringVar((*string)(&f.Endpoint), "endpoint", "chat", "chat (/v1/chat/completions), completions (/v1/completions) or generate (SGLang's native /generate)")
 	fs.StringArrayVar(&f.Headers, "header", nil, "extra request header K:V (repeatable)")
 	fs.StringVar(&f.ExtraBody, "extra-body", "", `JSON object merged into every request body, e.g. '{"ignore_eos": true}'`)
+	fs.StringVar(&f.ReasoningEffort, "reasoning-effort", "", "a reasoning model's thinking budget, low, medium or high (sent as reasoning_effort: gpt-oss and OpenAI's API)")
+	fs.StringArrayVar(&f.TemplateKwargs, "chat-template-kwarg", nil, "KEY=VALUE sent in chat_template_kwargs (repeatable; VALUE as JSON where it is one), e.g. enable_thinking=false for Qwen3")
 	fs.BoolVar(&f.IgnoreEOS, "ignore-eos", false, "ask for every request's max_tokens, whatever the model's end-of-sequence token says (ignore_eos, which vLLM, SGLang, llama.cpp and knee sim take; not OpenAI's API); on by default against the built-in target")
 	fs.DurationVar(&f.Timeout, "timeout", 60*time.Second, "time allowed before the first byte of a response and then between content chunks; SSE comments do not reset it (0: none)")
 	fs.DurationVar(&f.RequestTimeout, "request-timeout", 10*time.Minute, "total time allowed for one request, send to end of stream (0: none)")
@@ -135,7 +137,7 @@ func (f *loadFlags) registerShared(c *cobra.Command) {
 	fs.Float64Var(&f.RangeRatio, "range-ratio", 0, "synthetic prompts: lengths uniform in [N(1−R), N(1+R)] for input and output, as vLLM's random dataset (0 ≤ R < 1)")
 	fs.IntVar(&f.PrefixTokens, "prefix-tokens", 0, "synthetic prompts: open every prompt with a shared prefix of N tokens (before --input-tokens of its own), as GuideLLM's prefix buckets")
 	fs.IntVar(&f.PrefixPool, "prefix-pool", 1, "with --prefix-tokens: how many different prefixes requests draw from")
-	fs.StringVar(&f.Goodput, "goodput", "", "count the requests meeting every bound, as vLLM's goodput, e.g. ttft:300,tpot:50,e2e:4000 (ms; also ttft_sched, e2e_sched)")
+	fs.StringVar(&f.Goodput, "goodput", "", "count the requests meeting every bound, as vLLM's goodput, e.g. ttft:300,tpot:50,e2e:4000 (ms; also ttft_sched, e2e_sched, and ttfat for the first answer token of a model that reasons)")
 	c.MarkFlagsMutuallyExclusive("input-tokens", "dataset")
 	markInputs(c, "dataset")
 }

@@ -87,7 +87,7 @@ func TestK8sJobRoundTrips(t *testing.T) {
 	}
 	code, out, errOut = execute(t, "k8s", "job", "--shards", "2", "--target", "http://t/v1", "--api-key-secret", "vllm-key",
 		"--inputs-configmap", "knee-inputs", "--", "--rate", "5", "--dataset", "/inputs/prompts.jsonl")
-	if code != 0 || !strings.Contains(out, "secretKeyRef") || !strings.Contains(out, "mountPath: /inputs") {
+	if code != 0 || !strings.Contains(out, "secretKeyRef") || !strings.Contains(out, `mountPath: "/inputs"`) {
 		t.Errorf("k8s job with a key Secret and inputs: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, _ = execute(t, "k8s", "sim", "--replicas", "3", "--", "--preset", "h100-80gb/llama-3.1-8b")

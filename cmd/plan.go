@@ -49,7 +49,7 @@ they still meet, by bisection), their figures at the target, and their cost
 per hour and per million output tokens. The table lists the configurations
 that meet every SLO, cheapest first, then those that do not, with why.
 
-An SLO is every --slo bound (METRIC_pNN:MS: ttft, ttft_sched, itl, tpot,
+An SLO is every --slo bound (METRIC_pNN:MS: ttft, ttft_sched, ttfat, ttfat_sched, itl, tpot,
 e2e, e2e_sched or queue_wait at p50, p90, p95 or p99), errors under
 --max-error-rate, at most 2% of requests cut or unsent, no saturation, and,
 with --goodput and goodput:PERCENT in --slo, that share of requests meeting every

@@ -228,7 +228,7 @@ func (o *predictOptions) header(c *cobra.Command, p *prediction) (*results.Sweep
 // that mean nothing in virtual time.
 func (o *predictOptions) predictBounds(c *cobra.Command, st *sweepSetup) error {
 	fs := c.Flags()
-	for _, name := range []string{"timeout", "request-timeout", "retries", "idle-conn-timeout", "header", "api-key", "extra-body"} {
+	for _, name := range []string{"timeout", "request-timeout", "retries", "idle-conn-timeout", "header", "api-key", "extra-body", "reasoning-effort", "chat-template-kwarg"} {
 		if fs.Changed(name) {
 			return usageErr("--%s has no meaning in virtual time, where knee predict sends nothing; leave it out", name)
 		}

@@ -75,6 +75,9 @@ func (o *runOptions) prepare(c *cobra.Command) (*bench.Prepared, time.Time, erro
 		return nil, time.Time{}, err
 	}
 	plan.Series.Need = bench.DatasetNeed(plan.Load, []float64{plan.Load.Rate}, plan.Load.Rate > 0)
+	if err := usage(o.load.CheckHost(bench.InFlightBound())); err != nil {
+		return nil, time.Time{}, err
+	}
 	if err := usage(o.target.Validate()); err != nil {
 		return nil, time.Time{}, err
 	}
@@ -88,7 +91,11 @@ func (o *runOptions) prepare(c *cobra.Command) (*bench.Prepared, time.Time, erro
 	o.server.none = o.server.none || shard.Index > 0
 	// Every output is checked before anything is measured, so a run is
 	// never measured and then lost.
-	if err := checkIO(map[string]string{"--output": o.output, "--records": o.records}, o.load.Inputs()); err != nil {
+	outputs := map[string]string{"--output": o.output, "--records": o.records}
+	if page := o.dash.keepPage(o.output); page != "" {
+		outputs["--dashboard (its final page)"] = page
+	}
+	if err := checkIO(outputs, o.load.Inputs()); err != nil {
 		return nil, time.Time{}, err
 	}
 	if results.IsStdout(o.output) && results.IsStdout(o.records) {
@@ -189,6 +196,10 @@ func (o *runOptions) finish(c *cobra.Command, out io.Writer, res *results.Run, r
 		return &exitError{ExitFailed, errors.New("every request failed")}
 	case res.Requests.OK == 0 && res.Requests.Interrupted > 0 && !res.Interrupted:
 		return &exitError{ExitFailed, errors.New("every request was cut by the drain timeout before it finished: nothing was measured")}
+	case res.Interrupted && c.Context().Err() == nil:
+		// Stopped by the client itself (its memory full of requests a
+		// stalled server never answered), not by a signal.
+		return &exitError{ExitFailed, errors.New("the run stopped before its end (see its warning): what it measured is written")}
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ type sloFlags struct {
 // saying which older spellings the command took.
 func (f *sloFlags) register(c *cobra.Command, def, what string, sweepSpelling bool) {
 	fs := c.Flags()
-	fs.StringVar(&f.spec, "slo", def, what+" must meet: METRIC_pNN:MS bounds, comma-separated (metrics ttft, ttft_sched, itl, tpot, e2e, e2e_sched, "+
+	fs.StringVar(&f.spec, "slo", def, what+" must meet: METRIC_pNN:MS bounds, comma-separated (metrics ttft, ttft_sched, ttfat, ttfat_sched, itl, tpot, e2e, e2e_sched, "+
 		"queue_wait; percentiles 50, 90, 95, 99), and goodput:PERCENT for the share of requests meeting every --goodput bound")
 	fs.Float64Var(&f.maxErr, "max-error-rate", 0.02, "this error rate or more misses the SLO")
 	if sweepSpelling {

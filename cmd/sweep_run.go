@@ -52,8 +52,17 @@ func (o *sweepOptions) prepare(c *cobra.Command) (*liveSweep, error) {
 	if results.IsStdout(o.records) {
 		return nil, usageErr("a sweep prints its rows on standard output: give --records a file")
 	}
-	ls.label, ls.files, err = o.sweepOutputs("sweep", map[string]string{"--records": o.records})
-	return ls, err
+	others := map[string]string{"--records": o.records}
+	ls.label, ls.files, err = o.sweepOutputs("sweep", others)
+	if err != nil {
+		return ls, err
+	}
+	if page := o.dash.keepPage(ls.files.JSON); page != "" {
+		if err := checkIO(map[string]string{"--dashboard (its final page)": page, "--records": o.records}, o.load.Inputs()); err != nil {
+			return ls, err
+		}
+	}
+	return ls, nil
 }
 
 // run measures the sweep's levels live.

@@ -127,6 +127,11 @@ func TestCompare(t *testing.T) {
 	if fi, err := os.Stat(png); err != nil || fi.Size() < 1000 {
 		t.Errorf("compare plot: %v", err)
 	}
+	// A page's name for the PNG is refused, pointing at knee report.
+	code, _, errOut = execute(t, "compare", filepath.Join(dirA, "A.json"), filepath.Join(dirB, "B.json"), "-o", filepath.Join(t.TempDir(), "cmp.html"))
+	if code != ExitUsage || !strings.Contains(errOut, "knee report") {
+		t.Errorf("-o cmp.html: exit %d %q, want 2 naming knee report", code, errOut)
+	}
 	damaged := filepath.Join(t.TempDir(), "damaged.json")
 	os.WriteFile(damaged, []byte(`{"schema_version": 1, "levels": [`), 0o644)
 	code, _, errOut = execute(t, "compare", damaged)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
 )
 
@@ -64,7 +65,7 @@ func (l LevelsSpec) Check() error {
 	}
 	budget, source := l.Budget, "the budget given"
 	if budget == 0 {
-		budget, source = MemoryBudgetOf()
+		budget, source = health.MemoryBudget()
 	}
 	tokens := cmp.Or(l.Tokens, defaultRequestTokens)
 	if l.Turns > 0 {

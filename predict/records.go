@@ -28,11 +28,14 @@ func stamp(st *sched.Step, chunks bool, rec func(id int64) *record.Record, done 
 	for _, e := range st.Emitted {
 		r := rec(e.Seq.ID)
 		if e.Index == 0 {
-			r.FirstToken = t
+			// The simulated models answer without reasoning: the first
+			// token is the first answer token.
+			r.FirstToken, r.FirstAnswer = t, t
 			r.CachedTokens = e.Seq.CachedTokens
 		}
 		r.LastToken = t
 		r.Chunks++
+		r.AnswerChunks++
 		if chunks {
 			r.ChunkTimes = append(r.ChunkTimes, t)
 		}

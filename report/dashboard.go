@@ -57,7 +57,8 @@ type Dashboard struct {
 	mu      sync.Mutex
 	in      HTMLInput // the sweep or run so far
 	status  []byte    // the last progress, as JSON
-	final   []byte    // the report, once done
+	history []LiveStatus
+	final   []byte // the report, once done
 	clients map[chan event]struct{}
 	served  sync.WaitGroup
 	levels  int // levels shown
@@ -126,6 +127,7 @@ func (d *Dashboard) Status(s LiveStatus) {
 	}
 	d.mu.Lock()
 	d.status = b
+	d.history = appendHistory(d.history, s)
 	d.mu.Unlock()
 	d.broadcast(event{"progress", b})
 }
@@ -185,6 +187,33 @@ func (d *Dashboard) Done(grace time.Duration) {
 	}
 }
 
+// maxHistory bounds the progress kept for the live view's time series:
+// past it, every other sample goes (a day at two a second is 172,800).
+const maxHistory = 1200
+
+// appendHistory appends s to h, thinning h by half when it is full.
+func appendHistory(h []LiveStatus, s LiveStatus) []LiveStatus {
+	if len(h) >= maxHistory {
+		n := 0
+		for i := 0; i < len(h); i += 2 {
+			h[n] = h[i]
+			n++
+		}
+		h = h[:n]
+	}
+	return append(h, s)
+}
+
+// Page is the final page once Done made it, or nil.
+func (d *Dashboard) Page() []byte {
+	if d == nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.final
+}
+
 // Close stops serving.
 func (d *Dashboard) Close() {
 	if d == nil {
@@ -222,6 +251,9 @@ func (d *Dashboard) page(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(final)
 		return
 	}
+	d.mu.Lock()
+	in.LiveHistory = slices.Clone(d.history)
+	d.mu.Unlock()
 	in.Version, in.Dashboard = d.version, "/events"
 	var page bytes.Buffer
 	if err := HTML(&page, in); err != nil {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +142,55 @@ func TestDashboardAddress(t *testing.T) {
 		if got != c.want || (c.want == "") != (err != nil) {
 			t.Errorf("%q: %q, %v; want %q", c.in, got, err, c.want)
 		}
+	}
+}
+
+// TestLiveViewDrawsProgressOverTime: a run's live view opened late draws
+// the progress so far (kept by the server and embedded in the page) as
+// time series under its status, not only the last status. The page the
+// server would serve is opened from a file, where its event stream fails
+// at once (a browser left on the live stream never finishes loading).
+func TestLiveViewDrawsProgressOverTime(t *testing.T) {
+	bin := browser()
+	if bin == "" || testing.Short() {
+		t.Skip("no Chromium here (Debian: apt-get install chromium)")
+	}
+	d, err := StartDashboard("127.0.0.1:0", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for i := 1; i <= 8; i++ {
+		d.Status(LiveStatus{Level: "run", ElapsedS: float64(i), Sent: int64(10 * i), OK: int64(9 * i), InFlight: 3, TTFTP50: 20 + float64(i),
+			TTFTP95: 30 + float64(i), ITLP50: 8, RecentCount: 9, SentPerS: 10, Health: "healthy"})
+	}
+	resp, err := http.Get(d.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	file := filepath.Join(t.TempDir(), "live.html")
+	if err := os.WriteFile(file, live, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := openInBrowser(t, bin, "file://"+file, 1400)
+	for _, id := range []string{`id="live-latency"`, `id="live-rates"`} {
+		i := strings.Index(page, id)
+		if i < 0 || !strings.Contains(page[i:min(len(page), i+20000)], "<path") {
+			t.Errorf("the live view drew no %s series:\n%.3000s", id, page)
+		}
+	}
+}
+
+// TestHistoryIsBounded: the progress kept for the live view is thinned by
+// half when full, its first and last samples kept.
+func TestHistoryIsBounded(t *testing.T) {
+	var h []LiveStatus
+	for i := 0; i < 10*maxHistory; i++ {
+		h = appendHistory(h, LiveStatus{ElapsedS: float64(i)})
+	}
+	if len(h) > maxHistory || h[0].ElapsedS != 0 || h[len(h)-1].ElapsedS != float64(10*maxHistory-1) {
+		t.Errorf("%d kept, from %g to %g", len(h), h[0].ElapsedS, h[len(h)-1].ElapsedS)
 	}
 }

@@ -35,6 +35,9 @@ type HTMLInput struct {
 	// Dashboard, when set, makes the page a live view following these
 	// server-sent events (knee run|sweep --dashboard).
 	Dashboard string
+	// LiveHistory is the progress so far, which the live view draws over
+	// time and extends from the events.
+	LiveHistory []LiveStatus
 }
 
 type htmlPage struct {
@@ -93,7 +96,7 @@ func HTML(w io.Writer, in HTMLInput) error {
 	}
 	if p.Live {
 		p.Title = "knee — live: " + strings.TrimPrefix(p.Title, "knee — ")
-		data.Dashboard = &dashboard{Events: in.Dashboard}
+		data.Dashboard = &dashboard{Events: in.Dashboard, History: in.LiveHistory}
 	}
 	p.Subtitle = "Latencies in ms; TTFT sched and E2E sched count from the scheduled arrival. Written by knee " + in.Version + "."
 	if len(in.Sweeps) > 1 {
@@ -142,6 +145,7 @@ func compareTable(sweeps []*results.Sweep) *htmlTable {
 		name string
 		cell func(*results.Sweep) string
 	}{
+		{"figures", sourceOf},
 		{"workload", func(s *results.Sweep) string { return s.Workload }},
 		{"model", func(s *results.Sweep) string { return s.Config.Model }},
 		{"SLO", func(s *results.Sweep) string { return sloText(s.SLO) }},

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kneebench/knee/results"
 )
@@ -52,6 +53,9 @@ func runSection(r *results.Run, i int) htmlRun {
 		}
 		hr.Facts = append(hr.Facts, fact{"cache hit rate", v})
 	}
+	if r.Reasoning != nil {
+		hr.Facts = append(hr.Facts, fact{"reasoning", strings.Replace(ReasoningLine(r), "\n          ", " · ", 1)})
+	}
 	if cn := r.Connections; cn != nil {
 		hr.Facts = append(hr.Facts, fact{"connections", fmt.Sprintf("%d opened · %d found closed before reuse · %d requests resent", cn.Opened, cn.StaleClosed, cn.Resent)})
 	}
@@ -61,6 +65,12 @@ func runSection(r *results.Run, i int) htmlRun {
 		s    results.Summary
 	}{{"TTFT", r.Stats.TTFT}, {"TTFT sched", r.Stats.TTFTSched}, {"ITL", r.Stats.ITL}, {"TPOT", r.Stats.TPOT},
 		{"E2E", r.Stats.E2E}, {"E2E sched", r.Stats.E2ESched}, {"queue wait", r.Stats.QueueWait}} {
+		if row.name == "queue wait" && r.Reasoning != nil {
+			// A reasoning model's first answer token, apart from its
+			// first token of thought.
+			hr.Latency.Rows = append(hr.Latency.Rows, latencyRow("TTFAT", r.Stats.TTFAT), latencyRow("TTFAT sched", r.Stats.TTFATSched),
+				latencyRow("TPOT answer", r.Reasoning.TPOTAnswer))
+		}
 		s := row.s
 		if s.Count == 0 {
 			hr.Latency.Rows = append(hr.Latency.Rows, htmlRow{Cells: []string{row.name, "-", "-", "-", "-", "-", "-", "-", "0"}})
@@ -70,4 +80,12 @@ func runSection(r *results.Run, i int) htmlRun {
 	}
 	hr.Detail = levelDetails(r, "this run")
 	return hr
+}
+
+// latencyRow is a latency table's row of s.
+func latencyRow(name string, s results.Summary) htmlRow {
+	if s.Count == 0 {
+		return htmlRow{Cells: []string{name, "-", "-", "-", "-", "-", "-", "-", "0"}}
+	}
+	return htmlRow{Cells: []string{name, ms(s.Mean), ms(s.Min), ms(s.P50), ms(s.P90), ms(s.P95), ms(s.P99), ms(s.Max), num(float64(s.Count), 0)}}
 }

@@ -64,7 +64,11 @@
     var box = html("figure", "chart", undefined, parent);
     box.id = spec.id;
     html("figcaption", "", spec.title, box);
-    var W = 640, H = 300, L = 62, R = 16, T = 14, B = 42;
+    // The drawing is as wide as its box (one unit a CSS pixel), so text
+    // is the size the style says at any width; 640 where the box is not
+    // laid out (hidden, or printed).
+    var inner = box.clientWidth - 18;
+    var W = inner >= 280 ? Math.round(inner) : 640, H = Math.round(Math.min(340, Math.max(230, W * 0.55))), L = 62, R = 16, T = 14, B = 42;
     var svg = el("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": spec.title, preserveAspectRatio: "xMidYMid meet" }, box);
     var xs = [], ys = [];
     spec.series.forEach(function (s) { s.points.forEach(function (p) { if (isFinite(p[1]) && (!spec.ylog || p[1] > 0)) { xs.push(p[0]); ys.push(p[1]); } }); });
@@ -75,7 +79,7 @@
     var y0 = Math.min.apply(null, ys), y1 = Math.max.apply(null, ys);
     var ylog = spec.ylog === undefined ? (y0 > 0 && y1 / y0 > 30) : spec.ylog;
     var xlog = !!spec.xlog;
-    if (!ylog) { y0 = Math.min(0, y0); y1 = y1 * 1.08 || 1; } else { y0 = y0 / 1.3; y1 = y1 * 1.3; }
+    if (!ylog) { y0 = Math.min(0, y0); y1 = y1 * 1.08 || 1; } else { y0 = Math.max(y0 / 1.3, spec.yfloor || 0, y1 / 1e5); y1 = y1 * 1.3; }
     if (x0 === x1) { x0 = x0 * 0.9 - (x0 ? 0 : 1); x1 = x1 * 1.1 + (x1 ? 0 : 1); }
     var fx = function (x) { return xlog ? Math.log10(x) : x; }, fy = function (y) { return ylog ? Math.log10(y) : y; };
     var sx = function (x) { return L + (fx(x) - fx(x0)) / (fx(x1) - fx(x0)) * (W - L - R); };
@@ -101,17 +105,24 @@
     });
     // Knees: each a vertical line; knees at one load share it, their
     // labels stacked so none covers another.
-    var atX = {};
+    // Knees: each a vertical line; a label goes on the first row where
+    // it covers no other (its width estimated from its length).
+    var lines = {}, placed = [];
     (spec.vlines || []).forEach(function (v) {
-      var k = v.x.toPrecision(6), n = atX[k] = (atX[k] || 0) + 1;
-      if (n === 1) el("line", { x1: sx(v.x), x2: sx(v.x), y1: T, y2: H - B, class: "knee", stroke: KNEE[v.kind] || "#888" }, svg);
-      var right = sx(v.x) < W - R - 110;
-      el("text", { x: sx(v.x) + (right ? 4 : -4), y: T + 10 + 13 * (n - 1), "text-anchor": right ? "start" : "end", class: "kneelabel", fill: KNEE[v.kind] || "#888" }, svg).textContent = v.label;
+      var x = sx(v.x), k = x.toFixed(0);
+      if (!lines[k]) { lines[k] = true; el("line", { x1: x, x2: x, y1: T, y2: H - B, class: "knee", stroke: KNEE[v.kind] || "#888" }, svg); }
+      var w = 7 * v.label.length + 8, right = x + w < W - R;
+      var a = right ? x : x - w, b = right ? x + w : x, row = 0;
+      while (placed.some(function (p) { return p.row === row && p.a < b && a < p.b; })) row++;
+      placed.push({ a: a, b: b, row: row });
+      el("text", { x: x + (right ? 4 : -4), y: T + 12 + 15 * row, "text-anchor": right ? "start" : "end", class: "kneelabel", fill: KNEE[v.kind] || "#888" }, svg).textContent = v.label;
     });
     var drawn = [];
     spec.series.forEach(function (s, i) {
       var color = s.color || PALETTE[i % PALETTE.length];
-      var pts = s.points.filter(function (p) { return isFinite(p[1]) && (!ylog || p[1] > 0); });
+      // On a log axis, values under its floor sit on it (the hover still
+      // reads the value).
+      var pts = s.points.filter(function (p) { return isFinite(p[1]) && (!ylog || p[1] > 0); }).map(function (p) { return ylog && p[1] < y0 ? [p[0], y0, p[2], p[1]] : p; });
       var d = "", kept = s.connectAll ? pts : pts.filter(function (p) { return !p[2]; });
       kept.forEach(function (p, j) { d += (j ? "L" : "M") + sx(p[0]).toFixed(1) + " " + sy(p[1]).toFixed(1); });
       if (d) el("path", { d: d, class: "series", stroke: color, "stroke-dasharray": s.dash || "none" }, svg);
@@ -142,7 +153,7 @@
       if (best === null) return;
       cross.setAttribute("x1", sx(best)); cross.setAttribute("x2", sx(best)); cross.setAttribute("visibility", "visible");
       var lines = [spec.xname + " " + fmt(best) + (spec.xunit || "")];
-      drawn.forEach(function (s) { s.pts.forEach(function (p) { if (p[0] === best) lines.push(s.name + ": " + fmt(p[1]) + (spec.yunit || "") + (p[2] ? " (excluded: " + p[2] + ")" : "")); }); });
+      drawn.forEach(function (s) { s.pts.forEach(function (p) { if (p[0] === best) lines.push(s.name + ": " + fmt(p.length > 3 ? p[3] : p[1]) + (spec.yunit || "") + (p[2] ? " (excluded: " + p[2] + ")" : "")); }); });
       tip.textContent = lines.join("\n");
       tip.hidden = false;
       tip.style.left = Math.min(r.width - 220, Math.max(0, ev.clientX - r.left + 12)) + "px";
@@ -156,7 +167,10 @@
     var box = html("figure", "chart", undefined, parent);
     box.id = spec.id;
     html("figcaption", "", spec.title, box);
-    var W = 640, row = 26, L = 250, H = 20 + row * spec.bars.length;
+    // As wide as its box, as lineChart; labels take up to 40% of it.
+    var inner = box.clientWidth - 18, W = inner >= 280 ? Math.round(inner) : 640, row = 26, H = 20 + row * spec.bars.length;
+    var longest = Math.max.apply(null, spec.bars.map(function (b) { return String(b.label).length; }));
+    var L = Math.min(Math.round(W * 0.4), 7 * longest + 16);
     var svg = el("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": spec.title }, box);
     var max = Math.max.apply(null, spec.bars.map(function (b) { return b.value || 0; })) || 1;
     spec.bars.forEach(function (b, i) {
@@ -168,7 +182,7 @@
     return box;
   }
 
-  var METRICS = { ttft: "TTFT", ttft_sched: "TTFT from schedule", itl: "ITL", tpot: "TPOT", e2e: "E2E", e2e_sched: "E2E from schedule", queue_wait: "queue wait" };
+  var METRICS = { ttft: "TTFT", ttft_sched: "TTFT from schedule", ttfat: "TTFAT (first answer token)", ttfat_sched: "TTFAT from schedule", itl: "ITL", tpot: "TPOT", e2e: "E2E", e2e_sched: "E2E from schedule", queue_wait: "queue wait" };
   var PCTS = ["p50", "p90", "p95", "p99"];
 
   function kneeLines(s) {
@@ -215,7 +229,9 @@
 
   // distChart draws percentile curves, one per level or run.
   function distChart(parent, id, title, curves) {
-    return lineChart(parent, { id: id, title: title, xlabel: "percentile", xname: "", ylabel: "ms", yunit: " ms", xticks: PTICKS, ylog: true,
+    // A latency under 10 µs is below what a clock across a network can
+    // tell apart: the axis stops there.
+    return lineChart(parent, { id: id, title: title, xlabel: "percentile", xname: "", ylabel: "ms", yunit: " ms", xticks: PTICKS, ylog: true, yfloor: 0.01,
       series: curves.map(function (c) { return { name: c.name, points: c.points.map(function (q) { return [px(q[0]), q[1]]; }) }; }) });
   }
 
@@ -296,19 +312,42 @@
     box.run = function (m, p, b) { msel.value = m; psel.value = p; bound.value = b; return run(); };
   }
 
-  // compareCharts overlay the sweeps per metric, at the SLO's percentile.
+  // compareCharts overlay the sweeps per metric, at the SLO's percentile;
+  // each sweep's name says whether it was predicted or measured, the SLO
+  // metric's chart draws each sweep's bound, and a curvature knee is drawn
+  // on that chart alone (it is a bend of that metric's curve).
   function compareCharts(parent, sweeps) {
     var grid = html("div", "charts", undefined, parent);
     var pct = "p" + ((sweeps[0].slo && sweeps[0].slo.percentile) || 95);
-    var vl = [];
-    sweeps.forEach(function (s, i) { (s.knees || []).forEach(function (k) { vl.push({ x: k.load, kind: k.kind, label: s.label + ": " + k.short }); }); });
+    var name = function (s) { return s.label + (s.source ? " (" + s.source + ")" : ""); };
+    var knees = function (m) {
+      var vl = [];
+      sweeps.forEach(function (s) {
+        (s.knees || []).forEach(function (k) {
+          if (k.kind === "curvature" && !(s.slo && s.slo.metric === m)) return;
+          vl.push({ x: k.load, kind: k.kind, label: s.label + ": " + k.short });
+        });
+      });
+      return vl;
+    };
     ["ttft_sched", "ttft", "tpot", "e2e"].forEach(function (m) {
-      var series = sweeps.map(function (s, i) { return { name: s.label, points: levelPoints(s, function (l) { return stat(l, m, pct); }), color: PALETTE[i % PALETTE.length] }; });
+      var series = sweeps.map(function (s, i) { return { name: name(s), points: levelPoints(s, function (l) { return stat(l, m, pct); }), color: PALETTE[i % PALETTE.length] }; });
       if (!series.some(function (x) { return x.points.length; })) return;
-      lineChart(grid, { id: "cmp-" + m, title: METRICS[m] + " " + pct + " against load", xlabel: sweeps[0].axisLabel, xname: "load", xunit: sweeps[0].unit, ylabel: "ms", yunit: " ms", series: series, vlines: vl });
+      // One line per bound, naming its sweeps unless all share it.
+      var byMs = {}, order = [];
+      sweeps.forEach(function (s) {
+        if (!s.slo || s.slo.metric !== m || !(s.slo.ms > 0) || "p" + s.slo.percentile !== pct) return;
+        if (!byMs[s.slo.ms]) { byMs[s.slo.ms] = []; order.push(s.slo.ms); }
+        byMs[s.slo.ms].push(s.label);
+      });
+      var hl = order.map(function (ms) {
+        var who = byMs[ms].length === sweeps.length ? "" : " of " + byMs[ms].join(", ");
+        return { y: ms, label: "SLO" + who + ": " + pct + " ≤ " + fmt(ms) + " ms" };
+      });
+      lineChart(grid, { id: "cmp-" + m, title: METRICS[m] + " " + pct + " against load", xlabel: sweeps[0].axisLabel, xname: "load", xunit: sweeps[0].unit, ylabel: "ms", yunit: " ms", series: series, vlines: knees(m), hlines: hl });
     });
     lineChart(grid, { id: "cmp-throughput", title: "Throughput against load", xlabel: sweeps[0].axisLabel, xname: "load", xunit: sweeps[0].unit, ylabel: "completions/s", yunit: "/s", ylog: false,
-      series: sweeps.map(function (s, i) { return { name: s.label, points: levelPoints(s, function (l) { return l.reqPerS; }), color: PALETTE[i % PALETTE.length] }; }) });
+      series: sweeps.map(function (s, i) { return { name: name(s), points: levelPoints(s, function (l) { return l.reqPerS; }), color: PALETTE[i % PALETTE.length] }; }) });
   }
 
   function runCharts(parent, r, idx) {
@@ -358,11 +397,36 @@
 
   // A live view follows the run's events: progress in place, a finished
   // level by redrawing the page, the end by becoming the report.
+  // Under the status, the progress over time: the recent latencies and
+  // the rates, from the history the page came with and every event since.
+  function liveCharts(parent, hist) {
+    parent.textContent = "";
+    if (hist.length < 2) return;
+    var t = function (f) { return hist.map(function (s) { return [s.elapsedS, f(s)]; }).filter(function (p) { return p[1] !== null; }); };
+    var base = { xlabel: "seconds into the level", xname: "t", xunit: " s" };
+    lineChart(parent, Object.assign({ id: "live-latency", title: "TTFT from schedule and ITL over the last 5 s", ylabel: "ms", yunit: " ms", ylog: false,
+      series: [{ name: "TTFT sched p50", points: t(function (s) { return s.recentCount ? s.ttftP50 : null; }) },
+        { name: "TTFT sched p95", points: t(function (s) { return s.recentCount ? s.ttftP95 : null; }) },
+        { name: "ITL p50", points: t(function (s) { return s.recentCount ? s.itlP50 : null; }) }] }, base));
+    lineChart(parent, Object.assign({ id: "live-rates", title: "Sent per second and requests in flight", ylabel: "per second, or in flight", ylog: false,
+      series: [{ name: "sent/s", points: t(function (s) { return s.sentPerS; }) },
+        { name: "in flight", points: t(function (s) { return s.inFlight; }), dash: "4 3" }] }, base));
+  }
+
   if (data.dashboard && window.EventSource) {
     var panel = document.getElementById("live");
+    var hist = (data.dashboard.history || []).slice();
+    var liveGrid = html("div", "charts", undefined, panel.parentNode);
+    panel.parentNode.insertBefore(liveGrid, panel.nextSibling);
+    liveCharts(liveGrid, hist);
     var es = new EventSource(data.dashboard.events);
     es.addEventListener("progress", function (ev) {
       var s = JSON.parse(ev.data);
+      // A new level starts its own series.
+      if (hist.length && (hist[hist.length - 1].level !== s.level || s.elapsedS < hist[hist.length - 1].elapsedS)) hist = [];
+      hist.push(s);
+      if (hist.length > 1200) hist = hist.filter(function (_, i) { return i % 2 === 0; });
+      liveCharts(liveGrid, hist);
       panel.textContent = "";
       var level = s.level + (s.levels ? " (" + s.levelsDone + " of " + s.levels + " levels done)" : "");
       html("p", "status", level + " · " + fmt(s.elapsedS) + " s in" + (s.remainingS > 0 ? ", " + fmt(s.remainingS) + " s left" : ""), panel);

@@ -23,10 +23,15 @@ type pageData struct {
 // dashboard says a page is a live view: its script follows the events.
 type dashboard struct {
 	Events string `json:"events"`
+	// History is the progress so far, for the view's time series.
+	History []LiveStatus `json:"history"`
 }
 
 type sweepJS struct {
-	Label     string    `json:"label"`
+	Label string `json:"label"`
+	// Source says how its figures came: "predicted" in virtual time or
+	// "measured" against a server.
+	Source    string    `json:"source"`
 	Axis      string    `json:"axis"`
 	AxisLabel string    `json:"axisLabel"`
 	Unit      string    `json:"unit"`
@@ -112,7 +117,7 @@ type calLevelJS struct {
 // them.
 func statsJS(r *results.Run) map[string]map[string]float64 {
 	out := map[string]map[string]float64{}
-	for _, m := range []string{"ttft", "ttft_sched", "itl", "tpot", "e2e", "e2e_sched", "queue_wait"} {
+	for _, m := range []string{"ttft", "ttft_sched", "ttfat", "ttfat_sched", "itl", "tpot", "e2e", "e2e_sched", "queue_wait"} {
 		s, ok := r.Stats.SummaryOf(m)
 		if !ok || s.Count == 0 {
 			continue
@@ -156,7 +161,7 @@ func distJS(r *results.Run) map[string][][2]float64 {
 
 // sweepData is a sweep as the charts take it.
 func sweepData(s *results.Sweep) sweepJS {
-	js := sweepJS{Label: s.Label, Axis: s.Axis, AxisLabel: axisLabel(s), Unit: axisUnit(s),
+	js := sweepJS{Label: s.Label, Source: sourceOf(s), Axis: s.Axis, AxisLabel: axisLabel(s), Unit: axisUnit(s),
 		SLO: sloJS{Metric: s.SLO.Metric(), Percentile: s.SLO.Percentile(), Ms: s.SLO.ThresholdMs(), MinGood: s.SLO.MinGoodPercent}}
 	k := s.Knees
 	for _, kn := range []struct {
@@ -325,4 +330,12 @@ func calData(c *results.Calibration) *calJS {
 		js.Levels = append(js.Levels, lv)
 	}
 	return js
+}
+
+// sourceOf says whether a sweep's figures were predicted or measured.
+func sourceOf(s *results.Sweep) string {
+	if s.Config.Predicted {
+		return "predicted"
+	}
+	return "measured"
 }

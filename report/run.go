@@ -75,6 +75,9 @@ func run(w io.Writer, r *results.Run) error {
 		fmt.Fprintf(w, " · cached %s of input", pct(float64(tk.CachedTotal)/float64(tk.InputTotal)))
 	}
 	fmt.Fprintln(w)
+	if rs := r.Reasoning; rs != nil {
+		fmt.Fprintln(w, ReasoningLine(r))
+	}
 	if g := r.Goodput; g != nil {
 		fmt.Fprintf(w, "goodput  %s of %d finished requests met %s · %s good req/s\n",
 			pct(g.Share), g.Finished, boundsText(g.Bounds), num(g.RequestsPerS, 2))
@@ -269,4 +272,30 @@ func RunAndServer(w io.Writer, r *results.Run) error {
 		return Server(w, r.Server)
 	}
 	return nil
+}
+
+// ReasoningLine says what the requests that reasoned did: how many, how
+// many gave no answer, thought and answer per request, and the first
+// answer token's times.
+func ReasoningLine(r *results.Run) string {
+	rs, a := r.Reasoning, r.Stats.TTFAT
+	line := fmt.Sprintf("reasoning %d requests reasoned · %s gave no answer (%d at max_tokens) · per request: reasoning p50 %s (mean %s), answer p50 %s (mean %s) tokens, counted from %s",
+		rs.Requests, pct(rs.NoAnswerShare()), rs.BudgetSpent, num(rs.ReasoningPerRequest.P50, 0), num(rs.ReasoningPerRequest.Mean, 1),
+		num(rs.AnswerPerRequest.P50, 0), num(rs.AnswerPerRequest.Mean, 1), reasoningSource(rs.Source))
+	if a.Count > 0 {
+		line += fmt.Sprintf("\n          TTFAT (first answer token) p50 %s · p95 %s · p99 %s ms · TPOT over answer tokens p50 %s ms (over all output %s)",
+			ms(a.P50), ms(a.P95), ms(a.P99), ms(rs.TPOTAnswer.P50), ms(r.Stats.TPOT.P50))
+	}
+	return line
+}
+
+// reasoningSource says where reasoning counts came from, in words.
+func reasoningSource(s string) string {
+	switch s {
+	case "usage":
+		return "the server's usage (reasoning_tokens)"
+	case "both":
+		return "usage where sent, the stream elsewhere"
+	}
+	return "the stream (the server sent no reasoning_tokens)"
 }

@@ -34,6 +34,8 @@ var mergedHistograms = []struct {
 	{"input_tokens", 1, func(r *Run) *Summary { return &r.Tokens.Input }, false},
 	{"output_tokens", 1, func(r *Run) *Summary { return &r.Tokens.Output }, false},
 	{"send_lateness_us", 1000, nil, false},
+	{"ttfat_us", 1000, func(r *Run) *Summary { return &r.Stats.TTFAT }, false},
+	{"ttfat_sched_us", 1000, func(r *Run) *Summary { return &r.Stats.TTFATSched }, false},
 }
 
 // MergeRuns joins the result files of the shards of one load (see
@@ -76,6 +78,9 @@ func MergeRuns(runs []*Run) (*Run, error) {
 		return nil, err
 	}
 	mergeCounts(m, shards)
+	if err := mergeReasoning(m, shards); err != nil {
+		return nil, err
+	}
 	mergeRates(m, shards)
 	mergeHealth(m, shards)
 	mergeCalls(m, shards)

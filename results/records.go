@@ -33,7 +33,13 @@ type RecordLine struct {
 	TTFTNs      *int64 `json:"ttft_ns,omitempty"`
 	TTFTSchedNs *int64 `json:"ttft_sched_ns,omitempty"`
 	E2ENs       *int64 `json:"e2e_ns,omitempty"`
-	E2ESchedNs  *int64 `json:"e2e_sched_ns,omitempty"`
+	// TTFATNs is the time to the first answer token (not reasoning), for
+	// a request that reasoned and answered; ReasoningTokens and
+	// AnswerTokens split its output tokens, for one that reasoned.
+	TTFATNs         *int64 `json:"ttfat_ns,omitempty"`
+	ReasoningTokens *int   `json:"reasoning_tokens,omitempty"`
+	AnswerTokens    *int   `json:"answer_tokens,omitempty"`
+	E2ESchedNs      *int64 `json:"e2e_sched_ns,omitempty"`
 	// QueueWaitNs is scheduled → sent; LatenessNs the dispatcher's own
 	// part of it (not counting a wait for a concurrency slot).
 	QueueWaitNs int64 `json:"queue_wait_ns"`

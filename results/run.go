@@ -41,9 +41,11 @@ type Run struct {
 	// successful requests.
 	ServerTimings *ServerTimings `json:"server_timings,omitempty"`
 	Histograms    Histograms     `json:"histograms,omitempty"`
-	Notes         []string       `json:"notes,omitempty"`
-	Warnings      []string       `json:"warnings,omitempty"`
-	Interrupted   bool           `json:"interrupted,omitempty"`
+	// Reasoning is set when requests reasoned before answering.
+	Reasoning   *Reasoning `json:"reasoning,omitempty"`
+	Notes       []string   `json:"notes,omitempty"`
+	Warnings    []string   `json:"warnings,omitempty"`
+	Interrupted bool       `json:"interrupted,omitempty"`
 	// MergedShards is set on a run merged from that many shards' files.
 	MergedShards int `json:"merged_shards,omitempty"`
 }
@@ -95,6 +97,11 @@ type Stats struct {
 	E2E       Summary `json:"e2e"`
 	E2ESched  Summary `json:"e2e_sched"`
 	QueueWait Summary `json:"queue_wait"`
+	// TTFAT is the time to the first answer token, not reasoning (the
+	// same as TTFT for a model that does not reason); TTFATSched from
+	// the scheduled arrival.
+	TTFAT      Summary `json:"ttfat,omitzero"`
+	TTFATSched Summary `json:"ttfat_sched,omitzero"`
 }
 
 // Requests counts outcomes. Failures are grouped by class; interrupted

@@ -23,7 +23,8 @@ type SLO struct {
 }
 
 // Bound is one latency bound: a percentile of a metric (one of the stats
-// names: ttft, ttft_sched, itl, tpot, e2e, e2e_sched, queue_wait) at most
+// names: ttft, ttft_sched, ttfat, ttfat_sched, itl, tpot, e2e, e2e_sched,
+// queue_wait) at most
 // Ms.
 type Bound struct {
 	Metric     string  `json:"metric"`
@@ -95,7 +96,7 @@ func ParseBounds(s string) ([]Bound, float64, error) {
 			return nil, 0, fmt.Errorf("%q: the percentile is one of 50, 90, 95, 99", part)
 		}
 		if _, ok := (Stats{}).SummaryOf(metric); !ok {
-			return nil, 0, fmt.Errorf("%q: the metric is one of ttft, ttft_sched, itl, tpot, e2e, e2e_sched, queue_wait", part)
+			return nil, 0, fmt.Errorf("%q: the metric is one of ttft, ttft_sched, ttfat, ttfat_sched, itl, tpot, e2e, e2e_sched, queue_wait", part)
 		}
 		ms, err := strconv.ParseFloat(val, 64)
 		if err == nil && (math.IsNaN(ms) || math.IsInf(ms, 0)) {

@@ -120,6 +120,10 @@ func (s Stats) SummaryOf(metric string) (Summary, bool) {
 		return s.E2ESched, true
 	case "queue_wait":
 		return s.QueueWait, true
+	case "ttfat":
+		return s.TTFAT, true
+	case "ttfat_sched":
+		return s.TTFATSched, true
 	}
 	return Summary{}, false
 }

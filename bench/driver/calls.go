@@ -287,6 +287,7 @@ func (p *calls) send(c *call, due, now time.Duration) {
 	r := &f.Rec
 	r.Index, r.Tag, r.Scheduled, r.Warmup, r.Origin, r.Call = p.turnIndex, k, due, warm, c.arrival, c.index
 	r.Paused, r.Lateness = c.script.PausedBefore(k), max(now-due, 0)
+	f.paced, f.lateFrom = true, due
 	p.turnIndex++
 	p.inflight++
 	p.d.start(f)

@@ -50,6 +50,11 @@ type Options struct {
 	// simulated one started at one instant would send identical requests
 	// in lockstep for the whole window.
 	StreamGap time.Duration
+	// MaxInFlight, when above 0, is the most requests the host can hold
+	// in flight; Overflow is called, once, when that many are, and is to
+	// stop the level (cancel its context): what was measured is kept.
+	MaxInFlight int64
+	Overflow    func()
 }
 
 // Driver runs levels of load, one at a time, on its clock and sender.
@@ -68,6 +73,8 @@ type Driver struct {
 	starts, spare []*Flight
 	pool          sync.Pool
 	counts        Counts
+	// overflowed is set once Options.Overflow was called.
+	overflowed bool
 }
 
 // Counts are a level's running totals, for a live progress line.
@@ -154,6 +161,10 @@ func (d *Driver) run(ctx context.Context, p phase) {
 			starts[i] = nil
 		}
 		d.spare = starts[:0]
+		if bound := d.o.MaxInFlight; bound > 0 && d.counts.InFlight.Load() >= bound && d.o.Overflow != nil && !d.overflowed {
+			d.overflowed = true
+			d.o.Overflow()
+		}
 		if len(starts) > 0 || abort {
 			continue
 		}
@@ -184,6 +195,7 @@ func (d *Driver) flight(measured bool) *Flight {
 	f := d.pool.Get().(*Flight)
 	f.Rec.Reset()
 	f.measured, f.worker, f.call, f.turn, f.built, f.KeepText, f.src = measured, -1, nil, 0, false, false, nil
+	f.paced, f.lateFrom = false, 0
 	f.req = workload.Request{}
 	return f
 }
@@ -191,6 +203,13 @@ func (d *Driver) flight(measured bool) *Flight {
 // complete is a request's end (Flight.Done).
 func (d *Driver) complete(f *Flight) {
 	rec := &f.Rec
+	if f.paced && rec.Sent > 0 {
+		// Lateness is what a server could see: from when the request was
+		// due to when it went out, the hand-off to its sender included
+		// (the dispatcher's own step was all it counted before, a fifth
+		// less at the p99).
+		rec.Lateness = max(rec.Sent-f.lateFrom, 0)
+	}
 	d.counts.InFlight.Add(-1)
 	switch rec.Class {
 	case "":
@@ -232,6 +251,12 @@ type Flight struct {
 	turn     int
 	req      workload.Request
 	built    bool
+	// paced marks a request sent on a schedule (an open loop's arrival, a
+	// call's turn): its lateness is counted from lateFrom (when it was
+	// due, or when the slot it waited for came free) to when the sender
+	// stamped it sent.
+	paced    bool
+	lateFrom time.Duration
 }
 
 // IsTurn reports whether the request is a call's turn.

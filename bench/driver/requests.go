@@ -255,12 +255,14 @@ func (p *requests) stepOpen(now time.Duration) {
 		if p.slots > 0 {
 			p.slots--
 		}
-		late := now - a.due
+		from := a.due
 		if a.waited {
-			late = now - max(a.due, p.lastFree)
+			from = max(a.due, p.lastFree)
 		}
+		late := now - from
 		f := p.d.flight(p.measured)
 		f.src, f.Rec.Warmup = p.src, !p.measured
+		f.paced, f.lateFrom = true, from
 		f.Rec.Index, f.Rec.Scheduled, f.Rec.Lateness, f.Rec.Waited = a.index, a.due, max(late, 0), a.waited
 		p.inflight++
 		p.d.start(f)

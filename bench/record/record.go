@@ -92,6 +92,18 @@ type Record struct {
 	// request of the run sent first: what a cache that kept everything
 	// would hit.
 	PrefixShare float32
+	// FirstAnswer is when the first answer content came (not reasoning:
+	// reasoning_content, reasoning, or text inside think tags); 0 when no
+	// answer came. ReasoningChunks and AnswerChunks split Chunks so.
+	FirstAnswer                   time.Duration
+	ReasoningChunks, AnswerChunks int
+	// ReasoningTokens is usage.completion_tokens_details.reasoning_tokens,
+	// when ReasoningReported.
+	ReasoningTokens   int
+	ReasoningReported bool
+	// FinishLength says the answer ended at max_tokens (finish_reason
+	// "length").
+	FinishLength bool
 	// Text is the generated text, kept only when the workload needs it
 	// (a multi-turn call carries answers forward).
 	Text []byte
@@ -124,6 +136,28 @@ func (r *Record) OutputTokens() int {
 func (r *Record) UsageImplausible() bool {
 	return r.UsageOdd || (r.MaxTokens > 0 && r.CompletionTokens > r.MaxTokens)
 }
+
+// Reasoned reports whether the request reasoned (streamed reasoning, or
+// its usage counted some).
+func (r *Record) Reasoned() bool {
+	return r.ReasoningChunks > 0 || r.ReasoningReported && r.ReasoningTokens > 0
+}
+
+// ThoughtTokens is the request's reasoning tokens: the server's count
+// when it reported one, else its reasoning chunks.
+func (r *Record) ThoughtTokens() int {
+	if r.ReasoningReported {
+		return r.ReasoningTokens
+	}
+	return r.ReasoningChunks
+}
+
+// AnswerTokens is its output tokens that were not reasoning.
+func (r *Record) AnswerTokens() int { return max(r.OutputTokens()-r.ThoughtTokens(), 0) }
+
+// NoAnswer reports a request that reasoned and never answered: its
+// budget (max_tokens) spent on thought when FinishLength.
+func (r *Record) NoAnswer() bool { return r.OK() && r.Reasoned() && r.FirstAnswer == 0 }
 
 // Reset clears r for reuse, keeping its slices' capacity.
 func (r *Record) Reset() {
@@ -200,6 +234,13 @@ func (r *Record) line(start time.Time, level *float64) results.RecordLine {
 	if r.Tag > 0 {
 		call := r.Call
 		l.Call = &call
+	}
+	if r.Reasoned() {
+		rt, at := r.ThoughtTokens(), r.AnswerTokens()
+		l.ReasoningTokens, l.AnswerTokens = &rt, &at
+		if r.FirstAnswer > 0 {
+			l.TTFATNs = dur(r.FirstAnswer - r.Sent)
+		}
 	}
 	if r.Chunks > 0 {
 		l.FirstTokenUnixNs, l.LastTokenUnixNs = abs(r.FirstToken), abs(r.LastToken)

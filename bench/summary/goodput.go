@@ -15,11 +15,14 @@ import (
 // it succeeded and met every bound given. Zero bounds are not checked.
 type Goodput struct {
 	TTFT, TTFTSched, TPOT, E2E, E2ESched time.Duration
+	// TTFAT bounds the first answer token (not reasoning).
+	TTFAT time.Duration
 }
 
 // ParseGoodput reads "ttft:300,tpot:50,e2e:4000" (milliseconds). Keys are
 // vLLM's ttft, tpot and e2el (or e2e), and knee's ttft_sched and
-// e2e_sched, which count from the scheduled arrival.
+// e2e_sched, which count from the scheduled arrival, and ttfat, the
+// first answer token of a model that reasons.
 func ParseGoodput(s string) (Goodput, error) {
 	var g Goodput
 	if strings.TrimSpace(s) == "" {
@@ -45,8 +48,10 @@ func ParseGoodput(s string) (Goodput, error) {
 			g.E2E = d
 		case "e2e_sched":
 			g.E2ESched = d
+		case "ttfat":
+			g.TTFAT = d
 		default:
-			return g, fmt.Errorf("unknown goodput metric %q: use ttft, ttft_sched, tpot, e2e (e2el) or e2e_sched", k)
+			return g, fmt.Errorf("unknown goodput metric %q: use ttft, ttft_sched, ttfat, tpot, e2e (e2el) or e2e_sched", k)
 		}
 	}
 	return g, nil
@@ -58,7 +63,7 @@ func (g Goodput) Set() bool { return g != Goodput{} }
 // bounds lists the given bounds in ms, for the result.
 func (g Goodput) bounds() map[string]float64 {
 	m := map[string]float64{}
-	for k, d := range map[string]time.Duration{"ttft": g.TTFT, "ttft_sched": g.TTFTSched, "tpot": g.TPOT, "e2e": g.E2E, "e2e_sched": g.E2ESched} {
+	for k, d := range map[string]time.Duration{"ttft": g.TTFT, "ttft_sched": g.TTFTSched, "tpot": g.TPOT, "e2e": g.E2E, "e2e_sched": g.E2ESched, "ttfat": g.TTFAT} {
 		if d > 0 {
 			m[k] = float64(d) / 1e6
 		}
@@ -77,8 +82,13 @@ func (g Goodput) good(r *record.Record) bool {
 	if out := r.OutputTokens(); out > 1 {
 		tpot = (r.LastToken - r.FirstToken) / time.Duration(out-1)
 	}
+	if g.TTFAT > 0 && r.FirstAnswer == 0 {
+		// No answer is never a good one.
+		return false
+	}
 	return check(g.TTFT, r.FirstToken-r.Sent) && check(g.TTFTSched, r.FirstToken-r.Scheduled) &&
-		check(g.TPOT, tpot) && check(g.E2E, r.LastToken-r.Sent) && check(g.E2ESched, r.LastToken-r.Scheduled)
+		check(g.TPOT, tpot) && check(g.E2E, r.LastToken-r.Sent) && check(g.E2ESched, r.LastToken-r.Scheduled) &&
+		check(g.TTFAT, r.FirstAnswer-r.Sent)
 }
 
 // goodputResult summarises the good requests over the window.

@@ -46,3 +46,19 @@ func TestGoodputHandCount(t *testing.T) {
 		t.Errorf("vLLM's e2el is e2e: %v", g.E2E)
 	}
 }
+
+// TestGoodputBoundsTheFirstAnswer: ttfat bounds the first answer token;
+// a request that reasoned and never answered is never good.
+func TestGoodputBoundsTheFirstAnswer(t *testing.T) {
+	g, err := ParseGoodput("ttfat:500")
+	if err != nil || g.TTFAT != 500*time.Millisecond {
+		t.Fatalf("%+v, %v", g, err)
+	}
+	ms := time.Millisecond
+	quick := &record.Record{Sent: 0, FirstToken: 50 * ms, FirstAnswer: 400 * ms, LastToken: 900 * ms, Chunks: 20}
+	slow := &record.Record{Sent: 0, FirstToken: 50 * ms, FirstAnswer: 700 * ms, LastToken: 900 * ms, Chunks: 20}
+	none := &record.Record{Sent: 0, FirstToken: 50 * ms, LastToken: 900 * ms, Chunks: 20, ReasoningChunks: 20}
+	if !g.good(quick) || g.good(slow) || g.good(none) {
+		t.Errorf("good: answered at 400 ms %v, at 700 ms %v, never %v; want true, false, false", g.good(quick), g.good(slow), g.good(none))
+	}
+}

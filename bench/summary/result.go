@@ -104,6 +104,7 @@ func (s *Summary) result(rep health.Report, wStart, wEnd time.Duration, offered 
 			res.Histograms[results.ServerTPOTHistogram] = encodeHist(lat.srvTPOT)
 		}
 	}
+	thinkResult(res, lat, agg.think, s.level.Config.MaxTokens, !s.level.NoHistograms)
 	res.Goodput = goodputResult(s.coll.goodput, agg.good, agg.ok+agg.failed, span)
 	if agg.timings > 0 {
 		res.ServerTimings = &results.ServerTimings{Requests: agg.timings, PromptMs: summarize(lat.srvPrompt, 1000), TPOT: summarize(lat.srvTPOT, 1000)}

@@ -4,6 +4,7 @@ package summary
 // finished requests kept pace with the offer, and whether the queue grew.
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -15,6 +16,19 @@ import (
 type completion struct {
 	tag           int32
 	doneMs, ageMs int32
+	// weight is how many completions it stands for once a long run's are
+	// sampled (completionSample); 0 is one. mark is the hash the sample
+	// keeps it by.
+	weight float32
+	mark   uint32
+}
+
+// n is how many completions c stands for.
+func (c completion) n() float64 {
+	if c.weight == 0 {
+		return 1
+	}
+	return float64(c.weight)
 }
 
 // keptPace counts completions over the window shifted by the typical age
@@ -58,23 +72,37 @@ func keptPaceEdges(done []completion, start, end time.Duration) (int, float64) {
 		byTag[c.tag] = append(byTag[c.tag], c)
 	}
 	lo, hi := start.Milliseconds(), end.Milliseconds()
-	n := 0
+	var n, total float64
 	kept := 0.0
 	for _, cs := range byTag {
-		ages := make([]int32, len(cs))
-		for i, c := range cs {
-			ages[i] = c.ageMs
-		}
-		slices.Sort(ages)
-		s := int64(ages[len(ages)/2])
+		s := int64(medianAge(cs))
 		for _, c := range cs {
+			w := c.n()
+			total += w
 			if t := int64(c.doneMs) - s; t >= lo && t < hi {
-				n++
+				n += w
 			}
-			kept += max(0, 1-math.Abs(float64(int64(c.ageMs)-s))/span)
+			kept += w * max(0, 1-math.Abs(float64(int64(c.ageMs)-s))/span)
 		}
 	}
-	return n, kept / float64(len(done))
+	return int(math.Round(n)), kept / total
+}
+
+// medianAge is the median age of cs, each weighted by what it stands
+// for; with every weight one, the age at index len/2 once sorted. It
+// sorts cs.
+func medianAge(cs []completion) int32 {
+	slices.SortFunc(cs, func(a, b completion) int { return cmp.Compare(a.ageMs, b.ageMs) })
+	var total, sum float64
+	for _, c := range cs {
+		total += c.n()
+	}
+	for _, c := range cs {
+		if sum += c.n(); 2*sum > total {
+			return c.ageMs
+		}
+	}
+	return cs[len(cs)-1].ageMs
 }
 
 // keptPace counts the collector's completions over the schedule window
@@ -95,7 +123,7 @@ func (c *collector) completions() []completion {
 	var done []completion
 	for _, s := range c.shards {
 		s.mu.Lock()
-		done = append(done, s.agg.done...)
+		done = s.agg.done.appendTo(done)
 		s.mu.Unlock()
 	}
 	return done
@@ -130,22 +158,20 @@ func queueTrend(done []completion, start, end time.Duration) (first, last time.D
 		return 0, 0, false
 	}
 	lo, hi := (start + third).Milliseconds(), (end - third).Milliseconds()
-	var early, late []int32
+	var early, late []completion
 	for _, c := range done {
 		switch sched := int64(c.doneMs) - int64(c.ageMs); {
 		case sched >= start.Milliseconds() && sched < lo:
-			early = append(early, c.ageMs)
+			early = append(early, c)
 		case sched >= hi && sched < end.Milliseconds():
-			late = append(late, c.ageMs)
+			late = append(late, c)
 		}
 	}
 	if len(early) < minTrendSamples || len(late) < minTrendSamples {
 		return 0, 0, false
 	}
-	slices.Sort(early)
-	slices.Sort(late)
 	ms := func(v int32) time.Duration { return time.Duration(v) * time.Millisecond }
-	return ms(early[len(early)/2]), ms(late[len(late)/2]), true
+	return ms(medianAge(early)), ms(medianAge(late)), true
 }
 
 // queueTrend is the collector's completions' trend over the schedule

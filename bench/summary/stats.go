@@ -24,6 +24,10 @@ type latencies struct {
 	// srvPrompt and srvTPOT are llama.cpp's timings (µs): prompt time
 	// and generation time per token after the first.
 	srvPrompt, srvTPOT *hdrhistogram.Histogram
+	// ttfat and ttfatSched are the time to the first answer token; think
+	// is made when a request first reasons (reasoning.go).
+	ttfat, ttfatSched *hdrhistogram.Histogram
+	think             *thinkHists
 }
 
 func newLatencies() *latencies {
@@ -32,10 +36,14 @@ func newLatencies() *latencies {
 		e2e: newHist(), e2eSched: newHist(), queue: newHist(), lateness: newHist(),
 		in: hdrhistogram.New(1, 100_000_000, 3), out: hdrhistogram.New(1, 100_000_000, 3),
 		srvPrompt: newHist(), srvTPOT: newHist(),
+		ttfat: newHist(), ttfatSched: newHist(),
 	}
 }
 
 func (l *latencies) merge(o *latencies) {
+	l.ttfat.Merge(o.ttfat)
+	l.ttfatSched.Merge(o.ttfatSched)
+	l.mergeThink(o)
 	l.ttft.Merge(o.ttft)
 	l.ttftSched.Merge(o.ttftSched)
 	l.itl.Merge(o.itl)
@@ -79,7 +87,7 @@ type aggregate struct {
 	clamped                       int64
 	coldTurns, measuredTurns      int64
 	firstAttempt                  *results.Attempts
-	done                          []completion
+	done                          completionSample
 	timings                       int64
 	oddUsage                      int64
 	oddPrompt                     int64
@@ -87,6 +95,7 @@ type aggregate struct {
 	oddPromptValue                string
 	good                          int64
 	cachedFromTimings             bool
+	think                         thinkCounts
 }
 
 func (a *aggregate) add(o *aggregate) {
@@ -126,11 +135,12 @@ func (a *aggregate) add(o *aggregate) {
 	}
 	a.busy += o.busy
 	a.clamped += o.clamped
-	a.done = append(a.done, o.done...)
+	a.done.merge(&o.done)
 	a.timings += o.timings
 	a.oddUsage += o.oddUsage
 	a.oddPrompt += o.oddPrompt
 	a.noDone += o.noDone
+	a.think.add(o.think)
 	if a.oddPromptValue == "" {
 		a.oddPromptValue = o.oddPromptValue
 	}
@@ -252,7 +262,7 @@ func (c *collector) add(r *record.Record) {
 		// keeps up finishes each turn number at about one age.
 		origin, done = r.Origin, r.Done-r.Paused
 	}
-	a.done = append(a.done, completion{tag: int32(r.Tag), doneMs: int32(done.Milliseconds()), ageMs: int32((done - origin).Milliseconds())})
+	a.done.add(completion{tag: int32(r.Tag), doneMs: int32(done.Milliseconds()), ageMs: int32((done - origin).Milliseconds())})
 	out := r.OutputTokens()
 	a.inTotal += int64(r.PromptTokens)
 	a.outTotal += int64(out)
@@ -302,6 +312,7 @@ func (c *collector) add(r *record.Record) {
 	s.record(s.lat.ttft, r.FirstToken-r.Sent)
 	s.record(s.lat.ttftSched, r.FirstToken-r.Scheduled)
 	s.record(s.lat.e2e, r.LastToken-r.Sent)
+	s.addThink(a, r)
 	if out > 1 {
 		s.record(s.lat.tpot, (r.LastToken-r.FirstToken)/time.Duration(out-1))
 	}

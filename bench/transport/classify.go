@@ -117,8 +117,18 @@ func (c *Client) classify(err error, afterContent bool) string {
 			return record.ClassTruncated
 		}
 		return record.ClassConnectionReset
+	case headersTooLong(err):
+		return record.ClassMalformed
 	case strings.Contains(err.Error(), "malformed") || strings.Contains(err.Error(), "cannot parse"):
 		return record.ClassMalformed
 	}
 	return record.ClassOther
+}
+
+// headersTooLong reports whether err is fasthttp's for response headers
+// longer than the read buffer (its error type neither unwraps nor is
+// always kept through the wrapping).
+func headersTooLong(err error) bool {
+	var small *fasthttp.ErrSmallBuffer
+	return errors.As(err, &small) || errors.Is(err, fasthttp.ErrSmallReadBuffer) || strings.Contains(err.Error(), "small read buffer")
 }

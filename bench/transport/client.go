@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -56,15 +57,20 @@ type Target struct {
 // Client sends streaming requests to one target over a pool of fasthttp
 // connections sized to the load, so no request fails for lack of one.
 type Client struct {
-	t      Target
-	proto  protocol
-	hc     *fasthttp.HostClient
-	uri    string
-	auth   string
-	extra  []extraField
-	dialer *dialer
-	start  time.Time
-	resent atomic.Int64
+	t     Target
+	proto protocol
+	hc    *fasthttp.HostClient
+	// wide is hc with room for headers up to MaxHeaderBytes, made the
+	// first time a response's headers outgrow hc's (useWide).
+	wide     *fasthttp.HostClient
+	wideOnce sync.Once
+	useWide  atomic.Bool
+	uri      string
+	auth     string
+	extra    []extraField
+	dialer   *dialer
+	start    time.Time
+	resent   atomic.Int64
 	// extraMaxTokens is the max_tokens --extra-body sets (0 when it sets
 	// one that is not a number), or -1 when it sets none.
 	extraMaxTokens int
@@ -131,28 +137,7 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 	if ua == "" {
 		ua = "knee"
 	}
-	c.hc = &fasthttp.HostClient{
-		Addr:                addr,
-		Name:                ua,
-		IsTLS:               u.Scheme == "https",
-		Dial:                c.dialer.dial,
-		MaxConns:            maxConns,
-		MaxConnWaitTimeout:  time.Hour,
-		MaxIdleConnDuration: idle,
-		WriteTimeout:        30 * time.Second,
-		StreamResponseBody:  true,
-		// Response headers of up to 64 KiB (fasthttp's default buffer
-		// holds 4 KiB, and proxies add many).
-		ReadBufferSize: 64 * 1024,
-		// A request is sent again only when nothing of it left: the pooled
-		// connection was found closed before the write. Every stale
-		// connection in the pool may be found in turn, so allow as many
-		// attempts as there are connections.
-		MaxIdemponentCallAttempts: maxConns + 2,
-		RetryIfErr: func(_ *fasthttp.Request, _ int, err error) (bool, bool) {
-			return false, errors.Is(err, errStaleConn)
-		},
-	}
+	c.hc = c.newHostClient(addr, u.Scheme == "https", ua, idle, maxConns, HeaderBytes)
 	return c, nil
 }
 
@@ -179,6 +164,62 @@ func rootURL(base string) string {
 	return u.String()
 }
 
+// HeaderBytes is the room for a response's headers a request in flight
+// holds; MaxHeaderBytes the most any response's may take (larger ones
+// fail the request as malformed, saying so).
+const (
+	HeaderBytes    = 16 << 10
+	MaxHeaderBytes = 64 << 10
+)
+
+// newHostClient is the connection pool, reading response headers of up
+// to headerBytes.
+func (c *Client) newHostClient(addr string, tls bool, ua string, idle time.Duration, maxConns, headerBytes int) *fasthttp.HostClient {
+	return &fasthttp.HostClient{
+		Addr:                addr,
+		Name:                ua,
+		IsTLS:               tls,
+		Dial:                c.dialer.dial,
+		MaxConns:            maxConns,
+		MaxConnWaitTimeout:  time.Hour,
+		MaxIdleConnDuration: idle,
+		WriteTimeout:        30 * time.Second,
+		StreamResponseBody:  true,
+		// A request in flight holds this buffer for its whole stream:
+		// 64 KiB each made 12,000 requests waiting on a stalled server a
+		// 775 MB heap, 16 KiB a 169 MB one. Headers past it (proxies add
+		// some; vLLM sends 200 bytes) move the client to a wide pool.
+		ReadBufferSize: headerBytes,
+		// A request is sent again only when nothing of it left: the pooled
+		// connection was found closed before the write. Every stale
+		// connection in the pool may be found in turn, so allow as many
+		// attempts as there are connections.
+		MaxIdemponentCallAttempts: maxConns + 2,
+		RetryIfErr: func(_ *fasthttp.Request, _ int, err error) (bool, bool) {
+			return false, errors.Is(err, errStaleConn)
+		},
+	}
+}
+
+// pool is the connection pool requests go out on: the wide one once a
+// response's headers outgrew the narrow one's buffer.
+func (c *Client) pool() *fasthttp.HostClient {
+	if c.useWide.Load() {
+		return c.wide
+	}
+	return c.hc
+}
+
+// widen moves the client to a pool whose buffers hold headers of up to
+// MaxHeaderBytes, for good.
+func (c *Client) widen() {
+	c.wideOnce.Do(func() {
+		h := c.hc
+		c.wide = c.newHostClient(h.Addr, h.IsTLS, h.Name, h.MaxIdleConnDuration, h.MaxConns, MaxHeaderBytes)
+		c.useWide.Store(true)
+	})
+}
+
 // DefaultIdleConnTimeout is how long an idle connection is kept: less than
 // the 5 s after which uvicorn (in front of vLLM and SGLang) closes idle
 // keep-alive connections, so knee rarely reaches for one the server is
@@ -202,7 +243,12 @@ func (c *Client) Now() time.Duration { return time.Since(c.start) }
 func (c *Client) Abort() { c.dialer.abort() }
 
 // Close releases idle connections.
-func (c *Client) Close() { c.hc.CloseIdleConnections() }
+func (c *Client) Close() {
+	c.hc.CloseIdleConnections()
+	if c.useWide.Load() {
+		c.wide.CloseIdleConnections()
+	}
+}
 
 // appendBody writes the JSON body for r.
 func (c *Client) appendBody(dst []byte, r *workload.Request) []byte {

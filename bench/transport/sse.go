@@ -64,14 +64,25 @@ func (l *lineReader) next() ([]byte, error) {
 // byte scan rather than a JSON decode: decoding every chunk costs more than
 // everything else the client does per token.
 type chunk struct {
-	content      bool // carries text or reasoning text
-	finished     bool // carries a non-null finish_reason
-	hasError     bool // an error object in the stream
-	usage        bool
-	promptTokens int
-	outTokens    int
-	cachedTokens int
-	cachedSeen   bool
+	content bool // carries text or reasoning text
+	// reasoning: it carries reasoning text (reasoning_content, or
+	// reasoning); answer: answer text (content, or text), whose raw JSON
+	// string is answerRaw (for the think tags of a server without a
+	// reasoning parser).
+	reasoning, answer bool
+	answerRaw         []byte
+	// reasoningTokens is usage.completion_tokens_details.reasoning_tokens,
+	// when reasoningSeen; finishLength says finish_reason was "length".
+	reasoningTokens int
+	reasoningSeen   bool
+	finishLength    bool
+	finished        bool // carries a non-null finish_reason
+	hasError        bool // an error object in the stream
+	usage           bool
+	promptTokens    int
+	outTokens       int
+	cachedTokens    int
+	cachedSeen      bool
 	// usageOdd: completion_tokens was there but not a non-negative integer.
 	usageOdd bool
 	// promptOdd: prompt_tokens was there but not a count any request has
@@ -101,6 +112,8 @@ var (
 	keyPrompt    = []byte(`"prompt_tokens":`)
 	keyCompl     = []byte(`"completion_tokens":`)
 	keyCached    = []byte(`"cached_tokens":`)
+	keyReasonTok = []byte(`"reasoning_tokens":`)
+	valueLength  = []byte(`"length"`)
 	keyError     = []byte(`"error":`)
 	keyChoices   = []byte(`"choices":`)
 	prefixData   = []byte("data:")
@@ -125,13 +138,17 @@ func scanChunk(p []byte, c *chunk) {
 		switch rest[1] {
 		case 'c':
 			if bytes.HasPrefix(rest, keyContent) {
-				c.content = c.content || nonEmptyValue(rest[len(keyContent):])
+				if v := rest[len(keyContent):]; nonEmptyValue(v) {
+					c.content, c.answer, c.answerRaw = true, true, stringValue(v)
+				}
 			} else if bytes.HasPrefix(rest, keyChoices) {
 				choices = true
 			}
 		case 't':
 			if bytes.HasPrefix(rest, keyText) {
-				c.content = c.content || nonEmptyValue(rest[len(keyText):])
+				if v := rest[len(keyText):]; nonEmptyValue(v) {
+					c.content, c.answer, c.answerRaw = true, true, stringValue(v)
+				}
 			} else if !timingsSeen && bytes.HasPrefix(rest, keyTimings) {
 				timingsSeen = true
 				if v := skipSpace(rest[len(keyTimings):]); len(v) > 0 && v[0] == '{' {
@@ -143,16 +160,16 @@ func scanChunk(p []byte, c *chunk) {
 				}
 			}
 		case 'r':
-			if bytes.HasPrefix(rest, keyReasoning) {
-				c.content = c.content || nonEmptyValue(rest[len(keyReasoning):])
-			} else if bytes.HasPrefix(rest, keyReason2) {
-				c.content = c.content || nonEmptyValue(rest[len(keyReason2):])
+			if bytes.HasPrefix(rest, keyReasoning) && nonEmptyValue(rest[len(keyReasoning):]) ||
+				bytes.HasPrefix(rest, keyReason2) && nonEmptyValue(rest[len(keyReason2):]) {
+				c.content, c.reasoning = true, true
 			}
 		case 'f':
 			if !finishSeen && bytes.HasPrefix(rest, keyFinish) {
 				finishSeen = true
 				v := skipSpace(rest[len(keyFinish):])
 				c.finished = len(v) > 0 && v[0] == '"'
+				c.finishLength = bytes.HasPrefix(v, valueLength)
 			}
 		case 'u':
 			if !usageSeen && bytes.HasPrefix(rest, keyUsage) {
@@ -169,6 +186,7 @@ func scanChunk(p []byte, c *chunk) {
 					c.outTokens, okOut = intAfter(u, keyCompl)
 					c.usageOdd = !okOut && bytes.Contains(u, keyCompl)
 					c.cachedTokens, c.cachedSeen = intAfter(u, keyCached)
+					c.reasoningTokens, c.reasoningSeen = intAfter(u, keyReasonTok)
 				}
 			}
 		case 'e':
@@ -181,6 +199,31 @@ func scanChunk(p []byte, c *chunk) {
 		v := skipSpace(p[errAt+len(keyError):])
 		c.hasError = len(v) > 0 && (v[0] == '{' || v[0] == '"')
 	}
+}
+
+// base is c without what it says of reasoning (the fields the reference
+// scanner of the tests knows).
+func (c chunk) base() chunk {
+	c.reasoning, c.answer, c.answerRaw, c.reasoningTokens, c.reasoningSeen, c.finishLength = false, false, nil, 0, false, false
+	return c
+}
+
+// stringValue is the raw bytes of the JSON string v starts with (after
+// spaces), escapes kept, without its quotes.
+func stringValue(v []byte) []byte {
+	v = skipSpace(v)
+	if len(v) == 0 || v[0] != '"' {
+		return nil
+	}
+	for i := 1; i < len(v); i++ {
+		switch v[i] {
+		case '\\':
+			i++
+		case '"':
+			return v[1:i]
+		}
+	}
+	return nil
 }
 
 // nonEmptyValue reports whether v (what follows a key's colon) starts with

@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -29,8 +30,36 @@ func TestScanChunk(t *testing.T) {
 	for _, tc := range cases {
 		var got chunk
 		scanChunk([]byte(tc.payload), &got)
-		if got != tc.want {
+		if !reflect.DeepEqual(got.base(), tc.want) {
 			t.Errorf("%s: scanChunk(%s) = %+v, want %+v", tc.name, tc.payload, got, tc.want)
+		}
+	}
+}
+
+// TestScanChunkReasoning: what a chunk says of reasoning, apart from the
+// rest.
+func TestScanChunkReasoning(t *testing.T) {
+	cases := []struct {
+		payload                   string
+		reasoning, answer, length bool
+		raw                       string
+		tokens                    int
+		seen                      bool
+	}{
+		{`{"choices":[{"delta":{"reasoning_content":"hmm"}}]}`, true, false, false, "", 0, false},
+		{`{"choices":[{"delta":{"reasoning":"hmm"}}]}`, true, false, false, "", 0, false},
+		{`{"choices":[{"delta":{"reasoning":""}}]}`, false, false, false, "", 0, false},
+		{`{"reasoning":{"effort":"low"}}`, false, false, false, "", 0, false},
+		{`{"choices":[{"delta":{"content":"a \"q\" <think>"}}]}`, false, true, false, `a \"q\" <think>`, 0, false},
+		{`{"choices":[{"delta":{},"finish_reason":"length"}]}`, false, false, true, "", 0, false},
+		{`{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":9,"completion_tokens_details":{"reasoning_tokens":7}}}`, false, false, false, "", 7, true},
+	}
+	for _, tc := range cases {
+		var c chunk
+		scanChunk([]byte(tc.payload), &c)
+		if c.reasoning != tc.reasoning || c.answer != tc.answer || c.finishLength != tc.length || string(c.answerRaw) != tc.raw ||
+			c.reasoningTokens != tc.tokens || c.reasoningSeen != tc.seen {
+			t.Errorf("scanChunk(%s) = %+v", tc.payload, c)
 		}
 	}
 }

@@ -25,7 +25,9 @@ type scratch struct {
 }
 
 func newScratch() *scratch {
-	return &scratch{lr: newLineReader(nil, 16*1024)}
+	// 4 KiB holds any token's event (some 300 bytes); a longer line
+	// grows apart (lineReader.long), so a request in flight costs little.
+	return &scratch{lr: newLineReader(nil, 4*1024)}
 }
 
 var scratchPool = sync.Pool{New: func() any { return newScratch() }}
@@ -59,7 +61,16 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 		rec.MaxTokens = c.extraMaxTokens
 	}
 	rec.Sent = c.Now()
-	err := c.hc.Do(req, resp)
+	err := c.pool().Do(req, resp)
+	if err != nil && headersTooLong(err) && !c.useWide.Load() {
+		// The response's headers outgrew the narrow buffers: send it
+		// again, once, on wide ones, as every later request will go.
+		// The clock keeps running from the first send.
+		c.widen()
+		c.resent.Add(1)
+		rec.Resent = true
+		err = c.pool().Do(req, resp)
+	}
 	if err != nil && c.closedUnanswered(resp, err) {
 		// The server closed a kept-alive connection just as this request
 		// went out on it (llama.cpp's server closes after every stream):
@@ -67,11 +78,14 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 		// clock keeps running from the first send.
 		c.resent.Add(1)
 		rec.Resent = true
-		err = c.hc.Do(req, resp)
+		err = c.pool().Do(req, resp)
 	}
 	if err != nil {
 		rec.Done = c.Now()
 		rec.Class, rec.Message = c.classifyAt(err, false, rec.Sent), err.Error()
+		if headersTooLong(err) {
+			rec.Message = fmt.Sprintf("the response's headers are longer than the %d KiB knee reads", MaxHeaderBytes>>10)
+		}
 		return
 	}
 	rec.Status = resp.StatusCode()
@@ -206,6 +220,7 @@ type streamState struct {
 	fail           func(string, error)
 	done, finished bool
 	prog           progress
+	think          thinking
 }
 
 // event handles one complete SSE event's data. It reports whether the
@@ -238,12 +253,14 @@ func (st *streamState) event(payload []byte) (stop bool) {
 		rec.Chunks++
 		rec.LastToken = t
 		rec.ChunkTimes = append(rec.ChunkTimes, t)
+		st.think.classify(rec, ch, t)
 		if st.keepText {
 			rec.Text = st.c.proto.text(rec.Text, payload)
 		}
 	}
 	if ch.finished {
 		st.finished = true
+		rec.FinishLength = rec.FinishLength || ch.finishLength
 	}
 	if ch.timings {
 		rec.Timings = &record.Timings{CacheN: ch.cacheN, PromptMs: ch.promptMs, PredictedMs: ch.predictedMs, PredictedN: ch.predictedN}
@@ -263,6 +280,9 @@ func (st *streamState) event(payload []byte) (stop bool) {
 		if ch.cachedSeen {
 			rec.CachedReported, rec.CachedFromTimings = true, false
 			rec.CachedTokens = ch.cachedTokens
+		}
+		if ch.reasoningSeen {
+			rec.ReasoningTokens, rec.ReasoningReported = ch.reasoningTokens, true
 		}
 	}
 	return false

@@ -36,9 +36,11 @@ func (f *ModelsFile) expandPresets() error {
 		if m.Preset == "" {
 			continue
 		}
-		name, preset := m.Name, m.Preset
-		if !reflect.DeepEqual(*m, ModelSpec{Name: name, Preset: preset}) {
-			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it", name, preset)
+		// A preset is the whole model's serving; whether it reasons is
+		// the model's own behaviour, and may be given beside it.
+		name, preset, reasoning := m.Name, m.Preset, m.Reasoning
+		if !reflect.DeepEqual(*m, ModelSpec{Name: name, Preset: preset, Reasoning: reasoning}) {
+			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it than reasoning", name, preset)
 		}
 		spec, err := presets.ParseSpec(preset)
 		if err != nil {
@@ -58,7 +60,7 @@ func (f *ModelsFile) expandPresets() error {
 			f.Hardware[hw] = spec
 		}
 		*m = p.Models[0]
-		m.Name, m.Preset = name, preset
+		m.Name, m.Preset, m.Reasoning = name, preset, reasoning
 	}
 	return nil
 }
@@ -100,6 +102,11 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 	if m.Faults != nil {
 		if err := m.Faults.Validate(); err != nil {
 			return fmt.Errorf("faults: %v", err)
+		}
+	}
+	if m.Reasoning != nil {
+		if err := m.Reasoning.Validate(); err != nil {
+			return err
 		}
 	}
 	switch m.Engine {

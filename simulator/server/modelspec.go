@@ -81,6 +81,8 @@ type ModelSpec struct {
 	TensorParallel int               `yaml:"tensor_parallel,omitempty"`
 	PrefixCaching  *bool             `yaml:"prefix_caching,omitempty"`
 	Faults         *FaultSpec        `yaml:"faults,omitempty"`
+	// Reasoning, when set, makes the model think before it answers.
+	Reasoning *ReasoningSpec `yaml:"reasoning,omitempty"`
 }
 
 // FixedRateSpec configures the fixed_rate engine.

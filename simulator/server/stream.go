@@ -23,6 +23,11 @@ type run struct {
 	event   []byte // one token's event; starts with prefix, kept there
 	prefix  []byte
 	suffix  string
+	// thinking is how many of the answer's first tokens are thought,
+	// streamed in thinkEvent after thinkPrefix (reasoning.go).
+	thinking    int
+	thinkEvent  []byte
+	thinkPrefix []byte
 
 	s            *Server
 	arrival      time.Time
@@ -68,6 +73,7 @@ func (r *run) chunkEnvelope() {
 	// Both buffers keep chunkRoom free in front for the chunk's size line.
 	r.event = append(make([]byte, chunkRoom, chunkRoom+len(head)+len(r.suffix)+64), head...)
 	r.buf = make([]byte, chunkRoom, 512)
+	r.thinkEnvelope()
 }
 
 func jsonString(s string) string {
@@ -207,7 +213,12 @@ func (r *run) stream(send sendFunc) {
 			cut = true
 			return errClientGone
 		}
-		e := r.tokenEvent(r.plan.Tokens[ev.Index])
+		var e []byte
+		if ev.Index < r.thinking {
+			e = r.thinkTokenEvent(r.plan.Tokens[ev.Index])
+		} else {
+			e = r.tokenEvent(r.plan.Tokens[ev.Index])
+		}
 		var err error
 		switch {
 		case !ev.More && len(r.buf) == chunkRoom:
@@ -283,6 +294,7 @@ func (r *run) appendUsage(b []byte, info StreamInfo) []byte {
 	b = strconv.AppendInt(b, int64(c), 10)
 	b = append(b, `,"total_tokens":`...)
 	b = strconv.AppendInt(b, int64(p+c), 10)
+	b = r.appendReasoningUsage(b)
 	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
 	b = strconv.AppendInt(b, int64(info.CachedTokens), 10)
 	return append(b, "}}"...)

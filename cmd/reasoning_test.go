@@ -1,0 +1,97 @@
+package cmd
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kneebench/knee/results"
+)
+
+// reasoningModels is a fixed-rate model (10 ms a token) that thinks for 20
+// tokens before it answers, in vLLM's newer field, reporting them in usage.
+const reasoningModels = `
+models:
+  - name: thinker
+    context_length: 4096
+    engine: fixed_rate
+    fixed_rate: {overhead_ms: 20, prefill_tokens_per_second: 100000, decode_tokens_per_second: 100}
+    reasoning: {tokens: 20, field: reasoning, report_tokens: true}
+`
+
+// TestReasoningModelAgainstSim: knee sim's reasoning model read by the
+// client: the first answer token comes 20 tokens of 10 ms after the first
+// token (200 ms, within 5%), 20 reasoning and 20 answer tokens a request
+// from the server's usage; with max_tokens under the thinking, no answer
+// comes, the run says the budget was spent on thought, and TTFAT counts
+// nothing.
+func TestReasoningModelAgainstSim(t *testing.T) {
+	dir := t.TempDir()
+	models := filepath.Join(dir, "models.yml")
+	if err := os.WriteFile(models, []byte(reasoningModels), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := startSim(t, models, "")
+	out := filepath.Join(dir, "run.json")
+	code, stdout, errOut := execute(t, "run", "--base-url", url, "--model", "thinker", "--concurrency", "2", "--requests", "10",
+		"--max-tokens", "40", "--input-tokens", "64", "--no-server-metrics", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	r, err := results.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := r.Reasoning
+	if rs == nil || rs.Requests != 10 || rs.NoAnswer != 0 || rs.Source != "usage" || rs.ReasoningPerRequest.P50 != 20 || rs.AnswerPerRequest.P50 != 20 {
+		t.Fatalf("reasoning %+v; want 10 requests of 20 reasoning and 20 answer tokens, from usage", rs)
+	}
+	gap := r.Stats.TTFAT.P50 - r.Stats.TTFT.P50
+	if want := 20 * r.Stats.ITL.P50; math.Abs(gap-want) > 0.05*want {
+		t.Errorf("TTFAT - TTFT = %.1f ms, want 20 × ITL = %.1f ms within 5%%", gap, want)
+	}
+	if !strings.Contains(stdout, "reasoning 10 requests reasoned") || !strings.Contains(stdout, "TTFAT (first answer token)") {
+		t.Errorf("the terminal does not show the reasoning:\n%s", stdout)
+	}
+
+	code, stdout, errOut = execute(t, "run", "--base-url", url, "--model", "thinker", "--concurrency", "2", "--requests", "4",
+		"--max-tokens", "10", "--input-tokens", "64", "--no-server-metrics", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	if r, err = results.ReadRun(out); err != nil {
+		t.Fatal(err)
+	}
+	if rs := r.Reasoning; rs == nil || rs.NoAnswer != 4 || rs.BudgetSpent != 4 || r.Stats.TTFAT.Count != 0 {
+		t.Fatalf("reasoning %+v, TTFAT n=%d; want 4 without an answer, their budget spent", rs, r.Stats.TTFAT.Count)
+	}
+	if !strings.Contains(strings.Join(r.Warnings, "\n"), "raise --max-tokens") {
+		t.Errorf("no warning says the budget went on thought: %q", r.Warnings)
+	}
+
+	// Two shards merge into one account: counts summed, distributions
+	// from the merged histograms.
+	var shards []string
+	for i := range 2 {
+		f := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
+		code, stdout, errOut := execute(t, "run", "--base-url", url, "--model", "thinker", "--concurrency", "2", "--requests", "6",
+			"--max-tokens", "40", "--input-tokens", "64", "--no-server-metrics", "--shard", fmt.Sprintf("%d/2", i), "-o", f, "--quiet")
+		if code != 0 {
+			t.Fatalf("shard %d: exit %d\n%s\n%s", i, code, stdout, errOut)
+		}
+		shards = append(shards, f)
+	}
+	merged := filepath.Join(dir, "merged.json")
+	if code, stdout, errOut := execute(t, append(append([]string{"merge"}, shards...), "-o", merged)...); code != 0 {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	if r, err = results.ReadRun(merged); err != nil {
+		t.Fatal(err)
+	}
+	if rs := r.Reasoning; rs == nil || rs.Requests != 6 || rs.ReasoningTotal != 120 || rs.ReasoningPerRequest.P50 != 20 || r.Stats.TTFAT.Count != 6 {
+		t.Errorf("merged reasoning %+v, TTFAT n=%d; want 6 requests of 20 reasoning tokens", rs, r.Stats.TTFAT.Count)
+	}
+}

@@ -1,0 +1,101 @@
+package server
+
+import (
+	"errors"
+	"strconv"
+)
+
+// ReasoningSpec makes a model think before it answers, as gpt-oss, Qwen3
+// and DeepSeek-R1 do behind vLLM's reasoning parsers: the first Tokens
+// tokens of each chat answer (at most max_tokens, every one of them when
+// max_tokens is smaller: the answer then never comes) stream in the delta
+// field Field, reasoning_content (vLLM's older parsers, SGLang) or
+// reasoning (vLLM's newer ones), the rest in content. Thinking tokens cost
+// decode time like any other and count in the metrics' generation
+// tokens; ReportTokens adds usage.completion_tokens_details.
+// reasoning_tokens, which many server versions leave out.
+type ReasoningSpec struct {
+	Tokens       int    `yaml:"tokens"`
+	Field        string `yaml:"field,omitempty"`
+	ReportTokens bool   `yaml:"report_tokens,omitempty"`
+}
+
+// Validate checks the spec.
+func (r *ReasoningSpec) Validate() error {
+	if r.Tokens < 0 || r.Tokens > 1_000_000 {
+		return errors.New("reasoning.tokens must be between 0 and 1000000")
+	}
+	switch r.Field {
+	case "", "reasoning_content", "reasoning":
+		return nil
+	}
+	return errors.New(`reasoning.field must be "reasoning_content" or "reasoning"`)
+}
+
+// field is the delta field thinking streams in.
+func (r *ReasoningSpec) field() string {
+	if r.Field == "" {
+		return "reasoning_content"
+	}
+	return r.Field
+}
+
+// thinkWords are what a simulated model thinks: one token each.
+var thinkWords = []string{"Let", " me", " think", " about", " this", ".", " First", ",", " the", " question", " asks", " what", " follows", ";", " so"}
+
+// think puts the model's thought before its answer in plan: spec.Tokens
+// tokens, then the answer, cut at max_tokens (or the context) with
+// finish_reason "length", as a real model's answer is when thinking
+// spends the budget.
+func think(plan *Plan, spec *ReasoningSpec, maxTokens *int, contextLength int) {
+	if spec == nil || spec.Tokens == 0 {
+		return
+	}
+	limit := contextLength - plan.PromptTokens
+	if maxTokens != nil {
+		limit = min(limit, *maxTokens)
+	}
+	n := min(spec.Tokens, max(limit, 0))
+	tokens := make([]string, 0, n+len(plan.Tokens))
+	for i := range n {
+		tokens = append(tokens, thinkWords[i%len(thinkWords)])
+	}
+	tokens = append(tokens, plan.Tokens...)
+	if len(tokens) > limit {
+		tokens, plan.FinishReason = tokens[:max(limit, 0)], "length"
+	}
+	plan.Tokens = tokens
+}
+
+// thinkEnvelope sets up a chat stream's thinking tokens: how many of the
+// answer's tokens are thought, and the event they stream in.
+func (r *run) thinkEnvelope() {
+	spec := r.m.spec.Reasoning
+	if spec == nil || !r.chat || r.generate || spec.Tokens == 0 {
+		return
+	}
+	r.thinking = min(spec.Tokens, len(r.plan.Tokens))
+	head := string(r.prefix[:len(r.prefix)-len(`"content":`)]) + strconv.Quote(spec.field()) + ":"
+	r.thinkPrefix = []byte(head)
+	r.thinkEvent = append(make([]byte, chunkRoom, chunkRoom+len(head)+len(r.suffix)+64), head...)
+}
+
+// thinkTokenEvent is tokenEvent for a thinking token.
+func (r *run) thinkTokenEvent(tok string) []byte {
+	e := appendJSONString(r.thinkEvent[:chunkRoom+len(r.thinkPrefix)], tok)
+	e = append(e, r.suffix...)
+	r.thinkEvent = e
+	return e
+}
+
+// appendReasoningUsage adds the thinking tokens to a usage object being
+// written, when the model reports them.
+func (r *run) appendReasoningUsage(b []byte) []byte {
+	spec := r.m.spec.Reasoning
+	if spec == nil || !spec.ReportTokens || r.thinking == 0 {
+		return b
+	}
+	b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
+	b = strconv.AppendInt(b, int64(min(r.thinking, r.emitted)), 10)
+	return append(b, '}')
+}
