@@ -95,3 +95,33 @@ func TestReasoningModelAgainstSim(t *testing.T) {
 		t.Errorf("merged reasoning %+v, TTFAT n=%d; want 6 requests of 20 reasoning tokens", rs, r.Stats.TTFAT.Count)
 	}
 }
+
+// TestReasoningModelPredicted: knee predict on a preset that thinks for
+// 50 tokens: the first answer token comes 50 decode steps after the first
+// token (within 5%), every request reasoned 50 tokens and answered 50.
+func TestReasoningModelPredicted(t *testing.T) {
+	dir := t.TempDir()
+	models := filepath.Join(dir, "models.yml")
+	spec := "models:\n  - name: thinker\n    preset: h100-80gb/llama-3.1-8b\n    reasoning: {tokens: 50, report_tokens: true}\n"
+	if err := os.WriteFile(models, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errOut := execute(t, "predict", "--sim-models", models, "--rates", "4", "--step-duration", "30s", "--input-tokens", "256",
+		"--max-tokens", "100", "--out-dir", dir, "--label", "p")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	sw, err := results.ReadSweep(filepath.Join(dir, "p.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sw.Levels[0].Run
+	rs := r.Reasoning
+	if rs == nil || rs.Requests == 0 || rs.Requests != r.Requests.OK || rs.ReasoningPerRequest.P50 != 50 || rs.AnswerPerRequest.P50 != 50 || rs.Source != "usage" {
+		t.Fatalf("reasoning %+v of %d ok; want every request 50 + 50 tokens, from usage", rs, r.Requests.OK)
+	}
+	gap := r.Stats.TTFAT.P50 - r.Stats.TTFT.P50
+	if want := 50 * r.Stats.ITL.P50; math.Abs(gap-want) > 0.05*want {
+		t.Errorf("predicted TTFAT - TTFT = %.1f ms, want 50 × ITL = %.1f ms within 5%%", gap, want)
+	}
+}

@@ -17,9 +17,13 @@ type said struct {
 	// workload.PrefixTracker), reckoned when the request was first said.
 	share          float32
 	prompt, output int
-	plan           *engine.Plan
-	sr             sched.Request
-	err            error
+	// thinking is how many of the answer's first tokens are thought, and
+	// length says the answer was cut at max_tokens.
+	thinking int
+	length   bool
+	plan     *engine.Plan
+	sr       sched.Request
+	err      error
 }
 
 // memoBytes bounds a memo: past it, requests are said afresh each time.

@@ -28,14 +28,22 @@ func stamp(st *sched.Step, chunks bool, rec func(id int64) *record.Record, done 
 	for _, e := range st.Emitted {
 		r := rec(e.Seq.ID)
 		if e.Index == 0 {
-			// The simulated models answer without reasoning: the first
-			// token is the first answer token.
-			r.FirstToken, r.FirstAnswer = t, t
+			r.FirstToken = t
 			r.CachedTokens = e.Seq.CachedTokens
+		}
+		// A reasoning model's first ReasoningTokens tokens are thought
+		// (simServer.Send); the first after them is the first answer.
+		switch {
+		case e.Index < r.ReasoningTokens:
+			r.ReasoningChunks++
+		case r.AnswerChunks == 0:
+			r.FirstAnswer = t
+			fallthrough
+		default:
+			r.AnswerChunks++
 		}
 		r.LastToken = t
 		r.Chunks++
-		r.AnswerChunks++
 		if chunks {
 			r.ChunkTimes = append(r.ChunkTimes, t)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/kneebench/knee/simulator/content"
 	"github.com/kneebench/knee/simulator/engine"
 	"github.com/kneebench/knee/simulator/sched"
+	"github.com/kneebench/knee/simulator/server"
 )
 
 // refusedCost is the virtual time a refused request takes to come back.
@@ -45,11 +46,20 @@ type simServer struct {
 	// outgrows the memory budget.
 	guard *memGuard
 	stop  func()
+	// reasoning, when set, makes the model think before it answers, as
+	// knee sim's does (server.Think).
+	reasoning *server.ReasoningSpec
 }
 
 func newSimServer(t Target, cfg sched.Config, contextLength, replicas int, routing Routing, seed uint64, memo *Memo) *simServer {
-	return &simServer{target: t, memo: memo, fleet: newFleet(cfg, max(replicas, 1), routing, seed), contextLength: contextLength,
+	s := &simServer{target: t, memo: memo, fleet: newFleet(cfg, max(replicas, 1), routing, seed), contextLength: contextLength,
 		flights: map[int64]*driver.Flight{}}
+	if spec, err := t.model(); err == nil && t.Chat && spec.Reasoning != nil && spec.Reasoning.Tokens > 0 {
+		// A reasoning model's answers are its own: no memo shared with
+		// candidates that may not think.
+		s.reasoning, s.memo = spec.Reasoning, nil
+	}
+	return s
 }
 
 // Now implements driver.Clock.
@@ -116,6 +126,10 @@ func (s *simServer) Send(_ context.Context, f *driver.Flight) {
 		return
 	}
 	rec.PromptTokens, rec.CompletionTokens = said.prompt, said.output
+	if said.thinking > 0 {
+		// stamp books the first ReasoningTokens tokens as thought.
+		rec.ReasoningTokens, rec.ReasoningReported, rec.FinishLength = said.thinking, s.reasoning.ReportTokens, said.length
+	}
 	if f.KeepText && said.plan != nil {
 		rec.Text = append(rec.Text[:0], strings.Join(said.plan.Tokens, "")...)
 	}
@@ -153,7 +167,12 @@ func (s *simServer) say(f *driver.Flight) *said {
 		}
 	}
 	sd := &said{tag: f.Rec.Tag, maxTokens: req.MaxTokens, share: f.Rec.PrefixShare}
-	plan, err := s.target.Responder.Generate(s.target.genRequest(req), context)
+	gen := s.target.genRequest(req)
+	plan, err := s.target.Responder.Generate(gen, context)
+	if err == nil && s.reasoning != nil {
+		server.Think(plan, s.reasoning, gen.MaxTokens, context)
+		sd.thinking, sd.length = min(s.reasoning.Tokens, len(plan.Tokens)), plan.FinishReason == "length"
+	}
 	sd.err = err
 	if plan != nil {
 		sd.prompt, sd.output = plan.PromptTokens, len(plan.Tokens)

@@ -58,7 +58,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 	}
 	plan, err := s.opts.Responder.Generate(&d.Gen, m.spec.ContextLength)
 	if err == nil && chat && !d.generate {
-		think(plan, m.spec.Reasoning, d.Gen.MaxTokens, m.spec.ContextLength)
+		Think(plan, m.spec.Reasoning, d.Gen.MaxTokens, m.spec.ContextLength)
 	}
 	if err == nil {
 		err = m.engine.Check(plan)

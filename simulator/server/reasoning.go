@@ -43,11 +43,11 @@ func (r *ReasoningSpec) field() string {
 // thinkWords are what a simulated model thinks: one token each.
 var thinkWords = []string{"Let", " me", " think", " about", " this", ".", " First", ",", " the", " question", " asks", " what", " follows", ";", " so"}
 
-// think puts the model's thought before its answer in plan: spec.Tokens
+// Think puts the model's thought before its answer in plan: spec.Tokens
 // tokens, then the answer, cut at max_tokens (or the context) with
 // finish_reason "length", as a real model's answer is when thinking
 // spends the budget.
-func think(plan *Plan, spec *ReasoningSpec, maxTokens *int, contextLength int) {
+func Think(plan *Plan, spec *ReasoningSpec, maxTokens *int, contextLength int) {
 	if spec == nil || spec.Tokens == 0 {
 		return
 	}
