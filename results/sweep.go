@@ -274,6 +274,7 @@ var CSVHeader = []string{
 	"server_e2e_p50_ms", "server_e2e_p99_ms", "server_output_tokens_per_s", "server_lag_p99_ms",
 	"server_ttft_mean_ms", "server_itl_mean_ms", "server_e2e_mean_ms", "error",
 	"completion_rate_per_s", "sent", "ok", "failed", "cut", "unsent", "missing_share", "warnings",
+	"ttfat_p50_ms", "ttfat_p95_ms", "ttfat_p99_ms", "reasoning_tokens_mean", "answer_tokens_mean", "no_answer_share",
 }
 
 // CSV renders one row per level, in CSVHeader's columns. Values a level
@@ -344,6 +345,11 @@ func (s *Sweep) csvColumns(l Level, col map[string]string, f func(float64) strin
 	}
 	if r.Cache != nil && r.Cache.Reported {
 		col["cache_hit_rate"] = f(r.Cache.HitRate)
+	}
+	col["ttfat_p50_ms"], col["ttfat_p95_ms"], col["ttfat_p99_ms"] = q(st.TTFAT, st.TTFAT.P50), q(st.TTFAT, st.TTFAT.P95), q(st.TTFAT, st.TTFAT.P99)
+	if rs := r.Reasoning; rs != nil {
+		col["reasoning_tokens_mean"], col["answer_tokens_mean"] = f(rs.ReasoningPerRequest.Mean), f(rs.AnswerPerRequest.Mean)
+		col["no_answer_share"] = f(rs.NoAnswerShare())
 	}
 	conc := r.Arrivals.AchievedConcurrency
 	if r.Calls != nil {
