@@ -53,6 +53,10 @@ func TestReasoningModelAgainstSim(t *testing.T) {
 	if want := 20 * r.Stats.ITL.P50; math.Abs(gap-want) > 0.05*want {
 		t.Errorf("TTFAT - TTFT = %.1f ms, want 20 × ITL = %.1f ms within 5%%", gap, want)
 	}
+	// A fixed rate decodes answer and thought alike.
+	if a, all := rs.ITLAnswer, r.Stats.ITL; a.Count != 10*19 || math.Abs(a.P50-all.P50) > 0.2*all.P50 {
+		t.Errorf("ITL over answer tokens: %d gaps, p50 %.2f ms; want 190 gaps near the %.2f ms of all", a.Count, a.P50, all.P50)
+	}
 	if !strings.Contains(stdout, "reasoning 10 requests reasoned") || !strings.Contains(stdout, "TTFAT (first answer token)") {
 		t.Errorf("the terminal does not show the reasoning:\n%s", stdout)
 	}

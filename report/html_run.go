@@ -69,7 +69,7 @@ func runSection(r *results.Run, i int) htmlRun {
 			// A reasoning model's first answer token, apart from its
 			// first token of thought.
 			hr.Latency.Rows = append(hr.Latency.Rows, latencyRow("TTFAT", r.Stats.TTFAT), latencyRow("TTFAT sched", r.Stats.TTFATSched),
-				latencyRow("TPOT answer", r.Reasoning.TPOTAnswer))
+				latencyRow("TPOT answer", r.Reasoning.TPOTAnswer), latencyRow("ITL answer", r.Reasoning.ITLAnswer))
 		}
 		s := row.s
 		if s.Count == 0 {

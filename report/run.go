@@ -283,8 +283,8 @@ func ReasoningLine(r *results.Run) string {
 		rs.Requests, pct(rs.NoAnswerShare()), rs.BudgetSpent, num(rs.ReasoningPerRequest.P50, 0), num(rs.ReasoningPerRequest.Mean, 1),
 		num(rs.AnswerPerRequest.P50, 0), num(rs.AnswerPerRequest.Mean, 1), reasoningSource(rs.Source))
 	if a.Count > 0 {
-		line += fmt.Sprintf("\n          TTFAT (first answer token) p50 %s · p95 %s · p99 %s ms · TPOT over answer tokens p50 %s ms (over all output %s)",
-			ms(a.P50), ms(a.P95), ms(a.P99), ms(rs.TPOTAnswer.P50), ms(r.Stats.TPOT.P50))
+		line += fmt.Sprintf("\n          TTFAT (first answer token) p50 %s · p95 %s · p99 %s ms · over answer tokens: TPOT p50 %s, ITL p50 %s ms (over all output %s, %s)",
+			ms(a.P50), ms(a.P95), ms(a.P99), ms(rs.TPOTAnswer.P50), ms(rs.ITLAnswer.P50), ms(r.Stats.TPOT.P50), ms(r.Stats.ITL.P50))
 	}
 	return line
 }

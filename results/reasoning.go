@@ -20,6 +20,9 @@ type Reasoning struct {
 	// TPOTAnswer is the time per answer token after the first answer
 	// token (ms), where Stats.TPOT is over every output token.
 	TPOTAnswer Summary `json:"tpot_answer"`
+	// ITLAnswer is the gap between answer chunks (ms), where Stats.ITL is
+	// between any two.
+	ITLAnswer Summary `json:"itl_answer"`
 	// Source says where the reasoning counts came from: "usage" (the
 	// server's completion_tokens_details.reasoning_tokens), "stream"
 	// (reasoning chunks counted, the server reporting none) or "both"
@@ -70,7 +73,8 @@ func mergeReasoning(m *Run, shards []*Run) error {
 		name  string
 		into  *Summary
 		count bool
-	}{{"reasoning_tokens", &r.ReasoningPerRequest, true}, {"answer_tokens", &r.AnswerPerRequest, true}, {"tpot_answer_us", &r.TPOTAnswer, false}} {
+	}{{"reasoning_tokens", &r.ReasoningPerRequest, true}, {"answer_tokens", &r.AnswerPerRequest, true}, {"tpot_answer_us", &r.TPOTAnswer, false},
+		{"itl_answer_us", &r.ITLAnswer, false}} {
 		sum, _, err := mergeNamed(shards, h.name)
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package summary
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -13,11 +14,11 @@ import (
 // first one ends: reasoning and answer tokens per request, and the time
 // per answer token after the first answer token (µs).
 type thinkHists struct {
-	reasoning, answer, tpotAnswer *hdrhistogram.Histogram
+	reasoning, answer, tpotAnswer, itlAnswer *hdrhistogram.Histogram
 }
 
 func newThinkHists() *thinkHists {
-	return &thinkHists{reasoning: hdrhistogram.New(1, 100_000_000, 3), answer: hdrhistogram.New(1, 100_000_000, 3), tpotAnswer: newHist()}
+	return &thinkHists{reasoning: hdrhistogram.New(1, 100_000_000, 3), answer: hdrhistogram.New(1, 100_000_000, 3), tpotAnswer: newHist(), itlAnswer: newHist()}
 }
 
 // thinkCounts are the reasoning requests' counters.
@@ -48,6 +49,7 @@ func (l *latencies) mergeThink(o *latencies) {
 	l.think.reasoning.Merge(o.think.reasoning)
 	l.think.answer.Merge(o.think.answer)
 	l.think.tpotAnswer.Merge(o.think.tpotAnswer)
+	l.think.itlAnswer.Merge(o.think.itlAnswer)
 }
 
 // addThink books a successful request's first answer token and, when it
@@ -86,6 +88,13 @@ func (s *shard) addThink(a *aggregate, r *record.Record) {
 	if answer > 1 && r.FirstAnswer > 0 {
 		s.record(s.lat.think.tpotAnswer, (r.LastToken-r.FirstAnswer)/time.Duration(answer-1))
 	}
+	// The gaps between answer chunks: from the first answer token on
+	// (servers stream thought first, then the answer).
+	if i := slices.Index(r.ChunkTimes, r.FirstAnswer); r.FirstAnswer > 0 && i >= 0 {
+		for j := i + 1; j < len(r.ChunkTimes); j++ {
+			s.record(s.lat.think.itlAnswer, r.ChunkTimes[j]-r.ChunkTimes[j-1])
+		}
+	}
 }
 
 // thinkResult fills the run's reasoning account, histograms and the
@@ -109,11 +118,12 @@ func thinkResult(res *results.Run, lat *latencies, c thinkCounts, maxTokens int,
 	res.Reasoning = &results.Reasoning{Requests: c.requests, NoAnswer: c.noAnswer, BudgetSpent: c.budgetSpent,
 		ReasoningTotal: c.reasoningTotal, AnswerTotal: c.answerTotal,
 		ReasoningPerRequest: results.SummarizeCounts(lat.think.reasoning), AnswerPerRequest: results.SummarizeCounts(lat.think.answer),
-		TPOTAnswer: summarize(lat.think.tpotAnswer, 1000), Source: source}
+		TPOTAnswer: summarize(lat.think.tpotAnswer, 1000), ITLAnswer: summarize(lat.think.itlAnswer, 1000), Source: source}
 	if histograms {
 		res.Histograms["reasoning_tokens"] = encodeHist(lat.think.reasoning)
 		res.Histograms["answer_tokens"] = encodeHist(lat.think.answer)
 		res.Histograms["tpot_answer_us"] = encodeHist(lat.think.tpotAnswer)
+		res.Histograms["itl_answer_us"] = encodeHist(lat.think.itlAnswer)
 	}
 	if c.noAnswer > 0 {
 		why := "the stream ended before any answer token"
