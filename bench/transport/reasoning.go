@@ -34,7 +34,23 @@ func (th *thinking) classify(rec *record.Record, ch *chunk, t time.Duration) {
 	if !ch.answer {
 		return
 	}
-	raw := ch.answerRaw
+	tail := skipSpace(ch.answerTail)
+	// The common token has no tag and no escape anywhere to the
+	// payload's end: it is answer, or thought inside tags, found without
+	// reading where its string ends (but for the first answer token,
+	// which must not be white space alone).
+	if bytes.IndexByte(tail, '<') < 0 && bytes.IndexByte(tail, '\\') < 0 {
+		if th.inside {
+			rec.ReasoningChunks++
+			return
+		}
+		rec.AnswerChunks++
+		if rec.FirstAnswer == 0 && !blank(stringValue(tail)) {
+			rec.FirstAnswer = t
+		}
+		return
+	}
+	raw := stringValue(tail)
 	thought, answer, text := th.inside, !th.inside, raw
 	if bytes.IndexByte(raw, '<') >= 0 || bytes.IndexByte(raw, '\\') >= 0 && bytes.Contains(raw, []byte(`\u003c`)) {
 		open := indexAny(raw, thinkOpen)

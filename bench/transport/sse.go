@@ -67,10 +67,11 @@ type chunk struct {
 	content bool // carries text or reasoning text
 	// reasoning: it carries reasoning text (reasoning_content, or
 	// reasoning); answer: answer text (content, or text), whose raw JSON
-	// string is answerRaw (for the think tags of a server without a
+	// string starts answerTail, the rest of the payload after its key (read
+	// for the think tags of a server without a
 	// reasoning parser).
 	reasoning, answer bool
-	answerRaw         []byte
+	answerTail        []byte
 	// reasoningTokens is usage.completion_tokens_details.reasoning_tokens,
 	// when reasoningSeen; finishLength says finish_reason was "length".
 	reasoningTokens int
@@ -139,7 +140,7 @@ func scanChunk(p []byte, c *chunk) {
 		case 'c':
 			if bytes.HasPrefix(rest, keyContent) {
 				if v := rest[len(keyContent):]; nonEmptyValue(v) {
-					c.content, c.answer, c.answerRaw = true, true, stringValue(v)
+					c.content, c.answer, c.answerTail = true, true, v
 				}
 			} else if bytes.HasPrefix(rest, keyChoices) {
 				choices = true
@@ -147,7 +148,7 @@ func scanChunk(p []byte, c *chunk) {
 		case 't':
 			if bytes.HasPrefix(rest, keyText) {
 				if v := rest[len(keyText):]; nonEmptyValue(v) {
-					c.content, c.answer, c.answerRaw = true, true, stringValue(v)
+					c.content, c.answer, c.answerTail = true, true, v
 				}
 			} else if !timingsSeen && bytes.HasPrefix(rest, keyTimings) {
 				timingsSeen = true
@@ -204,7 +205,7 @@ func scanChunk(p []byte, c *chunk) {
 // base is c without what it says of reasoning (the fields the reference
 // scanner of the tests knows).
 func (c chunk) base() chunk {
-	c.reasoning, c.answer, c.answerRaw, c.reasoningTokens, c.reasoningSeen, c.finishLength = false, false, nil, 0, false, false
+	c.reasoning, c.answer, c.answerTail, c.reasoningTokens, c.reasoningSeen, c.finishLength = false, false, nil, 0, false, false
 	return c
 }
 

@@ -57,7 +57,7 @@ func TestScanChunkReasoning(t *testing.T) {
 	for _, tc := range cases {
 		var c chunk
 		scanChunk([]byte(tc.payload), &c)
-		if c.reasoning != tc.reasoning || c.answer != tc.answer || c.finishLength != tc.length || string(c.answerRaw) != tc.raw ||
+		if c.reasoning != tc.reasoning || c.answer != tc.answer || c.finishLength != tc.length || string(stringValue(c.answerTail)) != tc.raw ||
 			c.reasoningTokens != tc.tokens || c.reasoningSeen != tc.seen {
 			t.Errorf("scanChunk(%s) = %+v", tc.payload, c)
 		}
