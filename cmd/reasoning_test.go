@@ -129,3 +129,44 @@ func TestReasoningModelPredicted(t *testing.T) {
 		t.Errorf("predicted TTFAT - TTFT = %.1f ms, want 50 × ITL = %.1f ms within 5%%", gap, want)
 	}
 }
+
+// TestThinkingBudgetKnobs: the request's reasoning_effort picks the
+// thinking knee sim's model does (efforts low 5, high 30), and
+// enable_thinking=false in chat_template_kwargs turns it off, as Qwen3's
+// template does.
+func TestThinkingBudgetKnobs(t *testing.T) {
+	dir := t.TempDir()
+	models := filepath.Join(dir, "models.yml")
+	spec := strings.Replace(reasoningModels, "reasoning: {tokens: 20,", "reasoning: {tokens: 20, efforts: {low: 5, high: 30},", 1)
+	if err := os.WriteFile(models, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := startSim(t, models, "")
+	for _, c := range []struct {
+		flags []string
+		want  float64 // reasoning tokens a request; 0: none reasoned
+	}{
+		{[]string{"--reasoning-effort", "low"}, 5},
+		{[]string{"--reasoning-effort", "high"}, 30},
+		{[]string{"--reasoning-effort", "medium"}, 20},
+		{[]string{"--chat-template-kwarg", "enable_thinking=false"}, 0},
+	} {
+		out := filepath.Join(dir, "run.json")
+		args := append([]string{"run", "--base-url", url, "--model", "thinker", "--concurrency", "1", "--requests", "2",
+			"--max-tokens", "40", "--input-tokens", "32", "--no-server-metrics", "--quiet", "-o", out}, c.flags...)
+		if code, stdout, errOut := execute(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", c.flags, code, stdout, errOut)
+		}
+		r, err := results.ReadRun(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0.0
+		if r.Reasoning != nil {
+			got = r.Reasoning.ReasoningPerRequest.P50
+		}
+		if got != c.want || r.Stats.TTFAT.Count != 2 {
+			t.Errorf("%v: %g reasoning tokens a request, TTFAT n=%d; want %g and 2", c.flags, got, r.Stats.TTFAT.Count, c.want)
+		}
+	}
+}

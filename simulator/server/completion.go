@@ -57,8 +57,9 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 		return
 	}
 	plan, err := s.opts.Responder.Generate(&d.Gen, m.spec.ContextLength)
+	reasoning := m.spec.Reasoning.forRequest(d.effort, d.noThinking)
 	if err == nil && chat && !d.generate {
-		Think(plan, m.spec.Reasoning, d.Gen.MaxTokens, m.spec.ContextLength)
+		Think(plan, reasoning, d.Gen.MaxTokens, m.spec.ContextLength)
 	}
 	if err == nil {
 		err = m.engine.Check(plan)
@@ -71,7 +72,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 		m.mm.MaxTokens.Observe(float64(*d.Gen.MaxTokens))
 	}
 	r := &run{s: s, m: m, plan: plan, arrival: arrival, chat: chat, model: d.Model,
-		id: s.ids.Add(1), includeUsage: d.IncludeUsage, generate: d.generate}
+		id: s.ids.Add(1), includeUsage: d.IncludeUsage, generate: d.generate, reasoning: reasoning}
 	if faulty {
 		r.fault = &fault
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 )
 
@@ -14,16 +15,46 @@ import (
 // decode time like any other and count in the metrics' generation
 // tokens; ReportTokens adds usage.completion_tokens_details.
 // reasoning_tokens, which many server versions leave out.
+//
+// Efforts, when set, gives the thinking tokens a request's
+// reasoning_effort asks for (low, medium, high; Tokens when it asks for
+// none), and chat_template_kwargs {enable_thinking: false} turns thinking
+// off, as Qwen3's template does.
 type ReasoningSpec struct {
-	Tokens       int    `yaml:"tokens"`
-	Field        string `yaml:"field,omitempty"`
-	ReportTokens bool   `yaml:"report_tokens,omitempty"`
+	Tokens       int            `yaml:"tokens"`
+	Efforts      map[string]int `yaml:"efforts,omitempty"`
+	Field        string         `yaml:"field,omitempty"`
+	ReportTokens bool           `yaml:"report_tokens,omitempty"`
+}
+
+// forRequest is the spec as a request's effort and template flag shape
+// it.
+func (r *ReasoningSpec) forRequest(effort string, noThinking bool) *ReasoningSpec {
+	if r == nil {
+		return nil
+	}
+	out := *r
+	if n, ok := r.Efforts[effort]; ok {
+		out.Tokens = n
+	}
+	if noThinking {
+		out.Tokens = 0
+	}
+	return &out
 }
 
 // Validate checks the spec.
 func (r *ReasoningSpec) Validate() error {
 	if r.Tokens < 0 || r.Tokens > 1_000_000 {
 		return errors.New("reasoning.tokens must be between 0 and 1000000")
+	}
+	for e, n := range r.Efforts {
+		if e != "low" && e != "medium" && e != "high" {
+			return fmt.Errorf("reasoning.efforts: %q is no effort (low, medium, high)", e)
+		}
+		if n < 0 || n > 1_000_000 {
+			return fmt.Errorf("reasoning.efforts.%s must be between 0 and 1000000", e)
+		}
 	}
 	switch r.Field {
 	case "", "reasoning_content", "reasoning":
@@ -70,7 +101,7 @@ func Think(plan *Plan, spec *ReasoningSpec, maxTokens *int, contextLength int) {
 // thinkEnvelope sets up a chat stream's thinking tokens: how many of the
 // answer's tokens are thought, and the event they stream in.
 func (r *run) thinkEnvelope() {
-	spec := r.m.spec.Reasoning
+	spec := r.reasoning
 	if spec == nil || !r.chat || r.generate || spec.Tokens == 0 {
 		return
 	}
@@ -91,7 +122,7 @@ func (r *run) thinkTokenEvent(tok string) []byte {
 // appendReasoningUsage adds the thinking tokens to a usage object being
 // written, when the model reports them.
 func (r *run) appendReasoningUsage(b []byte) []byte {
-	spec := r.m.spec.Reasoning
+	spec := r.reasoning
 	if spec == nil || !spec.ReportTokens || r.thinking == 0 {
 		return b
 	}

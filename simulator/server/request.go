@@ -24,7 +24,11 @@ type apiRequest struct {
 	} `json:"stream_options"`
 	IgnoreEOS *bool           `json:"ignore_eos"`
 	Stop      json.RawMessage `json:"stop"`
-	N         *int            `json:"n"`
+	// ReasoningEffort and chat_template_kwargs' enable_thinking shape a
+	// reasoning model's thinking (ReasoningSpec).
+	ReasoningEffort    *string                    `json:"reasoning_effort"`
+	ChatTemplateKwargs map[string]json.RawMessage `json:"chat_template_kwargs"`
+	N                  *int                       `json:"n"`
 	// Sampling parameters are not acted on, but checked as OpenAI and
 	// vLLM check them, so a client's mistake is caught here as it would
 	// be there.
@@ -108,6 +112,10 @@ type decoded struct {
 	IncludeUsage bool
 	// generate marks SGLang's native /generate, answered in its shape.
 	generate bool
+	// effort is reasoning_effort; noThinking says chat_template_kwargs
+	// set enable_thinking to false.
+	effort     string
+	noThinking bool
 }
 
 func badRequest(param, format string, a ...any) *APIError {
@@ -188,6 +196,17 @@ func decodeRequestStrict(body []byte, chat bool) (*decoded, error) {
 		d.IncludeUsage = *r.StreamOptions.IncludeUsage
 	}
 	d.Gen.IgnoreEOS = r.IgnoreEOS != nil && *r.IgnoreEOS
+	if r.ReasoningEffort != nil {
+		switch e := *r.ReasoningEffort; e {
+		case "low", "medium", "high":
+			d.effort = e
+		default:
+			return nil, badRequest("reasoning_effort", "reasoning_effort must be low, medium or high, got %q", e)
+		}
+	}
+	if v, ok := r.ChatTemplateKwargs["enable_thinking"]; ok && string(bytes.TrimSpace(v)) == "false" {
+		d.noThinking = true
+	}
 	stop, err := decodeStop(r.Stop)
 	if err != nil {
 		return nil, err

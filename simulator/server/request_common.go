@@ -45,6 +45,11 @@ func decodeCommon(body []byte, chat bool) *decoded {
 	if top.Get("tool_choice") != nil || top.Get("response_format") != nil {
 		return nil
 	}
+	// What shapes a reasoning model's thinking is read by the strict
+	// decoder too (rare, and a mistake in it is a 400).
+	if hasKeyFold(top, "reasoning_effort", "chat_template_kwargs") {
+		return nil
+	}
 	d := &decoded{}
 	ok := true
 	// fastjson leaves a lone surrogate escape as written where
@@ -203,4 +208,18 @@ func equalFoldASCII(b []byte, s string) bool {
 		}
 	}
 	return true
+}
+
+// hasKeyFold reports whether o has any of keys, in any ASCII case
+// (encoding/json matches keys so).
+func hasKeyFold(o *fastjson.Object, keys ...string) bool {
+	found := false
+	o.Visit(func(key []byte, _ *fastjson.Value) {
+		for _, k := range keys {
+			if equalFoldASCII(key, k) {
+				found = true
+			}
+		}
+	})
+	return found
 }

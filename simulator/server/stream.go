@@ -28,6 +28,7 @@ type run struct {
 	thinking    int
 	thinkEvent  []byte
 	thinkPrefix []byte
+	reasoning   *ReasoningSpec
 
 	s            *Server
 	arrival      time.Time
