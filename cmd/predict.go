@@ -224,8 +224,8 @@ func (o *predictOptions) header(c *cobra.Command, p *prediction) (*results.Sweep
 	return sw, base, nil
 }
 
-// predictBounds refuses a prediction whose levels cannot fit, and flags
-// that mean nothing in virtual time.
+// predictBounds refuses flags that mean nothing in virtual time (the
+// levels' bounds are predict.LevelsSpec's, checked once they are sized).
 func (o *predictOptions) predictBounds(c *cobra.Command, st *sweepSetup) error {
 	fs := c.Flags()
 	for _, name := range []string{"timeout", "request-timeout", "retries", "idle-conn-timeout", "header", "api-key", "extra-body", "reasoning-effort", "chat-template-kwarg"} {
@@ -235,12 +235,6 @@ func (o *predictOptions) predictBounds(c *cobra.Command, st *sweepSetup) error {
 	}
 	if fs.Changed("tokenizer") && o.load.Data.Path == "" {
 		return usageErr("--tokenizer sizes a --dataset; without one knee predict has nothing to count")
-	}
-	if o.load.Duration > predict.MaxWindow {
-		return usageErr("--step-duration %s: at most %s of virtual time a level", o.load.Duration, predict.MaxWindow)
-	}
-	if o.replicas > predict.MaxReplicas {
-		return usageErr("--replicas %d: at most %d replicas are predicted", o.replicas, predict.MaxReplicas)
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"math"
 	"runtime"
 	"runtime/metrics"
-	"sync/atomic"
 
 	"github.com/kneebench/knee/health"
 )
@@ -53,7 +52,7 @@ var ErrOutOfMemory = errors.New("the prediction outgrew the memory this machine 
 // workload: a closed loop's requests are not known before it runs).
 type memGuard struct {
 	budget uint64
-	calls  atomic.Int64
+	calls  int // Waits so far; a level's server waits on one goroutine
 	sample []metrics.Sample
 }
 
@@ -65,7 +64,10 @@ func newMemGuard(budget int64) *memGuard {
 // over reports, every 4,096 calls, whether the heap is past the budget
 // once collected.
 func (g *memGuard) over() bool {
-	if g == nil || g.calls.Add(1)%4096 != 0 {
+	if g == nil {
+		return false
+	}
+	if g.calls++; g.calls%4096 != 0 {
 		return false
 	}
 	metrics.Read(g.sample)

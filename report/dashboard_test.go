@@ -32,11 +32,10 @@ func waitForStreams(t *testing.T, d *Dashboard, n int) {
 	}
 }
 
-// TestDashboardInChromium: a browser on the live view follows a sweep as
-// it runs (a level's end redraws the page, which opens its event stream
-// again) and, when it ends, becomes the report: the final page, drawn
-// whole, with nothing wider than the window.
-func TestDashboardInChromium(t *testing.T) {
+// browserAndDashboard is Chromium and a live view on loopback, closed
+// when the test ends; the test skips without a browser.
+func browserAndDashboard(t *testing.T) (string, *Dashboard) {
+	t.Helper()
 	bin := browser()
 	if bin == "" || testing.Short() {
 		t.Skip("no Chromium here (Debian: apt-get install chromium)")
@@ -45,7 +44,16 @@ func TestDashboardInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
+	t.Cleanup(d.Close)
+	return bin, d
+}
+
+// TestDashboardInChromium: a browser on the live view follows a sweep as
+// it runs (a level's end redraws the page, which opens its event stream
+// again) and, when it ends, becomes the report: the final page, drawn
+// whole, with nothing wider than the window.
+func TestDashboardInChromium(t *testing.T) {
+	bin, d := browserAndDashboard(t)
 	sweep := pageSweep(t, "live.json")
 	dom := make(chan string, 1)
 	go func() { dom <- openInBrowser(t, bin, d.URL()+"#knee-selfcheck", 1400) }()
@@ -151,15 +159,7 @@ func TestDashboardAddress(t *testing.T) {
 // server would serve is opened from a file, where its event stream fails
 // at once (a browser left on the live stream never finishes loading).
 func TestLiveViewDrawsProgressOverTime(t *testing.T) {
-	bin := browser()
-	if bin == "" || testing.Short() {
-		t.Skip("no Chromium here (Debian: apt-get install chromium)")
-	}
-	d, err := StartDashboard("127.0.0.1:0", "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	bin, d := browserAndDashboard(t)
 	for i := 1; i <= 8; i++ {
 		d.Status(LiveStatus{Level: "run", ElapsedS: float64(i), Sent: int64(10 * i), OK: int64(9 * i), InFlight: 3, TTFTP50: 20 + float64(i),
 			TTFTP95: 30 + float64(i), ITLP50: 8, RecentCount: 9, SentPerS: 10, Health: "healthy"})

@@ -71,12 +71,7 @@ func runSection(r *results.Run, i int) htmlRun {
 			hr.Latency.Rows = append(hr.Latency.Rows, latencyRow("TTFAT", r.Stats.TTFAT), latencyRow("TTFAT sched", r.Stats.TTFATSched),
 				latencyRow("TPOT answer", r.Reasoning.TPOTAnswer), latencyRow("ITL answer", r.Reasoning.ITLAnswer))
 		}
-		s := row.s
-		if s.Count == 0 {
-			hr.Latency.Rows = append(hr.Latency.Rows, htmlRow{Cells: []string{row.name, "-", "-", "-", "-", "-", "-", "-", "0"}})
-			continue
-		}
-		hr.Latency.Rows = append(hr.Latency.Rows, htmlRow{Cells: []string{row.name, ms(s.Mean), ms(s.Min), ms(s.P50), ms(s.P90), ms(s.P95), ms(s.P99), ms(s.Max), num(float64(s.Count), 0)}})
+		hr.Latency.Rows = append(hr.Latency.Rows, latencyRow(row.name, row.s))
 	}
 	hr.Detail = levelDetails(r, "this run")
 	return hr

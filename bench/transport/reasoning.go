@@ -22,11 +22,12 @@ type thinking struct {
 	inside, opened bool
 }
 
-// classify books a content chunk at t as reasoning, answer or both. A
-// chunk of answer text is read for think tags only when it holds a '<'
-// (raw or escaped), so the common chunk costs one byte search. An answer
-// chunk of white space alone counts as answer but is no first answer
-// token (the "\n\n" after a closing tag).
+// classify books a content chunk at t as reasoning, answer or both. The
+// common token has no '<' and no escape anywhere to its event's end: it
+// is answer, or thought inside tags, found with two byte searches and
+// without reading where its string ends; only a chunk holding one is
+// read for think tags. An answer chunk of white space alone counts as
+// answer but is no first answer token (the "\n\n" after a closing tag).
 func (th *thinking) classify(rec *record.Record, ch *chunk, t time.Duration) {
 	if ch.reasoning {
 		rec.ReasoningChunks++
@@ -35,40 +36,14 @@ func (th *thinking) classify(rec *record.Record, ch *chunk, t time.Duration) {
 		return
 	}
 	tail := skipSpace(ch.answerTail)
-	// The common token has no tag and no escape anywhere to the
-	// payload's end: it is answer, or thought inside tags, found without
-	// reading where its string ends (but for the first answer token,
-	// which must not be white space alone).
-	if bytes.IndexByte(tail, '<') < 0 && bytes.IndexByte(tail, '\\') < 0 {
-		if th.inside {
-			rec.ReasoningChunks++
-			return
-		}
-		rec.AnswerChunks++
-		if rec.FirstAnswer == 0 && !blank(stringValue(tail)) {
-			rec.FirstAnswer = t
-		}
-		return
-	}
-	raw := stringValue(tail)
-	thought, answer, text := th.inside, !th.inside, raw
-	if bytes.IndexByte(raw, '<') >= 0 || bytes.IndexByte(raw, '\\') >= 0 && bytes.Contains(raw, []byte(`\u003c`)) {
-		open := indexAny(raw, thinkOpen)
-		end, n := lastAny(raw, thinkClose)
-		switch {
-		case end >= 0 && end > open:
-			if open < 0 && !th.opened && rec.ReasoningChunks == 0 && rec.AnswerChunks > 0 {
-				// Opened by the prompt (DeepSeek-R1's template): what
-				// came so far was thought.
-				rec.ReasoningChunks, rec.AnswerChunks, rec.FirstAnswer = rec.AnswerChunks, 0, 0
-			}
-			thought, text = true, raw[end+n:]
-			answer = !blank(text)
-			th.inside, th.opened = false, true
-		case open >= 0:
-			thought, text = true, raw[:open]
-			answer = !th.inside && !blank(text)
-			th.inside, th.opened = true, true
+	thought, answer := th.inside, !th.inside
+	var text []byte // the answer's part of the string, once read
+	read := false
+	if bytes.IndexByte(tail, '<') >= 0 || bytes.IndexByte(tail, '\\') >= 0 {
+		raw := stringValue(tail)
+		text, read = raw, true
+		if bytes.IndexByte(raw, '<') >= 0 || bytes.Contains(raw, []byte(`\u003c`)) {
+			thought, answer, text = th.tags(rec, raw, thought, answer)
 		}
 	}
 	if thought {
@@ -78,14 +53,55 @@ func (th *thinking) classify(rec *record.Record, ch *chunk, t time.Duration) {
 		return
 	}
 	rec.AnswerChunks++
-	if rec.FirstAnswer == 0 && !blank(text) {
-		rec.FirstAnswer = t
+	if rec.FirstAnswer == 0 {
+		if !read {
+			text = stringValue(tail)
+		}
+		if !blank(text) {
+			rec.FirstAnswer = t
+		}
 	}
 }
 
-// blank reports whether a raw JSON string's text is white space alone.
+// tags reads the think tags of raw, a chunk's answer string: whether the
+// chunk holds thought, answer, and the answer's part of it.
+func (th *thinking) tags(rec *record.Record, raw []byte, thought, answer bool) (bool, bool, []byte) {
+	open := indexAny(raw, thinkOpen)
+	end, n := lastAny(raw, thinkClose)
+	switch {
+	case end >= 0 && end > open:
+		if open < 0 && !th.opened && rec.ReasoningChunks == 0 && rec.AnswerChunks > 0 {
+			// Opened by the prompt (DeepSeek-R1's template): what came
+			// so far was thought.
+			rec.ReasoningChunks, rec.AnswerChunks, rec.FirstAnswer = rec.AnswerChunks, 0, 0
+		}
+		th.inside, th.opened = false, true
+		text := raw[end+n:]
+		return true, !blank(text), text
+	case open >= 0:
+		answer = !th.inside && !blank(raw[:open])
+		th.inside, th.opened = true, true
+		return true, answer, raw[:open]
+	}
+	return thought, answer, raw
+}
+
+// blank reports whether a raw JSON string's text is white space alone
+// (spaces, tabs and the escapes \n, \r, \t), without copying it.
 func blank(b []byte) bool {
-	return len(bytes.TrimSpace(unescapeSpace(b))) == 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+		case '\\':
+			if i+1 >= len(b) || (b[i+1] != 'n' && b[i+1] != 'r' && b[i+1] != 't') {
+				return false
+			}
+			i++
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // indexAny is the index of the first of seps in b, or -1.
@@ -108,13 +124,4 @@ func lastAny(b []byte, seps [][]byte) (int, int) {
 		}
 	}
 	return at, n
-}
-
-// unescapeSpace turns the JSON escapes of white space into spaces, so that
-// "\n\n" after a closing tag reads as nothing.
-func unescapeSpace(b []byte) []byte {
-	for _, e := range []string{`\n`, `\r`, `\t`} {
-		b = bytes.ReplaceAll(b, []byte(e), []byte(" "))
-	}
-	return b
 }

@@ -61,11 +61,14 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 		rec.MaxTokens = c.extraMaxTokens
 	}
 	rec.Sent = c.Now()
-	err := c.pool().Do(req, resp)
-	if err != nil && headersTooLong(err) && !c.useWide.Load() {
+	pool := c.pool()
+	err := pool.Do(req, resp)
+	if err != nil && pool == c.hc && headersTooLong(err) {
 		// The response's headers outgrew the narrow buffers: send it
-		// again, once, on wide ones, as every later request will go.
-		// The clock keeps running from the first send.
+		// again, once, on wide ones, as every later request will go (and
+		// every one already out on the narrow pool is sent again too).
+		// The clock keeps running from the first send; the server has
+		// seen the prompt once already, so a prefix cache may serve it.
 		c.widen()
 		c.resent.Add(1)
 		rec.Resent = true
