@@ -198,7 +198,7 @@ func newLive(c *transport.Client, start time.Time, records *record.Writer, level
 	l := &live{client: c, clock: driver.NewWallClock(start), sender: &liveSender{client: c, idle: make(chan *driver.Flight)},
 		sum: summary.New(level, 4*runtime.GOMAXPROCS(0))}
 	l.driver = driver.New(driver.Options{Clock: l.clock, Sender: l.sender, Records: records, Measured: l.sum.Add, Prefixes: level.Prefixes,
-		MaxInFlight: maxInFlight, Overflow: overflow})
+		MaxInFlight: maxInFlight, Overflow: overflow, ServerHistory: c.ServerHistory()})
 	return l
 }
 

@@ -19,7 +19,7 @@ import (
 // fault.
 type TargetSpec struct {
 	BaseURL, Model, APIKey string
-	// Endpoint is chat, completions or generate.
+	// Endpoint is chat, completions, generate or responses.
 	Endpoint transport.Endpoint
 	// Headers are --header values, Name:value.
 	Headers   []string
@@ -31,6 +31,11 @@ type TargetSpec struct {
 	// otherwise: enable_thinking=false turns Qwen3's thinking off).
 	ReasoningEffort string
 	TemplateKwargs  []string
+	// History is --history: "full" (or "") sends a call's whole
+	// conversation every turn; "server" names the answer before
+	// (previous_response_id, the Responses API only) and sends only the
+	// turn's new messages.
+	History string
 	// Timeout is --timeout, RequestTimeout --request-timeout and
 	// IdleConnTimeout --idle-conn-timeout.
 	Timeout, RequestTimeout, IdleConnTimeout time.Duration
@@ -40,7 +45,7 @@ type TargetSpec struct {
 // Validate checks what needs no network.
 func (t TargetSpec) Validate() error {
 	if !slices.Contains(transport.Endpoints, t.Endpoint) {
-		return fmt.Errorf("--endpoint must be chat, completions or generate (SGLang's native API), got %q", t.Endpoint)
+		return fmt.Errorf("--endpoint must be chat, completions, generate (SGLang's native API) or responses (OpenAI's Responses API), got %q", t.Endpoint)
 	}
 	for _, d := range []struct {
 		flag string
@@ -65,6 +70,15 @@ func (t TargetSpec) Validate() error {
 		if k, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(k) == "" {
 			return fmt.Errorf("--header %q must look like Name:value", h)
 		}
+	}
+	switch t.History {
+	case "", "full":
+	case "server":
+		if t.Endpoint != transport.EndpointResponses {
+			return fmt.Errorf("--history server needs --endpoint responses (previous_response_id is the Responses API's); got --endpoint %s", t.Endpoint)
+		}
+	default:
+		return fmt.Errorf("--history must be full or server, got %q", t.History)
 	}
 	if _, err := t.Body(); err != nil {
 		return err
@@ -103,7 +117,7 @@ func CheckBaseURL(raw string) error {
 		return fmt.Errorf("--base-url %q: the scheme must be http or https", raw)
 	}
 	p := strings.TrimRight(u.Path, "/")
-	for _, suffix := range []string{"/chat/completions", "/completions", "/models"} {
+	for _, suffix := range []string{"/chat/completions", "/completions", "/responses", "/models"} {
 		if strings.HasSuffix(p, suffix) {
 			return fmt.Errorf("--base-url %q names an endpoint; give the API root instead: %s", raw, strings.TrimSuffix(strings.TrimRight(raw, "/"), suffix))
 		}
@@ -117,7 +131,7 @@ func (t TargetSpec) Target(baseURL, userAgent string) transport.Target {
 	out := transport.Target{
 		BaseURL: baseURL, APIKey: t.APIKey, Endpoint: t.Endpoint, Model: t.Model,
 		ExtraBody: json.RawMessage(t.bodyOrExtra()), IgnoreEOS: t.IgnoreEOS, Timeout: t.Timeout, UserAgent: userAgent, Retries: t.Retries,
-		RequestTimeout: t.RequestTimeout, IdleConnTimeout: t.IdleConnTimeout,
+		RequestTimeout: t.RequestTimeout, IdleConnTimeout: t.IdleConnTimeout, ServerHistory: t.History == "server",
 	}
 	for _, h := range t.Headers {
 		k, v, _ := strings.Cut(h, ":")

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/kneebench/knee/bench/transport"
 )
 
 // Body is the JSON merged into every request body: --extra-body with
@@ -25,10 +27,15 @@ func (t TargetSpec) Body() (string, error) {
 		default:
 			return "", fmt.Errorf("--reasoning-effort %q: use low, medium or high", e)
 		}
-		if _, ok := m["reasoning_effort"]; ok {
-			return "", fmt.Errorf("--extra-body sets reasoning_effort and --reasoning-effort is given: give one")
+		// The Responses API takes the effort as reasoning: {effort}.
+		key, value := "reasoning_effort", any(e)
+		if t.Endpoint == transport.EndpointResponses {
+			key, value = "reasoning", map[string]string{"effort": e}
 		}
-		m["reasoning_effort"], _ = json.Marshal(e)
+		if _, ok := m[key]; ok {
+			return "", fmt.Errorf("--extra-body sets %s and --reasoning-effort is given: give one", key)
+		}
+		m[key], _ = json.Marshal(value)
 	}
 	if len(t.TemplateKwargs) > 0 {
 		if _, ok := m["chat_template_kwargs"]; ok {

@@ -4,13 +4,16 @@ package results
 
 // Config is the run's configuration as given, with secrets redacted.
 type Config struct {
-	BaseURL    string            `json:"base_url"`
-	BuiltinSim bool              `json:"builtin_simulator,omitempty"`
-	Model      string            `json:"model"`
-	Endpoint   string            `json:"endpoint"`
-	APIKey     string            `json:"api_key,omitempty"`
-	Headers    map[string]string `json:"headers,omitempty"`
-	ExtraBody  string            `json:"extra_body,omitempty"`
+	BaseURL    string `json:"base_url"`
+	BuiltinSim bool   `json:"builtin_simulator,omitempty"`
+	Model      string `json:"model"`
+	Endpoint   string `json:"endpoint"`
+	// History is "server" when a call's later turns named the answer
+	// before (previous_response_id) and sent only their new messages.
+	History   string            `json:"history,omitempty"`
+	APIKey    string            `json:"api_key,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	ExtraBody string            `json:"extra_body,omitempty"`
 	// IgnoreEOS says every request asked for its max_tokens whatever the
 	// model's end-of-sequence token said.
 	IgnoreEOS      bool     `json:"ignore_eos,omitempty"`

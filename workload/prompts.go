@@ -20,6 +20,13 @@ type Request struct {
 	MaxTokens int
 	IgnoreEOS bool
 	Tag       int
+	// PreviousResponse, for the Responses API, names the response whose
+	// conversation this request continues (previous_response_id): the
+	// server holds the history, and Messages are only the turn's new
+	// ones. KeepResponse asks the server to store this response, for a
+	// later turn to name.
+	PreviousResponse string
+	KeepResponse     bool
 }
 
 // Text returns the request's prompt as one string, for the completions

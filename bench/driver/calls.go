@@ -165,8 +165,10 @@ type call struct {
 	src     workload.Calls
 	script  workload.Call
 	answers []string
-	arrival time.Duration
-	index   int
+	// responses are the answers' response ids (ServerHistory).
+	responses []string
+	arrival   time.Duration
+	index     int
 	// turn is the turn in flight, or next (from 1).
 	turn int
 }
@@ -370,6 +372,9 @@ func (p *calls) done(f *Flight) bool {
 		return p.finished()
 	}
 	c.answers = append(c.answers, string(rec.Text))
+	if p.d.o.ServerHistory {
+		c.responses = append(c.responses, rec.ResponseID)
+	}
 	// The server now holds the turn's prompt and its answer: a next turn
 	// that carries that answer may hit it all.
 	p.d.o.Prefixes.Share(workload.WithAnswer(f.Request(), rec.Text))

@@ -55,6 +55,11 @@ type Options struct {
 	// stop the level (cancel its context): what was measured is kept.
 	MaxInFlight int64
 	Overflow    func()
+	// ServerHistory has a call's later turns name the answer before them
+	// (the Responses API's previous_response_id) and send only their own
+	// new messages: the server holds the history, where by default each
+	// turn sends the whole conversation.
+	ServerHistory bool
 }
 
 // Driver runs levels of load, one at a time, on its clock and sender.
@@ -210,6 +215,10 @@ func (d *Driver) complete(f *Flight) {
 		// less at the p99).
 		rec.Lateness = max(rec.Sent-f.lateFrom, 0)
 	}
+	if c := f.call; c != nil && d.o.ServerHistory && rec.Class == "" && rec.ResponseID == "" && f.turn < c.script.Turns() {
+		rec.Class = record.ClassMalformed
+		rec.Message = "the answer carried no response id (response.created) for the next turn to name as previous_response_id"
+	}
 	d.counts.InFlight.Add(-1)
 	switch rec.Class {
 	case "":
@@ -280,6 +289,9 @@ func (f *Flight) Request() *workload.Request {
 	if c := f.call; c != nil {
 		f.req = c.src.Turn(c.script, f.turn, c.answers)
 		f.Rec.PrefixShare = d.o.Prefixes.Share(&f.req)
+		if d.o.ServerHistory {
+			serverHeld(&f.req, c, f.turn)
+		}
 		return &f.req
 	}
 	f.req = f.src.Request(f.Rec.Index)
@@ -291,6 +303,24 @@ func (f *Flight) Request() *workload.Request {
 		f.Rec.PrefixShare = d.o.Prefixes.Share(&f.req)
 	}
 	return &f.req
+}
+
+// serverHeld makes turn k of call c continue the answer before it on the
+// server: only the messages after the last answer go, naming that
+// answer's response; every turn but the last asks to be kept for the
+// next to name.
+func serverHeld(r *workload.Request, c *call, k int) {
+	r.KeepResponse = k < c.script.Turns()
+	if k <= 1 || k-2 >= len(c.responses) {
+		return
+	}
+	r.PreviousResponse = c.responses[k-2]
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == "assistant" {
+			r.Messages = r.Messages[i+1:]
+			break
+		}
+	}
 }
 
 // Done tells the driver the request has ended, its record filled. The

@@ -104,6 +104,14 @@ type Record struct {
 	// FinishLength says the answer ended at max_tokens (finish_reason
 	// "length").
 	FinishLength bool
+	// ToolChunks counts the chunks that carried a tool call (its name or
+	// a piece of its arguments); ToolFinish says finish_reason was
+	// "tool_calls".
+	ToolChunks int
+	ToolFinish bool
+	// ResponseID is the Responses API's id for the answer, kept with Text
+	// (a later turn may name it as previous_response_id).
+	ResponseID string
 	// Text is the generated text, kept only when the workload needs it
 	// (a multi-turn call carries answers forward).
 	Text []byte
@@ -154,6 +162,9 @@ func (r *Record) ThoughtTokens() int {
 
 // AnswerTokens is its output tokens that were not reasoning.
 func (r *Record) AnswerTokens() int { return max(r.OutputTokens()-r.ThoughtTokens(), 0) }
+
+// CalledTool reports whether the request answered with a tool call.
+func (r *Record) CalledTool() bool { return r.ToolChunks > 0 || r.ToolFinish }
 
 // NoAnswer reports a request that reasoned and never answered: its
 // budget (max_tokens) spent on thought when FinishLength.

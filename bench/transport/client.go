@@ -48,6 +48,10 @@ type Target struct {
 	IdleConnTimeout time.Duration
 	// UserAgent is sent as User-Agent.
 	UserAgent string
+	// ServerHistory has a multi-turn call's later turns continue the
+	// answer before them on the server (the Responses API's
+	// previous_response_id), sending only their new messages.
+	ServerHistory bool
 	// Retries is how many times a request that got 429, 503 or a
 	// connection error is sent again, after an exponential backoff that
 	// honours Retry-After. Zero (the default) never retries.
@@ -116,7 +120,11 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 		for k, v := range m {
 			c.extra = append(c.extra, extraField{k, v})
 		}
-		if v, ok := m["max_tokens"]; ok {
+		budget := "max_tokens"
+		if t.Endpoint == EndpointResponses {
+			budget = "max_output_tokens"
+		}
+		if v, ok := m[budget]; ok {
 			c.extraMaxTokens = 0
 			_ = json.Unmarshal(v, &c.extraMaxTokens)
 		}
@@ -230,6 +238,10 @@ const DefaultIdleConnTimeout = 4 * time.Second
 func (c *Client) ConnStats() (opened, stale, resent int64) {
 	return c.dialer.opened.Load(), c.dialer.stale.Load(), c.resent.Load()
 }
+
+// ServerHistory reports whether a call's later turns leave the history
+// to the server (Target.ServerHistory).
+func (c *Client) ServerHistory() bool { return c.t.ServerHistory }
 
 // SetStart sets the instant that record times are measured from.
 func (c *Client) SetStart(t time.Time) { c.start = t }

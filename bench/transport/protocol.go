@@ -23,14 +23,18 @@ const (
 	// sampling parameters apart, each event carrying the whole text so far
 	// and the counts under meta_info.
 	EndpointGenerate Endpoint = "generate"
+	// EndpointResponses is OpenAI's Responses API, /v1/responses: the
+	// messages as input items, a typed event stream.
+	EndpointResponses Endpoint = "responses"
 )
 
 // Endpoints lists them, for help and errors.
-var Endpoints = []Endpoint{EndpointChat, EndpointCompletions, EndpointGenerate}
+var Endpoints = []Endpoint{EndpointChat, EndpointCompletions, EndpointGenerate, EndpointResponses}
 
 // Chat says the endpoint takes messages, which the server lays out with
-// the model's chat template (the default, also "").
-func (e Endpoint) Chat() bool { return e == "" || e == EndpointChat }
+// the model's chat template (the default, also ""; the Responses API's
+// input items too).
+func (e Endpoint) Chat() bool { return e == "" || e == EndpointChat || e == EndpointResponses }
 
 // SendsText says the endpoint takes the prompt as one text, the
 // messages' contents joined (completions, and SGLang's /generate): a
@@ -68,8 +72,10 @@ func protocolFor(e Endpoint) (protocol, error) {
 		return completionsProtocol{}, nil
 	case EndpointGenerate:
 		return generateProtocol{}, nil
+	case EndpointResponses:
+		return responsesProtocol{}, nil
 	}
-	return nil, fmt.Errorf("endpoint must be chat, completions or generate, got %q", e)
+	return nil, fmt.Errorf("endpoint must be chat, completions, generate or responses, got %q", e)
 }
 
 // openAIBody writes what both OpenAI APIs share after the prompt.

@@ -32,6 +32,15 @@ func (th *thinking) classify(rec *record.Record, ch *chunk, t time.Duration) {
 	if ch.reasoning {
 		rec.ReasoningChunks++
 	}
+	if ch.tool {
+		// A tool call is the model's answer, not its thought.
+		rec.ToolChunks++
+		rec.AnswerChunks++
+		if rec.FirstAnswer == 0 {
+			rec.FirstAnswer = t
+		}
+		return
+	}
 	if !ch.answer {
 		return
 	}

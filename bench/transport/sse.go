@@ -77,13 +77,22 @@ type chunk struct {
 	reasoningTokens int
 	reasoningSeen   bool
 	finishLength    bool
-	finished        bool // carries a non-null finish_reason
-	hasError        bool // an error object in the stream
-	usage           bool
-	promptTokens    int
-	outTokens       int
-	cachedTokens    int
-	cachedSeen      bool
+	// tool: it carries a tool call (delta.tool_calls, or a Responses
+	// function_call_arguments delta); finishTool: finish_reason was
+	// "tool_calls".
+	tool, finishTool bool
+	// terminal: the event ends the stream as [DONE] does (the Responses
+	// API's response.completed); responseID is a response.created
+	// event's response id, escapes kept.
+	terminal     bool
+	responseID   []byte
+	finished     bool // carries a non-null finish_reason
+	hasError     bool // an error object in the stream
+	usage        bool
+	promptTokens int
+	outTokens    int
+	cachedTokens int
+	cachedSeen   bool
 	// usageOdd: completion_tokens was there but not a non-negative integer.
 	usageOdd bool
 	// promptOdd: prompt_tokens was there but not a count any request has
@@ -103,6 +112,8 @@ var (
 	keyReasoning = []byte(`"reasoning_content":`)
 	keyReason2   = []byte(`"reasoning":`)
 	keyText      = []byte(`"text":`)
+	keyToolCalls = []byte(`"tool_calls":`)
+	valueTools   = []byte(`"tool_calls"`)
 	keyTimings   = []byte(`"timings":`)
 	keyCacheN    = []byte(`"cache_n":`)
 	keyPromptMs  = []byte(`"prompt_ms":`)
@@ -150,6 +161,14 @@ func scanChunk(p []byte, c *chunk) {
 				if v := rest[len(keyText):]; nonEmptyValue(v) {
 					c.content, c.answer, c.answerTail = true, true, v
 				}
+			} else if bytes.HasPrefix(rest, keyToolCalls) {
+				// A tool call's name or a piece of its arguments: output,
+				// as content is (an empty list is not).
+				if v := skipSpace(rest[len(keyToolCalls):]); len(v) > 0 && v[0] == '[' {
+					if w := skipSpace(v[1:]); len(w) > 0 && w[0] == '{' {
+						c.content, c.tool = true, true
+					}
+				}
 			} else if !timingsSeen && bytes.HasPrefix(rest, keyTimings) {
 				timingsSeen = true
 				if v := skipSpace(rest[len(keyTimings):]); len(v) > 0 && v[0] == '{' {
@@ -171,6 +190,7 @@ func scanChunk(p []byte, c *chunk) {
 				v := skipSpace(rest[len(keyFinish):])
 				c.finished = len(v) > 0 && v[0] == '"'
 				c.finishLength = bytes.HasPrefix(v, valueLength)
+				c.finishTool = bytes.HasPrefix(v, valueTools)
 			}
 		case 'u':
 			if !usageSeen && bytes.HasPrefix(rest, keyUsage) {
@@ -206,6 +226,7 @@ func scanChunk(p []byte, c *chunk) {
 // scanner of the tests knows).
 func (c chunk) base() chunk {
 	c.reasoning, c.answer, c.answerTail, c.reasoningTokens, c.reasoningSeen, c.finishLength = false, false, nil, 0, false, false
+	c.tool, c.finishTool = false, false
 	return c
 }
 

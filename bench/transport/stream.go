@@ -264,6 +264,13 @@ func (st *streamState) event(payload []byte) (stop bool) {
 	if ch.finished {
 		st.finished = true
 		rec.FinishLength = rec.FinishLength || ch.finishLength
+		rec.ToolFinish = rec.ToolFinish || ch.finishTool
+	}
+	if ch.terminal {
+		st.done = true
+	}
+	if ch.responseID != nil && st.keepText {
+		rec.ResponseID = string(ch.responseID)
 	}
 	if ch.timings {
 		rec.Timings = &record.Timings{CacheN: ch.cacheN, PromptMs: ch.promptMs, PredictedMs: ch.predictedMs, PredictedN: ch.predictedN}
@@ -364,30 +371,45 @@ func (c *Client) readUnstreamed(body io.Reader, rec *record.Record, fail func(st
 // field. It decodes just that string, only for workloads that keep text.
 func appendContent(dst, payload []byte) []byte {
 	for _, key := range [][]byte{keyContent, keyText} {
-		i := bytes.Index(payload, key)
-		if i < 0 {
-			continue
-		}
-		v := skipSpace(payload[i+len(key):])
-		if len(v) == 0 || v[0] != '"' {
-			continue
-		}
-		end := 1
-		for end < len(v) && v[end] != '"' {
-			if v[end] == '\\' {
-				end++
-			}
-			end++
-		}
-		if end >= len(v) {
-			return dst
-		}
-		var s string
-		if json.Unmarshal(v[:end+1], &s) == nil {
-			return append(dst, s...)
+		if out, ok := appendString(dst, payload, key); ok {
+			return out
 		}
 	}
 	return dst
+}
+
+// appendStringAfter appends the decoded JSON string that follows key in
+// payload (nothing when there is none).
+func appendStringAfter(dst, payload, key []byte) []byte {
+	out, _ := appendString(dst, payload, key)
+	return out
+}
+
+// appendString is appendStringAfter, saying whether key held a string.
+func appendString(dst, payload, key []byte) ([]byte, bool) {
+	i := bytes.Index(payload, key)
+	if i < 0 {
+		return dst, false
+	}
+	v := skipSpace(payload[i+len(key):])
+	if len(v) == 0 || v[0] != '"' {
+		return dst, false
+	}
+	end := 1
+	for end < len(v) && v[end] != '"' {
+		if v[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	if end >= len(v) {
+		return dst, true
+	}
+	var s string
+	if json.Unmarshal(v[:end+1], &s) == nil {
+		return append(dst, s...), true
+	}
+	return dst, false
 }
 
 // sleepCtx waits for d, or until ctx ends; it reports whether the wait ran

@@ -12,7 +12,7 @@ import (
 
 // completion serves one chat or completions request.
 func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path string) {
-	chat := path == "/v1/chat/completions"
+	chat := path == "/v1/chat/completions" || path == "/v1/responses"
 	if h := ctx.Request.Header.Peek("X-Knee-Fault"); len(h) > 0 {
 		if _, ok := faultKindOf(string(h)); !ok {
 			writeError(ctx, &APIError{Status: 400, Type: "invalid_request_error", Param: "X-Knee-Fault",
@@ -22,9 +22,14 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 	}
 	var d *decoded
 	var err error
-	if path == "/generate" {
+	switch path {
+	case "/generate":
 		d, err = s.decodeGenerate(ctx.PostBody())
-	} else {
+	case "/v1/responses":
+		if d, err = decodeResponses(ctx.PostBody()); err == nil {
+			err = s.continueFrom(d)
+		}
+	default:
 		d, err = decodeRequest(ctx.PostBody(), chat)
 	}
 	if err != nil {
@@ -72,7 +77,11 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 		m.mm.MaxTokens.Observe(float64(*d.Gen.MaxTokens))
 	}
 	r := &run{s: s, m: m, plan: plan, arrival: arrival, chat: chat, model: d.Model,
-		id: s.ids.Add(1), includeUsage: d.IncludeUsage, generate: d.generate, reasoning: reasoning}
+		id: s.ids.Add(1), includeUsage: d.IncludeUsage, generate: d.generate, reasoning: reasoning,
+		responses: d.responses, store: d.store}
+	if d.responses {
+		r.messages = d.Gen.Messages
+	}
 	if faulty {
 		r.fault = &fault
 	}
@@ -93,8 +102,11 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 	}
 	s.open.Add(1)
 	write := r.stream
-	if r.generate {
+	switch {
+	case r.generate:
 		write = r.streamGenerate
+	case r.responses:
+		write = r.streamResponses
 	}
 	ctx.SetBodyStream(newStreamBody(write, s.open.Done, ctx.Conn()), -1)
 }

@@ -116,6 +116,11 @@ type decoded struct {
 	// set enable_thinking to false.
 	effort     string
 	noThinking bool
+	// responses marks the Responses API: previous is the response it
+	// continues, store whether to keep it for a later one.
+	responses bool
+	previous  string
+	store     bool
 }
 
 func badRequest(param, format string, a ...any) *APIError {

@@ -70,6 +70,9 @@ type Server struct {
 	srv     *fasthttp.Server
 	created int64
 	ids     atomic.Int64
+	// stored holds the Responses API conversations a later request may
+	// continue.
+	stored storedResponses
 	// streams ends open streams when a graceful shutdown runs out of time.
 	streams context.Context
 	cancel  context.CancelFunc
@@ -182,7 +185,7 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	arrival := time.Now()
 	path := string(ctx.Path())
 	switch path {
-	case "/v1/chat/completions", "/v1/completions", "/generate":
+	case "/v1/chat/completions", "/v1/completions", "/v1/responses", "/generate":
 	default:
 		// Other routes take small bodies (a fault spec) or none.
 		if !readBody(ctx, 1<<20) {
@@ -190,7 +193,7 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		}
 	}
 	switch path {
-	case "/v1/chat/completions", "/v1/completions", "/generate":
+	case "/v1/chat/completions", "/v1/completions", "/v1/responses", "/generate":
 		if !s.method(ctx, fasthttp.MethodPost) || !s.authorized(ctx) {
 			return
 		}

@@ -40,6 +40,11 @@ type run struct {
 	first        time.Time
 	firstSim     float64
 	text         []byte
+	// responses marks a Responses API answer: store asks for its
+	// conversation (messages and the answer) to be kept.
+	responses bool
+	store     bool
+	messages  []Message
 }
 
 func (r *run) idString() string {
@@ -335,6 +340,13 @@ func (r *run) unary(ctx *fasthttp.RequestCtx) {
 		ctx.SetStatusCode(200)
 		ctx.SetContentType("application/json")
 		ctx.SetBody(r.unaryGenerate(info))
+		r.finish(r.plan.FinishReason, info)
+		return
+	}
+	if r.responses {
+		ctx.SetStatusCode(200)
+		ctx.SetContentType("application/json")
+		ctx.SetBody(r.unaryResponse(info))
 		r.finish(r.plan.FinishReason, info)
 		return
 	}

@@ -1,0 +1,157 @@
+package transport
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/kneebench/knee/workload"
+)
+
+// responsesProtocol is OpenAI's Responses API, POST /v1/responses, as vLLM
+// serves it: the messages go as input items, the budget as
+// max_output_tokens, and the stream is typed events ("event: NAME" and a
+// JSON object whose "type" is NAME), ended by response.completed (or
+// response.incomplete) rather than data: [DONE].
+type responsesProtocol struct{}
+
+func (responsesProtocol) uri(base string) string { return joinURL(base, "/responses") }
+
+// appendBody writes input as a list of {role, content} items: with a
+// previous response named (the server holds the history), only the
+// turn's new messages. store is false unless a later turn will name this
+// response: a benchmark's answers kept by the server would grow its
+// memory for nothing (vLLM keeps stored responses only when
+// VLLM_ENABLE_RESPONSES_API_STORE is set).
+func (responsesProtocol) appendBody(b *body, r *workload.Request, model string) {
+	if b.field("model") {
+		b.dst = appendJSONString(b.dst, model)
+	}
+	if b.field("input") {
+		b.dst = append(b.dst, '[')
+		for i, m := range r.Messages {
+			if i > 0 {
+				b.dst = append(b.dst, ',')
+			}
+			b.dst = append(b.dst, `{"role":`...)
+			b.dst = appendJSONString(b.dst, m.Role)
+			b.dst = append(b.dst, `,"content":`...)
+			b.dst = appendJSONString(b.dst, m.Content)
+			b.dst = append(b.dst, '}')
+		}
+		b.dst = append(b.dst, ']')
+	}
+	if r.PreviousResponse != "" && b.field("previous_response_id") {
+		b.dst = appendJSONString(b.dst, r.PreviousResponse)
+	}
+	if r.MaxTokens > 0 && b.field("max_output_tokens") {
+		b.dst = strconv.AppendInt(b.dst, int64(r.MaxTokens), 10)
+	}
+	if (r.IgnoreEOS || b.ignoreEOS) && b.field("ignore_eos") {
+		b.dst = append(b.dst, "true"...)
+	}
+	if b.field("store") {
+		b.dst = strconv.AppendBool(b.dst, r.KeepResponse)
+	}
+	if b.field("stream") {
+		b.dst = append(b.dst, "true"...)
+	}
+}
+
+var (
+	keyRespType   = []byte(`"type":"response.`)
+	keyTypeError  = []byte(`"type":"error"`)
+	keyDelta      = []byte(`"delta":`)
+	keyResponse   = []byte(`"response":`)
+	keyID         = []byte(`"id":`)
+	keyInTokens   = []byte(`"input_tokens":`)
+	keyOutTokens  = []byte(`"output_tokens":`)
+	valueMaxOut   = []byte(`"max_output_tokens"`)
+	evOutputText  = []byte("output_text.delta")
+	evRefusal     = []byte("refusal.delta")
+	evReasoning   = []byte("reasoning")
+	evDeltaSuffix = []byte(".delta")
+	evToolArgs    = []byte("function_call_arguments.delta")
+	evCompleted   = []byte("completed")
+	evIncomplete  = []byte("incomplete")
+	evFailed      = []byte("failed")
+	evCreated     = []byte("created")
+)
+
+// scan reads one typed event. Its type is found from the end: vLLM
+// writes it last (pydantic keeps the field order of OpenAI's types,
+// which sort it last), OpenAI first, and no object nested in an event
+// has a type that starts with "response.".
+func (responsesProtocol) scan(p []byte, c *chunk, _ *progress) {
+	*c = chunk{}
+	i := bytes.LastIndex(p, keyRespType)
+	if i < 0 {
+		// An error event ({"type":"error", ...}), or a bare error object
+		// as a server that is shutting down may send.
+		c.hasError = bytes.Contains(p, keyTypeError) || len(p) > 0 && bytes.HasPrefix(skipSpace(p[1:]), keyError)
+		return
+	}
+	name := p[i+len(keyRespType):]
+	if end := bytes.IndexByte(name, '"'); end >= 0 {
+		name = name[:end]
+	}
+	switch {
+	case bytes.Equal(name, evOutputText), bytes.Equal(name, evRefusal):
+		if d := bytes.Index(p, keyDelta); d >= 0 {
+			if v := p[d+len(keyDelta):]; nonEmptyValue(v) {
+				c.content, c.answer, c.answerTail = true, true, v
+			}
+		}
+	case bytes.Equal(name, evToolArgs):
+		if d := bytes.Index(p, keyDelta); d >= 0 && nonEmptyValue(p[d+len(keyDelta):]) {
+			c.content, c.tool = true, true
+		}
+	case bytes.HasPrefix(name, evReasoning) && bytes.HasSuffix(name, evDeltaSuffix):
+		if d := bytes.Index(p, keyDelta); d >= 0 && nonEmptyValue(p[d+len(keyDelta):]) {
+			c.content, c.reasoning = true, true
+		}
+	case bytes.Equal(name, evCompleted), bytes.Equal(name, evIncomplete):
+		c.finished, c.terminal = true, true
+		c.finishLength = bytes.Equal(name, evIncomplete) && bytes.Contains(p, valueMaxOut)
+		responsesUsage(p, c)
+	case bytes.Equal(name, evFailed):
+		c.hasError = true
+	case bytes.Equal(name, evCreated):
+		if r := bytes.Index(p, keyResponse); r >= 0 {
+			if id := bytes.Index(p[r:], keyID); id >= 0 {
+				c.responseID = stringValue(p[r+id+len(keyID):])
+			}
+		}
+	}
+}
+
+// responsesUsage reads a finished response's usage: input_tokens,
+// output_tokens and their details' cached_tokens and reasoning_tokens.
+func responsesUsage(p []byte, c *chunk) {
+	u := bytes.LastIndex(p, keyUsage)
+	if u < 0 {
+		return
+	}
+	v := skipSpace(p[u+len(keyUsage):])
+	if len(v) == 0 || v[0] != '{' {
+		return
+	}
+	c.usage = true
+	var okIn, okOut bool
+	c.promptTokens, okIn = intAfter(v, keyInTokens)
+	if (!okIn && bytes.Contains(v, keyInTokens)) || c.promptTokens > MaxPlausiblePromptTokens {
+		c.promptOdd, c.promptRaw, c.promptTokens = true, rawAfter(v, keyInTokens), 0
+	}
+	c.outTokens, okOut = intAfter(v, keyOutTokens)
+	c.usageOdd = !okOut && bytes.Contains(v, keyOutTokens)
+	c.cachedTokens, c.cachedSeen = intAfter(v, keyCached)
+	c.reasoningTokens, c.reasoningSeen = intAfter(v, keyReasonTok)
+}
+
+// text adds an output_text delta's text to dst.
+func (responsesProtocol) text(dst, payload []byte) []byte {
+	i := bytes.LastIndex(payload, keyRespType)
+	if i < 0 || !bytes.HasPrefix(payload[i+len(keyRespType):], evOutputText) {
+		return dst
+	}
+	return appendStringAfter(dst, payload, keyDelta)
+}

@@ -1,0 +1,303 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+)
+
+// A Responses API stream, as vLLM writes it: each event an "event: TYPE"
+// line and a data line whose JSON object ends with its sequence number
+// and type; response.created and response.in_progress first; a reasoning
+// item's reasoning_text deltas, then a message item's output_text deltas,
+// each item opened (output_item.added) and closed (*.done,
+// output_item.done); response.completed (response.incomplete when the
+// budget ran out) with the usage last, and no [DONE].
+
+// respStream is what a Responses stream writes from event to event.
+type respStream struct {
+	r   *run
+	seq int
+	// item is the output item open: 0 none, 1 the reasoning, 2 the
+	// message; index is its output_index.
+	item, index int
+	thought     []byte
+}
+
+// respID is the response's id, and rsID and msgID its items'.
+func (r *run) respID() string { return "resp_knee-" + strconv.FormatInt(r.id, 10) }
+func (r *run) rsID() string   { return "rs_knee-" + strconv.FormatInt(r.id, 10) }
+func (r *run) msgID() string  { return "msg_knee-" + strconv.FormatInt(r.id, 10) }
+
+// event appends one event to b: fields are its JSON members before the
+// sequence number.
+func (w *respStream) event(b []byte, typ string, fields func([]byte) []byte) []byte {
+	b = append(b, "event: "...)
+	b = append(b, typ...)
+	b = append(b, "\ndata: {"...)
+	if fields != nil {
+		b = fields(b)
+		b = append(b, ',')
+	}
+	b = append(b, `"sequence_number":`...)
+	b = strconv.AppendInt(b, int64(w.seq), 10)
+	w.seq++
+	b = append(b, `,"type":"`...)
+	b = append(b, typ...)
+	return append(b, "\"}\n\n"...)
+}
+
+// response appends the response object of created, in_progress and the
+// end, with the output so far and the usage at the end.
+func (w *respStream) response(b []byte, status string, end bool, info StreamInfo) []byte {
+	r := w.r
+	b = append(b, `"response":{"id":"`...)
+	b = append(b, r.respID()...)
+	b = append(b, `","created_at":`...)
+	b = strconv.AppendInt(b, r.s.created, 10)
+	b = append(b, `,"incomplete_details":`...)
+	if status == "incomplete" {
+		b = append(b, `{"reason":"max_output_tokens"}`...)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, r.model)
+	b = append(b, `,"object":"response","output":[`...)
+	if end {
+		b = w.output(b)
+	}
+	b = append(b, `],"parallel_tool_calls":true,"tool_choice":"auto","tools":[],"status":"`...)
+	b = append(b, status...)
+	b = append(b, `","usage":`...)
+	if !end {
+		return append(b, "null}"...)
+	}
+	p, c, th := r.plan.PromptTokens, r.emitted, min(r.thinking, r.emitted)
+	b = append(b, `{"input_tokens":`...)
+	b = strconv.AppendInt(b, int64(p), 10)
+	b = append(b, `,"input_tokens_details":{"cached_tokens":`...)
+	b = strconv.AppendInt(b, int64(info.CachedTokens), 10)
+	b = append(b, `},"output_tokens":`...)
+	b = strconv.AppendInt(b, int64(c), 10)
+	b = append(b, `,"output_tokens_details":{"reasoning_tokens":`...)
+	b = strconv.AppendInt(b, int64(th), 10)
+	b = append(b, `},"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(p+c), 10)
+	return append(b, "}}"...)
+}
+
+// output appends the finished items: the reasoning, then the message.
+func (w *respStream) output(b []byte) []byte {
+	r := w.r
+	if len(w.thought) > 0 {
+		b = append(b, `{"id":"`...)
+		b = append(b, r.rsID()...)
+		b = append(b, `","summary":[],"type":"reasoning","content":[{"text":`...)
+		b = appendJSONString(b, string(w.thought))
+		b = append(b, `,"type":"reasoning_text"}],"status":"completed"}`...)
+		if r.emitted > r.thinking {
+			b = append(b, ',')
+		}
+	}
+	if r.emitted > r.thinking {
+		b = append(b, `{"id":"`...)
+		b = append(b, r.msgID()...)
+		b = append(b, `","content":[{"annotations":[],"text":`...)
+		b = appendJSONString(b, string(r.text))
+		b = append(b, `,"type":"output_text","logprobs":null}],"role":"assistant","status":"completed","type":"message"}`...)
+	}
+	return b
+}
+
+// open starts output item kind (1 reasoning, 2 message), closing the one
+// open before it.
+func (w *respStream) open(b []byte, kind int) []byte {
+	b = w.close(b)
+	r := w.r
+	w.item = kind
+	if kind == 1 {
+		return w.event(b, "response.output_item.added", func(b []byte) []byte {
+			b = append(b, `"item":{"id":"`...)
+			b = append(b, r.rsID()...)
+			b = append(b, `","summary":[],"type":"reasoning","content":null,"status":"in_progress"},"output_index":`...)
+			return strconv.AppendInt(b, int64(w.index), 10)
+		})
+	}
+	b = w.event(b, "response.output_item.added", func(b []byte) []byte {
+		b = append(b, `"item":{"id":"`...)
+		b = append(b, r.msgID()...)
+		b = append(b, `","content":[],"role":"assistant","status":"in_progress","type":"message"},"output_index":`...)
+		return strconv.AppendInt(b, int64(w.index), 10)
+	})
+	return w.event(b, "response.content_part.added", func(b []byte) []byte {
+		b = append(b, `"content_index":0,"item_id":"`...)
+		b = append(b, r.msgID()...)
+		b = append(b, `","output_index":`...)
+		b = strconv.AppendInt(b, int64(w.index), 10)
+		return append(b, `,"part":{"annotations":[],"text":"","type":"output_text","logprobs":null}`...)
+	})
+}
+
+// close ends the open item, with its whole text.
+func (w *respStream) close(b []byte) []byte {
+	r := w.r
+	item := func(b []byte, id string) []byte {
+		b = append(b, `"item_id":"`...)
+		b = append(b, id...)
+		b = append(b, `","output_index":`...)
+		return strconv.AppendInt(b, int64(w.index), 10)
+	}
+	switch w.item {
+	case 1:
+		b = w.event(b, "response.reasoning_text.done", func(b []byte) []byte {
+			b = append(b, `"content_index":0,`...)
+			b = item(b, r.rsID())
+			b = append(b, `,"text":`...)
+			return appendJSONString(b, string(w.thought))
+		})
+	case 2:
+		b = w.event(b, "response.output_text.done", func(b []byte) []byte {
+			b = append(b, `"content_index":0,`...)
+			b = item(b, r.msgID())
+			b = append(b, `,"logprobs":[],"text":`...)
+			return appendJSONString(b, string(r.text))
+		})
+		b = w.event(b, "response.content_part.done", func(b []byte) []byte {
+			b = append(b, `"content_index":0,`...)
+			return item(b, r.msgID())
+		})
+	default:
+		return b
+	}
+	b = w.event(b, "response.output_item.done", func(b []byte) []byte { return item(b, map[int]string{1: r.rsID(), 2: r.msgID()}[w.item]) })
+	w.item = 0
+	w.index++
+	return b
+}
+
+// token appends token i's delta event, opening its item first when it is
+// the item's first.
+func (w *respStream) token(b []byte, i int) []byte {
+	r := w.r
+	tok := r.plan.Tokens[i]
+	typ, id := "response.output_text.delta", r.msgID()
+	if i < r.thinking {
+		if w.item != 1 {
+			b = w.open(b, 1)
+		}
+		typ, id = "response.reasoning_text.delta", r.rsID()
+		w.thought = append(w.thought, tok...)
+	} else {
+		if w.item != 2 {
+			b = w.open(b, 2)
+		}
+		r.text = append(r.text, tok...)
+	}
+	return w.event(b, typ, func(b []byte) []byte {
+		b = append(b, `"content_index":0,"delta":`...)
+		b = appendJSONString(b, tok)
+		b = append(b, `,"item_id":"`...)
+		b = append(b, id...)
+		if typ == "response.output_text.delta" {
+			b = append(b, `","logprobs":[],"output_index":`...)
+		} else {
+			b = append(b, `","output_index":`...)
+		}
+		return strconv.AppendInt(b, int64(w.index), 10)
+	})
+}
+
+// streamResponses writes a Responses API answer (see respStream): the
+// opening events at once, so headers go out as vLLM sends them; each
+// token's delta, grouped with the tokens due with it; the end; and the
+// conversation stored for a later previous_response_id when asked.
+func (r *run) streamResponses(send sendFunc) {
+	defer r.running()()
+	r.buf = make([]byte, chunkRoom, 1024)
+	r.setThinking()
+	w := &respStream{r: r}
+	flush := func() error {
+		if len(r.buf) == chunkRoom {
+			return nil
+		}
+		err := send(r.buf)
+		r.buf = r.buf[:chunkRoom]
+		return err
+	}
+	r.buf = w.event(r.buf, "response.created", func(b []byte) []byte { return w.response(b, "in_progress", false, StreamInfo{}) })
+	r.buf = w.event(r.buf, "response.in_progress", func(b []byte) []byte { return w.response(b, "in_progress", false, StreamInfo{}) })
+	if _, instant := r.m.engine.(Instant); !instant {
+		if err := flush(); err != nil {
+			r.finish("abort", StreamInfo{})
+			return
+		}
+	}
+	cut := false
+	info, err := r.m.engine.Stream(r.s.streams, r.plan, r.arrival, func(ev TokenEvent) error {
+		if !r.applyFault(ev, flush) {
+			cut = true
+			return errClientGone
+		}
+		r.buf = w.token(r.buf, ev.Index)
+		if !ev.More || len(r.buf) >= chunkRoom+sendAt {
+			if flush() != nil {
+				return errClientGone
+			}
+		}
+		r.observe(ev)
+		return nil
+	})
+	if err != nil || cut {
+		if err != nil && r.s.streams.Err() != nil {
+			r.buf = w.event(r.buf, "error", func(b []byte) []byte {
+				return append(b, `"code":"service_unavailable","message":"the server is shutting down","param":null`...)
+			})
+		}
+		_ = flush()
+		r.finish("abort", info)
+		return
+	}
+	r.buf = w.close(r.buf)
+	status, typ := "completed", "response.completed"
+	if r.plan.FinishReason == "length" {
+		status, typ = "incomplete", "response.incomplete"
+	}
+	r.buf = w.event(r.buf, typ, func(b []byte) []byte { return w.response(b, status, true, info) })
+	_ = flush()
+	r.keep()
+	r.finish(r.plan.FinishReason, info)
+}
+
+// keep stores the conversation with its answer, when the request asked.
+func (r *run) keep() {
+	if !r.store {
+		return
+	}
+	conv := append(append([]Message(nil), r.messages...), Message{Role: "assistant", Text: strings.Clone(string(r.text))})
+	r.s.stored.put(r.respID(), conv)
+}
+
+// setThinking is how many of the answer's first tokens are thought.
+func (r *run) setThinking() {
+	if spec := r.reasoning; spec != nil {
+		r.thinking = min(spec.Tokens, len(r.plan.Tokens))
+	}
+}
+
+// unaryResponse is the whole response object of an unstreamed Responses
+// answer, once its tokens (all in r.text) have run.
+func (r *run) unaryResponse(info StreamInfo) []byte {
+	r.setThinking()
+	w := &respStream{r: r}
+	th := min(r.thinking, r.emitted)
+	w.thought = []byte(strings.Join(r.plan.Tokens[:th], ""))
+	r.text = []byte(strings.Join(r.plan.Tokens[th:r.emitted], ""))
+	status := "completed"
+	if r.plan.FinishReason == "length" {
+		status = "incomplete"
+	}
+	b := w.response(nil, status, true, info)
+	b = b[len(`"response":`):]
+	r.keep()
+	return b
+}
