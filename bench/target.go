@@ -36,6 +36,12 @@ type TargetSpec struct {
 	// (previous_response_id, the Responses API only) and sends only the
 	// turn's new messages.
 	History string
+	// Tools is --tools: builtin, or a file of tool schemas (LoadTools);
+	// ToolChoice is --tool-choice: auto, required, none or a tool's
+	// name. ToolsPerRequest says the dataset's requests bring their own
+	// tools (BFCL), which a choice may then go with.
+	Tools, ToolChoice string
+	ToolsPerRequest   bool
 	// Timeout is --timeout, RequestTimeout --request-timeout and
 	// IdleConnTimeout --idle-conn-timeout.
 	Timeout, RequestTimeout, IdleConnTimeout time.Duration
@@ -81,6 +87,9 @@ func (t TargetSpec) Validate() error {
 		return fmt.Errorf("--history must be full or server, got %q", t.History)
 	}
 	if _, err := t.Body(); err != nil {
+		return err
+	}
+	if err := t.checkTools(); err != nil {
 		return err
 	}
 	if t.ExtraBody == "" {
@@ -137,6 +146,9 @@ func (t TargetSpec) Target(baseURL, userAgent string) transport.Target {
 		k, v, _ := strings.Cut(h, ":")
 		out.Headers = append(out.Headers, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
 	}
+	// Validate read them already; a file gone since sends none.
+	out.Tools, _ = t.LoadTools()
+	out.ToolChoice = t.ToolChoice
 	return out
 }
 

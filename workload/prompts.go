@@ -9,6 +9,10 @@ import (
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// ToolCalls are an assistant message's calls; ToolCallID is the call
+	// a tool message answers.
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
 }
 
 // Request is what one arrival sends: either chat messages or a completion
@@ -27,6 +31,9 @@ type Request struct {
 	// later turn to name.
 	PreviousResponse string
 	KeepResponse     bool
+	// Tools, when set, are the functions this request offers (a tool
+	// dataset's own); otherwise the target's, if any.
+	Tools []Tool
 }
 
 // Text returns the request's prompt as one string, for the completions

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload"
 )
 
 // Error classes. HTTP failures are "http_<status>" followed by the OpenAI
@@ -112,6 +113,8 @@ type Record struct {
 	// ResponseID is the Responses API's id for the answer, kept with Text
 	// (a later turn may name it as previous_response_id).
 	ResponseID string
+	// ToolCalls are the calls the answer made, kept with Text.
+	ToolCalls []workload.ToolCall
 	// Text is the generated text, kept only when the workload needs it
 	// (a multi-turn call carries answers forward).
 	Text []byte

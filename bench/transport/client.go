@@ -48,6 +48,12 @@ type Target struct {
 	IdleConnTimeout time.Duration
 	// UserAgent is sent as User-Agent.
 	UserAgent string
+	// Tools are offered with every request that has none of its own
+	// (chat's tools, laid flat for the Responses API), with ToolChoice
+	// as tool_choice when set: auto, required, none or a function's
+	// name.
+	Tools      []workload.Tool
+	ToolChoice string
 	// ServerHistory has a multi-turn call's later turns continue the
 	// answer before them on the server (the Responses API's
 	// previous_response_id), sending only their new messages.
@@ -264,7 +270,7 @@ func (c *Client) Close() {
 
 // appendBody writes the JSON body for r.
 func (c *Client) appendBody(dst []byte, r *workload.Request) []byte {
-	w := &body{dst: append(dst, '{'), extra: c.extra, ignoreEOS: c.t.IgnoreEOS}
+	w := &body{dst: append(dst, '{'), extra: c.extra, ignoreEOS: c.t.IgnoreEOS, tools: c.t.Tools, toolChoice: c.t.ToolChoice}
 	c.proto.appendBody(w, r, c.t.Model)
 	for _, e := range c.extra {
 		w.key(e.key)
@@ -281,6 +287,10 @@ type body struct {
 	extra []extraField
 	// ignoreEOS is the target's: every request ignores its EOS.
 	ignoreEOS bool
+	// tools and toolChoice are the target's, for requests without tools
+	// of their own.
+	tools      []workload.Tool
+	toolChoice string
 }
 
 // field writes key (and the colon) and reports true, unless --extra-body

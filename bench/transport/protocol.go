@@ -108,14 +108,11 @@ func (chatProtocol) appendBody(b *body, r *workload.Request, model string) {
 			if i > 0 {
 				b.dst = append(b.dst, ',')
 			}
-			b.dst = append(b.dst, `{"role":`...)
-			b.dst = appendJSONString(b.dst, m.Role)
-			b.dst = append(b.dst, `,"content":`...)
-			b.dst = appendJSONString(b.dst, m.Content)
-			b.dst = append(b.dst, '}')
+			b.dst = appendChatMessage(b.dst, m)
 		}
 		b.dst = append(b.dst, ']')
 	}
+	writeTools(b, r, false)
 	openAIBody(b, r)
 }
 

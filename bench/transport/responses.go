@@ -32,14 +32,11 @@ func (responsesProtocol) appendBody(b *body, r *workload.Request, model string) 
 			if i > 0 {
 				b.dst = append(b.dst, ',')
 			}
-			b.dst = append(b.dst, `{"role":`...)
-			b.dst = appendJSONString(b.dst, m.Role)
-			b.dst = append(b.dst, `,"content":`...)
-			b.dst = appendJSONString(b.dst, m.Content)
-			b.dst = append(b.dst, '}')
+			b.dst = appendInputItems(b.dst, m)
 		}
 		b.dst = append(b.dst, ']')
 	}
+	writeTools(b, r, true)
 	if r.PreviousResponse != "" && b.field("previous_response_id") {
 		b.dst = appendJSONString(b.dst, r.PreviousResponse)
 	}
@@ -113,6 +110,8 @@ func (responsesProtocol) scan(p []byte, c *chunk, _ *progress) {
 		c.finished, c.terminal = true, true
 		c.finishLength = bytes.Equal(name, evIncomplete) && bytes.Contains(p, valueMaxOut)
 		responsesUsage(p, c)
+	case bytes.Equal(name, evItemAdded):
+		c.toolItem = bytes.Contains(p, valueFnCall)
 	case bytes.Equal(name, evFailed):
 		c.hasError = true
 	case bytes.Equal(name, evCreated):

@@ -199,6 +199,10 @@ func TestToolCallsCounted(t *testing.T) {
 	if rec.Class != "" || rec.Chunks != 6 || rec.ToolChunks != 3 || !rec.ToolFinish || !rec.CalledTool() || rec.FirstAnswer != rec.ChunkTimes[3] || rec.ThoughtTokens() != 3 {
 		t.Errorf("chat: class %q, %d chunks, %d tool chunks, finish %v, thought %d; want 6, 3, true, 3 (first answer the name)", rec.Class, rec.Chunks, rec.ToolChunks, rec.ToolFinish, rec.ThoughtTokens())
 	}
+	want := workload.ToolCall{ID: "chatcmpl-tool-1", Name: "get_weather", Arguments: `{"city": "Paris"}`}
+	if len(rec.ToolCalls) != 1 || rec.ToolCalls[0] != want {
+		t.Errorf("chat: kept calls %+v, want %+v", rec.ToolCalls, want)
+	}
 
 	seq := 0
 	ev := func(typ, fields string) string { seq++; return vllmEvent(typ, seq-1, fields) }
@@ -211,6 +215,10 @@ func TestToolCallsCounted(t *testing.T) {
 	rec = doResponses(t, oddServer(t, sse(resp...)), &workload.Request{Messages: []workload.Message{{Role: "user", Content: "x"}}})
 	if rec.Class != "" || rec.Chunks != 2 || rec.ToolChunks != 2 || rec.FirstAnswer != rec.ChunkTimes[0] {
 		t.Errorf("responses: class %q, %d chunks, %d tool chunks; want 2, 2", rec.Class, rec.Chunks, rec.ToolChunks)
+	}
+	want.ID = "call_1"
+	if len(rec.ToolCalls) != 1 || rec.ToolCalls[0] != want {
+		t.Errorf("responses: kept calls %+v, want %+v", rec.ToolCalls, want)
 	}
 }
 
@@ -237,4 +245,46 @@ func FuzzScanResponses(f *testing.F) {
 			t.Fatalf("both the end and an error from %q", p)
 		}
 	})
+}
+
+// TestToolBodies: the target's tools go with every request as each API
+// takes them (nested under "function" in chat, flat in the Responses
+// API), tool_choice a string or the named function, a request's own
+// tools instead of the target's; an answered call goes back as the
+// assistant's tool_calls and a tool message (chat) or as function_call
+// and function_call_output items (Responses).
+func TestToolBodies(t *testing.T) {
+	history := []workload.Message{{Role: "user", Content: "Weather in Paris?"},
+		{Role: "assistant", ToolCalls: []workload.ToolCall{{ID: "c1", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
+		{Role: "tool", ToolCallID: "c1", Content: `{"temp":18}`}}
+	own := []workload.Tool{{Name: "lookup", Parameters: json.RawMessage(`{"type":"object"}`)}}
+	for _, c := range []struct {
+		ep     Endpoint
+		choice string
+		tools  []workload.Tool
+		want   []string
+	}{
+		{EndpointChat, "required", nil, []string{`"tools":[{"type":"function","function":{"name":"get_weather","description":"Get the current weather in a city.","parameters":{"type":"object"`,
+			`"tool_choice":"required"`, `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}`,
+			`{"role":"tool","content":"{\"temp\":18}","tool_call_id":"c1"}`}},
+		{EndpointChat, "calculate", own, []string{`"tools":[{"type":"function","function":{"name":"lookup","parameters":{"type":"object"}}}]`,
+			`"tool_choice":{"type":"function","function":{"name":"calculate"}}`}},
+		{EndpointResponses, "get_weather", nil, []string{`"tools":[{"type":"function","name":"get_weather","description":`, `"tool_choice":{"type":"function","name":"get_weather"}`,
+			`{"type":"function_call","call_id":"c1","name":"get_weather","arguments":"{\"city\":\"Paris\"}"}`,
+			`{"type":"function_call_output","call_id":"c1","output":"{\"temp\":18}"}`}},
+	} {
+		c2, err := NewClient(Target{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Endpoint: c.ep, Tools: workload.BuiltinTools(), ToolChoice: c.choice}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := string(c2.appendBody(nil, &workload.Request{Messages: history, Tools: c.tools}))
+		if !json.Valid([]byte(body)) {
+			t.Fatalf("%s: invalid JSON %s", c.ep, body)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s %s: body lacks %s\n%s", c.ep, c.choice, w, body)
+			}
+		}
+	}
 }

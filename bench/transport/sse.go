@@ -81,6 +81,8 @@ type chunk struct {
 	// function_call_arguments delta); finishTool: finish_reason was
 	// "tool_calls".
 	tool, finishTool bool
+	// toolItem: a Responses output_item.added opening a function call.
+	toolItem bool
 	// terminal: the event ends the stream as [DONE] does (the Responses
 	// API's response.completed); responseID is a response.created
 	// event's response id, escapes kept.
@@ -226,7 +228,7 @@ func scanChunk(p []byte, c *chunk) {
 // scanner of the tests knows).
 func (c chunk) base() chunk {
 	c.reasoning, c.answer, c.answerTail, c.reasoningTokens, c.reasoningSeen, c.finishLength = false, false, nil, 0, false, false
-	c.tool, c.finishTool = false, false
+	c.tool, c.finishTool, c.toolItem = false, false, false
 	return c
 }
 

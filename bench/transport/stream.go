@@ -269,8 +269,16 @@ func (st *streamState) event(payload []byte) (stop bool) {
 	if ch.terminal {
 		st.done = true
 	}
-	if ch.responseID != nil && st.keepText {
-		rec.ResponseID = string(ch.responseID)
+	if st.keepText {
+		if ch.responseID != nil {
+			rec.ResponseID = string(ch.responseID)
+		}
+		switch {
+		case st.c.t.Endpoint == EndpointResponses && (ch.tool || ch.toolItem):
+			keepResponsesToolCall(rec, payload)
+		case ch.tool:
+			keepToolCall(rec, payload)
+		}
 	}
 	if ch.timings {
 		rec.Timings = &record.Timings{CacheN: ch.cacheN, PromptMs: ch.promptMs, PredictedMs: ch.predictedMs, PredictedN: ch.predictedN}

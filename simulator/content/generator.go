@@ -27,6 +27,10 @@ type GenRequest struct {
 	Stop      []string
 	// WantIDs asks for the prompt's token ids (for prefix caching).
 	WantIDs bool
+	// Tools are the names of the functions the request offers, and
+	// ToolChoice its tool_choice: "" (auto), none, required, or a name.
+	Tools      []string
+	ToolChoice string
 }
 
 // Plan is what will be said: everything the timing side needs, and nothing
@@ -38,6 +42,9 @@ type Plan struct {
 	FinishReason string
 	EntryID      string
 	Variant      int
+	// ToolName, when set, makes the answer's tokens (after any thought)
+	// a call of that function, its arguments streamed.
+	ToolName string
 }
 
 // chatOverhead is the fixed number of tokens a chat template adds around

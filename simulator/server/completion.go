@@ -42,6 +42,10 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 		return
 	}
 	d.Gen.WantIDs = m.wantIDs
+	if err := checkTools(&d.Gen, m.spec.Tools, d.Model); err != nil {
+		writeError(ctx, err.(*APIError))
+		return
+	}
 	fault, faulty := s.decideFault(ctx, m, &d.Gen)
 	if faulty && s.errorFault(ctx, m, fault) {
 		return
@@ -64,6 +68,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 	plan, err := s.opts.Responder.Generate(&d.Gen, m.spec.ContextLength)
 	reasoning := m.spec.Reasoning.forRequest(d.effort, d.noThinking)
 	if err == nil && chat && !d.generate {
+		CallTool(plan, m.spec.Tools, &d.Gen, m.spec.ContextLength)
 		Think(plan, reasoning, d.Gen.MaxTokens, m.spec.ContextLength)
 	}
 	if err == nil {

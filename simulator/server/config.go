@@ -38,9 +38,9 @@ func (f *ModelsFile) expandPresets() error {
 		}
 		// A preset is the whole model's serving; whether it reasons is
 		// the model's own behaviour, and may be given beside it.
-		name, preset, reasoning := m.Name, m.Preset, m.Reasoning
-		if !reflect.DeepEqual(*m, ModelSpec{Name: name, Preset: preset, Reasoning: reasoning}) {
-			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it than reasoning", name, preset)
+		name, preset, reasoning, tools := m.Name, m.Preset, m.Reasoning, m.Tools
+		if !reflect.DeepEqual(*m, ModelSpec{Name: name, Preset: preset, Reasoning: reasoning, Tools: tools}) {
+			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it than reasoning and tools", name, preset)
 		}
 		spec, err := presets.ParseSpec(preset)
 		if err != nil {
@@ -60,7 +60,7 @@ func (f *ModelsFile) expandPresets() error {
 			f.Hardware[hw] = spec
 		}
 		*m = p.Models[0]
-		m.Name, m.Preset, m.Reasoning = name, preset, reasoning
+		m.Name, m.Preset, m.Reasoning, m.Tools = name, preset, reasoning, tools
 	}
 	return nil
 }
@@ -106,6 +106,11 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 	}
 	if m.Reasoning != nil {
 		if err := m.Reasoning.Validate(); err != nil {
+			return err
+		}
+	}
+	if m.Tools != nil {
+		if err := m.Tools.Validate(); err != nil {
 			return err
 		}
 	}

@@ -83,6 +83,8 @@ type ModelSpec struct {
 	Faults         *FaultSpec        `yaml:"faults,omitempty"`
 	// Reasoning, when set, makes the model think before it answers.
 	Reasoning *ReasoningSpec `yaml:"reasoning,omitempty"`
+	// Tools, when set, makes the model call the tools requests offer.
+	Tools *ToolSpec `yaml:"tools,omitempty"`
 }
 
 // FixedRateSpec configures the fixed_rate engine.

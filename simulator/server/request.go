@@ -41,19 +41,15 @@ type apiRequest struct {
 	// Constraints the simulator cannot honour are refused, not ignored:
 	// a 200 would pass off free text as the constrained answer.
 	ToolChoice     json.RawMessage `json:"tool_choice"`
+	Tools          json.RawMessage `json:"tools"`
 	ResponseFormat json.RawMessage `json:"response_format"`
 }
 
-// checkConstraints refuses what the simulator cannot do: call a tool
-// (tool_choice "required" or a named function) or hold its output to JSON
-// (response_format json_object or json_schema).
+// checkConstraints refuses what the simulator cannot do: hold its
+// output to JSON (response_format json_object or json_schema). Tool
+// choices are read apart (toolChoiceOf), and judged against the model
+// (checkTools).
 func (r *apiRequest) checkConstraints() error {
-	if !isNull(r.ToolChoice) {
-		var s string
-		if json.Unmarshal(r.ToolChoice, &s) != nil || (s != "none" && s != "auto") {
-			return badRequest("tool_choice", "the simulator calls no tools: tool_choice %s cannot be honoured (use \"none\" or \"auto\", or leave it out)", r.ToolChoice)
-		}
-	}
 	if !isNull(r.ResponseFormat) {
 		var f struct {
 			Type string `json:"type"`
@@ -217,6 +213,12 @@ func decodeRequestStrict(body []byte, chat bool) (*decoded, error) {
 		return nil, err
 	}
 	d.Gen.Stop = stop
+	if d.Gen.Tools, err = toolsOf(r.Tools); err != nil {
+		return nil, err
+	}
+	if d.Gen.ToolChoice, err = toolChoiceOf(r.ToolChoice); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -243,8 +245,9 @@ func decodeMessages(raw json.RawMessage) ([]Message, error) {
 		return nil, badRequest("messages", "'messages' is a required property")
 	}
 	var items []struct {
-		Role    *string         `json:"role"`
-		Content json.RawMessage `json:"content"`
+		Role      *string         `json:"role"`
+		Content   json.RawMessage `json:"content"`
+		ToolCalls json.RawMessage `json:"tool_calls"`
 	}
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return nil, badRequest("messages", "invalid 'messages': expected an array of {role, content} objects")
@@ -266,6 +269,10 @@ func decodeMessages(raw json.RawMessage) ([]Message, error) {
 		text, err := decodeContent(it.Content, param+".content", *it.Role)
 		if err != nil {
 			return nil, err
+		}
+		if !isNull(it.ToolCalls) {
+			// The template renders an assistant's calls into the prompt.
+			text += string(it.ToolCalls)
 		}
 		out[i] = Message{Role: *it.Role, Text: text}
 	}

@@ -47,7 +47,7 @@ func decodeCommon(body []byte, chat bool) *decoded {
 	}
 	// What shapes a reasoning model's thinking is read by the strict
 	// decoder too (rare, and a mistake in it is a 400).
-	if hasKeyFold(top, "reasoning_effort", "chat_template_kwargs") {
+	if hasKeyFold(top, "reasoning_effort", "chat_template_kwargs", "tools") {
 		return nil
 	}
 	d := &decoded{}
@@ -84,7 +84,7 @@ func decodeCommon(body []byte, chat bool) *decoded {
 	d.Gen = GenRequest{Chat: true, Model: d.Model, Messages: make([]Message, len(items))}
 	for i, it := range items {
 		o, err := it.Object()
-		if err != nil || !plainKeys(o, "role", "content") || o.Get("role") == nil || o.Get("content") == nil {
+		if err != nil || !plainKeys(o, "role", "content") || o.Get("role") == nil || o.Get("content") == nil || hasKeyFold(o, "tool_calls") {
 			return nil
 		}
 		role, text := str(o.Get("role")), str(o.Get("content"))

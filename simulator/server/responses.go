@@ -30,6 +30,7 @@ type responsesRequest struct {
 	Temperature *float64        `json:"temperature"`
 	TopP        *float64        `json:"top_p"`
 	ToolChoice  json.RawMessage `json:"tool_choice"`
+	Tools       json.RawMessage `json:"tools"`
 }
 
 // decodeResponses parses and validates a Responses request: input as a
@@ -93,6 +94,12 @@ func decodeResponses(body []byte) (*decoded, error) {
 	if v, ok := r.ChatTemplateKwargs["enable_thinking"]; ok && string(bytes.TrimSpace(v)) == "false" {
 		d.noThinking = true
 	}
+	if d.Gen.Tools, err = toolsOf(r.Tools); err != nil {
+		return nil, err
+	}
+	if d.Gen.ToolChoice, err = toolChoiceOf(r.ToolChoice); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -110,9 +117,13 @@ func decodeInput(raw json.RawMessage) ([]Message, error) {
 		return []Message{{Role: "user", Text: s}}, nil
 	}
 	var items []struct {
-		Type    *string         `json:"type"`
-		Role    *string         `json:"role"`
-		Content json.RawMessage `json:"content"`
+		Type      *string         `json:"type"`
+		Role      *string         `json:"role"`
+		Content   json.RawMessage `json:"content"`
+		Name      string          `json:"name"`
+		Arguments string          `json:"arguments"`
+		Output    *string         `json:"output"`
+		CallID    string          `json:"call_id"`
 	}
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return nil, badRequest("input", "invalid 'input': expected a string or a list of {role, content} items")
@@ -123,8 +134,22 @@ func decodeInput(raw json.RawMessage) ([]Message, error) {
 	out := make([]Message, len(items))
 	for i, it := range items {
 		param := fmt.Sprintf("input[%d]", i)
-		if it.Type != nil && *it.Type != "message" {
-			return nil, badRequest(param+".type", "input item type %q is not supported: the simulator takes message items", *it.Type)
+		if it.Type != nil {
+			switch *it.Type {
+			case "message":
+			case "function_call":
+				// The template renders the call into the prompt.
+				out[i] = Message{Role: "assistant", Text: it.Name + it.Arguments}
+				continue
+			case "function_call_output":
+				if it.Output == nil || it.CallID == "" {
+					return nil, badRequest(param+".output", "a function_call_output item needs call_id and output")
+				}
+				out[i] = Message{Role: "tool", Text: *it.Output}
+				continue
+			default:
+				return nil, badRequest(param+".type", "input item type %q is not supported: the simulator takes message and function call items", *it.Type)
+			}
 		}
 		if it.Role == nil {
 			return nil, badRequest(param+".role", "missing 'role' in %s", param)

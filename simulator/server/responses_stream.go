@@ -27,6 +27,16 @@ type respStream struct {
 func (r *run) respID() string { return "resp_knee-" + strconv.FormatInt(r.id, 10) }
 func (r *run) rsID() string   { return "rs_knee-" + strconv.FormatInt(r.id, 10) }
 func (r *run) msgID() string  { return "msg_knee-" + strconv.FormatInt(r.id, 10) }
+func (r *run) fcID() string   { return "fc_knee-" + strconv.FormatInt(r.id, 10) }
+func (r *run) callID() string { return "call_knee-" + strconv.FormatInt(r.id, 10) }
+
+// Output items: kinds of respStream.item.
+const (
+	itemNone = iota
+	itemReasoning
+	itemMessage
+	itemCall
+)
 
 // event appends one event to b: fields are its JSON members before the
 // sequence number.
@@ -99,6 +109,9 @@ func (w *respStream) output(b []byte) []byte {
 			b = append(b, ',')
 		}
 	}
+	if r.emitted > r.thinking && r.plan.ToolName != "" {
+		return w.callItem(b, "completed")
+	}
 	if r.emitted > r.thinking {
 		b = append(b, `{"id":"`...)
 		b = append(b, r.msgID()...)
@@ -115,6 +128,14 @@ func (w *respStream) open(b []byte, kind int) []byte {
 	b = w.close(b)
 	r := w.r
 	w.item = kind
+	if kind == itemCall {
+		return w.event(b, "response.output_item.added", func(b []byte) []byte {
+			b = append(b, `"item":`...)
+			b = w.callItem(b, "in_progress")
+			b = append(b, `,"output_index":`...)
+			return strconv.AppendInt(b, int64(w.index), 10)
+		})
+	}
 	if kind == 1 {
 		return w.event(b, "response.output_item.added", func(b []byte) []byte {
 			b = append(b, `"item":{"id":"`...)
@@ -166,10 +187,19 @@ func (w *respStream) close(b []byte) []byte {
 			b = append(b, `"content_index":0,`...)
 			return item(b, r.msgID())
 		})
+	case itemCall:
+		b = w.event(b, "response.function_call_arguments.done", func(b []byte) []byte {
+			b = append(b, `"arguments":`...)
+			b = appendJSONString(b, string(r.text))
+			b = append(b, ',')
+			return item(b, r.fcID())
+		})
 	default:
 		return b
 	}
-	b = w.event(b, "response.output_item.done", func(b []byte) []byte { return item(b, map[int]string{1: r.rsID(), 2: r.msgID()}[w.item]) })
+	b = w.event(b, "response.output_item.done", func(b []byte) []byte {
+		return item(b, map[int]string{itemReasoning: r.rsID(), itemMessage: r.msgID(), itemCall: r.fcID()}[w.item])
+	})
 	w.item = 0
 	w.index++
 	return b
@@ -187,6 +217,19 @@ func (w *respStream) token(b []byte, i int) []byte {
 		}
 		typ, id = "response.reasoning_text.delta", r.rsID()
 		w.thought = append(w.thought, tok...)
+	} else if r.plan.ToolName != "" {
+		if w.item != itemCall {
+			b = w.open(b, itemCall)
+		}
+		r.text = append(r.text, tok...)
+		return w.event(b, "response.function_call_arguments.delta", func(b []byte) []byte {
+			b = append(b, `"delta":`...)
+			b = appendJSONString(b, tok)
+			b = append(b, `,"item_id":"`...)
+			b = append(b, r.fcID()...)
+			b = append(b, `","output_index":`...)
+			return strconv.AppendInt(b, int64(w.index), 10)
+		})
 	} else {
 		if w.item != 2 {
 			b = w.open(b, 2)
@@ -300,4 +343,24 @@ func (r *run) unaryResponse(info StreamInfo) []byte {
 	b = b[len(`"response":`):]
 	r.keep()
 	return b
+}
+
+// callItem appends the answer's function_call item with its status.
+func (w *respStream) callItem(b []byte, status string) []byte {
+	r := w.r
+	b = append(b, `{"arguments":`...)
+	if status == "completed" {
+		b = appendJSONString(b, string(r.text))
+	} else {
+		b = append(b, `""`...)
+	}
+	b = append(b, `,"call_id":"`...)
+	b = append(b, r.callID()...)
+	b = append(b, `","name":`...)
+	b = appendJSONString(b, r.plan.ToolName)
+	b = append(b, `,"type":"function_call","id":"`...)
+	b = append(b, r.fcID()...)
+	b = append(b, `","status":"`...)
+	b = append(b, status...)
+	return append(b, `"}`...)
 }

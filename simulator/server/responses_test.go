@@ -143,14 +143,18 @@ func TestResponsesContinue(t *testing.T) {
 func TestResponsesBadInput(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	for body, param := range map[string]string{
-		`{"model":"instant"}`:                                                              "input",
-		`{"model":"instant","input":[]}`:                                                   "input",
-		`{"model":"instant","input":""}`:                                                   "input",
-		`{"model":"instant","input":[{"type":"function_call_output"}]}`:                    "input[0].type",
-		`{"model":"instant","input":[{"role":"robot","content":"x"}]}`:                     "input[0].role",
-		`{"model":"instant","input":"x","max_output_tokens":0}`:                            "max_output_tokens",
-		`{"model":"instant","input":"x","reasoning":{"effort":"extreme"}}`:                 "reasoning.effort",
-		`{"model":"instant","input":[{"role":"user","content":[{"type":"input_image"}]}]}`: "input[0].content[0].type",
+		`{"model":"instant"}`:                                                                               "input",
+		`{"model":"instant","input":[]}`:                                                                    "input",
+		`{"model":"instant","input":""}`:                                                                    "input",
+		`{"model":"instant","input":[{"type":"function_call_output"}]}`:                                     "input[0].output",
+		`{"model":"instant","input":[{"type":"web_search_call"}]}`:                                          "input[0].type",
+		`{"model":"instant","input":"x","tool_choice":"required"}`:                                          "tool_choice",
+		`{"model":"instant","input":"x","tools":[{"type":"function","name":"f"}],"tool_choice":"required"}`: "tool_choice",
+		`{"model":"instant","input":"x","tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"g"}}`: "tool_choice",
+		`{"model":"instant","input":[{"role":"robot","content":"x"}]}`:                                                          "input[0].role",
+		`{"model":"instant","input":"x","max_output_tokens":0}`:                                                                 "max_output_tokens",
+		`{"model":"instant","input":"x","reasoning":{"effort":"extreme"}}`:                                                      "reasoning.effort",
+		`{"model":"instant","input":[{"role":"user","content":[{"type":"input_image"}]}]}`:                                      "input[0].content[0].type",
 		`{"input":"x"}`: "model",
 	} {
 		code, b := post(t, ts.URL+"/v1/responses", body)

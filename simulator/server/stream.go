@@ -29,6 +29,9 @@ type run struct {
 	thinkEvent  []byte
 	thinkPrefix []byte
 	reasoning   *ReasoningSpec
+	// toolFirst and toolPrefix open a call's first and later argument
+	// pieces' events (tools.go).
+	toolFirst, toolPrefix, toolEvent []byte
 
 	s            *Server
 	arrival      time.Time
@@ -80,6 +83,7 @@ func (r *run) chunkEnvelope() {
 	r.event = append(make([]byte, chunkRoom, chunkRoom+len(head)+len(r.suffix)+64), head...)
 	r.buf = make([]byte, chunkRoom, 512)
 	r.thinkEnvelope()
+	r.toolEnvelope()
 }
 
 func jsonString(s string) string {
@@ -220,9 +224,12 @@ func (r *run) stream(send sendFunc) {
 			return errClientGone
 		}
 		var e []byte
-		if ev.Index < r.thinking {
+		switch {
+		case ev.Index < r.thinking:
 			e = r.thinkTokenEvent(r.plan.Tokens[ev.Index])
-		} else {
+		case r.plan.ToolName != "" && r.chat:
+			e = r.toolTokenEvent(r.plan.Tokens[ev.Index], ev.Index == r.thinking)
+		default:
 			e = r.tokenEvent(r.plan.Tokens[ev.Index])
 		}
 		var err error

@@ -1,0 +1,206 @@
+package transport
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/workload"
+)
+
+// appendTools writes tools as the API takes them: chat nests each
+// function under "function", the Responses API lays it flat.
+func appendTools(dst []byte, tools []workload.Tool, flat bool) []byte {
+	dst = append(dst, '[')
+	for i, t := range tools {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"type":"function",`...)
+		if !flat {
+			dst = append(dst, `"function":{`...)
+		}
+		dst = append(dst, `"name":`...)
+		dst = appendJSONString(dst, t.Name)
+		if t.Description != "" {
+			dst = append(dst, `,"description":`...)
+			dst = appendJSONString(dst, t.Description)
+		}
+		if len(t.Parameters) > 0 {
+			dst = append(dst, `,"parameters":`...)
+			dst = append(dst, t.Parameters...)
+		}
+		if !flat {
+			dst = append(dst, '}')
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+// appendToolChoice writes tool_choice: auto, required and none as
+// strings, anything else as the function of that name.
+func appendToolChoice(dst []byte, choice string, flat bool) []byte {
+	if slices.Contains(workload.ToolChoices, choice) {
+		return appendJSONString(dst, choice)
+	}
+	if flat {
+		dst = append(dst, `{"type":"function","name":`...)
+		dst = appendJSONString(dst, choice)
+		return append(dst, '}')
+	}
+	dst = append(dst, `{"type":"function","function":{"name":`...)
+	dst = appendJSONString(dst, choice)
+	return append(dst, "}}"...)
+}
+
+// writeTools adds a request's tools (its own, or the target's) and the
+// target's tool_choice to b.
+func writeTools(b *body, r *workload.Request, flat bool) {
+	tools := b.tools
+	if r.Tools != nil {
+		tools = r.Tools
+	}
+	if len(tools) == 0 {
+		return
+	}
+	if b.field("tools") {
+		b.dst = appendTools(b.dst, tools, flat)
+	}
+	if b.toolChoice != "" && b.field("tool_choice") {
+		b.dst = appendToolChoice(b.dst, b.toolChoice, flat)
+	}
+}
+
+// appendChatMessage writes one chat message: an assistant's tool calls
+// under tool_calls (its content null when it said nothing else), a tool
+// message with the call it answers.
+func appendChatMessage(dst []byte, m workload.Message) []byte {
+	dst = append(dst, `{"role":`...)
+	dst = appendJSONString(dst, m.Role)
+	dst = append(dst, `,"content":`...)
+	if m.Content == "" && len(m.ToolCalls) > 0 {
+		dst = append(dst, "null"...)
+	} else {
+		dst = appendJSONString(dst, m.Content)
+	}
+	if m.ToolCallID != "" {
+		dst = append(dst, `,"tool_call_id":`...)
+		dst = appendJSONString(dst, m.ToolCallID)
+	}
+	if len(m.ToolCalls) > 0 {
+		dst = append(dst, `,"tool_calls":[`...)
+		for i, c := range m.ToolCalls {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"id":`...)
+			dst = appendJSONString(dst, c.ID)
+			dst = append(dst, `,"type":"function","function":{"name":`...)
+			dst = appendJSONString(dst, c.Name)
+			dst = append(dst, `,"arguments":`...)
+			dst = appendJSONString(dst, c.Arguments)
+			dst = append(dst, "}}"...)
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
+}
+
+// appendInputItems writes one message as Responses input items: a
+// message item, a function_call item per tool call, a tool message as
+// its function_call_output.
+func appendInputItems(dst []byte, m workload.Message) []byte {
+	if m.Role == "tool" {
+		dst = append(dst, `{"type":"function_call_output","call_id":`...)
+		dst = appendJSONString(dst, m.ToolCallID)
+		dst = append(dst, `,"output":`...)
+		dst = appendJSONString(dst, m.Content)
+		return append(dst, '}')
+	}
+	n := 0
+	if m.Content != "" || len(m.ToolCalls) == 0 {
+		dst = append(dst, `{"role":`...)
+		dst = appendJSONString(dst, m.Role)
+		dst = append(dst, `,"content":`...)
+		dst = appendJSONString(dst, m.Content)
+		dst = append(dst, '}')
+		n++
+	}
+	for _, c := range m.ToolCalls {
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		n++
+		dst = append(dst, `{"type":"function_call","call_id":`...)
+		dst = appendJSONString(dst, c.ID)
+		dst = append(dst, `,"name":`...)
+		dst = appendJSONString(dst, c.Name)
+		dst = append(dst, `,"arguments":`...)
+		dst = appendJSONString(dst, c.Arguments)
+		dst = append(dst, '}')
+	}
+	return dst
+}
+
+var (
+	keyIndex     = []byte(`"index":`)
+	keyName      = []byte(`"name":`)
+	keyArguments = []byte(`"arguments":`)
+	keyCallID    = []byte(`"call_id":`)
+	valueFnCall  = []byte(`"type":"function_call"`)
+	evItemAdded  = []byte("output_item.added")
+)
+
+// keepToolCall adds what a chat chunk says of its tool call to rec's
+// calls (kept with the text, for a call's next turn): a new index opens
+// a call with its id and name, every chunk adds its arguments' piece.
+func keepToolCall(rec *record.Record, payload []byte) {
+	i := bytes.Index(payload, keyToolCalls)
+	if i < 0 {
+		return
+	}
+	p := payload[i:]
+	idx, _ := intAfter(p, keyIndex)
+	for len(rec.ToolCalls) <= idx && idx < 64 {
+		rec.ToolCalls = append(rec.ToolCalls, workload.ToolCall{})
+	}
+	if idx >= len(rec.ToolCalls) {
+		return
+	}
+	c := &rec.ToolCalls[idx]
+	if id, ok := appendString(nil, p, keyID); ok && c.ID == "" {
+		c.ID = string(id)
+	}
+	if name, ok := appendString(nil, p, keyName); ok && c.Name == "" {
+		c.Name = string(name)
+	}
+	if args, ok := appendString(nil, p, keyArguments); ok {
+		c.Arguments += string(args)
+	}
+}
+
+// keepResponsesToolCall is keepToolCall for the Responses API: a
+// function_call item's output_item.added opens a call (its call_id and
+// name), each arguments delta adds to the last.
+func keepResponsesToolCall(rec *record.Record, payload []byte) {
+	i := bytes.LastIndex(payload, keyRespType)
+	if i < 0 {
+		return
+	}
+	name := payload[i+len(keyRespType):]
+	switch {
+	case bytes.HasPrefix(name, evItemAdded) && bytes.Contains(payload, valueFnCall):
+		var c workload.ToolCall
+		if id, ok := appendString(nil, payload, keyCallID); ok {
+			c.ID = string(id)
+		}
+		if n, ok := appendString(nil, payload, keyName); ok {
+			c.Name = string(n)
+		}
+		rec.ToolCalls = append(rec.ToolCalls, c)
+	case bytes.HasPrefix(name, evToolArgs) && len(rec.ToolCalls) > 0:
+		d, _ := appendString(nil, payload, keyDelta)
+		rec.ToolCalls[len(rec.ToolCalls)-1].Arguments += string(d)
+	}
+}

@@ -1,0 +1,206 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+)
+
+// ToolSpec makes a model call the tools a request offers, as a model
+// served with vLLM's --enable-auto-tool-choice does: with tool_choice
+// required or a function's name, every answer is a call; with auto,
+// Share of them (chosen by the prompt, so the same prompt always
+// decides alike); never with none, nor right after a tool's result (the
+// model then answers in words). A call's arguments are ArgumentTokens
+// tokens of JSON, streamed as delta.tool_calls pieces (chat) or
+// function_call_arguments deltas (Responses), the answer ending with
+// finish_reason "tool_calls".
+type ToolSpec struct {
+	Share          float64 `yaml:"share"`
+	ArgumentTokens int     `yaml:"argument_tokens"`
+}
+
+// Validate checks the spec.
+func (t *ToolSpec) Validate() error {
+	if !(t.Share >= 0 && t.Share <= 1) {
+		return errors.New("tools.share must be between 0 and 1")
+	}
+	if t.ArgumentTokens < 3 || t.ArgumentTokens > 100_000 {
+		return errors.New("tools.argument_tokens must be between 3 and 100000")
+	}
+	return nil
+}
+
+// CallTool makes plan a call of one of gen's tools when spec says the
+// model calls one: its tokens become the call's arguments, cut at
+// max_tokens (finish_reason "length") or ended with "tool_calls". Think
+// goes after it, the thought before the call.
+func CallTool(plan *Plan, spec *ToolSpec, gen *GenRequest, contextLength int) {
+	if spec == nil || len(gen.Tools) == 0 || gen.ToolChoice == "none" {
+		return
+	}
+	if n := len(gen.Messages); n > 0 && gen.Messages[n-1].Role == "tool" {
+		return
+	}
+	h := fnv.New64a()
+	for _, m := range gen.Messages {
+		h.Write([]byte(m.Text))
+	}
+	digest := h.Sum64()
+	name := gen.ToolChoice
+	switch name {
+	case "", "auto":
+		if float64(digest%10_000) >= spec.Share*10_000 {
+			return
+		}
+		name = gen.Tools[digest%uint64(len(gen.Tools))]
+	case "required":
+		name = gen.Tools[digest%uint64(len(gen.Tools))]
+	}
+	limit := contextLength - plan.PromptTokens
+	if gen.MaxTokens != nil {
+		limit = min(limit, *gen.MaxTokens)
+	}
+	args := argumentTokens(spec.ArgumentTokens)
+	plan.FinishReason = "tool_calls"
+	if len(args) > limit {
+		args, plan.FinishReason = args[:max(limit, 0)], "length"
+	}
+	plan.Tokens, plan.ToolName = args, name
+}
+
+// argumentTokens is n tokens of a call's JSON arguments: {"query": "
+// words… "}.
+func argumentTokens(n int) []string {
+	out := make([]string, 0, n)
+	out = append(out, `{"query": "`)
+	for i := 0; i < n-2; i++ {
+		out = append(out, thinkWords[(i+3)%len(thinkWords)])
+	}
+	return append(out, `"}`)
+}
+
+// toolNamed reports whether a named tool_choice names one of tools.
+func toolNamed(choice string, tools []string) bool {
+	switch choice {
+	case "", "auto", "none", "required":
+		return true
+	}
+	return slices.Contains(tools, choice)
+}
+
+// toolCallID is the id of the answer's call.
+func (r *run) toolCallID() string { return "chatcmpl-tool-knee-" + strconv.FormatInt(r.id, 10) }
+
+// toolEnvelope sets up a chat stream's call: the first piece's event
+// carries the call's id, type and name, later ones their index and
+// arguments only, as vLLM's tool parsers stream them.
+func (r *run) toolEnvelope() {
+	if r.plan.ToolName == "" {
+		return
+	}
+	base := string(r.prefix[:len(r.prefix)-len(`"content":`)])
+	r.toolFirst = []byte(base + `"tool_calls":[{"id":"` + r.toolCallID() + `","type":"function","index":0,"function":{"name":` +
+		jsonString(r.plan.ToolName) + `,"arguments":`)
+	r.toolPrefix = []byte(base + `"tool_calls":[{"index":0,"function":{"arguments":`)
+	r.toolEvent = make([]byte, chunkRoom, chunkRoom+len(r.toolFirst)+len(r.suffix)+64)
+}
+
+// toolTokenEvent is tokenEvent for a piece of the call's arguments.
+func (r *run) toolTokenEvent(tok string, first bool) []byte {
+	head := r.toolPrefix
+	if first {
+		head = r.toolFirst
+	}
+	e := append(r.toolEvent[:chunkRoom], head...)
+	e = appendJSONString(e, tok)
+	e = append(e, "}}]"...)
+	e = append(e, r.suffix...)
+	r.toolEvent = e
+	return e
+}
+
+// toolsOf reads a request's tools: their names, from chat's
+// {"type": "function", "function": {"name"}} or the Responses API's flat
+// {"type": "function", "name"}.
+func toolsOf(raw json.RawMessage) ([]string, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var items []struct {
+		Type     string `json:"type"`
+		Name     string `json:"name"`
+		Function *struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, badRequest("tools", "invalid 'tools': expected a list of function tools")
+	}
+	names := make([]string, 0, len(items))
+	for i, it := range items {
+		name := it.Name
+		if it.Function != nil {
+			name = it.Function.Name
+		}
+		if it.Type != "function" || name == "" {
+			return nil, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d] must be a function with a name", i)
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// toolChoiceOf reads tool_choice: auto, none, required, or a function by
+// name (chat's {"type": "function", "function": {"name"}}, the
+// Responses API's {"type": "function", "name"}).
+func toolChoiceOf(raw json.RawMessage) (string, error) {
+	if isNull(raw) {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		switch s {
+		case "auto", "none", "required":
+			return s, nil
+		}
+		return "", badRequest("tool_choice", "tool_choice must be auto, none, required or a function, got %q", s)
+	}
+	var named struct {
+		Type     string `json:"type"`
+		Name     string `json:"name"`
+		Function *struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(raw, &named) != nil || named.Type != "function" {
+		return "", badRequest("tool_choice", "tool_choice must be auto, none, required or {\"type\": \"function\", ...}")
+	}
+	if named.Function != nil {
+		named.Name = named.Function.Name
+	}
+	if named.Name == "" {
+		return "", badRequest("tool_choice", "tool_choice names no function")
+	}
+	return named.Name, nil
+}
+
+// checkTools refuses, as vLLM does, a tool_choice the request's tools
+// cannot meet, and one that needs a call from a model that calls none.
+func checkTools(g *GenRequest, spec *ToolSpec, model string) error {
+	c := g.ToolChoice
+	switch {
+	case c == "" || c == "auto" || c == "none":
+		return nil
+	case len(g.Tools) == 0:
+		return badRequest("tool_choice", "tool_choice %q needs tools", c)
+	case !toolNamed(c, g.Tools):
+		return badRequest("tool_choice", "tool_choice names %q, which is not among the tools", c)
+	case spec == nil:
+		return badRequest("tool_choice", "model %s calls no tools (give it tools: in the models file): tool_choice %q cannot be honoured", model, c)
+	}
+	return nil
+}

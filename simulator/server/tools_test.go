@@ -1,0 +1,137 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+const toolModels = `
+models:
+  - name: caller
+    context_length: 4096
+    engine: instant
+    tools: {share: 0.5, argument_tokens: 6}
+  - name: thinking-caller
+    context_length: 4096
+    engine: instant
+    reasoning: {tokens: 3}
+    tools: {share: 1, argument_tokens: 6}
+`
+
+const weatherTool = `[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}]`
+
+// chatEvents decodes a chat stream's data events (without [DONE]).
+func chatEvents(t *testing.T, body []byte) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range strings.Split(string(body), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatalf("%q: %v", data, err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// TestToolCallsStreamAsVLLM: a model that calls tools streams the call
+// as vLLM's tool parsers do: the first piece with the call's id, type
+// and name, every later one its index and a piece of the arguments,
+// which join to JSON; the answer ends with finish_reason tool_calls and
+// counts the pieces as completion tokens. After a tool's result it
+// answers in words; with tool_choice none it never calls.
+func TestToolCallsStreamAsVLLM(t *testing.T) {
+	ts := startSim(t, toolModels, "", "")
+	body := func(msgs, extra string) string {
+		return `{"model":"caller","messages":` + msgs + `,"stream":true,"stream_options":{"include_usage":true},"tools":` + weatherTool + extra + `}`
+	}
+	user := `[{"role":"user","content":"Weather in Paris?"}]`
+	code, b := post(t, ts.URL+"/v1/chat/completions", body(user, `,"tool_choice":"required"`))
+	if code != 200 {
+		t.Fatalf("%d %s", code, b)
+	}
+	var args strings.Builder
+	pieces, finish, completion := 0, "", 0.0
+	for i, ev := range chatEvents(t, b) {
+		if u, ok := ev["usage"].(map[string]any); ok {
+			completion = u["completion_tokens"].(float64)
+			continue
+		}
+		ch := ev["choices"].([]any)[0].(map[string]any)
+		if f, ok := ch["finish_reason"].(string); ok {
+			finish = f
+		}
+		delta := ch["delta"].(map[string]any)
+		calls, ok := delta["tool_calls"].([]any)
+		if !ok {
+			continue
+		}
+		call := calls[0].(map[string]any)
+		fn := call["function"].(map[string]any)
+		if first := pieces == 0; first != (call["id"] != nil) || first != (fn["name"] == "get_weather") {
+			t.Errorf("event %d (piece %d): id %v, name %v; want both on the first piece only", i, pieces, call["id"], fn["name"])
+		}
+		args.WriteString(fn["arguments"].(string))
+		pieces++
+	}
+	if pieces != 6 || finish != "tool_calls" || completion != 6 || !json.Valid([]byte(args.String())) {
+		t.Errorf("%d pieces, finish %q, %v completion tokens, arguments %q; want 6, tool_calls, 6, JSON", pieces, finish, completion, args.String())
+	}
+
+	after := `[{"role":"user","content":"Weather in Paris?"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"18C"}]`
+	for _, c := range []struct{ msgs, extra string }{{after, `,"tool_choice":"required"`}, {user, `,"tool_choice":"none"`}} {
+		_, b = post(t, ts.URL+"/v1/chat/completions", body(c.msgs, c.extra))
+		if strings.Contains(string(b), "tool_calls") {
+			t.Errorf("%s %s: called a tool:\n%s", c.msgs, c.extra, b)
+		}
+	}
+
+	// auto: about half of the prompts, each always alike.
+	calls := 0
+	for i := range 200 {
+		msgs := fmt.Sprintf(`[{"role":"user","content":"question %d"}]`, i)
+		_, b1 := post(t, ts.URL+"/v1/chat/completions", body(msgs, ""))
+		_, b2 := post(t, ts.URL+"/v1/chat/completions", body(msgs, `,"tool_choice":"auto"`))
+		c1, c2 := strings.Contains(string(b1), `"tool_calls":[{`), strings.Contains(string(b2), `"tool_calls":[{`)
+		if c1 != c2 {
+			t.Fatalf("prompt %d called a tool once of twice", i)
+		}
+		if c1 {
+			calls++
+		}
+	}
+	if calls < 70 || calls > 130 {
+		t.Errorf("share 0.5: %d of 200 prompts called a tool", calls)
+	}
+}
+
+// TestToolCallsInResponses: the Responses API streams a call as a
+// function_call item's argument deltas after the thought, and takes the
+// call and its output back as input items.
+func TestToolCallsInResponses(t *testing.T) {
+	ts := startSim(t, toolModels, "", "")
+	tools := `[{"type":"function","name":"get_weather","parameters":{"type":"object"}}]`
+	code, b := post(t, ts.URL+"/v1/responses", `{"model":"thinking-caller","input":"Weather?","stream":true,"tools":`+tools+`}`)
+	if code != 200 {
+		t.Fatalf("%d %s", code, b)
+	}
+	evs := respEvents(t, b)
+	last := evs[len(evs)-1]
+	out := last["response"].(map[string]any)["output"].([]any)
+	call := out[len(out)-1].(map[string]any)
+	if n := countType(evs, "response.function_call_arguments.delta"); n != 6 || countType(evs, "response.reasoning_text.delta") != 3 ||
+		last["type"] != "response.completed" || call["type"] != "function_call" || call["name"] != "get_weather" || !json.Valid([]byte(call["arguments"].(string))) {
+		t.Errorf("%d argument deltas, last %v, call %v", n, last["type"], call)
+	}
+	input := `[{"role":"user","content":"Weather?"},{"type":"function_call","call_id":"c1","name":"get_weather","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"18C"}]`
+	code, b = post(t, ts.URL+"/v1/responses", `{"model":"thinking-caller","input":`+input+`,"stream":true,"tools":`+tools+`}`)
+	if evs := respEvents(t, b); code != 200 || countType(evs, "response.output_text.delta") == 0 || countType(evs, "response.function_call_arguments.delta") != 0 {
+		t.Errorf("after the tool's output: %d, %s", code, b)
+	}
+}
