@@ -139,6 +139,7 @@ func RecordTarget(c *results.Config, t TargetSpec, baseURL, model string, builti
 	if t.History == "server" {
 		c.History = t.History
 	}
+	c.Tools, c.ToolChoice = t.Tools, t.ToolChoice
 	c.APIKey, c.Headers = "", nil
 	if t.APIKey != "" {
 		c.APIKey = results.Redacted

@@ -10,8 +10,12 @@ import (
 	"github.com/kneebench/knee/workload"
 )
 
-// maxToolsBytes bounds a --tools file: a tool list, not a dataset.
-const maxToolsBytes = 4 << 20
+// maxToolsBytes bounds a --tools file: a tool list, not a dataset;
+// toolsWait how long reading it may take.
+const (
+	maxToolsBytes = 4 << 20
+	toolsWait     = 10 * time.Second
+)
 
 // LoadTools is --tools: none when it is empty, BuiltinTools for
 // "builtin", else the file it names (ParseTools), read within a bound
@@ -23,9 +27,12 @@ func (t TargetSpec) LoadTools() ([]workload.Tool, error) {
 	case "builtin":
 		return workload.BuiltinTools(), nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), toolsWait)
 	defer cancel()
 	b, err := input.Read(ctx, t.Tools, maxToolsBytes, "--tools")
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		return nil, fmt.Errorf("--tools %s: nothing could be read within %v (a pipe nobody writes?)", t.Tools, toolsWait)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -56,6 +56,9 @@ func runSection(r *results.Run, i int) htmlRun {
 	if r.Reasoning != nil {
 		hr.Facts = append(hr.Facts, fact{"reasoning", strings.Replace(ReasoningLine(r), "\n          ", " · ", 1)})
 	}
+	if r.ToolCalls != nil {
+		hr.Facts = append(hr.Facts, fact{"tool calls", strings.TrimPrefix(ToolsLine(r), "tool calls  ")})
+	}
 	if cn := r.Connections; cn != nil {
 		hr.Facts = append(hr.Facts, fact{"connections", fmt.Sprintf("%d opened · %d found closed before reuse · %d requests resent", cn.Opened, cn.StaleClosed, cn.Resent)})
 	}

@@ -78,6 +78,9 @@ func run(w io.Writer, r *results.Run) error {
 	if rs := r.Reasoning; rs != nil {
 		fmt.Fprintln(w, ReasoningLine(r))
 	}
+	if r.ToolCalls != nil {
+		fmt.Fprintln(w, ToolsLine(r))
+	}
 	if g := r.Goodput; g != nil {
 		fmt.Fprintf(w, "goodput  %s of %d finished requests met %s · %s good req/s\n",
 			pct(g.Share), g.Finished, boundsText(g.Bounds), num(g.RequestsPerS, 2))
@@ -287,6 +290,18 @@ func ReasoningLine(r *results.Run) string {
 			ms(a.P50), ms(a.P95), ms(a.P99), ms(rs.TPOTAnswer.P50), ms(rs.ITLAnswer.P50), ms(r.Stats.TPOT.P50), ms(r.Stats.ITL.P50))
 	}
 	return line
+}
+
+// ToolsLine says how many answers called a tool, and with how many
+// chunks of calls.
+func ToolsLine(r *results.Run) string {
+	tc := r.ToolCalls
+	share := 0.0
+	if r.Requests.OK > 0 {
+		share = float64(tc.Requests) / float64(r.Requests.OK)
+	}
+	return fmt.Sprintf("tool calls  %d requests answered with a call (%s of those that succeeded; %d said finish_reason tool_calls) · %d call chunks, %s a call",
+		tc.Requests, pct(share), tc.FinishToolCalls, tc.ArgumentChunks, num(float64(tc.ArgumentChunks)/float64(max(tc.Requests, 1)), 1))
 }
 
 // reasoningSource says where reasoning counts came from, in words.

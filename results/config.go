@@ -10,10 +10,14 @@ type Config struct {
 	Endpoint   string `json:"endpoint"`
 	// History is "server" when a call's later turns named the answer
 	// before (previous_response_id) and sent only their new messages.
-	History   string            `json:"history,omitempty"`
-	APIKey    string            `json:"api_key,omitempty"`
-	Headers   map[string]string `json:"headers,omitempty"`
-	ExtraBody string            `json:"extra_body,omitempty"`
+	History string `json:"history,omitempty"`
+	// Tools is --tools (builtin, or the file's path) and ToolChoice
+	// --tool-choice.
+	Tools      string            `json:"tools,omitempty"`
+	ToolChoice string            `json:"tool_choice,omitempty"`
+	APIKey     string            `json:"api_key,omitempty"`
+	Headers    map[string]string `json:"headers,omitempty"`
+	ExtraBody  string            `json:"extra_body,omitempty"`
 	// IgnoreEOS says every request asked for its max_tokens whatever the
 	// model's end-of-sequence token said.
 	IgnoreEOS      bool     `json:"ignore_eos,omitempty"`

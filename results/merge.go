@@ -78,6 +78,7 @@ func MergeRuns(runs []*Run) (*Run, error) {
 		return nil, err
 	}
 	mergeCounts(m, shards)
+	mergeTools(m, shards)
 	if err := mergeReasoning(m, shards); err != nil {
 		return nil, err
 	}

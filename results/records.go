@@ -39,7 +39,9 @@ type RecordLine struct {
 	TTFATNs         *int64 `json:"ttfat_ns,omitempty"`
 	ReasoningTokens *int   `json:"reasoning_tokens,omitempty"`
 	AnswerTokens    *int   `json:"answer_tokens,omitempty"`
-	E2ESchedNs      *int64 `json:"e2e_sched_ns,omitempty"`
+	// ToolChunks is the chunks that carried a tool call.
+	ToolChunks int    `json:"tool_chunks,omitempty"`
+	E2ESchedNs *int64 `json:"e2e_sched_ns,omitempty"`
 	// QueueWaitNs is scheduled → sent; LatenessNs the dispatcher's own
 	// part of it (not counting a wait for a concurrency slot).
 	QueueWaitNs int64 `json:"queue_wait_ns"`

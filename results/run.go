@@ -42,7 +42,9 @@ type Run struct {
 	ServerTimings *ServerTimings `json:"server_timings,omitempty"`
 	Histograms    Histograms     `json:"histograms,omitempty"`
 	// Reasoning is set when requests reasoned before answering.
-	Reasoning   *Reasoning `json:"reasoning,omitempty"`
+	Reasoning *Reasoning `json:"reasoning,omitempty"`
+	// ToolCalls is set when answers called tools.
+	ToolCalls   *ToolCalls `json:"tool_calls,omitempty"`
 	Notes       []string   `json:"notes,omitempty"`
 	Warnings    []string   `json:"warnings,omitempty"`
 	Interrupted bool       `json:"interrupted,omitempty"`

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/results"
-	"github.com/kneebench/knee/workload"
 )
 
 // Error classes. HTTP failures are "http_<status>" followed by the OpenAI
@@ -114,10 +113,17 @@ type Record struct {
 	// (a later turn may name it as previous_response_id).
 	ResponseID string
 	// ToolCalls are the calls the answer made, kept with Text.
-	ToolCalls []workload.ToolCall
+	ToolCalls []ToolCall
 	// Text is the generated text, kept only when the workload needs it
 	// (a multi-turn call carries answers forward).
 	Text []byte
+}
+
+// ToolCall is a call an answer made: the server's id for it, the
+// function and its arguments (JSON text). It converts to
+// workload.ToolCall, for a call's next turn.
+type ToolCall struct {
+	ID, Name, Arguments string
 }
 
 // Timings is llama.cpp's per-response timing object: prompt tokens reused
@@ -249,6 +255,7 @@ func (r *Record) line(start time.Time, level *float64) results.RecordLine {
 		call := r.Call
 		l.Call = &call
 	}
+	l.ToolChunks = r.ToolChunks
 	if r.Reasoned() {
 		rt, at := r.ThoughtTokens(), r.AnswerTokens()
 		l.ReasoningTokens, l.AnswerTokens = &rt, &at

@@ -105,6 +105,10 @@ func (s *Summary) result(rep health.Report, wStart, wEnd time.Duration, offered 
 		}
 	}
 	thinkResult(res, lat, agg.think, s.level.Config.MaxTokens, !s.level.NoHistograms)
+	if agg.tools.Requests > 0 {
+		tools := agg.tools
+		res.ToolCalls = &tools
+	}
 	res.Goodput = goodputResult(s.coll.goodput, agg.good, agg.ok+agg.failed, span)
 	if agg.timings > 0 {
 		res.ServerTimings = &results.ServerTimings{Requests: agg.timings, PromptMs: summarize(lat.srvPrompt, 1000), TPOT: summarize(lat.srvTPOT, 1000)}

@@ -96,6 +96,7 @@ type aggregate struct {
 	good                          int64
 	cachedFromTimings             bool
 	think                         thinkCounts
+	tools                         results.ToolCalls
 }
 
 func (a *aggregate) add(o *aggregate) {
@@ -141,6 +142,9 @@ func (a *aggregate) add(o *aggregate) {
 	a.oddPrompt += o.oddPrompt
 	a.noDone += o.noDone
 	a.think.add(o.think)
+	a.tools.Requests += o.tools.Requests
+	a.tools.FinishToolCalls += o.tools.FinishToolCalls
+	a.tools.ArgumentChunks += o.tools.ArgumentChunks
 	if a.oddPromptValue == "" {
 		a.oddPromptValue = o.oddPromptValue
 	}
@@ -313,6 +317,13 @@ func (c *collector) add(r *record.Record) {
 	s.record(s.lat.ttftSched, r.FirstToken-r.Scheduled)
 	s.record(s.lat.e2e, r.LastToken-r.Sent)
 	s.addThink(a, r)
+	if r.CalledTool() {
+		a.tools.Requests++
+		a.tools.ArgumentChunks += int64(r.ToolChunks)
+		if r.ToolFinish {
+			a.tools.FinishToolCalls++
+		}
+	}
 	if out > 1 {
 		s.record(s.lat.tpot, (r.LastToken-r.FirstToken)/time.Duration(out-1))
 	}

@@ -199,7 +199,7 @@ func TestToolCallsCounted(t *testing.T) {
 	if rec.Class != "" || rec.Chunks != 6 || rec.ToolChunks != 3 || !rec.ToolFinish || !rec.CalledTool() || rec.FirstAnswer != rec.ChunkTimes[3] || rec.ThoughtTokens() != 3 {
 		t.Errorf("chat: class %q, %d chunks, %d tool chunks, finish %v, thought %d; want 6, 3, true, 3 (first answer the name)", rec.Class, rec.Chunks, rec.ToolChunks, rec.ToolFinish, rec.ThoughtTokens())
 	}
-	want := workload.ToolCall{ID: "chatcmpl-tool-1", Name: "get_weather", Arguments: `{"city": "Paris"}`}
+	want := record.ToolCall{ID: "chatcmpl-tool-1", Name: "get_weather", Arguments: `{"city": "Paris"}`}
 	if len(rec.ToolCalls) != 1 || rec.ToolCalls[0] != want {
 		t.Errorf("chat: kept calls %+v, want %+v", rec.ToolCalls, want)
 	}

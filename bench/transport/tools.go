@@ -163,7 +163,7 @@ func keepToolCall(rec *record.Record, payload []byte) {
 	p := payload[i:]
 	idx, _ := intAfter(p, keyIndex)
 	for len(rec.ToolCalls) <= idx && idx < 64 {
-		rec.ToolCalls = append(rec.ToolCalls, workload.ToolCall{})
+		rec.ToolCalls = append(rec.ToolCalls, record.ToolCall{})
 	}
 	if idx >= len(rec.ToolCalls) {
 		return
@@ -191,7 +191,7 @@ func keepResponsesToolCall(rec *record.Record, payload []byte) {
 	name := payload[i+len(keyRespType):]
 	switch {
 	case bytes.HasPrefix(name, evItemAdded) && bytes.Contains(payload, valueFnCall):
-		var c workload.ToolCall
+		var c record.ToolCall
 		if id, ok := appendString(nil, payload, keyCallID); ok {
 			c.ID = string(id)
 		}

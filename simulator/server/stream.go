@@ -379,6 +379,11 @@ func (r *run) unary(ctx *fasthttp.RequestCtx) {
 
 // finish records a finished (or aborted) request.
 func (r *run) finish(reason string, info StreamInfo) {
+	if reason == "tool_calls" {
+		// The engine stopped as at any end of sequence: vLLM's metrics
+		// count a call's answer among finished_reason "stop".
+		reason = "stop"
+	}
 	mm := r.m.mm
 	mm.Success[reason].Inc()
 	mm.PromptTotal.Add(float64(r.plan.PromptTokens))
