@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/kneebench/knee/bench"
@@ -59,9 +60,42 @@ cache-hit rate is the one a live sweep of knee sim measures.`,
 	return c
 }
 
-// predictTarget builds the simulated server from the --sim flags.
+// predictTarget builds the simulated server from the --sim flags, with
+// what every request asks of it: the thinking (--reasoning-effort,
+// --chat-template-kwarg enable_thinking) and the tools.
 func (o *predictOptions) predictTarget(ctx context.Context) (predict.Target, string, error) {
-	return simTarget(ctx, &o.sim, o.target.Model, o.target.Endpoint.Chat())
+	t, origin, err := simTarget(ctx, &o.sim, o.target.Model, o.target.Endpoint.Chat())
+	if err != nil {
+		return t, origin, err
+	}
+	if err := shapeRequests(&t, o.target.TargetSpec); err != nil {
+		return t, origin, err
+	}
+	return t, origin, nil
+}
+
+// shapeRequests gives a simulated target what the target flags ask of
+// every request. Of the template's arguments only enable_thinking
+// changes what the simulator does; any other is refused rather than
+// predicted as if it were sent.
+func shapeRequests(t *predict.Target, spec bench.TargetSpec) error {
+	t.Effort = spec.ReasoningEffort
+	for _, kv := range spec.TemplateKwargs {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.TrimSpace(k) != "enable_thinking" {
+			return usageErr("--chat-template-kwarg %s: knee predict knows only enable_thinking (the simulator's template reads nothing else)", kv)
+		}
+		t.NoThinking = strings.TrimSpace(v) == "false"
+	}
+	tools, err := spec.LoadTools()
+	if err != nil {
+		return usageErr("%w", err)
+	}
+	for _, tool := range tools {
+		t.Tools = append(t.Tools, tool.Name)
+	}
+	t.ToolChoice = spec.ToolChoice
+	return nil
 }
 
 // simTarget builds the simulated server of the --sim flags: its models
@@ -228,7 +262,7 @@ func (o *predictOptions) header(c *cobra.Command, p *prediction) (*results.Sweep
 // levels' bounds are predict.LevelsSpec's, checked once they are sized).
 func (o *predictOptions) predictBounds(c *cobra.Command, st *sweepSetup) error {
 	fs := c.Flags()
-	for _, name := range []string{"timeout", "request-timeout", "retries", "idle-conn-timeout", "header", "api-key", "extra-body", "reasoning-effort", "chat-template-kwarg"} {
+	for _, name := range []string{"timeout", "request-timeout", "retries", "idle-conn-timeout", "header", "api-key", "extra-body"} {
 		if fs.Changed(name) {
 			return usageErr("--%s has no meaning in virtual time, where knee predict sends nothing; leave it out", name)
 		}

@@ -64,3 +64,41 @@ func TestToolCallsAgainstSim(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsAndEffortsPredicted: knee predict takes the same request
+// shapes: --reasoning-effort picks the efforts' thinking, and a model
+// that calls tools answers --tools --tool-choice required with calls of
+// its argument tokens, counted as a live run counts them; over the
+// Responses API as over chat.
+func TestToolsAndEffortsPredicted(t *testing.T) {
+	dir := t.TempDir()
+	models := writeFile(t, dir, "models.yml", "models:\n  - name: agent\n    preset: h100-80gb/llama-3.1-8b\n"+
+		"    reasoning: {tokens: 40, efforts: {low: 10}, report_tokens: true}\n    tools: {share: 1, argument_tokens: 12}\n")
+	predictRun := func(label string, extra ...string) *results.Run {
+		args := append([]string{"predict", "--sim-models", models, "--rates", "4", "--step-duration", "20s", "--input-tokens", "128",
+			"--max-tokens", "100", "--out-dir", dir, "--label", label}, extra...)
+		if code, stdout, errOut := execute(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", extra, code, stdout, errOut)
+		}
+		sw, err := results.ReadSweep(filepath.Join(dir, label+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sw.Levels[0].Run
+	}
+	r := predictRun("low", "--reasoning-effort", "low")
+	if rs := r.Reasoning; rs == nil || rs.ReasoningPerRequest.P50 != 10 || r.ToolCalls != nil {
+		t.Errorf("--reasoning-effort low: reasoning %+v, tool calls %+v; want 10 tokens a request and no calls", rs, r.ToolCalls)
+	}
+	for _, ep := range []string{"chat", "responses"} {
+		r = predictRun("tools-"+ep, "--endpoint", ep, "--tools", "builtin", "--tool-choice", "required", "--chat-template-kwarg", "enable_thinking=false")
+		if tc := r.ToolCalls; r.Requests.OK == 0 || tc == nil || tc.Requests != r.Requests.OK || tc.ArgumentChunks != 12*tc.Requests ||
+			r.Tokens.Output.P50 != 12 || r.Reasoning != nil {
+			t.Errorf("%s: %d ok, tool calls %+v, output p50 %v, reasoning %+v; want every request a call of 12 tokens, no thought", ep, r.Requests.OK, tc, r.Tokens.Output.P50, r.Reasoning)
+		}
+	}
+	code, _, errOut := execute(t, "predict", "--sim-models", models, "--rates", "4", "--chat-template-kwarg", "foo=1", "--out-dir", dir)
+	if code != ExitUsage || !strings.Contains(errOut, "only enable_thinking") {
+		t.Errorf("--chat-template-kwarg foo=1 in predict: exit %d, %s", code, errOut)
+	}
+}

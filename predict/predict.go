@@ -35,6 +35,15 @@ type Target struct {
 	// Chat selects the chat endpoint (messages and a chat template), else
 	// completions.
 	Chat bool
+	// Effort and NoThinking are what every request asks of a reasoning
+	// model's thinking (reasoning_effort; chat_template_kwargs'
+	// enable_thinking=false); Tools are the names of the functions every
+	// request offers (a request's own instead, when it has some), with
+	// ToolChoice as its tool_choice.
+	Effort     string
+	NoThinking bool
+	Tools      []string
+	ToolChoice string
 }
 
 // model returns the target's model spec.
@@ -158,7 +167,19 @@ func (t Target) genRequest(r *workload.Request) *content.GenRequest {
 	}
 	if t.Chat {
 		for _, m := range r.Messages {
-			g.Messages = append(g.Messages, content.Message{Role: m.Role, Text: m.Content})
+			text := m.Content
+			for _, c := range m.ToolCalls {
+				// The template renders the calls into the prompt.
+				text += c.Name + c.Arguments
+			}
+			g.Messages = append(g.Messages, content.Message{Role: m.Role, Text: text})
+		}
+		g.Tools, g.ToolChoice = t.Tools, t.ToolChoice
+		if r.Tools != nil {
+			g.Tools = g.Tools[:0:0]
+			for _, tool := range r.Tools {
+				g.Tools = append(g.Tools, tool.Name)
+			}
 		}
 	} else {
 		g.Prompt = r.Text()

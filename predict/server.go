@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,17 +48,26 @@ type simServer struct {
 	guard *memGuard
 	stop  func()
 	// reasoning, when set, makes the model think before it answers, as
-	// knee sim's does (server.Think).
+	// knee sim's does (server.Think); tools, when set, makes it call the
+	// tools requests offer (server.CallTool).
 	reasoning *server.ReasoningSpec
+	tools     *server.ToolSpec
 }
 
 func newSimServer(t Target, cfg sched.Config, contextLength, replicas int, routing Routing, seed uint64, memo *Memo) *simServer {
 	s := &simServer{target: t, memo: memo, fleet: newFleet(cfg, max(replicas, 1), routing, seed), contextLength: contextLength,
 		flights: map[int64]*driver.Flight{}}
-	if spec, err := t.model(); err == nil && t.Chat && spec.Reasoning != nil && spec.Reasoning.Tokens > 0 {
+	spec, err := t.model()
+	if err != nil || !t.Chat {
+		return s
+	}
+	if r := spec.Reasoning.ForRequest(t.Effort, t.NoThinking); r != nil && r.Tokens > 0 {
 		// A reasoning model's answers are its own: no memo shared with
 		// candidates that may not think.
-		s.reasoning, s.memo = spec.Reasoning, nil
+		s.reasoning, s.memo = r, nil
+	}
+	if spec.Tools != nil {
+		s.tools, s.memo = spec.Tools, nil
 	}
 	return s
 }
@@ -130,8 +140,16 @@ func (s *simServer) Send(_ context.Context, f *driver.Flight) {
 		// stamp books the first ReasoningTokens tokens as thought.
 		rec.ReasoningTokens, rec.ReasoningReported, rec.FinishLength = said.thinking, s.reasoning.ReportTokens, said.length
 	}
+	if said.tool != "" {
+		rec.ToolChunks, rec.ToolFinish = said.output-said.thinking, !said.length
+	}
 	if f.KeepText && said.plan != nil {
-		rec.Text = append(rec.Text[:0], strings.Join(said.plan.Tokens, "")...)
+		answer := strings.Join(said.plan.Tokens[said.thinking:], "")
+		if said.tool != "" {
+			rec.ToolCalls = append(rec.ToolCalls[:0], record.ToolCall{ID: "call_" + strconv.FormatInt(s.nextID, 10), Name: said.tool, Arguments: answer})
+			answer = ""
+		}
+		rec.Text = append(rec.Text[:0], answer...)
 	}
 	id := s.nextID
 	s.nextID++
@@ -169,6 +187,10 @@ func (s *simServer) say(f *driver.Flight) *said {
 	sd := &said{tag: f.Rec.Tag, maxTokens: req.MaxTokens, share: f.Rec.PrefixShare}
 	gen := s.target.genRequest(req)
 	plan, err := s.target.Responder.Generate(gen, context)
+	if err == nil && s.tools != nil {
+		server.CallTool(plan, s.tools, gen, context)
+		sd.tool = plan.ToolName
+	}
 	if err == nil && s.reasoning != nil {
 		server.Think(plan, s.reasoning, gen.MaxTokens, context)
 		sd.thinking, sd.length = min(s.reasoning.Tokens, len(plan.Tokens)), plan.FinishReason == "length"
@@ -176,6 +198,7 @@ func (s *simServer) say(f *driver.Flight) *said {
 	sd.err = err
 	if plan != nil {
 		sd.prompt, sd.output = plan.PromptTokens, len(plan.Tokens)
+		sd.length = plan.FinishReason == "length"
 	}
 	if err == nil {
 		sd.sr = engine.Request(plan, 0)

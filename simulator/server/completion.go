@@ -66,7 +66,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 		return
 	}
 	plan, err := s.opts.Responder.Generate(&d.Gen, m.spec.ContextLength)
-	reasoning := m.spec.Reasoning.forRequest(d.effort, d.noThinking)
+	reasoning := m.spec.Reasoning.ForRequest(d.effort, d.noThinking)
 	if err == nil && chat && !d.generate {
 		CallTool(plan, m.spec.Tools, &d.Gen, m.spec.ContextLength)
 		Think(plan, reasoning, d.Gen.MaxTokens, m.spec.ContextLength)

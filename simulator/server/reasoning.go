@@ -27,9 +27,9 @@ type ReasoningSpec struct {
 	ReportTokens bool           `yaml:"report_tokens,omitempty"`
 }
 
-// forRequest is the spec as a request's effort and template flag shape
-// it.
-func (r *ReasoningSpec) forRequest(effort string, noThinking bool) *ReasoningSpec {
+// ForRequest is the spec as a request's reasoning_effort and its
+// chat_template_kwargs' enable_thinking=false (noThinking) shape it.
+func (r *ReasoningSpec) ForRequest(effort string, noThinking bool) *ReasoningSpec {
 	if r == nil {
 		return nil
 	}
