@@ -23,9 +23,9 @@ type said struct {
 	length   bool
 	// tool is the function the answer calls, when it calls one.
 	tool string
-	plan     *engine.Plan
-	sr       sched.Request
-	err      error
+	plan *engine.Plan
+	sr   sched.Request
+	err  error
 }
 
 // memoBytes bounds a memo: past it, requests are said afresh each time.
