@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/predict"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
@@ -93,6 +94,10 @@ func shapeRequests(t *predict.Target, spec bench.TargetSpec) error {
 	}
 	for _, tool := range tools {
 		t.Tools = append(t.Tools, tool.Name)
+	}
+	t.ToolsFlat = spec.Endpoint == transport.EndpointResponses
+	if len(tools) > 0 {
+		t.ToolsJSON = string(transport.AppendTools(nil, tools, t.ToolsFlat))
 	}
 	t.ToolChoice = spec.ToolChoice
 	return nil

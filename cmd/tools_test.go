@@ -34,9 +34,15 @@ func TestToolCallsAgainstSim(t *testing.T) {
 		r.Tokens.Output.P50 != 8 || r.Config.Tools != "builtin" || r.Stats.TTFT.Count != 40 {
 		t.Fatalf("required: %d ok, tool calls %+v, output p50 %v, tools %q", r.Requests.OK, r.ToolCalls, r.Tokens.Output.P50, r.Config.Tools)
 	}
+	withTools := r.Tokens.Input.P50
 	r = run("--tools", "builtin")
 	if tc := r.ToolCalls; tc == nil || tc.Requests < 8 || tc.Requests > 32 {
 		t.Errorf("auto at share 0.5: tool calls %+v of 40", tc)
+	}
+	// The server reads the tools into the prompt: the four schemas are
+	// about a hundred tokens by knee sim's count.
+	if plain := run().Tokens.Input.P50; withTools < plain+50 {
+		t.Errorf("prompt p50 %v tokens with the tools, %v without: the tools are not counted", withTools, plain)
 	}
 
 	bfcl := writeFile(t, dir, "bfcl.json", `[{"name":"calculate_triangle_area","description":"Area of a triangle.","parameters":{"type":"dict","properties":{"base":{"type":"integer"},"height":{"type":"float"}},"required":["base","height"]}}]`)
@@ -87,6 +93,7 @@ func TestToolsAndEffortsPredicted(t *testing.T) {
 		return sw.Levels[0].Run
 	}
 	r := predictRun("low", "--reasoning-effort", "low")
+	plain := r.Tokens.Input.P50
 	if rs := r.Reasoning; rs == nil || rs.ReasoningPerRequest.P50 != 10 || r.ToolCalls != nil {
 		t.Errorf("--reasoning-effort low: reasoning %+v, tool calls %+v; want 10 tokens a request and no calls", rs, r.ToolCalls)
 	}
@@ -95,6 +102,9 @@ func TestToolsAndEffortsPredicted(t *testing.T) {
 		if tc := r.ToolCalls; r.Requests.OK == 0 || tc == nil || tc.Requests != r.Requests.OK || tc.ArgumentChunks != 12*tc.Requests ||
 			r.Tokens.Output.P50 != 12 || r.Reasoning != nil {
 			t.Errorf("%s: %d ok, tool calls %+v, output p50 %v, reasoning %+v; want every request a call of 12 tokens, no thought", ep, r.Requests.OK, tc, r.Tokens.Output.P50, r.Reasoning)
+		}
+		if r.Tokens.Input.P50 < plain+50 {
+			t.Errorf("%s: predicted prompt p50 %v tokens with the tools, %v without", ep, r.Tokens.Input.P50, plain)
 		}
 	}
 	code, _, errOut := execute(t, "predict", "--sim-models", models, "--rates", "4", "--chat-template-kwarg", "foo=1", "--out-dir", dir)

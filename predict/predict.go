@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator/content"
 	"github.com/kneebench/knee/simulator/sched"
@@ -44,6 +45,11 @@ type Target struct {
 	NoThinking bool
 	Tools      []string
 	ToolChoice string
+	// ToolsJSON is the tools as the client sends them (the server reads
+	// them into the prompt); ToolsFlat says a request's own are sent as
+	// the Responses API lays them.
+	ToolsJSON string
+	ToolsFlat bool
 }
 
 // model returns the target's model spec.
@@ -175,11 +181,17 @@ func (t Target) genRequest(r *workload.Request) *content.GenRequest {
 			g.Messages = append(g.Messages, content.Message{Role: m.Role, Text: text})
 		}
 		g.Tools, g.ToolChoice = t.Tools, t.ToolChoice
+		tools := t.ToolsJSON
 		if r.Tools != nil {
 			g.Tools = g.Tools[:0:0]
 			for _, tool := range r.Tools {
 				g.Tools = append(g.Tools, tool.Name)
 			}
+			tools = string(transport.AppendTools(nil, r.Tools, t.ToolsFlat))
+		}
+		if len(g.Tools) > 0 {
+			// As knee sim reads them: the tools first, in the prompt.
+			g.Messages = append([]content.Message{{Role: "system", Text: tools}}, g.Messages...)
 		}
 	} else {
 		g.Prompt = r.Text()

@@ -8,9 +8,10 @@ import (
 	"github.com/kneebench/knee/workload"
 )
 
-// appendTools writes tools as the API takes them: chat nests each
-// function under "function", the Responses API lays it flat.
-func appendTools(dst []byte, tools []workload.Tool, flat bool) []byte {
+// AppendTools writes tools as the API takes them: chat nests each
+// function under "function", the Responses API lays it flat (knee
+// predict counts the same text the server would read).
+func AppendTools(dst []byte, tools []workload.Tool, flat bool) []byte {
 	dst = append(dst, '[')
 	for i, t := range tools {
 		if i > 0 {
@@ -65,7 +66,7 @@ func writeTools(b *body, r *workload.Request, flat bool) {
 		return
 	}
 	if b.field("tools") {
-		b.dst = appendTools(b.dst, tools, flat)
+		b.dst = AppendTools(b.dst, tools, flat)
 	}
 	if b.toolChoice != "" && b.field("tool_choice") {
 		b.dst = appendToolChoice(b.dst, b.toolChoice, flat)

@@ -85,7 +85,12 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 		id: s.ids.Add(1), includeUsage: d.IncludeUsage, generate: d.generate, reasoning: reasoning,
 		responses: d.responses, store: d.store}
 	if d.responses {
+		// What a later request continues: the conversation, without the
+		// tools (it sends its own).
 		r.messages = d.Gen.Messages
+		if d.toolsFirst {
+			r.messages = r.messages[1:]
+		}
 	}
 	if faulty {
 		r.fault = &fault

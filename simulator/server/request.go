@@ -117,6 +117,9 @@ type decoded struct {
 	responses bool
 	previous  string
 	store     bool
+	// toolsFirst says the first message is the request's tools
+	// (withTools), not part of its conversation.
+	toolsFirst bool
 }
 
 func badRequest(param, format string, a ...any) *APIError {
@@ -216,6 +219,7 @@ func decodeRequestStrict(body []byte, chat bool) (*decoded, error) {
 	if d.Gen.Tools, err = toolsOf(r.Tools); err != nil {
 		return nil, err
 	}
+	d.toolsFirst = withTools(&d.Gen, r.Tools)
 	if d.Gen.ToolChoice, err = toolChoiceOf(r.ToolChoice); err != nil {
 		return nil, err
 	}

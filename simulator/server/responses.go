@@ -97,6 +97,7 @@ func decodeResponses(body []byte) (*decoded, error) {
 	if d.Gen.Tools, err = toolsOf(r.Tools); err != nil {
 		return nil, err
 	}
+	d.toolsFirst = withTools(&d.Gen, r.Tools)
 	if d.Gen.ToolChoice, err = toolChoiceOf(r.ToolChoice); err != nil {
 		return nil, err
 	}
@@ -249,6 +250,11 @@ func (s *Server) continueFrom(d *decoded) error {
 		return &APIError{Status: 404, Type: "invalid_request_error", Param: "previous_response_id", Code: "previous_response_not_found",
 			Message: fmt.Sprintf("Previous response with id '%.80s' not found.", d.previous)}
 	}
-	d.Gen.Messages = append(append([]Message(nil), conv...), d.Gen.Messages...)
+	msgs := d.Gen.Messages
+	var head []Message
+	if d.toolsFirst {
+		head, msgs = msgs[:1], msgs[1:]
+	}
+	d.Gen.Messages = append(append(append([]Message(nil), head...), conv...), msgs...)
 	return nil
 }

@@ -154,6 +154,18 @@ func toolsOf(raw json.RawMessage) ([]string, error) {
 	return names, nil
 }
 
+// withTools puts a request's tools (their JSON as sent) before its
+// messages, as a system text: a chat template renders them into the
+// prompt there (Hermes', Qwen's, Llama's), so they count as prompt
+// tokens and, the same for every request, as a shared prefix.
+func withTools(g *GenRequest, raw json.RawMessage) bool {
+	if len(g.Tools) == 0 {
+		return false
+	}
+	g.Messages = append([]Message{{Role: "system", Text: string(raw)}}, g.Messages...)
+	return true
+}
+
 // toolChoiceOf reads tool_choice: auto, none, required, or a function by
 // name (chat's {"type": "function", "function": {"name"}}, the
 // Responses API's {"type": "function", "name"}).
