@@ -37,6 +37,16 @@ func (f *targetFlags) register(c *cobra.Command) {
 	fs.IntVar(&f.Retries, "retries", 0, "retry 429, 503 and connection errors this many times (exponential backoff honouring Retry-After); first-attempt outcomes are reported too")
 }
 
+// validate checks the target flags as a usage error. A dataset's
+// requests may bring their own tools (BFCL), which a --tool-choice then
+// goes with.
+func (f *targetFlags) validate(c *cobra.Command) error {
+	if d := c.Flags().Lookup("dataset"); d != nil && d.Value.String() != "" {
+		f.ToolsPerRequest = true
+	}
+	return usage(f.Validate())
+}
+
 // config records the target in a result's configuration.
 func (f *targetFlags) config(baseURL, model string) results.Config {
 	var c results.Config
@@ -55,7 +65,7 @@ type resolved struct {
 // resolve finds the model when none was given. With no base URL at all it
 // starts the built-in simulator and drives that.
 func (f *targetFlags) resolve(ctx context.Context, c *cobra.Command, sim *simFlags) (*resolved, error) {
-	if err := usage(f.Validate()); err != nil {
+	if err := f.validate(c); err != nil {
 		return nil, err
 	}
 	for _, w := range f.Warnings() {

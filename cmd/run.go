@@ -78,7 +78,7 @@ func (o *runOptions) prepare(c *cobra.Command) (*bench.Prepared, time.Time, erro
 	if err := usage(o.load.CheckHost(bench.InFlightBound())); err != nil {
 		return nil, time.Time{}, err
 	}
-	if err := usage(o.target.Validate()); err != nil {
+	if err := o.target.validate(c); err != nil {
 		return nil, time.Time{}, err
 	}
 	shard, startAt, err := o.shard.parse()

@@ -170,7 +170,7 @@ func (o *sweepFlags) setup(c *cobra.Command, callStep time.Duration) (*sweepSetu
 	if err != nil {
 		return nil, usageErr("%w", err)
 	}
-	if err := usage(o.target.Validate()); err != nil {
+	if err := o.target.validate(c); err != nil {
 		return nil, err
 	}
 	return &sweepSetup{axis: axis, loads: loads, plan: plan, slo: slo}, nil

@@ -53,6 +53,16 @@ func TestToolCallsAgainstSim(t *testing.T) {
 
 	// An input past its bound is a runtime error (exit 3), as for every
 	// input; a missing file or one that is no tool list the user's.
+	// A BFCL file: each request offers its line's functions.
+	bfclLines := writeFile(t, dir, "simple.json", `{"id": "simple_0", "question": [[{"role": "user", "content": "Find the area of a triangle with a base of 10 units and height of 5 units."}]], "function": [{"name": "calculate_triangle_area", "description": "Calculate the area of a triangle given its base and height.", "parameters": {"type": "dict", "properties": {"base": {"type": "integer"}, "height": {"type": "integer"}}, "required": ["base", "height"]}}]}
+{"id": "simple_1", "question": [[{"role": "user", "content": "Calculate the factorial of 5 using math functions."}]], "function": [{"name": "math.factorial", "description": "Calculate the factorial of a given number.", "parameters": {"type": "dict", "properties": {"number": {"type": "integer"}}, "required": ["number"]}}]}
+`)
+	r = runJSON(t, "run", "--base-url", url, "--model", "caller", "--concurrency", "2", "--requests", "10", "--max-tokens", "32",
+		"--dataset", bfclLines, "--tool-choice", "required", "--no-server-metrics")
+	if r.Requests.OK != 10 || r.ToolCalls == nil || r.ToolCalls.Requests != 10 || r.Config.DatasetFormat != "bfcl" {
+		t.Errorf("BFCL dataset: %d ok, tool calls %+v, format %q", r.Requests.OK, r.ToolCalls, r.Config.DatasetFormat)
+	}
+
 	for _, c := range []struct {
 		args []string
 		code int

@@ -28,17 +28,22 @@ const (
 	// FormatMooncake is a Mooncake trace, as AIPerf reads it: {"timestamp"
 	// (ms), "input_length", "output_length", "hash_ids"} or "text_input".
 	FormatMooncake DatasetFormat = "mooncake"
+	// FormatBFCL is a Berkeley Function Calling Leaderboard line:
+	// {"question": [[messages]], "function": [schemas]}, the functions
+	// sent as the request's tools.
+	FormatBFCL DatasetFormat = "bfcl"
 )
 
 // Formats lists the formats a user may name.
-var Formats = []DatasetFormat{FormatAuto, FormatPrompt, FormatChat, FormatShareGPT, FormatSingleTurn, FormatMultiTurn, FormatMooncake}
+var Formats = []DatasetFormat{FormatAuto, FormatPrompt, FormatChat, FormatShareGPT, FormatSingleTurn, FormatMultiTurn, FormatMooncake, FormatBFCL}
 
 // formatHelp describes the accepted formats for error messages.
 const formatHelp = `prompt JSONL ({"prompt": "...", "max_tokens": N}), ` +
 	`chat JSONL ({"messages": [{"role": "user", "content": "..."}]}), ` +
 	`ShareGPT JSON ([{"conversations": [{"from": "human", "value": "..."}, ...]}]), ` +
 	`AIPerf single_turn ({"text": "..."}), multi_turn ({"session_id": "...", "turns": [{"text": "..."}]}) ` +
-	`or a Mooncake trace ({"timestamp": ms, "input_length": N, "output_length": N, "hash_ids": [...]})`
+	`a Mooncake trace ({"timestamp": ms, "input_length": N, "output_length": N, "hash_ids": [...]}) ` +
+	`or BFCL ({"question": [[{"role": "user", "content": "..."}]], "function": [{"name": ...}]})`
 
 // Bounds on what one line may ask for: past them a file is hostile or
 // broken, not a workload.
@@ -74,6 +79,8 @@ type DatasetEntry struct {
 	// no text; HashIDs name its prompt's blocks (equal ids, equal blocks).
 	InputLength int
 	HashIDs     []int
+	// Tools are the functions the entry offers (a BFCL line's).
+	Tools []Tool
 }
 
 // Conversation is a whole multi-turn exchange, replayed turn by turn.
@@ -262,6 +269,8 @@ func (p *ParsedDataset) record(raw []byte, n int) error {
 		return rec.multiTurn()
 	case FormatMooncake:
 		return rec.mooncake()
+	case FormatBFCL:
+		return rec.bfcl()
 	}
 	return fmt.Errorf("unknown dataset format %q", p.Format)
 }
@@ -270,6 +279,8 @@ func (p *ParsedDataset) record(raw []byte, n int) error {
 func detect(keys map[string]json.RawMessage) (DatasetFormat, error) {
 	has := func(k string) bool { _, ok := keys[k]; return ok }
 	switch {
+	case has("question") && (has("function") || has("functions") || has("involved_classes")):
+		return FormatBFCL, nil
 	case has("messages"):
 		return FormatChat, nil
 	case has("conversations"):

@@ -119,7 +119,7 @@ func (d Dataset) Entry(i int) DatasetEntry {
 // recorded conversation did; so does a trace line's output_length.
 func (d Dataset) Request(i int) Request {
 	e := d.Entry(i)
-	req := Request{Messages: e.Messages, MaxTokens: e.MaxTokens}
+	req := Request{Messages: e.Messages, MaxTokens: e.MaxTokens, Tools: e.Tools}
 	switch {
 	case e.Messages == nil && e.InputLength > 0:
 		req.Messages = []Message{{Role: "user", Content: d.Blocks.Prompt(e, d.Offset+i)}}

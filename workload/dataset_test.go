@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,19 +32,19 @@ func TestParseDatasetFormats(t *testing.T) {
 		maxTokens  int
 		lengthKey  string
 	}{
-		{"prompt JSONL", "{\"prompt\":\"a\",\"max_tokens\":5}\n\n{\"prompt\":\"b\"}\n", FormatPrompt, 2, []Message{{"user", "a"}}, 5, "max_tokens"},
-		{"GuideLLM JSONL", `{"prompt":"a","prompt_tokens_count":1,"output_tokens_count":9}`, FormatPrompt, 1, []Message{{"user", "a"}}, 9, "output_tokens_count"},
+		{"prompt JSONL", "{\"prompt\":\"a\",\"max_tokens\":5}\n\n{\"prompt\":\"b\"}\n", FormatPrompt, 2, []Message{{Role: "user", Content: "a"}}, 5, "max_tokens"},
+		{"GuideLLM JSONL", `{"prompt":"a","prompt_tokens_count":1,"output_tokens_count":9}`, FormatPrompt, 1, []Message{{Role: "user", Content: "a"}}, 9, "output_tokens_count"},
 		{"chat JSONL", `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"},{"role":"user","content":"and?"}],"max_tokens":7}` + "\n",
-			FormatChat, 1, []Message{{"system", "be brief"}, {"user", "hi"}, {"assistant", "hello"}, {"user", "and?"}}, 7, "max_tokens"},
+			FormatChat, 1, []Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}, {Role: "user", Content: "and?"}}, 7, "max_tokens"},
 		{"chat with content parts", `{"messages":[{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{}},{"type":"text","text":"here"}]}]}`,
-			FormatChat, 1, []Message{{"user", "look\nhere"}}, 0, ""},
-		{"ShareGPT JSONL", `{"conversations":[{"from":"human","value":"q"},{"from":"gpt","value":"r"}]}` + "\n", FormatShareGPT, 1, []Message{{"user", "q"}}, 0, ""},
+			FormatChat, 1, []Message{{Role: "user", Content: "look\nhere"}}, 0, ""},
+		{"ShareGPT JSONL", `{"conversations":[{"from":"human","value":"q"},{"from":"gpt","value":"r"}]}` + "\n", FormatShareGPT, 1, []Message{{Role: "user", Content: "q"}}, 0, ""},
 		{"ShareGPT: leading system and gpt turns", `[{"conversations":[{"from":"system","value":"be kind"},{"from":"gpt","value":"hello!"},{"from":"human","value":"q"},{"from":"gpt","value":"r"}]}]`,
-			FormatShareGPT, 1, []Message{{"system", "be kind"}, {"user", "q"}}, 0, ""},
-		{"AIPerf single_turn", `{"text":"what is ML?","output_length":50}` + "\n" + `{"texts":["a","b"]}`, FormatSingleTurn, 2, []Message{{"user", "what is ML?"}}, 50, "output_length"},
+			FormatShareGPT, 1, []Message{{Role: "system", Content: "be kind"}, {Role: "user", Content: "q"}}, 0, ""},
+		{"AIPerf single_turn", `{"text":"what is ML?","output_length":50}` + "\n" + `{"texts":["a","b"]}`, FormatSingleTurn, 2, []Message{{Role: "user", Content: "what is ML?"}}, 50, "output_length"},
 		{"AIPerf multi_turn", `{"session_id":"s1","turns":[{"role":"system","text":"terse"},{"text":"hi","output_length":4},{"text":"more","delay":500}]}`,
-			FormatMultiTurn, 1, []Message{{"system", "terse"}, {"user", "hi"}}, 4, "output_length"},
-		{"output_tokens", `{"prompt":"a","output_tokens":3}`, FormatPrompt, 1, []Message{{"user", "a"}}, 3, "output_tokens"},
+			FormatMultiTurn, 1, []Message{{Role: "system", Content: "terse"}, {Role: "user", Content: "hi"}}, 4, "output_length"},
+		{"output_tokens", `{"prompt":"a","output_tokens":3}`, FormatPrompt, 1, []Message{{Role: "user", Content: "a"}}, 3, "output_tokens"},
 	}
 	for _, tc := range cases {
 		got := parse(t, tc.text, FormatAuto)
@@ -57,7 +58,7 @@ func TestParseDatasetFormats(t *testing.T) {
 			continue
 		}
 		for i, m := range tc.first {
-			if e.Messages[i] != m {
+			if !reflect.DeepEqual(e.Messages[i], m) {
 				t.Errorf("%s: message %d is %+v, want %+v", tc.name, i, e.Messages[i], m)
 			}
 		}
@@ -309,11 +310,11 @@ func TestGuideLLMColumns(t *testing.T) {
 		output   int
 		turns    []string
 	}{
-		{"question", `{"question":"why?","output_tokens_count":5}`, []Message{{"user", "why?"}}, 5, nil},
-		{"system prompt", `{"prompt":"hi","system_prompt":"be brief"}`, []Message{{"system", "be brief"}, {"user", "hi"}}, 0, nil},
-		{"completion count", `{"prompt":"hi","completion_tokens_count":12}`, []Message{{"user", "hi"}}, 12, nil},
-		{"plural and capitalised", `{"Instructions":"do it","Prefix":"you are terse"}`, []Message{{"system", "you are terse"}, {"user", "do it"}}, 0, nil},
-		{"numbered turns", `{"prompt_0":"first","prompt_1":"second","prompt_2":"third","output_tokens_count":7}`, []Message{{"user", "first"}}, 7, []string{"first", "second", "third"}},
+		{"question", `{"question":"why?","output_tokens_count":5}`, []Message{{Role: "user", Content: "why?"}}, 5, nil},
+		{"system prompt", `{"prompt":"hi","system_prompt":"be brief"}`, []Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}}, 0, nil},
+		{"completion count", `{"prompt":"hi","completion_tokens_count":12}`, []Message{{Role: "user", Content: "hi"}}, 12, nil},
+		{"plural and capitalised", `{"Instructions":"do it","Prefix":"you are terse"}`, []Message{{Role: "system", Content: "you are terse"}, {Role: "user", Content: "do it"}}, 0, nil},
+		{"numbered turns", `{"prompt_0":"first","prompt_1":"second","prompt_2":"third","output_tokens_count":7}`, []Message{{Role: "user", Content: "first"}}, 7, []string{"first", "second", "third"}},
 	}
 	for _, c := range cases {
 		p, err := ParseDataset(strings.NewReader(c.line), FormatAuto)
@@ -322,7 +323,7 @@ func TestGuideLLMColumns(t *testing.T) {
 			continue
 		}
 		e := p.Entries[0]
-		if p.Format != FormatPrompt || !slices.Equal(e.Messages, c.messages) || e.MaxTokens != c.output {
+		if p.Format != FormatPrompt || !reflect.DeepEqual(e.Messages, c.messages) || e.MaxTokens != c.output {
 			t.Errorf("%s: %s %+v max_tokens %d, want %+v %d", c.name, p.Format, e.Messages, e.MaxTokens, c.messages, c.output)
 		}
 		var turns []string
@@ -333,6 +334,44 @@ func TestGuideLLMColumns(t *testing.T) {
 		}
 		if !slices.Equal(turns, c.turns) || p.Sessions != (c.turns != nil) {
 			t.Errorf("%s: turns %q (sessions %v), want %q", c.name, turns, p.Sessions, c.turns)
+		}
+	}
+}
+
+// TestBFCLLines: Berkeley Function Calling Leaderboard lines as its
+// single-turn files hold them: the question's first turn is the request,
+// the functions its tools (Python type names made JSON schema's); a
+// multi-turn line, which names its functions by class, and a function
+// without a usable name are refused naming the line.
+func TestBFCLLines(t *testing.T) {
+	simple := `{"id": "simple_0", "question": [[{"role": "user", "content": "Find the area of a triangle with a base of 10 units and height of 5 units."}]], "function": [{"name": "calculate_triangle_area", "description": "Calculate the area of a triangle given its base and height.", "parameters": {"type": "dict", "properties": {"base": {"type": "integer", "description": "The base of the triangle."}, "height": {"type": "integer", "description": "The height of the triangle."}, "unit": {"type": "string", "description": "The unit of measure (defaults to 'units' if not specified)"}}, "required": ["base", "height"]}}]}`
+	parallel := `{"id": "parallel_multiple_0", "question": [[{"role": "system", "content": "Be exact."}, {"role": "user", "content": "Sum of multiples of 3 and 5 below 1000, and the product of primes below 20?"}]], "function": [{"name": "math_toolkit.sum_of_multiples", "parameters": {"type": "dict", "properties": {"lower_limit": {"type": "integer"}, "multiples": {"type": "array", "items": {"type": "integer"}}}}}, {"name": "math_toolkit.product_of_primes", "parameters": {"type": "dict", "properties": {"count": {"type": "float"}}}}]}`
+	p, err := ParseDataset(strings.NewReader(simple+"\n"+parallel+"\n"), FormatAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Format != FormatBFCL || len(p.Entries) != 2 {
+		t.Fatalf("format %s, %d entries", p.Format, len(p.Entries))
+	}
+	e := p.Entries[0]
+	if len(e.Messages) != 1 || e.Messages[0].Role != "user" || len(e.Tools) != 1 || e.Tools[0].Name != "calculate_triangle_area" ||
+		!strings.Contains(string(e.Tools[0].Parameters), `"type":"object"`) || strings.Contains(string(e.Tools[0].Parameters), `"dict"`) {
+		t.Errorf("simple: %+v", e)
+	}
+	if e := p.Entries[1]; len(e.Messages) != 2 || len(e.Tools) != 2 || !strings.Contains(string(e.Tools[1].Parameters), `"number"`) {
+		t.Errorf("parallel: %+v", e)
+	}
+	if r := (Dataset{Entries: p.Entries}).Request(0); len(r.Tools) != 1 {
+		t.Errorf("the request carries %d tools, want the line's 1", len(r.Tools))
+	}
+	for line, want := range map[string]string{
+		`{"id": "multi_turn_base_0", "question": [[{"role": "user", "content": "x"}]], "initial_config": {}, "involved_classes": ["GorillaFileSystem"]}`: "involved_classes",
+		`{"question": [[{"role": "user", "content": "x"}]], "function": [{"name": "has space"}]}`:                                                        "name",
+		`{"question": [], "function": [{"name": "f"}]}`:                                                                                                  `"question"`,
+		`{"question": [[{"role": "assistant", "content": "x"}]], "function": [{"name": "f"}]}`:                                                           "role",
+	} {
+		if _, err := ParseDataset(strings.NewReader(line), FormatAuto); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "line 1") {
+			t.Errorf("%s: %v; want an error naming line 1 and %s", line, err, want)
 		}
 	}
 }
