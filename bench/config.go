@@ -140,6 +140,9 @@ func RecordTarget(c *results.Config, t TargetSpec, baseURL, model string, builti
 		c.History = t.History
 	}
 	c.Tools, c.ToolChoice = t.Tools, t.ToolChoice
+	if t.Tools != "" || t.ToolsPerRequest {
+		c.ToolRounds, c.ToolResult = t.ToolRounds, t.ToolResult
+	}
 	c.APIKey, c.Headers = "", nil
 	if t.APIKey != "" {
 		c.APIKey = results.Redacted

@@ -42,6 +42,10 @@ type TargetSpec struct {
 	// tools (BFCL), which a choice may then go with.
 	Tools, ToolChoice string
 	ToolsPerRequest   bool
+	// ToolRounds is --tool-rounds and ToolResult --tool-result: how many
+	// times in a call's turn a tool call is answered, and with what.
+	ToolRounds int
+	ToolResult string
 	// Timeout is --timeout, RequestTimeout --request-timeout and
 	// IdleConnTimeout --idle-conn-timeout.
 	Timeout, RequestTimeout, IdleConnTimeout time.Duration
@@ -149,6 +153,7 @@ func (t TargetSpec) Target(baseURL, userAgent string) transport.Target {
 	// Validate read them already; a file gone since sends none.
 	out.Tools, _ = t.LoadTools()
 	out.ToolChoice = t.ToolChoice
+	out.ToolRounds, out.ToolResult = t.ToolRounds, t.ToolResult
 	return out
 }
 

@@ -50,6 +50,9 @@ func (t TargetSpec) checkTools() error {
 	if err != nil {
 		return err
 	}
+	if t.ToolRounds < 0 || t.ToolRounds > 100 {
+		return fmt.Errorf("--tool-rounds %d: between 0 and 100", t.ToolRounds)
+	}
 	c := t.ToolChoice
 	switch {
 	case c == "":

@@ -25,6 +25,8 @@ func (f *targetFlags) register(c *cobra.Command) {
 	fs.StringVar((*string)(&f.Endpoint), "endpoint", "chat", "chat (/v1/chat/completions), completions (/v1/completions), generate (SGLang's native /generate) or responses (OpenAI's /v1/responses)")
 	fs.StringVar(&f.Tools, "tools", "", "offer tools with every request: builtin (four everyday functions) or a JSON file of tool schemas (OpenAI's or BFCL's function list)")
 	fs.StringVar(&f.ToolChoice, "tool-choice", "", "tool_choice sent with the tools: auto, required, none or a tool's name (default: the server's, auto)")
+	fs.IntVar(&f.ToolRounds, "tool-rounds", 1, "multi-turn calls: how many times in one turn a tool call is answered with --tool-result for the model to go on (model, tool, model; 0: a call ends its turn)")
+	fs.StringVar(&f.ToolResult, "tool-result", `{"status": "ok", "result": "42"}`, "multi-turn calls: the canned output every tool call gets back, as a tool message (or a function_call_output item)")
 	fs.StringVar(&f.History, "history", "full", "multi-turn calls: full sends the whole conversation every turn; server (--endpoint responses) names the answer before as previous_response_id and sends only the turn's new messages, the server holding the history (vLLM: VLLM_ENABLE_RESPONSES_API_STORE=1)")
 	fs.StringArrayVar(&f.Headers, "header", nil, "extra request header K:V (repeatable)")
 	fs.StringVar(&f.ExtraBody, "extra-body", "", `JSON object merged into every request body, e.g. '{"ignore_eos": true}'`)

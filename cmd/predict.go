@@ -100,6 +100,7 @@ func shapeRequests(t *predict.Target, spec bench.TargetSpec) error {
 		t.ToolsJSON = string(transport.AppendTools(nil, tools, t.ToolsFlat))
 	}
 	t.ToolChoice = spec.ToolChoice
+	t.ToolRounds, t.ToolResult = spec.ToolRounds, spec.ToolResult
 	return nil
 }
 

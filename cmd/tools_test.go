@@ -122,3 +122,34 @@ func TestToolsAndEffortsPredicted(t *testing.T) {
 		t.Errorf("--chat-template-kwarg foo=1 in predict: exit %d, %s", code, errOut)
 	}
 }
+
+// TestToolLoopInCalls: a multi-turn call whose answers call a tool gets
+// the canned result back in the same turn (--tool-rounds 1), and the
+// model, given it, answers in words: each of the two turns is two
+// requests, a call then an answer, over chat and over the Responses API
+// with the history held by the server; with --tool-rounds 0 a call ends
+// its turn.
+func TestToolLoopInCalls(t *testing.T) {
+	dir := t.TempDir()
+	url := startSim(t, writeFile(t, dir, "models.yml", strings.Replace(toolModels, "share: 0.5", "share: 1", 1)), "")
+	file := writeLines(t, "sessions.jsonl", []any{map[string]any{"session_id": "s1", "turns": []any{
+		map[string]any{"text": "What is the weather in Paris?"},
+		map[string]any{"text": "And in Rome?", "delay": 10},
+	}}})
+	for _, c := range []struct {
+		args          []string
+		ok, toolCalls int64
+	}{
+		{nil, 4, 2},
+		{[]string{"--endpoint", "responses"}, 4, 2},
+		{[]string{"--endpoint", "responses", "--history", "server"}, 4, 2},
+		{[]string{"--tool-rounds", "0"}, 2, 2},
+	} {
+		args := append([]string{"run", "--base-url", url, "--model", "caller", "--dataset", file, "--rate", "5", "--calls", "1",
+			"--tools", "builtin", "--max-tokens", "16", "--no-server-metrics"}, c.args...)
+		r := runJSON(t, args...)
+		if r.Requests.OK != c.ok || r.Requests.Failed != 0 || r.ToolCalls == nil || r.ToolCalls.Requests != c.toolCalls {
+			t.Errorf("%v: %d ok, %d failed (%v), tool calls %+v; want %d ok, %d calls", c.args, r.Requests.OK, r.Requests.Failed, r.Requests.Errors, r.ToolCalls, c.ok, c.toolCalls)
+		}
+	}
+}

@@ -50,6 +50,10 @@ type Target struct {
 	// the Responses API lays them.
 	ToolsJSON string
 	ToolsFlat bool
+	// ToolRounds and ToolResult answer a call's tool calls, as a live
+	// run does (driver.Options).
+	ToolRounds int
+	ToolResult string
 }
 
 // model returns the target's model spec.

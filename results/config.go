@@ -13,8 +13,12 @@ type Config struct {
 	History string `json:"history,omitempty"`
 	// Tools is --tools (builtin, or the file's path) and ToolChoice
 	// --tool-choice.
-	Tools      string            `json:"tools,omitempty"`
-	ToolChoice string            `json:"tool_choice,omitempty"`
+	Tools      string `json:"tools,omitempty"`
+	ToolChoice string `json:"tool_choice,omitempty"`
+	// ToolRounds and ToolResult are how a call's tool calls were
+	// answered (--tool-rounds, --tool-result), when tools were offered.
+	ToolRounds int               `json:"tool_rounds,omitempty"`
+	ToolResult string            `json:"tool_result,omitempty"`
 	APIKey     string            `json:"api_key,omitempty"`
 	Headers    map[string]string `json:"headers,omitempty"`
 	ExtraBody  string            `json:"extra_body,omitempty"`

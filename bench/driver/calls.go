@@ -165,8 +165,14 @@ type call struct {
 	src     workload.Calls
 	script  workload.Call
 	answers []string
-	// responses are the answers' response ids (ServerHistory).
-	responses []string
+	// lastResponse is the last answer's response id (ServerHistory).
+	lastResponse string
+	// exchanges are each finished turn's tool rounds (the calls and
+	// their results, between its user message and its answer), and
+	// exchange the turn in progress'; rounds counts its rounds.
+	exchanges [][]workload.Message
+	exchange  []workload.Message
+	rounds    int
 	arrival   time.Duration
 	index     int
 	// turn is the turn in flight, or next (from 1).
@@ -289,6 +295,10 @@ func (p *calls) send(c *call, due, now time.Duration) {
 	r := &f.Rec
 	r.Index, r.Tag, r.Scheduled, r.Warmup, r.Origin, r.Call = p.turnIndex, k, due, warm, c.arrival, c.index
 	r.Paused, r.Lateness = c.script.PausedBefore(k), max(now-due, 0)
+	if c.rounds > 0 {
+		// A tool round follows its answer at once: no pause before it.
+		r.Paused = 0
+	}
 	f.paced, f.lateFrom = true, due
 	p.turnIndex++
 	p.inflight++
@@ -354,6 +364,20 @@ func (p *calls) done(f *Flight) bool {
 	if rec.Warmup {
 		p.tally.WarmupTurns++
 	}
+	if p.d.o.ServerHistory {
+		c.lastResponse = rec.ResponseID
+	}
+	if rec.Class == "" && len(rec.ToolCalls) > 0 {
+		c.exchange = append(c.exchange, p.d.toolExchange(rec)...)
+		if c.rounds < p.d.o.ToolRounds && !p.cut && !p.stopped {
+			// The model called a tool: its result goes back at once, in
+			// the same turn, for the model to go on.
+			c.rounds++
+			due := rec.Done + p.d.o.Turnaround
+			p.turns.add(due, c)
+			return due < p.d.sleeping
+		}
+	}
 	if rec.Class != "" || f.turn == c.script.Turns() || p.cut || p.stopped {
 		p.progress(rec.Done)
 		p.inProgress--
@@ -372,9 +396,8 @@ func (p *calls) done(f *Flight) bool {
 		return p.finished()
 	}
 	c.answers = append(c.answers, string(rec.Text))
-	if p.d.o.ServerHistory {
-		c.responses = append(c.responses, rec.ResponseID)
-	}
+	c.exchanges = append(c.exchanges, c.exchange)
+	c.exchange, c.rounds = nil, 0
 	// The server now holds the turn's prompt and its answer: a next turn
 	// that carries that answer may hit it all.
 	p.d.o.Prefixes.Share(workload.WithAnswer(f.Request(), rec.Text))

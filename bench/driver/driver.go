@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -55,6 +56,12 @@ type Options struct {
 	// stop the level (cancel its context): what was measured is kept.
 	MaxInFlight int64
 	Overflow    func()
+	// ToolRounds is how many times in one turn of a call a tool call is
+	// answered with ToolResult (each call's canned output), for the
+	// model to go on: model, tool, model, as an agent's loop runs. 0:
+	// never, a tool call ends its turn.
+	ToolRounds int
+	ToolResult string
 	// ServerHistory has a call's later turns name the answer before them
 	// (the Responses API's previous_response_id) and send only their own
 	// new messages: the server holds the history, where by default each
@@ -288,6 +295,7 @@ func (f *Flight) Request() *workload.Request {
 	d := f.d
 	if c := f.call; c != nil {
 		f.req = c.src.Turn(c.script, f.turn, c.answers)
+		withExchanges(&f.req, c)
 		f.Rec.PrefixShare = d.o.Prefixes.Share(&f.req)
 		if d.o.ServerHistory {
 			serverHeld(&f.req, c, f.turn)
@@ -310,17 +318,61 @@ func (f *Flight) Request() *workload.Request {
 // answer's response; every turn but the last asks to be kept for the
 // next to name.
 func serverHeld(r *workload.Request, c *call, k int) {
-	r.KeepResponse = k < c.script.Turns()
-	if k <= 1 || k-2 >= len(c.responses) {
+	// A round may follow any answer, so every one is kept.
+	r.KeepResponse = true
+	if c.lastResponse == "" || k <= 1 && c.rounds == 0 {
 		return
 	}
-	r.PreviousResponse = c.responses[k-2]
+	r.PreviousResponse = c.lastResponse
 	for i := len(r.Messages) - 1; i >= 0; i-- {
 		if r.Messages[i].Role == "assistant" {
 			r.Messages = r.Messages[i+1:]
 			break
 		}
 	}
+}
+
+// SetToolLoop sets Options.ToolRounds and Options.ToolResult.
+func (d *Driver) SetToolLoop(rounds int, result string) {
+	d.o.ToolRounds, d.o.ToolResult = rounds, result
+}
+
+// withExchanges puts each turn's tool rounds after its user message:
+// the finished turns' before their answers, the turn in progress' last.
+func withExchanges(r *workload.Request, c *call) {
+	if len(c.exchange) == 0 && !slices.ContainsFunc(c.exchanges, func(x []workload.Message) bool { return len(x) > 0 }) {
+		return
+	}
+	out := make([]workload.Message, 0, len(r.Messages)+2*len(c.exchange))
+	user := 0
+	for _, m := range r.Messages {
+		out = append(out, m)
+		if m.Role != "user" {
+			continue
+		}
+		if user < len(c.exchanges) {
+			out = append(out, c.exchanges[user]...)
+		} else if user == len(c.exchanges) {
+			out = append(out, c.exchange...)
+		}
+		user++
+	}
+	r.Messages = out
+}
+
+// toolExchange is what an answer's tool calls add to its turn: the
+// assistant's calls, then each call's canned result.
+func (d *Driver) toolExchange(rec *record.Record) []workload.Message {
+	calls := make([]workload.ToolCall, len(rec.ToolCalls))
+	out := make([]workload.Message, 0, 1+len(calls))
+	for i, tc := range rec.ToolCalls {
+		calls[i] = workload.ToolCall(tc)
+	}
+	out = append(out, workload.Message{Role: "assistant", Content: string(rec.Text), ToolCalls: calls})
+	for _, tc := range calls {
+		out = append(out, workload.Message{Role: "tool", ToolCallID: tc.ID, Content: d.o.ToolResult})
+	}
+	return out
 }
 
 // Done tells the driver the request has ended, its record filled. The

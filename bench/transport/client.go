@@ -54,6 +54,10 @@ type Target struct {
 	// name.
 	Tools      []workload.Tool
 	ToolChoice string
+	// ToolRounds and ToolResult answer a multi-turn call's tool calls
+	// with a canned result, for the model to go on (driver.Options).
+	ToolRounds int
+	ToolResult string
 	// ServerHistory has a multi-turn call's later turns continue the
 	// answer before them on the server (the Responses API's
 	// previous_response_id), sending only their new messages.
@@ -248,6 +252,10 @@ func (c *Client) ConnStats() (opened, stale, resent int64) {
 // ServerHistory reports whether a call's later turns leave the history
 // to the server (Target.ServerHistory).
 func (c *Client) ServerHistory() bool { return c.t.ServerHistory }
+
+// ToolLoop is how a call's tool calls are answered (Target.ToolRounds,
+// Target.ToolResult).
+func (c *Client) ToolLoop() (rounds int, result string) { return c.t.ToolRounds, c.t.ToolResult }
 
 // SetStart sets the instant that record times are measured from.
 func (c *Client) SetStart(t time.Time) { c.start = t }
