@@ -21,6 +21,7 @@ type said struct {
 	// length says the answer was cut at max_tokens.
 	thinking int
 	length   bool
+	reported bool
 	// tool is the function the answer calls, when it calls one.
 	tool string
 	plan *engine.Plan

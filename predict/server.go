@@ -138,7 +138,7 @@ func (s *simServer) Send(_ context.Context, f *driver.Flight) {
 	rec.PromptTokens, rec.CompletionTokens = said.prompt, said.output
 	if said.thinking > 0 {
 		// stamp books the first ReasoningTokens tokens as thought.
-		rec.ReasoningTokens, rec.ReasoningReported, rec.FinishLength = said.thinking, s.reasoning.ReportTokens, said.length
+		rec.ReasoningTokens, rec.ReasoningReported, rec.FinishLength = said.thinking, said.reported, said.length
 	}
 	if said.tool != "" {
 		rec.ToolChunks, rec.ToolFinish = said.output-said.thinking, !said.length
@@ -189,16 +189,17 @@ func (s *simServer) say(f *driver.Flight) *said {
 	plan, err := s.target.Responder.Generate(gen, context)
 	if err == nil && s.tools != nil {
 		server.CallTool(plan, s.tools, gen, context)
-		sd.tool = plan.ToolName
 	}
-	if err == nil && s.reasoning != nil {
-		server.Think(plan, s.reasoning, gen.MaxTokens, context)
-		sd.thinking, sd.length = min(s.reasoning.Tokens, len(plan.Tokens)), plan.FinishReason == "length"
+	if r := s.reasoning; err == nil && s.target.Chat {
+		if r = server.Scripted(plan, r, s.target.NoThinking); r != nil {
+			server.Think(plan, r, gen.MaxTokens, context)
+			sd.thinking, sd.reported = min(r.Tokens, len(plan.Tokens)), r.ReportTokens
+		}
 	}
 	sd.err = err
 	if plan != nil {
 		sd.prompt, sd.output = plan.PromptTokens, len(plan.Tokens)
-		sd.length = plan.FinishReason == "length"
+		sd.length, sd.tool = plan.FinishReason == "length", plan.ToolName
 	}
 	if err == nil {
 		sd.sr = engine.Request(plan, 0)

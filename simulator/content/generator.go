@@ -45,6 +45,9 @@ type Plan struct {
 	// ToolName, when set, makes the answer's tokens (after any thought)
 	// a call of that function, its arguments streamed.
 	ToolName string
+	// Thought is the scripted thinking before the answer (the responses
+	// file's think), when the entry has some.
+	Thought []string
 }
 
 // chatOverhead is the fixed number of tokens a chat template adds around
@@ -130,6 +133,15 @@ func (r *Responder) Generate(g *GenRequest, contextLength int) (*Plan, error) {
 		seed = uint64(*g.Seed)
 	}
 	digest := digestOf(seed, id, text)
+	fill := func(name string) string {
+		switch name {
+		case "last_user_message":
+			return raw
+		case "model":
+			return g.Model
+		}
+		return res.groups[name]
+	}
 	plan := &Plan{PromptTokens: n, PromptIDs: ids, EntryID: id, FinishReason: "stop"}
 	if ans.synthetic {
 		want := ans.min + int(digest%uint64(ans.max-ans.min+1))
@@ -139,15 +151,7 @@ func (r *Responder) Generate(g *GenRequest, contextLength int) (*Plan, error) {
 		}
 	} else {
 		plan.Variant = int(digest % uint64(len(ans.variants)))
-		out := ans.variants[plan.Variant].render(func(name string) string {
-			switch name {
-			case "last_user_message":
-				return raw
-			case "model":
-				return g.Model
-			}
-			return res.groups[name]
-		})
+		out := ans.variants[plan.Variant].render(fill)
 		for _, s := range g.Stop {
 			if s == "" {
 				continue
@@ -161,6 +165,16 @@ func (r *Responder) Generate(g *GenRequest, contextLength int) (*Plan, error) {
 			plan.Tokens = plan.Tokens[:max(limit, 0)]
 			plan.FinishReason = "length"
 		}
+	}
+	if ans.think != nil {
+		plan.Thought = Tokenize(ans.think.render(fill))
+	}
+	if ans.callArgs != nil && offers(g, ans.callName) {
+		plan.Tokens, plan.ToolName, plan.FinishReason = Tokenize(ans.callArgs.render(fill)), ans.callName, "tool_calls"
+		if len(plan.Tokens) > limit {
+			plan.Tokens, plan.FinishReason = plan.Tokens[:max(limit, 0)], "length"
+		}
+		return plan, nil
 	}
 	if g.IgnoreEOS && g.MaxTokens != nil {
 		// Without an end-of-sequence token the model keeps talking until
@@ -258,4 +272,23 @@ func fillerTokens(n int, digest uint64) []string {
 		}
 	}
 	return out
+}
+
+// offers reports whether the request lets the model call the function
+// name now: it offers it, tool_choice is not none (nor another
+// function), and the last message is not a tool's result, which the
+// model answers in words.
+func offers(g *GenRequest, name string) bool {
+	if g.ToolChoice == "none" || g.ToolChoice != "" && g.ToolChoice != "auto" && g.ToolChoice != "required" && g.ToolChoice != name {
+		return false
+	}
+	if n := len(g.Messages); n > 0 && g.Messages[n-1].Role == "tool" {
+		return false
+	}
+	for _, t := range g.Tools {
+		if t == name {
+			return true
+		}
+	}
+	return false
 }

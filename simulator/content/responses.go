@@ -36,11 +36,23 @@ type Match struct {
 }
 
 // Answer is what is said: fixed content, one of several variants, or
-// synthetic filler of a given length.
+// synthetic filler of a given length. Think, when set, is thought before
+// it (streamed as reasoning, whatever the model); ToolCall, when set and
+// the request offers that function, is said instead of the words (which
+// then answer once the tool's result is in).
 type Answer struct {
-	Content   *string    `yaml:"content"`
-	Variants  []string   `yaml:"variants"`
-	Synthetic *Synthetic `yaml:"synthetic"`
+	Content   *string       `yaml:"content"`
+	Variants  []string      `yaml:"variants"`
+	Synthetic *Synthetic    `yaml:"synthetic"`
+	Think     *string       `yaml:"think"`
+	ToolCall  *ScriptedCall `yaml:"tool_call"`
+}
+
+// ScriptedCall is a tool call an answer makes: the function's name and
+// its arguments (a template: {{ and }} for literal braces).
+type ScriptedCall struct {
+	Name      string `yaml:"name"`
+	Arguments string `yaml:"arguments"`
 }
 
 // Synthetic asks for filler of Tokens tokens: one number, or [min, max].
@@ -184,6 +196,10 @@ type compiledAnswer struct {
 	variants  []template
 	synthetic bool
 	min, max  int
+	// think and callArgs are the scripted thought and call arguments
+	// (nil: none); callName the call's function.
+	think, callArgs template
+	callName        string
 }
 
 func compileAnswer(a *Answer, groups map[string]bool) (*compiledAnswer, error) {
@@ -221,7 +237,24 @@ func compileAnswer(a *Answer, groups map[string]bool) (*compiledAnswer, error) {
 	if kinds != 1 {
 		return nil, errors.New("give exactly one of content, variants and synthetic")
 	}
-	for _, t := range ca.variants {
+	if a.Think != nil {
+		t, err := parseTemplate(*a.Think)
+		if err != nil || len(t) == 0 {
+			return nil, fmt.Errorf("think: %v", cmpErr(err, "it is empty"))
+		}
+		ca.think = t
+	}
+	if c := a.ToolCall; c != nil {
+		if c.Name == "" {
+			return nil, errors.New("tool_call needs a name")
+		}
+		t, err := parseTemplate(c.Arguments)
+		if err != nil || len(t) == 0 {
+			return nil, fmt.Errorf("tool_call.arguments: %v", cmpErr(err, "they are empty"))
+		}
+		ca.callName, ca.callArgs = c.Name, t
+	}
+	for _, t := range append([]template{ca.think, ca.callArgs}, ca.variants...) {
 		for _, p := range t {
 			if p.placeholder && p.text != "last_user_message" && p.text != "model" && !groups[p.text] {
 				return nil, fmt.Errorf("placeholder {%s} does not exist (use {last_user_message}, {model} or a named regex group)", p.text)
@@ -344,4 +377,12 @@ func compileEntry(e *ResponseEntry) (*entry, error) {
 	}
 	ce.answer = a
 	return ce, nil
+}
+
+// cmpErr is err, or what is wrong when there is no error.
+func cmpErr(err error, what string) error {
+	if err != nil {
+		return err
+	}
+	return errors.New(what)
 }

@@ -69,6 +69,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 	reasoning := m.spec.Reasoning.ForRequest(d.effort, d.noThinking)
 	if err == nil && chat && !d.generate {
 		CallTool(plan, m.spec.Tools, &d.Gen, m.spec.ContextLength)
+		reasoning = Scripted(plan, reasoning, d.noThinking)
 		Think(plan, reasoning, d.Gen.MaxTokens, m.spec.ContextLength)
 	}
 	if err == nil {

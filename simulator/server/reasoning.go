@@ -71,6 +71,22 @@ func (r *ReasoningSpec) field() string {
 	return r.Field
 }
 
+// Scripted is the spec a plan's scripted thought (the responses file's
+// think) streams under: the model's own (its field, whether it reports
+// the count) sized to the thought, or the defaults for a model that
+// does not otherwise reason; none when the request turned thinking off.
+func Scripted(plan *Plan, spec *ReasoningSpec, noThinking bool) *ReasoningSpec {
+	if len(plan.Thought) == 0 || noThinking {
+		return spec
+	}
+	var out ReasoningSpec
+	if spec != nil {
+		out = *spec
+	}
+	out.Tokens = len(plan.Thought)
+	return &out
+}
+
 // thinkWords are what a simulated model thinks: one token each.
 var thinkWords = []string{"Let", " me", " think", " about", " this", ".", " First", ",", " the", " question", " asks", " what", " follows", ";", " so"}
 
@@ -89,6 +105,10 @@ func Think(plan *Plan, spec *ReasoningSpec, maxTokens *int, contextLength int) {
 	n := min(spec.Tokens, max(limit, 0))
 	tokens := make([]string, 0, n+len(plan.Tokens))
 	for i := range n {
+		if len(plan.Thought) > 0 {
+			tokens = append(tokens, plan.Thought[i%len(plan.Thought)])
+			continue
+		}
 		tokens = append(tokens, thinkWords[i%len(thinkWords)])
 	}
 	tokens = append(tokens, plan.Tokens...)

@@ -39,7 +39,8 @@ func (t *ToolSpec) Validate() error {
 // max_tokens (finish_reason "length") or ended with "tool_calls". Think
 // goes after it, the thought before the call.
 func CallTool(plan *Plan, spec *ToolSpec, gen *GenRequest, contextLength int) {
-	if spec == nil || len(gen.Tools) == 0 || gen.ToolChoice == "none" {
+	if spec == nil || len(gen.Tools) == 0 || gen.ToolChoice == "none" || plan.ToolName != "" {
+		// (A scripted call was decided by the responses file.)
 		return
 	}
 	if n := len(gen.Messages); n > 0 && gen.Messages[n-1].Role == "tool" {

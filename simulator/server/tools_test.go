@@ -135,3 +135,62 @@ func TestToolCallsInResponses(t *testing.T) {
 		t.Errorf("after the tool's output: %d, %s", code, b)
 	}
 }
+
+// scriptedResponses script a thought and a call: the weather entry
+// thinks, then calls get_weather with the city it matched, and says the
+// weather once the tool's result is in.
+const scriptedResponses = `
+version: 1
+responses:
+  - id: weather
+    match: {regex: "weather in (?P<city>[A-Za-z]+)"}
+    think: "The user wants the weather in {city}; I should call the tool."
+    tool_call: {name: get_weather, arguments: '{{"city": "{city}"}}'}
+    content: "It is 18 degrees in {city}."
+default:
+  content: "Fine."
+`
+
+// TestScriptedThinkingAndCalls: the responses file scripts a thought
+// (streamed as reasoning by a model that does not otherwise reason) and
+// a call (made when the request offers the function; the words after
+// its result, or when it is not offered).
+func TestScriptedThinkingAndCalls(t *testing.T) {
+	ts := startSim(t, testModels, scriptedResponses, "")
+	ask := func(msgs, tools string) (reasoning, content, args string, finish string) {
+		body := `{"model":"instant","messages":` + msgs + `,"stream":true` + tools + `}`
+		code, b := post(t, ts.URL+"/v1/chat/completions", body)
+		if code != 200 {
+			t.Fatalf("%s: %d %s", body, code, b)
+		}
+		for _, ev := range chatEvents(t, b) {
+			ch := ev["choices"].([]any)[0].(map[string]any)
+			if f, ok := ch["finish_reason"].(string); ok {
+				finish = f
+			}
+			d := ch["delta"].(map[string]any)
+			if s, ok := d["reasoning_content"].(string); ok {
+				reasoning += s
+			}
+			if s, ok := d["content"].(string); ok {
+				content += s
+			}
+			if calls, ok := d["tool_calls"].([]any); ok {
+				args += calls[0].(map[string]any)["function"].(map[string]any)["arguments"].(string)
+			}
+		}
+		return
+	}
+	user := `[{"role":"user","content":"What is the weather in Paris?"}]`
+	r, c, a, f := ask(user, `,"tools":`+weatherTool)
+	if r != "The user wants the weather in Paris; I should call the tool." || c != "" || a != `{"city": "Paris"}` || f != "tool_calls" {
+		t.Errorf("offered: reasoning %q, content %q, arguments %q, finish %q", r, c, a, f)
+	}
+	if _, c, a, _ = ask(user, ""); c != "It is 18 degrees in Paris." || a != "" {
+		t.Errorf("not offered: content %q, arguments %q", c, a)
+	}
+	after := `[{"role":"user","content":"What is the weather in Paris?"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"18"}]`
+	if _, c, a, _ = ask(after, `,"tools":`+weatherTool); c != "It is 18 degrees in Paris." || a != "" {
+		t.Errorf("after the result: content %q, arguments %q", c, a)
+	}
+}
