@@ -42,6 +42,12 @@ func checkRunFlags(args []string, configMap string) error {
 			return err
 		}
 	}
+	if t := o.target.Tools; t != "" && t != "builtin" {
+		files++
+		if err := usage(kube.InPod("--tools", t, configMap)); err != nil {
+			return err
+		}
+	}
 	if err := bench.CheckWorkload(o.load.Workload); err != nil {
 		return usageErr("%w", err)
 	}

@@ -62,6 +62,7 @@ func TestK8sJobRoundTrips(t *testing.T) {
 		{[]string{"--", "--rate", "5", "--header", "authorization: Bearer sk-secret"}, "carries a credential"},
 		{[]string{"--", "--rate", "5", "--dataset", "prompts.jsonl"}, "--inputs-configmap"},
 		{[]string{"--inputs-configmap", "in", "--", "--rate", "5", "--dataset", "/data/prompts.jsonl"}, "/inputs/prompts.jsonl"},
+		{[]string{"--", "--rate", "5", "--tools", "tools.json"}, "--inputs-configmap"},
 		{[]string{"--name", "Knee_Shards", "--", "--rate", "5"}, "not a DNS label"},
 		{[]string{"--api-key-secret", "Bad_Name", "--", "--rate", "5"}, "--api-key-secret"},
 	} {
