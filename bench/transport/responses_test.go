@@ -145,6 +145,16 @@ func TestResponsesStreamRead(t *testing.T) {
 	}
 }
 
+// TestResponsesNotStreamed: a server that ignores stream and answers
+// with one whole response object is told apart from a malformed answer.
+func TestResponsesNotStreamed(t *testing.T) {
+	rec := doResponses(t, oddServer(t, plainJSON(`{"id":"resp_1","object":"response","status":"completed","output":[],"usage":{"input_tokens":3,"output_tokens":1}}`)),
+		&workload.Request{Messages: []workload.Message{{Role: "user", Content: "x"}}})
+	if rec.Class != record.ClassNotStreamed {
+		t.Errorf("class %q (%s), want %q", rec.Class, rec.Message, record.ClassNotStreamed)
+	}
+}
+
 // TestResponsesBody: the request a turn sends: input items, the budget
 // as max_output_tokens, store off unless a later turn will name the
 // response, and previous_response_id when the server holds the history.

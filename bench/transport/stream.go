@@ -352,6 +352,14 @@ func (c *Client) readUnstreamed(body io.Reader, rec *record.Record, fail func(st
 		} `json:"usage"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil || len(v.Choices) == 0 {
+		var resp struct {
+			Object string `json:"object"`
+		}
+		if json.Unmarshal(b, &resp) == nil && resp.Object == "response" {
+			// A whole Responses API object: the server ignored stream.
+			rec.Class, rec.Message = record.ClassNotStreamed, "the server answered the streaming request with one whole Responses API object"
+			return
+		}
 		fail(record.ClassMalformed, fmt.Errorf("response is neither an event stream nor a completion: %.80q", b))
 		return
 	}
