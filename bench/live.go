@@ -199,7 +199,8 @@ func newLive(c *transport.Client, start time.Time, records *record.Writer, level
 		sum: summary.New(level, 4*runtime.GOMAXPROCS(0))}
 	l.driver = driver.New(driver.Options{Clock: l.clock, Sender: l.sender, Records: records, Measured: l.sum.Add, Prefixes: level.Prefixes,
 		MaxInFlight: maxInFlight, Overflow: overflow, ServerHistory: c.ServerHistory()})
-	l.driver.SetToolLoop(c.ToolLoop())
+	rounds, result := c.ToolLoop()
+	l.driver.SetTools(c.Tools(), rounds, result)
 	return l
 }
 

@@ -92,13 +92,7 @@ func shapeRequests(t *predict.Target, spec bench.TargetSpec) error {
 	if err != nil {
 		return usageErr("%w", err)
 	}
-	for _, tool := range tools {
-		t.Tools = append(t.Tools, tool.Name)
-	}
-	t.ToolsFlat = spec.Endpoint == transport.EndpointResponses
-	if len(tools) > 0 {
-		t.ToolsJSON = string(transport.AppendTools(nil, tools, t.ToolsFlat))
-	}
+	t.ToolList, t.ToolsFlat = tools, spec.Endpoint == transport.EndpointResponses
 	t.ToolChoice = spec.ToolChoice
 	t.ToolRounds, t.ToolResult = spec.ToolRounds, spec.ToolResult
 	return nil

@@ -38,17 +38,14 @@ type Target struct {
 	Chat bool
 	// Effort and NoThinking are what every request asks of a reasoning
 	// model's thinking (reasoning_effort; chat_template_kwargs'
-	// enable_thinking=false); Tools are the names of the functions every
-	// request offers (a request's own instead, when it has some), with
-	// ToolChoice as its tool_choice.
+	// enable_thinking=false); ToolChoice is every request's tool_choice.
 	Effort     string
 	NoThinking bool
-	Tools      []string
 	ToolChoice string
-	// ToolsJSON is the tools as the client sends them (the server reads
-	// them into the prompt); ToolsFlat says a request's own are sent as
-	// the Responses API lays them.
-	ToolsJSON string
+	// ToolList is the tools every request offers, put in each request
+	// as a live run puts them (the server reads them into the prompt);
+	// ToolsFlat says they are sent as the Responses API lays them.
+	ToolList  []workload.Tool
 	ToolsFlat bool
 	// ToolRounds and ToolResult answer a call's tool calls, as a live
 	// run does (driver.Options).
@@ -184,17 +181,14 @@ func (t Target) genRequest(r *workload.Request) *content.GenRequest {
 			}
 			g.Messages = append(g.Messages, content.Message{Role: m.Role, Text: text})
 		}
-		g.Tools, g.ToolChoice = t.Tools, t.ToolChoice
-		tools := t.ToolsJSON
-		if r.Tools != nil {
-			g.Tools = g.Tools[:0:0]
-			for _, tool := range r.Tools {
-				g.Tools = append(g.Tools, tool.Name)
-			}
-			tools = string(transport.AppendTools(nil, r.Tools, t.ToolsFlat))
+		g.ToolChoice = t.ToolChoice
+		for _, tool := range r.Tools {
+			g.Tools = append(g.Tools, tool.Name)
 		}
 		if len(g.Tools) > 0 {
-			// As knee sim reads them: the tools first, in the prompt.
+			// As knee sim reads them: the tools, as sent, first in the
+			// prompt.
+			tools := string(transport.AppendTools(nil, r.Tools, t.ToolsFlat))
 			g.Messages = append([]content.Message{{Role: "system", Text: tools}}, g.Messages...)
 		}
 	} else {

@@ -109,7 +109,7 @@ func (v *Virtual) Run(ctx context.Context, lv *bench.Level) (*results.Run, error
 		}
 	}
 	d := driver.New(driver.Options{Clock: srv, Sender: srv, Records: records, Measured: measured, Prefixes: prefixes,
-		Turnaround: turnaround, StreamGap: streamGap, ToolRounds: target.ToolRounds, ToolResult: target.ToolResult})
+		Turnaround: turnaround, StreamGap: streamGap, ToolRounds: target.ToolRounds, ToolResult: target.ToolResult, Tools: target.ToolList})
 	out, err := lv.Drive(ctx, d, sum, bench.Window{})
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"encoding/json"
 	"hash/maphash"
 	"sync"
 )
@@ -24,6 +25,10 @@ type PrefixTracker struct {
 	seed maphash.Seed
 	seen map[uint64]struct{}
 	full bool
+	// tools and toolsText are the last tools list seen and its text
+	// (every request of a run shares one list).
+	tools     *Tool
+	toolsText string
 }
 
 // NewPrefixTracker returns a tracker that has seen nothing.
@@ -34,14 +39,16 @@ func NewPrefixTracker() *PrefixTracker {
 // Share returns the shared share of req's prompt text and records its
 // blocks.
 func (t *PrefixTracker) Share(req *Request) float32 {
-	text := promptText(req)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	// The tools come first: a chat template renders them before the
+	// messages, where every request that offers them shares them.
+	text := t.toolsOf(req.Tools) + promptText(req)
 	if len(text) == 0 {
 		return 0
 	}
 	var h maphash.Hash
 	h.SetSeed(t.seed)
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	shared, prefix := 0, true
 	for off := 0; off+prefixBlock <= len(text); off += prefixBlock {
 		h.WriteString(text[off : off+prefixBlock])
@@ -58,6 +65,19 @@ func (t *PrefixTracker) Share(req *Request) float32 {
 		}
 	}
 	return float32(shared) / float32(len(text))
+}
+
+// toolsOf is the text of a tools list, kept for the next request that
+// offers the same list.
+func (t *PrefixTracker) toolsOf(tools []Tool) string {
+	if len(tools) == 0 {
+		return ""
+	}
+	if &tools[0] != t.tools {
+		b, _ := json.Marshal(tools)
+		t.tools, t.toolsText = &tools[0], string(b)
+	}
+	return t.toolsText
 }
 
 // promptText is the request as one string, roles included, so prompts

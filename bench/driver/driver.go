@@ -62,6 +62,9 @@ type Options struct {
 	// never, a tool call ends its turn.
 	ToolRounds int
 	ToolResult string
+	// Tools are offered by every request without tools of its own: put
+	// in the request, so the prefix tracker sees them as the server does.
+	Tools []workload.Tool
 	// ServerHistory has a call's later turns name the answer before them
 	// (the Responses API's previous_response_id) and send only their own
 	// new messages: the server holds the history, where by default each
@@ -296,6 +299,7 @@ func (f *Flight) Request() *workload.Request {
 	if c := f.call; c != nil {
 		f.req = c.src.Turn(c.script, f.turn, c.answers)
 		withExchanges(&f.req, c)
+		d.offerTools(&f.req)
 		f.Rec.PrefixShare = d.o.Prefixes.Share(&f.req)
 		if d.o.ServerHistory {
 			serverHeld(&f.req, c, f.turn)
@@ -307,6 +311,7 @@ func (f *Flight) Request() *workload.Request {
 		f.req = WarmupRequest(f.req, f.Rec.Index)
 	}
 	f.Rec.Tag = f.req.Tag
+	d.offerTools(&f.req)
 	if f.measured {
 		f.Rec.PrefixShare = d.o.Prefixes.Share(&f.req)
 	}
@@ -332,9 +337,17 @@ func serverHeld(r *workload.Request, c *call, k int) {
 	}
 }
 
-// SetToolLoop sets Options.ToolRounds and Options.ToolResult.
-func (d *Driver) SetToolLoop(rounds int, result string) {
-	d.o.ToolRounds, d.o.ToolResult = rounds, result
+// SetTools sets Options.Tools, ToolRounds and ToolResult.
+func (d *Driver) SetTools(tools []workload.Tool, rounds int, result string) {
+	d.o.Tools, d.o.ToolRounds, d.o.ToolResult = tools, rounds, result
+}
+
+// offerTools gives a request without tools of its own the ones every
+// request offers.
+func (d *Driver) offerTools(r *workload.Request) {
+	if r.Tools == nil && len(d.o.Tools) > 0 {
+		r.Tools = d.o.Tools
+	}
 }
 
 // withExchanges puts each turn's tool rounds after its user message:

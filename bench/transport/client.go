@@ -253,6 +253,9 @@ func (c *Client) ConnStats() (opened, stale, resent int64) {
 // to the server (Target.ServerHistory).
 func (c *Client) ServerHistory() bool { return c.t.ServerHistory }
 
+// Tools are the tools every request offers (Target.Tools).
+func (c *Client) Tools() []workload.Tool { return c.t.Tools }
+
 // ToolLoop is how a call's tool calls are answered (Target.ToolRounds,
 // Target.ToolResult).
 func (c *Client) ToolLoop() (rounds int, result string) { return c.t.ToolRounds, c.t.ToolResult }
