@@ -20,7 +20,18 @@ var (
 // thinking follows a stream's think tags.
 type thinking struct {
 	inside, opened bool
+	// held is the answer text of chunks that end in what may be the
+	// start of a tag (a server whose tokenizer has no token for <think>
+	// streams it in pieces: "<", "th", "ink", ">"), heldChunks how many,
+	// heldAt when the first came: booked once the tag is whole, or
+	// cannot be one.
+	held       []byte
+	heldChunks int
+	heldAt     time.Duration
 }
+
+// maxHeld bounds held: the longest tag, escaped, is 41 bytes.
+const maxHeld = 64
 
 // classify books a content chunk at t as reasoning, answer or both. The
 // common token has no '<' and no escape anywhere to its event's end: it
@@ -45,12 +56,20 @@ func (th *thinking) classify(rec *record.Record, ch *chunk, t time.Duration) {
 		return
 	}
 	tail := skipSpace(ch.answerTail)
+	if th.heldChunks > 0 {
+		th.join(rec, stringValue(tail), t)
+		return
+	}
 	thought, answer := th.inside, !th.inside
 	var text []byte // the answer's part of the string, once read
 	read := false
 	if bytes.IndexByte(tail, '<') >= 0 || bytes.IndexByte(tail, '\\') >= 0 {
 		raw := stringValue(tail)
 		text, read = raw, true
+		if partialTag(raw) {
+			th.held, th.heldChunks, th.heldAt = append(th.held[:0], raw...), 1, t
+			return
+		}
 		if bytes.IndexByte(raw, '<') >= 0 || bytes.Contains(raw, []byte(`\u003c`)) {
 			thought, answer, text = th.tags(rec, raw, thought, answer)
 		}
@@ -133,4 +152,78 @@ func lastAny(b []byte, seps [][]byte) (int, int) {
 		}
 	}
 	return at, n
+}
+
+// join adds a chunk's answer text raw, at t, to the held text, and books
+// the held chunks once their text ends in no part of a tag: the chunks
+// that made a tag are thought, and the first answer token, when answer
+// comes, is the first of them (no tag) or the last (after a close).
+func (th *thinking) join(rec *record.Record, raw []byte, t time.Duration) {
+	th.held = append(th.held, raw...)
+	th.heldChunks++
+	if partialTag(th.held) && len(th.held) < maxHeld {
+		return
+	}
+	th.book(rec, t)
+}
+
+// book books the held chunks, the last of them at last.
+func (th *thinking) book(rec *record.Record, last time.Duration) {
+	n, first, text := th.heldChunks, th.heldAt, th.held
+	th.heldChunks = 0
+	thought, answer := th.inside, !th.inside
+	tagged := false
+	if bytes.IndexByte(text, '<') >= 0 || bytes.Contains(text, []byte(`\u003c`)) {
+		wasInside, wasOpened := th.inside, th.opened
+		thought, answer, text = th.tags(rec, text, thought, answer)
+		tagged = th.inside != wasInside || th.opened != wasOpened
+	}
+	switch {
+	case tagged && answer:
+		// A tag, then answer in the last chunk.
+		rec.ReasoningChunks += n
+		rec.AnswerChunks++
+		if rec.FirstAnswer == 0 && !blank(text) {
+			rec.FirstAnswer = last
+		}
+	case thought && !answer:
+		rec.ReasoningChunks += n
+	default:
+		rec.AnswerChunks += n
+		if thought {
+			rec.ReasoningChunks += n
+		}
+		if rec.FirstAnswer == 0 && !blank(text) {
+			rec.FirstAnswer = first
+		}
+	}
+	th.held = th.held[:0]
+}
+
+// flush books what is held when the stream ends: a tag never finished.
+func (th *thinking) flush(rec *record.Record) {
+	if th.heldChunks > 0 {
+		th.book(rec, th.heldAt)
+	}
+}
+
+// partialTag reports whether raw ends in the start of a think tag that
+// is not whole yet.
+func partialTag(raw []byte) bool {
+	from := max(len(raw)-maxHeld, 0)
+	for i := len(raw) - 1; i >= from; i-- {
+		if raw[i] != '<' && !(raw[i] == '\\' && bytes.HasPrefix(raw[i:], []byte(`\u003c`))) &&
+			!(raw[i] == '\\' && len(raw)-i < 6 && bytes.HasPrefix([]byte(`\u003c`), raw[i:])) {
+			continue
+		}
+		s := raw[i:]
+		for _, tags := range [][][]byte{thinkOpen, thinkClose} {
+			for _, tag := range tags {
+				if len(s) < len(tag) && bytes.HasPrefix(tag, s) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

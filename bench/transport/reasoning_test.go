@@ -2,6 +2,8 @@ package transport
 
 import (
 	"fmt"
+	"os"
+	"slices"
 	"testing"
 )
 
@@ -105,5 +107,45 @@ func TestReasoningReadRight(t *testing.T) {
 					c.firstAnswerAt, c.reasoningTok, c.reported, c.answerTok, c.noAnswer, c.finishLength, rec.Chunks, rec.ReasoningChunks, rec.AnswerChunks)
 			}
 		})
+	}
+}
+
+// TestThinkTagsInPieces: a real llama-server whose model has no token
+// for <think> streams the tags in pieces ("<", "th", "i", "n", "k",
+// ">"); the pieces are held until the tag is whole, and booked as
+// thought (captured from the recipe's tiny model, its output held to
+// "<think>…</think>…" by a grammar, no reasoning parser on).
+func TestThinkTagsInPieces(t *testing.T) {
+	raw, err := os.ReadFile("testdata/llama-cpp-split-think.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := doOne(t, oddServer(t, sse(string(raw))))
+	at := slices.Index(rec.ChunkTimes, rec.FirstAnswer)
+	if rec.Class != "" || rec.Chunks != 30 || rec.ReasoningChunks != 20 || rec.AnswerChunks != 10 || at != 20 {
+		t.Errorf("class %q, %d chunks: %d reasoning, %d answer, first answer at %d; want 30: 20, 10, at 20",
+			rec.Class, rec.Chunks, rec.ReasoningChunks, rec.AnswerChunks, at)
+	}
+	// DeepSeek-R1's way, from a template that opens <think> in the
+	// prompt: only the close streams, in pieces; what came before it was
+	// thought.
+	if raw, err = os.ReadFile("testdata/llama-cpp-r1-close.sse"); err != nil {
+		t.Fatal(err)
+	}
+	rec = doOne(t, oddServer(t, sse(string(raw))))
+	at = slices.Index(rec.ChunkTimes, rec.FirstAnswer)
+	if rec.Class != "" || rec.Chunks != 25 || rec.ReasoningChunks != 16 || rec.AnswerChunks != 9 || at != 16 {
+		t.Errorf("R1 close in pieces: class %q, %d chunks: %d reasoning, %d answer, first answer at %d; want 25: 16, 9, at 16",
+			rec.Class, rec.Chunks, rec.ReasoningChunks, rec.AnswerChunks, at)
+	}
+	// A "<" that starts no tag is answer, from its own chunk on.
+	rec = doOne(t, oddServer(t, sse(stream(deltas("content", "a", "<", "b", "c"), []string{vllmUsage(3, 4, -1), "data: [DONE]\n\n"})...)))
+	if rec.AnswerChunks != 4 || rec.ReasoningChunks != 0 || rec.FirstAnswer != rec.ChunkTimes[0] {
+		t.Errorf("a lone '<': %d answer, %d reasoning chunks", rec.AnswerChunks, rec.ReasoningChunks)
+	}
+	// A stream that ends inside a tag's pieces books them.
+	rec = doOne(t, oddServer(t, sse(stream(deltas("content", "x", "<th"), []string{"data: [DONE]\n\n"})...)))
+	if rec.AnswerChunks != 2 {
+		t.Errorf("ended on a tag's start: %d answer chunks, want 2", rec.AnswerChunks)
 	}
 }

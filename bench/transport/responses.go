@@ -110,6 +110,11 @@ func (responsesProtocol) scan(p []byte, c *chunk, _ *progress) {
 		c.finished, c.terminal = true, true
 		c.finishLength = bytes.Equal(name, evIncomplete) && bytes.Contains(p, valueMaxOut)
 		responsesUsage(p, c)
+		// llama.cpp's server adds its per-response timings beside the
+		// response, as in its chat streams.
+		if t := bytes.LastIndex(p, keyTimings); t >= 0 {
+			readTimings(p[t+len(keyTimings):], c)
+		}
 	case bytes.Equal(name, evItemAdded):
 		c.toolItem = bytes.Contains(p, valueFnCall)
 	case bytes.Equal(name, evFailed):

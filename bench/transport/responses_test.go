@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -296,5 +297,22 @@ func TestToolBodies(t *testing.T) {
 				t.Errorf("%s %s: body lacks %s\n%s", c.ep, c.choice, w, body)
 			}
 		}
+	}
+}
+
+// TestLlamaCppResponsesStream: a Responses stream captured from a real
+// llama-server (v0.5.0 built from node-llama-cpp 3.22.1's bundle, the
+// recipe's tiny model): type first in each event, no reasoning tokens in
+// usage, its per-response timings beside the response.
+func TestLlamaCppResponsesStream(t *testing.T) {
+	raw, err := os.ReadFile("testdata/llama-cpp-responses.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := doResponses(t, oddServer(t, sse(string(raw))), &workload.Request{Messages: []workload.Message{{Role: "user", Content: "hello there"}}, MaxTokens: 4})
+	if rec.Class != "" || rec.Chunks != 4 || rec.CompletionTokens != 4 || rec.PromptTokens == 0 || !rec.CachedReported ||
+		rec.Timings == nil || rec.Timings.PredictedN != 4 || rec.NoDone || !strings.HasPrefix(rec.ResponseID, "resp_") {
+		t.Errorf("class %q (%s), %d chunks, usage %d/%d cached %v, timings %+v, id %q", rec.Class, rec.Message, rec.Chunks,
+			rec.PromptTokens, rec.CompletionTokens, rec.CachedReported, rec.Timings, rec.ResponseID)
 	}
 }

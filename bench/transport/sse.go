@@ -173,13 +173,7 @@ func scanChunk(p []byte, c *chunk) {
 				}
 			} else if !timingsSeen && bytes.HasPrefix(rest, keyTimings) {
 				timingsSeen = true
-				if v := skipSpace(rest[len(keyTimings):]); len(v) > 0 && v[0] == '{' {
-					c.timings = true
-					c.cacheN, _ = intAfter(v, keyCacheN)
-					c.predictedN, _ = intAfter(v, keyPredN)
-					c.promptMs = floatAfter(v, keyPromptMs)
-					c.predictedMs = floatAfter(v, keyPredMs)
-				}
+				readTimings(rest[len(keyTimings):], c)
 			}
 		case 'r':
 			if bytes.HasPrefix(rest, keyReasoning) && nonEmptyValue(rest[len(keyReasoning):]) ||
@@ -221,6 +215,18 @@ func scanChunk(p []byte, c *chunk) {
 	if errAt >= 0 && !choices {
 		v := skipSpace(p[errAt+len(keyError):])
 		c.hasError = len(v) > 0 && (v[0] == '{' || v[0] == '"')
+	}
+}
+
+// readTimings reads llama.cpp's timings object, which v (what follows
+// its key) starts with.
+func readTimings(v []byte, c *chunk) {
+	if v = skipSpace(v); len(v) > 0 && v[0] == '{' {
+		c.timings = true
+		c.cacheN, _ = intAfter(v, keyCacheN)
+		c.predictedN, _ = intAfter(v, keyPredN)
+		c.promptMs = floatAfter(v, keyPromptMs)
+		c.predictedMs = floatAfter(v, keyPredMs)
 	}
 }
 

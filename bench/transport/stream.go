@@ -139,6 +139,7 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 	lr := s.lr
 	lr.reset(body)
 	st := &streamState{c: c, rec: rec, s: s, keepText: keepText, limit: limit, fail: fail}
+	defer st.think.flush(rec)
 	// Lines are grouped into events as SSE defines them: data lines joined
 	// with "\n" until a blank line. A data line that opens a new JSON object
 	// (or is [DONE]) while the pending data already holds a whole one starts
