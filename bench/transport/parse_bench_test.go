@@ -43,3 +43,42 @@ func BenchmarkStreamParse(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tokens), "ns/token")
 }
+
+// BenchmarkStreamParseResponses is BenchmarkStreamParse for the
+// Responses API's typed events as vLLM writes them: an event line before
+// each data line, and a longer event (its type last).
+func BenchmarkStreamParseResponses(b *testing.B) {
+	var stream bytes.Buffer
+	const tokens = 1000
+	for i := 0; i < tokens; i++ {
+		fmt.Fprintf(&stream, "event: response.output_text.delta\ndata: {\"content_index\":0,\"delta\":\" tok%d\",\"item_id\":\"msg_knee-1\",\"logprobs\":[],\"output_index\":0,\"sequence_number\":%d,\"type\":\"response.output_text.delta\"}\n\n", i, i+4)
+	}
+	stream.WriteString("event: response.completed\ndata: {\"response\":{\"id\":\"resp_1\",\"usage\":{\"input_tokens\":8,\"input_tokens_details\":{\"cached_tokens\":0},\"output_tokens\":1000,\"total_tokens\":1008}},\"sequence_number\":1005,\"type\":\"response.completed\"}\n\n")
+	raw := stream.Bytes()
+	lr := newLineReader(nil, 64*1024)
+	var c chunk
+	var p progress
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		lr.reset(bytes.NewReader(raw))
+		n := 0
+		for {
+			line, err := lr.next()
+			if err != nil {
+				break
+			}
+			if d, ok := dataPayload(line); ok && len(d) > 0 && d[0] == '{' {
+				responsesProtocol{}.scan(d, &c, &p)
+				if c.content {
+					n++
+				}
+			}
+		}
+		if n != tokens {
+			b.Fatalf("%d tokens", n)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tokens), "ns/token")
+}
