@@ -31,6 +31,10 @@ type planOptions struct {
 	label      string
 	outDir     string
 	parallel   int
+	// reasoningTokens and toolCalls are --reasoning-tokens and
+	// --tool-calls: how every candidate model thinks and calls tools.
+	reasoningTokens int
+	toolCalls       string
 }
 
 func newPlanCmd() *cobra.Command {
@@ -96,6 +100,8 @@ func (o *planOptions) register(c *cobra.Command) {
 	markInputs(c, "prices", "calibrated")
 	markOutputs(c, "out-dir")
 	fs.IntVar(&o.parallel, "parallel", 0, "configurations searched at once (default: one per CPU)")
+	fs.IntVar(&o.reasoningTokens, "reasoning-tokens", 0, "every candidate model thinks this many tokens before it answers (a reasoning model; bound its first answer token with --slo ttfat_p95:MS)")
+	fs.StringVar(&o.toolCalls, "tool-calls", "", "SHARE:TOKENS: with --tools, every candidate model answers SHARE of requests (1 with --tool-choice required) with a call of TOKENS argument tokens")
 	c.MarkFlagsMutuallyExclusive("rate", "concurrency")
 	c.MarkFlagsMutuallyExclusive("calibrated", "gpus")
 	c.MarkFlagsMutuallyExclusive("calibrated", "models")

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/kneebench/knee/predict"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/simulator"
+	"github.com/kneebench/knee/simulator/server"
 )
 
 // candidates are the configurations to search: the fitted models file's,
@@ -20,6 +22,9 @@ func (o *planOptions) candidates(ctx context.Context) ([]*predict.Candidate, err
 	}
 	spec := predict.CandidateSpec{GPUs: o.gpus, Models: o.models, TPs: o.tps, FindMax: o.findMax, CalibratedName: o.calibrated,
 		Responder: responder, Chat: o.target.Endpoint.Chat()}
+	if err := o.behaviour(&spec); err != nil {
+		return nil, err
+	}
 	if o.calibrated != "" {
 		if spec.Calibrated, err = simulator.LoadModels(ctx, o.calibrated); err != nil {
 			return nil, withCode(ExitRuntime, fmt.Errorf("--calibrated: %w", err))
@@ -29,7 +34,43 @@ func (o *planOptions) candidates(ctx context.Context) ([]*predict.Candidate, err
 	if err != nil {
 		return nil, usageErr("%w", err)
 	}
+	for _, c := range cands {
+		if err := shapeRequests(&c.Target, o.target.TargetSpec); err != nil {
+			return nil, err
+		}
+	}
 	return cands, nil
+}
+
+// behaviour reads --reasoning-tokens and --tool-calls into the
+// candidates' models.
+func (o *planOptions) behaviour(spec *predict.CandidateSpec) error {
+	if n := o.reasoningTokens; n != 0 {
+		r := &server.ReasoningSpec{Tokens: n, ReportTokens: true}
+		if err := r.Validate(); err != nil {
+			return usageErr("--reasoning-tokens %d: %w", n, err)
+		}
+		spec.Reasoning = r
+	}
+	if o.toolCalls == "" {
+		return nil
+	}
+	share, tokens, ok := strings.Cut(o.toolCalls, ":")
+	t := &server.ToolSpec{}
+	var err1, err2 error
+	t.Share, err1 = strconv.ParseFloat(share, 64)
+	t.ArgumentTokens, err2 = strconv.Atoi(tokens)
+	if !ok || err1 != nil || err2 != nil {
+		return usageErr("--tool-calls %q must look like SHARE:TOKENS, e.g. 0.5:24", o.toolCalls)
+	}
+	if err := t.Validate(); err != nil {
+		return usageErr("--tool-calls %s: %w", o.toolCalls, err)
+	}
+	if o.target.Tools == "" {
+		return usageErr("--tool-calls needs --tools: a model calls only the tools a request offers")
+	}
+	spec.Tools = t
+	return nil
 }
 
 // priceTable is --prices, or the example prices, and whose they are.

@@ -153,3 +153,42 @@ func TestToolLoopInCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanWithReasoningAndTools: knee plan's candidates think
+// (--reasoning-tokens) and call tools (--tools, --tool-calls): the SLO
+// bounds the first answer token, which comes the thinking's decode steps
+// after the first token, so a plan holding TTFAT under a bound needs at
+// least the replicas of one that thinks nothing; a --tool-calls without
+// --tools is refused.
+func TestPlanWithReasoningAndTools(t *testing.T) {
+	dir := t.TempDir()
+	plan := func(label string, extra ...string) results.PlanRow {
+		args := append([]string{"plan", "--rate", "6", "--input-tokens", "256", "--max-tokens", "300", "--slo", "ttfat_p95:3000",
+			"--gpus", "h100-80gbx1", "--models", "llama-3.1-8b", "--routing", "round-robin", "--window", "1m", "--out-dir", dir, "--label", label}, extra...)
+		code, out, errOut := execute(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", extra, code, out, errOut)
+		}
+		p := &results.Plan{}
+		if err := readJSON(filepath.Join(dir, label+".json"), p); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range p.Rows {
+			if r.Meets {
+				return r
+			}
+		}
+		t.Fatalf("%v: no configuration meets the SLO\n%s", extra, out)
+		return results.PlanRow{}
+	}
+	plain := plan("plain")
+	thinking := plan("thinking", "--reasoning-tokens", "200", "--tools", "builtin", "--tool-calls", "0.5:24")
+	if thinking.AtTarget == nil || thinking.AtTarget.Bounds["ttfat_p95:3000"] > 3000 || thinking.Replicas < plain.Replicas ||
+		thinking.AtTarget.Bounds["ttfat_p95:3000"] <= plain.AtTarget.Bounds["ttfat_p95:3000"] {
+		t.Errorf("thinking %d replicas, TTFAT p95 %v; without thought %d, %v", thinking.Replicas, thinking.AtTarget, plain.Replicas, plain.AtTarget)
+	}
+	code, _, errOut := execute(t, "plan", "--rate", "6", "--tool-calls", "0.5:24", "--out-dir", dir)
+	if code != ExitUsage || !strings.Contains(errOut, "needs --tools") {
+		t.Errorf("--tool-calls without --tools: exit %d, %s", code, errOut)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/kneebench/knee/results/input"
 	"github.com/kneebench/knee/simulator"
 	"github.com/kneebench/knee/simulator/content"
+	"github.com/kneebench/knee/simulator/server"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -31,6 +32,23 @@ type CandidateSpec struct {
 	// chat endpoint.
 	Responder *content.Responder
 	Chat      bool
+	// Reasoning and Tools, when set, make every candidate's model think
+	// before it answers and call the tools requests offer, as a models
+	// file's reasoning and tools do.
+	Reasoning *server.ReasoningSpec
+	Tools     *server.ToolSpec
+}
+
+// behave gives a candidate's models the spec's reasoning and tools.
+func (o CandidateSpec) behave(models *simulator.ModelsFile) {
+	for i := range models.Models {
+		if o.Reasoning != nil {
+			models.Models[i].Reasoning = o.Reasoning
+		}
+		if o.Tools != nil {
+			models.Models[i].Tools = o.Tools
+		}
+	}
 }
 
 // Candidates are the configurations to search: the fitted models file's,
@@ -70,6 +88,7 @@ func (o CandidateSpec) Candidates() ([]*Candidate, error) {
 // calibrated is the candidates of a fitted models file.
 func (o CandidateSpec) calibrated() ([]*Candidate, error) {
 	models := o.Calibrated
+	o.behave(models)
 	var out []*Candidate
 	for _, m := range models.Models {
 		if m.Engine != "scheduler" {
@@ -113,6 +132,7 @@ func (o CandidateSpec) ofModel(g, name string, n int, m string) ([]*Candidate, e
 			lastErr = err
 			continue
 		}
+		o.behave(models)
 		t := Target{Models: models, Model: models.Models[0].Name, Responder: o.Responder, Chat: o.Chat}
 		fits = append(fits, &Candidate{Name: canonical(spec), GPU: name, Model: m, TP: tp, Target: t, Budget: n})
 	}
