@@ -104,6 +104,15 @@ func (o *calibrateOptions) options(c *cobra.Command, args []string) (predict.Cal
 	if err != nil {
 		return opts, "", withCode(ExitRuntime, err)
 	}
+	// The replay asks for the lengths the run asked for; answers cut
+	// short by tool calls would fit the cost model to work the server
+	// never did. (Thinking is output like any other: a reasoning run's
+	// lengths replay as they are.)
+	for _, l := range measured.Levels {
+		if l.Run != nil && l.Run.ToolCalls != nil {
+			return opts, "", usageErr("%s: its answers called tools (%d at load %g), which knee calibrate does not replay: calibrate on a run without --tools", args[0], l.Run.ToolCalls.Requests, l.Load)
+		}
+	}
 	target, origin, err := simTarget(c.Context(), &o.sim, o.model, transport.Endpoint(measured.Config.Endpoint).Chat())
 	if err != nil {
 		return opts, "", err

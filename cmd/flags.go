@@ -39,6 +39,15 @@ func (f *targetFlags) register(c *cobra.Command) {
 	fs.IntVar(&f.Retries, "retries", 0, "retry 429, 503 and connection errors this many times (exponential backoff honouring Retry-After); first-attempt outcomes are reported too")
 }
 
+// serverHistory makes a conversation replay carry the server's own
+// answers when the server holds the history (--history server): those
+// are what it continues, whatever the file recorded.
+func (f *loadFlags) serverHistory(t bench.TargetSpec) {
+	if t.History == "server" {
+		f.Data.LiveHistory = true
+	}
+}
+
 // validate checks the target flags as a usage error. A dataset's
 // requests may bring their own tools (BFCL), which a --tool-choice then
 // goes with.

@@ -3,6 +3,7 @@ package cmd
 import (
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -71,7 +72,8 @@ func TestResponsesEndpointAgainstSim(t *testing.T) {
 // previous_response_id and sends only the new message; knee sim then
 // counts the same prompts as when the whole conversation is sent with
 // the live answers (--history full --replay-live-history): the server
-// holds what the client no longer sends.
+// holds what the client no longer sends. --history server replays the
+// live answers by itself: they are what the server continues.
 func TestServerHeldHistory(t *testing.T) {
 	url := startSim(t, "", "")
 	file := writeLines(t, "sessions.jsonl", []any{map[string]any{"session_id": "s1", "turns": []any{
@@ -81,7 +83,7 @@ func TestServerHeldHistory(t *testing.T) {
 		map[string]any{"text": "third question", "delay": 10},
 	}}})
 	run := func(history string) *results.Run {
-		return runJSON(t, "run", "--base-url", url, "--endpoint", "responses", "--history", history, "--replay-live-history",
+		return runJSON(t, "run", "--base-url", url, "--endpoint", "responses", "--history", history, "--replay-live-history="+strconv.FormatBool(history == "full"),
 			"--dataset", file, "--rate", "5", "--calls", "1", "--no-server-metrics")
 	}
 	full, server := run("full"), run("server")

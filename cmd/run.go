@@ -70,6 +70,7 @@ func (o *runOptions) prepare(c *cobra.Command) (*bench.Prepared, time.Time, erro
 	if err := bench.CheckWorkload(o.load.Workload); err != nil {
 		return nil, time.Time{}, usageErr("%w", err)
 	}
+	o.load.serverHistory(o.target.TargetSpec)
 	plan, err := o.load.prepare(c, o.target.Endpoint)
 	if err != nil {
 		return nil, time.Time{}, err

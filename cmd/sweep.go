@@ -166,6 +166,7 @@ func (o *sweepFlags) setup(c *cobra.Command, callStep time.Duration) (*sweepSetu
 		return nil, err
 	}
 	o.load.Endpoint = o.target.Endpoint
+	o.load.serverHistory(o.target.TargetSpec)
 	plan, loads, err := w.Prepare(c.Context(), &o.load.Spec, axis, loads, bench.Nonce(c.Context()))
 	if err != nil {
 		return nil, usageErr("%w", err)

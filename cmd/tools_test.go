@@ -192,3 +192,20 @@ func TestPlanWithReasoningAndTools(t *testing.T) {
 		t.Errorf("--tool-calls without --tools: exit %d, %s", code, errOut)
 	}
 }
+
+// TestCalibrateRefusesToolCalls: a run whose answers called tools is not
+// fitted: the replay would ask for the lengths the run asked for, which
+// the calls cut short.
+func TestCalibrateRefusesToolCalls(t *testing.T) {
+	dir := t.TempDir()
+	url := startSim(t, writeFile(t, dir, "models.yml", toolModels), "")
+	out := filepath.Join(dir, "run.json")
+	if code, stdout, errOut := execute(t, "run", "--base-url", url, "--model", "caller", "--requests", "4", "--concurrency", "1",
+		"--tools", "builtin", "--tool-choice", "required", "--no-server-metrics", "--quiet", "-o", out); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	code, _, errOut := execute(t, "calibrate", out, "--sim-preset", "h100-80gb/llama-3.1-8b")
+	if code != ExitUsage || !strings.Contains(errOut, "called tools") {
+		t.Errorf("calibrate on a run with tool calls: exit %d, %s", code, errOut)
+	}
+}
