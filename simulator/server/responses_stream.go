@@ -100,26 +100,36 @@ func (w *respStream) response(b []byte, status string, end bool, info StreamInfo
 func (w *respStream) output(b []byte) []byte {
 	r := w.r
 	if len(w.thought) > 0 {
-		b = append(b, `{"id":"`...)
-		b = append(b, r.rsID()...)
-		b = append(b, `","summary":[],"type":"reasoning","content":[{"text":`...)
-		b = appendJSONString(b, string(w.thought))
-		b = append(b, `,"type":"reasoning_text"}],"status":"completed"}`...)
+		b = w.reasoningItem(b)
 		if r.emitted > r.thinking {
 			b = append(b, ',')
 		}
 	}
-	if r.emitted > r.thinking && r.plan.ToolName != "" {
-		return w.callItem(b, "completed")
-	}
-	if r.emitted > r.thinking {
-		b = append(b, `{"id":"`...)
-		b = append(b, r.msgID()...)
-		b = append(b, `","content":[{"annotations":[],"text":`...)
-		b = appendJSONString(b, string(r.text))
-		b = append(b, `,"type":"output_text","logprobs":null}],"role":"assistant","status":"completed","type":"message"}`...)
+	switch {
+	case r.emitted > r.thinking && r.plan.ToolName != "":
+		b = w.callItem(b, "completed")
+	case r.emitted > r.thinking:
+		b = w.messageItem(b)
 	}
 	return b
+}
+
+// reasoningItem appends the finished reasoning item.
+func (w *respStream) reasoningItem(b []byte) []byte {
+	b = append(b, `{"id":"`...)
+	b = append(b, w.r.rsID()...)
+	b = append(b, `","summary":[],"type":"reasoning","content":[{"text":`...)
+	b = appendJSONString(b, string(w.thought))
+	return append(b, `,"type":"reasoning_text"}],"status":"completed"}`...)
+}
+
+// messageItem appends the finished message item.
+func (w *respStream) messageItem(b []byte) []byte {
+	b = append(b, `{"id":"`...)
+	b = append(b, w.r.msgID()...)
+	b = append(b, `","content":[{"annotations":[],"text":`...)
+	b = appendJSONString(b, string(w.r.text))
+	return append(b, `,"type":"output_text","logprobs":null}],"role":"assistant","status":"completed","type":"message"}`...)
 }
 
 // open starts output item kind (1 reasoning, 2 message), closing the one
@@ -197,8 +207,19 @@ func (w *respStream) close(b []byte) []byte {
 	default:
 		return b
 	}
+	// As vLLM does, the finished item whole.
 	b = w.event(b, "response.output_item.done", func(b []byte) []byte {
-		return item(b, map[int]string{itemReasoning: r.rsID(), itemMessage: r.msgID(), itemCall: r.fcID()}[w.item])
+		b = append(b, `"item":`...)
+		switch w.item {
+		case itemReasoning:
+			b = w.reasoningItem(b)
+		case itemMessage:
+			b = w.messageItem(b)
+		default:
+			b = w.callItem(b, "completed")
+		}
+		b = append(b, `,"output_index":`...)
+		return strconv.AppendInt(b, int64(w.index), 10)
 	})
 	w.item = 0
 	w.index++

@@ -94,6 +94,11 @@ func TestResponsesStreamAsVLLM(t *testing.T) {
 		if evs[0]["type"] != "response.created" || evs[1]["type"] != "response.in_progress" || evs[len(evs)-1]["type"] != c.status {
 			t.Errorf("%s: first %v, %v, last %v; want created, in_progress, %s", c.body, evs[0]["type"], evs[1]["type"], evs[len(evs)-1]["type"], c.status)
 		}
+		for _, e := range evs {
+			if item, _ := e["item"].(map[string]any); e["type"] == "response.output_item.done" && item["status"] != "completed" {
+				t.Errorf("%s: output_item.done without its finished item: %v", c.body, e)
+			}
+		}
 		thought, answer := countType(evs, "response.reasoning_text.delta"), countType(evs, "response.output_text.delta")
 		u := usageOf(t, evs)
 		if thought != c.wantThought || (answer > 0) != c.answered || u["output_tokens"] != float64(thought+answer) ||
