@@ -12,6 +12,7 @@ import (
 
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload"
 )
 
 // TargetSpec is the endpoint to drive, as the target flags give it: each
@@ -36,7 +37,7 @@ type TargetSpec struct {
 	// (previous_response_id, the Responses API only) and sends only the
 	// turn's new messages.
 	History string
-	// Tools is --tools: builtin, or a file of tool schemas (LoadTools);
+	// Tools is --tools: builtin, or a file of tool schemas (ReadTools);
 	// ToolChoice is --tool-choice: auto, required, none or a tool's
 	// name. ToolsPerRequest says the dataset's requests bring their own
 	// tools (BFCL), which a choice may then go with.
@@ -46,6 +47,8 @@ type TargetSpec struct {
 	// times in a call's turn a tool call is answered, and with what.
 	ToolRounds int
 	ToolResult string
+	// ToolList is the tools --tools gives, once ReadTools read them.
+	ToolList []workload.Tool
 	// Timeout is --timeout, RequestTimeout --request-timeout and
 	// IdleConnTimeout --idle-conn-timeout.
 	Timeout, RequestTimeout, IdleConnTimeout time.Duration
@@ -93,7 +96,7 @@ func (t TargetSpec) Validate() error {
 	if _, err := t.Body(); err != nil {
 		return err
 	}
-	if err := t.checkTools(); err != nil {
+	if err := t.checkToolRounds(); err != nil {
 		return err
 	}
 	if t.ExtraBody == "" {
@@ -150,9 +153,7 @@ func (t TargetSpec) Target(baseURL, userAgent string) transport.Target {
 		k, v, _ := strings.Cut(h, ":")
 		out.Headers = append(out.Headers, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
 	}
-	// Validate read them already; a file gone since sends none.
-	out.Tools, _ = t.LoadTools()
-	out.ToolChoice = t.ToolChoice
+	out.Tools, out.ToolChoice = t.ToolList, t.ToolChoice
 	out.ToolRounds, out.ToolResult = t.ToolRounds, t.ToolResult
 	return out
 }

@@ -24,6 +24,7 @@ func (f *targetFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.APIKey, "api-key", os.Getenv("OPENAI_API_KEY"), "API key sent as a Bearer token (default $OPENAI_API_KEY; never printed or written)")
 	fs.StringVar((*string)(&f.Endpoint), "endpoint", "chat", "chat (/v1/chat/completions), completions (/v1/completions), generate (SGLang's native /generate) or responses (OpenAI's /v1/responses)")
 	fs.StringVar(&f.Tools, "tools", "", "offer tools with every request: builtin (four everyday functions) or a JSON file of tool schemas (OpenAI's or BFCL's function list)")
+	markInputs(c, "tools")
 	fs.StringVar(&f.ToolChoice, "tool-choice", "", "tool_choice sent with the tools: auto, required, none or a tool's name (default: the server's, auto)")
 	fs.IntVar(&f.ToolRounds, "tool-rounds", 1, "multi-turn calls: how many times in one turn a tool call is answered with --tool-result for the model to go on (model, tool, model; 0: a call ends its turn)")
 	fs.StringVar(&f.ToolResult, "tool-result", `{"status": "ok", "result": "42"}`, "multi-turn calls: the canned output every tool call gets back, as a tool message (or a function_call_output item)")
@@ -55,7 +56,12 @@ func (f *targetFlags) validate(c *cobra.Command) error {
 	if d := c.Flags().Lookup("dataset"); d != nil && d.Value.String() != "" {
 		f.ToolsPerRequest = true
 	}
-	return usage(f.Validate())
+	if err := usage(f.Validate()); err != nil {
+		return err
+	}
+	// (An input too large, or a wait a signal ended, keeps its own exit
+	// code: Execute reads the cause.)
+	return usage(f.ReadTools(c.Context()))
 }
 
 // config records the target in a result's configuration.

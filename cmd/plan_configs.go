@@ -35,7 +35,7 @@ func (o *planOptions) candidates(ctx context.Context) ([]*predict.Candidate, err
 		return nil, usageErr("%w", err)
 	}
 	for _, c := range cands {
-		if err := shapeRequests(&c.Target, o.target.TargetSpec); err != nil {
+		if err := shapeRequests(ctx, &c.Target, &o.target.TargetSpec); err != nil {
 			return nil, err
 		}
 	}

@@ -69,7 +69,7 @@ func (o *predictOptions) predictTarget(ctx context.Context) (predict.Target, str
 	if err != nil {
 		return t, origin, err
 	}
-	if err := shapeRequests(&t, o.target.TargetSpec); err != nil {
+	if err := shapeRequests(ctx, &t, &o.target.TargetSpec); err != nil {
 		return t, origin, err
 	}
 	return t, origin, nil
@@ -79,7 +79,7 @@ func (o *predictOptions) predictTarget(ctx context.Context) (predict.Target, str
 // every request. Of the template's arguments only enable_thinking
 // changes what the simulator does; any other is refused rather than
 // predicted as if it were sent.
-func shapeRequests(t *predict.Target, spec bench.TargetSpec) error {
+func shapeRequests(ctx context.Context, t *predict.Target, spec *bench.TargetSpec) error {
 	t.Effort = spec.ReasoningEffort
 	for _, kv := range spec.TemplateKwargs {
 		k, v, _ := strings.Cut(kv, "=")
@@ -88,10 +88,12 @@ func shapeRequests(t *predict.Target, spec bench.TargetSpec) error {
 		}
 		t.NoThinking = strings.TrimSpace(v) == "false"
 	}
-	tools, err := spec.LoadTools()
-	if err != nil {
-		return usageErr("%w", err)
+	if spec.ToolList == nil && spec.Tools != "" {
+		if err := usage(spec.ReadTools(ctx)); err != nil {
+			return err
+		}
 	}
+	tools := spec.ToolList
 	t.ToolList, t.ToolsFlat = tools, spec.Endpoint == transport.EndpointResponses
 	t.ToolChoice = spec.ToolChoice
 	t.ToolRounds, t.ToolResult = spec.ToolRounds, spec.ToolResult
