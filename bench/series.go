@@ -35,6 +35,9 @@ type Workload struct {
 	// Calls bounds a level of calls by a count of arrivals, and
 	// MaxConcurrentCalls caps the calls in progress.
 	Calls, MaxConcurrentCalls int
+	// Batch, above 1, sends that many requests' texts as one pooled
+	// request's inputs (an embeddings batch).
+	Batch int
 	// WantTokens is the prompt size synthetic prompts were asked to have
 	// (a shared prefix included), checked against what the server counted
 	// (0: not checked).
@@ -268,6 +271,9 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 		recordDataset(&cfg, w.Dataset, f.requests.Offset)
 		src = f.requests
 	}
+	if w.Batch > 1 {
+		src = workload.Batch{Source: src, Size: w.Batch}
+	}
 	lv.Work, lv.Config = Requests{Source: src, Load: load}, cfg
 	return lv, nil
 }
@@ -295,7 +301,8 @@ func (f *finisher) finish(res *results.Run) {
 	res.Notes = append(res.Notes, f.notes...)
 	w := s.Workload
 	if w.WantTokens > 0 && f.single {
-		res.Warnings = append(res.Warnings, results.InputSizeWarnings(w.WantTokens, res.Tokens)...)
+		// A batch's prompt tokens are its inputs' together.
+		res.Warnings = append(res.Warnings, results.InputSizeWarnings(w.WantTokens*max(w.Batch, 1), res.Tokens)...)
 	}
 	switch {
 	case f.requests != nil:

@@ -27,7 +27,10 @@ type Spec struct {
 	Workload string
 	// Endpoint is the target's (--endpoint): one that sends the prompt as
 	// text refuses a dataset whose entries would send an empty one.
-	Endpoint       transport.Endpoint
+	Endpoint transport.Endpoint
+	// BatchSize is --batch-size: a pooling endpoint's inputs a request
+	// (0: one).
+	BatchSize      int
 	Concurrency    int
 	Rate           float64
 	Burstiness     float64
@@ -162,6 +165,9 @@ func (sp *Spec) Series(ctx context.Context, nonce string) (*Prepared, error) {
 			p.Calls, conv = true, pd
 		}
 	}
+	if sp.Endpoint.Pooled() && (p.Calls || sp.Workload != "requests") {
+		return nil, fmt.Errorf("--endpoint %s answers single requests, not calls (a voice workload, a dataset's conversations or sessions)", sp.Endpoint)
+	}
 	if sp.Workload == "conversations" {
 		if conv, err = sp.conversations(ctx); err != nil {
 			return nil, err
@@ -189,6 +195,20 @@ func (sp *Spec) Series(ctx context.Context, nonce string) (*Prepared, error) {
 	p.Series.Workload = w
 	p.SetLoad(driver.Load{Rate: sp.Rate, Duration: sp.Duration, Seed: sp.Seed, Burstiness: 1, DrainTimeout: sp.Drain})
 	return p, nil
+}
+
+// checkBatch checks --batch-size against the endpoint: only a pooling
+// endpoint takes a batch of inputs.
+func (sp *Spec) checkBatch() error {
+	switch {
+	case sp.BatchSize == 0:
+		return nil
+	case !sp.Endpoint.Pooled():
+		return fmt.Errorf("--batch-size batches the inputs of a pooling endpoint (--endpoint embeddings), not of %s", sp.Endpoint)
+	case sp.BatchSize < 1 || sp.BatchSize > 4096:
+		return fmt.Errorf("--batch-size %d: between 1 and 4096 inputs a request", sp.BatchSize)
+	}
+	return nil
 }
 
 // conversations reads the dataset whose conversations --workload
@@ -242,8 +262,11 @@ func (sp *Spec) calls(conv *DatasetFile) (Workload, error) {
 // build checks a load of single requests and returns it and what it
 // sends.
 func (sp *Spec) build(ctx context.Context) (driver.Load, Workload, error) {
-	w := Workload{MaxTokens: sp.MaxTokens, NoCalibrate: sp.NoCalibrate}
+	w := Workload{MaxTokens: sp.MaxTokens, NoCalibrate: sp.NoCalibrate, Batch: sp.BatchSize}
 	if err := sp.check(); err != nil {
+		return driver.Load{}, w, err
+	}
+	if err := sp.checkBatch(); err != nil {
 		return driver.Load{}, w, err
 	}
 	// A dataset is read first: a trace sets the arrivals itself.

@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"strings"
+
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 	"github.com/spf13/cobra"
 )
@@ -35,10 +38,34 @@ func (f *sloFlags) register(c *cobra.Command, def, what string, sweepSpelling bo
 // parse reads the SLO (results.SLOFlags). goodput is --goodput, which a
 // goodput share needs.
 func (f *sloFlags) parse(c *cobra.Command, goodput string) (results.SLO, error) {
+	if err := f.pooled(c); err != nil {
+		return results.SLO{}, err
+	}
 	slo, err := results.SLOFlags{Spec: f.spec, Metric: f.metric, Percentile: f.pct, GoodShare: f.goodShare, MaxErrorRate: f.maxErr,
 		Goodput: goodput, Given: c.Flags().Changed}.SLO()
 	if err != nil {
 		return slo, usageErr("%w", err)
 	}
 	return slo, nil
+}
+
+// pooled bounds a pooling endpoint's latency (embeddings: one answer,
+// no tokens streamed) by E2E: the default SLO's metric is made E2E's,
+// and a bound on a token's timing is refused, there being none.
+func (f *sloFlags) pooled(c *cobra.Command) error {
+	ep := c.Flags().Lookup("endpoint")
+	if ep == nil || !transport.Endpoint(ep.Value.String()).Pooled() {
+		return nil
+	}
+	fs := c.Flags()
+	if !fs.Changed("slo") && !fs.Changed("slo-metric") {
+		f.spec = strings.NewReplacer("ttft_sched_", "e2e_sched_", "ttft_", "e2e_").Replace(f.spec)
+		return nil
+	}
+	for _, m := range []string{"ttft", "ttfat", "itl", "tpot"} {
+		if strings.Contains(f.spec, m) || f.metric != "" && strings.HasPrefix(f.metric, m) && fs.Changed("slo-metric") {
+			return usageErr("--slo %s: --endpoint %s streams no tokens, so %s has no value: bound e2e or e2e_sched", f.spec, ep.Value.String(), m)
+		}
+	}
+	return nil
 }

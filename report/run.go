@@ -35,8 +35,13 @@ func run(w io.Writer, r *results.Run) error {
 	}
 	fmt.Fprintln(w)
 	tp := r.Throughput
-	fmt.Fprintf(w, "through  %s req/s · %s output tok/s · %s total tok/s (completed over the window and its drain)\n",
-		num(tp.RequestsPerS, 2), num(tp.OutputTokensPerS, 1), num(tp.TotalTokensPerS, 1))
+	if c.Pooled() {
+		fmt.Fprintf(w, "through  %s req/s · %s inputs/s · %s prompt tok/s (completed over the window and its drain; a pooling endpoint generates no tokens)\n",
+			num(tp.RequestsPerS, 2), num(tp.InputsPerS, 1), num(tp.TotalTokensPerS, 1))
+	} else {
+		fmt.Fprintf(w, "through  %s req/s · %s output tok/s · %s total tok/s (completed over the window and its drain)\n",
+			num(tp.RequestsPerS, 2), num(tp.OutputTokensPerS, 1), num(tp.TotalTokensPerS, 1))
+	}
 	a := r.Arrivals
 	switch {
 	case r.Calls != nil:
@@ -65,7 +70,7 @@ func run(w io.Writer, r *results.Run) error {
 			cs.Opened, cs.StaleClosed, cs.Resent)
 	}
 	writeHealth(w, r.Health)
-	if err := latencyTable(w, r.Stats); err != nil {
+	if err := latencyTable(w, r.Stats, c.Pooled()); err != nil {
 		return err
 	}
 	tk := r.Tokens
@@ -222,9 +227,13 @@ func writeHealth(w io.Writer, h results.Health) {
 	}
 }
 
-func latencyTable(w io.Writer, s results.Stats) error {
+func latencyTable(w io.Writer, s results.Stats, pooled bool) error {
 	rows := [][]string{}
 	add := func(name string, v results.Summary) {
+		if pooled && v.Count == 0 && name != "E2E" && name != "E2E sched" && name != "queue wait" {
+			// A pooling endpoint streams no tokens: no TTFT, ITL or TPOT.
+			return
+		}
 		if v.Count == 0 {
 			rows = append(rows, []string{name, "-", "-", "-", "-", "-", "-", "-", "0"})
 			return

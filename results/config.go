@@ -126,3 +126,7 @@ type ConversationConfig struct {
 	Calls              int     `json:"calls,omitempty"`
 	MaxConcurrentCalls int     `json:"max_concurrent_calls,omitempty"`
 }
+
+// Pooled says the run drove a pooling endpoint (embeddings): one answer
+// a request, no tokens streamed, E2E its latency.
+func (c Config) Pooled() bool { return c.Endpoint == "embeddings" }

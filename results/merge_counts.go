@@ -1,6 +1,9 @@
 package results
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Merging the shards' counts, rates, health and calls.
 
@@ -90,9 +93,10 @@ func mergeRates(m *Run, shards []*Run) {
 	// Every shard drew the one schedule: its target and offered rates are
 	// the whole load's.
 	m.Arrivals.TargetRate, m.Arrivals.OfferedRate = first.Arrivals.TargetRate, first.Arrivals.OfferedRate
-	var busy, completion, completionWeight float64
+	var busy, completion, completionWeight, inputs float64
 	for _, r := range shards {
 		m.Arrivals.AchievedRate += r.Arrivals.AchievedRate
+		inputs += r.Throughput.InputsPerS * r.WindowSeconds
 		busy += r.Arrivals.AchievedConcurrency * r.WindowSeconds
 		if w := float64(r.Arrivals.WindowArrivals); r.Arrivals.CompletionRate > 0 && w > 0 {
 			completion += r.Arrivals.CompletionRate * w
@@ -107,6 +111,7 @@ func mergeRates(m *Run, shards []*Run) {
 			RequestsPerS:     float64(m.Requests.OK) / span,
 			OutputTokensPerS: float64(m.Tokens.OutputTotal) / span,
 			TotalTokensPerS:  float64(m.Tokens.OutputTotal+m.Tokens.InputTotal) / span,
+			InputsPerS:       math.Round(inputs) / span,
 		}
 		m.Arrivals.AchievedConcurrency = busy / span
 	}

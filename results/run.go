@@ -188,6 +188,8 @@ type Throughput struct {
 	RequestsPerS     float64 `json:"requests_per_s"`
 	OutputTokensPerS float64 `json:"output_tokens_per_s"`
 	TotalTokensPerS  float64 `json:"total_tokens_per_s"`
+	// InputsPerS is a pooling endpoint's inputs (embeddings) a second.
+	InputsPerS float64 `json:"inputs_per_s,omitempty"`
 }
 
 // Arrivals compares the load asked for, the schedule drawn and what was sent.

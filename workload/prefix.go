@@ -3,6 +3,7 @@ package workload
 import (
 	"encoding/json"
 	"hash/maphash"
+	"strings"
 	"sync"
 )
 
@@ -83,6 +84,9 @@ func (t *PrefixTracker) toolsOf(tools []Tool) string {
 // promptText is the request as one string, roles included, so prompts
 // that differ only in who says what do not match.
 func promptText(req *Request) string {
+	if len(req.Inputs) > 0 {
+		return strings.Join(req.Inputs, "\x00")
+	}
 	if len(req.Messages) == 0 {
 		return req.Prompt
 	}

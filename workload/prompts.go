@@ -31,6 +31,9 @@ type Request struct {
 	// later turn to name.
 	PreviousResponse string
 	KeepResponse     bool
+	// Inputs, when set, are a pooling request's batch of texts (an
+	// embeddings request's input list), sent in place of the messages.
+	Inputs []string
 	// Tools, when set, are the functions this request offers (a tool
 	// dataset's own); otherwise the target's, if any.
 	Tools []Tool
@@ -282,4 +285,25 @@ func Filler(tokens int, wordsPerToken float64, seed, stream uint64) string {
 		b.WriteString(fillerWords[r.IntN(len(fillerWords))])
 	}
 	return b.String()
+}
+
+// Batch sends Size consecutive requests of Source as one pooled
+// request's inputs (an embeddings batch): request i is Source's requests
+// i×Size to i×Size+Size−1, their texts its inputs.
+type Batch struct {
+	Source Source
+	Size   int
+}
+
+// Request implements Source.
+func (b Batch) Request(i int) Request {
+	first := b.Source.Request(i * b.Size)
+	inputs := make([]string, b.Size)
+	inputs[0] = first.Text()
+	for j := 1; j < b.Size; j++ {
+		r := b.Source.Request(i*b.Size + j)
+		inputs[j] = r.Text()
+	}
+	first.Inputs = inputs
+	return first
 }

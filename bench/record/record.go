@@ -112,6 +112,12 @@ type Record struct {
 	// ResponseID is the Responses API's id for the answer, kept with Text
 	// (a later turn may name it as previous_response_id).
 	ResponseID string
+	// Pooled marks a pooling model's answer (embeddings): one body, no
+	// tokens generated; Inputs is how many texts the request carried and
+	// Dimensions the vectors' size.
+	Pooled     bool
+	Inputs     int
+	Dimensions int
 	// ToolCalls are the calls the answer made, kept with Text.
 	ToolCalls []ToolCall
 	// Text is the generated text, kept only when the workload needs it
@@ -142,6 +148,9 @@ func (r *Record) OK() bool { return r.Class == "" }
 // OutputTokens is the server's completion token count when it reported
 // usage, else the number of content chunks.
 func (r *Record) OutputTokens() int {
+	if r.Pooled {
+		return 0
+	}
 	if r.UsageReported && r.CompletionTokens > 0 && !r.UsageImplausible() {
 		return r.CompletionTokens
 	}

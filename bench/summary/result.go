@@ -42,6 +42,7 @@ func (s *Summary) result(rep health.Report, wStart, wEnd time.Duration, offered 
 			RequestsPerS:     float64(agg.ok) / span,
 			OutputTokensPerS: float64(agg.outTotal) / span,
 			TotalTokensPerS:  float64(agg.outTotal+agg.inTotal) / span,
+			InputsPerS:       float64(agg.inputs) / span,
 		}
 		res.Arrivals.AchievedConcurrency = agg.busy.Seconds() / span
 	}

@@ -97,6 +97,8 @@ type aggregate struct {
 	cachedFromTimings             bool
 	think                         thinkCounts
 	tools                         results.ToolCalls
+	// inputs counts a pooling endpoint's inputs (embeddings).
+	inputs int64
 }
 
 func (a *aggregate) add(o *aggregate) {
@@ -142,6 +144,7 @@ func (a *aggregate) add(o *aggregate) {
 	a.oddPrompt += o.oddPrompt
 	a.noDone += o.noDone
 	a.think.add(o.think)
+	a.inputs += o.inputs
 	a.tools.Requests += o.tools.Requests
 	a.tools.FinishToolCalls += o.tools.FinishToolCalls
 	a.tools.ArgumentChunks += o.tools.ArgumentChunks
@@ -268,6 +271,7 @@ func (c *collector) add(r *record.Record) {
 	}
 	a.done.add(completion{tag: int32(r.Tag), doneMs: int32(done.Milliseconds()), ageMs: int32((done - origin).Milliseconds())})
 	out := r.OutputTokens()
+	a.inputs += int64(r.Inputs)
 	a.inTotal += int64(r.PromptTokens)
 	a.outTotal += int64(out)
 	a.cachedTotal += int64(r.CachedTokens)
@@ -313,9 +317,14 @@ func (c *collector) add(r *record.Record) {
 		return
 	}
 	s.record(s.lat.e2eSched, r.LastToken-r.Scheduled)
+	s.record(s.lat.e2e, r.LastToken-r.Sent)
+	if r.Pooled {
+		// One answer, no tokens streamed: E2E is its latency, and a
+		// first token would only repeat it.
+		return
+	}
 	s.record(s.lat.ttft, r.FirstToken-r.Sent)
 	s.record(s.lat.ttftSched, r.FirstToken-r.Scheduled)
-	s.record(s.lat.e2e, r.LastToken-r.Sent)
 	s.addThink(a, r)
 	if r.CalledTool() {
 		a.tools.Requests++

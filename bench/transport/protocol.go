@@ -26,15 +26,23 @@ const (
 	// EndpointResponses is OpenAI's Responses API, /v1/responses: the
 	// messages as input items, a typed event stream.
 	EndpointResponses Endpoint = "responses"
+	// EndpointEmbeddings is OpenAI's /v1/embeddings, served by pooling
+	// models: no stream, the latency the whole answer's.
+	EndpointEmbeddings Endpoint = "embeddings"
 )
 
 // Endpoints lists them, for help and errors.
-var Endpoints = []Endpoint{EndpointChat, EndpointCompletions, EndpointGenerate, EndpointResponses}
+var Endpoints = []Endpoint{EndpointChat, EndpointCompletions, EndpointGenerate, EndpointResponses, EndpointEmbeddings}
 
 // Chat says the endpoint takes messages, which the server lays out with
 // the model's chat template (the default, also ""; the Responses API's
 // input items too).
 func (e Endpoint) Chat() bool { return e == "" || e == EndpointChat || e == EndpointResponses }
+
+// Pooled says the endpoint's answer is one body, not a stream: a
+// pooling model's (embeddings), with no tokens generated, whose latency
+// is the whole answer's.
+func (e Endpoint) Pooled() bool { return e == EndpointEmbeddings }
 
 // SendsText says the endpoint takes the prompt as one text, the
 // messages' contents joined (completions, and SGLang's /generate): a
@@ -74,8 +82,10 @@ func protocolFor(e Endpoint) (protocol, error) {
 		return generateProtocol{}, nil
 	case EndpointResponses:
 		return responsesProtocol{}, nil
+	case EndpointEmbeddings:
+		return embeddingsProtocol{}, nil
 	}
-	return nil, fmt.Errorf("endpoint must be chat, completions, generate or responses, got %q", e)
+	return nil, fmt.Errorf("endpoint must be chat, completions, generate, responses or embeddings, got %q", e)
 }
 
 // openAIBody writes what both OpenAI APIs share after the prompt.

@@ -132,6 +132,10 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 		rec.Class, rec.Message = class, text
 		return
 	}
+	if p, ok := c.proto.(pooledProtocol); ok {
+		c.readPooled(p, body, r, rec, fail)
+		return
+	}
 	if ct := resp.Header.ContentType(); !bytes.HasPrefix(ct, []byte("text/event-stream")) {
 		c.readUnstreamed(body, rec, fail, keepText)
 		return

@@ -29,6 +29,8 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 		if d, err = decodeResponses(ctx.PostBody()); err == nil {
 			err = s.continueFrom(d)
 		}
+	case "/v1/embeddings":
+		d, err = decodeEmbeddings(ctx.PostBody())
 	default:
 		d, err = decodeRequest(ctx.PostBody(), chat)
 	}
@@ -42,6 +44,12 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 		return
 	}
 	d.Gen.WantIDs = m.wantIDs
+	if pooling := m.spec.Pooling != nil; pooling != d.pooled {
+		api := map[string]string{"/v1/chat/completions": "Chat Completions", "/v1/completions": "Completions", "/v1/responses": "Responses",
+			"/generate": "Generate", "/v1/embeddings": "Embeddings"}[path]
+		writeError(ctx, badRequest("model", "The model %s does not support the %s API (it is a %s model)", d.Model, api, map[bool]string{true: "pooling", false: "generative"}[pooling]))
+		return
+	}
 	if err := checkTools(&d.Gen, m.spec.Tools, d.Model); err != nil {
 		writeError(ctx, err.(*APIError))
 		return
@@ -65,7 +73,13 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 		}
 		return
 	}
-	plan, err := s.opts.Responder.Generate(&d.Gen, m.spec.ContextLength)
+	var plan *Plan
+	if d.pooled {
+		plan = poolPlan(d.inputs, m.wantIDs)
+		err = content.CheckContext(plan.PromptTokens, nil, m.spec.ContextLength)
+	} else {
+		plan, err = s.opts.Responder.Generate(&d.Gen, m.spec.ContextLength)
+	}
 	reasoning := m.spec.Reasoning.ForRequest(d.effort, d.noThinking)
 	if err == nil && chat && !d.generate {
 		CallTool(plan, m.spec.Tools, &d.Gen, m.spec.ContextLength)
@@ -84,7 +98,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 	}
 	r := &run{s: s, m: m, plan: plan, arrival: arrival, chat: chat, model: d.Model,
 		id: s.ids.Add(1), includeUsage: d.IncludeUsage, generate: d.generate, reasoning: reasoning,
-		responses: d.responses, store: d.store}
+		responses: d.responses, store: d.store, pooled: d.pooled, inputs: d.inputs}
 	if d.responses {
 		// What a later request continues: the conversation, without the
 		// tools (it sends its own).

@@ -38,9 +38,9 @@ func (f *ModelsFile) expandPresets() error {
 		}
 		// A preset is the whole model's serving; whether it reasons is
 		// the model's own behaviour, and may be given beside it.
-		name, preset, reasoning, tools := m.Name, m.Preset, m.Reasoning, m.Tools
-		if !reflect.DeepEqual(*m, ModelSpec{Name: name, Preset: preset, Reasoning: reasoning, Tools: tools}) {
-			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it than reasoning and tools", name, preset)
+		name, preset, reasoning, tools, pooling := m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling
+		if !reflect.DeepEqual(*m, ModelSpec{Name: name, Preset: preset, Reasoning: reasoning, Tools: tools, Pooling: pooling}) {
+			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it than reasoning, tools and pooling", name, preset)
 		}
 		spec, err := presets.ParseSpec(preset)
 		if err != nil {
@@ -60,7 +60,7 @@ func (f *ModelsFile) expandPresets() error {
 			f.Hardware[hw] = spec
 		}
 		*m = p.Models[0]
-		m.Name, m.Preset, m.Reasoning, m.Tools = name, preset, reasoning, tools
+		m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling = name, preset, reasoning, tools, pooling
 	}
 	return nil
 }
@@ -111,6 +111,11 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 	}
 	if m.Tools != nil {
 		if err := m.Tools.Validate(); err != nil {
+			return err
+		}
+	}
+	if m.Pooling != nil {
+		if err := m.Pooling.Validate(); err != nil {
 			return err
 		}
 	}

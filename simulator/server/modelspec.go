@@ -85,6 +85,8 @@ type ModelSpec struct {
 	Reasoning *ReasoningSpec `yaml:"reasoning,omitempty"`
 	// Tools, when set, makes the model call the tools requests offer.
 	Tools *ToolSpec `yaml:"tools,omitempty"`
+	// Pooling, when set, makes it a pooling model (embeddings).
+	Pooling *PoolingSpec `yaml:"pooling,omitempty"`
 }
 
 // FixedRateSpec configures the fixed_rate engine.

@@ -120,6 +120,9 @@ type decoded struct {
 	// toolsFirst says the first message is the request's tools
 	// (withTools), not part of its conversation.
 	toolsFirst bool
+	// pooled marks an embeddings request, inputs its texts.
+	pooled bool
+	inputs []string
 }
 
 func badRequest(param, format string, a ...any) *APIError {

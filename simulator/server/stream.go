@@ -48,6 +48,9 @@ type run struct {
 	responses bool
 	store     bool
 	messages  []Message
+	// pooled marks an embeddings answer, inputs its texts.
+	pooled bool
+	inputs []string
 }
 
 func (r *run) idString() string {
@@ -350,6 +353,13 @@ func (r *run) unary(ctx *fasthttp.RequestCtx) {
 		r.finish(r.plan.FinishReason, info)
 		return
 	}
+	if r.pooled {
+		ctx.SetStatusCode(200)
+		ctx.SetContentType("application/json")
+		ctx.SetBody(r.embeddingsBody(info))
+		r.finish(r.plan.FinishReason, info)
+		return
+	}
 	if r.responses {
 		ctx.SetStatusCode(200)
 		ctx.SetContentType("application/json")
@@ -385,11 +395,16 @@ func (r *run) finish(reason string, info StreamInfo) {
 		reason = "stop"
 	}
 	mm := r.m.mm
+	gen := r.emitted
+	if r.pooled {
+		// The pooled result is no generated token.
+		gen = 0
+	}
 	mm.Success[reason].Inc()
 	mm.PromptTotal.Add(float64(r.plan.PromptTokens))
-	mm.GenTotal.Add(float64(r.emitted))
+	mm.GenTotal.Add(float64(gen))
 	mm.PromptTok.Observe(float64(r.plan.PromptTokens))
-	mm.GenTok.Observe(float64(r.emitted))
+	mm.GenTok.Observe(float64(gen))
 	if info.Preemptions > 0 {
 		mm.NumPreempt.Observe(float64(info.Preemptions))
 	}

@@ -1,0 +1,141 @@
+package transport
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/workload"
+)
+
+// pooledProtocol is an API whose answer is one JSON body, not a stream:
+// a pooling model's (embeddings). Its latency is the whole answer's.
+type pooledProtocol interface {
+	protocol
+	// readAnswer checks a 200 answer's body against the request r and
+	// fills rec's counts; an answer of the wrong shape is an error.
+	readAnswer(body []byte, r *workload.Request, rec *record.Record) error
+}
+
+// maxPooledBytes bounds a pooled answer: 256 inputs of 8,192 floats in
+// JSON are some 40 MB.
+const maxPooledBytes = 256 << 20
+
+// readPooled reads a pooled answer whole: the request's one chunk is the
+// end of its body, so TTFT and E2E are the same instant and ITL has no
+// gaps.
+func (c *Client) readPooled(p pooledProtocol, body io.Reader, r *workload.Request, rec *record.Record, fail func(string, error)) {
+	b, err := io.ReadAll(io.LimitReader(body, maxPooledBytes+1))
+	if err != nil {
+		fail(c.classifyAt(err, false, rec.Sent), err)
+		return
+	}
+	t := c.Now()
+	if len(b) > maxPooledBytes {
+		fail(record.ClassMalformed, fmt.Errorf("the answer is longer than %d MiB", maxPooledBytes>>20))
+		return
+	}
+	rec.Pooled, rec.Inputs = true, inputsOf(r)
+	if err := p.readAnswer(b, r, rec); err != nil {
+		fail(record.ClassMalformed, err)
+		return
+	}
+	rec.FirstToken, rec.LastToken, rec.Chunks = t, t, 1
+	rec.ChunkTimes = append(rec.ChunkTimes, t)
+}
+
+// inputsOf is how many inputs a pooled request carries.
+func inputsOf(r *workload.Request) int {
+	if len(r.Inputs) > 0 {
+		return len(r.Inputs)
+	}
+	return 1
+}
+
+// embeddingsProtocol is OpenAI's /v1/embeddings, as vLLM serves it for a
+// pooling model: input as one text or a batch, a list of vectors back.
+type embeddingsProtocol struct{}
+
+func (embeddingsProtocol) uri(base string) string { return joinURL(base, "/embeddings") }
+
+func (embeddingsProtocol) appendBody(b *body, r *workload.Request, model string) {
+	if b.field("model") {
+		b.dst = appendJSONString(b.dst, model)
+	}
+	if b.field("input") {
+		if len(r.Inputs) == 0 {
+			b.dst = appendJSONString(b.dst, r.Text())
+		} else {
+			b.dst = append(b.dst, '[')
+			for i, in := range r.Inputs {
+				if i > 0 {
+					b.dst = append(b.dst, ',')
+				}
+				b.dst = appendJSONString(b.dst, in)
+			}
+			b.dst = append(b.dst, ']')
+		}
+	}
+	if b.field("encoding_format") {
+		b.dst = append(b.dst, `"float"`...)
+	}
+}
+
+// A pooled answer streams nothing: these serve only the interface.
+func (embeddingsProtocol) scan(_ []byte, c *chunk, _ *progress) { *c = chunk{} }
+func (embeddingsProtocol) text(dst, _ []byte) []byte            { return dst }
+
+var (
+	keyEmbedding = []byte(`"embedding":`)
+	keyData      = []byte(`"data":`)
+)
+
+// readAnswer checks an embeddings answer: one vector per input, every
+// one of the same, non-zero dimension, and usage.prompt_tokens. It
+// counts each vector's numbers by their commas, without parsing them.
+func (embeddingsProtocol) readAnswer(b []byte, r *workload.Request, rec *record.Record) error {
+	if !bytes.Contains(b, keyData) {
+		return fmt.Errorf("the answer has no data list: %.120q", b)
+	}
+	want, dim, n := inputsOf(r), 0, 0
+	for rest := b; ; {
+		i := bytes.Index(rest, keyEmbedding)
+		if i < 0 {
+			break
+		}
+		v := skipSpace(rest[i+len(keyEmbedding):])
+		if len(v) == 0 || v[0] != '[' {
+			return fmt.Errorf("embedding %d is not a list of numbers (knee asks for encoding_format float)", n)
+		}
+		end := bytes.IndexByte(v, ']')
+		if end < 0 {
+			return fmt.Errorf("embedding %d never ends", n)
+		}
+		d := 0
+		if len(bytes.TrimSpace(v[1:end])) > 0 {
+			d = bytes.Count(v[1:end], []byte{','}) + 1
+		}
+		switch {
+		case d == 0:
+			return fmt.Errorf("embedding %d is empty", n)
+		case n > 0 && d != dim:
+			return fmt.Errorf("embedding %d has %d dimensions, the first %d", n, d, dim)
+		}
+		dim = d
+		n++
+		rest = v[end:]
+	}
+	if n != want {
+		return fmt.Errorf("%d embeddings for %d inputs", n, want)
+	}
+	rec.Dimensions = dim
+	if u := bytes.LastIndex(b, keyUsage); u >= 0 {
+		v := skipSpace(b[u+len(keyUsage):])
+		if len(v) > 0 && v[0] == '{' {
+			rec.UsageReported = true
+			rec.PromptTokens, _ = intAfter(v, keyPrompt)
+		}
+	}
+	return nil
+}

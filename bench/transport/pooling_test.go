@@ -1,0 +1,83 @@
+package transport
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneebench/knee/bench/internal/fakeserver"
+	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/workload"
+)
+
+// vllmEmbeddings is an embeddings answer as vLLM's serving_embedding
+// writes it: id, object list, created, model, data (index, object,
+// embedding), usage.
+func vllmEmbeddings(dims ...int) string {
+	var data []string
+	for i, d := range dims {
+		v := make([]string, d)
+		for j := range v {
+			v[j] = fmt.Sprintf("%.6f", 0.01*float64(j+i))
+		}
+		data = append(data, fmt.Sprintf(`{"index":%d,"object":"embedding","embedding":[%s]}`, i, strings.Join(v, ",")))
+	}
+	return fmt.Sprintf(`{"id":"embd-1","object":"list","created":1,"model":"e5","data":[%s],"usage":{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":0,"prompt_tokens_details":null}}`,
+		strings.Join(data, ","), 7*len(dims), 7*len(dims))
+}
+
+// TestEmbeddingsReadRight: knee sends a batch as input with
+// encoding_format float, and reads an answer as one chunk at its end,
+// its prompt tokens from usage and no output; one vector missing, or of
+// another dimension, is a malformed answer.
+func TestEmbeddingsReadRight(t *testing.T) {
+	bodies := make(chan map[string]any, 8)
+	answer := make(chan string, 8)
+	url := fakeserver.StartRaw(t, &fakeserver.Raw{Serve: func(w *bufio.Writer, r *http.Request, _ int) bool {
+		b, _ := io.ReadAll(r.Body)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		m["_path"] = r.URL.Path
+		bodies <- m
+		w.WriteString(plainJSON(<-answer))
+		return false
+	}})
+	c, err := NewClient(Target{BaseURL: url, Model: "e5", Endpoint: EndpointEmbeddings, Timeout: 5 * time.Second}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	req := &workload.Request{Inputs: []string{"one", "two", "three"}}
+	for _, cs := range []struct {
+		answer string
+		class  string
+		dims   int
+	}{
+		{vllmEmbeddings(16, 16, 16), "", 16},
+		{vllmEmbeddings(16, 16), record.ClassMalformed, 0},
+		{vllmEmbeddings(16, 8, 16), record.ClassMalformed, 0},
+		{`{"object":"list","data":[{"embedding":"AAAA"}]}`, record.ClassMalformed, 0},
+		{`{"error":"nope"}`, record.ClassMalformed, 0},
+	} {
+		answer <- cs.answer
+		rec := &record.Record{}
+		c.Do(req, rec, false)
+		sent := <-bodies
+		if sent["_path"] != "/v1/embeddings" || fmt.Sprint(sent["input"]) != "[one two three]" || sent["encoding_format"] != "float" {
+			t.Fatalf("sent %v", sent)
+		}
+		if rec.Class != cs.class {
+			t.Errorf("%.60s: class %q (%s), want %q", cs.answer, rec.Class, rec.Message, cs.class)
+			continue
+		}
+		if cs.class == "" && (rec.Chunks != 1 || rec.FirstToken != rec.LastToken || rec.PromptTokens != 21 || rec.OutputTokens() != 0 ||
+			rec.Inputs != 3 || rec.Dimensions != cs.dims || !rec.Pooled) {
+			t.Errorf("%d chunks, prompt %d, output %d, inputs %d, dims %d", rec.Chunks, rec.PromptTokens, rec.OutputTokens(), rec.Inputs, rec.Dimensions)
+		}
+	}
+}

@@ -1,0 +1,71 @@
+package cmd
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kneebench/knee/results"
+)
+
+const poolingModels = `
+models:
+  - name: embedder
+    context_length: 8192
+    engine: fixed_rate
+    fixed_rate: {overhead_ms: 5, prefill_tokens_per_second: 200000, decode_tokens_per_second: 1000}
+    pooling: {dimension: 64}
+`
+
+// TestEmbeddingsAgainstSim: --endpoint embeddings drives knee sim's
+// pooling model with batches of four 64-token inputs: every request one
+// answer of four vectors, its latency E2E (no TTFT, ITL or TPOT kept or
+// printed), inputs a second four times the requests, the prompt tokens
+// the batch's; a sweep's default SLO bounds E2E, and a TTFT bound is
+// refused.
+func TestEmbeddingsAgainstSim(t *testing.T) {
+	dir := t.TempDir()
+	url := startSim(t, writeFile(t, dir, "models.yml", poolingModels), "")
+	out := filepath.Join(dir, "run.json")
+	code, stdout, errOut := execute(t, "run", "--base-url", url, "--endpoint", "embeddings", "--batch-size", "4", "--input-tokens", "64",
+		"--concurrency", "2", "--requests", "20", "--no-server-metrics", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	r, err := results.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Stats
+	if r.Requests.OK != 20 || s.E2E.Count != 20 || s.TTFT.Count != 0 || s.ITL.Count != 0 || s.TPOT.Count != 0 || r.Tokens.OutputTotal != 0 ||
+		math.Abs(r.Throughput.InputsPerS-4*r.Throughput.RequestsPerS) > 0.01*r.Throughput.InputsPerS || math.Abs(r.Tokens.Input.Mean-256) > 12 {
+		t.Errorf("%d ok, e2e n=%d, ttft n=%d, itl n=%d, output %d, inputs/s %.1f at %.1f req/s, prompt mean %.1f",
+			r.Requests.OK, s.E2E.Count, s.TTFT.Count, s.ITL.Count, r.Tokens.OutputTotal, r.Throughput.InputsPerS, r.Throughput.RequestsPerS, r.Tokens.Input.Mean)
+	}
+	if strings.Contains(stdout, "| TTFT ") || !strings.Contains(stdout, "inputs/s") {
+		t.Errorf("the terminal shows a TTFT row, or no inputs/s:\n%s", stdout)
+	}
+
+	code, stdout, errOut = execute(t, "sweep", "--base-url", url, "--endpoint", "embeddings", "--batch-size", "8", "--input-tokens", "64",
+		"--rates", "20,40", "--step-duration", "2s", "--no-server-metrics", "--out-dir", dir, "--label", "emb")
+	if code != 0 {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	sw, err := results.ReadSweep(filepath.Join(dir, "emb.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := sw.SLO.Bounds; len(b) != 1 || b[0].Metric != "e2e_sched" || sw.Levels[0].Verdict == nil || !sw.Levels[0].Verdict.Judged {
+		t.Errorf("sweep SLO %+v, first verdict %+v; want the default bound on e2e_sched, judged", sw.SLO.Bounds, sw.Levels[0].Verdict)
+	}
+	for _, bad := range [][]string{
+		{"sweep", "--base-url", url, "--endpoint", "embeddings", "--rates", "5", "--slo", "ttft_p95:100"},
+		{"run", "--base-url", url, "--batch-size", "4", "--requests", "1"},
+		{"run", "--base-url", url, "--endpoint", "embeddings", "--batch-size", "5000", "--requests", "1"},
+	} {
+		if code, _, errOut := execute(t, bad...); code != ExitUsage {
+			t.Errorf("%v: exit %d, %s; want a usage error", bad, code, errOut)
+		}
+	}
+}

@@ -1,0 +1,203 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/kneebench/knee/simulator/content"
+)
+
+// PoolingSpec makes a model a pooling model, as vLLM serves embedding
+// models: it answers /v1/embeddings (and refuses to generate), each
+// request's inputs prefilled with no decode, one vector of Dimension
+// numbers per input, the same vector for the same text.
+type PoolingSpec struct {
+	Dimension int `yaml:"dimension"`
+}
+
+// Validate checks the spec.
+func (p *PoolingSpec) Validate() error {
+	if p.Dimension < 1 || p.Dimension > 65536 {
+		return errors.New("pooling.dimension must be between 1 and 65536")
+	}
+	return nil
+}
+
+// embeddingsRequest is the body of POST /v1/embeddings.
+type embeddingsRequest struct {
+	Model          *string         `json:"model"`
+	Input          json.RawMessage `json:"input"`
+	EncodingFormat *string         `json:"encoding_format"`
+}
+
+// maxInputs bounds one embeddings request's inputs.
+const maxInputs = 4096
+
+// decodeEmbeddings parses an embeddings request: input a text, a list
+// of texts, or token ids (a list, or a list of lists). Every error names
+// its field.
+func decodeEmbeddings(body []byte) (*decoded, error) {
+	if !utf8.Valid(body) {
+		return nil, badRequest("", "the request body is not valid UTF-8")
+	}
+	var r embeddingsRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&r); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, badRequest(te.Field, "invalid type for '%s': expected %s", te.Field, jsonKind(te.Type.Kind().String()))
+		}
+		return nil, badRequest("", "the request body is not a valid JSON object: %v", err)
+	}
+	if r.Model == nil || *r.Model == "" {
+		return nil, badRequest("model", "you must provide a model parameter")
+	}
+	if f := r.EncodingFormat; f != nil && *f != "float" {
+		return nil, badRequest("encoding_format", "encoding_format %q is not served here: use float", *f)
+	}
+	d := &decoded{Model: *r.Model, pooled: true}
+	inputs, err := inputsOf(r.Input)
+	if err != nil {
+		return nil, err
+	}
+	d.inputs = inputs
+	return d, nil
+}
+
+// inputsOf reads input into texts; token ids become a text of as many
+// tokens.
+func inputsOf(raw json.RawMessage) ([]string, error) {
+	if isNull(raw) {
+		return nil, badRequest("input", "'input' is a required property")
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if s == "" {
+			return nil, badRequest("input", "'input' must not be empty")
+		}
+		return []string{s}, nil
+	}
+	var texts []string
+	if json.Unmarshal(raw, &texts) == nil {
+		return checkInputs(texts)
+	}
+	var ids []int
+	if json.Unmarshal(raw, &ids) == nil {
+		return checkInputs([]string{idText(len(ids))})
+	}
+	var lists [][]int
+	if json.Unmarshal(raw, &lists) == nil {
+		out := make([]string, len(lists))
+		for i, l := range lists {
+			out[i] = idText(len(l))
+		}
+		return checkInputs(out)
+	}
+	return nil, badRequest("input", "invalid 'input': expected a string, a list of strings, or token ids")
+}
+
+func checkInputs(texts []string) ([]string, error) {
+	if len(texts) == 0 || len(texts) > maxInputs {
+		return nil, badRequest("input", "'input' must hold 1 to %d items, got %d", maxInputs, len(texts))
+	}
+	for i, t := range texts {
+		if t == "" {
+			return nil, badRequest(fmt.Sprintf("input[%d]", i), "input[%d] is empty", i)
+		}
+	}
+	return texts, nil
+}
+
+// idText is a text of n tokens, standing for n token ids.
+func idText(n int) string {
+	if n == 0 {
+		return ""
+	}
+	b := make([]byte, 0, 2*n)
+	b = append(b, 't')
+	for range n - 1 {
+		b = append(b, " t"...)
+	}
+	return string(b)
+}
+
+// poolPlan is what the engine runs for a pooling request: its inputs'
+// tokens prefilled as one sequence (vLLM schedules each input apart; as
+// one, their prefill costs the same tokens), and one token out, the
+// pooled result, with no decode after it.
+func poolPlan(inputs []string, wantIDs bool) *Plan {
+	plan := &Plan{Tokens: []string{""}, FinishReason: "stop"}
+	for _, in := range inputs {
+		n, ids := content.PromptTokens(&content.GenRequest{Prompt: in, WantIDs: wantIDs})
+		plan.PromptTokens += n
+		plan.PromptIDs = append(plan.PromptIDs, ids...)
+	}
+	return plan
+}
+
+// embeddingsBody is the answer: one vector per input, unit length, the
+// same for the same text.
+func (r *run) embeddingsBody(info StreamInfo) []byte {
+	dim := r.m.spec.Pooling.Dimension
+	b := append(make([]byte, 0, 64+len(r.inputs)*dim*11), `{"id":"embd-knee-`...)
+	b = strconv.AppendInt(b, r.id, 10)
+	b = append(b, `","object":"list","created":`...)
+	b = strconv.AppendInt(b, r.s.created, 10)
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, r.model)
+	b = append(b, `,"data":[`...)
+	vec := make([]float64, dim)
+	for i, in := range r.inputs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"index":`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, `,"object":"embedding","embedding":[`...)
+		vectorOf(in, vec)
+		for j, v := range vec {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendFloat(b, v, 'f', 6, 64)
+		}
+		b = append(b, "]}"...)
+	}
+	b = append(b, `],"usage":{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(r.plan.PromptTokens), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(r.plan.PromptTokens), 10)
+	_ = info
+	return append(b, "}}"...)
+}
+
+// vectorOf fills vec with text's unit vector: numbers drawn from the
+// text's hash.
+func vectorOf(text string, vec []float64) {
+	h := fnv.New64a()
+	h.Write([]byte(text))
+	x := h.Sum64() | 1
+	norm := 0.0
+	for i := range vec {
+		// xorshift64*: cheap, and the same for the same text.
+		x ^= x >> 12
+		x ^= x << 25
+		x ^= x >> 27
+		v := float64(int64(x*2685821657736338717)>>11)/float64(1<<52)
+		vec[i] = v
+		norm += v * v
+	}
+	norm = math.Sqrt(norm)
+	if norm == 0 {
+		norm = 1
+	}
+	for i := range vec {
+		vec[i] /= norm
+	}
+}

@@ -1,0 +1,79 @@
+package server
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"testing"
+)
+
+const poolingModels = `
+models:
+  - name: embedder
+    context_length: 4096
+    engine: instant
+    pooling: {dimension: 8}
+  - name: instant
+    context_length: 4096
+    engine: instant
+`
+
+// TestEmbeddingsAsVLLM: a pooling model answers /v1/embeddings with one
+// unit vector of its dimension per input, the same for the same text,
+// and the inputs' tokens in usage; it refuses to generate, and a
+// generative model refuses embeddings, as vLLM's routes do; bad input
+// is a 400 naming the field.
+func TestEmbeddingsAsVLLM(t *testing.T) {
+	ts := startSim(t, poolingModels, "", "")
+	code, b := post(t, ts.URL+"/v1/embeddings", `{"model":"embedder","input":["the sea is calm","tell me about the sea tonight","the sea is calm"]}`)
+	if code != 200 {
+		t.Fatalf("%d %s", code, b)
+	}
+	var got struct {
+		Object string
+		Data   []struct {
+			Index     int
+			Embedding []float64
+		}
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		}
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Object != "list" || len(got.Data) != 3 || got.Usage.PromptTokens < 10 {
+		t.Fatalf("%s", b)
+	}
+	for i, d := range got.Data {
+		norm := 0.0
+		for _, v := range d.Embedding {
+			norm += v * v
+		}
+		if d.Index != i || len(d.Embedding) != 8 || math.Abs(norm-1) > 1e-4 {
+			t.Errorf("vector %d: index %d, %d numbers, norm² %g", i, d.Index, len(d.Embedding), norm)
+		}
+	}
+	if !reflect.DeepEqual(got.Data[0].Embedding, got.Data[2].Embedding) || reflect.DeepEqual(got.Data[0].Embedding, got.Data[1].Embedding) {
+		t.Errorf("the same text gave another vector, or two texts the same one")
+	}
+	for _, c := range []struct{ path, body, param string }{
+		{"/v1/chat/completions", `{"model":"embedder","messages":[{"role":"user","content":"x"}]}`, "model"},
+		{"/v1/embeddings", `{"model":"instant","input":"x"}`, "model"},
+		{"/v1/embeddings", `{"model":"embedder","input":[]}`, "input"},
+		{"/v1/embeddings", `{"model":"embedder","input":["a",""]}`, "input[1]"},
+		{"/v1/embeddings", `{"model":"embedder","input":"x","encoding_format":"base64"}`, "encoding_format"},
+		{"/v1/embeddings", `{"model":"embedder","input":{"a":1}}`, "input"},
+	} {
+		code, b := post(t, ts.URL+c.path, c.body)
+		e := errorOf(t, b)
+		if code != 400 || e.Error.Param == nil || *e.Error.Param != c.param {
+			t.Errorf("%s %s: %d %s; want 400 naming %s", c.path, c.body, code, b, c.param)
+		}
+	}
+	// Token ids count as tokens.
+	code, b = post(t, ts.URL+"/v1/embeddings", `{"model":"embedder","input":[[1,2,3,4,5],[6,7]]}`)
+	if err := json.Unmarshal(b, &got); code != 200 || err != nil || len(got.Data) != 2 || got.Usage.PromptTokens != 7 {
+		t.Errorf("token ids: %d %s", code, b)
+	}
+}
