@@ -189,7 +189,7 @@ func vectorOf(text string, vec []float64) {
 		x ^= x >> 12
 		x ^= x << 25
 		x ^= x >> 27
-		v := float64(int64(x*2685821657736338717)>>11)/float64(1<<52)
+		v := float64(int64(x*2685821657736338717)>>11) / float64(1<<52)
 		vec[i] = v
 		norm += v * v
 	}
