@@ -113,7 +113,7 @@ func (o *calibrateOptions) options(c *cobra.Command, args []string) (predict.Cal
 			return opts, "", usageErr("%s: its answers called tools (%d at load %g), which knee calibrate does not replay: calibrate on a run without --tools", args[0], l.Run.ToolCalls.Requests, l.Load)
 		}
 	}
-	target, origin, err := simTarget(c.Context(), &o.sim, o.model, transport.Endpoint(measured.Config.Endpoint).Chat())
+	target, origin, err := simTarget(c.Context(), &o.sim, o.model, transport.Endpoint(measured.Config.Endpoint))
 	if err != nil {
 		return opts, "", err
 	}

@@ -69,3 +69,42 @@ func TestEmbeddingsAgainstSim(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbeddingsPredicted: knee predict runs an embeddings workload in
+// virtual time on a preset model made an encoder of its architecture:
+// each request's inputs prefilled, no decode, E2E its latency; a second
+// batch size doubles the prompt tokens a request; knee plan sizes a
+// fleet for it; a pooling model asked to generate is refused.
+func TestEmbeddingsPredicted(t *testing.T) {
+	dir := t.TempDir()
+	predicted := func(label string, batch string) *results.Run {
+		code, stdout, errOut := execute(t, "predict", "--sim-preset", "h100-80gb/llama-3.1-8b", "--endpoint", "embeddings", "--batch-size", batch,
+			"--input-tokens", "128", "--rates", "50", "--step-duration", "20s", "--out-dir", dir, "--label", label)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+		}
+		sw, err := results.ReadSweep(filepath.Join(dir, label+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sw.Levels[0].Run
+	}
+	r8, r16 := predicted("b8", "8"), predicted("b16", "16")
+	for _, r := range []*results.Run{r8, r16} {
+		if r.Requests.OK == 0 || r.Stats.TTFT.Count != 0 || r.Stats.E2E.Count != r.Requests.OK || r.Tokens.OutputTotal != 0 || r.Throughput.InputsPerS == 0 {
+			t.Errorf("%d ok, ttft n=%d, e2e n=%d, output %d, inputs/s %.1f", r.Requests.OK, r.Stats.TTFT.Count, r.Stats.E2E.Count, r.Tokens.OutputTotal, r.Throughput.InputsPerS)
+		}
+	}
+	if ratio := r16.Tokens.Input.Mean / r8.Tokens.Input.Mean; math.Abs(ratio-2) > 0.05 || r16.Stats.E2E.P50 <= r8.Stats.E2E.P50 {
+		t.Errorf("batch 16 vs 8: prompt tokens %.0f vs %.0f, E2E p50 %.2f vs %.2f ms", r16.Tokens.Input.Mean, r8.Tokens.Input.Mean, r16.Stats.E2E.P50, r8.Stats.E2E.P50)
+	}
+	code, out, errOut := execute(t, "plan", "--endpoint", "embeddings", "--batch-size", "8", "--input-tokens", "128", "--rate", "20",
+		"--slo", "e2e_p95:1000", "--gpus", "l40s", "--models", "llama-3.1-8b", "--window", "1m", "--out-dir", dir, "--label", "emb-plan")
+	if code != 0 || !strings.Contains(out, "e2e p95") {
+		t.Errorf("plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	models := writeFile(t, dir, "m.yml", poolingModels)
+	if code, _, errOut := execute(t, "predict", "--sim-models", models, "--rates", "1", "--out-dir", dir); code != ExitUsage || !strings.Contains(errOut, "pooling model") {
+		t.Errorf("a pooling model predicted generating: exit %d, %s", code, errOut)
+	}
+}

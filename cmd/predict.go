@@ -65,7 +65,7 @@ cache-hit rate is the one a live sweep of knee sim measures.`,
 // what every request asks of it: the thinking (--reasoning-effort,
 // --chat-template-kwarg enable_thinking) and the tools.
 func (o *predictOptions) predictTarget(ctx context.Context) (predict.Target, string, error) {
-	t, origin, err := simTarget(ctx, &o.sim, o.target.Model, o.target.Endpoint.Chat())
+	t, origin, err := simTarget(ctx, &o.sim, o.target.Model, o.target.Endpoint)
 	if err != nil {
 		return t, origin, err
 	}
@@ -103,8 +103,9 @@ func shapeRequests(ctx context.Context, t *predict.Target, spec *bench.TargetSpe
 // simTarget builds the simulated server of the --sim flags: its models
 // file, the model (the file's first when empty) and its responses. It
 // returns what the models came from.
-func simTarget(ctx context.Context, sim *simFlags, model string, chat bool) (predict.Target, string, error) {
-	t, origin, err := predict.TargetSpec{Preset: sim.preset, Models: sim.models, Responses: sim.responses, Model: model, Chat: chat}.Load(ctx)
+func simTarget(ctx context.Context, sim *simFlags, model string, ep transport.Endpoint) (predict.Target, string, error) {
+	t, origin, err := predict.TargetSpec{Preset: sim.preset, Models: sim.models, Responses: sim.responses, Model: model,
+		Chat: ep.Chat(), Pooled: ep.Pooled()}.Load(ctx)
 	if errors.As(err, new(*simulator.UsageError)) {
 		return t, origin, usageErr("%w", err)
 	}

@@ -37,6 +37,9 @@ type CandidateSpec struct {
 	// file's reasoning and tools do.
 	Reasoning *server.ReasoningSpec
 	Tools     *server.ToolSpec
+	// Pooled plans a pooling endpoint (embeddings): every candidate's
+	// model serves as an encoder of its architecture.
+	Pooled bool
 }
 
 // behave gives a candidate's models the spec's reasoning and tools.
@@ -47,6 +50,9 @@ func (o CandidateSpec) behave(models *simulator.ModelsFile) {
 		}
 		if o.Tools != nil {
 			models.Models[i].Tools = o.Tools
+		}
+		if o.Pooled && models.Models[i].Pooling == nil {
+			models.Models[i].Pooling = &server.PoolingSpec{Dimension: DefaultPoolingDimension}
 		}
 	}
 }
@@ -94,7 +100,7 @@ func (o CandidateSpec) calibrated() ([]*Candidate, error) {
 		if m.Engine != "scheduler" {
 			continue
 		}
-		t := Target{Models: models, Model: m.Name, Responder: o.Responder, Chat: o.Chat}
+		t := Target{Models: models, Model: m.Name, Responder: o.Responder, Chat: o.Chat, Pooled: o.Pooled}
 		out = append(out, &Candidate{Name: o.CalibratedName + ":" + m.Name, GPU: m.Hardware, Model: m.Name, TP: max(m.TensorParallel, 1),
 			Target: t, Budget: max(m.TensorParallel, 1)})
 	}
@@ -133,7 +139,7 @@ func (o CandidateSpec) ofModel(g, name string, n int, m string) ([]*Candidate, e
 			continue
 		}
 		o.behave(models)
-		t := Target{Models: models, Model: models.Models[0].Name, Responder: o.Responder, Chat: o.Chat}
+		t := Target{Models: models, Model: models.Models[0].Name, Responder: o.Responder, Chat: o.Chat, Pooled: o.Pooled}
 		fits = append(fits, &Candidate{Name: canonical(spec), GPU: name, Model: m, TP: tp, Target: t, Budget: n})
 	}
 	if len(fits) == 0 {

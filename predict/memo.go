@@ -22,8 +22,10 @@ type said struct {
 	thinking int
 	length   bool
 	reported bool
-	// tool is the function the answer calls, when it calls one.
-	tool string
+	// tool is the function the answer calls, when it calls one; inputs
+	// a pooling request's inputs (0: a generating request).
+	tool   string
+	inputs int
 	plan *engine.Plan
 	sr   sched.Request
 	err  error

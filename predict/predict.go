@@ -51,6 +51,9 @@ type Target struct {
 	// run does (driver.Options).
 	ToolRounds int
 	ToolResult string
+	// Pooled selects a pooling endpoint (embeddings): each request's
+	// inputs prefilled, one pooled result, no decode.
+	Pooled bool
 }
 
 // model returns the target's model spec.

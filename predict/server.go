@@ -14,6 +14,7 @@ import (
 	"github.com/kneebench/knee/simulator/engine"
 	"github.com/kneebench/knee/simulator/sched"
 	"github.com/kneebench/knee/simulator/server"
+	"github.com/kneebench/knee/workload"
 )
 
 // refusedCost is the virtual time a refused request takes to come back.
@@ -136,6 +137,9 @@ func (s *simServer) Send(_ context.Context, f *driver.Flight) {
 		return
 	}
 	rec.PromptTokens, rec.CompletionTokens = said.prompt, said.output
+	if said.inputs > 0 {
+		rec.Pooled, rec.Inputs, rec.CompletionTokens, rec.MaxTokens = true, said.inputs, 0, 0
+	}
 	if said.thinking > 0 {
 		// stamp books the first ReasoningTokens tokens as thought.
 		rec.ReasoningTokens, rec.ReasoningReported, rec.FinishLength = said.thinking, said.reported, said.length
@@ -185,6 +189,9 @@ func (s *simServer) say(f *driver.Flight) *said {
 		}
 	}
 	sd := &said{tag: f.Rec.Tag, maxTokens: req.MaxTokens, share: f.Rec.PrefixShare}
+	if s.target.Pooled {
+		return s.sayPooled(req, sd, context)
+	}
 	gen := s.target.genRequest(req)
 	plan, err := s.target.Responder.Generate(gen, context)
 	if err == nil && s.tools != nil {
@@ -238,4 +245,20 @@ func (s *simServer) Abort() {
 		f.Rec.Class, f.Rec.Done = record.ClassInterrupted, s.now
 		f.Done()
 	}
+}
+
+// sayPooled is what a pooling model says to req: its inputs prefilled,
+// one pooled result (server.PoolPlan), as knee sim answers embeddings.
+func (s *simServer) sayPooled(req *workload.Request, sd *said, context int) *said {
+	inputs := req.Inputs
+	if len(inputs) == 0 {
+		inputs = []string{req.Text()}
+	}
+	plan := server.PoolPlan(inputs, true)
+	sd.inputs, sd.maxTokens = len(inputs), 0
+	sd.prompt, sd.output = plan.PromptTokens, len(plan.Tokens)
+	if sd.err = content.CheckContext(plan.PromptTokens, nil, context); sd.err == nil {
+		sd.sr = engine.Request(plan, 0)
+	}
+	return sd
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator"
+	"github.com/kneebench/knee/simulator/server"
 )
 
 // TargetSpec is the simulated server as the --sim flags give it: a
@@ -14,7 +15,16 @@ import (
 type TargetSpec struct {
 	Preset, Models, Responses, Model string
 	Chat                             bool
+	// Pooled selects a pooling endpoint (embeddings): a model without a
+	// pooling spec serves as an encoder of its architecture, with
+	// DefaultPoolingDimension; a pooling model refuses to generate.
+	Pooled bool
 }
+
+// DefaultPoolingDimension is the vectors' size of a model made a pooling
+// one for an embeddings prediction: the size does not change the cost,
+// only the answers' length.
+const DefaultPoolingDimension = 1024
 
 // Load builds the target and returns what its models came from;
 // cancelling ctx ends a wait on a FIFO. A bad
@@ -35,9 +45,19 @@ func (s TargetSpec) Load(ctx context.Context) (Target, string, error) {
 	if err != nil {
 		return Target{}, "", err
 	}
-	t := Target{Models: models, Model: s.Model, Responder: responder, Chat: s.Chat}
+	t := Target{Models: models, Model: s.Model, Responder: responder, Chat: s.Chat, Pooled: s.Pooled}
 	if t.Model == "" {
 		t.Model = models.Models[0].Name
+	}
+	for i := range models.Models {
+		m := &models.Models[i]
+		switch {
+		case m.Name != t.Model:
+		case s.Pooled && m.Pooling == nil:
+			m.Pooling = &server.PoolingSpec{Dimension: DefaultPoolingDimension}
+		case !s.Pooled && m.Pooling != nil:
+			return Target{}, "", &simulator.UsageError{Err: fmt.Errorf("model %s is a pooling model (pooling: in the models file): predict it with --endpoint embeddings", m.Name)}
+		}
 	}
 	if _, _, err := t.Config(); err != nil {
 		return Target{}, "", &simulator.UsageError{Err: err}

@@ -57,19 +57,24 @@ func axisUnit(s *results.Sweep) string {
 // LevelHeader is printed once before the first level row, for an output
 // of the given width in columns.
 func LevelHeader(w io.Writer, s *results.Sweep, width int) {
+	// A pooling endpoint's latency is its whole answer's.
+	lat := "TTFTs"
+	if s.Config.Pooled() {
+		lat = "E2Es"
+	}
 	if width >= WideColumns {
 		fmt.Fprintf(w, "%-9s %8s %6s %9s %9s %9s %9s %8s %10s %7s %7s %6s %9s %s\n",
-			s.Axis, "offered", "n", "TTFTs p50", "TTFTs p95", "TTFTs p99", "ITL p50", "tput/s", "out tok/s", "cache", "errors", "cut", "lag p99", "client")
+			s.Axis, "offered", "n", lat+" p50", lat+" p95", lat+" p99", "ITL p50", "tput/s", "out tok/s", "cache", "errors", "cut", "lag p99", "client")
 		return
 	}
 	if callSweep(s) {
 		// A call workload is read by its cache hits: they stay.
 		fmt.Fprintf(w, "%-7s %7s %5s %9s %8s %8s %7s %6s %6s %6s %s\n",
-			s.Axis, "offered", "n", "TTFTs p50", "p95", "p99", "tput/s", "cache", "errors", "cut", "client")
+			s.Axis, "offered", "n", lat+" p50", "p95", "p99", "tput/s", "cache", "errors", "cut", "client")
 		return
 	}
 	fmt.Fprintf(w, "%-7s %7s %5s %9s %9s %9s %7s %6s %6s %s\n",
-		s.Axis, "offered", "n", "TTFTs p50", "p95", "p99", "tput/s", "errors", "cut", "client")
+		s.Axis, "offered", "n", lat+" p50", "p95", "p99", "tput/s", "errors", "cut", "client")
 }
 
 // LevelRow prints one level as soon as it ends.
@@ -96,6 +101,10 @@ func LevelRow(w io.Writer, s *results.Sweep, l results.Level, width int) {
 		health += ", interrupted"
 	}
 	st := r.Stats
+	lat := st.TTFTSched
+	if s.Config.Pooled() {
+		lat = st.E2ESched
+	}
 	// A distribution with no samples has no percentiles: "-", never 0.
 	q := func(s results.Summary, v float64) string {
 		if s.Count == 0 {
@@ -109,7 +118,7 @@ func LevelRow(w io.Writer, s *results.Sweep, l results.Level, width int) {
 	}
 	n := r.Requests.OK + r.Requests.Failed
 	count := num(float64(n), 0)
-	if st.TTFTSched.Count > 0 && st.TTFTSched.Count < 20 {
+	if lat.Count > 0 && lat.Count < 20 {
 		// p95 of fewer than 20 samples is the largest one seen.
 		count += "*"
 	}
@@ -131,18 +140,18 @@ func LevelRow(w io.Writer, s *results.Sweep, l results.Level, width int) {
 	}
 	if width >= WideColumns {
 		fmt.Fprintf(w, "%-9g %8s %6s %9s %9s %9s %9s %8s %10s %7s %7s %6s %9s %s\n",
-			l.Load, offered, count, q(st.TTFTSched, st.TTFTSched.P50), q(st.TTFTSched, st.TTFTSched.P95), q(st.TTFTSched, st.TTFTSched.P99), q(st.ITL, st.ITL.P50),
+			l.Load, offered, count, q(lat, lat.P50), q(lat, lat.P95), q(lat, lat.P99), q(st.ITL, st.ITL.P50),
 			num(tput, 2), num(r.Throughput.OutputTokensPerS, 0), cache, pct(r.Requests.ErrorRate()), cut, lag, health)
 		return
 	}
 	if callSweep(s) {
 		fmt.Fprintf(w, "%-7g %7s %5s %9s %8s %8s %7s %6s %6s %6s %s\n",
-			l.Load, offered, count, q(st.TTFTSched, st.TTFTSched.P50), q(st.TTFTSched, st.TTFTSched.P95), q(st.TTFTSched, st.TTFTSched.P99),
+			l.Load, offered, count, q(lat, lat.P50), q(lat, lat.P95), q(lat, lat.P99),
 			num(tput, 2), cache, pct(r.Requests.ErrorRate()), cut, health)
 		return
 	}
 	fmt.Fprintf(w, "%-7g %7s %5s %9s %9s %9s %7s %6s %6s %s\n",
-		l.Load, offered, count, q(st.TTFTSched, st.TTFTSched.P50), q(st.TTFTSched, st.TTFTSched.P95), q(st.TTFTSched, st.TTFTSched.P99),
+		l.Load, offered, count, q(lat, lat.P50), q(lat, lat.P95), q(lat, lat.P99),
 		num(tput, 2), pct(r.Requests.ErrorRate()), cut, health)
 }
 

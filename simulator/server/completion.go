@@ -75,7 +75,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 	}
 	var plan *Plan
 	if d.pooled {
-		plan = poolPlan(d.inputs, m.wantIDs)
+		plan = PoolPlan(d.inputs, m.wantIDs)
 		err = content.CheckContext(plan.PromptTokens, nil, m.spec.ContextLength)
 	} else {
 		plan, err = s.opts.Responder.Generate(&d.Gen, m.spec.ContextLength)

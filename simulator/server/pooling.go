@@ -127,11 +127,11 @@ func idText(n int) string {
 	return string(b)
 }
 
-// poolPlan is what the engine runs for a pooling request: its inputs'
+// PoolPlan is what the engine runs for a pooling request: its inputs'
 // tokens prefilled as one sequence (vLLM schedules each input apart; as
 // one, their prefill costs the same tokens), and one token out, the
 // pooled result, with no decode after it.
-func poolPlan(inputs []string, wantIDs bool) *Plan {
+func PoolPlan(inputs []string, wantIDs bool) *Plan {
 	plan := &Plan{Tokens: []string{""}, FinishReason: "stop"}
 	for _, in := range inputs {
 		n, ids := content.PromptTokens(&content.GenRequest{Prompt: in, WantIDs: wantIDs})
