@@ -26,9 +26,9 @@ type said struct {
 	// a pooling request's inputs (0: a generating request).
 	tool   string
 	inputs int
-	plan *engine.Plan
-	sr   sched.Request
-	err  error
+	plan   *engine.Plan
+	sr     sched.Request
+	err    error
 }
 
 // memoBytes bounds a memo: past it, requests are said afresh each time.
