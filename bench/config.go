@@ -41,6 +41,7 @@ func RecordLoad(c *results.Config, l driver.Load) {
 // dataset or trace, synthetic prompts of the size and spread asked, a
 // fixed prompt), the max_tokens asked, and its load (RecordLoad).
 func RecordRequests(c *results.Config, w Workload, load driver.Load) {
+	c.Batch = w.Batch
 	syn, synthetic := w.Source.(workload.Synthetic)
 	switch {
 	case w.Dataset != nil:

@@ -28,9 +28,9 @@ type Spec struct {
 	// Endpoint is the target's (--endpoint): one that sends the prompt as
 	// text refuses a dataset whose entries would send an empty one.
 	Endpoint transport.Endpoint
-	// BatchSize is --batch-size: a pooling endpoint's inputs a request
-	// (0: one).
-	BatchSize      int
+	// BatchSize is --batch-size: an embeddings request's inputs (0:
+	// one); Documents is --documents: a rerank request's.
+	BatchSize, Documents int
 	Concurrency    int
 	Rate           float64
 	Burstiness     float64
@@ -201,12 +201,14 @@ func (sp *Spec) Series(ctx context.Context, nonce string) (*Prepared, error) {
 // endpoint takes a batch of inputs.
 func (sp *Spec) checkBatch() error {
 	switch {
-	case sp.BatchSize == 0:
-		return nil
-	case !sp.Endpoint.Pooled():
-		return fmt.Errorf("--batch-size batches the inputs of a pooling endpoint (--endpoint embeddings), not of %s", sp.Endpoint)
-	case sp.BatchSize < 1 || sp.BatchSize > 4096:
+	case sp.BatchSize != 0 && sp.Endpoint != transport.EndpointEmbeddings:
+		return fmt.Errorf("--batch-size batches an embeddings request's inputs (--endpoint embeddings), not %s's", sp.Endpoint)
+	case sp.BatchSize < 0 || sp.BatchSize > 4096:
 		return fmt.Errorf("--batch-size %d: between 1 and 4096 inputs a request", sp.BatchSize)
+	case sp.Documents != 0 && sp.Endpoint != transport.EndpointRerank:
+		return fmt.Errorf("--documents is a rerank request's (--endpoint rerank), not %s's", sp.Endpoint)
+	case sp.Documents < 0 || sp.Documents > 4096:
+		return fmt.Errorf("--documents %d: between 1 and 4096 a request", sp.Documents)
 	}
 	return nil
 }
@@ -263,6 +265,10 @@ func (sp *Spec) calls(conv *DatasetFile) (Workload, error) {
 // sends.
 func (sp *Spec) build(ctx context.Context) (driver.Load, Workload, error) {
 	w := Workload{MaxTokens: sp.MaxTokens, NoCalibrate: sp.NoCalibrate, Batch: sp.BatchSize}
+	if sp.Documents > 0 {
+		// The query, then the documents.
+		w.Batch = sp.Documents + 1
+	}
 	if err := sp.check(); err != nil {
 		return driver.Load{}, w, err
 	}

@@ -104,6 +104,9 @@ func (o *calibrateOptions) options(c *cobra.Command, args []string) (predict.Cal
 	if err != nil {
 		return opts, "", withCode(ExitRuntime, err)
 	}
+	if measured.Config.Pooled() || measured.Config.Endpoint == string(transport.EndpointRerank) {
+		return opts, "", usageErr("%s drove --endpoint %s, whose batches knee calibrate does not replay yet: calibrate on a generating run", args[0], measured.Config.Endpoint)
+	}
 	// The replay asks for the lengths the run asked for; answers cut
 	// short by tool calls would fit the cost model to work the server
 	// never did. (Thinking is output like any other: a reasoning run's

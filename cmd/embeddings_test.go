@@ -108,3 +108,32 @@ func TestEmbeddingsPredicted(t *testing.T) {
 		t.Errorf("a pooling model predicted generating: exit %d, %s", code, errOut)
 	}
 }
+
+// TestRerankAgainstSim: --endpoint rerank --documents 6 ranks six
+// documents a request against a query on knee sim's pooling model, live
+// and predicted: pairs a second six times the requests, no token
+// timings; --documents without rerank is refused.
+func TestRerankAgainstSim(t *testing.T) {
+	dir := t.TempDir()
+	url := startSim(t, writeFile(t, dir, "models.yml", poolingModels), "")
+	r := runJSON(t, "run", "--base-url", url, "--endpoint", "rerank", "--documents", "6", "--input-tokens", "64",
+		"--concurrency", "2", "--requests", "12", "--no-server-metrics")
+	if r.Requests.OK != 12 || r.Stats.TTFT.Count != 0 || math.Abs(r.Throughput.InputsPerS-6*r.Throughput.RequestsPerS) > 0.01*r.Throughput.InputsPerS || r.Tokens.InputTotal == 0 {
+		t.Errorf("%d ok, ttft n=%d, pairs/s %.1f at %.1f req/s, prompt %d", r.Requests.OK, r.Stats.TTFT.Count, r.Throughput.InputsPerS, r.Throughput.RequestsPerS, r.Tokens.InputTotal)
+	}
+	code, stdout, errOut := execute(t, "predict", "--sim-preset", "h100-80gb/llama-3.1-8b", "--endpoint", "rerank", "--documents", "6",
+		"--input-tokens", "64", "--rates", "10", "--step-duration", "10s", "--out-dir", dir, "--label", "rr")
+	if code != 0 {
+		t.Fatalf("predict: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	sw, err := results.ReadSweep(filepath.Join(dir, "rr.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := sw.Levels[0].Run; p.Requests.OK == 0 || p.Stats.E2E.Count != p.Requests.OK || p.Throughput.InputsPerS == 0 {
+		t.Errorf("predicted: %d ok, e2e n=%d, pairs/s %.1f", p.Requests.OK, p.Stats.E2E.Count, p.Throughput.InputsPerS)
+	}
+	if code, _, _ := execute(t, "run", "--base-url", url, "--documents", "4", "--requests", "1"); code != ExitUsage {
+		t.Errorf("--documents over chat: exit %d, want a usage error", code)
+	}
+}

@@ -160,6 +160,7 @@ func (f *loadFlags) registerShared(c *cobra.Command) {
 	fs.StringVar(&f.Prompt, "prompt", "Write a short story about a lighthouse keeper.", "the prompt sent when neither --input-tokens nor --dataset is given")
 	fs.IntVar(&f.MaxTokens, "max-tokens", 128, "max_tokens of every request (a dataset line may override it)")
 	fs.IntVar(&f.BatchSize, "batch-size", 0, "--endpoint embeddings: inputs a request, that many prompts' texts as one input list (default one text)")
+	fs.IntVar(&f.Documents, "documents", 0, "--endpoint rerank: documents a request, each a prompt's text, ranked against a query of another's first 32 words (default one)")
 	fs.DurationVar(&f.Drain, "drain-timeout", time.Minute, "time allowed after the window for requests still running; those cut are counted as interrupted (0: wait for all)")
 	fs.BoolVar(&f.NoCalibrate, "no-calibrate", false, "send --input-tokens as knee's own filler count instead of calibrating it against the server's prompt_tokens")
 	registerDataset(c, &f.Data)

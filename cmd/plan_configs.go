@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/predict"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/simulator"
@@ -21,7 +22,8 @@ func (o *planOptions) candidates(ctx context.Context) ([]*predict.Candidate, err
 		return nil, withCode(ExitRuntime, fmt.Errorf("--sim-responses: %w", err))
 	}
 	spec := predict.CandidateSpec{GPUs: o.gpus, Models: o.models, TPs: o.tps, FindMax: o.findMax, CalibratedName: o.calibrated,
-		Responder: responder, Chat: o.target.Endpoint.Chat(), Pooled: o.target.Endpoint.Pooled()}
+		Responder: responder, Chat: o.target.Endpoint.Chat(), Pooled: o.target.Endpoint.Pooled(),
+		Rerank: o.target.Endpoint == transport.EndpointRerank}
 	if err := o.behaviour(&spec); err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ type CandidateSpec struct {
 	Tools     *server.ToolSpec
 	// Pooled plans a pooling endpoint (embeddings): every candidate's
 	// model serves as an encoder of its architecture.
-	Pooled bool
+	Pooled, Rerank bool
 }
 
 // behave gives a candidate's models the spec's reasoning and tools.
@@ -100,7 +100,7 @@ func (o CandidateSpec) calibrated() ([]*Candidate, error) {
 		if m.Engine != "scheduler" {
 			continue
 		}
-		t := Target{Models: models, Model: m.Name, Responder: o.Responder, Chat: o.Chat, Pooled: o.Pooled}
+		t := Target{Models: models, Model: m.Name, Responder: o.Responder, Chat: o.Chat, Pooled: o.Pooled, Rerank: o.Rerank}
 		out = append(out, &Candidate{Name: o.CalibratedName + ":" + m.Name, GPU: m.Hardware, Model: m.Name, TP: max(m.TensorParallel, 1),
 			Target: t, Budget: max(m.TensorParallel, 1)})
 	}
@@ -139,7 +139,7 @@ func (o CandidateSpec) ofModel(g, name string, n int, m string) ([]*Candidate, e
 			continue
 		}
 		o.behave(models)
-		t := Target{Models: models, Model: models.Models[0].Name, Responder: o.Responder, Chat: o.Chat, Pooled: o.Pooled}
+		t := Target{Models: models, Model: models.Models[0].Name, Responder: o.Responder, Chat: o.Chat, Pooled: o.Pooled, Rerank: o.Rerank}
 		fits = append(fits, &Candidate{Name: canonical(spec), GPU: name, Model: m, TP: tp, Target: t, Budget: n})
 	}
 	if len(fits) == 0 {

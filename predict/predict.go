@@ -51,9 +51,10 @@ type Target struct {
 	// run does (driver.Options).
 	ToolRounds int
 	ToolResult string
-	// Pooled selects a pooling endpoint (embeddings): each request's
-	// inputs prefilled, one pooled result, no decode.
-	Pooled bool
+	// Pooled selects a pooling endpoint (embeddings, or with Rerank a
+	// rerank): each request's inputs prefilled (a rerank's query with
+	// each document), one pooled result, no decode.
+	Pooled, Rerank bool
 }
 
 // model returns the target's model spec.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/simulator/content"
 	"github.com/kneebench/knee/simulator/engine"
 	"github.com/kneebench/knee/simulator/sched"
@@ -253,6 +254,14 @@ func (s *simServer) sayPooled(req *workload.Request, sd *said, context int) *sai
 	inputs := req.Inputs
 	if len(inputs) == 0 {
 		inputs = []string{req.Text()}
+	}
+	if s.target.Rerank {
+		// As knee sim reads a rerank: each document after the query.
+		query, docs := transport.RerankParts(req)
+		inputs = make([]string, len(docs))
+		for i, d := range docs {
+			inputs[i] = query + "\n" + d
+		}
 	}
 	plan := server.PoolPlan(inputs, true)
 	sd.inputs, sd.maxTokens = len(inputs), 0

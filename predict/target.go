@@ -18,7 +18,7 @@ type TargetSpec struct {
 	// Pooled selects a pooling endpoint (embeddings): a model without a
 	// pooling spec serves as an encoder of its architecture, with
 	// DefaultPoolingDimension; a pooling model refuses to generate.
-	Pooled bool
+	Pooled, Rerank bool
 }
 
 // DefaultPoolingDimension is the vectors' size of a model made a pooling
@@ -45,7 +45,7 @@ func (s TargetSpec) Load(ctx context.Context) (Target, string, error) {
 	if err != nil {
 		return Target{}, "", err
 	}
-	t := Target{Models: models, Model: s.Model, Responder: responder, Chat: s.Chat, Pooled: s.Pooled}
+	t := Target{Models: models, Model: s.Model, Responder: responder, Chat: s.Chat, Pooled: s.Pooled, Rerank: s.Rerank}
 	if t.Model == "" {
 		t.Model = models.Models[0].Name
 	}

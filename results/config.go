@@ -32,7 +32,10 @@ type Config struct {
 	Burstiness     float64  `json:"burstiness,omitempty"`
 	MaxConcurrency int      `json:"max_concurrency,omitempty"`
 	MaxTokens      int      `json:"max_tokens"`
-	InputTokens    int      `json:"input_tokens,omitempty"`
+	// Batch is a pooling request's inputs: an embeddings batch, or a
+	// rerank's query and documents (0: one text).
+	Batch       int `json:"batch,omitempty"`
+	InputTokens int `json:"input_tokens,omitempty"`
 	// PrefixTokens and PrefixPool are the shared prefixes of synthetic
 	// prompts: PrefixPool prefixes of PrefixTokens tokens, before each
 	// request's InputTokens.
@@ -127,6 +130,6 @@ type ConversationConfig struct {
 	MaxConcurrentCalls int     `json:"max_concurrent_calls,omitempty"`
 }
 
-// Pooled says the run drove a pooling endpoint (embeddings): one answer
+// Pooled says the run drove a pooling endpoint (embeddings, rerank): one answer
 // a request, no tokens streamed, E2E its latency.
-func (c Config) Pooled() bool { return c.Endpoint == "embeddings" }
+func (c Config) Pooled() bool { return c.Endpoint == "embeddings" || c.Endpoint == "rerank" }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
@@ -36,7 +37,7 @@ func (c *Client) readPooled(p pooledProtocol, body io.Reader, r *workload.Reques
 		fail(record.ClassMalformed, fmt.Errorf("the answer is longer than %d MiB", maxPooledBytes>>20))
 		return
 	}
-	rec.Pooled, rec.Inputs = true, inputsOf(r)
+	rec.Pooled, rec.Inputs = true, inputsOf(r) // (rerank counts its documents)
 	if err := p.readAnswer(b, r, rec); err != nil {
 		fail(record.ClassMalformed, err)
 		return
@@ -135,6 +136,107 @@ func (embeddingsProtocol) readAnswer(b []byte, r *workload.Request, rec *record.
 		if len(v) > 0 && v[0] == '{' {
 			rec.UsageReported = true
 			rec.PromptTokens, _ = intAfter(v, keyPrompt)
+		}
+	}
+	return nil
+}
+
+// rerankProtocol is vLLM's (and Jina's and Cohere's) /v1/rerank: a query
+// and documents (the request's first input, then the rest), a relevance
+// score for each back.
+type rerankProtocol struct{}
+
+func (rerankProtocol) uri(base string) string { return joinURL(base, "/rerank") }
+
+func (rerankProtocol) appendBody(b *body, r *workload.Request, model string) {
+	query, docs := RerankParts(r)
+	if b.field("model") {
+		b.dst = appendJSONString(b.dst, model)
+	}
+	if b.field("query") {
+		b.dst = appendJSONString(b.dst, query)
+	}
+	if b.field("documents") {
+		b.dst = append(b.dst, '[')
+		for i, d := range docs {
+			if i > 0 {
+				b.dst = append(b.dst, ',')
+			}
+			b.dst = appendJSONString(b.dst, d)
+		}
+		b.dst = append(b.dst, ']')
+	}
+	if b.field("top_n") {
+		b.dst = strconv.AppendInt(b.dst, int64(len(docs)), 10)
+	}
+}
+
+// RerankParts is a rerank request's query (its first input's first
+// queryWords words: a question is shorter than the passages it ranks)
+// and documents (the other inputs; the whole text when it has none).
+func RerankParts(r *workload.Request) (string, []string) {
+	if len(r.Inputs) < 2 {
+		t := r.Text()
+		return firstWords(t, queryWords), []string{t}
+	}
+	return firstWords(r.Inputs[0], queryWords), r.Inputs[1:]
+}
+
+// queryWords is a rerank query's length in words.
+const queryWords = 32
+
+func firstWords(s string, n int) string {
+	words := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' && i > 0 && s[i-1] != ' ' {
+			if words++; words == n {
+				return s[:i]
+			}
+		}
+	}
+	return s
+}
+
+func (rerankProtocol) scan(_ []byte, c *chunk, _ *progress) { *c = chunk{} }
+func (rerankProtocol) text(dst, _ []byte) []byte            { return dst }
+
+var (
+	keyResults   = []byte(`"results":`)
+	keyRelevance = []byte(`"relevance_score":`)
+	keyTotal     = []byte(`"total_tokens":`)
+)
+
+// readAnswer checks a rerank answer: a score for each document (top_n is
+// all of them), each a number, and the tokens from usage.
+func (rerankProtocol) readAnswer(b []byte, r *workload.Request, rec *record.Record) error {
+	_, docs := RerankParts(r)
+	rec.Inputs = len(docs)
+	if !bytes.Contains(b, keyResults) {
+		return fmt.Errorf("the answer has no results list: %.120q", b)
+	}
+	n := 0
+	for rest := b; ; n++ {
+		i := bytes.Index(rest, keyRelevance)
+		if i < 0 {
+			break
+		}
+		v := skipSpace(rest[i+len(keyRelevance):])
+		if len(v) == 0 || !(v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
+			return fmt.Errorf("result %d's relevance_score is not a number", n)
+		}
+		rest = v
+	}
+	if n != len(docs) {
+		return fmt.Errorf("%d scores for %d documents", n, len(docs))
+	}
+	if u := bytes.LastIndex(b, keyUsage); u >= 0 {
+		v := skipSpace(b[u+len(keyUsage):])
+		if len(v) > 0 && v[0] == '{' {
+			rec.UsageReported = true
+			var ok bool
+			if rec.PromptTokens, ok = intAfter(v, keyPrompt); !ok {
+				rec.PromptTokens, _ = intAfter(v, keyTotal)
+			}
 		}
 	}
 	return nil

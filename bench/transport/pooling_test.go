@@ -81,3 +81,46 @@ func TestEmbeddingsReadRight(t *testing.T) {
 		}
 	}
 }
+
+// TestRerankReadRight: a rerank request is the first input's first words
+// as the query and the rest as documents, top_n all of them; vLLM's
+// answer (results of index, document and relevance_score; usage
+// total_tokens) is read to one score a document, and a score missing is
+// a malformed answer.
+func TestRerankReadRight(t *testing.T) {
+	bodies := make(chan map[string]any, 4)
+	answer := make(chan string, 4)
+	url := fakeserver.StartRaw(t, &fakeserver.Raw{Serve: func(w *bufio.Writer, r *http.Request, _ int) bool {
+		b, _ := io.ReadAll(r.Body)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		m["_path"] = r.URL.Path
+		bodies <- m
+		w.WriteString(plainJSON(<-answer))
+		return false
+	}})
+	c, err := NewClient(Target{BaseURL: url, Model: "rr", Endpoint: EndpointRerank, Timeout: 5 * time.Second}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	query := strings.Repeat("word ", 40)
+	req := &workload.Request{Inputs: []string{query, "doc one", "doc two"}}
+	vllm := `{"id":"rerank-1","model":"rr","usage":{"total_tokens":30},"results":[{"index":1,"document":{"text":"doc two"},"relevance_score":0.91},{"index":0,"document":{"text":"doc one"},"relevance_score":0.02}]}`
+	for _, cs := range []struct{ answer, class string }{
+		{vllm, ""},
+		{strings.Replace(vllm, `,"relevance_score":0.02`, "", 1), record.ClassMalformed},
+		{`{"results":[{"index":0,"relevance_score":null},{"index":1,"relevance_score":0.5}]}`, record.ClassMalformed},
+	} {
+		answer <- cs.answer
+		rec := &record.Record{}
+		c.Do(req, rec, false)
+		sent := <-bodies
+		if sent["_path"] != "/v1/rerank" || len(strings.Fields(sent["query"].(string))) != 32 || fmt.Sprint(sent["documents"]) != "[doc one doc two]" || sent["top_n"] != 2.0 {
+			t.Fatalf("sent %v", sent)
+		}
+		if rec.Class != cs.class || cs.class == "" && (rec.Inputs != 2 || rec.PromptTokens != 30 || rec.OutputTokens() != 0) {
+			t.Errorf("%.50s: class %q (%s), inputs %d, prompt %d", cs.answer, rec.Class, rec.Message, rec.Inputs, rec.PromptTokens)
+		}
+	}
+}

@@ -29,10 +29,13 @@ const (
 	// EndpointEmbeddings is OpenAI's /v1/embeddings, served by pooling
 	// models: no stream, the latency the whole answer's.
 	EndpointEmbeddings Endpoint = "embeddings"
+	// EndpointRerank is vLLM's (and Jina's, Cohere's) /v1/rerank: a
+	// query and documents, a score for each.
+	EndpointRerank Endpoint = "rerank"
 )
 
 // Endpoints lists them, for help and errors.
-var Endpoints = []Endpoint{EndpointChat, EndpointCompletions, EndpointGenerate, EndpointResponses, EndpointEmbeddings}
+var Endpoints = []Endpoint{EndpointChat, EndpointCompletions, EndpointGenerate, EndpointResponses, EndpointEmbeddings, EndpointRerank}
 
 // Chat says the endpoint takes messages, which the server lays out with
 // the model's chat template (the default, also ""; the Responses API's
@@ -42,7 +45,7 @@ func (e Endpoint) Chat() bool { return e == "" || e == EndpointChat || e == Endp
 // Pooled says the endpoint's answer is one body, not a stream: a
 // pooling model's (embeddings), with no tokens generated, whose latency
 // is the whole answer's.
-func (e Endpoint) Pooled() bool { return e == EndpointEmbeddings }
+func (e Endpoint) Pooled() bool { return e == EndpointEmbeddings || e == EndpointRerank }
 
 // SendsText says the endpoint takes the prompt as one text, the
 // messages' contents joined (completions, and SGLang's /generate): a
@@ -84,8 +87,10 @@ func protocolFor(e Endpoint) (protocol, error) {
 		return responsesProtocol{}, nil
 	case EndpointEmbeddings:
 		return embeddingsProtocol{}, nil
+	case EndpointRerank:
+		return rerankProtocol{}, nil
 	}
-	return nil, fmt.Errorf("endpoint must be chat, completions, generate, responses or embeddings, got %q", e)
+	return nil, fmt.Errorf("endpoint must be chat, completions, generate, responses, embeddings or rerank, got %q", e)
 }
 
 // openAIBody writes what both OpenAI APIs share after the prompt.

@@ -2,11 +2,13 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -200,4 +202,105 @@ func vectorOf(text string, vec []float64) {
 	for i := range vec {
 		vec[i] /= norm
 	}
+}
+
+// rerankRequest is the body of POST /v1/rerank (also /rerank and
+// /v2/rerank, as vLLM routes them).
+type rerankRequest struct {
+	Model     *string         `json:"model"`
+	Query     *string         `json:"query"`
+	Documents json.RawMessage `json:"documents"`
+	TopN      *int            `json:"top_n"`
+}
+
+// decodeRerank parses a rerank request: a query and documents (texts,
+// or {"text"} objects), top_n at most their number. Each pair of query
+// and document is one input.
+func decodeRerank(body []byte) (*decoded, error) {
+	if !utf8.Valid(body) {
+		return nil, badRequest("", "the request body is not valid UTF-8")
+	}
+	var r rerankRequest
+	if err := json.Unmarshal(body, &r); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, badRequest(te.Field, "invalid type for '%s': expected %s", te.Field, jsonKind(te.Type.Kind().String()))
+		}
+		return nil, badRequest("", "the request body is not a valid JSON object: %v", err)
+	}
+	if r.Model == nil || *r.Model == "" {
+		return nil, badRequest("model", "you must provide a model parameter")
+	}
+	if r.Query == nil || *r.Query == "" {
+		return nil, badRequest("query", "'query' must be a non-empty string")
+	}
+	var docs []string
+	if json.Unmarshal(r.Documents, &docs) != nil {
+		var objs []struct {
+			Text *string `json:"text"`
+		}
+		if json.Unmarshal(r.Documents, &objs) != nil {
+			return nil, badRequest("documents", "'documents' must be a list of texts or of {\"text\"} objects")
+		}
+		for i, o := range objs {
+			if o.Text == nil {
+				return nil, badRequest(fmt.Sprintf("documents[%d].text", i), "documents[%d] has no text", i)
+			}
+			docs = append(docs, *o.Text)
+		}
+	}
+	if _, err := checkInputs(docs); err != nil {
+		return nil, badRequest("documents", "'documents' must hold 1 to %d non-empty texts", maxInputs)
+	}
+	d := &decoded{Model: *r.Model, pooled: true, query: *r.Query, topN: len(docs)}
+	if r.TopN != nil {
+		if *r.TopN < 1 {
+			return nil, badRequest("top_n", "top_n must be at least 1, got %d", *r.TopN)
+		}
+		d.topN = min(*r.TopN, len(docs))
+	}
+	d.inputs = make([]string, len(docs))
+	for i, doc := range docs {
+		d.inputs[i] = *r.Query + "\n" + doc
+	}
+	d.docs = docs
+	return d, nil
+}
+
+// rerankBody is the answer: the top_n documents by a relevance score in
+// (0, 1) that the same query and document always get, best first.
+func (r *run) rerankBody() []byte {
+	type scored struct {
+		i     int
+		score float64
+	}
+	all := make([]scored, len(r.inputs))
+	for i, in := range r.inputs {
+		h := fnv.New64a()
+		h.Write([]byte(in))
+		all[i] = scored{i, float64(h.Sum64()>>11) / float64(1<<53)}
+	}
+	slices.SortStableFunc(all, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	b := append([]byte(nil), `{"id":"rerank-knee-`...)
+	b = strconv.AppendInt(b, r.id, 10)
+	b = append(b, `","model":`...)
+	b = appendJSONString(b, r.model)
+	b = append(b, `,"usage":{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(r.plan.PromptTokens), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(r.plan.PromptTokens), 10)
+	b = append(b, `},"results":[`...)
+	for k, s := range all[:r.topN] {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"index":`...)
+		b = strconv.AppendInt(b, int64(s.i), 10)
+		b = append(b, `,"document":{"text":`...)
+		b = appendJSONString(b, r.docs[s.i])
+		b = append(b, `},"relevance_score":`...)
+		b = strconv.AppendFloat(b, s.score, 'f', 6, 64)
+		b = append(b, '}')
+	}
+	return append(b, "]}"...)
 }

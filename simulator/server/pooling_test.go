@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -75,5 +76,56 @@ func TestEmbeddingsAsVLLM(t *testing.T) {
 	code, b = post(t, ts.URL+"/v1/embeddings", `{"model":"embedder","input":[[1,2,3,4,5],[6,7]]}`)
 	if err := json.Unmarshal(b, &got); code != 200 || err != nil || len(got.Data) != 2 || got.Usage.PromptTokens != 7 {
 		t.Errorf("token ids: %d %s", code, b)
+	}
+}
+
+// TestRerankAsVLLM: a pooling model ranks documents against a query at
+// /v1/rerank (and /rerank, /v2/rerank): top_n results, best first, each
+// with its index, its document and a score the same pair always gets;
+// usage counts the pairs' tokens; bad input is a 400 naming the field.
+func TestRerankAsVLLM(t *testing.T) {
+	ts := startSim(t, poolingModels, "", "")
+	body := `{"model":"embedder","query":"where is the sea","documents":["the sea is west","mountains rise east",{"text":"x"}],"top_n":2}`
+	code, _ := post(t, ts.URL+"/v1/rerank", body)
+	if code != 400 {
+		t.Errorf("documents mixing texts and objects: %d, want 400", code)
+	}
+	body = `{"model":"embedder","query":"where is the sea","documents":["the sea is west","mountains rise east","rivers run south"],"top_n":2}`
+	var first []byte
+	for _, path := range []string{"/v1/rerank", "/rerank", "/v2/rerank"} {
+		code, b := post(t, ts.URL+path, body)
+		var got struct {
+			Results []struct {
+				Index    int
+				Document struct{ Text string }
+				Score    float64 `json:"relevance_score"`
+			}
+			Usage struct {
+				PromptTokens int `json:"prompt_tokens"`
+			}
+		}
+		if err := json.Unmarshal(b, &got); code != 200 || err != nil {
+			t.Fatalf("%s: %d %s", path, code, b)
+		}
+		if len(got.Results) != 2 || got.Results[0].Score < got.Results[1].Score || got.Usage.PromptTokens < 12 ||
+			got.Results[0].Document.Text != []string{"the sea is west", "mountains rise east", "rivers run south"}[got.Results[0].Index] {
+			t.Errorf("%s: %s", path, b)
+		}
+		if b = b[bytes.Index(b, []byte(`"results"`)):]; first == nil {
+			first = b
+		} else if !bytes.Equal(first, b) {
+			t.Errorf("%s ranked otherwise than /v1/rerank", path)
+		}
+	}
+	for _, c := range []struct{ body, param string }{
+		{`{"model":"embedder","documents":["a"]}`, "query"},
+		{`{"model":"embedder","query":"q","documents":[]}`, "documents"},
+		{`{"model":"embedder","query":"q","documents":["a"],"top_n":0}`, "top_n"},
+		{`{"model":"instant","query":"q","documents":["a"]}`, "model"},
+	} {
+		code, b := post(t, ts.URL+"/v1/rerank", c.body)
+		if e := errorOf(t, b); code != 400 || e.Error.Param == nil || *e.Error.Param != c.param {
+			t.Errorf("%s: %d %s; want 400 naming %s", c.body, code, b, c.param)
+		}
 	}
 }

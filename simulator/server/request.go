@@ -120,9 +120,14 @@ type decoded struct {
 	// toolsFirst says the first message is the request's tools
 	// (withTools), not part of its conversation.
 	toolsFirst bool
-	// pooled marks an embeddings request, inputs its texts.
+	// pooled marks an embeddings or rerank request, inputs its texts
+	// (a rerank's query and document pairs); a rerank's query, docs and
+	// topN are its own.
 	pooled bool
 	inputs []string
+	query  string
+	docs   []string
+	topN   int
 }
 
 func badRequest(param, format string, a ...any) *APIError {

@@ -48,9 +48,12 @@ type run struct {
 	responses bool
 	store     bool
 	messages  []Message
-	// pooled marks an embeddings answer, inputs its texts.
+	// pooled marks an embeddings or rerank answer, inputs its texts;
+	// docs and topN are a rerank's.
 	pooled bool
 	inputs []string
+	docs   []string
+	topN   int
 }
 
 func (r *run) idString() string {
@@ -356,7 +359,11 @@ func (r *run) unary(ctx *fasthttp.RequestCtx) {
 	if r.pooled {
 		ctx.SetStatusCode(200)
 		ctx.SetContentType("application/json")
-		ctx.SetBody(r.embeddingsBody(info))
+		if r.docs != nil {
+			ctx.SetBody(r.rerankBody())
+		} else {
+			ctx.SetBody(r.embeddingsBody(info))
+		}
 		r.finish(r.plan.FinishReason, info)
 		return
 	}
