@@ -31,22 +31,22 @@ type Spec struct {
 	// BatchSize is --batch-size: an embeddings request's inputs (0:
 	// one); Documents is --documents: a rerank request's.
 	BatchSize, Documents int
-	Concurrency    int
-	Rate           float64
-	Burstiness     float64
-	MaxConcurrency int
-	Requests       int
-	Duration       time.Duration
-	Warmup         int
-	Seed           uint64
-	InputTokens    int
-	Prompt         string
-	MaxTokens      int
-	Drain          time.Duration
-	NoCalibrate    bool
-	PrefixTokens   int
-	PrefixPool     int
-	Goodput        string
+	Concurrency          int
+	Rate                 float64
+	Burstiness           float64
+	MaxConcurrency       int
+	Requests             int
+	Duration             time.Duration
+	Warmup               int
+	Seed                 uint64
+	InputTokens          int
+	Prompt               string
+	MaxTokens            int
+	Drain                time.Duration
+	NoCalibrate          bool
+	PrefixTokens         int
+	PrefixPool           int
+	Goodput              string
 	// InputStddev, OutputStddev and RangeRatio spread synthetic lengths.
 	InputStddev, OutputStddev, RangeRatio float64
 	Data                                  DatasetSpec
