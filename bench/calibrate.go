@@ -37,9 +37,11 @@ func (c Calibration) String() string {
 }
 
 // Calibrate sends two short probes (a one-word message and a 512-word one,
-// each asking for one token) and compares the server's prompt_tokens.
+// each asking for one token) and compares the server's prompt_tokens. A
+// server that refuses 512 words (an embedding model of 512 tokens, as
+// many are; llama-server's 512-token batch) gets 128 instead.
 func Calibrate(c Prober) Calibration {
-	const words = 512
+	words := 512
 	probe := func(n int) (*record.Record, error) {
 		req := workload.Request{
 			Messages:  []workload.Message{{Role: "user", Content: workload.Filler(n, 1, 0xca11b, uint64(n))}},
@@ -61,7 +63,10 @@ func Calibrate(c Prober) Calibration {
 	}
 	big, err := probe(words)
 	if err != nil {
-		return Calibration{WordsPerToken: 1, Note: err.Error()}
+		words = 128
+		if big, err = probe(words); err != nil {
+			return Calibration{WordsPerToken: 1, Note: err.Error()}
+		}
 	}
 	tokens := big.PromptTokens - small.PromptTokens + 1
 	if tokens < words/4 {

@@ -113,3 +113,23 @@ func TestSizedPromptsOnAWideVocabulary(t *testing.T) {
 		}
 	}
 }
+
+// smallServer is wordServer with a 300-token limit, as an embedding
+// model of 512 tokens, or llama-server's 512-token batch, refuses more.
+type smallServer struct{}
+
+func (smallServer) Probe(r *workload.Request, rec *record.Record) {
+	wordServer{}.Probe(r, rec)
+	if rec.PromptTokens > 300 {
+		*rec = record.Record{Class: "http_500:server_error", Message: "input is too large to process"}
+	}
+}
+
+// TestCalibrateOnASmallModel: a server that refuses the 512-word probe
+// is calibrated with 128 words instead, not left uncalibrated.
+func TestCalibrateOnASmallModel(t *testing.T) {
+	c := Calibrate(smallServer{})
+	if !c.OK || c.Words != 128 || c.WordsPerToken != 1 {
+		t.Errorf("calibration %+v; want 128 words at one word a token", c)
+	}
+}
