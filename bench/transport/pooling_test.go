@@ -124,3 +124,27 @@ func TestRerankReadRight(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPooledAnswers: any answer body reads without a panic, and one
+// judged well formed has as many vectors (scores) as inputs (documents).
+func FuzzPooledAnswers(f *testing.F) {
+	f.Add([]byte(vllmEmbeddings(4, 4)), 2)
+	f.Add([]byte(`{"data":[{"embedding":[1,2]},{"embedding":[3`), 2)
+	f.Add([]byte(`{"results":[{"relevance_score":0.5},{"relevance_score":-1e3}],"usage":{"total_tokens":9}}`), 3)
+	f.Add([]byte(`{"data":[],"results":[]}`), 1)
+	f.Fuzz(func(t *testing.T, body []byte, n int) {
+		n = 1 + (n%8+8)%8
+		req := &workload.Request{Inputs: make([]string, n)}
+		for i := range req.Inputs {
+			req.Inputs[i] = fmt.Sprintf("text %d", i)
+		}
+		rec := &record.Record{}
+		if (embeddingsProtocol{}).readAnswer(body, req, rec) == nil && rec.Dimensions < 1 {
+			t.Fatalf("a well-formed answer of no dimension: %q", body)
+		}
+		rec = &record.Record{}
+		if (rerankProtocol{}).readAnswer(body, req, rec) == nil && rec.Inputs != n-1 && !(n == 1 && rec.Inputs == 1) {
+			t.Fatalf("%d documents counted for %d inputs: %q", rec.Inputs, n, body)
+		}
+	})
+}
