@@ -36,6 +36,10 @@ func runSection(r *results.Run, i int) htmlRun {
 		fact{"requests", fmt.Sprintf("%d ok · %d failed · %d interrupted · %d warm-up", rq.OK, rq.Failed, rq.Interrupted, rq.Warmup)},
 		fact{"throughput", fmt.Sprintf("%s req/s · %s output tok/s", num(tp.RequestsPerS, 2), num(tp.OutputTokensPerS, 1))},
 	)
+	if c.Pooled() {
+		// A pooling endpoint generates nothing: its rate is its inputs'.
+		hr.Facts[len(hr.Facts)-1] = fact{"throughput", fmt.Sprintf("%s req/s · %s inputs/s · %s prompt tok/s", num(tp.RequestsPerS, 2), num(tp.InputsPerS, 1), num(tp.TotalTokensPerS, 1))}
+	}
 	if c.Mode == results.ModeOpen {
 		hr.Facts = append(hr.Facts, fact{"arrivals", fmt.Sprintf("target %s/s · offered %s/s · sent at %s/s · %d waited for a slot · %d unsent · send lateness p99 %s ms",
 			num(a.TargetRate, 2), num(a.OfferedRate, 2), num(a.AchievedRate, 2), a.Waited, a.Unsent, ms(a.SendLatenessP99Ms))})
@@ -73,6 +77,10 @@ func runSection(r *results.Run, i int) htmlRun {
 			// first token of thought.
 			hr.Latency.Rows = append(hr.Latency.Rows, latencyRow("TTFAT", r.Stats.TTFAT), latencyRow("TTFAT sched", r.Stats.TTFATSched),
 				latencyRow("TPOT answer", r.Reasoning.TPOTAnswer), latencyRow("ITL answer", r.Reasoning.ITLAnswer))
+		}
+		if c.Pooled() && row.s.Count == 0 && strings.HasPrefix(row.name, "T") || c.Pooled() && row.name == "ITL" {
+			// No token streamed: no TTFT, ITL or TPOT to show.
+			continue
 		}
 		hr.Latency.Rows = append(hr.Latency.Rows, latencyRow(row.name, row.s))
 	}

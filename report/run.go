@@ -188,7 +188,12 @@ func describeLoad(c results.Config) string {
 		if c.PrefixTokens > 0 {
 			fmt.Fprintf(&b, " after one of %d shared %d-token prefixes", c.PrefixPool, c.PrefixTokens)
 		}
-		fmt.Fprintf(&b, " · max_tokens %s", spread(c.MaxTokens, c.OutputStddev, c.RangeRatio))
+		if c.Pooled() {
+			// Nothing is generated: the batch says what a request is.
+			fmt.Fprintf(&b, " · %d inputs a request", max(c.Batch, 1))
+		} else {
+			fmt.Fprintf(&b, " · max_tokens %s", spread(c.MaxTokens, c.OutputStddev, c.RangeRatio))
+		}
 	} else if c.Dataset != "" {
 		fmt.Fprintf(&b, " · max_tokens per line, else %d", c.MaxTokens)
 	} else {

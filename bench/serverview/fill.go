@@ -2,6 +2,7 @@ package serverview
 
 import (
 	"math"
+	"strings"
 
 	"github.com/kneebench/knee/results"
 )
@@ -35,6 +36,7 @@ func bucketFigure(name string, client *float64, lo, hi, point float64) results.F
 
 // Fill adds the server's account to a run's result.
 func (v *View) Fill(res *results.Run) {
+	defer pooledFigures(res)
 	switch {
 	case v.kind == "knee-sim" && v.sim != nil:
 		v.fillSim(res)
@@ -94,4 +96,22 @@ func (v *View) fillSim(res *results.Run) {
 		s.DropDelivery()
 	}
 	res.Server = s
+}
+
+// pooledFigures keeps, for a pooling endpoint's run (embeddings,
+// rerank), only the figures of a whole answer and its prefill: it
+// streams no token, so a client's TTFT, ITL, TPOT or output rate is no
+// figure to set beside the server's.
+func pooledFigures(res *results.Run) {
+	s := res.Server
+	if s == nil || !res.Config.Pooled() {
+		return
+	}
+	kept := s.Figures[:0]
+	for _, f := range s.Figures {
+		if strings.HasPrefix(f.Name, "E2E") || strings.HasPrefix(f.Name, "prefill") || strings.HasPrefix(f.Name, "queue") {
+			kept = append(kept, f)
+		}
+	}
+	s.Figures = kept
 }

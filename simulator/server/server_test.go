@@ -279,7 +279,7 @@ func TestErrors(t *testing.T) {
 		{"bad role", chat, `{"model":"fixed","messages":[{"role":"robot","content":"hi"}]}`, 400, "messages[0].role", ""},
 		{"unknown model", chat, `{"model":"gpt-9","messages":[{"role":"user","content":"hi"}]}`, 404, "model", "model_not_found"},
 		{"context", chat, `{"model":"fixed","max_tokens":5000,"messages":[{"role":"user","content":"hi"}]}`, 400, "messages", "context_length_exceeded"},
-		{"unknown route", ts.URL + "/v1/embeddings", `{}`, 404, "", "not_found"},
+		{"unknown route", ts.URL + "/v1/audio/speech", `{}`, 404, "", "not_found"},
 		{"completions without prompt", ts.URL + "/v1/completions", `{"model":"fixed"}`, 400, "prompt", ""},
 	}
 	for _, tc := range cases {

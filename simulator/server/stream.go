@@ -446,5 +446,8 @@ func (r *run) finish(reason string, info StreamInfo) {
 			mm.TPOT.Observe(server.TPOT)
 		}
 	}
-	r.m.sum.Finish(reason, r.plan.PromptTokens, r.emitted, info.CachedTokens, server, sim, time.Now())
+	if r.pooled && r.emitted > 0 {
+		gen = telemetry.Pooled
+	}
+	r.m.sum.Finish(reason, r.plan.PromptTokens, gen, info.CachedTokens, server, sim, time.Now())
 }

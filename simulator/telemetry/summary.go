@@ -175,18 +175,23 @@ type RequestTimes struct {
 	HasTPOT                                 bool
 }
 
+// Pooled, as Finish's generated, marks a pooling model's answer: it
+// generated no token, and its times count all the same.
+const Pooled = -1
+
 // Finish records a finished request: why it finished, its token counts
 // and its times as the server released them and as simulated. A request
-// that generated nothing adds to the counts, not to the distributions.
+// that generated nothing (but a pooling model's answer, Pooled) adds to
+// the counts, not to the distributions.
 func (s *Summary) Finish(reason string, prompt, generated, cached int, server, sim RequestTimes, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.finished[reason]++
 	s.requests++
 	s.prompt += int64(prompt)
-	s.generated += int64(generated)
+	s.generated += int64(max(generated, 0))
 	s.cached += int64(cached)
-	if generated > 0 {
+	if generated > 0 || generated == Pooled {
 		for _, p := range []struct {
 			v view
 			t RequestTimes
