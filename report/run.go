@@ -188,10 +188,14 @@ func describeLoad(c results.Config) string {
 		if c.PrefixTokens > 0 {
 			fmt.Fprintf(&b, " after one of %d shared %d-token prefixes", c.PrefixPool, c.PrefixTokens)
 		}
-		if c.Pooled() {
-			// Nothing is generated: the batch says what a request is.
+		switch {
+		case c.Endpoint == "rerank":
+			// Nothing is generated: the batch says what a request is (a
+			// rerank's, its query and documents).
+			fmt.Fprintf(&b, " · %d documents a request", max(c.Batch-1, 1))
+		case c.Pooled():
 			fmt.Fprintf(&b, " · %d inputs a request", max(c.Batch, 1))
-		} else {
+		default:
 			fmt.Fprintf(&b, " · max_tokens %s", spread(c.MaxTokens, c.OutputStddev, c.RangeRatio))
 		}
 	} else if c.Dataset != "" {
