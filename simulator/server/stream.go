@@ -2,12 +2,10 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"strconv"
 	"time"
 
 	"github.com/kneebench/knee/simulator/telemetry"
-	"github.com/valyala/fasthttp"
 )
 
 // run is one request being answered.
@@ -317,81 +315,6 @@ func (r *run) appendUsage(b []byte, info StreamInfo) []byte {
 	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
 	b = strconv.AppendInt(b, int64(info.CachedTokens), 10)
 	return append(b, "}}"...)
-}
-
-// unary waits out the whole answer, then writes one JSON body.
-// errCut stops an unstreamed answer at its injected cut.
-var errCut = errors.New("cut by an injected fault")
-
-func (r *run) unary(ctx *fasthttp.RequestCtx) {
-	defer r.running()()
-	cut := false
-	info, err := r.m.engine.Stream(r.s.streams, r.plan, r.arrival, func(ev TokenEvent) error {
-		if r.fault != nil && !r.applyFault(ev, func() error { return nil }) {
-			// A cut answer is never sent: the connection closes instead.
-			cut = true
-			return errCut
-		}
-		r.text = append(r.text, r.plan.Tokens[ev.Index]...)
-		r.observe(ev)
-		return nil
-	})
-	if cut {
-		r.finish("abort", info)
-		ctx.SetConnectionClose()
-		if c := ctx.Conn(); c != nil {
-			_ = c.Close()
-		}
-		return
-	}
-	if err != nil {
-		r.finish("abort", info)
-		writeError(ctx, &APIError{Status: 503, Type: "server_error", Message: "the server is shutting down"})
-		return
-	}
-	if r.generate {
-		ctx.SetStatusCode(200)
-		ctx.SetContentType("application/json")
-		ctx.SetBody(r.unaryGenerate(info))
-		r.finish(r.plan.FinishReason, info)
-		return
-	}
-	if r.pooled {
-		ctx.SetStatusCode(200)
-		ctx.SetContentType("application/json")
-		if r.docs != nil {
-			ctx.SetBody(r.rerankBody())
-		} else {
-			ctx.SetBody(r.embeddingsBody(info))
-		}
-		r.finish(r.plan.FinishReason, info)
-		return
-	}
-	if r.responses {
-		ctx.SetStatusCode(200)
-		ctx.SetContentType("application/json")
-		ctx.SetBody(r.unaryResponse(info))
-		r.finish(r.plan.FinishReason, info)
-		return
-	}
-	b := r.appendHead(nil, "chat.completion")
-	if r.chat {
-		b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-		b = appendJSONString(b, string(r.text))
-		b = append(b, `},"logprobs":null,"finish_reason":`...)
-	} else {
-		b = append(b, `,"choices":[{"index":0,"text":`...)
-		b = appendJSONString(b, string(r.text))
-		b = append(b, `,"logprobs":null,"finish_reason":`...)
-	}
-	b = appendJSONString(b, r.plan.FinishReason)
-	b = append(b, `}],"usage":`...)
-	b = r.appendUsage(b, info)
-	b = append(b, '}')
-	ctx.SetStatusCode(200)
-	ctx.SetContentType("application/json")
-	ctx.SetBody(b)
-	r.finish(r.plan.FinishReason, info)
 }
 
 // finish records a finished (or aborted) request.
