@@ -98,7 +98,7 @@ func TestBadUsage(t *testing.T) {
 		{"run", "--rate", "-1", "--base-url", "http://127.0.0.1:1/v1"},
 		{"run", "--dataset", filepath.Join(dir, "missing.jsonl"), "--base-url", "http://127.0.0.1:1/v1"},
 		{"run", "--dataset", bad, "--base-url", "http://127.0.0.1:1/v1"},
-		{"run", "--endpoint", "embeddings", "--base-url", "http://127.0.0.1:1/v1"},
+		{"run", "--endpoint", "audio", "--base-url", "http://127.0.0.1:1/v1"},
 		{"run", "--extra-body", "[1]", "--base-url", "http://127.0.0.1:1/v1"},
 		{"run", "--shard", "4/4", "--base-url", "http://127.0.0.1:1/v1"},
 		{"run", "--shard", "one/two", "--base-url", "http://127.0.0.1:1/v1"},
