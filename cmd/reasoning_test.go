@@ -194,3 +194,33 @@ func TestThinkingBudgetKnobs(t *testing.T) {
 		}
 	}
 }
+
+// TestThinkingSpread: a reasoning model's spread draws each answer's
+// thought from tokens ± spread, live and predicted alike: every request
+// within the range, the answers not all alike, the median near tokens.
+func TestThinkingSpread(t *testing.T) {
+	dir := t.TempDir()
+	spec := "models:\n  - name: thinker\n    preset: h100-80gb/llama-3.1-8b\n    reasoning: {tokens: 50, spread: 20, report_tokens: true}\n"
+	models := writeFile(t, dir, "models.yml", spec)
+	check := func(what string, rs *results.Reasoning) {
+		t.Helper()
+		if rs == nil || rs.ReasoningPerRequest.Min < 30 || rs.ReasoningPerRequest.Max > 70 || rs.ReasoningPerRequest.Max-rs.ReasoningPerRequest.Min < 20 ||
+			math.Abs(rs.ReasoningPerRequest.P50-50) > 8 {
+			t.Errorf("%s: reasoning per request %+v; want 50 ± 20, spread out", what, rs)
+		}
+	}
+	code, stdout, errOut := execute(t, "predict", "--sim-models", models, "--rates", "4", "--step-duration", "30s", "--input-tokens", "128",
+		"--max-tokens", "120", "--out-dir", dir, "--label", "p")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	sw, err := results.ReadSweep(filepath.Join(dir, "p.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("predicted", sw.Levels[0].Run.Reasoning)
+	url := startSim(t, writeFile(t, dir, "live.yml", strings.Replace(spec, "preset: h100-80gb/llama-3.1-8b", "context_length: 4096\n    engine: instant", 1)), "")
+	r := runJSON(t, "run", "--base-url", url, "--model", "thinker", "--requests", "60", "--concurrency", "4", "--input-tokens", "64",
+		"--max-tokens", "120", "--no-server-metrics")
+	check("live", r.Reasoning)
+}

@@ -201,7 +201,7 @@ func (s *simServer) say(f *driver.Flight) *said {
 	if r := s.reasoning; err == nil && s.target.Chat {
 		if r = server.Scripted(plan, r, s.target.NoThinking); r != nil {
 			server.Think(plan, r, gen.MaxTokens, context)
-			sd.thinking, sd.reported = min(r.Tokens, len(plan.Tokens)), r.ReportTokens
+			sd.thinking, sd.reported = min(plan.ThoughtTokens, len(plan.Tokens)), r.ReportTokens
 		}
 	}
 	sd.err = err

@@ -46,8 +46,10 @@ type Plan struct {
 	// a call of that function, its arguments streamed.
 	ToolName string
 	// Thought is the scripted thinking before the answer (the responses
-	// file's think), when the entry has some.
-	Thought []string
+	// file's think), when the entry has some; ThoughtTokens is how many
+	// of Tokens are thought, once the server's reasoning put them first.
+	Thought       []string
+	ThoughtTokens int
 }
 
 // chatOverhead is the fixed number of tokens a chat template adds around

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 )
 
@@ -25,6 +26,10 @@ type ReasoningSpec struct {
 	Efforts      map[string]int `yaml:"efforts,omitempty"`
 	Field        string         `yaml:"field,omitempty"`
 	ReportTokens bool           `yaml:"report_tokens,omitempty"`
+	// Spread, when set, draws each answer's thinking from Tokens ±
+	// Spread (uniform; the same for the same answer), as real thought
+	// varies from question to question.
+	Spread int `yaml:"spread,omitempty"`
 }
 
 // ForRequest is the spec as a request's reasoning_effort and its
@@ -47,6 +52,9 @@ func (r *ReasoningSpec) ForRequest(effort string, noThinking bool) *ReasoningSpe
 func (r *ReasoningSpec) Validate() error {
 	if r.Tokens < 0 || r.Tokens > 1_000_000 {
 		return errors.New("reasoning.tokens must be between 0 and 1000000")
+	}
+	if r.Spread < 0 || r.Spread > 1_000_000 {
+		return errors.New("reasoning.spread must be between 0 and 1000000")
 	}
 	for e, n := range r.Efforts {
 		if e != "low" && e != "medium" && e != "high" {
@@ -83,7 +91,7 @@ func Scripted(plan *Plan, spec *ReasoningSpec, noThinking bool) *ReasoningSpec {
 	if spec != nil {
 		out = *spec
 	}
-	out.Tokens = len(plan.Thought)
+	out.Tokens, out.Spread = len(plan.Thought), 0
 	return &out
 }
 
@@ -102,7 +110,7 @@ func Think(plan *Plan, spec *ReasoningSpec, maxTokens *int, contextLength int) {
 	if maxTokens != nil {
 		limit = min(limit, *maxTokens)
 	}
-	n := min(spec.Tokens, max(limit, 0))
+	n := min(thoughtFor(plan, spec), max(limit, 0))
 	tokens := make([]string, 0, n+len(plan.Tokens))
 	for i := range n {
 		if len(plan.Thought) > 0 {
@@ -115,7 +123,22 @@ func Think(plan *Plan, spec *ReasoningSpec, maxTokens *int, contextLength int) {
 	if len(tokens) > limit {
 		tokens, plan.FinishReason = tokens[:max(limit, 0)], "length"
 	}
-	plan.Tokens = tokens
+	plan.Tokens, plan.ThoughtTokens = tokens, n
+}
+
+// thoughtFor is how many tokens the answer of plan thinks: spec.Tokens,
+// or with a Spread a draw from Tokens ± Spread that the answer's own
+// words decide (so the same prompt always thinks alike).
+func thoughtFor(plan *Plan, spec *ReasoningSpec) int {
+	if spec.Spread == 0 {
+		return spec.Tokens
+	}
+	h := fnv.New64a()
+	for _, t := range plan.Tokens {
+		h.Write([]byte(t))
+	}
+	fmt.Fprint(h, plan.PromptTokens)
+	return max(spec.Tokens+int(h.Sum64()%uint64(2*spec.Spread+1))-spec.Spread, 0)
 }
 
 // thinkEnvelope sets up a chat stream's thinking tokens: how many of the
@@ -125,7 +148,7 @@ func (r *run) thinkEnvelope() {
 	if spec == nil || !r.chat || r.generate || spec.Tokens == 0 {
 		return
 	}
-	r.thinking = min(spec.Tokens, len(r.plan.Tokens))
+	r.thinking = min(r.plan.ThoughtTokens, len(r.plan.Tokens))
 	head := string(r.prefix[:len(r.prefix)-len(`"content":`)]) + strconv.Quote(spec.field()) + ":"
 	r.thinkPrefix = []byte(head)
 	r.thinkEvent = append(make([]byte, chunkRoom, chunkRoom+len(head)+len(r.suffix)+64), head...)

@@ -344,7 +344,7 @@ func (r *run) keep() {
 // setThinking is how many of the answer's first tokens are thought.
 func (r *run) setThinking() {
 	if spec := r.reasoning; spec != nil {
-		r.thinking = min(spec.Tokens, len(r.plan.Tokens))
+		r.thinking = min(r.plan.ThoughtTokens, len(r.plan.Tokens))
 	}
 }
 
