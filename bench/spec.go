@@ -205,8 +205,8 @@ func (sp *Spec) checkBatch() error {
 		return fmt.Errorf("--batch-size batches an embeddings request's inputs (--endpoint embeddings), not %s's", sp.Endpoint)
 	case sp.BatchSize < 0 || sp.BatchSize > 4096:
 		return fmt.Errorf("--batch-size %d: between 1 and 4096 inputs a request", sp.BatchSize)
-	case sp.Documents != 0 && sp.Endpoint != transport.EndpointRerank:
-		return fmt.Errorf("--documents is a rerank request's (--endpoint rerank), not %s's", sp.Endpoint)
+	case sp.Documents != 0 && !sp.Endpoint.Pairs():
+		return fmt.Errorf("--documents is a rerank or score request's (--endpoint rerank, score), not %s's", sp.Endpoint)
 	case sp.Documents < 0 || sp.Documents > 4096:
 		return fmt.Errorf("--documents %d: between 1 and 4096 a request", sp.Documents)
 	}

@@ -58,7 +58,7 @@ type TargetSpec struct {
 // Validate checks what needs no network.
 func (t TargetSpec) Validate() error {
 	if !slices.Contains(transport.Endpoints, t.Endpoint) {
-		return fmt.Errorf("--endpoint must be chat, completions, generate (SGLang's native API) or responses (OpenAI's Responses API), got %q", t.Endpoint)
+		return fmt.Errorf("--endpoint must be chat, completions, generate (SGLang's native API), responses (OpenAI's Responses API), embeddings, rerank or score, got %q", t.Endpoint)
 	}
 	for _, d := range []struct {
 		flag string

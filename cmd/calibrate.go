@@ -104,7 +104,7 @@ func (o *calibrateOptions) options(c *cobra.Command, args []string) (predict.Cal
 	if err != nil {
 		return opts, "", withCode(ExitRuntime, err)
 	}
-	if measured.Config.Pooled() || measured.Config.Endpoint == string(transport.EndpointRerank) {
+	if measured.Config.Pooled() {
 		return opts, "", usageErr("%s drove --endpoint %s, whose batches knee calibrate does not replay yet: calibrate on a generating run", args[0], measured.Config.Endpoint)
 	}
 	// The replay asks for the lengths the run asked for; answers cut

@@ -137,3 +137,14 @@ func TestRerankAgainstSim(t *testing.T) {
 		t.Errorf("--documents over chat: exit %d, want a usage error", code)
 	}
 }
+
+// TestScoreAgainstSim: --endpoint score --documents 3 scores a query
+// against three documents a request on knee sim's pooling model.
+func TestScoreAgainstSim(t *testing.T) {
+	url := startSim(t, writeFile(t, t.TempDir(), "models.yml", poolingModels), "")
+	r := runJSON(t, "run", "--base-url", url, "--endpoint", "score", "--documents", "3", "--input-tokens", "32",
+		"--concurrency", "2", "--requests", "8", "--no-server-metrics")
+	if r.Requests.OK != 8 || r.Stats.TTFT.Count != 0 || math.Abs(r.Throughput.InputsPerS-3*r.Throughput.RequestsPerS) > 0.01*r.Throughput.InputsPerS {
+		t.Errorf("%d ok (%v), ttft n=%d, pairs/s %.1f at %.1f req/s", r.Requests.OK, r.Requests.Errors, r.Stats.TTFT.Count, r.Throughput.InputsPerS, r.Throughput.RequestsPerS)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/predict"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/simulator"
@@ -23,7 +22,7 @@ func (o *planOptions) candidates(ctx context.Context) ([]*predict.Candidate, err
 	}
 	spec := predict.CandidateSpec{GPUs: o.gpus, Models: o.models, TPs: o.tps, FindMax: o.findMax, CalibratedName: o.calibrated,
 		Responder: responder, Chat: o.target.Endpoint.Chat(), Pooled: o.target.Endpoint.Pooled(),
-		Rerank: o.target.Endpoint == transport.EndpointRerank}
+		Rerank: o.target.Endpoint.Pairs()}
 	if err := o.behaviour(&spec); err != nil {
 		return nil, err
 	}

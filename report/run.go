@@ -189,7 +189,7 @@ func describeLoad(c results.Config) string {
 			fmt.Fprintf(&b, " after one of %d shared %d-token prefixes", c.PrefixPool, c.PrefixTokens)
 		}
 		switch {
-		case c.Endpoint == "rerank":
+		case c.Endpoint == "rerank" || c.Endpoint == "score":
 			// Nothing is generated: the batch says what a request is (a
 			// rerank's, its query and documents).
 			fmt.Fprintf(&b, " · %d documents a request", max(c.Batch-1, 1))

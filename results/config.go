@@ -132,4 +132,6 @@ type ConversationConfig struct {
 
 // Pooled says the run drove a pooling endpoint (embeddings, rerank): one answer
 // a request, no tokens streamed, E2E its latency.
-func (c Config) Pooled() bool { return c.Endpoint == "embeddings" || c.Endpoint == "rerank" }
+func (c Config) Pooled() bool {
+	return c.Endpoint == "embeddings" || c.Endpoint == "rerank" || c.Endpoint == "score"
+}

@@ -241,3 +241,65 @@ func (rerankProtocol) readAnswer(b []byte, r *workload.Request, rec *record.Reco
 	}
 	return nil
 }
+
+// scoreProtocol is vLLM's /v1/score: text_1 (the query) scored against
+// each of text_2 (the documents), a score for each back.
+type scoreProtocol struct{}
+
+func (scoreProtocol) uri(base string) string { return joinURL(base, "/score") }
+
+func (scoreProtocol) appendBody(b *body, r *workload.Request, model string) {
+	query, docs := RerankParts(r)
+	if b.field("model") {
+		b.dst = appendJSONString(b.dst, model)
+	}
+	if b.field("text_1") {
+		b.dst = appendJSONString(b.dst, query)
+	}
+	if b.field("text_2") {
+		b.dst = append(b.dst, '[')
+		for i, d := range docs {
+			if i > 0 {
+				b.dst = append(b.dst, ',')
+			}
+			b.dst = appendJSONString(b.dst, d)
+		}
+		b.dst = append(b.dst, ']')
+	}
+}
+
+func (scoreProtocol) scan(_ []byte, c *chunk, _ *progress) { *c = chunk{} }
+func (scoreProtocol) text(dst, _ []byte) []byte            { return dst }
+
+var keyScore = []byte(`"score":`)
+
+// readAnswer checks a score answer: a number for each document.
+func (scoreProtocol) readAnswer(b []byte, r *workload.Request, rec *record.Record) error {
+	_, docs := RerankParts(r)
+	rec.Inputs = len(docs)
+	if !bytes.Contains(b, keyData) {
+		return fmt.Errorf("the answer has no data list: %.120q", b)
+	}
+	n := 0
+	for rest := b; ; n++ {
+		i := bytes.Index(rest, keyScore)
+		if i < 0 {
+			break
+		}
+		v := skipSpace(rest[i+len(keyScore):])
+		if len(v) == 0 || !(v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
+			return fmt.Errorf("score %d is not a number", n)
+		}
+		rest = v
+	}
+	if n != len(docs) {
+		return fmt.Errorf("%d scores for %d documents", n, len(docs))
+	}
+	if u := bytes.LastIndex(b, keyUsage); u >= 0 {
+		if v := skipSpace(b[u+len(keyUsage):]); len(v) > 0 && v[0] == '{' {
+			rec.UsageReported = true
+			rec.PromptTokens, _ = intAfter(v, keyPrompt)
+		}
+	}
+	return nil
+}

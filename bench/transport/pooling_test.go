@@ -142,9 +142,31 @@ func FuzzPooledAnswers(f *testing.F) {
 		if (embeddingsProtocol{}).readAnswer(body, req, rec) == nil && rec.Dimensions < 1 {
 			t.Fatalf("a well-formed answer of no dimension: %q", body)
 		}
-		rec = &record.Record{}
-		if (rerankProtocol{}).readAnswer(body, req, rec) == nil && rec.Inputs != n-1 && !(n == 1 && rec.Inputs == 1) {
-			t.Fatalf("%d documents counted for %d inputs: %q", rec.Inputs, n, body)
+		for _, p := range []pooledProtocol{rerankProtocol{}, scoreProtocol{}} {
+			rec = &record.Record{}
+			if p.readAnswer(body, req, rec) == nil && rec.Inputs != n-1 && !(n == 1 && rec.Inputs == 1) {
+				t.Fatalf("%T: %d documents counted for %d inputs: %q", p, rec.Inputs, n, body)
+			}
 		}
 	})
+}
+
+// TestScoreReadRight: a score request sends the query as text_1 and the
+// documents as text_2; vLLM's answer (data of index, object "score" and
+// score) is one score a document, a missing one a malformed answer.
+func TestScoreReadRight(t *testing.T) {
+	vllm := `{"id":"score-1","object":"list","created":1,"model":"m","data":[{"index":0,"object":"score","score":0.7},{"index":1,"object":"score","score":0.1}],"usage":{"prompt_tokens":12,"total_tokens":12}}`
+	req := &workload.Request{Inputs: []string{"a query", "doc one", "doc two"}}
+	rec := &record.Record{}
+	if err := (scoreProtocol{}).readAnswer([]byte(vllm), req, rec); err != nil || rec.Inputs != 2 || rec.PromptTokens != 12 {
+		t.Errorf("%v, %d inputs, %d prompt tokens", err, rec.Inputs, rec.PromptTokens)
+	}
+	if err := (scoreProtocol{}).readAnswer([]byte(strings.Replace(vllm, `,"score":0.1`, "", 1)), req, &record.Record{}); err == nil {
+		t.Error("a score missing was read as well formed")
+	}
+	c, _ := NewClient(Target{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Endpoint: EndpointScore}, 1)
+	body := string(c.appendBody(nil, req))
+	if !strings.Contains(body, `"text_1":"a query","text_2":["doc one","doc two"]`) || c.uri != "http://127.0.0.1:1/v1/score" {
+		t.Errorf("sent %s to %s", body, c.uri)
+	}
 }

@@ -32,10 +32,13 @@ const (
 	// EndpointRerank is vLLM's (and Jina's, Cohere's) /v1/rerank: a
 	// query and documents, a score for each.
 	EndpointRerank Endpoint = "rerank"
+	// EndpointScore is vLLM's /v1/score: a query scored against each
+	// document.
+	EndpointScore Endpoint = "score"
 )
 
 // Endpoints lists them, for help and errors.
-var Endpoints = []Endpoint{EndpointChat, EndpointCompletions, EndpointGenerate, EndpointResponses, EndpointEmbeddings, EndpointRerank}
+var Endpoints = []Endpoint{EndpointChat, EndpointCompletions, EndpointGenerate, EndpointResponses, EndpointEmbeddings, EndpointRerank, EndpointScore}
 
 // Chat says the endpoint takes messages, which the server lays out with
 // the model's chat template (the default, also ""; the Responses API's
@@ -45,7 +48,11 @@ func (e Endpoint) Chat() bool { return e == "" || e == EndpointChat || e == Endp
 // Pooled says the endpoint's answer is one body, not a stream: a
 // pooling model's (embeddings), with no tokens generated, whose latency
 // is the whole answer's.
-func (e Endpoint) Pooled() bool { return e == EndpointEmbeddings || e == EndpointRerank }
+func (e Endpoint) Pooled() bool { return e == EndpointEmbeddings || e.Pairs() }
+
+// Pairs says the endpoint scores a query against documents (rerank,
+// score): each pair one input.
+func (e Endpoint) Pairs() bool { return e == EndpointRerank || e == EndpointScore }
 
 // SendsText says the endpoint takes the prompt as one text, the
 // messages' contents joined (completions, and SGLang's /generate): a
@@ -89,8 +96,10 @@ func protocolFor(e Endpoint) (protocol, error) {
 		return embeddingsProtocol{}, nil
 	case EndpointRerank:
 		return rerankProtocol{}, nil
+	case EndpointScore:
+		return scoreProtocol{}, nil
 	}
-	return nil, fmt.Errorf("endpoint must be chat, completions, generate, responses, embeddings or rerank, got %q", e)
+	return nil, fmt.Errorf("endpoint must be chat, completions, generate, responses, embeddings, rerank or score, got %q", e)
 }
 
 // openAIBody writes what both OpenAI APIs share after the prompt.

@@ -33,6 +33,8 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 		d, err = decodeEmbeddings(ctx.PostBody())
 	case "/v1/rerank", "/rerank", "/v2/rerank":
 		d, err = decodeRerank(ctx.PostBody())
+	case "/v1/score", "/score":
+		d, err = decodeScore(ctx.PostBody())
 	default:
 		d, err = decodeRequest(ctx.PostBody(), chat)
 	}
@@ -48,7 +50,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 	d.Gen.WantIDs = m.wantIDs
 	if pooling := m.spec.Pooling != nil; pooling != d.pooled {
 		api := map[string]string{"/v1/chat/completions": "Chat Completions", "/v1/completions": "Completions", "/v1/responses": "Responses",
-			"/generate": "Generate", "/v1/embeddings": "Embeddings", "/v1/rerank": "Rerank", "/rerank": "Rerank", "/v2/rerank": "Rerank"}[path]
+			"/generate": "Generate", "/v1/embeddings": "Embeddings", "/v1/rerank": "Rerank", "/rerank": "Rerank", "/v2/rerank": "Rerank", "/v1/score": "Score", "/score": "Score"}[path]
 		writeError(ctx, badRequest("model", "The model %s does not support the %s API (it is a %s model)", d.Model, api, map[bool]string{true: "pooling", false: "generative"}[pooling]))
 		return
 	}
@@ -100,7 +102,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 	}
 	r := &run{s: s, m: m, plan: plan, arrival: arrival, chat: chat, model: d.Model,
 		id: s.ids.Add(1), includeUsage: d.IncludeUsage, generate: d.generate, reasoning: reasoning,
-		responses: d.responses, store: d.store, pooled: d.pooled, inputs: d.inputs, docs: d.docs, topN: d.topN}
+		responses: d.responses, store: d.store, pooled: d.pooled, inputs: d.inputs, docs: d.docs, topN: d.topN, scores: d.scores}
 	if d.responses {
 		// What a later request continues: the conversation, without the
 		// tools (it sends its own).

@@ -304,3 +304,85 @@ func (r *run) rerankBody() []byte {
 	}
 	return append(b, "]}"...)
 }
+
+// scoreRequest is the body of POST /v1/score (and /score): text_1
+// scored against each of text_2.
+type scoreRequest struct {
+	Model *string         `json:"model"`
+	Text1 json.RawMessage `json:"text_1"`
+	Text2 json.RawMessage `json:"text_2"`
+}
+
+// decodeScore parses a score request: text_1 one text (or a list of one,
+// or of as many as text_2, pair by pair), text_2 a text or a list.
+func decodeScore(body []byte) (*decoded, error) {
+	if !utf8.Valid(body) {
+		return nil, badRequest("", "the request body is not valid UTF-8")
+	}
+	var r scoreRequest
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, badRequest("", "the request body is not a valid JSON object: %v", err)
+	}
+	if r.Model == nil || *r.Model == "" {
+		return nil, badRequest("model", "you must provide a model parameter")
+	}
+	texts := func(raw json.RawMessage, param string) ([]string, error) {
+		var s string
+		if json.Unmarshal(raw, &s) == nil && s != "" {
+			return []string{s}, nil
+		}
+		var l []string
+		if json.Unmarshal(raw, &l) != nil {
+			return nil, badRequest(param, "'%s' must be a text or a list of texts", param)
+		}
+		if _, err := checkInputs(l); err != nil {
+			return nil, badRequest(param, "'%s' must hold 1 to %d non-empty texts", param, maxInputs)
+		}
+		return l, nil
+	}
+	t1, err := texts(r.Text1, "text_1")
+	if err != nil {
+		return nil, err
+	}
+	t2, err := texts(r.Text2, "text_2")
+	if err != nil {
+		return nil, err
+	}
+	if len(t1) != 1 && len(t1) != len(t2) {
+		return nil, badRequest("text_1", "text_1 holds %d texts for text_2's %d: give one, or one a pair", len(t1), len(t2))
+	}
+	d := &decoded{Model: *r.Model, pooled: true, scores: true, docs: t2, topN: len(t2)}
+	for i, doc := range t2 {
+		d.inputs = append(d.inputs, t1[min(i, len(t1)-1)]+"\n"+doc)
+	}
+	return d, nil
+}
+
+// scoreBody is the answer: a score for each pair, in order, the same
+// for the same pair.
+func (r *run) scoreBody() []byte {
+	b := append([]byte(nil), `{"id":"score-knee-`...)
+	b = strconv.AppendInt(b, r.id, 10)
+	b = append(b, `","object":"list","created":`...)
+	b = strconv.AppendInt(b, r.s.created, 10)
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, r.model)
+	b = append(b, `,"data":[`...)
+	for i, in := range r.inputs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		h := fnv.New64a()
+		h.Write([]byte(in))
+		b = append(b, `{"index":`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, `,"object":"score","score":`...)
+		b = strconv.AppendFloat(b, float64(h.Sum64()>>11)/float64(1<<53), 'f', 6, 64)
+		b = append(b, '}')
+	}
+	b = append(b, `],"usage":{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(r.plan.PromptTokens), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(r.plan.PromptTokens), 10)
+	return append(b, "}}"...)
+}

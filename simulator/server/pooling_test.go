@@ -129,3 +129,30 @@ func TestRerankAsVLLM(t *testing.T) {
 		}
 	}
 }
+
+// TestScoreAsVLLM: /v1/score (and /score) scores text_1 against each of
+// text_2 in order, the same for the same pair; text_1 of as many texts
+// pairs them one to one; mismatched lists are a 400 naming text_1.
+func TestScoreAsVLLM(t *testing.T) {
+	ts := startSim(t, poolingModels, "", "")
+	var got struct {
+		Data []struct {
+			Index  int
+			Object string
+			Score  float64
+		}
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		}
+	}
+	for _, path := range []string{"/v1/score", "/score"} {
+		code, b := post(t, ts.URL+path, `{"model":"embedder","text_1":"where is the sea","text_2":["west","east","south"]}`)
+		if err := json.Unmarshal(b, &got); code != 200 || err != nil || len(got.Data) != 3 || got.Data[2].Index != 2 || got.Data[0].Object != "score" || got.Usage.PromptTokens < 12 {
+			t.Errorf("%s: %d %s", path, code, b)
+		}
+	}
+	code, b := post(t, ts.URL+"/v1/score", `{"model":"embedder","text_1":["a","b"],"text_2":["x","y","z"]}`)
+	if e := errorOf(t, b); code != 400 || e.Error.Param == nil || *e.Error.Param != "text_1" {
+		t.Errorf("two queries for three texts: %d %s", code, b)
+	}
+}

@@ -128,6 +128,8 @@ type decoded struct {
 	query  string
 	docs   []string
 	topN   int
+	// scores marks a /v1/score request.
+	scores bool
 }
 
 func badRequest(param, format string, a ...any) *APIError {

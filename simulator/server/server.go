@@ -185,7 +185,7 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	arrival := time.Now()
 	path := string(ctx.Path())
 	switch path {
-	case "/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/embeddings", "/v1/rerank", "/rerank", "/v2/rerank", "/generate":
+	case "/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/embeddings", "/v1/rerank", "/rerank", "/v2/rerank", "/v1/score", "/score", "/generate":
 	default:
 		// Other routes take small bodies (a fault spec) or none.
 		if !readBody(ctx, 1<<20) {
@@ -193,7 +193,7 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		}
 	}
 	switch path {
-	case "/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/embeddings", "/v1/rerank", "/rerank", "/v2/rerank", "/generate":
+	case "/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/embeddings", "/v1/rerank", "/rerank", "/v2/rerank", "/v1/score", "/score", "/generate":
 		if !s.method(ctx, fasthttp.MethodPost) || !s.authorized(ctx) {
 			return
 		}

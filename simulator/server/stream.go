@@ -52,6 +52,7 @@ type run struct {
 	inputs []string
 	docs   []string
 	topN   int
+	scores bool
 }
 
 func (r *run) idString() string {

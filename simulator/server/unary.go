@@ -48,9 +48,12 @@ func (r *run) unary(ctx *fasthttp.RequestCtx) {
 	if r.pooled {
 		ctx.SetStatusCode(200)
 		ctx.SetContentType("application/json")
-		if r.docs != nil {
+		switch {
+		case r.scores:
+			ctx.SetBody(r.scoreBody())
+		case r.docs != nil:
 			ctx.SetBody(r.rerankBody())
-		} else {
+		default:
 			ctx.SetBody(r.embeddingsBody(info))
 		}
 		r.finish(r.plan.FinishReason, info)
