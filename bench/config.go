@@ -42,6 +42,9 @@ func RecordLoad(c *results.Config, l driver.Load) {
 // fixed prompt), the max_tokens asked, and its load (RecordLoad).
 func RecordRequests(c *results.Config, w Workload, load driver.Load) {
 	c.Batch = w.Batch
+	if im := w.Images; im != nil {
+		c.Images = im.String()
+	}
 	syn, synthetic := w.Source.(workload.Synthetic)
 	switch {
 	case w.Dataset != nil:

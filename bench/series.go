@@ -35,6 +35,8 @@ type Workload struct {
 	// Calls bounds a level of calls by a count of arrivals, and
 	// MaxConcurrentCalls caps the calls in progress.
 	Calls, MaxConcurrentCalls int
+	// Images, when set, adds synthetic images to every request.
+	Images *workload.Images
 	// Batch, above 1, sends that many requests' texts as one pooled
 	// request's inputs (an embeddings batch).
 	Batch int
@@ -274,6 +276,9 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 	if w.Batch > 1 {
 		src = workload.Batch{Source: src, Size: w.Batch}
 	}
+	if w.Images != nil {
+		src = workload.WithImages{Source: src, Images: w.Images}
+	}
 	lv.Work, lv.Config = Requests{Source: src, Load: load}, cfg
 	return lv, nil
 }
@@ -300,7 +305,13 @@ func (f *finisher) finish(res *results.Run) {
 	defer s.mu.Unlock()
 	res.Notes = append(res.Notes, f.notes...)
 	w := s.Workload
-	if w.WantTokens > 0 && f.single {
+	if im := res.Images; im != nil && w.WantTokens > 0 && im.Images > 0 {
+		// The text was sized; what the server counted past it is the
+		// images'.
+		im.TextTokens = im.Requests * int64(w.WantTokens)
+		v := float64(im.PromptTokens-im.TextTokens) / float64(im.Images)
+		im.TokensPerImage = &v
+	} else if w.WantTokens > 0 && f.single {
 		// A batch's prompt tokens are its inputs' together.
 		res.Warnings = append(res.Warnings, results.InputSizeWarnings(w.WantTokens*max(w.Batch, 1), res.Tokens)...)
 	}

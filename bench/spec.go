@@ -31,6 +31,11 @@ type Spec struct {
 	// BatchSize is --batch-size: an embeddings request's inputs (0:
 	// one); Documents is --documents: a rerank request's.
 	BatchSize, Documents int
+	// Images is the --image-* flags: ImageCount images a request
+	// (0: none) of ImageSizes (WxH, comma-separated) as ImageFormat at
+	// ImageQuality, ImagePool of them reused (0: all differ).
+	ImageCount, ImageQuality, ImagePool int
+	ImageSizes, ImageFormat             string
 	Concurrency          int
 	Rate                 float64
 	Burstiness           float64
@@ -213,6 +218,26 @@ func (sp *Spec) checkBatch() error {
 	return nil
 }
 
+// images reads the --image-* flags: images only go in messages, to an
+// endpoint that takes them (chat, responses).
+func (sp *Spec) images() (*workload.Images, error) {
+	if sp.ImageCount == 0 {
+		if sp.given("image-size") || sp.given("image-format") || sp.given("image-pool") || sp.given("image-quality") {
+			return nil, errors.New("--image-size, --image-format, --image-quality and --image-pool shape the images of --image-count")
+		}
+		return nil, nil
+	}
+	if !sp.Endpoint.Chat() {
+		return nil, fmt.Errorf("--image-count sends images in messages (--endpoint chat or responses), not to %s", sp.Endpoint)
+	}
+	sizes, err := workload.ParseSizes(sp.ImageSizes)
+	if err != nil {
+		return nil, fmt.Errorf("--image-size: %w", err)
+	}
+	im := &workload.Images{Count: sp.ImageCount, Sizes: sizes, Format: sp.ImageFormat, Quality: sp.ImageQuality, Pool: sp.ImagePool, Seed: uint64(sp.Seed)}
+	return im, im.Check()
+}
+
 // conversations reads the dataset whose conversations --workload
 // conversations replays.
 func (sp *Spec) conversations(ctx context.Context) (*DatasetFile, error) {
@@ -275,10 +300,14 @@ func (sp *Spec) build(ctx context.Context) (driver.Load, Workload, error) {
 	if err := sp.checkBatch(); err != nil {
 		return driver.Load{}, w, err
 	}
+	images, err := sp.images()
+	if err != nil {
+		return driver.Load{}, w, err
+	}
+	w.Images = images
 	// A dataset is read first: a trace sets the arrivals itself.
 	var pending *DatasetFile
 	if sp.Data.Path != "" {
-		var err error
 		if pending, err = sp.Data.Read(ctx); err != nil {
 			return driver.Load{}, w, err
 		}
@@ -312,7 +341,7 @@ func (sp *Spec) build(ctx context.Context) (driver.Load, Workload, error) {
 		Concurrency: sp.Concurrency, Rate: sp.Rate, Burstiness: sp.Burstiness, MaxConcurrency: sp.MaxConcurrency,
 		Requests: sp.Requests, Duration: sp.Duration, Warmup: sp.Warmup, Seed: sp.Seed, DrainTimeout: sp.Drain,
 	}
-	err := sp.source(ctx, &w, pending, &load)
+	err = sp.source(ctx, &w, pending, &load)
 	return load, w, err
 }
 

@@ -112,6 +112,9 @@ func (o *calibrateOptions) options(c *cobra.Command, args []string) (predict.Cal
 	// never did. (Thinking is output like any other: a reasoning run's
 	// lengths replay as they are.)
 	for _, l := range measured.Levels {
+		if l.Run != nil && l.Run.Images != nil {
+			return opts, "", usageErr("%s: its requests sent images, which knee calibrate does not replay yet", args[0])
+		}
 		if l.Run != nil && l.Run.ToolCalls != nil {
 			return opts, "", usageErr("%s: its answers called tools (%d at load %g), which knee calibrate does not replay: calibrate on a run without --tools", args[0], l.Run.ToolCalls.Requests, l.Load)
 		}

@@ -110,6 +110,9 @@ func (o *planOptions) register(c *cobra.Command) {
 
 // check checks the plan's own flags and returns its axis and target.
 func (o *planOptions) check(c *cobra.Command) (string, float64, error) {
+	if c.Flags().Changed("image-count") {
+		return "", 0, usageErr("--image-count: knee plan does not model images yet (their tokens and encoder cost)")
+	}
 	if err := bench.CheckWorkload(o.load.Workload); err != nil {
 		return "", 0, usageErr("%w", err)
 	}

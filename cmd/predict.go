@@ -270,6 +270,9 @@ func (o *predictOptions) predictBounds(c *cobra.Command, st *sweepSetup) error {
 			return usageErr("--%s has no meaning in virtual time, where knee predict sends nothing; leave it out", name)
 		}
 	}
+	if fs.Changed("image-count") {
+		return usageErr("--image-count: knee predict does not model images yet (their tokens and encoder cost); measure a vision-language model live")
+	}
 	if fs.Changed("tokenizer") && o.load.Data.Path == "" {
 		return usageErr("--tokenizer sizes a --dataset; without one knee predict has nothing to count")
 	}

@@ -63,6 +63,9 @@ func runSection(r *results.Run, i int) htmlRun {
 	if r.ToolCalls != nil {
 		hr.Facts = append(hr.Facts, fact{"tool calls", strings.TrimPrefix(ToolsLine(r), "tool calls  ")})
 	}
+	if r.Images != nil {
+		hr.Facts = append(hr.Facts, fact{"images", strings.TrimPrefix(ImagesLine(r), "images   ")})
+	}
 	if cn := r.Connections; cn != nil {
 		hr.Facts = append(hr.Facts, fact{"connections", fmt.Sprintf("%d opened · %d found closed before reuse · %d requests resent", cn.Opened, cn.StaleClosed, cn.Resent)})
 	}

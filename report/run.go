@@ -86,6 +86,9 @@ func run(w io.Writer, r *results.Run) error {
 	if r.ToolCalls != nil {
 		fmt.Fprintln(w, ToolsLine(r))
 	}
+	if r.Images != nil {
+		fmt.Fprintln(w, ImagesLine(r))
+	}
 	if g := r.Goodput; g != nil {
 		fmt.Fprintf(w, "goodput  %s of %d finished requests met %s · %s good req/s\n",
 			pct(g.Share), g.Finished, boundsText(g.Bounds), num(g.RequestsPerS, 2))
@@ -306,6 +309,19 @@ func ReasoningLine(r *results.Run) string {
 	if a.Count > 0 {
 		line += fmt.Sprintf("\n          TTFAT (first answer token) p50 %s · p95 %s · p99 %s ms · over answer tokens: TPOT p50 %s, ITL p50 %s ms (over all output %s, %s)",
 			ms(a.P50), ms(a.P95), ms(a.P99), ms(rs.TPOTAnswer.P50), ms(rs.ITLAnswer.P50), ms(r.Stats.TPOT.P50), ms(r.Stats.ITL.P50))
+	}
+	return line
+}
+
+// ImagesLine says what the requests sent in images, and what the server
+// counted for them.
+func ImagesLine(r *results.Run) string {
+	im := r.Images
+	n := float64(max(im.Requests, 1))
+	line := fmt.Sprintf("images   %s a request (%s) · %s KB an image · %s KB a request body",
+		num(float64(im.Images)/n, 1), r.Config.Images, num(float64(im.ImageBytes)/float64(max(im.Images, 1))/1024, 1), num(float64(im.BodyBytes)/n/1024, 1))
+	if t := im.TokensPerImage; t != nil {
+		line += fmt.Sprintf(" · the server counted %s prompt tokens an image past the sized text", num(*t, 1))
 	}
 	return line
 }

@@ -34,8 +34,10 @@ type Config struct {
 	MaxTokens      int      `json:"max_tokens"`
 	// Batch is a pooling request's inputs: an embeddings batch, or a
 	// rerank's query and documents (0: one text).
-	Batch       int `json:"batch,omitempty"`
-	InputTokens int `json:"input_tokens,omitempty"`
+	Batch int `json:"batch,omitempty"`
+	// Images says what images each request sent (--image-*), when any.
+	Images      string `json:"images,omitempty"`
+	InputTokens int    `json:"input_tokens,omitempty"`
 	// PrefixTokens and PrefixPool are the shared prefixes of synthetic
 	// prompts: PrefixPool prefixes of PrefixTokens tokens, before each
 	// request's InputTokens.

@@ -79,6 +79,7 @@ func MergeRuns(runs []*Run) (*Run, error) {
 	}
 	mergeCounts(m, shards)
 	mergeTools(m, shards)
+	mergeImages(m, shards)
 	if err := mergeReasoning(m, shards); err != nil {
 		return nil, err
 	}

@@ -44,10 +44,12 @@ type Run struct {
 	// Reasoning is set when requests reasoned before answering.
 	Reasoning *Reasoning `json:"reasoning,omitempty"`
 	// ToolCalls is set when answers called tools.
-	ToolCalls   *ToolCalls `json:"tool_calls,omitempty"`
-	Notes       []string   `json:"notes,omitempty"`
-	Warnings    []string   `json:"warnings,omitempty"`
-	Interrupted bool       `json:"interrupted,omitempty"`
+	ToolCalls *ToolCalls `json:"tool_calls,omitempty"`
+	// Images is set when requests sent images.
+	Images      *Images  `json:"images,omitempty"`
+	Notes       []string `json:"notes,omitempty"`
+	Warnings    []string `json:"warnings,omitempty"`
+	Interrupted bool     `json:"interrupted,omitempty"`
 	// MergedShards is set on a run merged from that many shards' files.
 	MergedShards int `json:"merged_shards,omitempty"`
 }

@@ -29,3 +29,45 @@ func mergeTools(m *Run, shards []*Run) {
 	}
 	m.ToolCalls = t
 }
+
+// Images is what a run's requests sent in images: counts over the
+// requests that succeeded.
+type Images struct {
+	Requests   int64 `json:"requests"`
+	Images     int64 `json:"images"`
+	ImageBytes int64 `json:"image_bytes"`
+	// BodyBytes is the requests' bodies, images included.
+	BodyBytes int64 `json:"body_bytes"`
+	// PromptTokens is the server's count of those requests' prompts,
+	// images included; TextTokens what their text was sized to (0: not
+	// sized), so TokensPerImage is the images' cost as the server
+	// counts it.
+	PromptTokens   int64    `json:"prompt_tokens"`
+	TextTokens     int64    `json:"text_tokens,omitempty"`
+	TokensPerImage *float64 `json:"tokens_per_image,omitempty"`
+}
+
+// mergeImages sums the shards' image accounts.
+func mergeImages(m *Run, shards []*Run) {
+	var t *Images
+	for _, s := range shards {
+		if s.Images == nil {
+			continue
+		}
+		if t == nil {
+			t = &Images{}
+		}
+		x := s.Images
+		t.Requests += x.Requests
+		t.Images += x.Images
+		t.ImageBytes += x.ImageBytes
+		t.BodyBytes += x.BodyBytes
+		t.PromptTokens += x.PromptTokens
+		t.TextTokens += x.TextTokens
+	}
+	if t != nil && t.TextTokens > 0 && t.Images > 0 {
+		v := float64(t.PromptTokens-t.TextTokens) / float64(t.Images)
+		t.TokensPerImage = &v
+	}
+	m.Images = t
+}

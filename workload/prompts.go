@@ -13,6 +13,9 @@ type Message struct {
 	// a tool message answers.
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
+	// Images are the message's images (URLs: data URLs of synthetic
+	// ones), sent as image_url content parts after its text.
+	Images []string `json:"images,omitempty"`
 }
 
 // Request is what one arrival sends: either chat messages or a completion

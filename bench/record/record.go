@@ -112,6 +112,9 @@ type Record struct {
 	// ResponseID is the Responses API's id for the answer, kept with Text
 	// (a later turn may name it as previous_response_id).
 	ResponseID string
+	// Images and ImageBytes are the images the request sent and their
+	// data URLs' bytes; BodyBytes is its whole body's.
+	Images, ImageBytes, BodyBytes int
 	// Pooled marks a pooling model's answer (embeddings): one body, no
 	// tokens generated; Inputs is how many texts the request carried and
 	// Dimensions the vectors' size.

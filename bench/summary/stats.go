@@ -99,6 +99,7 @@ type aggregate struct {
 	tools                         results.ToolCalls
 	// inputs counts a pooling endpoint's inputs (embeddings).
 	inputs int64
+	images results.Images
 }
 
 func (a *aggregate) add(o *aggregate) {
@@ -145,6 +146,11 @@ func (a *aggregate) add(o *aggregate) {
 	a.noDone += o.noDone
 	a.think.add(o.think)
 	a.inputs += o.inputs
+	a.images.Requests += o.images.Requests
+	a.images.Images += o.images.Images
+	a.images.ImageBytes += o.images.ImageBytes
+	a.images.BodyBytes += o.images.BodyBytes
+	a.images.PromptTokens += o.images.PromptTokens
 	a.tools.Requests += o.tools.Requests
 	a.tools.FinishToolCalls += o.tools.FinishToolCalls
 	a.tools.ArgumentChunks += o.tools.ArgumentChunks
@@ -272,6 +278,14 @@ func (c *collector) add(r *record.Record) {
 	a.done.add(completion{tag: int32(r.Tag), doneMs: int32(done.Milliseconds()), ageMs: int32((done - origin).Milliseconds())})
 	out := r.OutputTokens()
 	a.inputs += int64(r.Inputs)
+	if r.Images > 0 {
+		im := &a.images
+		im.Requests++
+		im.Images += int64(r.Images)
+		im.ImageBytes += int64(r.ImageBytes)
+		im.BodyBytes += int64(r.BodyBytes)
+		im.PromptTokens += int64(r.PromptTokens)
+	}
 	a.inTotal += int64(r.PromptTokens)
 	a.outTotal += int64(out)
 	a.cachedTotal += int64(r.CachedTokens)

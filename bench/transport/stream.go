@@ -44,6 +44,13 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 	defer fasthttp.ReleaseResponse(resp)
 
 	s.body = c.appendBody(s.body[:0], r)
+	rec.BodyBytes = len(s.body)
+	for _, m := range r.Messages {
+		for _, u := range m.Images {
+			rec.Images++
+			rec.ImageBytes += len(u)
+		}
+	}
 	req.Header.SetMethod(fasthttp.MethodPost)
 	req.SetRequestURI(c.uri)
 	req.Header.SetContentType("application/json")

@@ -80,9 +80,16 @@ func appendChatMessage(dst []byte, m workload.Message) []byte {
 	dst = append(dst, `{"role":`...)
 	dst = appendJSONString(dst, m.Role)
 	dst = append(dst, `,"content":`...)
-	if m.Content == "" && len(m.ToolCalls) > 0 {
+	switch {
+	case len(m.Images) > 0:
+		dst = appendParts(dst, m, "text", func(dst []byte, url string) []byte {
+			dst = append(dst, `{"type":"image_url","image_url":{"url":`...)
+			dst = appendJSONString(dst, url)
+			return append(dst, "}}"...)
+		})
+	case m.Content == "" && len(m.ToolCalls) > 0:
 		dst = append(dst, "null"...)
-	} else {
+	default:
 		dst = appendJSONString(dst, m.Content)
 	}
 	if m.ToolCallID != "" {
@@ -120,11 +127,19 @@ func appendInputItems(dst []byte, m workload.Message) []byte {
 		return append(dst, '}')
 	}
 	n := 0
-	if m.Content != "" || len(m.ToolCalls) == 0 {
+	if m.Content != "" || len(m.ToolCalls) == 0 || len(m.Images) > 0 {
 		dst = append(dst, `{"role":`...)
 		dst = appendJSONString(dst, m.Role)
 		dst = append(dst, `,"content":`...)
-		dst = appendJSONString(dst, m.Content)
+		if len(m.Images) > 0 {
+			dst = appendParts(dst, m, "input_text", func(dst []byte, url string) []byte {
+				dst = append(dst, `{"type":"input_image","image_url":`...)
+				dst = appendJSONString(dst, url)
+				return append(dst, '}')
+			})
+		} else {
+			dst = appendJSONString(dst, m.Content)
+		}
 		dst = append(dst, '}')
 		n++
 	}
@@ -204,4 +219,19 @@ func keepResponsesToolCall(rec *record.Record, payload []byte) {
 		d, _ := appendString(nil, payload, keyDelta)
 		rec.ToolCalls[len(rec.ToolCalls)-1].Arguments += string(d)
 	}
+}
+
+// appendParts writes a message with images as content parts: its text
+// (a part of type textType), then each image as image writes it.
+func appendParts(dst []byte, m workload.Message, textType string, image func([]byte, string) []byte) []byte {
+	dst = append(dst, `[{"type":`...)
+	dst = appendJSONString(dst, textType)
+	dst = append(dst, `,"text":`...)
+	dst = appendJSONString(dst, m.Content)
+	dst = append(dst, '}')
+	for _, url := range m.Images {
+		dst = append(dst, ',')
+		dst = image(dst, url)
+	}
+	return append(dst, ']')
 }

@@ -1,0 +1,121 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"image"
+	_ "image/jpeg"
+	_ "image/png"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// visionServer answers chat requests as a vision-language model on vLLM
+// would, counting a prompt as its words plus 256 tokens an image (a
+// fixed-count rule, as Gemma 3's), and keeps the images it decoded from
+// the data URLs: their format and size.
+func visionServer(t *testing.T) (string, func() []string) {
+	var mu sync.Mutex
+	var seen []string
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/models") {
+			fmt.Fprint(w, `{"data":[{"id":"vl"}]}`)
+			return
+		}
+		var body struct {
+			Messages []struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, `{"error":{"message":"bad json"}}`, 400)
+			return
+		}
+		tokens := 0
+		for _, m := range body.Messages {
+			var s string
+			if json.Unmarshal(m.Content, &s) == nil {
+				tokens += len(strings.Fields(s))
+				continue
+			}
+			var parts []struct {
+				Type     string
+				Text     string
+				ImageURL struct{ URL string } `json:"image_url"`
+			}
+			if json.Unmarshal(m.Content, &parts) != nil {
+				http.Error(w, `{"error":{"message":"bad content"}}`, 400)
+				return
+			}
+			for _, p := range parts {
+				switch p.Type {
+				case "text":
+					tokens += len(strings.Fields(p.Text))
+				case "image_url":
+					head, data, _ := strings.Cut(p.ImageURL.URL, ";base64,")
+					raw, err := base64.StdEncoding.DecodeString(data)
+					cfg, format, err2 := image.DecodeConfig(bytes.NewReader(raw))
+					if err != nil || err2 != nil || head != "data:image/"+format {
+						http.Error(w, `{"error":{"message":"bad image"}}`, 400)
+						return
+					}
+					mu.Lock()
+					seen = append(seen, fmt.Sprintf("%s %dx%d", format, cfg.Width, cfg.Height))
+					mu.Unlock()
+					tokens += 256
+				}
+			}
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"a cat\"}}]}\n\n")
+		fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n", tokens)
+	})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1", func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), seen...)
+	}
+}
+
+// TestImagesSent: --image-count 2 sends each request two images of the
+// sizes asked in turn, in the format asked, as image_url parts the
+// server decodes; the result counts the images, their bytes and the
+// bodies', and the server's prompt tokens past the sized text give the
+// tokens an image costs (256 here, by the server's rule).
+func TestImagesSent(t *testing.T) {
+	url, seen := visionServer(t)
+	r := runJSON(t, "run", "--base-url", url, "--requests", "6", "--concurrency", "1", "--input-tokens", "40",
+		"--image-count", "2", "--image-size", "64x48,32x32", "--image-format", "jpeg", "--no-server-metrics")
+	im := r.Images
+	if r.Requests.OK != 6 || im == nil || im.Requests != 6 || im.Images != 12 || im.ImageBytes <= 0 || im.BodyBytes <= im.ImageBytes ||
+		im.TokensPerImage == nil || math.Abs(*im.TokensPerImage-256) > 2 {
+		t.Fatalf("%d ok, images %+v", r.Requests.OK, im)
+	}
+	got := seen()
+	sizes := map[string]int{}
+	for _, s := range got {
+		sizes[s]++
+	}
+	// The warm-up's and the measured requests' images, half of each size.
+	if sizes["jpeg 64x48"] == 0 || sizes["jpeg 32x32"] != sizes["jpeg 64x48"] || len(sizes) != 2 {
+		t.Errorf("images seen: %v", sizes)
+	}
+	for _, bad := range [][]string{
+		{"--image-count", "2", "--image-format", "gif"},
+		{"--image-count", "2", "--image-size", "64"},
+		{"--image-size", "64x64"},
+		{"--image-count", "1", "--endpoint", "completions"},
+	} {
+		if code, _, errOut := execute(t, append([]string{"run", "--base-url", url, "--requests", "1"}, bad...)...); code != ExitUsage {
+			t.Errorf("%v: exit %d, %s; want a usage error", bad, code, errOut)
+		}
+	}
+}

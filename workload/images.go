@@ -1,0 +1,167 @@
+package workload
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// ImageSize is an image's width and height in pixels.
+type ImageSize struct{ W, H int }
+
+// ParseSizes reads --image-size: WxH, or several comma-separated (each
+// request's images take them in turn).
+func ParseSizes(s string) ([]ImageSize, error) {
+	var out []ImageSize
+	for _, part := range strings.Split(s, ",") {
+		w, h, ok := strings.Cut(strings.TrimSpace(part), "x")
+		wi, err1 := strconv.Atoi(w)
+		hi, err2 := strconv.Atoi(h)
+		if !ok || err1 != nil || err2 != nil || wi < 1 || hi < 1 || wi > 8192 || hi > 8192 {
+			return nil, fmt.Errorf("%q is no image size: WxH, 1 to 8192 pixels a side (e.g. 512x512)", part)
+		}
+		out = append(out, ImageSize{wi, hi})
+	}
+	return out, nil
+}
+
+// Images makes the synthetic images requests carry: Count a request,
+// of Sizes in turn, encoded as Format (png or jpeg, at Quality), each
+// drawn from Seed and its number, so a run is reproducible. Every
+// request's images differ unless Pool, above 0, makes image k the
+// pool's image k mod Pool (an encoder-cache test).
+type Images struct {
+	Count   int
+	Sizes   []ImageSize
+	Format  string
+	Quality int
+	Pool    int
+	Seed    uint64
+
+	mu    sync.Mutex
+	cache map[int]string
+}
+
+// maxCachedImages bounds the images kept encoded: a pool's all, or the
+// latest of a run whose images all differ.
+const maxCachedImages = 4096
+
+// URL is image n (the nth of the run) as a data URL.
+func (im *Images) URL(n int) string {
+	if im.Pool > 0 {
+		n %= im.Pool
+	}
+	im.mu.Lock()
+	if u, ok := im.cache[n]; ok {
+		im.mu.Unlock()
+		return u
+	}
+	im.mu.Unlock()
+	u := im.encode(n)
+	im.mu.Lock()
+	if im.cache == nil || len(im.cache) >= maxCachedImages {
+		im.cache = map[int]string{}
+	}
+	im.cache[n] = u
+	im.mu.Unlock()
+	return u
+}
+
+// encode draws image n: blocks of colour from the seed, with a gradient
+// inside each, so it compresses as a photograph might rather than to
+// nothing.
+func (im *Images) encode(n int) string {
+	sz := im.Sizes[n%len(im.Sizes)]
+	img := image.NewRGBA(image.Rect(0, 0, sz.W, sz.H))
+	x := im.Seed ^ uint64(n)*0x9e3779b97f4a7c15 | 1
+	const block = 32
+	for by := 0; by < sz.H; by += block {
+		for bx := 0; bx < sz.W; bx += block {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			base := color.RGBA{uint8(x), uint8(x >> 8), uint8(x >> 16), 255}
+			for y := by; y < min(by+block, sz.H); y++ {
+				for xx := bx; xx < min(bx+block, sz.W); xx++ {
+					d := uint8((xx - bx + y - by) * 3)
+					img.SetRGBA(xx, y, color.RGBA{base.R + d, base.G ^ d, base.B - d, 255})
+				}
+			}
+		}
+	}
+	var b bytes.Buffer
+	mime := "image/png"
+	if im.Format == "jpeg" {
+		mime = "image/jpeg"
+		_ = jpeg.Encode(&b, img, &jpeg.Options{Quality: im.Quality})
+	} else {
+		_ = png.Encode(&b, img)
+	}
+	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+// Check checks the spec.
+func (im *Images) Check() error {
+	switch {
+	case im.Count < 1 || im.Count > 64:
+		return fmt.Errorf("--image-count %d: 1 to 64 images a request", im.Count)
+	case len(im.Sizes) == 0:
+		return fmt.Errorf("--image-size is needed with --image-count")
+	case im.Format != "png" && im.Format != "jpeg":
+		return fmt.Errorf("--image-format %q: png or jpeg", im.Format)
+	case im.Quality < 1 || im.Quality > 100:
+		return fmt.Errorf("--image-quality %d: 1 to 100", im.Quality)
+	case im.Pool < 0:
+		return fmt.Errorf("--image-pool %d must not be negative", im.Pool)
+	}
+	return nil
+}
+
+// WithImages adds Images' Count images to each request of Source, on its
+// last user message: request i carries images i×Count to i×Count+Count−1.
+type WithImages struct {
+	Source Source
+	Images *Images
+}
+
+// Request implements Source.
+func (w WithImages) Request(i int) Request {
+	r := w.Source.Request(i)
+	msgs := append([]Message(nil), r.Messages...)
+	for j := len(msgs) - 1; j >= 0; j-- {
+		if msgs[j].Role != "user" {
+			continue
+		}
+		imgs := make([]string, w.Images.Count)
+		for k := range imgs {
+			imgs[k] = w.Images.URL(i*w.Images.Count + k)
+		}
+		msgs[j].Images = imgs
+		break
+	}
+	r.Messages = msgs
+	return r
+}
+
+// String says what the images are, for a run's configuration.
+func (im *Images) String() string {
+	sizes := make([]string, len(im.Sizes))
+	for i, s := range im.Sizes {
+		sizes[i] = fmt.Sprintf("%dx%d", s.W, s.H)
+	}
+	out := fmt.Sprintf("%d a request · %s · %s", im.Count, strings.Join(sizes, ","), im.Format)
+	if im.Format == "jpeg" {
+		out += fmt.Sprintf(" quality %d", im.Quality)
+	}
+	if im.Pool > 0 {
+		out += fmt.Sprintf(" · a pool of %d", im.Pool)
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+package workload
+
+import (
+	"bytes"
+	"encoding/base64"
+	"image"
+	_ "image/jpeg"
+	_ "image/png"
+	"strings"
+	"testing"
+)
+
+func decodeURL(t *testing.T, u string) (string, image.Config) {
+	t.Helper()
+	head, data, ok := strings.Cut(u, ";base64,")
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if !ok || err != nil {
+		t.Fatalf("not a base64 data URL: %.60s", u)
+	}
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(raw))
+	if err != nil || head != "data:image/"+format {
+		t.Fatalf("%s: %v (%s)", head, err, format)
+	}
+	return format, cfg
+}
+
+// TestImagesDeterministic: images are the seed's and their number's
+// (the same run, the same images), of the sizes asked in turn, in the
+// format asked; without a pool every one differs, with one image k is
+// the pool's k mod Pool.
+func TestImagesDeterministic(t *testing.T) {
+	sizes, err := ParseSizes("40x30, 16x16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Images{Count: 2, Sizes: sizes, Format: "png", Quality: 85, Seed: 7}
+	b := &Images{Count: 2, Sizes: sizes, Format: "png", Quality: 85, Seed: 7}
+	if a.URL(3) != b.URL(3) || a.URL(3) == a.URL(5) {
+		t.Error("the same image differs between runs, or two images are alike")
+	}
+	if f, c := decodeURL(t, a.URL(0)); f != "png" || c.Width != 40 || c.Height != 30 {
+		t.Errorf("image 0: %s %dx%d", f, c.Width, c.Height)
+	}
+	if _, c := decodeURL(t, a.URL(1)); c.Width != 16 {
+		t.Errorf("image 1 is %d wide, want the second size", c.Width)
+	}
+	pool := &Images{Count: 1, Sizes: sizes[:1], Format: "jpeg", Quality: 50, Pool: 3, Seed: 7}
+	if pool.URL(1) != pool.URL(4) || pool.URL(1) == pool.URL(2) {
+		t.Error("a pool of 3 does not reuse image 1 as image 4")
+	}
+	if f, _ := decodeURL(t, pool.URL(0)); f != "jpeg" {
+		t.Errorf("format %s", f)
+	}
+	req := WithImages{Source: FixedPrompt{Text: "what is this?"}, Images: a}.Request(2)
+	if m := req.Messages[len(req.Messages)-1]; len(m.Images) != 2 || m.Images[0] != a.URL(4) {
+		t.Errorf("request 2 carries %d images, the first image 4: %v", len(m.Images), m.Images[0] == a.URL(4))
+	}
+	for _, bad := range []string{"64", "0x5", "9000x10", "axb"} {
+		if _, err := ParseSizes(bad); err == nil {
+			t.Errorf("size %q accepted", bad)
+		}
+	}
+}
