@@ -36,22 +36,22 @@ type Spec struct {
 	// ImageQuality, ImagePool of them reused (0: all differ).
 	ImageCount, ImageQuality, ImagePool int
 	ImageSizes, ImageFormat             string
-	Concurrency          int
-	Rate                 float64
-	Burstiness           float64
-	MaxConcurrency       int
-	Requests             int
-	Duration             time.Duration
-	Warmup               int
-	Seed                 uint64
-	InputTokens          int
-	Prompt               string
-	MaxTokens            int
-	Drain                time.Duration
-	NoCalibrate          bool
-	PrefixTokens         int
-	PrefixPool           int
-	Goodput              string
+	Concurrency                         int
+	Rate                                float64
+	Burstiness                          float64
+	MaxConcurrency                      int
+	Requests                            int
+	Duration                            time.Duration
+	Warmup                              int
+	Seed                                uint64
+	InputTokens                         int
+	Prompt                              string
+	MaxTokens                           int
+	Drain                               time.Duration
+	NoCalibrate                         bool
+	PrefixTokens                        int
+	PrefixPool                          int
+	Goodput                             string
 	// InputStddev, OutputStddev and RangeRatio spread synthetic lengths.
 	InputStddev, OutputStddev, RangeRatio float64
 	Data                                  DatasetSpec
