@@ -119,3 +119,35 @@ func TestImagesSent(t *testing.T) {
 		}
 	}
 }
+
+// TestImagesAgainstSim: knee sim's vision model counts the images knee
+// sends by its rule, Qwen2-VL's ⌈H/28⌉ × ⌈W/28⌉, and the run reads that
+// cost back exactly for three sizes; its text-only model refuses them.
+func TestImagesAgainstSim(t *testing.T) {
+	dir := t.TempDir()
+	url := startSim(t, writeFile(t, dir, "models.yml", `
+models:
+  - name: qwen-vl
+    context_length: 32768
+    engine: instant
+    vision: {patch_size: 14, merge_size: 2, encoder_params_billions: 0.675}
+  - name: text
+    context_length: 32768
+    engine: instant
+`), "")
+	for _, c := range []struct {
+		size string
+		want float64
+	}{{"448x448", 256}, {"640x480", 23 * 18}, {"1024x768", 37 * 28}} {
+		r := runJSON(t, "run", "--base-url", url, "--model", "qwen-vl", "--requests", "4", "--concurrency", "1", "--input-tokens", "32",
+			"--max-tokens", "4", "--image-count", "1", "--image-size", c.size, "--no-server-metrics")
+		if im := r.Images; r.Requests.OK != 4 || im == nil || im.TokensPerImage == nil || *im.TokensPerImage != c.want {
+			t.Errorf("%s: %d ok, images %+v; want %g tokens an image", c.size, r.Requests.OK, r.Images, c.want)
+		}
+	}
+	r := runJSON(t, "run", "--base-url", url, "--model", "text", "--requests", "2", "--concurrency", "1", "--input-tokens", "32",
+		"--image-count", "1", "--image-size", "64x64", "--no-server-metrics")
+	if r.Requests.OK != 0 || r.Requests.Failed != 2 {
+		t.Errorf("a text-only model took images: %d ok, %d failed", r.Requests.OK, r.Requests.Failed)
+	}
+}

@@ -50,6 +50,8 @@ type Plan struct {
 	// of Tokens are thought, once the server's reasoning put them first.
 	Thought       []string
 	ThoughtTokens int
+	// EncoderFLOPs is the vision encoder's work on the prompt's images.
+	EncoderFLOPs float64
 }
 
 // chatOverhead is the fixed number of tokens a chat template adds around

@@ -103,7 +103,7 @@ func CheckFitsLen(core *sched.Core, prompt, output int) error {
 // arrival: the prompt's ids followed by the answer's give its prefix-cache
 // blocks their identity.
 func Request(plan *Plan, arrival float64) sched.Request {
-	req := sched.Request{Arrival: arrival, PromptLen: plan.PromptTokens, OutputLen: len(plan.Tokens)}
+	req := sched.Request{Arrival: arrival, PromptLen: plan.PromptTokens, OutputLen: len(plan.Tokens), EncoderFLOPs: plan.EncoderFLOPs}
 	if plan.PromptIDs != nil {
 		ids := make([]uint64, 0, len(plan.PromptIDs)+len(plan.Tokens))
 		ids = append(ids, plan.PromptIDs...)

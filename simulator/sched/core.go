@@ -44,6 +44,10 @@ type Request struct {
 	IDs       []uint64
 	PromptLen int
 	OutputLen int
+	// EncoderFLOPs is the vision encoder's work on the request's images
+	// (those not in the encoder cache), done in the first step that
+	// schedules it.
+	EncoderFLOPs float64
 }
 
 // Seq is a request's state inside the core.
@@ -55,6 +59,9 @@ type Seq struct {
 	winBlocks []int32
 	hashes    []uint64 // hashes of its full computed blocks, in order
 	done      bool
+	// encoded says its images went through the encoder (kept across a
+	// preemption, as vLLM's encoder cache keeps them).
+	encoded bool
 
 	Preemptions int
 	// CachedTokens is the prefix-cache hit of the first admission.

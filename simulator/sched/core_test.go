@@ -274,3 +274,28 @@ func TestPrefixCachingOff(t *testing.T) {
 		t.Errorf("prefix caching off, but cached %d", out[1].CachedTokens)
 	}
 }
+
+// TestEncoderCostOnce: a request's vision-encoder work is compute in the
+// first step that schedules it, EncoderFLOPs / peak FLOPS on top of the
+// same step without it, and in no later step.
+func TestEncoderCostOnce(t *testing.T) {
+	c := NewCosts(baseHW, baseModel, Tuning{ComputeEff: 1, MemoryEff: 1})
+	run := func(flops float64) []float64 {
+		core := New(Config{NumBlocks: 100000, BlockSize: 16, MaxNumBatchedTokens: 8192, MaxNumSeqs: 8, Costs: c})
+		core.Add(Request{ID: 1, PromptLen: 4096, OutputLen: 3, EncoderFLOPs: flops})
+		var computes []float64
+		for now := 0.0; len(computes) < 3; {
+			st := core.Step(now)
+			computes = append(computes, st.Compute)
+			now = st.End
+		}
+		return computes
+	}
+	plain, vision := run(0), run(500e12)
+	near(t, "first step's extra compute s", vision[0]-plain[0], 500e12/c.FLOPS, 1e-9)
+	for i := 1; i < 3; i++ {
+		if vision[i] != plain[i] {
+			t.Errorf("step %d: compute %g with the image, %g without: charged again", i, vision[i], plain[i])
+		}
+	}
+}

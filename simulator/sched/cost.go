@@ -204,6 +204,8 @@ type Load struct {
 	Seqs      int
 	KVBytes   float64
 	AttnFLOPs float64
+	// EncoderFLOPs is the vision encoder's work in the step.
+	EncoderFLOPs float64
 }
 
 // StepCost is the time of one step and its parts, in seconds.
@@ -222,7 +224,7 @@ type StepCost struct {
 // wait for the layer before them, and the overheads.
 func (c *Costs) StepTime(l Load) StepCost {
 	var s StepCost
-	s.Compute = (2*c.ActiveParams*float64(l.Tokens) + l.AttnFLOPs) / (c.FLOPS * c.ComputeEff)
+	s.Compute = (2*c.ActiveParams*float64(l.Tokens) + l.AttnFLOPs + l.EncoderFLOPs) / (c.FLOPS * c.ComputeEff)
 	weights := c.DenseBytes
 	if c.Experts > 0 {
 		weights += c.ExpertBytes * c.TouchedExperts(l.Tokens) / float64(c.Experts)

@@ -127,6 +127,10 @@ func (c *Core) Step(now float64) *Step {
 		}
 		load.KVBytes += c.cfg.Costs.KVBytes(s.computed + n)
 		load.AttnFLOPs += c.cfg.Costs.AttentionFLOPs(s.computed, n)
+		if !s.encoded {
+			s.encoded = true
+			load.EncoderFLOPs += s.EncoderFLOPs
+		}
 	}
 	load.Tokens, load.Seqs = st.ScheduledTokens, st.BatchSize
 	cost := c.cfg.Costs.StepTime(load)

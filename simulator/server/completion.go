@@ -48,6 +48,10 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 		return
 	}
 	d.Gen.WantIDs = m.wantIDs
+	if len(d.images.raws) > 0 && m.spec.Vision == nil {
+		writeError(ctx, badRequest(d.images.params[0]+".type", "The model %s is not a multimodal model: it takes no images", d.Model))
+		return
+	}
 	if pooling := m.spec.Pooling != nil; pooling != d.pooled {
 		api := map[string]string{"/v1/chat/completions": "Chat Completions", "/v1/completions": "Completions", "/v1/responses": "Responses",
 			"/generate": "Generate", "/v1/embeddings": "Embeddings", "/v1/rerank": "Rerank", "/rerank": "Rerank", "/v2/rerank": "Rerank", "/v1/score": "Score", "/score": "Score"}[path]
@@ -85,6 +89,9 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 		plan, err = s.opts.Responder.Generate(&d.Gen, m.spec.ContextLength)
 	}
 	reasoning := m.spec.Reasoning.ForRequest(d.effort, d.noThinking)
+	if err == nil && len(d.images.raws) > 0 {
+		err = withImages(plan, &d.images, m.spec.Vision, &m.encoded, d.Gen.MaxTokens, m.spec.ContextLength)
+	}
 	if err == nil && chat && !d.generate {
 		CallTool(plan, m.spec.Tools, &d.Gen, m.spec.ContextLength)
 		reasoning = Scripted(plan, reasoning, d.noThinking)

@@ -38,9 +38,9 @@ func (f *ModelsFile) expandPresets() error {
 		}
 		// A preset is the whole model's serving; whether it reasons is
 		// the model's own behaviour, and may be given beside it.
-		name, preset, reasoning, tools, pooling := m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling
-		if !reflect.DeepEqual(*m, ModelSpec{Name: name, Preset: preset, Reasoning: reasoning, Tools: tools, Pooling: pooling}) {
-			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it than reasoning, tools and pooling", name, preset)
+		name, preset, reasoning, tools, pooling, vision := m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling, m.Vision
+		if !reflect.DeepEqual(*m, ModelSpec{Name: name, Preset: preset, Reasoning: reasoning, Tools: tools, Pooling: pooling, Vision: vision}) {
+			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it than reasoning, tools, pooling and vision", name, preset)
 		}
 		spec, err := presets.ParseSpec(preset)
 		if err != nil {
@@ -60,7 +60,7 @@ func (f *ModelsFile) expandPresets() error {
 			f.Hardware[hw] = spec
 		}
 		*m = p.Models[0]
-		m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling = name, preset, reasoning, tools, pooling
+		m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling, m.Vision = name, preset, reasoning, tools, pooling, vision
 	}
 	return nil
 }
@@ -116,6 +116,11 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 	}
 	if m.Pooling != nil {
 		if err := m.Pooling.Validate(); err != nil {
+			return err
+		}
+	}
+	if m.Vision != nil {
+		if err := m.Vision.Validate(); err != nil {
 			return err
 		}
 	}

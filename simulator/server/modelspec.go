@@ -87,6 +87,8 @@ type ModelSpec struct {
 	Tools *ToolSpec `yaml:"tools,omitempty"`
 	// Pooling, when set, makes it a pooling model (embeddings).
 	Pooling *PoolingSpec `yaml:"pooling,omitempty"`
+	// Vision, when set, makes it take images.
+	Vision *VisionSpec `yaml:"vision,omitempty"`
 }
 
 // FixedRateSpec configures the fixed_rate engine.

@@ -130,6 +130,8 @@ type decoded struct {
 	topN   int
 	// scores marks a /v1/score request.
 	scores bool
+	// images are the request's images, for a vision model to count.
+	images images
 }
 
 func badRequest(param, format string, a ...any) *APIError {
@@ -181,7 +183,7 @@ func decodeRequestStrict(body []byte, chat bool) (*decoded, error) {
 	d.Model = *r.Model
 	d.Gen.Model = d.Model
 	if chat {
-		msgs, err := decodeMessages(r.Messages)
+		msgs, err := decodeMessages(r.Messages, &d.images)
 		if err != nil {
 			return nil, err
 		}
@@ -254,7 +256,7 @@ func isNull(raw json.RawMessage) bool {
 	return len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
 
-func decodeMessages(raw json.RawMessage) ([]Message, error) {
+func decodeMessages(raw json.RawMessage, imgs *images) ([]Message, error) {
 	if isNull(raw) {
 		return nil, badRequest("messages", "'messages' is a required property")
 	}
@@ -280,7 +282,7 @@ func decodeMessages(raw json.RawMessage) ([]Message, error) {
 		default:
 			return nil, badRequest(param+".role", "invalid role %q in %s", *it.Role, param)
 		}
-		text, err := decodeContent(it.Content, param+".content", *it.Role)
+		text, err := decodeContent(it.Content, param+".content", *it.Role, imgs)
 		if err != nil {
 			return nil, err
 		}
@@ -293,8 +295,10 @@ func decodeMessages(raw json.RawMessage) ([]Message, error) {
 	return out, nil
 }
 
-// decodeContent accepts a string or a list of text parts.
-func decodeContent(raw json.RawMessage, param, role string) (string, error) {
+// decodeContent accepts a string or a list of text parts, and image_url
+// parts, collected in imgs (whether the model takes them is judged once
+// it is known).
+func decodeContent(raw json.RawMessage, param, role string, imgs *images) (string, error) {
 	if isNull(raw) {
 		if role == "assistant" || role == "tool" {
 			return "", nil
@@ -309,8 +313,9 @@ func decodeContent(raw json.RawMessage, param, role string) (string, error) {
 		return s, nil
 	}
 	var parts []struct {
-		Type *string `json:"type"`
-		Text *string `json:"text"`
+		Type     *string         `json:"type"`
+		Text     *string         `json:"text"`
+		ImageURL json.RawMessage `json:"image_url"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return "", badRequest(param, "invalid type for '%s': expected a string or an array of content parts", param)
@@ -320,6 +325,10 @@ func decodeContent(raw json.RawMessage, param, role string) (string, error) {
 		pp := fmt.Sprintf("%s[%d]", param, i)
 		if p.Type == nil {
 			return "", badRequest(pp+".type", "missing 'type' in %s", pp)
+		}
+		if *p.Type == "image_url" && imgs != nil {
+			imgs.add(p.ImageURL, pp)
+			continue
 		}
 		if *p.Type != "text" {
 			return "", badRequest(pp+".type", "content part type %q is not supported: this model accepts text only", *p.Type)

@@ -57,6 +57,8 @@ type model struct {
 	inflight  atomic.Int64
 	wantIDs   bool
 	schedConf sched.Config
+	// encoded is the vision encoder's cache (a vision model's).
+	encoded encoderCache
 }
 
 // Server is the simulator's HTTP front: it decodes requests, asks the

@@ -1,0 +1,162 @@
+package server
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"hash/fnv"
+	"image"
+	_ "image/jpeg" // the formats a data URL's image is read in
+	_ "image/png"
+	"strings"
+	"sync"
+
+	"github.com/kneebench/knee/simulator/content"
+)
+
+// VisionSpec makes a model a vision-language model: it takes images in
+// image_url parts (data URLs; it fetches nothing), each costing prompt
+// tokens by its size and a pass of the vision encoder. An image's tokens
+// are TokensPerImage when set (Gemma 3's 256, LLaVA-1.5's 576), else
+// Qwen2-VL's rule: ⌈H/(patch·merge)⌉ × ⌈W/(patch·merge)⌉. The encoder
+// works 2 × EncoderParamsBillions × 10⁹ FLOPs a patch (merge² patches a
+// token), in the step that schedules the request; an image seen
+// recently (the encoder cache, by content) costs no encoder pass again.
+type VisionSpec struct {
+	PatchSize             int     `yaml:"patch_size,omitempty"`
+	MergeSize             int     `yaml:"merge_size,omitempty"`
+	TokensPerImage        int     `yaml:"tokens_per_image,omitempty"`
+	EncoderParamsBillions float64 `yaml:"encoder_params_billions"`
+}
+
+// Validate checks the spec.
+func (v *VisionSpec) Validate() error {
+	switch {
+	case v.TokensPerImage < 0 || v.TokensPerImage > 100_000:
+		return errors.New("vision.tokens_per_image must be between 0 and 100000")
+	case v.TokensPerImage == 0 && (v.PatchSize < 1 || v.PatchSize > 1024 || v.MergeSize < 1 || v.MergeSize > 16):
+		return errors.New("vision needs tokens_per_image, or patch_size (1-1024) and merge_size (1-16)")
+	case !(v.EncoderParamsBillions >= 0 && v.EncoderParamsBillions <= 100):
+		return errors.New("vision.encoder_params_billions must be between 0 and 100")
+	}
+	return nil
+}
+
+// Tokens is an image's prompt tokens by the spec's rule.
+func (v *VisionSpec) Tokens(w, h int) int {
+	if v.TokensPerImage > 0 {
+		return v.TokensPerImage
+	}
+	side := v.PatchSize * v.MergeSize
+	return ((h + side - 1) / side) * ((w + side - 1) / side)
+}
+
+// encoderFLOPs is the encoder's work on an image of n tokens.
+func (v *VisionSpec) encoderFLOPs(tokens int) float64 {
+	merge := max(v.MergeSize, 1)
+	return 2 * v.EncoderParamsBillions * 1e9 * float64(tokens*merge*merge)
+}
+
+// imageRef is an image a request sent: its content's hash and size.
+type imageRef struct {
+	hash uint64
+	w, h int
+}
+
+// imageOf reads an image_url part's URL: a data URL of a PNG or JPEG,
+// whose size is read from its header.
+func imageOf(raw json.RawMessage, param string) (imageRef, error) {
+	var u struct {
+		URL string `json:"url"`
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		u.URL = s
+	} else if json.Unmarshal(raw, &u) != nil || u.URL == "" {
+		return imageRef{}, badRequest(param, "'%s' must hold a url", param)
+	}
+	head, data, ok := strings.Cut(u.URL, ";base64,")
+	if !ok || !strings.HasPrefix(head, "data:image/") {
+		return imageRef{}, badRequest(param, "the simulator fetches no URLs: send the image as a base64 data URL (data:image/png;base64,...)")
+	}
+	b, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return imageRef{}, badRequest(param, "the data URL is not valid base64: %v", err)
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		return imageRef{}, badRequest(param, "the image cannot be read (PNG or JPEG): %v", err)
+	}
+	h := fnv.New64a()
+	h.Write(b)
+	return imageRef{hash: h.Sum64(), w: cfg.Width, h: cfg.Height}, nil
+}
+
+// encoderCache is the images a model encoded lately, by content: vLLM
+// keeps encoder outputs for reuse. It holds at most maxEncoded.
+type encoderCache struct {
+	mu    sync.Mutex
+	seen  map[uint64]struct{}
+	order []uint64
+	next  int
+}
+
+const maxEncoded = 1024
+
+// hit reports whether image h was encoded lately, and marks it.
+func (c *encoderCache) hit(h uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.seen[h]; ok {
+		return true
+	}
+	if c.seen == nil {
+		c.seen = map[uint64]struct{}{}
+	}
+	if len(c.order) < maxEncoded {
+		c.order = append(c.order, h)
+	} else {
+		delete(c.seen, c.order[c.next])
+		c.order[c.next] = h
+		c.next = (c.next + 1) % maxEncoded
+	}
+	c.seen[h] = struct{}{}
+	return false
+}
+
+// withImages adds a request's images to its plan: their tokens (ids from
+// their content, so the same image is the same prefix), the encoder's
+// work on those not in the cache, and the context checked again.
+func withImages(plan *Plan, imgs *images, v *VisionSpec, cache *encoderCache, maxTokens *int, contextLength int) error {
+	for i, raw := range imgs.raws {
+		im, err := imageOf(raw, imgs.params[i]+".image_url")
+		if err != nil {
+			return err
+		}
+		n := v.Tokens(im.w, im.h)
+		plan.PromptTokens += n
+		if plan.PromptIDs != nil {
+			for k := range n {
+				plan.PromptIDs = append(plan.PromptIDs, im.hash+uint64(k)*0x9e3779b97f4a7c15)
+			}
+		}
+		if !cache.hit(im.hash) {
+			plan.EncoderFLOPs += v.encoderFLOPs(n)
+		}
+	}
+	return content.CheckContext(plan.PromptTokens, maxTokens, contextLength)
+}
+
+// images are a request's image parts as sent, and where each was: read
+// only once the model is known to take images (an error for one that
+// takes none names the first part's type).
+type images struct {
+	raws   []json.RawMessage
+	params []string
+}
+
+func (i *images) add(raw json.RawMessage, param string) {
+	i.raws = append(i.raws, raw)
+	i.params = append(i.params, param)
+}

@@ -1,0 +1,101 @@
+package server
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"testing"
+)
+
+const visionModels = `
+models:
+  - name: qwen-vl
+    context_length: 32768
+    engine: instant
+    vision: {patch_size: 14, merge_size: 2, encoder_params_billions: 0.675}
+  - name: gemma-vl
+    context_length: 32768
+    engine: instant
+    vision: {tokens_per_image: 256, encoder_params_billions: 0.4}
+  - name: instant
+    context_length: 4096
+    engine: instant
+`
+
+func pngURL(t *testing.T, w, h int) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
+		t.Fatal(err)
+	}
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+// TestImageTokensByRule: a vision model counts an image's prompt tokens
+// by its rule: Qwen2-VL's ⌈H/28⌉ × ⌈W/28⌉ exactly for three sizes, a
+// fixed 256 for a Gemma-3-like model; a text-only model refuses images
+// naming the part, and a URL that is no data URL is refused naming it.
+func TestImageTokensByRule(t *testing.T) {
+	ts := startSim(t, visionModels, "", "")
+	prompt := func(model, parts string) (int, []byte) {
+		body := fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":[{"type":"text","text":"what is this"}%s]}],"max_tokens":2}`, model, parts)
+		code, b := post(t, ts.URL+"/v1/chat/completions", body)
+		var r struct {
+			Usage struct {
+				PromptTokens int `json:"prompt_tokens"`
+			}
+		}
+		_ = json.Unmarshal(b, &r)
+		if code != 200 {
+			return code, b
+		}
+		return r.Usage.PromptTokens, b
+	}
+	img := func(w, h int) string {
+		return fmt.Sprintf(`,{"type":"image_url","image_url":{"url":%q}}`, pngURL(t, w, h))
+	}
+	base, _ := prompt("qwen-vl", "")
+	for _, c := range []struct{ w, h, want int }{{448, 448, 256}, {640, 480, 23 * 18}, {1024, 768, 37 * 28}} {
+		if got, b := prompt("qwen-vl", img(c.w, c.h)); got-base != c.want {
+			t.Errorf("%dx%d: %d tokens past the text, want %d (%s)", c.w, c.h, got-base, c.want, b)
+		}
+	}
+	gbase, _ := prompt("gemma-vl", "")
+	if got, _ := prompt("gemma-vl", img(640, 480)+img(100, 100)); got-gbase != 512 {
+		t.Errorf("two images on a fixed-count model: %d tokens past the text, want 512", got-gbase)
+	}
+	for _, c := range []struct{ model, parts, param string }{
+		{"instant", img(64, 64), "messages[0].content[1].type"},
+		{"qwen-vl", `,{"type":"image_url","image_url":{"url":"https://example.com/cat.png"}}`, "messages[0].content[1].image_url"},
+		{"qwen-vl", `,{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}`, "messages[0].content[1].image_url"},
+	} {
+		code, b := prompt(c.model, c.parts)
+		if e := errorOf(t, b); code != 400 || e.Error.Param == nil || *e.Error.Param != c.param {
+			t.Errorf("%s %.60s: %d %s; want 400 naming %s", c.model, c.parts, code, b, c.param)
+		}
+	}
+}
+
+// TestEncoderCache: the encoder's work is the image's patches at twice
+// its parameters, and an image seen lately costs none again.
+func TestEncoderCache(t *testing.T) {
+	v := &VisionSpec{PatchSize: 14, MergeSize: 2, EncoderParamsBillions: 0.5}
+	var cache encoderCache
+	url, _ := json.Marshal(map[string]string{"url": pngURL(t, 448, 448)})
+	imgs := &images{}
+	imgs.add(url, "messages[0].content[1]")
+	plan := &Plan{PromptTokens: 10}
+	if err := withImages(plan, imgs, v, &cache, nil, 32768); err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * 0.5e9 * 256 * 4; plan.PromptTokens != 266 || plan.EncoderFLOPs != want {
+		t.Errorf("%d prompt tokens, %g encoder FLOPs; want 266 and %g", plan.PromptTokens, plan.EncoderFLOPs, want)
+	}
+	again := &Plan{PromptTokens: 10}
+	if err := withImages(again, imgs, v, &cache, nil, 32768); err != nil || again.EncoderFLOPs != 0 {
+		t.Errorf("the same image again: %g encoder FLOPs, want none (%v)", again.EncoderFLOPs, err)
+	}
+}
