@@ -277,7 +277,10 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 		src = workload.Batch{Source: src, Size: w.Batch}
 	}
 	if w.Images != nil {
-		src = workload.WithImages{Source: src, Images: w.Images}
+		images := w.Images.ForLevel(s.LevelNonce(i))
+		src = workload.WithImages{Source: src, Images: images}
+		// Made before the level's clock starts, as far as memory allows.
+		images.Prepare(images.Count * imagesAhead(load))
 	}
 	lv.Work, lv.Config = Requests{Source: src, Load: load}, cfg
 	return lv, nil
@@ -356,4 +359,17 @@ func (s *Series) templateTokens() int {
 		return max(s.cal.Overhead-1, 0)
 	}
 	return 0
+}
+
+// imagesAhead is how many requests a level's images are made for before
+// it starts: its count, or its rate over its window, and the warm-up.
+func imagesAhead(l driver.Load) int {
+	n := l.Requests
+	if n == 0 && l.Rate > 0 {
+		n = int(l.Rate*l.Duration.Seconds()) + 1
+	}
+	if n == 0 {
+		n = 64
+	}
+	return n + l.Warmup + 16
 }

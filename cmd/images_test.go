@@ -11,9 +11,13 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/kneebench/knee/health/quiet"
+	"github.com/kneebench/knee/results"
 )
 
 // visionServer answers chat requests as a vision-language model on vLLM
@@ -149,5 +153,48 @@ models:
 		"--image-count", "1", "--image-size", "64x64", "--no-server-metrics")
 	if r.Requests.OK != 0 || r.Requests.Failed != 2 {
 		t.Errorf("a text-only model took images: %d ok, %d failed", r.Requests.OK, r.Requests.Failed)
+	}
+}
+
+// TestSecondImageCost: a second image a request moves TTFT by its
+// prompt tokens' prefill and the encoder's work on it, live on knee sim
+// and predicted in virtual time alike (within 10%). It judges live
+// timing: a try whose client knee judged starved is measured again.
+func TestSecondImageCost(t *testing.T) {
+	dir := t.TempDir()
+	models := writeFile(t, dir, "models.yml", "models:\n  - name: vl\n    preset: h100-80gb/llama-3.1-8b\n    vision: {patch_size: 14, merge_size: 2, encoder_params_billions: 0.675}\n")
+	args := func(n string) []string {
+		return []string{"--sim-models", models, "--input-tokens", "64", "--max-tokens", "4", "--image-count", n, "--image-size", "1024x1024"}
+	}
+	predicted := map[string]float64{}
+	for _, n := range []string{"1", "2"} {
+		code, stdout, errOut := execute(t, append([]string{"predict", "--rates", "1", "--step-duration", "30s", "--out-dir", dir, "--label", "p" + n}, args(n)...)...)
+		if code != 0 {
+			t.Fatalf("predict: exit %d\n%s\n%s", code, stdout, errOut)
+		}
+		sw, err := results.ReadSweep(filepath.Join(dir, "p"+n+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		predicted[n] = sw.Levels[0].Run.Stats.TTFT.P50
+	}
+	live := map[string]float64{}
+	url := startSim(t, models, "")
+	quiet.Retry(t, 3, func(int) quiet.Try {
+		verdict, reasons := "ok", []string(nil)
+		for _, n := range []string{"1", "2"} {
+			r := runJSON(t, append([]string{"run", "--base-url", url, "--rate", "1", "--requests", "8", "--quiet", "--ignore-eos",
+				"--no-server-metrics"}, args(n)[2:]...)...)
+			live[n] = r.Stats.TTFT.P50
+			if r.Health.Verdict != "ok" {
+				verdict, reasons = r.Health.Verdict, append(reasons, r.Health.Reasons...)
+			}
+		}
+		return quiet.Try{Verdict: verdict, Reasons: reasons}
+	})
+	dp, dl := predicted["2"]-predicted["1"], live["2"]-live["1"]
+	t.Logf("TTFT p50 with 1 and 2 images: live %.2f and %.2f ms, predicted %.2f and %.2f ms", live["1"], live["2"], predicted["1"], predicted["2"])
+	if dp <= 0 || math.Abs(dl-dp) > 0.1*dp {
+		t.Errorf("a second 1024x1024 image: TTFT +%.2f ms live, +%.2f ms predicted; want them within 10%%", dl, dp)
 	}
 }

@@ -72,6 +72,13 @@ func (o *predictOptions) predictTarget(ctx context.Context) (predict.Target, str
 	if err := shapeRequests(ctx, &t, &o.target.TargetSpec); err != nil {
 		return t, origin, err
 	}
+	if o.load.ImageCount > 0 {
+		for _, m := range t.Models.Models {
+			if m.Name == t.Model && m.Vision == nil {
+				return t, origin, usageErr("--image-count: model %s takes no images: give it vision: in --sim-models", m.Name)
+			}
+		}
+	}
 	return t, origin, nil
 }
 
@@ -269,9 +276,6 @@ func (o *predictOptions) predictBounds(c *cobra.Command, st *sweepSetup) error {
 		if fs.Changed(name) {
 			return usageErr("--%s has no meaning in virtual time, where knee predict sends nothing; leave it out", name)
 		}
-	}
-	if fs.Changed("image-count") {
-		return usageErr("--image-count: knee predict does not model images yet (their tokens and encoder cost); measure a vision-language model live")
 	}
 	if fs.Changed("tokenizer") && o.load.Data.Path == "" {
 		return usageErr("--tokenizer sizes a --dataset; without one knee predict has nothing to count")

@@ -2,6 +2,7 @@ package predict
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -54,6 +55,10 @@ type simServer struct {
 	// tools requests offer (server.CallTool).
 	reasoning *server.ReasoningSpec
 	tools     *server.ToolSpec
+	// vision, when set, counts requests' images as knee sim does, with
+	// its encoder cache.
+	vision  *server.VisionSpec
+	encoded server.EncoderCache
 }
 
 func newSimServer(t Target, cfg sched.Config, contextLength, replicas int, routing Routing, seed uint64, memo *Memo) *simServer {
@@ -70,6 +75,9 @@ func newSimServer(t Target, cfg sched.Config, contextLength, replicas int, routi
 	}
 	if spec.Tools != nil {
 		s.tools, s.memo = spec.Tools, nil
+	}
+	if spec.Vision != nil {
+		s.vision, s.memo = spec.Vision, nil
 	}
 	return s
 }
@@ -195,6 +203,13 @@ func (s *simServer) say(f *driver.Flight) *said {
 	}
 	gen := s.target.genRequest(req)
 	plan, err := s.target.Responder.Generate(gen, context)
+	if urls := imagesOf(req); err == nil && len(urls) > 0 {
+		if s.vision == nil {
+			err = fmt.Errorf("model %s is not a multimodal model: it takes no images", s.target.Model)
+		} else {
+			err = server.AddImages(plan, urls, s.vision, &s.encoded, gen.MaxTokens, context)
+		}
+	}
 	if err == nil && s.tools != nil {
 		server.CallTool(plan, s.tools, gen, context)
 	}
@@ -270,4 +285,13 @@ func (s *simServer) sayPooled(req *workload.Request, sd *said, context int) *sai
 		sd.sr = engine.Request(plan, 0)
 	}
 	return sd
+}
+
+// imagesOf is a request's images, in order.
+func imagesOf(r *workload.Request) []string {
+	var out []string
+	for _, m := range r.Messages {
+		out = append(out, m.Images...)
+	}
+	return out
 }

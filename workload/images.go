@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"hash/fnv"
 	"image"
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,6 +107,54 @@ func (im *Images) encode(n int) string {
 		_ = png.Encode(&b, img)
 	}
 	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+// prepareBytes bounds the images Prepare makes ahead: past it, the rest
+// are made as requests need them, on the send path (where the client's
+// health verdict says when that makes sends late).
+const prepareBytes = 512 << 20
+
+// ForLevel is the images of one level: drawn from the seed and the
+// level's nonce, as its prompts' text is, so that no level's images (nor
+// another run's) warm the next's encoder or prefix cache.
+func (im *Images) ForLevel(nonce string) *Images {
+	h := fnv.New64a()
+	h.Write([]byte(nonce))
+	return &Images{Count: im.Count, Sizes: im.Sizes, Format: im.Format, Quality: im.Quality, Pool: im.Pool, Seed: im.Seed ^ h.Sum64()}
+}
+
+// Prepare makes the first n images ahead, on every core, so that a
+// level's requests find them made instead of encoding them on the send
+// path (a 1024×1024 PNG takes some 100 ms). It stops at prepareBytes.
+func (im *Images) Prepare(n int) {
+	if im.Pool > 0 {
+		n = min(n, im.Pool)
+	}
+	n = min(n, maxCachedImages)
+	next, total := 0, 0
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range max(runtime.NumCPU(), 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				k := next
+				next++
+				stop := k >= n || total >= prepareBytes
+				mu.Unlock()
+				if stop {
+					return
+				}
+				u := im.URL(k)
+				mu.Lock()
+				total += len(u)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // Check checks the spec.

@@ -58,7 +58,7 @@ type model struct {
 	wantIDs   bool
 	schedConf sched.Config
 	// encoded is the vision encoder's cache (a vision model's).
-	encoded encoderCache
+	encoded EncoderCache
 }
 
 // Server is the simulator's HTTP front: it decodes requests, asks the

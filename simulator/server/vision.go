@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"image"
 	_ "image/jpeg" // the formats a data URL's image is read in
@@ -93,9 +94,9 @@ func imageOf(raw json.RawMessage, param string) (imageRef, error) {
 	return imageRef{hash: h.Sum64(), w: cfg.Width, h: cfg.Height}, nil
 }
 
-// encoderCache is the images a model encoded lately, by content: vLLM
+// EncoderCache is the images a model encoded lately, by content: vLLM
 // keeps encoder outputs for reuse. It holds at most maxEncoded.
-type encoderCache struct {
+type EncoderCache struct {
 	mu    sync.Mutex
 	seen  map[uint64]struct{}
 	order []uint64
@@ -105,7 +106,7 @@ type encoderCache struct {
 const maxEncoded = 1024
 
 // hit reports whether image h was encoded lately, and marks it.
-func (c *encoderCache) hit(h uint64) bool {
+func (c *EncoderCache) hit(h uint64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.seen[h]; ok {
@@ -128,7 +129,7 @@ func (c *encoderCache) hit(h uint64) bool {
 // withImages adds a request's images to its plan: their tokens (ids from
 // their content, so the same image is the same prefix), the encoder's
 // work on those not in the cache, and the context checked again.
-func withImages(plan *Plan, imgs *images, v *VisionSpec, cache *encoderCache, maxTokens *int, contextLength int) error {
+func withImages(plan *Plan, imgs *images, v *VisionSpec, cache *EncoderCache, maxTokens *int, contextLength int) error {
 	for i, raw := range imgs.raws {
 		im, err := imageOf(raw, imgs.params[i]+".image_url")
 		if err != nil {
@@ -159,4 +160,16 @@ type images struct {
 func (i *images) add(raw json.RawMessage, param string) {
 	i.raws = append(i.raws, raw)
 	i.params = append(i.params, param)
+}
+
+// AddImages is withImages for images given as their URLs (data URLs), as
+// knee predict has them: the plan's prompt and encoder work grow as knee
+// sim's would.
+func AddImages(plan *Plan, urls []string, v *VisionSpec, cache *EncoderCache, maxTokens *int, contextLength int) error {
+	imgs := &images{}
+	for i, u := range urls {
+		raw, _ := json.Marshal(map[string]string{"url": u})
+		imgs.add(raw, fmt.Sprintf("image %d", i))
+	}
+	return withImages(plan, imgs, v, cache, maxTokens, contextLength)
 }

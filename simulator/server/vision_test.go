@@ -83,7 +83,7 @@ func TestImageTokensByRule(t *testing.T) {
 // its parameters, and an image seen lately costs none again.
 func TestEncoderCache(t *testing.T) {
 	v := &VisionSpec{PatchSize: 14, MergeSize: 2, EncoderParamsBillions: 0.5}
-	var cache encoderCache
+	var cache EncoderCache
 	url, _ := json.Marshal(map[string]string{"url": pngURL(t, 448, 448)})
 	imgs := &images{}
 	imgs.add(url, "messages[0].content[1]")
