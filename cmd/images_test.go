@@ -161,6 +161,7 @@ models:
 // and predicted in virtual time alike (within 10%). It judges live
 // timing: a try whose client knee judged starved is measured again.
 func TestSecondImageCost(t *testing.T) {
+	slow(t)
 	dir := t.TempDir()
 	models := writeFile(t, dir, "models.yml", "models:\n  - name: vl\n    preset: h100-80gb/llama-3.1-8b\n    vision: {patch_size: 14, merge_size: 2, encoder_params_billions: 0.675}\n")
 	args := func(n string) []string {
