@@ -68,14 +68,7 @@ func (embeddingsProtocol) appendBody(b *body, r *workload.Request, model string)
 		if len(r.Inputs) == 0 {
 			b.dst = appendJSONString(b.dst, r.Text())
 		} else {
-			b.dst = append(b.dst, '[')
-			for i, in := range r.Inputs {
-				if i > 0 {
-					b.dst = append(b.dst, ',')
-				}
-				b.dst = appendJSONString(b.dst, in)
-			}
-			b.dst = append(b.dst, ']')
+			b.dst = appendStrings(b.dst, r.Inputs)
 		}
 	}
 	if b.field("encoding_format") {
@@ -131,13 +124,7 @@ func (embeddingsProtocol) readAnswer(b []byte, r *workload.Request, rec *record.
 		return fmt.Errorf("%d embeddings for %d inputs", n, want)
 	}
 	rec.Dimensions = dim
-	if u := bytes.LastIndex(b, keyUsage); u >= 0 {
-		v := skipSpace(b[u+len(keyUsage):])
-		if len(v) > 0 && v[0] == '{' {
-			rec.UsageReported = true
-			rec.PromptTokens, _ = intAfter(v, keyPrompt)
-		}
-	}
+	readPromptUsage(b, rec)
 	return nil
 }
 
@@ -157,14 +144,7 @@ func (rerankProtocol) appendBody(b *body, r *workload.Request, model string) {
 		b.dst = appendJSONString(b.dst, query)
 	}
 	if b.field("documents") {
-		b.dst = append(b.dst, '[')
-		for i, d := range docs {
-			if i > 0 {
-				b.dst = append(b.dst, ',')
-			}
-			b.dst = appendJSONString(b.dst, d)
-		}
-		b.dst = append(b.dst, ']')
+		b.dst = appendStrings(b.dst, docs)
 	}
 	if b.field("top_n") {
 		b.dst = strconv.AppendInt(b.dst, int64(len(docs)), 10)
@@ -214,17 +194,9 @@ func (rerankProtocol) readAnswer(b []byte, r *workload.Request, rec *record.Reco
 	if !bytes.Contains(b, keyResults) {
 		return fmt.Errorf("the answer has no results list: %.120q", b)
 	}
-	n := 0
-	for rest := b; ; n++ {
-		i := bytes.Index(rest, keyRelevance)
-		if i < 0 {
-			break
-		}
-		v := skipSpace(rest[i+len(keyRelevance):])
-		if len(v) == 0 || !(v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
-			return fmt.Errorf("result %d's relevance_score is not a number", n)
-		}
-		rest = v
+	n, err := countNumbers(b, keyRelevance, "relevance_score")
+	if err != nil {
+		return err
 	}
 	if n != len(docs) {
 		return fmt.Errorf("%d scores for %d documents", n, len(docs))
@@ -257,14 +229,7 @@ func (scoreProtocol) appendBody(b *body, r *workload.Request, model string) {
 		b.dst = appendJSONString(b.dst, query)
 	}
 	if b.field("text_2") {
-		b.dst = append(b.dst, '[')
-		for i, d := range docs {
-			if i > 0 {
-				b.dst = append(b.dst, ',')
-			}
-			b.dst = appendJSONString(b.dst, d)
-		}
-		b.dst = append(b.dst, ']')
+		b.dst = appendStrings(b.dst, docs)
 	}
 }
 
@@ -280,26 +245,53 @@ func (scoreProtocol) readAnswer(b []byte, r *workload.Request, rec *record.Recor
 	if !bytes.Contains(b, keyData) {
 		return fmt.Errorf("the answer has no data list: %.120q", b)
 	}
-	n := 0
-	for rest := b; ; n++ {
-		i := bytes.Index(rest, keyScore)
-		if i < 0 {
-			break
-		}
-		v := skipSpace(rest[i+len(keyScore):])
-		if len(v) == 0 || !(v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
-			return fmt.Errorf("score %d is not a number", n)
-		}
-		rest = v
+	n, err := countNumbers(b, keyScore, "score")
+	if err != nil {
+		return err
 	}
 	if n != len(docs) {
 		return fmt.Errorf("%d scores for %d documents", n, len(docs))
 	}
+	readPromptUsage(b, rec)
+	return nil
+}
+
+// appendStrings appends texts as a JSON list of strings.
+func appendStrings(dst []byte, texts []string) []byte {
+	dst = append(dst, '[')
+	for i, t := range texts {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, t)
+	}
+	return append(dst, ']')
+}
+
+// countNumbers counts the values of key in b, each of which must be a
+// number (what names it in the error).
+func countNumbers(b, key []byte, what string) (int, error) {
+	n := 0
+	for rest := b; ; n++ {
+		i := bytes.Index(rest, key)
+		if i < 0 {
+			return n, nil
+		}
+		v := skipSpace(rest[i+len(key):])
+		if len(v) == 0 || !(v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
+			return n, fmt.Errorf("%s %d is not a number", what, n)
+		}
+		rest = v
+	}
+}
+
+// readPromptUsage reads usage.prompt_tokens of a pooled answer, when it
+// has a usage object.
+func readPromptUsage(b []byte, rec *record.Record) {
 	if u := bytes.LastIndex(b, keyUsage); u >= 0 {
 		if v := skipSpace(b[u+len(keyUsage):]); len(v) > 0 && v[0] == '{' {
 			rec.UsageReported = true
 			rec.PromptTokens, _ = intAfter(v, keyPrompt)
 		}
 	}
-	return nil
 }
