@@ -44,6 +44,8 @@ func RecordRequests(c *results.Config, w Workload, load driver.Load) {
 	c.Batch = w.Batch
 	if im := w.Images; im != nil {
 		c.Images = im.String()
+	} else if w.Dataset != nil && w.Dataset.images != nil {
+		c.Images = w.Dataset.images.String()
 	}
 	syn, synthetic := w.Source.(workload.Synthetic)
 	switch {

@@ -44,6 +44,8 @@ type DatasetFile struct {
 	LiveHistory bool
 	// sizing is how Size counted and chose the entries, for the result.
 	sizing results.DatasetSizing
+	// images reads the file's images (nil: it names none).
+	images *datasetImages
 }
 
 // Format is the file's format, as read.
@@ -128,7 +130,13 @@ func (p *DatasetFile) sizeConversations(client Prober, defaultOutput int, seed u
 // level took, so the next level starts after them.
 type trackedCalls struct {
 	workload.Conversations
-	top atomic.Int64
+	top    atomic.Int64
+	images *datasetImages
+}
+
+// Turn implements workload.Calls, with the turn's images as sent.
+func (t *trackedCalls) Turn(c workload.Call, k int, answers []string) workload.Request {
+	return t.images.request(t.Conversations.Turn(c, k, answers))
 }
 
 // Call implements workload.Calls.
@@ -218,7 +226,8 @@ func DatasetNeed(load driver.Load, levels []float64, rateAxis bool) int {
 // the dataset the level went, so the next level starts after it.
 type trackedDataset struct {
 	workload.Dataset
-	top atomic.Int64 // the highest request index taken, plus one
+	top    atomic.Int64 // the highest request index taken, plus one
+	images *datasetImages
 }
 
 // Request implements workload.Source.
@@ -229,7 +238,7 @@ func (t *trackedDataset) Request(i int) workload.Request {
 			break
 		}
 	}
-	return t.Dataset.Request(i)
+	return t.images.request(t.Dataset.Request(i))
 }
 
 // used is how many entries the level took.

@@ -228,7 +228,7 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 			Seed: s.Load.Seed, DrainTimeout: s.Load.DrainTimeout, Shard: s.Load.Shard}
 		var src workload.Calls
 		if w.Conversations {
-			f.calls = &trackedCalls{Conversations: s.convs}
+			f.calls = &trackedCalls{Conversations: s.convs, images: w.Dataset.images}
 			if !w.Dataset.Repeat {
 				f.calls.Offset = s.next
 			}
@@ -272,6 +272,9 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 		}
 		recordDataset(&cfg, w.Dataset, f.requests.Offset)
 		src = f.requests
+		// The level's first images read before its clock starts.
+		f.requests.images = w.Dataset.images
+		w.Dataset.images.prepare(f.requests.Dataset, imagesAhead(load))
 	}
 	if w.Batch > 1 {
 		src = workload.Batch{Source: src, Size: w.Batch}

@@ -160,7 +160,7 @@ func (sp *Spec) Series(ctx context.Context, nonce string) (*Prepared, error) {
 	if sp.Workload == "requests" && sp.Data.Path != "" {
 		// AIPerf's multi_turn files are sessions: replay them as such,
 		// every turn, or refuse to send their first turns alone.
-		if pd, err := sp.Data.Read(ctx); err == nil && pd.Parsed.Sessions {
+		if pd, err := sp.readDataset(ctx); err == nil && pd.Parsed.Sessions {
 			switch {
 			case sp.given("workload"):
 				return nil, fmt.Errorf("--dataset %s holds sessions (%s): they replay as conversations, every turn (--workload conversations, or no --workload), not as single requests that would send only each session's first turn", sp.Data.Path, pd.Format())
@@ -208,7 +208,7 @@ func (sp *Spec) conversations(ctx context.Context) (*DatasetFile, error) {
 	if sp.Data.Path == "" {
 		return nil, errors.New("--workload conversations replays a --dataset's conversations (ShareGPT, chat or multi_turn): give --dataset")
 	}
-	pd, err := sp.Data.Read(ctx)
+	pd, err := sp.readDataset(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +272,7 @@ func (sp *Spec) build(ctx context.Context) (driver.Load, Workload, error) {
 	// A dataset is read first: a trace sets the arrivals itself.
 	var pending *DatasetFile
 	if sp.Data.Path != "" {
-		if pending, err = sp.Data.Read(ctx); err != nil {
+		if pending, err = sp.readDataset(ctx); err != nil {
 			return driver.Load{}, w, err
 		}
 		if rate := pending.TraceRate(); rate > 0 {

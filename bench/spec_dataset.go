@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -25,6 +26,9 @@ type DatasetSpec struct {
 	BlockTokens int
 	Speedup     float64
 	LiveHistory bool
+	// ImageDir is --image-dir: where the file's relative image paths are
+	// read from ("": the dataset's own folder).
+	ImageDir string
 }
 
 // MaxDatasetBytes bounds a dataset file: ShareGPT's is 650 MB, and the
@@ -74,6 +78,17 @@ func (d DatasetSpec) Read(ctx context.Context) (*DatasetFile, error) {
 		if b.flag >= 0 {
 			*b.dst = b.flag
 		}
+	}
+	if parsed.HasImages() {
+		dir := d.ImageDir
+		if dir == "" {
+			dir = filepath.Dir(d.Path)
+		}
+		if p.images, err = resolveImages(ctx, parsed, dir); err != nil {
+			return nil, fmt.Errorf("--dataset %s: %w", d.Path, err)
+		}
+	} else if d.ImageDir != "" {
+		return nil, fmt.Errorf("--image-dir: the dataset %s names no images", d.Path)
 	}
 	if d.Tokenizer != "" {
 		if p.Tokenizer, err = workload.LoadTokenizer(ctx, d.Tokenizer); err != nil {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -42,4 +43,21 @@ func (sp *Spec) images() (*workload.Images, error) {
 	}
 	im := &workload.Images{Count: sp.ImageCount, Sizes: sizes, Format: sp.ImageFormat, Quality: sp.ImageQuality, Pool: sp.ImagePool, Seed: uint64(sp.Seed)}
 	return im, im.Check()
+}
+
+// readDataset reads --dataset and checks that its images, if it names
+// any, can go where the run sends: in messages, with no --image-count
+// replacing them.
+func (sp *Spec) readDataset(ctx context.Context) (*DatasetFile, error) {
+	pd, err := sp.Data.Read(ctx)
+	if err != nil || pd.images == nil {
+		return pd, err
+	}
+	switch {
+	case !sp.Endpoint.Chat():
+		return nil, fmt.Errorf("--dataset %s names images, which go in messages (--endpoint chat or responses), not to %s", sp.Data.Path, sp.Endpoint)
+	case sp.ImageCount > 0:
+		return nil, fmt.Errorf("--dataset %s names its own images: --image-count would add synthetic ones beside them; give one or the other", sp.Data.Path)
+	}
+	return pd, nil
 }

@@ -20,6 +20,7 @@ func registerDataset(c *cobra.Command, d *bench.DatasetSpec) {
 	fs.BoolVar(&d.Repeat, "dataset-repeat", false, "start every sweep level at the first sampled entry, so later levels resend earlier levels' prompts (warm on a prefix-caching server); by default each level continues where the last stopped")
 	fs.IntVar(&d.BlockTokens, "trace-block-tokens", workload.DefaultTraceBlockTokens, "tokens one trace hash_id stands for (Mooncake's block size)")
 	fs.BoolVar(&d.LiveHistory, "replay-live-history", false, "conversations: send the server's own answers as the history of later turns (default: the recorded answers)")
+	fs.StringVar(&d.ImageDir, "image-dir", "", "the folder a dataset's relative image paths are read from (LLaVA's, ShareGPT-4V's \"image\"; default: the dataset's own folder)")
 	markInputs(c, "tokenizer")
 	if windowFlag(c) == "--duration" {
 		// A sweep's levels are --trace-speedups.

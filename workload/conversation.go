@@ -78,7 +78,7 @@ func (c Conversations) Turn(call Call, k int, answers []string) Request {
 		msgs = append(msgs, Message{Role: "system", Content: cv.System})
 	}
 	for j := 0; j < k; j++ {
-		msgs = append(msgs, Message{Role: "user", Content: cv.Turns[j].User})
+		msgs = append(msgs, Message{Role: "user", Content: cv.Turns[j].User, Images: cv.Turns[j].Images})
 		if j == k-1 {
 			break
 		}

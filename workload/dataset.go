@@ -94,6 +94,9 @@ type Conversation struct {
 // ConversationTurn is one user turn and what the recording says of it.
 type ConversationTurn struct {
 	User string
+	// Images are the turn's images, as the file names them (see
+	// ParsedDataset.ImageRefs).
+	Images []string
 	// Answer is the recorded assistant answer ("" when there is none), and
 	// AnswerTokens its length once counted (SizeConversations).
 	Answer       string

@@ -81,8 +81,8 @@ func (r recordOf) bfclQuestion() ([]Message, error) {
 		default:
 			return nil, r.errorf("question[0][%d] has role %q (want system or user)", i, msg.Role)
 		}
-		text, ok := content(msg.Content)
-		if !ok || text == "" {
+		text, images, err := content(msg.Content)
+		if err != nil || text == "" || len(images) > 0 {
 			return nil, r.errorf("question[0][%d].content must be a non-empty string", i)
 		}
 		msgs = append(msgs, Message{Role: msg.Role, Content: text})

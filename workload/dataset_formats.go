@@ -2,6 +2,7 @@ package workload
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -125,29 +126,53 @@ func (r recordOf) stamp(e *DatasetEntry) error {
 }
 
 // content reads a chat message's content: a string, or OpenAI's list of
-// parts, whose text parts are joined.
-func content(raw json.RawMessage) (string, bool) {
+// parts, whose text parts are joined and whose image parts (image_url,
+// input_image, image) give the message's images. A part of a kind knee
+// does not send (audio, video) is an error, not a part silently left out.
+func content(raw json.RawMessage) (string, []string, error) {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return s, true
+		return s, nil, nil
 	}
 	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type     string          `json:"type"`
+		Text     string          `json:"text"`
+		ImageURL json.RawMessage `json:"image_url"`
+		Image    json.RawMessage `json:"image"`
 	}
 	if json.Unmarshal(raw, &parts) != nil {
-		return "", false
+		return "", nil, errors.New("must be a string or a list of content parts")
 	}
 	var b strings.Builder
-	for _, p := range parts {
-		if p.Type == "text" || p.Type == "" {
+	var images []string
+	for i, p := range parts {
+		switch p.Type {
+		case "text", "input_text", "":
 			if b.Len() > 0 {
 				b.WriteByte('\n')
 			}
 			b.WriteString(p.Text)
+		case "image_url", "input_image", "image":
+			src := p.ImageURL
+			if len(src) == 0 {
+				src = p.Image
+			}
+			ref, ok := "", false
+			if len(src) > 0 {
+				ref, ok = imageRef(src)
+			}
+			if !ok || ref == "" {
+				return "", nil, fmt.Errorf("part %d (%s) names no image: give image_url.url", i, p.Type)
+			}
+			images = append(images, ref)
+		default:
+			return "", nil, fmt.Errorf("part %d is %q: knee sends text and images", i, p.Type)
 		}
 	}
-	return b.String(), true
+	if len(images) > maxImagesPerMessage {
+		return "", nil, fmt.Errorf("%d images is more than %d a message", len(images), maxImagesPerMessage)
+	}
+	return b.String(), images, nil
 }
 
 func (r recordOf) prompt() error { return r.guidePrompt() }
@@ -171,11 +196,14 @@ func (r recordOf) chat() error {
 		default:
 			return r.errorf("messages[%d] has role %q (want system, user, assistant, developer or tool)", i, m.Role)
 		}
-		text, ok := content(m.Content)
-		if !ok {
-			return r.errorf("messages[%d].content must be a string or a list of text parts", i)
+		text, images, err := content(m.Content)
+		if err != nil {
+			return r.errorf("messages[%d].content %v", i, err)
 		}
-		msgs = append(msgs, Message{Role: m.Role, Content: text})
+		if len(images) > 0 && m.Role != "user" {
+			return r.errorf("messages[%d] is %s's and carries images: images go in user messages", i, m.Role)
+		}
+		msgs = append(msgs, Message{Role: m.Role, Content: text, Images: images})
 	}
 	e := DatasetEntry{Messages: msgs, Line: r.n}
 	var err error
@@ -207,7 +235,7 @@ func conversationOf(msgs []Message, line int) (Conversation, bool) {
 	for ; i < len(msgs); i++ {
 		switch m := msgs[i]; m.Role {
 		case "user":
-			c.Turns = append(c.Turns, ConversationTurn{User: m.Content})
+			c.Turns = append(c.Turns, ConversationTurn{User: m.Content, Images: append([]string(nil), m.Images...)})
 		case "assistant":
 			if len(c.Turns) == 0 || c.Turns[len(c.Turns)-1].Answer != "" {
 				return c, false

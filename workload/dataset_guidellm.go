@@ -83,6 +83,11 @@ func (r recordOf) guidePrompt() error {
 		}
 		c.Turns = append(c.Turns, ConversationTurn{User: text})
 	}
+	images, err := imagesOf(r.keys, r.errorf)
+	if err != nil {
+		return err
+	}
+	c.Turns[0].Images = images
 	if len(c.Turns) > 1 {
 		// A multi-turn row: every turn asks for the row's output count.
 		for k := range c.Turns {
@@ -91,7 +96,7 @@ func (r recordOf) guidePrompt() error {
 		r.p.Conversations = append(r.p.Conversations, c)
 		r.p.Sessions = true
 	}
-	e.Messages = []Message{{Role: "user", Content: c.Turns[0].User}}
+	e.Messages = []Message{{Role: "user", Content: c.Turns[0].User, Images: append([]string(nil), images...)}}
 	if system != "" {
 		e.Messages = append([]Message{{Role: "system", Content: system}}, e.Messages...)
 	}

@@ -44,13 +44,27 @@ func (r recordOf) shareGPT() error {
 			continue // a tool or function turn: not part of the exchange
 		}
 		var text string
+		var images []string
 		if t.Value != nil {
 			text = *t.Value
-		} else if s, ok := content(t.Content); ok {
-			text = s
+		} else if len(t.Content) > 0 {
+			s, refs, err := content(t.Content)
+			if err != nil {
+				return r.errorf("a %s turn's content %v", role, err)
+			}
+			text, images = s, refs
 		}
-		msgs = append(msgs, Message{Role: role, Content: text})
+		if role == "user" {
+			text = stripImageTags(text)
+		}
+		msgs = append(msgs, Message{Role: role, Content: text, Images: images})
 	}
+	// LLaVA's and ShareGPT-4V's "image" goes with the first question.
+	refs, err := imagesOf(r.keys, r.errorf)
+	if err != nil {
+		return err
+	}
+	msgs = withImages(msgs, refs)
 	// The single-turn entry: the first human turn and the answer after it,
 	// with a leading system turn as the system message. Conversations
 	// without both are skipped, as vLLM skips them.
@@ -64,8 +78,7 @@ func (r recordOf) shareGPT() error {
 			continue
 		}
 		if i+1 < len(msgs) && msgs[i+1].Role == "assistant" {
-			e := DatasetEntry{Messages: append(sys, Message{Role: "user", Content: m.Content}), Reference: msgs[i+1].Content, Line: r.n}
-			var err error
+			e := DatasetEntry{Messages: append(sys, Message{Role: "user", Content: m.Content, Images: m.Images}), Reference: msgs[i+1].Content, Line: r.n}
 			if e.MaxTokens, err = r.output(); err != nil {
 				return err
 			}
@@ -116,7 +129,11 @@ func (r recordOf) singleTurn() error {
 	if role != "" && role != "user" {
 		return r.errorf(`role %q: a single_turn line is the user's`, role)
 	}
-	e := DatasetEntry{Messages: []Message{{Role: "user", Content: text}}, Line: r.n}
+	images, err := imagesOf(r.keys, r.errorf)
+	if err != nil {
+		return err
+	}
+	e := DatasetEntry{Messages: []Message{{Role: "user", Content: text, Images: images}}, Line: r.n}
 	if e.MaxTokens, err = r.output(); err != nil {
 		return err
 	}
@@ -170,6 +187,9 @@ func (r recordOf) multiTurn() error {
 			return errorf(`missing "text"`)
 		}
 		ct := ConversationTurn{User: text}
+		if ct.Images, err = imagesOf(t, errorf); err != nil {
+			return err
+		}
 		if ct.MaxTokens, err = outputOf(t, r.p, errorf); err != nil {
 			return err
 		}
@@ -184,7 +204,7 @@ func (r recordOf) multiTurn() error {
 	r.p.Conversations = append(r.p.Conversations, c)
 	r.p.Sessions = true
 	// The first turn alone, for a requests workload.
-	e := DatasetEntry{Messages: []Message{{Role: "user", Content: c.Turns[0].User}}, MaxTokens: c.Turns[0].MaxTokens, Line: r.n}
+	e := DatasetEntry{Messages: []Message{{Role: "user", Content: c.Turns[0].User, Images: append([]string(nil), c.Turns[0].Images...)}}, MaxTokens: c.Turns[0].MaxTokens, Line: r.n}
 	if c.System != "" {
 		e.Messages = append([]Message{{Role: "system", Content: c.System}}, e.Messages...)
 	}

@@ -36,8 +36,18 @@ func TestParseDatasetFormats(t *testing.T) {
 		{"GuideLLM JSONL", `{"prompt":"a","prompt_tokens_count":1,"output_tokens_count":9}`, FormatPrompt, 1, []Message{{Role: "user", Content: "a"}}, 9, "output_tokens_count"},
 		{"chat JSONL", `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"},{"role":"user","content":"and?"}],"max_tokens":7}` + "\n",
 			FormatChat, 1, []Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}, {Role: "user", Content: "and?"}}, 7, "max_tokens"},
-		{"chat with content parts", `{"messages":[{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{}},{"type":"text","text":"here"}]}]}`,
-			FormatChat, 1, []Message{{Role: "user", Content: "look\nhere"}}, 0, ""},
+		{"chat with content parts", `{"messages":[{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"http://h/a.png"}},{"type":"text","text":"here"},{"type":"input_image","image_url":"b.jpg"}]}]}`,
+			FormatChat, 1, []Message{{Role: "user", Content: "look\nhere", Images: []string{"http://h/a.png", "b.jpg"}}}, 0, ""},
+		{"LLaVA JSON", `[{"id":"000000033471","image":"coco/train2017/000000033471.jpg","conversations":[{"from":"human","value":"<image>\nWhat are the colors of the bus?"},{"from":"gpt","value":"White and red."},{"from":"human","value":"And the sky?"},{"from":"gpt","value":"Blue."}]}]`,
+			FormatShareGPT, 1, []Message{{Role: "user", Content: "What are the colors of the bus?", Images: []string{"coco/train2017/000000033471.jpg"}}}, 0, ""},
+		{"ShareGPT-4V, tag last", `{"id":"sa_545504","image":"sam/images/sa_545504.jpg","conversations":[{"from":"human","value":"What do you see happening in this image?\n<image>"},{"from":"gpt","value":"A street."}]}`,
+			FormatShareGPT, 1, []Message{{Role: "user", Content: "What do you see happening in this image?", Images: []string{"sam/images/sa_545504.jpg"}}}, 0, ""},
+		{"LLaVA-OneVision: a list", `{"image":["a.png","b.png"],"conversations":[{"from":"human","value":"<image>\n<image>\nCompare."},{"from":"gpt","value":"Same."}]}`,
+			FormatShareGPT, 1, []Message{{Role: "user", Content: "Compare.", Images: []string{"a.png", "b.png"}}}, 0, ""},
+		{"AIPerf single_turn images", `{"text":"describe","images":["/data/x.png",{"url":"https://h/y.jpg"}]}`,
+			FormatSingleTurn, 1, []Message{{Role: "user", Content: "describe", Images: []string{"/data/x.png", "https://h/y.jpg"}}}, 0, ""},
+		{"GuideLLM prompt with an image column", `{"prompt":"what is it?","image":"z.webp"}`,
+			FormatPrompt, 1, []Message{{Role: "user", Content: "what is it?", Images: []string{"z.webp"}}}, 0, ""},
 		{"ShareGPT JSONL", `{"conversations":[{"from":"human","value":"q"},{"from":"gpt","value":"r"}]}` + "\n", FormatShareGPT, 1, []Message{{Role: "user", Content: "q"}}, 0, ""},
 		{"ShareGPT: leading system and gpt turns", `[{"conversations":[{"from":"system","value":"be kind"},{"from":"gpt","value":"hello!"},{"from":"human","value":"q"},{"from":"gpt","value":"r"}]}]`,
 			FormatShareGPT, 1, []Message{{Role: "system", Content: "be kind"}, {Role: "user", Content: "q"}}, 0, ""},
@@ -84,10 +94,10 @@ func TestParseMultiTurn(t *testing.T) {
 	if c.ID != "7" || c.System != "terse" || len(c.Turns) != 2 {
 		t.Fatalf("%+v", c)
 	}
-	if c.Turns[0] != (ConversationTurn{User: "hi", Answer: "hello", MaxTokens: 4}) {
+	if !reflect.DeepEqual(c.Turns[0], ConversationTurn{User: "hi", Answer: "hello", MaxTokens: 4}) {
 		t.Errorf("turn 1: %+v", c.Turns[0])
 	}
-	if c.Turns[1] != (ConversationTurn{User: "more\nplease", Delay: 1500 * time.Millisecond, HasDelay: true}) {
+	if !reflect.DeepEqual(c.Turns[1], ConversationTurn{User: "more\nplease", Delay: 1500 * time.Millisecond, HasDelay: true}) {
 		t.Errorf("turn 2: %+v", c.Turns[1])
 	}
 	chat := parse(t, `{"messages":[{"role":"system","content":"s"},{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}`, FormatAuto)

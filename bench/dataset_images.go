@@ -1,0 +1,252 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"image"
+	_ "image/gif" // GIF headers, as vLLM's PIL reads them
+	_ "image/jpeg"
+	_ "image/png"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	_ "golang.org/x/image/webp" // WebP headers
+
+	"github.com/kneebench/knee/results/input"
+	"github.com/kneebench/knee/workload"
+)
+
+// A dataset's images: every reference is checked before the first
+// request (a path must be a readable image, a data URL must hold one);
+// a local file is read and sent as a data URL when a request needs it,
+// ahead of a level's clock as far as memory allows (see prepare).
+
+// MaxImageFileBytes bounds one image file: vLLM's media fetch refuses far
+// smaller, and a file past this is not a photograph.
+const MaxImageFileBytes = 64 << 20
+
+// localImage marks a reference knee reads itself: the absolute path
+// after it. It never reaches a request.
+const localImage = "knee-local-image:"
+
+// datasetImages reads a dataset's local images into data URLs.
+type datasetImages struct {
+	ctx   context.Context
+	mu    sync.Mutex
+	cache map[string]string
+	bytes int
+	// files and inline count what the dataset holds, for the run's
+	// configuration.
+	files, urls, inline int
+}
+
+// imageCacheBytes bounds the data URLs kept; past it the cache starts
+// again (a level's images are prepared just before it).
+const imageCacheBytes = 512 << 20
+
+// resolveImages checks every image reference of the dataset: dir is
+// where relative paths are read from (--image-dir, or the dataset's own
+// folder). A path becomes a local reference, read when sent; an http(s)
+// or file:// URL is sent as it is, for the server to fetch; a data URL
+// must hold an image. Errors name the line and the reference.
+func resolveImages(ctx context.Context, p *workload.ParsedDataset, dir string) (*datasetImages, error) {
+	di := &datasetImages{ctx: ctx, cache: map[string]string{}}
+	checked := map[string]string{}
+	err := p.ImageRefs(func(ref string, line int) (string, error) {
+		if v, ok := checked[ref]; ok {
+			return v, nil
+		}
+		v, err := di.resolve(ref, dir)
+		if err != nil {
+			return "", fmt.Errorf("line %d: image %q: %w", line, clip(ref, 80), err)
+		}
+		checked[ref] = v
+		return v, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return di, nil
+}
+
+// clip shortens s for an error message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func (di *datasetImages) resolve(ref, dir string) (string, error) {
+	if head, _, ok := strings.Cut(ref, ":"); ok && len(head) > 1 && !strings.ContainsAny(head, `/\.`) {
+		switch strings.ToLower(head) {
+		case "data":
+			di.inline++
+			return ref, checkDataURL(ref)
+		case "http", "https":
+			u, err := url.Parse(ref)
+			if err != nil || u.Host == "" {
+				return "", errors.New("not a URL a server can fetch")
+			}
+			di.urls++
+			return ref, nil
+		case "file":
+			// Sent as it is: the server reads it from its own disk (vLLM's
+			// --allowed-local-media-path), as vLLM's benchmark sends paths.
+			di.urls++
+			return ref, nil
+		default:
+			return "", fmt.Errorf("a %s: URL: knee sends paths it can read, http(s), file:// and data URLs", head)
+		}
+	}
+	path := ref
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	path = filepath.Clean(path)
+	// Only a regular file: a FIFO or a device would block or never end,
+	// and no image is either.
+	info, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if !info.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", path)
+	}
+	f, err := input.Open(di.ctx, path, MaxImageFileBytes, "an image")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if _, _, err := image.DecodeConfig(f); err != nil {
+		if errors.Is(err, input.ErrInterrupted) || errors.Is(err, input.ErrTooLarge) {
+			return "", err
+		}
+		return "", fmt.Errorf("%s is no PNG, JPEG, GIF or WebP image (%v)", path, err)
+	}
+	di.files++
+	return localImage + path, nil
+}
+
+// checkDataURL checks that a data URL holds a base64 image.
+func checkDataURL(ref string) error {
+	meta, data, ok := strings.Cut(ref, ",")
+	if !ok || !strings.HasSuffix(meta, ";base64") || !strings.HasPrefix(strings.ToLower(meta), "data:image/") {
+		return errors.New("a data URL must be data:image/...;base64,...")
+	}
+	if _, _, err := image.DecodeConfig(base64.NewDecoder(base64.StdEncoding, strings.NewReader(data))); err != nil {
+		return fmt.Errorf("the data URL holds no PNG, JPEG, GIF or WebP image (%v)", err)
+	}
+	return nil
+}
+
+// url is a reference as sent: a local image's data URL, read once and
+// kept while the cache has room; anything else as it is. A file that
+// can no longer be read (moved since the check) is sent as an empty data
+// URL, which the server refuses, so the request counts as an error.
+func (di *datasetImages) url(ref string) string {
+	path, ok := strings.CutPrefix(ref, localImage)
+	if !ok {
+		return ref
+	}
+	di.mu.Lock()
+	u, ok := di.cache[path]
+	di.mu.Unlock()
+	if ok {
+		return u
+	}
+	u = readDataURL(di.ctx, path)
+	di.mu.Lock()
+	if di.bytes+len(u) > imageCacheBytes {
+		di.cache, di.bytes = map[string]string{}, 0
+	}
+	di.cache[path] = u
+	di.bytes += len(u)
+	di.mu.Unlock()
+	return u
+}
+
+// readDataURL reads an image file as a data URL of its own type.
+func readDataURL(ctx context.Context, path string) string {
+	f, err := input.Open(ctx, path, MaxImageFileBytes, "an image")
+	if err != nil {
+		return "data:,"
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return "data:,"
+	}
+	_, format, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return "data:,"
+	}
+	return "data:image/" + format + ";base64," + base64.StdEncoding.EncodeToString(data)
+}
+
+// request puts a request's images as sent.
+func (di *datasetImages) request(r workload.Request) workload.Request {
+	if di == nil {
+		return r
+	}
+	copied := false
+	for i, m := range r.Messages {
+		if !slices.ContainsFunc(m.Images, isLocalImage) {
+			continue
+		}
+		if !copied {
+			// The dataset's own messages stay as they are: a request
+			// gets copies.
+			r.Messages = append([]workload.Message(nil), r.Messages...)
+			copied = true
+		}
+		sent := make([]string, len(m.Images))
+		for k, ref := range m.Images {
+			sent[k] = di.url(ref)
+		}
+		r.Messages[i].Images = sent
+	}
+	return r
+}
+
+func isLocalImage(ref string) bool { return strings.HasPrefix(ref, localImage) }
+
+// prepare reads the images of n requests of src ahead, stopping once the
+// cache is half full.
+func (di *datasetImages) prepare(src workload.Source, n int) {
+	if di == nil || di.files == 0 {
+		return
+	}
+	for i := range n {
+		di.request(src.Request(i))
+		di.mu.Lock()
+		full := di.bytes > imageCacheBytes/2
+		di.mu.Unlock()
+		if full {
+			return
+		}
+	}
+}
+
+// String says what the dataset's images are, for a run's configuration.
+func (di *datasetImages) String() string {
+	var parts []string
+	if di.files > 0 {
+		parts = append(parts, fmt.Sprintf("%d files read and sent inline", di.files))
+	}
+	if di.urls > 0 {
+		parts = append(parts, fmt.Sprintf("%d URLs the server fetches", di.urls))
+	}
+	if di.inline > 0 {
+		parts = append(parts, fmt.Sprintf("%d data URLs", di.inline))
+	}
+	return "from the dataset: " + strings.Join(parts, ", ")
+}

@@ -1,0 +1,97 @@
+package cmd
+
+import (
+	"bytes"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// writeImage writes a w×h image as PNG or JPEG (by the name's extension).
+func writeImage(t *testing.T, path string, w, h int) {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	var b bytes.Buffer
+	var err error
+	if strings.HasSuffix(path, ".jpg") {
+		err = jpeg.Encode(&b, img, nil)
+	} else {
+		err = png.Encode(&b, img)
+	}
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(path), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(path, b.Bytes(), 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestImageDataset: a LLaVA-style file's images, named by paths relative
+// to --image-dir (or to the file), are read and sent as data URLs of
+// their own format, with LLaVA's <image> placeholder taken out of the
+// text; an AIPerf single_turn file's "images" too. A path that is not a
+// readable image is refused naming its line before anything is sent.
+func TestImageDataset(t *testing.T) {
+	url, seen := visionServer(t)
+	dir := t.TempDir()
+	pics := filepath.Join(dir, "pics")
+	writeImage(t, filepath.Join(pics, "coco", "a.png"), 64, 48)
+	writeImage(t, filepath.Join(pics, "sam", "b.jpg"), 32, 32)
+	llava := writeFile(t, dir, "llava.json", `[
+  {"id": "1", "image": "coco/a.png", "conversations": [{"from": "human", "value": "<image>\nWhat is on the bus?"}, {"from": "gpt", "value": "A cat sits on it."}]},
+  {"id": "2", "image": "sam/b.jpg", "conversations": [{"from": "human", "value": "Describe this.\n<image>"}, {"from": "gpt", "value": "A dark square."}]}
+]`)
+	r := runJSON(t, "run", "--base-url", url, "--dataset", llava, "--image-dir", pics, "--requests", "4", "--concurrency", "1", "--no-server-metrics")
+	if r.Requests.OK != 4 || r.Images == nil || r.Images.Images != 4 || !strings.Contains(r.Config.Images, "2 files read") {
+		t.Fatalf("%d ok, images %+v, config %q", r.Requests.OK, r.Images, r.Config.Images)
+	}
+	sizes := map[string]int{}
+	for _, s := range seen() {
+		sizes[s]++
+	}
+	if sizes["png 64x48"] == 0 || sizes["jpeg 32x32"] == 0 || len(sizes) != 2 {
+		t.Errorf("images seen: %v", sizes)
+	}
+	// Relative to the file itself when no --image-dir is given.
+	single := writeFile(t, pics, "single.jsonl", `{"text": "two pictures", "images": ["coco/a.png", "sam/b.jpg"]}`+"\n")
+	r = runJSON(t, "run", "--base-url", url, "--dataset", single, "--requests", "2", "--concurrency", "1", "--no-server-metrics")
+	if r.Requests.OK != 2 || r.Images == nil || r.Images.Images != 4 {
+		t.Errorf("single_turn: %d ok, images %+v", r.Requests.OK, r.Images)
+	}
+
+	fifo := filepath.Join(dir, "pipe.png")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, pics, "notes.png", "not a picture")
+	for _, c := range []struct{ image, want string }{
+		{"coco/missing.png", "line 2"},
+		{"notes.png", "no PNG, JPEG, GIF or WebP image"},
+		{fifo, "not a regular file"},
+		{"/dev/zero", "not a regular file"},
+		{"s3://bucket/a.png", "s3: URL"},
+		{"data:image/png;base64,AAAA", "holds no PNG"},
+	} {
+		bad := writeFile(t, dir, "bad.jsonl", `{"text": "fine", "image": "coco/a.png"}`+"\n"+`{"text": "this one", "image": "`+c.image+`"}`+"\n")
+		code, out, errOut := execute(t, "run", "--base-url", url, "--dataset", bad, "--image-dir", pics, "--requests", "1")
+		if code != ExitUsage || !strings.Contains(errOut, c.want) || out != "" {
+			t.Errorf("%s: exit %d, %q; want a usage error saying %q", c.image, code, errOut, c.want)
+		}
+	}
+	for _, bad := range [][]string{
+		{"--endpoint", "completions"},
+		{"--image-count", "1"},
+	} {
+		if code, _, errOut := execute(t, append([]string{"run", "--base-url", url, "--dataset", llava, "--image-dir", pics, "--requests", "1"}, bad...)...); code != ExitUsage {
+			t.Errorf("%v: exit %d, %s; want a usage error", bad, code, errOut)
+		}
+	}
+}
