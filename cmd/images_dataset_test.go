@@ -2,14 +2,19 @@ package cmd
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/jpeg"
 	"image/png"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // writeImage writes a w×h image as PNG or JPEG (by the name's extension).
@@ -93,5 +98,44 @@ func TestImageDataset(t *testing.T) {
 		if code, _, errOut := execute(t, append([]string{"run", "--base-url", url, "--dataset", llava, "--image-dir", pics, "--requests", "1"}, bad...)...); code != ExitUsage {
 			t.Errorf("%v: exit %d, %s; want a usage error", bad, code, errOut)
 		}
+	}
+}
+
+// TestUploadTime: a request's body takes its time to send when the
+// server reads it late; the result says how much of TTFT that was. The
+// server waits 300 ms before reading a 16 MB body, more than the
+// sockets' buffers hold, so no upload can end sooner.
+func TestUploadTime(t *testing.T) {
+	const wait = 300 * time.Millisecond
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/models") {
+			fmt.Fprint(w, `{"data":[{"id":"vl"}]}`)
+			return
+		}
+		time.Sleep(wait)
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"big\"}}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	// A PNG header, then 12 MB: knee checks the header and sends the file.
+	writeImage(t, filepath.Join(dir, "big.png"), 4, 4)
+	head, err := os.ReadFile(filepath.Join(dir, "big.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "big.png"), append(head, make([]byte, 12<<20)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := writeFile(t, dir, "big.jsonl", `{"text": "how big?", "image": "big.png"}`+"\n")
+	r := runJSON(t, "run", "--base-url", srv.URL+"/v1", "--dataset", data, "--requests", "2", "--concurrency", "1", "--no-server-metrics")
+	im := r.Images
+	if r.Requests.OK != 2 || im == nil || im.Uploads != 2 || im.BodyBytes < 2*16<<20 || im.UploadMeanMs == nil || im.UploadShare == nil {
+		t.Fatalf("%d ok, images %+v", r.Requests.OK, im)
+	}
+	if *im.UploadMeanMs < float64(wait.Milliseconds()) || *im.UploadShare > 1 || float64(im.UploadMaxNs)/1e6 < *im.UploadMeanMs {
+		t.Errorf("upload mean %.1f ms (want ≥ %s), share of TTFT %.2f (want ≤ 1), longest %.1f ms", *im.UploadMeanMs, wait, *im.UploadShare, float64(im.UploadMaxNs)/1e6)
 	}
 }

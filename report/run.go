@@ -323,6 +323,9 @@ func ImagesLine(r *results.Run) string {
 	if t := im.TokensPerImage; t != nil {
 		line += fmt.Sprintf(" · the server counted %s prompt tokens an image past the sized text", num(*t, 1))
 	}
+	if u, sh := im.UploadMeanMs, im.UploadShare; u != nil && sh != nil {
+		line += fmt.Sprintf(" · sending a body took %s ms on average (%s%% of TTFT sched; longest %s ms)", num(*u, 2), num(*sh*100, 1), num(float64(im.UploadMaxNs)/1e6, 2))
+	}
 	return line
 }
 

@@ -39,6 +39,9 @@ type RecordLine struct {
 	TTFATNs         *int64 `json:"ttfat_ns,omitempty"`
 	ReasoningTokens *int   `json:"reasoning_tokens,omitempty"`
 	AnswerTokens    *int   `json:"answer_tokens,omitempty"`
+	// UploadNs is from the send to the body's last byte handed to the
+	// socket (connecting included, for a new connection).
+	UploadNs *int64 `json:"upload_ns,omitempty"`
 	// ToolChunks is the chunks that carried a tool call.
 	ToolChunks int    `json:"tool_chunks,omitempty"`
 	E2ESchedNs *int64 `json:"e2e_sched_ns,omitempty"`

@@ -45,6 +45,31 @@ type Images struct {
 	PromptTokens   int64    `json:"prompt_tokens"`
 	TextTokens     int64    `json:"text_tokens,omitempty"`
 	TokensPerImage *float64 `json:"tokens_per_image,omitempty"`
+	// Uploads is how many of the requests got a first token: over them
+	// UploadNs sums the uploads (from the send to the body's last byte
+	// handed to the socket) and TTFTSchedNs the TTFTs from the scheduled
+	// send, so UploadShare is the part of TTFT spent sending bodies;
+	// UploadMaxNs is the longest upload, UploadMeanMs the mean.
+	Uploads      int64    `json:"uploads"`
+	UploadNs     int64    `json:"upload_ns_total"`
+	TTFTSchedNs  int64    `json:"ttft_sched_ns_total"`
+	UploadMaxNs  int64    `json:"upload_max_ns"`
+	UploadMeanMs *float64 `json:"upload_mean_ms,omitempty"`
+	UploadShare  *float64 `json:"upload_share_of_ttft,omitempty"`
+}
+
+// Derive sets the figures drawn from the sums: the mean upload and its
+// share of TTFT.
+func (im *Images) Derive() {
+	im.UploadMeanMs, im.UploadShare = nil, nil
+	if im.Uploads > 0 {
+		v := float64(im.UploadNs) / float64(im.Uploads) / 1e6
+		im.UploadMeanMs = &v
+	}
+	if im.TTFTSchedNs > 0 {
+		v := float64(im.UploadNs) / float64(im.TTFTSchedNs)
+		im.UploadShare = &v
+	}
 }
 
 // mergeImages sums the shards' image accounts.
@@ -64,6 +89,13 @@ func mergeImages(m *Run, shards []*Run) {
 		t.BodyBytes += x.BodyBytes
 		t.PromptTokens += x.PromptTokens
 		t.TextTokens += x.TextTokens
+		t.Uploads += x.Uploads
+		t.UploadNs += x.UploadNs
+		t.TTFTSchedNs += x.TTFTSchedNs
+		t.UploadMaxNs = max(t.UploadMaxNs, x.UploadMaxNs)
+	}
+	if t != nil {
+		t.Derive()
 	}
 	if t != nil && t.TextTokens > 0 && t.Images > 0 {
 		v := float64(t.PromptTokens-t.TextTokens) / float64(t.Images)

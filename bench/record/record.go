@@ -115,6 +115,11 @@ type Record struct {
 	// Images and ImageBytes are the images the request sent and their
 	// data URLs' bytes; BodyBytes is its whole body's.
 	Images, ImageBytes, BodyBytes int
+	// Upload is from the send to the request's last byte handed to the
+	// socket: connecting, if the request opened a connection, and
+	// writing its body. Part of TTFT, as the server can start on a
+	// prompt only once it has the whole body.
+	Upload time.Duration
 	// Pooled marks a pooling model's answer (embeddings): one body, no
 	// tokens generated; Inputs is how many texts the request carried and
 	// Dimensions the vectors' size.
@@ -268,6 +273,9 @@ func (r *Record) line(start time.Time, level *float64) results.RecordLine {
 		l.Call = &call
 	}
 	l.ToolChunks = r.ToolChunks
+	if r.Upload > 0 {
+		l.UploadNs = dur(r.Upload)
+	}
 	if r.Reasoned() {
 		rt, at := r.ThoughtTokens(), r.AnswerTokens()
 		l.ReasoningTokens, l.AnswerTokens = &rt, &at

@@ -108,6 +108,7 @@ func (s *Summary) result(rep health.Report, wStart, wEnd time.Duration, offered 
 	thinkResult(res, lat, agg.think, s.level.Config.MaxTokens, !s.level.NoHistograms)
 	if agg.images.Requests > 0 {
 		im := agg.images
+		im.Derive()
 		res.Images = &im
 	}
 	if agg.tools.Requests > 0 {

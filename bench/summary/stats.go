@@ -151,6 +151,10 @@ func (a *aggregate) add(o *aggregate) {
 	a.images.ImageBytes += o.images.ImageBytes
 	a.images.BodyBytes += o.images.BodyBytes
 	a.images.PromptTokens += o.images.PromptTokens
+	a.images.Uploads += o.images.Uploads
+	a.images.UploadNs += o.images.UploadNs
+	a.images.TTFTSchedNs += o.images.TTFTSchedNs
+	a.images.UploadMaxNs = max(a.images.UploadMaxNs, o.images.UploadMaxNs)
 	a.tools.Requests += o.tools.Requests
 	a.tools.FinishToolCalls += o.tools.FinishToolCalls
 	a.tools.ArgumentChunks += o.tools.ArgumentChunks
@@ -285,6 +289,12 @@ func (c *collector) add(r *record.Record) {
 		im.ImageBytes += int64(r.ImageBytes)
 		im.BodyBytes += int64(r.BodyBytes)
 		im.PromptTokens += int64(r.PromptTokens)
+		if r.Chunks > 0 {
+			im.Uploads++
+			im.UploadNs += int64(r.Upload)
+			im.TTFTSchedNs += int64(r.FirstToken - r.Scheduled)
+			im.UploadMaxNs = max(im.UploadMaxNs, int64(r.Upload))
+		}
 	}
 	a.inTotal += int64(r.PromptTokens)
 	a.outTotal += int64(out)

@@ -122,6 +122,18 @@ type trackedConn struct {
 	// Read applies it.
 	limit   atomic.Int64
 	applied int64
+
+	// wrote is when the exchange's last write returned (since
+	// connEpoch): the request's last byte handed to the socket.
+	wrote atomic.Int64
+}
+
+// connEpoch is the monotonic origin of trackedConn.wrote.
+var connEpoch = time.Now()
+
+// lastWrite is when the current exchange's last write returned.
+func (c *trackedConn) lastWrite() time.Time {
+	return connEpoch.Add(time.Duration(c.wrote.Load()))
 }
 
 // connAddr is the local address a trackedConn reports. fasthttp copies it
@@ -168,7 +180,9 @@ func (c *trackedConn) Write(p []byte) (int, error) {
 		now := time.Now()
 		c.limit.Store(earliest(now, c.d.firstByte, now, c.d.total))
 	}
-	return c.Conn.Write(p)
+	n, err := c.Conn.Write(p)
+	c.wrote.Store(int64(time.Since(connEpoch)))
+	return n, err
 }
 
 // earliest is the sooner of a+da and b+db as Unix ns, ignoring zero

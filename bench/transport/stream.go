@@ -102,6 +102,9 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 	// From here on the read deadline follows the content: the time allowed
 	// between content chunks, within the request's total.
 	tc := connOf(resp.LocalAddr())
+	if tc != nil {
+		rec.Upload = max(tc.lastWrite().Sub(c.start.Add(rec.Sent)), 0)
+	}
 	limit := func(at time.Duration) {
 		if tc != nil {
 			tc.setLimit(earliest(c.start.Add(at), c.t.Timeout, c.start.Add(rec.Sent), c.t.RequestTimeout))
