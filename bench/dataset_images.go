@@ -46,6 +46,8 @@ type datasetImages struct {
 	// files and inline count what the dataset holds, for the run's
 	// configuration.
 	files, urls, inline int
+	dir, urlBase        string
+	serve               *imageServer
 }
 
 // imageCacheBytes bounds the data URLs kept; past it the cache starts
@@ -57,14 +59,17 @@ const imageCacheBytes = 512 << 20
 // folder). A path becomes a local reference, read when sent; an http(s)
 // or file:// URL is sent as it is, for the server to fetch; a data URL
 // must hold an image. Errors name the line and the reference.
-func resolveImages(ctx context.Context, p *workload.ParsedDataset, dir string) (*datasetImages, error) {
-	di := &datasetImages{ctx: ctx, cache: map[string]string{}}
+//
+// With urlBase, a path is sent as its place under urlBase instead (it
+// must lie in dir), and serve, when set, serves it there.
+func resolveImages(ctx context.Context, p *workload.ParsedDataset, dir, urlBase string, serve *imageServer) (*datasetImages, error) {
+	di := &datasetImages{ctx: ctx, cache: map[string]string{}, dir: dir, urlBase: urlBase, serve: serve}
 	checked := map[string]string{}
 	err := p.ImageRefs(func(ref string, line int) (string, error) {
 		if v, ok := checked[ref]; ok {
 			return v, nil
 		}
-		v, err := di.resolve(ref, dir)
+		v, err := di.resolve(ref)
 		if err != nil {
 			return "", fmt.Errorf("line %d: image %q: %w", line, clip(ref, 80), err)
 		}
@@ -85,7 +90,8 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-func (di *datasetImages) resolve(ref, dir string) (string, error) {
+func (di *datasetImages) resolve(ref string) (string, error) {
+	dir := di.dir
 	if head, _, ok := strings.Cut(ref, ":"); ok && len(head) > 1 && !strings.ContainsAny(head, `/\.`) {
 		switch strings.ToLower(head) {
 		case "data":
@@ -133,7 +139,22 @@ func (di *datasetImages) resolve(ref, dir string) (string, error) {
 		return "", fmt.Errorf("%s is no PNG, JPEG, GIF or WebP image (%v)", path, err)
 	}
 	di.files++
-	return localImage + path, nil
+	if di.urlBase == "" {
+		return localImage + path, nil
+	}
+	rel, err := filepath.Rel(dir, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s is outside the image folder %s, so it has no URL under --image-url-base", path, dir)
+	}
+	name := filepath.ToSlash(rel)
+	if di.serve != nil {
+		di.serve.addFile(name, path)
+	}
+	segments := strings.Split(name, "/")
+	for i, seg := range segments {
+		segments[i] = url.PathEscape(seg)
+	}
+	return di.urlBase + "/" + strings.Join(segments, "/"), nil
 }
 
 // checkDataURL checks that a data URL holds a base64 image.
@@ -239,7 +260,12 @@ func (di *datasetImages) prepare(src workload.Source, n int) {
 // String says what the dataset's images are, for a run's configuration.
 func (di *datasetImages) String() string {
 	var parts []string
-	if di.files > 0 {
+	switch {
+	case di.files > 0 && di.serve != nil:
+		parts = append(parts, fmt.Sprintf("%d files served by knee under %s", di.files, di.urlBase))
+	case di.files > 0 && di.urlBase != "":
+		parts = append(parts, fmt.Sprintf("%d files sent as URLs under %s", di.files, di.urlBase))
+	case di.files > 0:
 		parts = append(parts, fmt.Sprintf("%d files read and sent inline", di.files))
 	}
 	if di.urls > 0 {

@@ -48,7 +48,7 @@ func FuzzImageDataset(f *testing.F) {
 		if err != nil {
 			return
 		}
-		di, err := resolveImages(context.Background(), p, dir)
+		di, err := resolveImages(context.Background(), p, dir, "", nil)
 		if err != nil {
 			return
 		}

@@ -35,8 +35,10 @@ type Workload struct {
 	// Calls bounds a level of calls by a count of arrivals, and
 	// MaxConcurrentCalls caps the calls in progress.
 	Calls, MaxConcurrentCalls int
-	// Images, when set, adds synthetic images to every request.
-	Images *workload.Images
+	// Images, when set, adds synthetic images to every request;
+	// imageServer, when set, serves them to the target.
+	Images      *workload.Images
+	imageServer *imageServer
 	// Batch, above 1, sends that many requests' texts as one pooled
 	// request's inputs (an embeddings batch).
 	Batch int
@@ -282,6 +284,9 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 	if w.Images != nil {
 		images := w.Images.ForLevel(s.LevelNonce(i))
 		src = workload.WithImages{Source: src, Images: images}
+		if w.imageServer != nil {
+			w.imageServer.addLevel(images)
+		}
 		// Made before the level's clock starts, as far as memory allows.
 		images.Prepare(images.Count * imagesAhead(load))
 	}

@@ -36,22 +36,28 @@ type Spec struct {
 	// ImageQuality, ImagePool of them reused (0: all differ).
 	ImageCount, ImageQuality, ImagePool int
 	ImageSizes, ImageFormat             string
-	Concurrency                         int
-	Rate                                float64
-	Burstiness                          float64
-	MaxConcurrency                      int
-	Requests                            int
-	Duration                            time.Duration
-	Warmup                              int
-	Seed                                uint64
-	InputTokens                         int
-	Prompt                              string
-	MaxTokens                           int
-	Drain                               time.Duration
-	NoCalibrate                         bool
-	PrefixTokens                        int
-	PrefixPool                          int
-	Goodput                             string
+	// ImageURLBase is --image-url-base and ImageServe --image-serve:
+	// images sent as URLs under a base the target fetches from, served
+	// by knee itself on ImageServe's address (see imageLinks).
+	ImageURLBase, ImageServe string
+	serve                    *imageServer
+	serveBase                string
+	Concurrency              int
+	Rate                     float64
+	Burstiness               float64
+	MaxConcurrency           int
+	Requests                 int
+	Duration                 time.Duration
+	Warmup                   int
+	Seed                     uint64
+	InputTokens              int
+	Prompt                   string
+	MaxTokens                int
+	Drain                    time.Duration
+	NoCalibrate              bool
+	PrefixTokens             int
+	PrefixPool               int
+	Goodput                  string
 	// InputStddev, OutputStddev and RangeRatio spread synthetic lengths.
 	InputStddev, OutputStddev, RangeRatio float64
 	Data                                  DatasetSpec
@@ -264,11 +270,12 @@ func (sp *Spec) build(ctx context.Context) (driver.Load, Workload, error) {
 	if err := sp.checkBatch(); err != nil {
 		return driver.Load{}, w, err
 	}
-	images, err := sp.images()
+	images, err := sp.images(ctx)
 	if err != nil {
 		return driver.Load{}, w, err
 	}
 	w.Images = images
+	w.imageServer = sp.serve
 	// A dataset is read first: a trace sets the arrivals itself.
 	var pending *DatasetFile
 	if sp.Data.Path != "" {

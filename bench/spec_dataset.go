@@ -29,6 +29,11 @@ type DatasetSpec struct {
 	// ImageDir is --image-dir: where the file's relative image paths are
 	// read from ("": the dataset's own folder).
 	ImageDir string
+	// urlBase and serve are the spec's image links (Spec.imageLinks):
+	// the dataset's local images are sent as URLs under urlBase, served
+	// by serve when knee serves them.
+	urlBase string
+	serve   *imageServer
 }
 
 // MaxDatasetBytes bounds a dataset file: ShareGPT's is 650 MB, and the
@@ -84,7 +89,7 @@ func (d DatasetSpec) Read(ctx context.Context) (*DatasetFile, error) {
 		if dir == "" {
 			dir = filepath.Dir(d.Path)
 		}
-		if p.images, err = resolveImages(ctx, parsed, dir); err != nil {
+		if p.images, err = resolveImages(ctx, parsed, dir, d.urlBase, d.serve); err != nil {
 			return nil, fmt.Errorf("--dataset %s: %w", d.Path, err)
 		}
 	} else if d.ImageDir != "" {

@@ -27,10 +27,13 @@ func (sp *Spec) checkBatch() error {
 
 // images reads the --image-* flags: images only go in messages, to an
 // endpoint that takes them (chat, responses).
-func (sp *Spec) images() (*workload.Images, error) {
+func (sp *Spec) images(ctx context.Context) (*workload.Images, error) {
 	if sp.ImageCount == 0 {
 		if sp.given("image-size") || sp.given("image-format") || sp.given("image-pool") || sp.given("image-quality") {
 			return nil, errors.New("--image-size, --image-format, --image-quality and --image-pool shape the images of --image-count")
+		}
+		if (sp.ImageServe != "" || sp.ImageURLBase != "") && sp.Data.Path == "" {
+			return nil, errors.New("--image-url-base and --image-serve send images by URL: of --image-count, or of a --dataset that names images")
 		}
 		return nil, nil
 	}
@@ -42,16 +45,65 @@ func (sp *Spec) images() (*workload.Images, error) {
 		return nil, fmt.Errorf("--image-size: %w", err)
 	}
 	im := &workload.Images{Count: sp.ImageCount, Sizes: sizes, Format: sp.ImageFormat, Quality: sp.ImageQuality, Pool: sp.ImagePool, Seed: uint64(sp.Seed)}
-	return im, im.Check()
+	if err := im.Check(); err != nil {
+		return nil, err
+	}
+	base, srv, err := sp.imageLinks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if base != "" && srv == nil {
+		return nil, errors.New("--image-url-base: knee's synthetic images exist only in knee; --image-serve ADDR serves them there")
+	}
+	im.URLBase = base
+	return im, nil
+}
+
+// imageLinks reads --image-url-base and --image-serve once: the base
+// images are sent under ("": inline, as data URLs) and knee's own image
+// server, when it serves them.
+func (sp *Spec) imageLinks(ctx context.Context) (string, *imageServer, error) {
+	if sp.serveBase != "" || (sp.ImageServe == "" && sp.ImageURLBase == "") {
+		return sp.serveBase, sp.serve, nil
+	}
+	base := ""
+	if sp.ImageURLBase != "" {
+		var err error
+		if base, err = checkURLBase(sp.ImageURLBase); err != nil {
+			return "", nil, err
+		}
+	}
+	if sp.ImageServe != "" {
+		srv, err := startImageServer(ctx, sp.ImageServe)
+		if err != nil {
+			return "", nil, err
+		}
+		if base, err = srv.base(base); err != nil {
+			return "", nil, err
+		}
+		sp.serve = srv
+	}
+	sp.serveBase = base
+	return base, sp.serve, nil
 }
 
 // readDataset reads --dataset and checks that its images, if it names
 // any, can go where the run sends: in messages, with no --image-count
 // replacing them.
 func (sp *Spec) readDataset(ctx context.Context) (*DatasetFile, error) {
+	var err error
+	if sp.Data.urlBase, sp.Data.serve, err = sp.imageLinks(ctx); err != nil {
+		return nil, err
+	}
 	pd, err := sp.Data.Read(ctx)
-	if err != nil || pd.images == nil {
-		return pd, err
+	if err != nil {
+		return nil, err
+	}
+	if pd.images == nil {
+		if sp.Data.urlBase != "" && sp.ImageCount == 0 {
+			return nil, fmt.Errorf("--image-url-base and --image-serve send images by URL, and the dataset %s names none", sp.Data.Path)
+		}
+		return pd, nil
 	}
 	switch {
 	case !sp.Endpoint.Chat():

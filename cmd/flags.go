@@ -165,6 +165,11 @@ func (f *loadFlags) registerShared(c *cobra.Command) {
 	fs.StringVar(&f.ImageFormat, "image-format", "png", "the images' format: png or jpeg")
 	fs.IntVar(&f.ImageQuality, "image-quality", 85, "--image-format jpeg: its quality, 1 to 100")
 	fs.IntVar(&f.ImagePool, "image-pool", 0, "reuse this many distinct images across the run (an encoder- and prefix-cache test; default: every image differs)")
+	if c.Name() != "predict" && c.Name() != "plan" {
+		// Only a live target fetches images.
+		fs.StringVar(&f.ImageURLBase, "image-url-base", "", "send images as URLs under this base, for the target to fetch, instead of inline data URLs (a dataset's paths relative to --image-dir; synthetic images need --image-serve)")
+		fs.StringVar(&f.ImageServe, "image-serve", "", "serve the run's images from knee itself on this address (HOST:PORT), for the target to fetch (with --image-url-base when the target reaches knee by another name)")
+	}
 	fs.IntVar(&f.Documents, "documents", 0, "--endpoint rerank: documents a request, each a prompt's text, ranked against a query of another's first 32 words (default one)")
 	fs.DurationVar(&f.Drain, "drain-timeout", time.Minute, "time allowed after the window for requests still running; those cut are counted as interrupted (0: wait for all)")
 	fs.BoolVar(&f.NoCalibrate, "no-calibrate", false, "send --input-tokens as knee's own filler count instead of calibrating it against the server's prompt_tokens")

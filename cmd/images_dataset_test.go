@@ -139,3 +139,47 @@ func TestUploadTime(t *testing.T) {
 		t.Errorf("upload mean %.1f ms (want ≥ %s), share of TTFT %.2f (want ≤ 1), longest %.1f ms", *im.UploadMeanMs, wait, *im.UploadShare, float64(im.UploadMaxNs)/1e6)
 	}
 }
+
+// TestImagesByURL: with --image-serve knee serves the run's images and
+// sends their URLs, which knee sim fetches as vLLM does and counts by its
+// rule, exactly as the same images sent inline; a dataset's files go as
+// URLs under --image-url-base, here a file server of their folder.
+func TestImagesByURL(t *testing.T) {
+	dir := t.TempDir()
+	url := startSim(t, writeFile(t, dir, "models.yml", `
+models:
+  - name: qwen-vl
+    context_length: 32768
+    engine: instant
+    vision: {patch_size: 14, merge_size: 2, encoder_params_billions: 0.675}
+`), "")
+	base := []string{"run", "--base-url", url, "--model", "qwen-vl", "--requests", "3", "--concurrency", "1", "--max-tokens", "4", "--no-server-metrics"}
+	r := runJSON(t, append(base, "--input-tokens", "32", "--image-count", "2", "--image-size", "448x448,640x480", "--image-serve", "127.0.0.1:0")...)
+	// Two images a request: 256 and 23×18 tokens.
+	if im := r.Images; r.Requests.OK != 3 || im == nil || im.TokensPerImage == nil || *im.TokensPerImage != (256+23*18)/2.0 ||
+		!strings.Contains(r.Config.Images, "served by knee under http://127.0.0.1:") || im.ImageBytes > 100*im.Images {
+		t.Errorf("served: %d ok, images %+v, config %q", r.Requests.OK, r.Images, r.Config.Images)
+	}
+
+	pics := filepath.Join(dir, "pics")
+	writeImage(t, filepath.Join(pics, "a dir", "a.png"), 448, 448)
+	files := httptest.NewServer(http.FileServer(http.Dir(pics)))
+	t.Cleanup(files.Close)
+	data := writeFile(t, pics, "d.jsonl", `{"text": "what is it?", "image": "a dir/a.png"}`+"\n")
+	for _, how := range [][]string{{"--image-url-base", files.URL + "/"}, {"--image-serve", "127.0.0.1:0"}} {
+		r = runJSON(t, append(append(base, "--dataset", data), how...)...)
+		if r.Requests.OK != 3 || r.Images == nil || r.Images.Images != 3 || r.Tokens.InputTotal < 3*256 {
+			t.Errorf("%v: %d ok, images %+v, %d input tokens", how, r.Requests.OK, r.Images, r.Tokens.InputTotal)
+		}
+	}
+	for _, bad := range [][]string{
+		{"--image-count", "1", "--image-url-base", files.URL},
+		{"--image-count", "1", "--image-serve", "0.0.0.0:0"},
+		{"--image-count", "1", "--image-serve", "127.0.0.1:0", "--image-url-base", "ftp://x"},
+		{"--image-serve", "127.0.0.1:0"},
+	} {
+		if code, _, errOut := execute(t, append(base, bad...)...); code != ExitUsage {
+			t.Errorf("%v: exit %d, %s; want a usage error", bad, code, errOut)
+		}
+	}
+}

@@ -46,6 +46,9 @@ type Images struct {
 	Quality int
 	Pool    int
 	Seed    uint64
+	// URLBase, when set, sends each image as a URL under it (an image
+	// server the target can reach, which serves Bytes) instead of inline.
+	URLBase string
 
 	mu    sync.Mutex
 	cache map[int]string
@@ -55,18 +58,45 @@ type Images struct {
 // latest of a run whose images all differ.
 const maxCachedImages = 4096
 
-// URL is image n (the nth of the run) as a data URL.
+// URL is image n (the nth of the run) as sent: a data URL, or its
+// address under URLBase.
 func (im *Images) URL(n int) string {
 	if im.Pool > 0 {
 		n %= im.Pool
 	}
+	if im.URLBase != "" {
+		return fmt.Sprintf("%s/%s", im.URLBase, im.Name(n))
+	}
+	return im.cached(n, func() string {
+		b, mime := im.encode(n)
+		return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(b)
+	})
+}
+
+// Name is image n's name under URLBase: the seed says which level's
+// images it is of.
+func (im *Images) Name(n int) string {
+	return fmt.Sprintf("synthetic/%016x/%d.%s", im.Seed, n, im.Format)
+}
+
+// Bytes is image n encoded, and its MIME type.
+func (im *Images) Bytes(n int) ([]byte, string) {
+	if im.Pool > 0 {
+		n %= im.Pool
+	}
+	mime := "image/" + im.Format
+	return []byte(im.cached(n, func() string { b, _ := im.encode(n); return string(b) })), mime
+}
+
+// cached is image n as make makes it, kept while the cache has room.
+func (im *Images) cached(n int, make func() string) string {
 	im.mu.Lock()
 	if u, ok := im.cache[n]; ok {
 		im.mu.Unlock()
 		return u
 	}
 	im.mu.Unlock()
-	u := im.encode(n)
+	u := make()
 	im.mu.Lock()
 	if im.cache == nil || len(im.cache) >= maxCachedImages {
 		im.cache = map[int]string{}
@@ -79,7 +109,7 @@ func (im *Images) URL(n int) string {
 // encode draws image n: blocks of colour from the seed, with a gradient
 // inside each, so it compresses as a photograph might rather than to
 // nothing.
-func (im *Images) encode(n int) string {
+func (im *Images) encode(n int) ([]byte, string) {
 	sz := im.Sizes[n%len(im.Sizes)]
 	img := image.NewRGBA(image.Rect(0, 0, sz.W, sz.H))
 	x := im.Seed ^ uint64(n)*0x9e3779b97f4a7c15 | 1
@@ -99,14 +129,12 @@ func (im *Images) encode(n int) string {
 		}
 	}
 	var b bytes.Buffer
-	mime := "image/png"
 	if im.Format == "jpeg" {
-		mime = "image/jpeg"
 		_ = jpeg.Encode(&b, img, &jpeg.Options{Quality: im.Quality})
-	} else {
-		_ = png.Encode(&b, img)
+		return b.Bytes(), "image/jpeg"
 	}
-	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(b.Bytes())
+	_ = png.Encode(&b, img)
+	return b.Bytes(), "image/png"
 }
 
 // prepareBytes bounds the images Prepare makes ahead: past it, the rest
@@ -120,7 +148,7 @@ const prepareBytes = 512 << 20
 func (im *Images) ForLevel(nonce string) *Images {
 	h := fnv.New64a()
 	h.Write([]byte(nonce))
-	return &Images{Count: im.Count, Sizes: im.Sizes, Format: im.Format, Quality: im.Quality, Pool: im.Pool, Seed: im.Seed ^ h.Sum64()}
+	return &Images{Count: im.Count, Sizes: im.Sizes, Format: im.Format, Quality: im.Quality, Pool: im.Pool, Seed: im.Seed ^ h.Sum64(), URLBase: im.URLBase}
 }
 
 // Prepare makes the first n images ahead, on every core, so that a
@@ -147,9 +175,15 @@ func (im *Images) Prepare(n int) {
 				if stop {
 					return
 				}
-				u := im.URL(k)
+				var size int
+				if im.URLBase != "" {
+					b, _ := im.Bytes(k)
+					size = len(b)
+				} else {
+					size = len(im.URL(k))
+				}
 				mu.Lock()
-				total += len(u)
+				total += size
 				mu.Unlock()
 			}
 		}()
@@ -212,6 +246,9 @@ func (im *Images) String() string {
 	}
 	if im.Pool > 0 {
 		out += fmt.Sprintf(" · a pool of %d", im.Pool)
+	}
+	if im.URLBase != "" {
+		out += " · served by knee under " + im.URLBase
 	}
 	return out
 }

@@ -61,3 +61,18 @@ func TestImagesDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefixTrackerSeesImages: the same image after the same text is a
+// shared prefix; another image after it is not.
+func TestPrefixTrackerSeesImages(t *testing.T) {
+	req := func(img string) *Request {
+		return &Request{Messages: []Message{{Role: "user", Content: "describe the picture", Images: []string{img}}}}
+	}
+	tr := NewPrefixTracker()
+	tr.Share(req("data:image/png;base64,AAAA"))
+	same := tr.Share(req("data:image/png;base64,AAAA"))
+	other := tr.Share(req("data:image/png;base64,BBBB"))
+	if same < 0.9 || other > 0.1 {
+		t.Errorf("the same image again shares %.2f of the prompt, another image %.2f; want most and almost none", same, other)
+	}
+}

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"hash/maphash"
 	"strings"
@@ -81,8 +82,16 @@ func (t *PrefixTracker) toolsOf(tools []Tool) string {
 	return t.toolsText
 }
 
+// imageStandIn is the bytes an image stands for in the tracked text:
+// some 256 tokens' worth (Gemma 3's and LLaVA's fixed count, Qwen2-VL's
+// for 448×448), since the client cannot know the server's rule. Its
+// content is drawn from the image's, so the same image is the same
+// prefix, as a server's multimodal hash makes it.
+const imageStandIn = 1024
+
 // promptText is the request as one string, roles included, so prompts
-// that differ only in who says what do not match.
+// that differ only in who says what do not match; a message's images
+// follow its text, as knee sends them.
 func promptText(req *Request) string {
 	if len(req.Inputs) > 0 {
 		return strings.Join(req.Inputs, "\x00")
@@ -92,16 +101,34 @@ func promptText(req *Request) string {
 	}
 	n := 0
 	for _, m := range req.Messages {
-		n += len(m.Role) + len(m.Content) + 2
+		n += len(m.Role) + len(m.Content) + 2 + len(m.Images)*imageStandIn
 	}
 	b := make([]byte, 0, n)
 	for _, m := range req.Messages {
 		b = append(b, m.Role...)
 		b = append(b, 0)
 		b = append(b, m.Content...)
+		for _, u := range m.Images {
+			b = appendStandIn(b, u)
+		}
 		b = append(b, 1)
 	}
 	return string(b)
+}
+
+// standInSeed makes image stand-ins the same across trackers.
+var standInSeed = maphash.MakeSeed()
+
+// appendStandIn appends imageStandIn bytes drawn from the image's URL.
+func appendStandIn(b []byte, url string) []byte {
+	x := maphash.String(standInSeed, url) | 1
+	for range imageStandIn / 8 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		b = binary.LittleEndian.AppendUint64(b, x)
+	}
+	return b
 }
 
 // Full reports whether the tracker stopped keeping new blocks (past

@@ -90,7 +90,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 	}
 	reasoning := m.spec.Reasoning.ForRequest(d.effort, d.noThinking)
 	if err == nil && len(d.images.raws) > 0 {
-		err = withImages(plan, &d.images, m.spec.Vision, &m.encoded, d.Gen.MaxTokens, m.spec.ContextLength)
+		err = withImages(plan, &d.images, m.spec.Vision, &m.encoded, FetchImage, d.Gen.MaxTokens, m.spec.ContextLength)
 	}
 	if err == nil && chat && !d.generate {
 		CallTool(plan, m.spec.Tools, &d.Gen, m.spec.ContextLength)

@@ -10,14 +10,17 @@ import (
 	"image"
 	_ "image/jpeg" // the formats a data URL's image is read in
 	_ "image/png"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/kneebench/knee/simulator/content"
 )
 
 // VisionSpec makes a model a vision-language model: it takes images in
-// image_url parts (data URLs; it fetches nothing), each costing prompt
+// image_url parts (data URLs, or http(s) URLs it fetches as vLLM does), each costing prompt
 // tokens by its size and a pass of the vision encoder. An image's tokens
 // are TokensPerImage when set (Gemma 3's 256, LLaVA-1.5's 576), else
 // Qwen2-VL's rule: ⌈H/(patch·merge)⌉ × ⌈W/(patch·merge)⌉. The encoder
@@ -65,9 +68,36 @@ type imageRef struct {
 	w, h int
 }
 
-// imageOf reads an image_url part's URL: a data URL of a PNG or JPEG,
-// whose size is read from its header.
-func imageOf(raw json.RawMessage, param string) (imageRef, error) {
+// Fetch gets the image at an http(s) URL; nil fetches nothing.
+type Fetch func(url string) ([]byte, error)
+
+// maxFetchedImage bounds an image fetched by URL.
+const maxFetchedImage = 64 << 20
+
+// imageClient fetches within vLLM's VLLM_IMAGE_FETCH_TIMEOUT default.
+var imageClient = &http.Client{Timeout: 5 * time.Second}
+
+// FetchImage fetches an image URL as vLLM's media connector does: a GET
+// within 5 s, a 200 answer, at most 64 MiB.
+func FetchImage(url string) ([]byte, error) {
+	resp, err := imageClient.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxFetchedImage+1))
+	if err == nil && len(b) > maxFetchedImage {
+		err = fmt.Errorf("larger than %d MiB", maxFetchedImage>>20)
+	}
+	return b, err
+}
+
+// imageOf reads an image_url part's URL: a data URL of a PNG or JPEG, or
+// an http(s) URL that fetch gets, its size read from its header.
+func imageOf(raw json.RawMessage, param string, fetch Fetch) (imageRef, error) {
 	var u struct {
 		URL string `json:"url"`
 	}
@@ -77,13 +107,25 @@ func imageOf(raw json.RawMessage, param string) (imageRef, error) {
 	} else if json.Unmarshal(raw, &u) != nil || u.URL == "" {
 		return imageRef{}, badRequest(param, "'%s' must hold a url", param)
 	}
-	head, data, ok := strings.Cut(u.URL, ";base64,")
-	if !ok || !strings.HasPrefix(head, "data:image/") {
-		return imageRef{}, badRequest(param, "the simulator fetches no URLs: send the image as a base64 data URL (data:image/png;base64,...)")
-	}
-	b, err := base64.StdEncoding.DecodeString(data)
-	if err != nil {
-		return imageRef{}, badRequest(param, "the data URL is not valid base64: %v", err)
+	var b []byte
+	scheme, _, _ := strings.Cut(u.URL, ":")
+	switch scheme = strings.ToLower(scheme); {
+	case (scheme == "http" || scheme == "https") && fetch != nil:
+		var err error
+		if b, err = fetch(u.URL); err != nil {
+			return imageRef{}, badRequest(param, "the image at %s could not be fetched: %v", u.URL, err)
+		}
+	case scheme == "file":
+		return imageRef{}, badRequest(param, "Cannot load local files without `--allowed-local-media-path`.")
+	default:
+		head, data, ok := strings.Cut(u.URL, ";base64,")
+		if !ok || !strings.HasPrefix(head, "data:image/") {
+			return imageRef{}, badRequest(param, "send the image as a base64 data URL (data:image/png;base64,...) or an http(s) URL")
+		}
+		var err error
+		if b, err = base64.StdEncoding.DecodeString(data); err != nil {
+			return imageRef{}, badRequest(param, "the data URL is not valid base64: %v", err)
+		}
 	}
 	cfg, _, err := image.DecodeConfig(bytes.NewReader(b))
 	if err != nil {
@@ -129,9 +171,9 @@ func (c *EncoderCache) hit(h uint64) bool {
 // withImages adds a request's images to its plan: their tokens (ids from
 // their content, so the same image is the same prefix), the encoder's
 // work on those not in the cache, and the context checked again.
-func withImages(plan *Plan, imgs *images, v *VisionSpec, cache *EncoderCache, maxTokens *int, contextLength int) error {
+func withImages(plan *Plan, imgs *images, v *VisionSpec, cache *EncoderCache, fetch Fetch, maxTokens *int, contextLength int) error {
 	for i, raw := range imgs.raws {
-		im, err := imageOf(raw, imgs.params[i]+".image_url")
+		im, err := imageOf(raw, imgs.params[i]+".image_url", fetch)
 		if err != nil {
 			return err
 		}
@@ -164,12 +206,12 @@ func (i *images) add(raw json.RawMessage, param string) {
 
 // AddImages is withImages for images given as their URLs (data URLs), as
 // knee predict has them: the plan's prompt and encoder work grow as knee
-// sim's would.
+// sim's would. It fetches no URL.
 func AddImages(plan *Plan, urls []string, v *VisionSpec, cache *EncoderCache, maxTokens *int, contextLength int) error {
 	imgs := &images{}
 	for i, u := range urls {
 		raw, _ := json.Marshal(map[string]string{"url": u})
 		imgs.add(raw, fmt.Sprintf("image %d", i))
 	}
-	return withImages(plan, imgs, v, cache, maxTokens, contextLength)
+	return withImages(plan, imgs, v, cache, nil, maxTokens, contextLength)
 }

@@ -88,14 +88,14 @@ func TestEncoderCache(t *testing.T) {
 	imgs := &images{}
 	imgs.add(url, "messages[0].content[1]")
 	plan := &Plan{PromptTokens: 10}
-	if err := withImages(plan, imgs, v, &cache, nil, 32768); err != nil {
+	if err := withImages(plan, imgs, v, &cache, nil, nil, 32768); err != nil {
 		t.Fatal(err)
 	}
 	if want := 2 * 0.5e9 * 256 * 4; plan.PromptTokens != 266 || plan.EncoderFLOPs != want {
 		t.Errorf("%d prompt tokens, %g encoder FLOPs; want 266 and %g", plan.PromptTokens, plan.EncoderFLOPs, want)
 	}
 	again := &Plan{PromptTokens: 10}
-	if err := withImages(again, imgs, v, &cache, nil, 32768); err != nil || again.EncoderFLOPs != 0 {
+	if err := withImages(again, imgs, v, &cache, nil, nil, 32768); err != nil || again.EncoderFLOPs != 0 {
 		t.Errorf("the same image again: %g encoder FLOPs, want none (%v)", again.EncoderFLOPs, err)
 	}
 }

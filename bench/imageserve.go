@@ -1,0 +1,143 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kneebench/knee/results/input"
+	"github.com/kneebench/knee/workload"
+)
+
+// imageServer serves a run's images to a target that fetches them
+// (--image-serve): each level's synthetic images under
+// synthetic/SEED/N.FORMAT, and a dataset's checked files under their
+// paths relative to the image folder. It serves nothing else: no other
+// file of the folder, no image of a seed no level made.
+type imageServer struct {
+	srv  *http.Server
+	addr string
+
+	mu     sync.Mutex
+	levels map[uint64]*workload.Images
+	files  map[string]string // name under the base → the file's path
+	served int
+}
+
+// startImageServer listens on addr (host:port) and serves until ctx
+// ends.
+func startImageServer(ctx context.Context, addr string) (*imageServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--image-serve %s: %w", addr, err)
+	}
+	s := &imageServer{addr: ln.Addr().String(), levels: map[uint64]*workload.Images{}, files: map[string]string{}}
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.srv.Serve(ln) }()
+	context.AfterFunc(ctx, func() { _ = s.srv.Close() })
+	return s, nil
+}
+
+// base is the URL the target reaches the server at: urlBase when the
+// user gave one (a host the target can reach), else the listening
+// address, which must then name a host.
+func (s *imageServer) base(urlBase string) (string, error) {
+	if urlBase != "" {
+		return urlBase, nil
+	}
+	host, _, _ := net.SplitHostPort(s.addr)
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		return "", fmt.Errorf("--image-serve %s listens on every address: give --image-url-base with one the target reaches it at", s.addr)
+	}
+	return "http://" + s.addr, nil
+}
+
+// addLevel makes a level's synthetic images servable.
+func (s *imageServer) addLevel(im *workload.Images) {
+	s.mu.Lock()
+	s.levels[im.Seed] = im
+	s.mu.Unlock()
+}
+
+// addFile makes a dataset's image servable under name.
+func (s *imageServer) addFile(name, path string) {
+	s.mu.Lock()
+	s.files[name] = path
+	s.mu.Unlock()
+}
+
+// ServeHTTP serves one image.
+func (s *imageServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, "GET only", http.StatusMethodNotAllowed)
+		return
+	}
+	name := strings.TrimPrefix(r.URL.Path, "/")
+	if body, mime, ok := s.synthetic(name); ok {
+		w.Header().Set("Content-Type", mime)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
+		s.count()
+		return
+	}
+	s.mu.Lock()
+	path, ok := s.files[name]
+	s.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	data, err := input.Read(r.Context(), path, MaxImageFileBytes, "an image")
+	if err != nil {
+		http.Error(w, "the image can no longer be read", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", http.DetectContentType(data))
+	_, _ = w.Write(data)
+	s.count()
+}
+
+func (s *imageServer) count() {
+	s.mu.Lock()
+	s.served++
+	s.mu.Unlock()
+}
+
+// synthetic serves synthetic/SEED/N.FORMAT from the level of that seed.
+func (s *imageServer) synthetic(name string) ([]byte, string, bool) {
+	rest, ok := strings.CutPrefix(name, "synthetic/")
+	if !ok {
+		return nil, "", false
+	}
+	seedHex, file, ok := strings.Cut(rest, "/")
+	num, _, _ := strings.Cut(file, ".")
+	seed, err1 := strconv.ParseUint(seedHex, 16, 64)
+	n, err2 := strconv.Atoi(num)
+	if !ok || err1 != nil || err2 != nil || n < 0 {
+		return nil, "", false
+	}
+	s.mu.Lock()
+	im := s.levels[seed]
+	s.mu.Unlock()
+	if im == nil || file != strings.TrimPrefix(im.Name(n), "synthetic/"+seedHex+"/") {
+		return nil, "", false
+	}
+	b, mime := im.Bytes(n)
+	return b, mime, true
+}
+
+// checkURLBase checks --image-url-base: an http(s) URL with a host.
+func checkURLBase(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", errors.New("--image-url-base must be an http(s) URL with a host and no query (e.g. http://10.0.0.5:8999/images)")
+	}
+	return strings.TrimSuffix(s, "/"), nil
+}
