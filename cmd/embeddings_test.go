@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kneebench/knee/health/quiet"
 	"github.com/kneebench/knee/results"
 )
 
@@ -146,5 +147,45 @@ func TestScoreAgainstSim(t *testing.T) {
 		"--concurrency", "2", "--requests", "8", "--no-server-metrics")
 	if r.Requests.OK != 8 || r.Stats.TTFT.Count != 0 || math.Abs(r.Throughput.InputsPerS-3*r.Throughput.RequestsPerS) > 0.01*r.Throughput.InputsPerS {
 		t.Errorf("%d ok (%v), ttft n=%d, pairs/s %.1f at %.1f req/s", r.Requests.OK, r.Requests.Errors, r.Stats.TTFT.Count, r.Throughput.InputsPerS, r.Throughput.RequestsPerS)
+	}
+}
+
+// TestEmbeddingsSweepKnee: an embeddings sweep against knee sim's
+// batching engine finds where throughput stops following the offered
+// load. An L40S's llama-3.1-8b as an encoder prefills 8 × 128-token
+// inputs a request; it serves some 10.7 requests a second (knee predict
+// of the same model), so a sweep at 3, 6, 24 and 36 a second keeps up
+// with the first two and not the last two.
+func TestEmbeddingsSweepKnee(t *testing.T) {
+	slow(t) // a live sweep whose levels must pass the client's health checks
+	dir := t.TempDir()
+	url := startSim(t, writeFile(t, dir, "models.yml", `
+models:
+  - name: encoder
+    preset: l40s/llama-3.1-8b
+    pooling: {dimension: 64}
+`), "")
+	var sw *results.Sweep
+	quiet.Retry(t, 3, func(int) quiet.Try {
+		code, out, errOut := execute(t, "sweep", "--base-url", url, "--model", "encoder", "--endpoint", "embeddings", "--batch-size", "8",
+			"--input-tokens", "128", "--rates", "3,6,24,36", "--step-duration", "4s", "--drain-timeout", "2s", "--no-server-metrics", "--out-dir", dir, "--label", "emb")
+		if code != 0 && code != ExitFailed {
+			t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
+		}
+		var err error
+		if sw, err = results.ReadSweep(filepath.Join(dir, "emb.json")); err != nil {
+			t.Fatal(err)
+		}
+		return sweepTry(sw)
+	})
+	sat := sw.Knees.Saturation
+	if sat == nil || sat.Load < 6 || sat.Load > 24 {
+		t.Fatalf("saturation knee %+v; want it past 6/s and by 24/s", sat)
+	}
+	for _, l := range sw.Levels {
+		t.Logf("level %g/s: %.1f req/s, %.1f inputs/s, E2E p50 %.1f ms", l.Load, l.Run.Throughput.RequestsPerS, l.Run.Throughput.InputsPerS, l.Run.Stats.E2E.P50)
+		if r := l.Run; r.Throughput.InputsPerS == 0 || r.Stats.TTFT.Count != 0 {
+			t.Errorf("level %g: inputs/s %.1f, TTFT n=%d", l.Load, r.Throughput.InputsPerS, r.Stats.TTFT.Count)
+		}
 	}
 }
