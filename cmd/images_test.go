@@ -149,7 +149,13 @@ models:
 			t.Errorf("%s: %d ok, images %+v; want %g tokens an image", c.size, r.Requests.OK, r.Images, c.want)
 		}
 	}
-	r := runJSON(t, "run", "--base-url", url, "--model", "text", "--requests", "2", "--concurrency", "1", "--input-tokens", "32",
+	// The same rule over the Responses API's input_image parts.
+	r := runJSON(t, "run", "--base-url", url, "--model", "qwen-vl", "--endpoint", "responses", "--requests", "4", "--concurrency", "1", "--input-tokens", "32",
+		"--max-tokens", "4", "--image-count", "1", "--image-size", "448x448", "--no-server-metrics")
+	if im := r.Images; r.Requests.OK != 4 || im == nil || im.TokensPerImage == nil || *im.TokensPerImage != 256 {
+		t.Errorf("responses: %d ok, images %+v; want 256 tokens an image", r.Requests.OK, r.Images)
+	}
+	r = runJSON(t, "run", "--base-url", url, "--model", "text", "--requests", "2", "--concurrency", "1", "--input-tokens", "32",
 		"--image-count", "1", "--image-size", "64x64", "--no-server-metrics")
 	if r.Requests.OK != 0 || r.Requests.Failed != 2 {
 		t.Errorf("a text-only model took images: %d ok, %d failed", r.Requests.OK, r.Requests.Failed)

@@ -68,7 +68,7 @@ func decodeResponses(body []byte) (*decoded, error) {
 	if r.Instructions != nil && *r.Instructions != "" {
 		d.Gen.Messages = append(d.Gen.Messages, Message{Role: "system", Text: *r.Instructions})
 	}
-	items, err := decodeInput(r.Input)
+	items, err := decodeInput(r.Input, &d.images)
 	if err != nil {
 		return nil, err
 	}
@@ -105,8 +105,8 @@ func decodeResponses(body []byte) (*decoded, error) {
 }
 
 // decodeInput reads input: a string (one user message) or a list of
-// message items.
-func decodeInput(raw json.RawMessage) ([]Message, error) {
+// message items, their input_image parts collected in imgs.
+func decodeInput(raw json.RawMessage, imgs *images) ([]Message, error) {
 	if isNull(raw) {
 		return nil, badRequest("input", "'input' is a required property")
 	}
@@ -160,7 +160,7 @@ func decodeInput(raw json.RawMessage) ([]Message, error) {
 		default:
 			return nil, badRequest(param+".role", "invalid role %q in %s", *it.Role, param)
 		}
-		text, err := decodeItemContent(it.Content, param+".content")
+		text, err := decodeItemContent(it.Content, param+".content", imgs)
 		if err != nil {
 			return nil, err
 		}
@@ -170,8 +170,10 @@ func decodeInput(raw json.RawMessage) ([]Message, error) {
 }
 
 // decodeItemContent accepts a string or a list of input_text (or
-// output_text, for an earlier answer) parts.
-func decodeItemContent(raw json.RawMessage, param string) (string, error) {
+// output_text, for an earlier answer) parts, and input_image parts,
+// collected in imgs (whether the model takes them is judged once it is
+// known).
+func decodeItemContent(raw json.RawMessage, param string, imgs *images) (string, error) {
 	if isNull(raw) {
 		return "", badRequest(param, "missing '%s'", param)
 	}
@@ -183,8 +185,9 @@ func decodeItemContent(raw json.RawMessage, param string) (string, error) {
 		return s, nil
 	}
 	var parts []struct {
-		Type string  `json:"type"`
-		Text *string `json:"text"`
+		Type     string          `json:"type"`
+		Text     *string         `json:"text"`
+		ImageURL json.RawMessage `json:"image_url"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return "", badRequest(param, "invalid type for '%s': expected a string or a list of content parts", param)
@@ -192,6 +195,13 @@ func decodeItemContent(raw json.RawMessage, param string) (string, error) {
 	var b strings.Builder
 	for i, p := range parts {
 		pp := fmt.Sprintf("%s[%d]", param, i)
+		if p.Type == "input_image" {
+			if isNull(p.ImageURL) {
+				return "", badRequest(pp+".image_url", "missing 'image_url' in %s", pp)
+			}
+			imgs.add(p.ImageURL, pp)
+			continue
+		}
 		if p.Type != "input_text" && p.Type != "output_text" && p.Type != "text" {
 			return "", badRequest(pp+".type", "content part type %q is not supported: this model accepts text only", p.Type)
 		}

@@ -155,11 +155,12 @@ func TestResponsesBadInput(t *testing.T) {
 		`{"model":"instant","input":[{"type":"web_search_call"}]}`:                                          "input[0].type",
 		`{"model":"instant","input":"x","tool_choice":"required"}`:                                          "tool_choice",
 		`{"model":"instant","input":"x","tools":[{"type":"function","name":"f"}],"tool_choice":"required"}`: "tool_choice",
-		`{"model":"instant","input":"x","tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"g"}}`: "tool_choice",
-		`{"model":"instant","input":[{"role":"robot","content":"x"}]}`:                                                          "input[0].role",
-		`{"model":"instant","input":"x","max_output_tokens":0}`:                                                                 "max_output_tokens",
-		`{"model":"instant","input":"x","reasoning":{"effort":"extreme"}}`:                                                      "reasoning.effort",
-		`{"model":"instant","input":[{"role":"user","content":[{"type":"input_image"}]}]}`:                                      "input[0].content[0].type",
+		`{"model":"instant","input":"x","tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"g"}}`:   "tool_choice",
+		`{"model":"instant","input":[{"role":"robot","content":"x"}]}`:                                                            "input[0].role",
+		`{"model":"instant","input":"x","max_output_tokens":0}`:                                                                   "max_output_tokens",
+		`{"model":"instant","input":"x","reasoning":{"effort":"extreme"}}`:                                                        "reasoning.effort",
+		`{"model":"instant","input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,AA"}]}]}`: "input[0].content[0].type",
+		`{"model":"instant","input":[{"role":"user","content":[{"type":"input_image"}]}]}`:                                        "input[0].content[0].image_url",
 		`{"input":"x"}`: "model",
 	} {
 		code, b := post(t, ts.URL+"/v1/responses", body)
