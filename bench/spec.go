@@ -40,24 +40,27 @@ type Spec struct {
 	// images sent as URLs under a base the target fetches from, served
 	// by knee itself on ImageServe's address (see imageLinks).
 	ImageURLBase, ImageServe string
-	serve                    *imageServer
-	serveBase                string
-	Concurrency              int
-	Rate                     float64
-	Burstiness               float64
-	MaxConcurrency           int
-	Requests                 int
-	Duration                 time.Duration
-	Warmup                   int
-	Seed                     uint64
-	InputTokens              int
-	Prompt                   string
-	MaxTokens                int
-	Drain                    time.Duration
-	NoCalibrate              bool
-	PrefixTokens             int
-	PrefixPool               int
-	Goodput                  string
+	// VirtualImages makes synthetic images headers without pixels (see
+	// workload.Images.Virtual): a prediction's.
+	VirtualImages  bool
+	serve          *imageServer
+	serveBase      string
+	Concurrency    int
+	Rate           float64
+	Burstiness     float64
+	MaxConcurrency int
+	Requests       int
+	Duration       time.Duration
+	Warmup         int
+	Seed           uint64
+	InputTokens    int
+	Prompt         string
+	MaxTokens      int
+	Drain          time.Duration
+	NoCalibrate    bool
+	PrefixTokens   int
+	PrefixPool     int
+	Goodput        string
 	// InputStddev, OutputStddev and RangeRatio spread synthetic lengths.
 	InputStddev, OutputStddev, RangeRatio float64
 	Data                                  DatasetSpec

@@ -44,7 +44,7 @@ func (sp *Spec) images(ctx context.Context) (*workload.Images, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--image-size: %w", err)
 	}
-	im := &workload.Images{Count: sp.ImageCount, Sizes: sizes, Format: sp.ImageFormat, Quality: sp.ImageQuality, Pool: sp.ImagePool, Seed: uint64(sp.Seed)}
+	im := &workload.Images{Count: sp.ImageCount, Sizes: sizes, Format: sp.ImageFormat, Quality: sp.ImageQuality, Pool: sp.ImagePool, Seed: uint64(sp.Seed), Virtual: sp.VirtualImages}
 	if err := im.Check(); err != nil {
 		return nil, err
 	}

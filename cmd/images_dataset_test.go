@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/jpeg"
@@ -11,10 +12,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kneebench/knee/results"
 )
 
 // writeImage writes a w×h image as PNG or JPEG (by the name's extension).
@@ -181,5 +185,58 @@ models:
 		if code, _, errOut := execute(t, append(base, bad...)...); code != ExitUsage {
 			t.Errorf("%v: exit %d, %s; want a usage error", bad, code, errOut)
 		}
+	}
+}
+
+// TestImagesPlanned: knee plan sizes a fleet for requests with images
+// when told the candidates' vision rule: one 1024x1024 image a request
+// (1,369 tokens by Qwen2-VL's rule, and the encoder's work) lowers a
+// GPU's headroom many times over against the same text alone, and the
+// KV note counts the images' tokens. A vision family knee sim knows
+// counts by its rule (Gemma 3: 256 an image, whatever its size).
+func TestImagesPlanned(t *testing.T) {
+	dir := t.TempDir()
+	plan := func(label string, extra ...string) *results.Plan {
+		args := append([]string{"plan", "--rate", "4", "--input-tokens", "128", "--max-tokens", "64", "--gpus", "h100-80gb", "--models", "llama-3.1-8b",
+			"--window", "1m", "--slo", "ttft_p95:500", "--out-dir", dir, "--label", label}, extra...)
+		code, out, errOut := execute(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", extra, code, out, errOut)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, label+".json"))
+		var p results.Plan
+		if err == nil {
+			err = json.Unmarshal(b, &p)
+		}
+		if err != nil || len(p.Rows) == 0 {
+			t.Fatalf("%s: %v, %d rows", label, err, len(p.Rows))
+		}
+		return &p
+	}
+	text := plan("text")
+	vl := plan("vl", "--image-count", "1", "--image-size", "1024x1024", "--vision", "qwen2-vl")
+	if text.Rows[0].Headroom < 4*vl.Rows[0].Headroom {
+		t.Errorf("headroom %.1f/s with text alone, %.1f/s with an image a request; want the image to cost most of it", text.Rows[0].Headroom, vl.Rows[0].Headroom)
+	}
+	if !slices.ContainsFunc(vl.Notes, func(n string) bool { return strings.Contains(n, "images' 1369") }) {
+		t.Errorf("the KV note does not count the images: %q", vl.Notes)
+	}
+	for _, bad := range [][]string{{"--image-count", "1"}, {"--image-count", "1", "--vision", "dall-e"}} {
+		args := append([]string{"plan", "--rate", "4", "--gpus", "h100-80gb", "--models", "llama-3.1-8b", "--out-dir", dir}, bad...)
+		if code, _, errOut := execute(t, args...); code != ExitUsage {
+			t.Errorf("%v: exit %d, %s; want a usage error", bad, code, errOut)
+		}
+	}
+	url := startSim(t, writeFile(t, dir, "models.yml", `
+models:
+  - name: gemma
+    context_length: 32768
+    engine: instant
+    vision: {family: gemma-3}
+`), "")
+	r := runJSON(t, "run", "--base-url", url, "--model", "gemma", "--requests", "2", "--concurrency", "1", "--input-tokens", "32",
+		"--max-tokens", "4", "--image-count", "1", "--image-size", "640x480", "--no-server-metrics")
+	if im := r.Images; r.Requests.OK != 2 || im == nil || im.TokensPerImage == nil || *im.TokensPerImage != 256 {
+		t.Errorf("gemma-3: %d ok, images %+v; want 256 tokens an image", r.Requests.OK, r.Images)
 	}
 }

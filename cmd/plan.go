@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/predict"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/simulator/server"
 	"github.com/spf13/cobra"
 )
 
@@ -35,6 +37,8 @@ type planOptions struct {
 	// --tool-calls: how every candidate model thinks and calls tools.
 	reasoningTokens int
 	toolCalls       string
+	// vision is --vision: the candidates' vision-language rule.
+	vision string
 }
 
 func newPlanCmd() *cobra.Command {
@@ -101,6 +105,7 @@ func (o *planOptions) register(c *cobra.Command) {
 	markOutputs(c, "out-dir")
 	fs.IntVar(&o.parallel, "parallel", 0, "configurations searched at once (default: one per CPU)")
 	fs.IntVar(&o.reasoningTokens, "reasoning-tokens", 0, "every candidate model thinks this many tokens before it answers (a reasoning model; bound its first answer token with --slo ttfat_p95:MS)")
+	fs.StringVar(&o.vision, "vision", "", "every candidate model takes images by this family's rule ("+strings.Join(server.VisionFamilyNames(), ", ")+"; see knee sim's vision:), for --image-count or an image dataset")
 	fs.StringVar(&o.toolCalls, "tool-calls", "", "SHARE:TOKENS: with --tools, every candidate model answers SHARE of requests (1 with --tool-choice required) with a call of TOKENS argument tokens")
 	c.MarkFlagsMutuallyExclusive("rate", "concurrency")
 	c.MarkFlagsMutuallyExclusive("calibrated", "gpus")
@@ -110,8 +115,8 @@ func (o *planOptions) register(c *cobra.Command) {
 
 // check checks the plan's own flags and returns its axis and target.
 func (o *planOptions) check(c *cobra.Command) (string, float64, error) {
-	if c.Flags().Changed("image-count") {
-		return "", 0, usageErr("--image-count: knee plan does not model images yet (their tokens and encoder cost)")
+	if c.Flags().Changed("image-count") && o.vision == "" {
+		return "", 0, usageErr("--image-count: the candidates' models take images only as a vision-language model: give --vision (%s)", strings.Join(server.VisionFamilyNames(), ", "))
 	}
 	if err := bench.CheckWorkload(o.load.Workload); err != nil {
 		return "", 0, usageErr("%w", err)
@@ -186,6 +191,15 @@ func (o *planOptions) question(c *cobra.Command) (*predict.Question, string, rep
 		return fail(err)
 	}
 	q.Series, q.FindMax, q.Window, q.MaxReplicas, q.Parallel, q.Calibrated = plan.Series, o.findMax, o.load.Duration, o.replicas, o.parallel, o.calibrated != ""
+	if im := plan.Series.Workload.Images; im != nil && o.vision != "" {
+		// A request's images by the candidates' rule: its sizes in turn.
+		v := server.VisionSpec{Family: o.vision}
+		_ = v.Validate() // checked with the candidates
+		for k := range im.Count {
+			sz := im.Sizes[k%len(im.Sizes)]
+			q.ImageTokens += float64(v.Tokens(sz.W, sz.H))
+		}
+	}
 	return &q, label, files, o.size(c, &q)
 }
 

@@ -43,9 +43,16 @@ func (o *planOptions) candidates(ctx context.Context) ([]*predict.Candidate, err
 	return cands, nil
 }
 
-// behaviour reads --reasoning-tokens and --tool-calls into the
-// candidates' models.
+// behaviour reads --vision, --reasoning-tokens and --tool-calls into
+// the candidates' models.
 func (o *planOptions) behaviour(spec *predict.CandidateSpec) error {
+	if o.vision != "" {
+		v := &server.VisionSpec{Family: o.vision}
+		if err := v.Validate(); err != nil {
+			return usageErr("--vision: %w", err)
+		}
+		spec.Vision = v
+	}
 	if n := o.reasoningTokens; n != 0 {
 		r := &server.ReasoningSpec{Tokens: n, ReportTokens: true}
 		if err := r.Validate(); err != nil {

@@ -39,6 +39,9 @@ type Question struct {
 	// Calibrated says the candidates are a fitted models file's, whose fit
 	// the plan states.
 	Calibrated bool
+	// ImageTokens is what a request's images add to its size, by the
+	// candidates' vision rule (0: no images).
+	ImageTokens float64
 }
 
 // Answer searches every candidate (Plan), prices and orders the rows,
@@ -47,6 +50,9 @@ type Question struct {
 func Answer(ctx context.Context, q Question) *results.Plan {
 	first := q.firstFit()
 	size := q.Series.MeanSize()
+	if size > 0 {
+		size += q.ImageTokens
+	}
 	for _, cand := range q.Candidates {
 		if cand.Unfit == "" && size > 0 {
 			if blocks, bt, err := cand.Target.KVCapacity(); err == nil {
@@ -74,7 +80,11 @@ func Answer(ctx context.Context, q Question) *results.Plan {
 			math.Floor(maxLoad)))
 	}
 	if size > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("KV seqs: sequences of the workload's size as asked (%.0f tokens, prompt and answer) one replica's KV cache holds", size))
+		what := "prompt and answer"
+		if q.ImageTokens > 0 {
+			what = fmt.Sprintf("prompt, its images' %.0f, and answer", q.ImageTokens)
+		}
+		p.Notes = append(p.Notes, fmt.Sprintf("KV seqs: sequences of the workload's size as asked (%.0f tokens, %s) one replica's KV cache holds", size, what))
 	}
 	if q.Calibrated {
 		if note := first.Target.FitNote(); note != "" {

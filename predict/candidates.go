@@ -37,12 +37,16 @@ type CandidateSpec struct {
 	// file's reasoning and tools do.
 	Reasoning *server.ReasoningSpec
 	Tools     *server.ToolSpec
+	// Vision, when set, makes every candidate's model a vision-language
+	// model of that rule (its images' tokens and encoder work).
+	Vision *server.VisionSpec
 	// Pooled plans a pooling endpoint (embeddings): every candidate's
 	// model serves as an encoder of its architecture.
 	Pooled, Rerank bool
 }
 
-// behave gives a candidate's models the spec's reasoning and tools.
+// behave gives a candidate's models the spec's reasoning, tools and
+// vision.
 func (o CandidateSpec) behave(models *simulator.ModelsFile) {
 	for i := range models.Models {
 		if o.Reasoning != nil {
@@ -50,6 +54,10 @@ func (o CandidateSpec) behave(models *simulator.ModelsFile) {
 		}
 		if o.Tools != nil {
 			models.Models[i].Tools = o.Tools
+		}
+		if o.Vision != nil {
+			v := *o.Vision
+			models.Models[i].Vision = &v
 		}
 		if o.Pooled && models.Models[i].Pooling == nil {
 			models.Models[i].Pooling = &server.PoolingSpec{Dimension: DefaultPoolingDimension}

@@ -3,7 +3,9 @@ package workload
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"hash/fnv"
 	"image"
 	"image/color"
@@ -49,6 +51,11 @@ type Images struct {
 	// URLBase, when set, sends each image as a URL under it (an image
 	// server the target can reach, which serves Bytes) instead of inline.
 	URLBase string
+	// Virtual makes each image a PNG of its size that holds no pixels:
+	// its header and its identity, all that a prediction in virtual time
+	// reads of it (its tokens by size, the encoder cache by content),
+	// made in a microsecond instead of drawn and encoded.
+	Virtual bool
 
 	mu    sync.Mutex
 	cache map[int]string
@@ -66,6 +73,9 @@ func (im *Images) URL(n int) string {
 	}
 	if im.URLBase != "" {
 		return fmt.Sprintf("%s/%s", im.URLBase, im.Name(n))
+	}
+	if im.Virtual {
+		return "data:image/png;base64," + base64.StdEncoding.EncodeToString(im.virtual(n))
 	}
 	return im.cached(n, func() string {
 		b, mime := im.encode(n)
@@ -104,6 +114,25 @@ func (im *Images) cached(n int, make func() string) string {
 	im.cache[n] = u
 	im.mu.Unlock()
 	return u
+}
+
+// virtual is image n as a PNG signature, its header (the size) and a
+// text chunk naming the seed and n (the identity), without pixels.
+func (im *Images) virtual(n int) []byte {
+	sz := im.Sizes[n%len(im.Sizes)]
+	b := []byte("\x89PNG\r\n\x1a\n")
+	chunk := func(kind string, data []byte) {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
+		start := len(b)
+		b = append(append(b, kind...), data...)
+		b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b[start:]))
+	}
+	ihdr := binary.BigEndian.AppendUint32(nil, uint32(sz.W))
+	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(sz.H))
+	chunk("IHDR", append(ihdr, 8, 2, 0, 0, 0)) // 8-bit RGB
+	chunk("tEXt", fmt.Appendf(nil, "knee\x00%016x-%d", im.Seed, n))
+	chunk("IEND", nil)
+	return b
 }
 
 // encode draws image n: blocks of colour from the seed, with a gradient
@@ -148,13 +177,16 @@ const prepareBytes = 512 << 20
 func (im *Images) ForLevel(nonce string) *Images {
 	h := fnv.New64a()
 	h.Write([]byte(nonce))
-	return &Images{Count: im.Count, Sizes: im.Sizes, Format: im.Format, Quality: im.Quality, Pool: im.Pool, Seed: im.Seed ^ h.Sum64(), URLBase: im.URLBase}
+	return &Images{Count: im.Count, Sizes: im.Sizes, Format: im.Format, Quality: im.Quality, Pool: im.Pool, Seed: im.Seed ^ h.Sum64(), URLBase: im.URLBase, Virtual: im.Virtual}
 }
 
 // Prepare makes the first n images ahead, on every core, so that a
 // level's requests find them made instead of encoding them on the send
 // path (a 1024×1024 PNG takes some 100 ms). It stops at prepareBytes.
 func (im *Images) Prepare(n int) {
+	if im.Virtual {
+		return
+	}
 	if im.Pool > 0 {
 		n = min(n, im.Pool)
 	}

@@ -11,7 +11,9 @@ import (
 	_ "image/jpeg" // the formats a data URL's image is read in
 	_ "image/png"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,15 +29,55 @@ import (
 // works 2 × EncoderParamsBillions × 10⁹ FLOPs a patch (merge² patches a
 // token), in the step that schedules the request; an image seen
 // recently (the encoder cache, by content) costs no encoder pass again.
+//
+// Family, when set, names one of VisionFamilies, whose rule fills the
+// fields not given.
 type VisionSpec struct {
+	Family                string  `yaml:"family,omitempty"`
 	PatchSize             int     `yaml:"patch_size,omitempty"`
 	MergeSize             int     `yaml:"merge_size,omitempty"`
 	TokensPerImage        int     `yaml:"tokens_per_image,omitempty"`
-	EncoderParamsBillions float64 `yaml:"encoder_params_billions"`
+	EncoderParamsBillions float64 `yaml:"encoder_params_billions,omitempty"`
 }
 
-// Validate checks the spec.
+// VisionFamilies are the rules of well-known vision-language models,
+// from their configs:
+//   - qwen2-vl (Qwen2-VL, Qwen2.5-VL): 14-pixel patches merged 2×2, so
+//     ⌈H/28⌉ × ⌈W/28⌉ tokens an image (before the processor's resize
+//     bounds); a 675M-parameter ViT.
+//   - gemma-3: every image 256 tokens (896×896, pan-and-scan off), its
+//     SigLIP encoder (some 400M parameters) working on 64×64 patches
+//     pooled 4×4 into them.
+//   - llava-1.5: 576 tokens (336×336 in 14-pixel patches), a CLIP
+//     ViT-L/14 of some 300M parameters.
+var VisionFamilies = map[string]VisionSpec{
+	"qwen2-vl":  {PatchSize: 14, MergeSize: 2, EncoderParamsBillions: 0.675},
+	"gemma-3":   {TokensPerImage: 256, MergeSize: 4, EncoderParamsBillions: 0.4},
+	"llava-1.5": {TokensPerImage: 576, MergeSize: 1, EncoderParamsBillions: 0.3},
+}
+
+// VisionFamilyNames lists VisionFamilies' names, sorted.
+func VisionFamilyNames() []string {
+	return slices.Sorted(maps.Keys(VisionFamilies))
+}
+
+// Validate checks the spec, first filling what its family gives.
 func (v *VisionSpec) Validate() error {
+	if v.Family != "" {
+		f, ok := VisionFamilies[v.Family]
+		if !ok {
+			return fmt.Errorf("vision.family %q: one of %s", v.Family, strings.Join(VisionFamilyNames(), ", "))
+		}
+		if v.PatchSize == 0 && v.TokensPerImage == 0 {
+			v.PatchSize, v.TokensPerImage = f.PatchSize, f.TokensPerImage
+		}
+		if v.MergeSize == 0 {
+			v.MergeSize = f.MergeSize
+		}
+		if v.EncoderParamsBillions == 0 {
+			v.EncoderParamsBillions = f.EncoderParamsBillions
+		}
+	}
 	switch {
 	case v.TokensPerImage < 0 || v.TokensPerImage > 100_000:
 		return errors.New("vision.tokens_per_image must be between 0 and 100000")
