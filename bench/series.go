@@ -42,6 +42,9 @@ type Workload struct {
 	// Batch, above 1, sends that many requests' texts as one pooled
 	// request's inputs (an embeddings batch).
 	Batch int
+	// Pairs says the requests pair a query with documents (rerank,
+	// score): each server counts the pairs' tokens its own way.
+	Pairs bool
 	// WantTokens is the prompt size synthetic prompts were asked to have
 	// (a shared prefix included), checked against what the server counted
 	// (0: not checked).
@@ -322,6 +325,8 @@ func (f *finisher) finish(res *results.Run) {
 		im.TextTokens = im.Requests * int64(w.WantTokens)
 		v := float64(im.PromptTokens-im.TextTokens) / float64(im.Images)
 		im.TokensPerImage = &v
+	} else if w.WantTokens > 0 && f.single && w.Pairs {
+		res.Notes = append(res.Notes, "the prompt tokens are the server's count of the query-document pairs (vLLM tokenizes each pair whole, so the query counts once a document): not checked against --input-tokens")
 	} else if w.WantTokens > 0 && f.single {
 		// A batch's prompt tokens are its inputs' together.
 		res.Warnings = append(res.Warnings, results.InputSizeWarnings(w.WantTokens*max(w.Batch, 1), res.Tokens)...)

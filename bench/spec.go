@@ -262,7 +262,7 @@ func (sp *Spec) calls(conv *DatasetFile) (Workload, error) {
 // build checks a load of single requests and returns it and what it
 // sends.
 func (sp *Spec) build(ctx context.Context) (driver.Load, Workload, error) {
-	w := Workload{MaxTokens: sp.MaxTokens, NoCalibrate: sp.NoCalibrate, Batch: sp.BatchSize}
+	w := Workload{MaxTokens: sp.MaxTokens, NoCalibrate: sp.NoCalibrate, Batch: sp.BatchSize, Pairs: sp.Endpoint.Pairs()}
 	if sp.Documents > 0 {
 		// The query, then the documents.
 		w.Batch = sp.Documents + 1
