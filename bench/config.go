@@ -49,6 +49,8 @@ func RecordRequests(c *results.Config, w Workload, load driver.Load) {
 	}
 	syn, synthetic := w.Source.(workload.Synthetic)
 	switch {
+	case w.Mix != nil:
+		c.Workload, c.Mix = results.WorkloadMix, w.Mix.String()
 	case w.Dataset != nil:
 		c.Dataset = w.Dataset.Path
 		c.Workload = results.WorkloadDataset

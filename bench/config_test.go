@@ -105,7 +105,7 @@ func TestConfigFieldsRead(t *testing.T) {
 		// on the simulator, so no target is read back.
 		"BaseURL": "target", "BuiltinSim": "target", "Model": "target", "Endpoint": "target", "APIKey": "target",
 		"Headers": "target", "ExtraBody": "target", "IgnoreEOS": "target", "TimeoutS": "target", "History": "target", "Tools": "target", "ToolChoice": "target", "ToolRounds": "target", "ToolResult": "target",
-		"Workload": "workload (predict.Replay)", "Batch": "workload (a pooling endpoint's inputs; not replayed by calibrate)", "Images": "workload (not replayed by calibrate)", "MaxTokens": "workload", "InputTokens": "workload", "PrefixTokens": "workload",
+		"Workload": "workload (predict.Replay)", "Batch": "workload (a pooling endpoint's inputs; not replayed by calibrate)", "Images": "workload (not replayed by calibrate)", "Mix": "workload (a mix; not replayed by calibrate)", "MaxTokens": "workload", "InputTokens": "workload", "PrefixTokens": "workload",
 		"PrefixPool": "workload", "Dataset": "workload", "DatasetFormat": "workload", "DatasetSizing": "workload (predict.replayDataset)",
 		"InputStddev": "workload", "OutputStddev": "workload", "RangeRatio": "workload", "Conversations": "workload (predict.replayConversations)",
 		"Predicted": "predict", "TraceSpeedup": "workload (the trace's schedule)",

@@ -32,6 +32,8 @@ type Level struct {
 	// TemplateTokens is what the server adds around a message's text (a
 	// chat template, a BOS token), as probed; 0 when not known.
 	TemplateTokens int
+	// Classes, for a mix, are its classes, each summarised apart too.
+	Classes []summary.Class
 	// Records, when set, receives one JSON line per request (or turn),
 	// with RecordLevel as its level when set.
 	Records     io.Writer
@@ -120,7 +122,7 @@ func (w Calls) Shard() driver.Shard { return w.Load.Shard }
 // noHistograms leaves the encoded histograms out (for results only
 // compared, never written).
 func (lv *Level) Summary(prefixes *workload.PrefixTracker, noHistograms bool) summary.Level {
-	l := summary.Level{Config: lv.Config, Goodput: lv.Goodput, Prefixes: prefixes, NoHistograms: noHistograms, TemplateTokens: lv.TemplateTokens}
+	l := summary.Level{Config: lv.Config, Goodput: lv.Goodput, Prefixes: prefixes, NoHistograms: noHistograms, TemplateTokens: lv.TemplateTokens, Classes: lv.Classes}
 	switch w := lv.Work.(type) {
 	case Requests:
 		l.Load = w.Load

@@ -45,6 +45,9 @@ type Workload struct {
 	// Pairs says the requests pair a query with documents (rerank,
 	// score): each server counts the pairs' tokens its own way.
 	Pairs bool
+	// Mix, when set, is a --mix file's classes: each its own prompts,
+	// target and SLO, all in one load.
+	Mix *mixWorkload
 	// WantTokens is the prompt size synthetic prompts were asked to have
 	// (a shared prefix included), checked against what the server counted
 	// (0: not checked).
@@ -114,6 +117,8 @@ func (s *Series) calibrate(p Prober) Calibration {
 func (s *Series) size(p Prober) error {
 	w := s.Workload
 	switch {
+	case w.Mix != nil:
+		s.notes = w.Mix.size(s, p, w.NoCalibrate)
 	case w.Dataset != nil && w.Conversations:
 		var note string
 		s.convs, note = w.Dataset.sizeConversations(p, w.MaxTokens, s.Load.Seed)
@@ -260,6 +265,10 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 		src = syn
 	}
 	f.single = true
+	if w.Mix != nil {
+		src = w.Mix.level(s.LevelNonce(i))
+		lv.Classes = w.Mix.summaryClasses()
+	}
 	if w.Dataset != nil {
 		f.requests = &trackedDataset{Dataset: s.dataset}
 		switch {
@@ -319,6 +328,9 @@ func (f *finisher) finish(res *results.Run) {
 	defer s.mu.Unlock()
 	res.Notes = append(res.Notes, f.notes...)
 	w := s.Workload
+	if w.Mix != nil {
+		w.Mix.judge(res)
+	}
 	if im := res.Images; im != nil && w.WantTokens > 0 && im.Images > 0 {
 		// The text was sized; what the server counted past it is the
 		// images'.

@@ -40,27 +40,29 @@ type Spec struct {
 	// images sent as URLs under a base the target fetches from, served
 	// by knee itself on ImageServe's address (see imageLinks).
 	ImageURLBase, ImageServe string
+	// Mix is --mix: a file of request classes sent in one load.
+	Mix string
 	// VirtualImages makes synthetic images headers without pixels (see
-	// workload.Images.Virtual): a prediction's.
-	VirtualImages  bool
-	serve          *imageServer
-	serveBase      string
-	Concurrency    int
-	Rate           float64
-	Burstiness     float64
-	MaxConcurrency int
-	Requests       int
-	Duration       time.Duration
-	Warmup         int
-	Seed           uint64
-	InputTokens    int
-	Prompt         string
-	MaxTokens      int
-	Drain          time.Duration
-	NoCalibrate    bool
-	PrefixTokens   int
-	PrefixPool     int
-	Goodput        string
+	// workload.Images.Virtual): a prediction's. Predicting says the series runs in virtual time (knee predict, knee plan).
+	VirtualImages, Predicting bool
+	serve                     *imageServer
+	serveBase                 string
+	Concurrency               int
+	Rate                      float64
+	Burstiness                float64
+	MaxConcurrency            int
+	Requests                  int
+	Duration                  time.Duration
+	Warmup                    int
+	Seed                      uint64
+	InputTokens               int
+	Prompt                    string
+	MaxTokens                 int
+	Drain                     time.Duration
+	NoCalibrate               bool
+	PrefixTokens              int
+	PrefixPool                int
+	Goodput                   string
 	// InputStddev, OutputStddev and RangeRatio spread synthetic lengths.
 	InputStddev, OutputStddev, RangeRatio float64
 	Data                                  DatasetSpec
@@ -333,6 +335,12 @@ func (sp *Spec) source(ctx context.Context, w *Workload, pending *DatasetFile, l
 		return errors.New("--prefix-pool needs --prefix-tokens")
 	}
 	switch {
+	case sp.Mix != "":
+		m, err := sp.readMix(ctx)
+		if err != nil {
+			return err
+		}
+		w.Mix = m
 	case pending != nil:
 		if pending.TraceRate() > 0 {
 			// The schedule comes from the sized lines, level by level.

@@ -111,6 +111,9 @@ func (o *calibrateOptions) options(c *cobra.Command, args []string) (predict.Cal
 	// short by tool calls would fit the cost model to work the server
 	// never did. (Thinking is output like any other: a reasoning run's
 	// lengths replay as they are.)
+	if measured.Config.Mix != "" {
+		return opts, "", usageErr("%s sent a mix of classes (%s), which knee calibrate does not replay yet: calibrate on a run of one kind of request", args[0], measured.Config.Mix)
+	}
 	for _, l := range measured.Levels {
 		if l.Run != nil && l.Run.Images != nil {
 			return opts, "", usageErr("%s: its requests sent images, which knee calibrate does not replay yet", args[0])

@@ -174,6 +174,8 @@ func (f *loadFlags) registerShared(c *cobra.Command) {
 	fs.DurationVar(&f.Drain, "drain-timeout", time.Minute, "time allowed after the window for requests still running; those cut are counted as interrupted (0: wait for all)")
 	fs.BoolVar(&f.NoCalibrate, "no-calibrate", false, "send --input-tokens as knee's own filler count instead of calibrating it against the server's prompt_tokens")
 	registerDataset(c, &f.Data)
+	fs.StringVar(&f.Mix, "mix", "", "a YAML file of request classes sent in one load: each its share of the arrivals, prompt sizes, model (a LoRA adapter), priority, extra body, headers and SLO; results per class beside the whole (see README)")
+	markInputs(c, "mix")
 	fs.Float64Var(&f.InputStddev, "input-tokens-stddev", 0, "synthetic prompts: standard deviation of the input length (normal, seeded, clipped at 1)")
 	fs.Float64Var(&f.OutputStddev, "max-tokens-stddev", 0, "synthetic prompts: standard deviation of max_tokens (normal, seeded, clipped at 1)")
 	fs.Float64Var(&f.RangeRatio, "range-ratio", 0, "synthetic prompts: lengths uniform in [N(1−R), N(1+R)] for input and output, as vLLM's random dataset (0 ≤ R < 1)")
@@ -195,7 +197,8 @@ func (f *loadFlags) registerWorkload(c *cobra.Command, what string) {
 func (f *loadFlags) prepare(c *cobra.Command, endpoint transport.Endpoint) (*bench.Prepared, error) {
 	f.Endpoint = endpoint
 	// A prediction reads an image's size and identity, never its pixels.
-	f.VirtualImages = c.Name() == "predict" || c.Name() == "plan"
+	f.Predicting = c.Name() == "predict" || c.Name() == "plan"
+	f.VirtualImages = f.Predicting
 	p, err := f.Series(c.Context(), bench.Nonce(c.Context()))
 	if err != nil {
 		return nil, usageErr("%w", err)

@@ -74,6 +74,8 @@ func Listed(files []string) string {
 // header gives them.
 func Sizes(c results.Config) string {
 	switch {
+	case c.Mix != "":
+		return c.Mix
 	case c.Voice != nil:
 		return fmt.Sprintf("%d-token system prompt, %d-token user turns, %d output tokens, %d turns", c.Voice.SystemPromptTokens, c.Voice.UserTokens, c.Voice.OutputTokens, c.Voice.Turns)
 	case c.Dataset != "":

@@ -89,6 +89,9 @@ func run(w io.Writer, r *results.Run) error {
 	if r.Images != nil {
 		fmt.Fprintln(w, ImagesLine(r))
 	}
+	if err := classesTable(w, r); err != nil {
+		return err
+	}
 	if g := r.Goodput; g != nil {
 		fmt.Fprintf(w, "goodput  %s of %d finished requests met %s · %s good req/s\n",
 			pct(g.Share), g.Finished, boundsText(g.Bounds), num(g.RequestsPerS, 2))
@@ -185,6 +188,10 @@ func describeLoad(c results.Config) string {
 		}
 	} else {
 		fmt.Fprintf(&b, " · closed loop, %d streams", c.Concurrency)
+	}
+	if c.Mix != "" {
+		fmt.Fprintf(&b, " · %s · seed %d", c.Mix, c.Seed)
+		return b.String()
 	}
 	if c.InputTokens > 0 {
 		fmt.Fprintf(&b, " · %s input tokens", spread(c.InputTokens, c.InputStddev, c.RangeRatio))

@@ -209,6 +209,7 @@ func Knees(out io.Writer, s *results.Sweep) {
 	default:
 		fmt.Fprintln(w, "saturation      none — throughput kept up with the offered load at every level.")
 	}
+	classKnees(w, s, unit)
 	for _, e := range s.Knees.Excluded {
 		fmt.Fprintf(w, "excluded        %g%s — %s\n", e.Load, unit, e.Reason)
 	}

@@ -36,7 +36,10 @@ type Config struct {
 	// rerank's query and documents (0: one text).
 	Batch int `json:"batch,omitempty"`
 	// Images says what images each request sent (--image-*), when any.
-	Images      string `json:"images,omitempty"`
+	Images string `json:"images,omitempty"`
+	// Mix says a mix's classes: each one's share, sizes, model,
+	// priority and SLO.
+	Mix         string `json:"mix,omitempty"`
 	InputTokens int    `json:"input_tokens,omitempty"`
 	// PrefixTokens and PrefixPool are the shared prefixes of synthetic
 	// prompts: PrefixPool prefixes of PrefixTokens tokens, before each
@@ -93,6 +96,7 @@ const (
 	WorkloadTrace         Workload = "trace"
 	WorkloadVoice         Workload = "voice"
 	WorkloadConversations Workload = "conversations"
+	WorkloadMix           Workload = "mix"
 )
 
 // VoiceConfig holds the knobs of the multi-turn call workload.

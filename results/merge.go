@@ -86,6 +86,9 @@ func MergeRuns(runs []*Run) (*Run, error) {
 	mergeRates(m, shards)
 	mergeHealth(m, shards)
 	mergeCalls(m, shards)
+	if err := mergeClasses(m, shards); err != nil {
+		return nil, err
+	}
 	m.Notes = append(m.Notes, fmt.Sprintf("merged from %d shards: percentiles are of the union of their requests (HDR histograms merged), counts summed, throughput over the union of their windows (%.1f s)", len(shards), m.WindowSeconds))
 	// Before the server view: llama.cpp's rows come from the merged
 	// per-response timings.

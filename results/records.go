@@ -39,6 +39,9 @@ type RecordLine struct {
 	TTFATNs         *int64 `json:"ttfat_ns,omitempty"`
 	ReasoningTokens *int   `json:"reasoning_tokens,omitempty"`
 	AnswerTokens    *int   `json:"answer_tokens,omitempty"`
+	// Class is the request's class in a mix: 1 for the mix file's
+	// first, and so on (absent without a mix).
+	Class int `json:"class,omitempty"`
 	// UploadNs is from the send to the body's last byte handed to the
 	// socket (connecting included, for a new connection).
 	UploadNs *int64 `json:"upload_ns,omitempty"`

@@ -45,6 +45,14 @@ type Run struct {
 	Reasoning *Reasoning `json:"reasoning,omitempty"`
 	// ToolCalls is set when answers called tools.
 	ToolCalls *ToolCalls `json:"tool_calls,omitempty"`
+	// Classes, for a mix, are each class's own summary, keyed by its
+	// name, in the shape of a run's (their Config left empty).
+	Classes map[string]*Run `json:"classes,omitempty"`
+	// MixClass, on a class's summary, says what the class is and
+	// whether it met its own SLO.
+	MixClass *MixClass `json:"mix_class,omitempty"`
+	// Fairness is Jain's index over the classes' goodput (JainFairness).
+	Fairness *float64 `json:"fairness_jain,omitempty"`
 	// Images is set when requests sent images.
 	Images      *Images  `json:"images,omitempty"`
 	Notes       []string `json:"notes,omitempty"`
@@ -375,4 +383,38 @@ func InputSizeWarnings(want int, tk Tokens) []string {
 		return []string{fmt.Sprintf("prompts averaged %.1f server tokens against --input-tokens %d (%.1f%% off)", tk.Input.Mean, want, 100*miss)}
 	}
 	return nil
+}
+
+// MixClass is what a mix's class was, on its summary.
+type MixClass struct {
+	Share    float64 `json:"share"`
+	Model    string  `json:"model,omitempty"`
+	Priority *int    `json:"priority,omitempty"`
+	// SLO is the class's own (none: "") and Missed the bounds its
+	// summary missed (MetSLO false), or nil when it met them all.
+	SLO    string   `json:"slo,omitempty"`
+	MetSLO *bool    `json:"met_slo,omitempty"`
+	Missed []string `json:"missed,omitempty"`
+}
+
+// JudgeClass sets m's verdict on r against its SLO's bounds.
+func (m *MixClass) JudgeClass(r *Run, bounds []Bound) {
+	m.Missed = nil
+	if len(bounds) == 0 {
+		m.MetSLO = nil
+		return
+	}
+	met := true
+	for _, b := range bounds {
+		v, ok := b.Value(r)
+		if !ok || v > b.Ms {
+			met = false
+			got := "no value"
+			if ok {
+				got = fmt.Sprintf("%.1f ms", v)
+			}
+			m.Missed = append(m.Missed, fmt.Sprintf("%s: %s", b, got))
+		}
+	}
+	m.MetSLO = &met
 }

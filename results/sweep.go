@@ -25,6 +25,11 @@ type Sweep struct {
 	SLO      SLO     `json:"slo"`
 	Levels   []Level `json:"levels"`
 	Knees    Knees   `json:"knees"`
+	// ClassKnees are a mix's classes' own knees, and DegradedFirst the
+	// class that missed its SLO at the lightest load (several, comma-
+	// separated, when they missed at the same one).
+	ClassKnees    []ClassKnee `json:"class_knees,omitempty"`
+	DegradedFirst string      `json:"degraded_first,omitempty"`
 	// HealthPolicy says what an unhealthy level (client-limited or
 	// host-starved) does to the knees: HealthExclude (the default, also
 	// ""), HealthWarn or HealthIgnore.

@@ -114,6 +114,7 @@ func levelPoint(l Level, axis string) Point {
 // and, unless its HealthPolicy says otherwise, levels where the client
 // was unhealthy.
 func (s *Sweep) FindKnees() {
+	defer s.findClassKnees()
 	pts := make([]Point, len(s.Levels))
 	s.Knees = Knees{}
 	// The SLO knee is the last of the judged levels that meet the SLO

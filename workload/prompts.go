@@ -40,6 +40,13 @@ type Request struct {
 	// Tools, when set, are the functions this request offers (a tool
 	// dataset's own); otherwise the target's, if any.
 	Tools []Tool
+	// Class is the request's class in a mix (1-based; 0: no mix), and
+	// Model, Fields and Headers what the class sends: its model (empty:
+	// the run's), its body fields (over --extra-body's) and headers.
+	Class   int
+	Model   string
+	Fields  []BodyField
+	Headers [][2]string
 }
 
 // Text returns the request's prompt as one string, for the completions

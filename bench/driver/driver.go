@@ -311,6 +311,7 @@ func (f *Flight) Request() *workload.Request {
 		f.req = WarmupRequest(f.req, f.Rec.Index)
 	}
 	f.Rec.Tag = f.req.Tag
+	f.Rec.MixClass = f.req.Class
 	d.offerTools(&f.req)
 	if f.measured {
 		f.Rec.PrefixShare = d.o.Prefixes.Share(&f.req)

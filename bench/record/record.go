@@ -115,6 +115,8 @@ type Record struct {
 	// Images and ImageBytes are the images the request sent and their
 	// data URLs' bytes; BodyBytes is its whole body's.
 	Images, ImageBytes, BodyBytes int
+	// MixClass is the request's class in a mix (1-based; 0: no mix).
+	MixClass int
 	// Upload is from the send to the request's last byte handed to the
 	// socket: connecting, if the request opened a connection, and
 	// writing its body. Part of TTFT, as the server can start on a
@@ -272,7 +274,7 @@ func (r *Record) line(start time.Time, level *float64) results.RecordLine {
 		call := r.Call
 		l.Call = &call
 	}
-	l.ToolChunks = r.ToolChunks
+	l.ToolChunks, l.Class = r.ToolChunks, r.MixClass
 	if r.Upload > 0 {
 		l.UploadNs = dur(r.Upload)
 	}

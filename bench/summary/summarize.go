@@ -37,6 +37,9 @@ type Level struct {
 	// probed (0: not known): what a prefix cache may hold beyond what the
 	// prompts share.
 	TemplateTokens int
+	// Classes, for a mix, are its classes: the result carries each one's
+	// summary beside the whole level's.
+	Classes []Class
 }
 
 // Summary collects a level's measured records as they end, from many
@@ -44,8 +47,9 @@ type Level struct {
 // throughput, the saturation tests, the cache hit, client health and the
 // small print. A live run and its prediction are summarised alike.
 type Summary struct {
-	coll  *collector
-	level Level
+	coll    *collector
+	level   Level
+	classes *classSummaries
 }
 
 // New is the summary of a level; shards spreads its records over that many
@@ -57,11 +61,20 @@ func New(l Level, shards int) *Summary {
 		c.coldThreshold, c.callOrigins = l.ColdThreshold, true
 		l.Load = driver.Load{Rate: l.Calls.Rate}
 	}
-	return &Summary{coll: c, level: l}
+	s := &Summary{coll: c, level: l}
+	if len(l.Classes) > 0 {
+		s.classes = newClassSummaries(l, shards)
+	}
+	return s
 }
 
 // Add collects a measured record (driver.Options.Measured).
-func (s *Summary) Add(r *record.Record) { s.coll.add(r) }
+func (s *Summary) Add(r *record.Record) {
+	s.coll.add(r)
+	if s.classes != nil {
+		s.classes.add(r)
+	}
+}
 
 // Live is a level's latencies so far, in microseconds, for a live view:
 // TTFT from the schedule, and for a detailed view ITL and how late sends
@@ -92,7 +105,11 @@ func (s *Summary) Live(into *Live) { s.coll.live(into) }
 // client's health report (the zero report for a prediction, whose verdict
 // the caller sets).
 func (s *Summary) Requests(rep health.Report, w driver.Window) *results.Run {
-	return s.windowResult(rep, w)
+	res := s.windowResult(rep, w)
+	if s.classes != nil {
+		res.Classes = s.classes.results(rep, w)
+	}
+	return res
 }
 
 // windowResult builds the result of a measured window: the statistics,

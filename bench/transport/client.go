@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -281,13 +282,36 @@ func (c *Client) Close() {
 
 // appendBody writes the JSON body for r.
 func (c *Client) appendBody(dst []byte, r *workload.Request) []byte {
-	w := &body{dst: append(dst, '{'), extra: c.extra, ignoreEOS: c.t.IgnoreEOS, tools: c.t.Tools, toolChoice: c.t.ToolChoice}
-	c.proto.appendBody(w, r, c.t.Model)
-	for _, e := range c.extra {
+	extra := c.extra
+	if len(r.Fields) > 0 {
+		extra = withFields(c.extra, r.Fields)
+	}
+	w := &body{dst: append(dst, '{'), extra: extra, ignoreEOS: c.t.IgnoreEOS, tools: c.t.Tools, toolChoice: c.t.ToolChoice}
+	model := c.t.Model
+	if r.Model != "" {
+		model = r.Model
+	}
+	c.proto.appendBody(w, r, model)
+	for _, e := range extra {
 		w.key(e.key)
 		w.dst = append(w.dst, e.value...)
 	}
 	return append(w.dst, '}')
+}
+
+// withFields is a mix class's body fields over --extra-body's: the
+// class's value wins where both set a key.
+func withFields(extra []extraField, fields []workload.BodyField) []extraField {
+	out := make([]extraField, 0, len(extra)+len(fields))
+	for _, f := range fields {
+		out = append(out, extraField{f.Key, f.Value})
+	}
+	for _, e := range extra {
+		if !slices.ContainsFunc(fields, func(f workload.BodyField) bool { return f.Key == e.key }) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // body is a JSON object being written: a protocol opens its keys with

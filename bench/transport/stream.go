@@ -61,6 +61,9 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 	for _, h := range c.t.Headers {
 		req.Header.Set(h[0], h[1])
 	}
+	for _, h := range r.Headers {
+		req.Header.Set(h[0], h[1])
+	}
 	req.SetBodyRaw(s.body)
 
 	rec.MaxTokens = r.MaxTokens

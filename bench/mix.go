@@ -1,0 +1,180 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kneebench/knee/bench/summary"
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/results/input"
+	"github.com/kneebench/knee/workload"
+)
+
+// MaxMixBytes bounds a --mix file.
+const MaxMixBytes = 1 << 20
+
+// mixWorkload is a --mix file's classes, ready to size and send.
+type mixWorkload struct {
+	Path    string
+	file    *workload.MixFile
+	classes []mixClass
+	order   workload.Mix
+}
+
+// mixClass is one class: its prompts (sized once the target is known),
+// what its requests carry, and its own SLO.
+type mixClass struct {
+	spec    workload.MixClass
+	syn     workload.Synthetic
+	target  workload.ClassSource
+	goodput summary.Goodput
+	slo     []results.Bound
+}
+
+// readMix reads and checks a --mix file: every error names the line.
+func (sp *Spec) readMix(ctx context.Context) (*mixWorkload, error) {
+	for _, f := range []string{"dataset", "input-tokens", "prompt", "image-count", "batch-size", "documents", "prefix-tokens", "input-tokens-stddev", "max-tokens-stddev", "range-ratio", "tokenizer"} {
+		if sp.given(f) {
+			return nil, fmt.Errorf("--mix gives each class its own prompts: drop --%s (a class takes input_tokens, max_tokens and their stddevs)", f)
+		}
+	}
+	if sp.Workload != "requests" {
+		return nil, errors.New("--mix sends single requests of each class: calls (--workload voice or conversations) are not mixed yet")
+	}
+	data, err := input.Read(ctx, sp.Mix, MaxMixBytes, "a mix file")
+	if err != nil {
+		return nil, fmt.Errorf("--mix: %w", err)
+	}
+	f, err := workload.ParseMix(data)
+	if err != nil {
+		return nil, fmt.Errorf("--mix %s: %w", sp.Mix, err)
+	}
+	if sp.Predicting {
+		for _, c := range f.Classes {
+			if c.Model != "" || c.Priority != nil {
+				return nil, fmt.Errorf("--mix %s: line %d: %s names a model or a priority, which predictions do not model yet (no LoRA adapters, first come first served): they would be predicted as the base model's, in arrival order", sp.Mix, c.Line, c.Name)
+			}
+		}
+	}
+	m := &mixWorkload{Path: sp.Mix, file: f}
+	var shares []float64
+	for i, c := range f.Classes {
+		mc := mixClass{spec: c}
+		mc.syn = workload.Synthetic{Tokens: c.InputTokens, MaxTokens: c.MaxTokens, Seed: sp.Seed ^ uint64(i+1)*0x9e3779b97f4a7c15,
+			Spread: workload.Spread{InputStddev: c.InputStddev, OutputStddev: c.MaxTokensStddev}}
+		fields, err := c.Fields()
+		if err != nil {
+			return nil, fmt.Errorf("--mix %s: line %d: %w", sp.Mix, c.Line, err)
+		}
+		mc.target = workload.ClassSource{Model: c.Model, Fields: fields}
+		for k, v := range c.Headers {
+			mc.target.Headers = append(mc.target.Headers, [2]string{k, v})
+		}
+		sort.Slice(mc.target.Headers, func(a, b int) bool { return mc.target.Headers[a][0] < mc.target.Headers[b][0] })
+		if c.SLO != "" {
+			bounds, _, err := results.ParseBounds(c.SLO)
+			if err != nil {
+				return nil, fmt.Errorf("--mix %s: line %d: %s: slo: %w", sp.Mix, c.Line, c.Name, err)
+			}
+			mc.slo = bounds
+			mc.goodput = goodputOf(bounds)
+		}
+		m.classes = append(m.classes, mc)
+		shares = append(shares, c.Share)
+	}
+	m.order = workload.NewMix(shares, nil)
+	return m, nil
+}
+
+// goodputOf is the per-request bounds an SLO's percentile bounds give: a
+// request is good when it meets each bound's value.
+func goodputOf(bounds []results.Bound) summary.Goodput {
+	var parts []string
+	for _, b := range bounds {
+		switch b.Metric {
+		case "ttft", "ttft_sched", "tpot", "e2e", "e2e_sched", "ttfat":
+			parts = append(parts, fmt.Sprintf("%s:%g", b.Metric, b.Ms))
+		}
+	}
+	g, _ := summary.ParseGoodput(strings.Join(parts, ","))
+	return g
+}
+
+// size sizes every class's prompts against the server, with one
+// calibration for all.
+func (m *mixWorkload) size(s *Series, p Prober, noCalibrate bool) []string {
+	if noCalibrate {
+		return []string{"--no-calibrate: every class's prompts are knee's own filler counts"}
+	}
+	cal := s.calibrate(p)
+	notes := []string{cal.String()}
+	for i := range m.classes {
+		c := &m.classes[i]
+		fit, note := SizedPrompts(p, cal, c.syn)
+		c.syn = fit
+		notes = append(notes, c.spec.Name+": "+note)
+	}
+	return notes
+}
+
+// level is the mix's source for one level: every class's prompts in the
+// level's own words (the nonce, and the class), in the one order.
+func (m *mixWorkload) level(nonce string) workload.Mix {
+	sources := make([]workload.ClassSource, len(m.classes))
+	for i, c := range m.classes {
+		syn := c.syn
+		syn.Nonce = nonce + "/" + c.spec.Name
+		src := c.target
+		src.Source = syn
+		sources[i] = src
+	}
+	return m.order.WithClasses(sources)
+}
+
+// summaryClasses are the classes as a level's summary takes them.
+func (m *mixWorkload) summaryClasses() []summary.Class {
+	out := make([]summary.Class, len(m.classes))
+	for i, c := range m.classes {
+		out[i] = summary.Class{Name: c.spec.Name, Share: c.spec.Share, Goodput: c.goodput}
+	}
+	return out
+}
+
+// String says what the mix is, for a run's configuration.
+func (m *mixWorkload) String() string {
+	parts := make([]string, len(m.classes))
+	for i, c := range m.classes {
+		s := fmt.Sprintf("%s %.0f%% (%d in, %d out", c.spec.Name, c.spec.Share*100, c.spec.InputTokens, c.spec.MaxTokens)
+		if c.spec.Model != "" {
+			s += ", model " + c.spec.Model
+		}
+		if c.spec.Priority != nil {
+			s += fmt.Sprintf(", priority %d", *c.spec.Priority)
+		}
+		if c.spec.SLO != "" {
+			s += ", slo " + c.spec.SLO
+		}
+		parts[i] = s + ")"
+	}
+	return "mix " + m.Path + ": " + strings.Join(parts, " · ")
+}
+
+// judge says on each class's summary what the class is and whether it
+// met its own SLO.
+func (m *mixWorkload) judge(res *results.Run) {
+	for _, c := range m.classes {
+		r := res.Classes[c.spec.Name]
+		if r == nil {
+			continue
+		}
+		// A class shares its level's window and identity.
+		r.StartedAt, r.WindowStartedAt, r.Shard, r.Interrupted = res.StartedAt, res.WindowStartedAt, res.Shard, res.Interrupted
+		mc := &results.MixClass{Share: c.spec.Share, Model: c.spec.Model, Priority: c.spec.Priority, SLO: c.spec.SLO}
+		mc.JudgeClass(r, c.slo)
+		r.MixClass = mc
+	}
+	res.Fairness = results.JainFairness(res.Classes)
+}

@@ -1,0 +1,101 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/kneebench/knee/results"
+)
+
+// classesTable writes a mix's classes side by side: each one's share of
+// the requests (asked and sent), its outcome, its latencies from the
+// scheduled arrival, its throughput and its own SLO's verdict.
+func classesTable(w io.Writer, r *results.Run) error {
+	if len(r.Classes) == 0 {
+		return nil
+	}
+	names := classOrder(r)
+	total := max(r.Requests.Sent, 1)
+	rows := make([][]string, 0, len(names))
+	for _, name := range names {
+		c := r.Classes[name]
+		share, verdict := "-", "-"
+		if mc := c.MixClass; mc != nil {
+			share = pct(mc.Share)
+			switch {
+			case mc.MetSLO == nil:
+			case *mc.MetSLO:
+				verdict = "met"
+			default:
+				verdict = "MISSED"
+			}
+		}
+		good := "-"
+		if g := c.Goodput; g != nil {
+			good = pct(g.Share)
+		}
+		rows = append(rows, []string{name, share + " / " + pct(float64(c.Requests.Sent)/float64(total)), num(float64(c.Requests.OK), 0), num(float64(c.Requests.Failed), 0),
+			ms(c.Stats.TTFTSched.P50), ms(c.Stats.TTFTSched.P95), ms(c.Stats.E2ESched.P95), num(c.Throughput.OutputTokensPerS, 1), good, verdict})
+	}
+	fmt.Fprintln(w, "classes  share asked / sent; latencies in ms from the scheduled arrival; goodput and SLO against the class's own")
+	if err := renderTable(w, []string{"class", "share", "ok", "failed", "TTFT p50", "TTFT p95", "E2E p95", "tok/s", "good", "SLO"}, rows); err != nil {
+		return err
+	}
+	if f := r.Fairness; f != nil {
+		fmt.Fprintf(w, "         fairness %.3f (Jain's index over the classes' goodput: 1 when all fare alike)\n", *f)
+	}
+	for _, name := range names {
+		if mc := r.Classes[name].MixClass; mc != nil && mc.MetSLO != nil && !*mc.MetSLO {
+			fmt.Fprintf(w, "         %s missed %s\n", name, strings.Join(mc.Missed, "; "))
+		}
+	}
+	return nil
+}
+
+// classOrder is the classes by share, largest first, then by name.
+func classOrder(r *results.Run) []string {
+	names := make([]string, 0, len(r.Classes))
+	for n := range r.Classes {
+		names = append(names, n)
+	}
+	share := func(n string) float64 {
+		if mc := r.Classes[n].MixClass; mc != nil {
+			return mc.Share
+		}
+		return 0
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if sa, sb := share(a), share(b); sa != sb {
+			if sa > sb {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return names
+}
+
+// classKnees writes a mix's classes' own knees, side by side, and which
+// class degraded first.
+func classKnees(w io.Writer, s *results.Sweep, unit string) {
+	for _, ck := range s.ClassKnees {
+		knee := "none — it missed its SLO at the lightest load judged"
+		if ck.Knee != nil {
+			knee = fmt.Sprintf("%g%s", ck.Knee.Load, unit)
+			if ck.Knee.LatencyMs != nil {
+				knee += fmt.Sprintf(" (%s ms there)", ms(*ck.Knee.LatencyMs))
+			}
+		}
+		missed := "met it at every level judged"
+		if ck.FirstMissed != nil {
+			missed = fmt.Sprintf("first missed at %g%s", *ck.FirstMissed, unit)
+		}
+		fmt.Fprintf(w, "class knee      %s: %s — the largest load meeting %s; %s\n", ck.Class, knee, ck.SLO, missed)
+	}
+	if s.DegradedFirst != "" {
+		fmt.Fprintf(w, "degraded first  %s\n", s.DegradedFirst)
+	}
+}
