@@ -16,7 +16,23 @@ type Config struct {
 	Watermark     float64
 	PrefixCaching bool
 	Costs         Costs
+	// Policy orders the waiting queue: PolicyFCFS (the default) or
+	// PolicyPriority, vLLM's --scheduling-policy priority.
+	Policy string
+	// LoRA, when set, serves adapters (Request.Adapter above 0).
+	LoRA *LoRA
 }
+
+// Scheduling policies.
+const (
+	// PolicyFCFS admits in arrival order, a preempted request first, and
+	// preempts the newest running request.
+	PolicyFCFS = "fcfs"
+	// PolicyPriority admits by (priority, arrival), the lowest value
+	// first, and preempts the running request of the highest (priority,
+	// arrival): vLLM's max(running, key=(priority, arrival_time)).
+	PolicyPriority = "priority"
+)
 
 // Validate reports a configuration that cannot run.
 func (c Config) Validate() error {
@@ -29,6 +45,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max_num_batched_tokens and max_num_seqs must be positive")
 	case c.Watermark < 0 || c.Watermark >= 1:
 		return fmt.Errorf("watermark must be in [0, 1)")
+	case c.Policy != "" && c.Policy != PolicyFCFS && c.Policy != PolicyPriority:
+		return fmt.Errorf("scheduling policy %q: fcfs or priority", c.Policy)
+	}
+	if c.LoRA != nil {
+		return c.LoRA.validate()
 	}
 	return nil
 }
@@ -48,6 +69,11 @@ type Request struct {
 	// (those not in the encoder cache), done in the first step that
 	// schedules it.
 	EncoderFLOPs float64
+	// Priority orders it under PolicyPriority (lower first); Adapter is
+	// its LoRA adapter (0: the base model), which salts its prefix-cache
+	// blocks, as vLLM's extra keys do.
+	Priority int
+	Adapter  int
 }
 
 // Seq is a request's state inside the core.
@@ -78,6 +104,10 @@ type Seq struct {
 }
 
 func (s *Seq) total() int { return s.PromptLen + s.generated }
+
+// root is the parent hash of a sequence's first block: its adapter, so
+// no adapter's cached prefix serves another's (or the base model's).
+func (s *Seq) root() uint64 { return uint64(s.Adapter) * 0x9e3779b97f4a7c15 }
 
 // Emission is one token released at the end of a step.
 type Emission struct {
@@ -127,6 +157,8 @@ type Core struct {
 	// most of a second to stop).
 	abortedWaiting int
 	step           Step
+	// lora is the adapters resident (Config.LoRA's).
+	lora loraState
 	// Totals since start.
 	Preemptions   int64
 	PrefixQueries int64
@@ -163,9 +195,34 @@ func (c *Core) Add(r Request) *Seq {
 	if c.cfg.PrefixCaching && r.IDs != nil {
 		s.hashes = make([]uint64, 0, nb)
 	}
-	c.waiting.pushBack(s)
+	c.enqueue(s, false)
 	c.byID[r.ID] = s
 	return s
+}
+
+// enqueue puts s in the waiting queue: at the back (an arrival) or the
+// front (a preempted request) under FCFS; in its (priority, arrival)
+// place under the priority policy.
+func (c *Core) enqueue(s *Seq, preempted bool) {
+	switch {
+	case c.cfg.Policy == PolicyPriority:
+		c.waiting.insertOrdered(s, before)
+	case preempted:
+		c.waiting.pushFront(s)
+	default:
+		c.waiting.pushBack(s)
+	}
+}
+
+// before orders the priority queue: priority, then arrival, then id.
+func before(a, b *Seq) bool {
+	if a.Priority != b.Priority {
+		return a.Priority < b.Priority
+	}
+	if a.Arrival != b.Arrival {
+		return a.Arrival < b.Arrival
+	}
+	return a.ID < b.ID
 }
 
 // Abort drops a request whose client went away, freeing its blocks.
@@ -258,7 +315,7 @@ func (c *Core) findPrefix(s *Seq) ([]int32, []uint64) {
 	}
 	bs := c.cfg.BlockSize
 	maxBlocks := (s.total() - 1) / bs
-	parent := uint64(0)
+	parent := s.root()
 	var hit []int32
 	hashes := s.hashes[:0]
 	for b := 0; b < maxBlocks; b++ {
@@ -304,7 +361,7 @@ func (c *Core) cacheComputed(s *Seq) {
 		if (b+1)*bs > len(s.IDs) {
 			break
 		}
-		parent := uint64(0)
+		parent := s.root()
 		if b > 0 {
 			parent = s.hashes[b-1]
 		}
@@ -325,6 +382,6 @@ func (c *Core) preempt(s *Seq) {
 	s.hasFirstToken = false
 	c.Preemptions++
 	c.running = removeSeq(c.running, s)
-	c.waiting.pushFront(s)
+	c.enqueue(s, true)
 	c.step.Preempted = append(c.step.Preempted, s)
 }

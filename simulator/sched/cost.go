@@ -206,6 +206,9 @@ type Load struct {
 	AttnFLOPs float64
 	// EncoderFLOPs is the vision encoder's work in the step.
 	EncoderFLOPs float64
+	// AdapterFLOPs and AdapterBytes are the step's LoRA adapters' work
+	// and weights read; LoadSeconds is the adapters loaded before it.
+	AdapterFLOPs, AdapterBytes, LoadSeconds float64
 }
 
 // StepCost is the time of one step and its parts, in seconds.
@@ -224,17 +227,17 @@ type StepCost struct {
 // wait for the layer before them, and the overheads.
 func (c *Costs) StepTime(l Load) StepCost {
 	var s StepCost
-	s.Compute = (2*c.ActiveParams*float64(l.Tokens) + l.AttnFLOPs + l.EncoderFLOPs) / (c.FLOPS * c.ComputeEff)
+	s.Compute = (2*c.ActiveParams*float64(l.Tokens) + l.AttnFLOPs + l.EncoderFLOPs + l.AdapterFLOPs) / (c.FLOPS * c.ComputeEff)
 	weights := c.DenseBytes
 	if c.Experts > 0 {
 		weights += c.ExpertBytes * c.TouchedExperts(l.Tokens) / float64(c.Experts)
 	}
-	s.Memory = (weights + l.KVBytes) / (c.Bandwidth * c.MemoryEff)
+	s.Memory = (weights + l.KVBytes + l.AdapterBytes) / (c.Bandwidth * c.MemoryEff)
 	if c.Collectives > 0 && l.Tokens > 0 {
 		s.Comm = float64(c.Collectives) * (c.CollectiveLatency + c.CommBytesPerToken*float64(l.Tokens)/c.CommBandwidth)
 	}
 	s.Overhead = c.StepOverhead + c.SeqOverhead*float64(l.Seqs)
-	s.Duration = math.Max(s.Compute, s.Memory) + s.Comm + s.Overhead
+	s.Duration = math.Max(s.Compute, s.Memory) + s.Comm + s.Overhead + l.LoadSeconds
 	return s
 }
 

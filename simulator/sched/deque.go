@@ -61,3 +61,35 @@ func (d *seqDeque) removeDone() {
 	}
 	d.size = kept
 }
+
+// insertOrdered puts s after every sequence not after it by less, in a
+// queue kept in less's order (the priority policy's).
+func (d *seqDeque) insertOrdered(s *Seq, less func(a, b *Seq) bool) {
+	d.grow()
+	// Find the place: the first sequence s goes before.
+	lo, hi := 0, d.size
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if less(s, d.at(mid)) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	d.size++
+	for i := d.size - 1; i > lo; i-- {
+		d.buf[(d.head+i)%len(d.buf)] = d.at(i - 1)
+	}
+	d.buf[(d.head+lo)%len(d.buf)] = s
+}
+
+// removeAt takes out the sequence at i, keeping the order of the rest.
+func (d *seqDeque) removeAt(i int) *Seq {
+	s := d.at(i)
+	for j := i; j < d.size-1; j++ {
+		d.buf[(d.head+j)%len(d.buf)] = d.at(j + 1)
+	}
+	d.buf[(d.head+d.size-1)%len(d.buf)] = nil
+	d.size--
+	return s
+}

@@ -1,6 +1,10 @@
 package sched
 
-import "math"
+import (
+	"maps"
+	"math"
+	"slices"
+)
 
 // Step plans one engine step starting at simulated time now, computes its
 // duration, and completes it: sequences whose prompts are fully computed
@@ -29,7 +33,7 @@ func (c *Core) Step(now float64) *Step {
 		}
 		self := false
 		for !c.grow(s, s.computed+n, 0) {
-			victim := c.running[len(c.running)-1]
+			victim := c.victim()
 			if victim.scheduledTokens > 0 && victim != s {
 				budget += victim.scheduledTokens
 				victim.scheduledTokens = 0
@@ -61,7 +65,16 @@ func (c *Core) Step(now float64) *Step {
 		}
 	default:
 		watermark := int(math.Ceil(c.cfg.Watermark * float64(c.cfg.NumBlocks)))
-		for c.waiting.len() > 0 {
+		// The adapters the batch holds: a request of another is passed
+		// over once they fill the GPU's slots (vLLM: max_loras).
+		var inUse map[int]bool
+		if c.cfg.LoRA != nil {
+			inUse = map[int]bool{}
+			for a := range adaptersOf(c.running) {
+				inUse[a] = true
+			}
+		}
+		for k := 0; k < c.waiting.len(); {
 			if len(c.running) >= c.cfg.MaxNumSeqs {
 				st.StopReason = StopBatchFull
 				break
@@ -70,7 +83,11 @@ func (c *Core) Step(now float64) *Step {
 				st.StopReason = StopBudget
 				break
 			}
-			s := c.waiting.front()
+			s := c.waiting.at(k)
+			if inUse != nil && s.Adapter > 0 && !inUse[s.Adapter] && len(inUse) >= c.cfg.LoRA.MaxLoRAs {
+				k++
+				continue
+			}
 			hit, hashes := c.findPrefix(s)
 			hitTokens := len(hit) * c.cfg.BlockSize
 			n := min(s.total()-hitTokens, budget)
@@ -98,7 +115,14 @@ func (c *Core) Step(now float64) *Step {
 			if !s.cachedSet {
 				s.CachedTokens, s.cachedSet = hitTokens, true
 			}
-			c.waiting.popFront()
+			if k == 0 {
+				c.waiting.popFront()
+			} else {
+				c.waiting.removeAt(k)
+			}
+			if inUse != nil && s.Adapter > 0 {
+				inUse[s.Adapter] = true
+			}
 			s.ScheduledAt = now
 			s.scheduledTokens = n
 			budget -= n
@@ -133,6 +157,24 @@ func (c *Core) Step(now float64) *Step {
 		}
 	}
 	load.Tokens, load.Seqs = st.ScheduledTokens, st.BatchSize
+	if l := c.cfg.LoRA; l != nil {
+		used := adaptersOf(c.running)
+		inUse := map[int]bool{}
+		for a := range used {
+			inUse[a] = true
+		}
+		// In adapter order: which adapter an LRU slot gives up must not
+		// hang on a map's order.
+		for _, a := range slices.Sorted(maps.Keys(used)) {
+			tokens := used[a]
+			if tokens == 0 {
+				continue
+			}
+			load.LoadSeconds += c.load(a, inUse)
+			load.AdapterBytes += l.AdapterBytes
+			load.AdapterFLOPs += l.AdapterBytes * float64(tokens) // 2 FLOPs a parameter, 2 bytes a parameter
+		}
+	}
 	cost := c.cfg.Costs.StepTime(load)
 	st.Duration, st.Compute, st.Memory, st.Comm = cost.Duration, cost.Compute, cost.Memory, cost.Comm
 	st.End = now + st.Duration
@@ -184,4 +226,19 @@ func (c *Core) anyScheduled() bool {
 		}
 	}
 	return false
+}
+
+// victim is the running sequence a preemption takes: the newest under
+// FCFS (vLLM: self.running.pop()), the one of the highest (priority,
+// arrival) under the priority policy.
+func (c *Core) victim() *Seq {
+	v := c.running[len(c.running)-1]
+	if c.cfg.Policy == PolicyPriority {
+		for _, s := range c.running {
+			if before(v, s) {
+				v = s
+			}
+		}
+	}
+	return v
 }
