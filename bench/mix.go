@@ -52,13 +52,6 @@ func (sp *Spec) readMix(ctx context.Context) (*mixWorkload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--mix %s: %w", sp.Mix, err)
 	}
-	if sp.Predicting {
-		for _, c := range f.Classes {
-			if c.Model != "" || c.Priority != nil {
-				return nil, fmt.Errorf("--mix %s: line %d: %s names a model or a priority, which predictions do not model yet (no LoRA adapters, first come first served): they would be predicted as the base model's, in arrival order", sp.Mix, c.Line, c.Name)
-			}
-		}
-	}
 	m := &mixWorkload{Path: sp.Mix, file: f}
 	var shares []float64
 	for i, c := range f.Classes {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kneebench/knee/health/quiet"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
@@ -257,5 +258,115 @@ func TestMixKneesPredicted(t *testing.T) {
 	}
 	if !strings.Contains(out, "class knee      chat: 24/s") || !strings.Contains(out, "degraded first  batch") {
 		t.Errorf("the report does not give the class knees:\n%s", out)
+	}
+}
+
+// TestPriorityWhoWaits: under knee sim's priority scheduling, as vLLM's
+// --scheduling-policy priority, the high-priority class's tail stays
+// flat while the low class's load rises past what the box serves, and
+// the total throughput is what first come first served gives, to 5%:
+// scheduling moves who waits, not how much is served. In virtual time
+// on an H100's llama-3.1-8b: chat 6/s (512 in, 64 out, priority 0) and
+// batch at 14/s then 20/s (2,048 in, 128 out, priority 1); chat's TTFT
+// sched p95 is 511 ms at both under priority, tens of seconds under
+// FCFS.
+func TestPriorityWhoWaits(t *testing.T) {
+	dir := t.TempDir()
+	models := func(policy string) string {
+		return writeFile(t, dir, policy+".yml", "models:\n  - name: base\n    preset: h100-80gb/llama-3.1-8b\n    scheduling_policy: "+policy+"\n")
+	}
+	mix := func(batch int, priorities bool) string {
+		p0, p1 := "", ""
+		if priorities {
+			p0, p1 = "    priority: 0\n", "    priority: 1\n"
+		}
+		total := float64(6 + batch)
+		return writeFile(t, dir, fmt.Sprintf("mix-%d-%v.yaml", batch, priorities), fmt.Sprintf(
+			"classes:\n  - name: chat\n    share: %v\n    input_tokens: 512\n    max_tokens: 64\n%s  - name: batch\n    share: %v\n    input_tokens: 2048\n    max_tokens: 128\n%s",
+			6/total, p0, float64(batch)/total, p1))
+	}
+	type got struct{ chatP95, outputPerS float64 }
+	predict := func(policy string, batch int) got {
+		label := fmt.Sprintf("%s-%d", policy, batch)
+		code, out, errOut := execute(t, "predict", "--sim-models", models(policy), "--model", "base", "--mix", mix(batch, policy == "priority"),
+			"--rates", fmt.Sprint(6+batch), "--step-duration", "120s", "--out-dir", dir, "--label", label)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", label, code, out, errOut)
+		}
+		sw, err := results.ReadSweep(filepath.Join(dir, label+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := sw.Levels[0].Run
+		return got{r.Classes["chat"].Stats.TTFTSched.P95, r.Throughput.OutputTokensPerS}
+	}
+	for _, batch := range []int{14, 20} {
+		fcfs, prio := predict("fcfs", batch), predict("priority", batch)
+		t.Logf("batch %d/s: chat TTFT sched p95 %.0f ms FCFS, %.0f ms priority; output %.0f vs %.0f tok/s", batch, fcfs.chatP95, prio.chatP95, fcfs.outputPerS, prio.outputPerS)
+		if prio.chatP95 > 1000 || fcfs.chatP95 < 10*prio.chatP95 || math.Abs(prio.outputPerS-fcfs.outputPerS) > 0.05*fcfs.outputPerS {
+			t.Errorf("batch %d/s: chat p95 %.0f ms FCFS, %.0f priority; output %.0f vs %.0f tok/s", batch, fcfs.chatP95, prio.chatP95, fcfs.outputPerS, prio.outputPerS)
+		}
+	}
+	low, high := predict("priority", 14), predict("priority", 20)
+	if math.Abs(high.chatP95-low.chatP95) > 0.1*low.chatP95 {
+		t.Errorf("under priority chat's p95 moved from %.0f to %.0f ms as batch rose from 14 to 20/s; want flat", low.chatP95, high.chatP95)
+	}
+}
+
+// TestLoRASwaps: knee sim serves two LoRA adapters of an H100's
+// llama-3.1-8b in one GPU slot (max_loras 1) and one host slot, so every
+// request whose adapter is not the resident one waits for its load from
+// disk: 84 MB at 2 GB/s and then 25 GB/s, 45 ms of TTFT, which a second
+// slot takes away. A mix alternating the two adapters at 2/s sees it
+// live and predicted alike, each class's TTFT sched p50 and p95 within
+// 10%.
+func TestLoRASwaps(t *testing.T) {
+	slow(t) // a live mix of 30 s, its timing judged
+	dir := t.TempDir()
+	models := func(slots int) string {
+		return writeFile(t, dir, fmt.Sprintf("lora%d.yml", slots), fmt.Sprintf(
+			"models:\n  - name: base\n    preset: h100-80gb/llama-3.1-8b\n    lora: {adapters: [a-lora, b-lora], max_loras: %d, max_cpu_loras: %d}\n", slots, slots))
+	}
+	mix := writeFile(t, dir, "ab.yaml", `classes:
+  - name: a
+    share: 0.5
+    input_tokens: 64
+    max_tokens: 8
+    model: a-lora
+  - name: b
+    share: 0.5
+    input_tokens: 64
+    max_tokens: 8
+    model: b-lora
+`)
+	predicted := func(slots int) *results.Run {
+		label := fmt.Sprintf("p%d", slots)
+		if code, out, errOut := execute(t, "predict", "--sim-models", models(slots), "--model", "base", "--mix", mix, "--rates", "2",
+			"--step-duration", "30s", "--out-dir", dir, "--label", label); code != 0 {
+			t.Fatalf("predict: exit %d\n%s\n%s", code, out, errOut)
+		}
+		sw, err := results.ReadSweep(filepath.Join(dir, label+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sw.Levels[0].Run
+	}
+	one, two := predicted(1), predicted(2)
+	swap := one.Classes["a"].Stats.TTFTSched.P50 - two.Classes["a"].Stats.TTFTSched.P50
+	if want := 84e6/2e9*1000 + 84e6/25e9*1000; math.Abs(swap-want) > 0.1*want {
+		t.Errorf("a second slot takes %.1f ms off TTFT sched p50; the load it spares is %.1f ms", swap, want)
+	}
+	url := startSim(t, models(1), "")
+	var live *results.Run
+	quiet.Retry(t, 3, func(int) quiet.Try {
+		live = runJSON(t, "run", "--base-url", url, "--model", "base", "--mix", mix, "--rate", "2", "--duration", "30s", "--no-server-metrics")
+		return runTry(live)
+	})
+	for _, class := range []string{"a", "b"} {
+		l, p := live.Classes[class].Stats.TTFTSched, one.Classes[class].Stats.TTFTSched
+		t.Logf("class %s: TTFT sched p50 %.1f live, %.1f predicted; p95 %.1f, %.1f", class, l.P50, p.P50, l.P95, p.P95)
+		if math.Abs(l.P50-p.P50) > 0.1*p.P50 || math.Abs(l.P95-p.P95) > 0.1*p.P95 {
+			t.Errorf("class %s: TTFT sched p50 %.1f live, %.1f predicted; p95 %.1f, %.1f", class, l.P50, p.P50, l.P95, p.P95)
+		}
 	}
 }

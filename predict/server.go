@@ -2,6 +2,7 @@ package predict
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -59,12 +60,17 @@ type simServer struct {
 	// its encoder cache.
 	vision  *server.VisionSpec
 	encoded server.EncoderCache
+	// spec is the model's, for its adapters and scheduling policy.
+	spec *server.ModelSpec
 }
 
 func newSimServer(t Target, cfg sched.Config, contextLength, replicas int, routing Routing, seed uint64, memo *Memo) *simServer {
 	s := &simServer{target: t, memo: memo, fleet: newFleet(cfg, max(replicas, 1), routing, seed), contextLength: contextLength,
 		flights: map[int64]*driver.Flight{}}
 	spec, err := t.model()
+	if err == nil {
+		s.spec = spec
+	}
 	if err != nil || !t.Chat {
 		return s
 	}
@@ -219,6 +225,9 @@ func (s *simServer) say(f *driver.Flight) *said {
 			sd.thinking, sd.reported = min(plan.ThoughtTokens, len(plan.Tokens)), r.ReportTokens
 		}
 	}
+	if err == nil {
+		err = s.route(req, plan)
+	}
 	sd.err = err
 	if plan != nil {
 		sd.prompt, sd.output = plan.PromptTokens, len(plan.Tokens)
@@ -294,4 +303,28 @@ func imagesOf(r *workload.Request) []string {
 		out = append(out, m.Images...)
 	}
 	return out
+}
+
+// route gives a request's plan its adapter (a mix class's model that is
+// one of the model's LoRA adapters) and its priority, as knee sim's
+// server reads them, with the same refusals.
+func (s *simServer) route(req *workload.Request, plan *server.Plan) error {
+	if req.Model != "" && req.Model != s.target.Model {
+		if s.spec == nil || s.spec.LoRA == nil || !slices.Contains(s.spec.LoRA.Adapters, req.Model) {
+			return fmt.Errorf("the model %s does not exist: it is neither %s nor one of its LoRA adapters", req.Model, s.target.Model)
+		}
+		plan.Adapter = slices.Index(s.spec.LoRA.Adapters, req.Model) + 1
+	}
+	for _, f := range req.Fields {
+		if f.Key != "priority" {
+			continue
+		}
+		if err := json.Unmarshal(f.Value, &plan.Priority); err != nil {
+			return fmt.Errorf("priority %s is not a whole number", f.Value)
+		}
+		if plan.Priority != 0 && (s.spec == nil || s.spec.SchedulingPolicy != "priority") {
+			return fmt.Errorf("got priority %d but priority scheduling is not enabled (scheduling_policy: priority)", plan.Priority)
+		}
+	}
+	return nil
 }

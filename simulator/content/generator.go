@@ -52,6 +52,9 @@ type Plan struct {
 	ThoughtTokens int
 	// EncoderFLOPs is the vision encoder's work on the prompt's images.
 	EncoderFLOPs float64
+	// Adapter is the LoRA adapter serving it (0: the base model) and
+	// Priority its priority, for the scheduler core.
+	Adapter, Priority int
 }
 
 // chatOverhead is the fixed number of tokens a chat template adds around

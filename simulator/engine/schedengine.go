@@ -103,7 +103,8 @@ func CheckFitsLen(core *sched.Core, prompt, output int) error {
 // arrival: the prompt's ids followed by the answer's give its prefix-cache
 // blocks their identity.
 func Request(plan *Plan, arrival float64) sched.Request {
-	req := sched.Request{Arrival: arrival, PromptLen: plan.PromptTokens, OutputLen: len(plan.Tokens), EncoderFLOPs: plan.EncoderFLOPs}
+	req := sched.Request{Arrival: arrival, PromptLen: plan.PromptTokens, OutputLen: len(plan.Tokens), EncoderFLOPs: plan.EncoderFLOPs,
+		Adapter: plan.Adapter, Priority: plan.Priority}
 	if plan.PromptIDs != nil {
 		ids := make([]uint64, 0, len(plan.PromptIDs)+len(plan.Tokens))
 		ids = append(ids, plan.PromptIDs...)
@@ -355,6 +356,10 @@ func (s *Scheduler) publish() {
 	snap := Snapshot{Running: s.core.Running(), Waiting: s.core.Waiting() + len(s.pending), KVUsage: s.core.KVUsage(),
 		UsedBlocks: s.core.UsedBlocks(), Preemptions: s.core.Preemptions,
 		PrefixQueries: s.core.PrefixQueries, PrefixHits: s.core.PrefixHits}
+	if s.core.Config().LoRA != nil {
+		snap.RunningAdapters, snap.WaitingAdapters = s.core.Adapters()
+		snap.AdapterLoads, _ = s.core.AdapterLoads()
+	}
 	s.mu.Lock()
 	s.state = snap
 	s.mu.Unlock()
@@ -369,10 +374,15 @@ func (s *Scheduler) State() Snapshot {
 
 // Snapshot is the engine's state for gauges.
 type Snapshot struct {
-	Running, Waiting int
-	KVUsage          float64
-	UsedBlocks       int
-	Preemptions      int64
-	PrefixQueries    int64
-	PrefixHits       int64
+	// RunningAdapters and WaitingAdapters are the LoRA adapters (by
+	// number) of the running and the waiting requests, AdapterLoads the
+	// adapters loaded into a GPU slot so far (a LoRA model's).
+	RunningAdapters, WaitingAdapters []int
+	AdapterLoads                     int64
+	Running, Waiting                 int
+	KVUsage                          float64
+	UsedBlocks                       int
+	Preemptions                      int64
+	PrefixQueries                    int64
+	PrefixHits                       int64
 }

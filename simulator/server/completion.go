@@ -42,9 +42,17 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 		writeError(ctx, err.(*APIError))
 		return
 	}
-	m := s.models[d.Model]
+	m, adapter := s.models[d.Model], 0
+	if m == nil {
+		m, adapter = s.adapterOf(d.Model)
+	}
 	if m == nil {
 		writeError(ctx, modelNotFound(d.Model))
+		return
+	}
+	if d.priority != 0 && m.spec.SchedulingPolicy != "priority" {
+		// vLLM refuses a priority its scheduler would not honour.
+		writeError(ctx, badRequest("priority", "Got priority %d but Priority scheduling is not enabled.", d.priority))
 		return
 	}
 	d.Gen.WantIDs = m.wantIDs
@@ -98,6 +106,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 		Think(plan, reasoning, d.Gen.MaxTokens, m.spec.ContextLength)
 	}
 	if err == nil {
+		plan.Adapter, plan.Priority = adapter, d.priority
 		err = m.engine.Check(plan)
 	}
 	if err != nil {

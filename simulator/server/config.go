@@ -38,9 +38,9 @@ func (f *ModelsFile) expandPresets() error {
 		}
 		// A preset is the whole model's serving; whether it reasons is
 		// the model's own behaviour, and may be given beside it.
-		name, preset, reasoning, tools, pooling, vision := m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling, m.Vision
-		if !reflect.DeepEqual(*m, ModelSpec{Name: name, Preset: preset, Reasoning: reasoning, Tools: tools, Pooling: pooling, Vision: vision}) {
-			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it than reasoning, tools, pooling and vision", name, preset)
+		name, preset, reasoning, tools, pooling, vision, lora, policy := m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling, m.Vision, m.LoRA, m.SchedulingPolicy
+		if !reflect.DeepEqual(*m, ModelSpec{Name: name, Preset: preset, Reasoning: reasoning, Tools: tools, Pooling: pooling, Vision: vision, LoRA: lora, SchedulingPolicy: policy}) {
+			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it than reasoning, tools, pooling, vision, lora and scheduling_policy", name, preset)
 		}
 		spec, err := presets.ParseSpec(preset)
 		if err != nil {
@@ -60,7 +60,7 @@ func (f *ModelsFile) expandPresets() error {
 			f.Hardware[hw] = spec
 		}
 		*m = p.Models[0]
-		m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling, m.Vision = name, preset, reasoning, tools, pooling, vision
+		m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling, m.Vision, m.LoRA, m.SchedulingPolicy = name, preset, reasoning, tools, pooling, vision, lora, policy
 	}
 	return nil
 }
@@ -88,6 +88,14 @@ func (f *ModelsFile) Validate() error {
 			return fmt.Errorf("model %q: duplicate name", m.Name)
 		}
 		seen[m.Name] = true
+		if m.LoRA != nil {
+			for _, a := range m.LoRA.Adapters {
+				if seen[a] {
+					return fmt.Errorf("model %q: adapter %q has the name of a model or another adapter", m.Name, a)
+				}
+				seen[a] = true
+			}
+		}
 		if err := f.validateModel(m); err != nil {
 			return fmt.Errorf("model %q: %v", m.Name, err)
 		}
@@ -123,6 +131,19 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 		if err := m.Vision.Validate(); err != nil {
 			return err
 		}
+	}
+	if m.LoRA != nil {
+		if err := m.LoRA.Validate(); err != nil {
+			return err
+		}
+		if m.Engine == EngineScheduler {
+			if _, err := m.LoRA.schedLoRA(loraShape(m)); err != nil {
+				return err
+			}
+		}
+	}
+	if p := m.SchedulingPolicy; p != "" && p != sched.PolicyFCFS && p != sched.PolicyPriority {
+		return fmt.Errorf("scheduling_policy %q: fcfs or priority", p)
 	}
 	switch m.Engine {
 	case EngineInstant:
@@ -236,7 +257,7 @@ func (f *ModelsFile) SchedConfig(m *ModelSpec) sched.Config {
 	}
 	shw := sched.Hardware{HBMGiB: hw.HBMGiB, BandwidthGBps: hw.MemoryBandwidthGBps, PeakTFLOPS: hw.PeakTFLOPS,
 		PeakTFLOPS8: hw.PeakTFLOPSFP8, InterconnectGBps: hw.InterconnectGBps, InterconnectLatencyUs: hw.InterconnectLatencyUs}
-	return sched.Config{
+	cfg := sched.Config{
 		NumBlocks:           sched.KVBlocks(shw, shape, util, kv.ReserveGiB, block),
 		BlockSize:           block,
 		MaxNumBatchedTokens: m.Scheduler.MaxNumBatchedTokens,
@@ -244,7 +265,25 @@ func (f *ModelsFile) SchedConfig(m *ModelSpec) sched.Config {
 		Watermark:           kv.Watermark,
 		PrefixCaching:       m.PrefixCaching == nil || *m.PrefixCaching,
 		Costs:               sched.NewCosts(shw, shape, tuning),
+		Policy:              m.SchedulingPolicy,
 	}
+	if m.LoRA != nil {
+		// Checked by Validate (loraShape).
+		cfg.LoRA, _ = m.LoRA.schedLoRA(loraShape(m))
+	}
+	return cfg
+}
+
+// loraShape is the hidden size and layer count an adapter's size is
+// drawn from (0 when the file does not say).
+func loraShape(m *ModelSpec) (hidden, layers int) {
+	if m.Architecture != nil {
+		hidden = m.Architecture.HiddenSize
+	}
+	if m.KVCache != nil {
+		layers = m.KVCache.Layers
+	}
+	return hidden, layers
 }
 
 // validateWeights checks the weights, the experts and the architecture of

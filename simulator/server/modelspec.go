@@ -89,6 +89,12 @@ type ModelSpec struct {
 	Pooling *PoolingSpec `yaml:"pooling,omitempty"`
 	// Vision, when set, makes it take images.
 	Vision *VisionSpec `yaml:"vision,omitempty"`
+	// LoRA, when set, serves adapters of the model (LoRASpec).
+	LoRA *LoRASpec `yaml:"lora,omitempty"`
+	// SchedulingPolicy is fcfs (the default) or priority, as vLLM's
+	// --scheduling-policy: a request's "priority" (lower first) then
+	// orders the queue and picks what a preemption takes.
+	SchedulingPolicy string `yaml:"scheduling_policy,omitempty"`
 }
 
 // FixedRateSpec configures the fixed_rate engine.

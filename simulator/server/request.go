@@ -43,6 +43,8 @@ type apiRequest struct {
 	ToolChoice     json.RawMessage `json:"tool_choice"`
 	Tools          json.RawMessage `json:"tools"`
 	ResponseFormat json.RawMessage `json:"response_format"`
+	// Priority orders the request under the priority scheduling policy.
+	Priority *int `json:"priority"`
 }
 
 // checkConstraints refuses what the simulator cannot do: hold its
@@ -132,6 +134,8 @@ type decoded struct {
 	scores bool
 	// images are the request's images, for a vision model to count.
 	images images
+	// priority is the request's "priority" (0 when not given).
+	priority int
 }
 
 func badRequest(param, format string, a ...any) *APIError {
@@ -212,6 +216,9 @@ func decodeRequestStrict(body []byte, chat bool) (*decoded, error) {
 		d.IncludeUsage = *r.StreamOptions.IncludeUsage
 	}
 	d.Gen.IgnoreEOS = r.IgnoreEOS != nil && *r.IgnoreEOS
+	if r.Priority != nil {
+		d.priority = *r.Priority
+	}
 	if r.ReasoningEffort != nil {
 		switch e := *r.ReasoningEffort; e {
 		case "low", "medium", "high":

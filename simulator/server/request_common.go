@@ -45,9 +45,9 @@ func decodeCommon(body []byte, chat bool) *decoded {
 	if top.Get("tool_choice") != nil || top.Get("response_format") != nil {
 		return nil
 	}
-	// What shapes a reasoning model's thinking is read by the strict
-	// decoder too (rare, and a mistake in it is a 400).
-	if hasKeyFold(top, "reasoning_effort", "chat_template_kwargs", "tools") {
+	// What shapes a reasoning model's thinking, and a priority, are read
+	// by the strict decoder too (rare, and a mistake in them is a 400).
+	if hasKeyFold(top, "reasoning_effort", "chat_template_kwargs", "tools", "priority") {
 		return nil
 	}
 	d := &decoded{}

@@ -59,6 +59,9 @@ type model struct {
 	schedConf sched.Config
 	// encoded is the vision encoder's cache (a vision model's).
 	encoded EncoderCache
+	// metrics is the server's, for the series a model sets itself
+	// (vllm:lora_requests_info).
+	metrics *telemetry.Metrics
 }
 
 // Server is the simulator's HTTP front: it decodes requests, asks the
@@ -105,7 +108,7 @@ func NewServer(o Options) (*Server, error) {
 	s.streams, s.cancel = context.WithCancel(context.Background())
 	for i := range o.Models.Models {
 		spec := o.Models.Models[i]
-		m := &model{spec: spec, mm: s.metrics.ForModel(spec.Name), sum: telemetry.NewSummary(string(spec.Engine)), steps: telemetry.NewStepSummary()}
+		m := &model{spec: spec, mm: s.metrics.ForModel(spec.Name), sum: telemetry.NewSummary(string(spec.Engine)), steps: telemetry.NewStepSummary(), metrics: s.metrics}
 		if spec.Faults != nil {
 			m.faults.set(*spec.Faults)
 		}
@@ -319,6 +322,11 @@ func (s *Server) listModels(ctx *fasthttp.RequestCtx) {
 	var data []modelEntry
 	for _, name := range s.order {
 		data = append(data, s.modelEntry(name))
+		if l := s.models[name].spec.LoRA; l != nil {
+			for _, a := range l.Adapters {
+				data = append(data, s.modelEntry(a))
+			}
+		}
 	}
 	writeJSON(ctx, 200, map[string]any{"object": "list", "data": data})
 }
@@ -330,15 +338,24 @@ type modelEntry struct {
 	Created     int64  `json:"created"`
 	OwnedBy     string `json:"owned_by"`
 	MaxModelLen int    `json:"max_model_len"`
+	// Parent is an adapter's base model, as vLLM lists LoRA modules.
+	Parent string `json:"parent,omitempty"`
 }
 
+// modelEntry is a model or an adapter, by name (it must be one).
 func (s *Server) modelEntry(name string) modelEntry {
-	return modelEntry{ID: name, Object: "model", Created: s.created, OwnedBy: "knee", MaxModelLen: s.models[name].spec.ContextLength}
+	e := modelEntry{ID: name, Object: "model", Created: s.created, OwnedBy: "knee"}
+	if m := s.models[name]; m != nil {
+		e.MaxModelLen = m.spec.ContextLength
+	} else if base, _ := s.adapterOf(name); base != nil {
+		e.MaxModelLen, e.Parent = base.spec.ContextLength, base.spec.Name
+	}
+	return e
 }
 
 // getModel serves GET /v1/models/{id}.
 func (s *Server) getModel(ctx *fasthttp.RequestCtx, id string) {
-	if s.models[id] == nil {
+	if base, _ := s.adapterOf(id); s.models[id] == nil && base == nil {
 		writeError(ctx, modelNotFound(id))
 		return
 	}

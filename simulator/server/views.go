@@ -105,6 +105,10 @@ func (s *Server) adminFaults(ctx *fasthttp.RequestCtx) {
 func (m *model) observeStep(st *sched.Step, lag time.Duration) {
 	m.mm.ObserveStep(st)
 	m.steps.Observe(st, lag)
+	if l := m.spec.LoRA; l != nil && m.metrics != nil {
+		state := m.sched.State()
+		m.metrics.SetLoRA(l.MaxLoRAs, adapterNames(l, state.RunningAdapters), adapterNames(l, state.WaitingAdapters), float64(time.Now().UnixNano())/1e9)
+	}
 }
 
 func (m *model) schedulerSummary() *SchedulerSummary {

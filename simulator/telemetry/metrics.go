@@ -3,6 +3,7 @@ package telemetry
 import (
 	"github.com/kneebench/knee/simulator/sched"
 	"github.com/prometheus/client_golang/prometheus"
+	"strconv"
 )
 
 // vLLM's own bucket boundaries (vllm/v1/metrics/loggers.py, buckets.py),
@@ -48,6 +49,8 @@ type Metrics struct {
 	running, waiting, kvUsage                               *prometheus.GaugeVec
 	// CacheConfig is vLLM's cache_config_info, set once per model.
 	CacheConfig *prometheus.GaugeVec
+	// LoRAInfo is vllm:lora_requests_info (SetLoRA).
+	LoRAInfo *prometheus.GaugeVec
 }
 
 // NewMetrics registers every collector, token-count buckets reaching
@@ -105,7 +108,19 @@ func NewMetrics(maxContext int) *Metrics {
 	m.CacheConfig = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:cache_config_info", Help: "Information of the LLMEngine CacheConfig"},
 		[]string{"model_name", "engine", "block_size", "cache_dtype", "enable_prefix_caching", "gpu_memory_utilization", "num_gpu_blocks"})
 	m.Reg.MustRegister(m.CacheConfig)
+	// vLLM's LoRA state: one series, its labels the adapters of the
+	// running and the waiting requests, its value when it was set.
+	m.LoRAInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:lora_requests_info", Help: "Running stats on lora requests."},
+		[]string{"max_lora", "waiting_lora_adapters", "running_lora_adapters"})
+	m.Reg.MustRegister(m.LoRAInfo)
 	return m
+}
+
+// SetLoRA publishes the LoRA state: the slots and the adapters of the
+// running and the waiting requests (comma-separated names).
+func (m *Metrics) SetLoRA(maxLoRAs int, running, waiting string, at float64) {
+	m.LoRAInfo.Reset()
+	m.LoRAInfo.WithLabelValues(strconv.Itoa(maxLoRAs), waiting, running).Set(at)
 }
 
 // ModelMetrics are one model's collectors with their labels bound, so the
