@@ -172,6 +172,12 @@ func (s *Series) MeanSize() float64 {
 	defer s.mu.Unlock()
 	w := s.Workload
 	switch {
+	case w.Mix != nil:
+		sum := 0.0
+		for _, c := range w.Mix.classes {
+			sum += c.spec.Share * float64(c.spec.InputTokens+c.spec.MaxTokens)
+		}
+		return sum
 	case w.Voice != nil:
 		v := w.Voice
 		return float64(v.SystemPromptTokens + v.Turns*(v.UserTokens+v.OutputTokens))

@@ -370,3 +370,40 @@ func TestLoRASwaps(t *testing.T) {
 		}
 	}
 }
+
+// TestMixPlanned: knee plan over a mix meets every class's own SLO and
+// names the class that binds: the batch class's 3 s E2E bound is nearer
+// than chat's 300 ms TTFT bound on an H100's llama-3.1-8b at 20/s.
+// Every prediction of the plan counts each class (the answers it shares
+// between candidates included).
+func TestMixPlanned(t *testing.T) {
+	dir := t.TempDir()
+	mix := writeFile(t, dir, "mix.yaml", `classes:
+  - name: chat
+    share: 0.7
+    input_tokens: 256
+    max_tokens: 32
+    slo: ttft_sched_p95:300
+  - name: batch
+    share: 0.3
+    input_tokens: 2048
+    max_tokens: 128
+    slo: e2e_sched_p95:3000
+`)
+	code, out, errOut := execute(t, "plan", "--mix", mix, "--rate", "20", "--gpus", "h100-80gb", "--models", "llama-3.1-8b", "--window", "1m",
+		"--out-dir", dir, "--label", "plan")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "plan.json"))
+	var p results.Plan
+	if err == nil {
+		err = json.Unmarshal(b, &p)
+	}
+	if err != nil || len(p.Rows) == 0 || p.Rows[0].AtTarget == nil {
+		t.Fatalf("%v: %+v", err, p.Rows)
+	}
+	if f := p.Rows[0].AtTarget; f.BindingClass != "batch" || !(f.BindingSlack > 0 && f.BindingSlack < 1) || !strings.Contains(out, "binding class: batch") {
+		t.Errorf("binding class %q (%.2f left); want batch\n%s", f.BindingClass, f.BindingSlack, out)
+	}
+}

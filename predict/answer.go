@@ -79,6 +79,13 @@ func Answer(ctx context.Context, q Question) *results.Plan {
 		p.Notes = append(p.Notes, fmt.Sprintf("the search stops at %g (the most this machine's memory predicts in a --window): a headroom there means at least that much, not a limit found",
 			math.Floor(maxLoad)))
 	}
+	for _, r := range rows {
+		if f := r.AtTarget; r.Meets && f != nil && f.BindingClass != "" {
+			p.Notes = append(p.Notes, fmt.Sprintf("binding class: %s — the class closest to its own SLO at the target on %s (%.0f%% of its nearest bound left)",
+				f.BindingClass, r.Config, 100*f.BindingSlack))
+			break
+		}
+	}
 	if size > 0 {
 		what := "prompt and answer"
 		if q.ImageTokens > 0 {

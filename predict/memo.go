@@ -12,7 +12,8 @@ import (
 // plan, for a request not kept in a memo, is the whole answer (a call's
 // turn carries its text forward).
 type said struct {
-	tag, maxTokens int
+	// tag and class are the record's turn and mix class.
+	tag, maxTokens, class int
 	// share is the prompt's share an earlier request sent first (see
 	// workload.PrefixTracker), reckoned when the request was first said.
 	share          float32

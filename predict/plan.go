@@ -347,5 +347,8 @@ func figuresOf(slo results.SLO, r *results.Run, load float64) *results.PlanFigur
 			f.Bounds[b.String()] = v
 		}
 	}
+	if name, slack := bindingClass(r); name != "" {
+		f.BindingClass, f.BindingSlack = name, slack
+	}
 	return f
 }

@@ -1,6 +1,11 @@
 package predict
 
 import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/kneebench/knee/bench/record"
@@ -15,7 +20,39 @@ func judge(slo results.SLO, r *results.Run, axis string, load float64) (bool, st
 		return false, "given up: past the SLO beyond doubt before the window ended"
 	}
 	v := slo.Judge(results.Level{Load: load, Run: r}, axis, "")
-	return v.Meets, v.Why
+	if !v.Meets {
+		return false, v.Why
+	}
+	// A mix meets only when every class meets its own SLO.
+	for _, name := range slices.Sorted(maps.Keys(r.Classes)) {
+		if mc := r.Classes[name].MixClass; mc != nil && mc.MetSLO != nil && !*mc.MetSLO {
+			return false, fmt.Sprintf("class %s missed %s", name, strings.Join(mc.Missed, "; "))
+		}
+	}
+	return true, v.Why
+}
+
+// bindingClass is the class of a mix closest to its own SLO in r: the
+// least share of a bound left (its value under the bound, over the
+// bound), and that share; "" when no class has an SLO.
+func bindingClass(r *results.Run) (string, float64) {
+	best, slack := "", math.Inf(1)
+	for _, name := range slices.Sorted(maps.Keys(r.Classes)) {
+		c := r.Classes[name]
+		if c.MixClass == nil || c.MixClass.SLO == "" {
+			continue
+		}
+		bounds, _, err := results.ParseBounds(c.MixClass.SLO)
+		if err != nil {
+			continue
+		}
+		for _, b := range bounds {
+			if v, ok := b.Value(c); ok && (b.Ms-v)/b.Ms < slack {
+				best, slack = name, (b.Ms-v)/b.Ms
+			}
+		}
+	}
+	return best, slack
 }
 
 // hopeless is a level's early verdict, from its records as they end: once

@@ -190,7 +190,7 @@ func (s *simServer) say(f *driver.Flight) *said {
 	}
 	if m != nil {
 		if sd := m.get(f.Rec.Index); sd != nil {
-			f.Rec.Tag, f.Rec.PrefixShare = sd.tag, sd.share
+			f.Rec.Tag, f.Rec.PrefixShare, f.Rec.MixClass = sd.tag, sd.share, sd.class
 			return sd
 		}
 	}
@@ -203,7 +203,7 @@ func (s *simServer) say(f *driver.Flight) *said {
 			context = anyContext
 		}
 	}
-	sd := &said{tag: f.Rec.Tag, maxTokens: req.MaxTokens, share: f.Rec.PrefixShare}
+	sd := &said{tag: f.Rec.Tag, maxTokens: req.MaxTokens, share: f.Rec.PrefixShare, class: f.Rec.MixClass}
 	if s.target.Pooled {
 		return s.sayPooled(req, sd, context)
 	}

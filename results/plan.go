@@ -90,6 +90,10 @@ type PlanFigures struct {
 	OutputTokensPerS float64            `json:"output_tokens_per_s"`
 	RequestsPerS     float64            `json:"requests_per_s"`
 	ErrorRate        float64            `json:"error_rate"`
+	// BindingClass, for a mix, is the class closest to its own SLO there,
+	// and BindingSlack the share of its nearest bound it had left.
+	BindingClass string  `json:"binding_class,omitempty"`
+	BindingSlack float64 `json:"binding_slack,omitempty"`
 }
 
 // PlanCSVHeader names the columns of a plan's CSV.

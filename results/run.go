@@ -400,7 +400,9 @@ type MixClass struct {
 // JudgeClass sets m's verdict on r against its SLO's bounds.
 func (m *MixClass) JudgeClass(r *Run, bounds []Bound) {
 	m.Missed = nil
-	if len(bounds) == 0 {
+	if len(bounds) == 0 || r.Requests.OK+r.Requests.Failed == 0 {
+		// No SLO, or no request of the class finished to judge it by
+		// (a light load dealt it none).
 		m.MetSLO = nil
 		return
 	}
