@@ -16,6 +16,39 @@ func classesTable(w io.Writer, r *results.Run) error {
 	if len(r.Classes) == 0 {
 		return nil
 	}
+	names, rows := classOrder(r), classRows(r)
+	fmt.Fprintln(w, "classes  share asked / sent; latencies in ms from the scheduled arrival; goodput and SLO against the class's own")
+	if err := renderTable(w, classHeader, rows); err != nil {
+		return err
+	}
+	if f := r.Fairness; f != nil {
+		fmt.Fprintf(w, "         fairness %.3f (Jain's index over the classes' goodput: 1 when all fare alike)\n", *f)
+	}
+	for _, name := range names {
+		if mc := r.Classes[name].MixClass; mc != nil && mc.MetSLO != nil && !*mc.MetSLO {
+			fmt.Fprintf(w, "         %s missed %s\n", name, strings.Join(mc.Missed, "; "))
+		}
+	}
+	return nil
+}
+
+// classHeader heads the classes' table.
+var classHeader = []string{"class", "share", "ok", "failed", "TTFT p50", "TTFT p95", "E2E p95", "tok/s", "good", "SLO"}
+
+// classesHTML is the classes' table for a run's page (nil without a mix).
+func classesHTML(r *results.Run) *htmlTable {
+	if len(r.Classes) == 0 {
+		return nil
+	}
+	t := &htmlTable{Header: classHeader}
+	for _, row := range classRows(r) {
+		t.Rows = append(t.Rows, htmlRow{Cells: row})
+	}
+	return t
+}
+
+// classRows are the classes' rows, largest share first.
+func classRows(r *results.Run) [][]string {
 	names := classOrder(r)
 	total := max(r.Requests.Sent, 1)
 	rows := make([][]string, 0, len(names))
@@ -39,19 +72,7 @@ func classesTable(w io.Writer, r *results.Run) error {
 		rows = append(rows, []string{name, share + " / " + pct(float64(c.Requests.Sent)/float64(total)), num(float64(c.Requests.OK), 0), num(float64(c.Requests.Failed), 0),
 			ms(c.Stats.TTFTSched.P50), ms(c.Stats.TTFTSched.P95), ms(c.Stats.E2ESched.P95), num(c.Throughput.OutputTokensPerS, 1), good, verdict})
 	}
-	fmt.Fprintln(w, "classes  share asked / sent; latencies in ms from the scheduled arrival; goodput and SLO against the class's own")
-	if err := renderTable(w, []string{"class", "share", "ok", "failed", "TTFT p50", "TTFT p95", "E2E p95", "tok/s", "good", "SLO"}, rows); err != nil {
-		return err
-	}
-	if f := r.Fairness; f != nil {
-		fmt.Fprintf(w, "         fairness %.3f (Jain's index over the classes' goodput: 1 when all fare alike)\n", *f)
-	}
-	for _, name := range names {
-		if mc := r.Classes[name].MixClass; mc != nil && mc.MetSLO != nil && !*mc.MetSLO {
-			fmt.Fprintf(w, "         %s missed %s\n", name, strings.Join(mc.Missed, "; "))
-		}
-	}
-	return nil
+	return rows
 }
 
 // classOrder is the classes by share, largest first, then by name.

@@ -13,6 +13,8 @@ type htmlRun struct {
 	Heading string
 	Facts   []fact
 	Latency *htmlTable
+	// Classes, for a mix, are its classes side by side.
+	Classes *htmlTable
 	Detail  htmlLevel
 }
 
@@ -87,6 +89,7 @@ func runSection(r *results.Run, i int) htmlRun {
 		}
 		hr.Latency.Rows = append(hr.Latency.Rows, latencyRow(row.name, row.s))
 	}
+	hr.Classes = classesHTML(r)
 	hr.Detail = levelDetails(r, "this run")
 	return hr
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -280,6 +282,7 @@ var CSVHeader = []string{
 	"server_ttft_mean_ms", "server_itl_mean_ms", "server_e2e_mean_ms", "error",
 	"completion_rate_per_s", "sent", "ok", "failed", "cut", "unsent", "missing_share", "warnings",
 	"ttfat_p50_ms", "ttfat_p95_ms", "ttfat_p99_ms", "reasoning_tokens_mean", "answer_tokens_mean", "no_answer_share",
+	"class",
 }
 
 // CSV renders one row per level, in CSVHeader's columns. Values a level
@@ -303,12 +306,24 @@ func (s *Sweep) CSV() ([]byte, error) {
 		} else {
 			s.csvColumns(l, col, f)
 		}
-		row := make([]string, len(CSVHeader))
-		for i, name := range CSVHeader {
-			row[i] = col[name]
+		rows := []map[string]string{col}
+		if l.Run != nil {
+			// A mix's classes follow their level, one row each, named in
+			// the class column (empty on the whole level's row).
+			for _, name := range slices.Sorted(maps.Keys(l.Run.Classes)) {
+				cc := map[string]string{"load": f(l.Load), "axis": s.Axis, "class": name}
+				s.csvColumns(Level{Load: l.Load, Run: l.Run.Classes[name]}, cc, f)
+				rows = append(rows, cc)
+			}
 		}
-		if err := w.Write(row); err != nil {
-			return nil, err
+		for _, col := range rows {
+			row := make([]string, len(CSVHeader))
+			for i, name := range CSVHeader {
+				row[i] = col[name]
+			}
+			if err := w.Write(row); err != nil {
+				return nil, err
+			}
 		}
 	}
 	w.Flush()
