@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/summary"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/results/input"
@@ -22,6 +24,10 @@ type mixWorkload struct {
 	file    *workload.MixFile
 	classes []mixClass
 	order   workload.Mix
+	// vary is the class --vary raises (-1: none), others the other
+	// classes' rates together.
+	vary   int
+	others float64
 }
 
 // mixClass is one class: its prompts (sized once the target is known),
@@ -35,7 +41,7 @@ type mixClass struct {
 }
 
 // readMix reads and checks a --mix file: every error names the line.
-func (sp *Spec) readMix(ctx context.Context) (*mixWorkload, error) {
+func (sp *Spec) readMix(ctx context.Context, load *driver.Load) (*mixWorkload, error) {
 	for _, f := range []string{"dataset", "input-tokens", "prompt", "image-count", "batch-size", "documents", "prefix-tokens", "input-tokens-stddev", "max-tokens-stddev", "range-ratio", "tokenizer"} {
 		if sp.given(f) {
 			return nil, fmt.Errorf("--mix gives each class its own prompts: drop --%s (a class takes input_tokens, max_tokens and their stddevs)", f)
@@ -52,7 +58,7 @@ func (sp *Spec) readMix(ctx context.Context) (*mixWorkload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--mix %s: %w", sp.Mix, err)
 	}
-	m := &mixWorkload{Path: sp.Mix, file: f}
+	m := &mixWorkload{Path: sp.Mix, file: f, vary: -1}
 	var shares []float64
 	for i, c := range f.Classes {
 		mc := mixClass{spec: c}
@@ -79,7 +85,7 @@ func (sp *Spec) readMix(ctx context.Context) (*mixWorkload, error) {
 		shares = append(shares, c.Share)
 	}
 	m.order = workload.NewMix(shares, nil)
-	return m, nil
+	return m, sp.mixLoad(m, load)
 }
 
 // goodputOf is the per-request bounds an SLO's percentile bounds give: a
@@ -114,26 +120,69 @@ func (m *mixWorkload) size(s *Series, p Prober, noCalibrate bool) []string {
 }
 
 // level is the mix's source for one level: every class's prompts in the
-// level's own words (the nonce, and the class), in the one order.
-func (m *mixWorkload) level(nonce string) workload.Mix {
+// level's own words (the nonce, and the class), in the one order; with
+// --vary, the varied class at rate and the others at theirs, dealt in
+// the shares that makes. It returns the level's shares too.
+func (m *mixWorkload) level(nonce string, rate float64) (workload.Mix, []float64) {
 	sources := make([]workload.ClassSource, len(m.classes))
+	shares := make([]float64, len(m.classes))
 	for i, c := range m.classes {
 		syn := c.syn
 		syn.Nonce = nonce + "/" + c.spec.Name
 		src := c.target
 		src.Source = syn
 		sources[i] = src
+		shares[i] = c.spec.Share
 	}
-	return m.order.WithClasses(sources)
+	if m.vary < 0 {
+		return m.order.WithClasses(sources), shares
+	}
+	total := m.others + rate
+	for i, c := range m.classes {
+		shares[i] = c.spec.Rate / total
+		if i == m.vary {
+			shares[i] = rate / total
+		}
+	}
+	return workload.NewMix(shares, sources), shares
 }
 
-// summaryClasses are the classes as a level's summary takes them.
-func (m *mixWorkload) summaryClasses() []summary.Class {
+// summaryClasses are the classes as a level's summary takes them, with
+// the level's shares.
+func (m *mixWorkload) summaryClasses(shares []float64) []summary.Class {
 	out := make([]summary.Class, len(m.classes))
 	for i, c := range m.classes {
-		out[i] = summary.Class{Name: c.spec.Name, Share: c.spec.Share, Goodput: c.goodput}
+		out[i] = summary.Class{Name: c.spec.Name, Share: shares[i], Goodput: c.goodput}
 	}
 	return out
+}
+
+// mixLoad reads the load a mix of rates sets: their sum for a run; a
+// sweep varies one class's (--vary), the others fixed.
+func (sp *Spec) mixLoad(m *mixWorkload, load *driver.Load) error {
+	rates, sum := m.file.Rates()
+	if sp.Vary != "" {
+		m.vary = slices.IndexFunc(m.classes, func(c mixClass) bool { return c.spec.Name == sp.Vary })
+		switch {
+		case m.vary < 0:
+			return fmt.Errorf("--vary %s: the mix has no such class", sp.Vary)
+		case !rates:
+			return fmt.Errorf("--vary %s: the mix's classes must give their rates (rate: N a second), so the others keep theirs while it varies", sp.Vary)
+		case sp.given("concurrency"):
+			return errors.New("--vary raises a class's rate: give --rates, the varied class's")
+		}
+		m.others = sum - m.classes[m.vary].spec.Rate
+		return nil
+	}
+	if !rates {
+		return nil
+	}
+	if sp.given("rate") || sp.given("rates") || sp.given("concurrency") {
+		return fmt.Errorf("--mix %s: its classes give their rates, so the load is their sum (%g/s): drop --rate, --rates and --concurrency (a sweep raises one class with --vary CLASS --rates ...)", sp.Mix, sum)
+	}
+	sp.Rate, sp.Concurrency = sum, 0
+	load.Rate, load.Concurrency = sum, 0
+	return nil
 }
 
 // String says what the mix is, for a run's configuration.
@@ -141,6 +190,12 @@ func (m *mixWorkload) String() string {
 	parts := make([]string, len(m.classes))
 	for i, c := range m.classes {
 		s := fmt.Sprintf("%s %.0f%% (%d in, %d out", c.spec.Name, c.spec.Share*100, c.spec.InputTokens, c.spec.MaxTokens)
+		switch {
+		case i == m.vary:
+			s = fmt.Sprintf("%s at the level's rate (%d in, %d out", c.spec.Name, c.spec.InputTokens, c.spec.MaxTokens)
+		case c.spec.Rate > 0:
+			s = fmt.Sprintf("%s %g/s (%d in, %d out", c.spec.Name, c.spec.Rate, c.spec.InputTokens, c.spec.MaxTokens)
+		}
 		if c.spec.Model != "" {
 			s += ", model " + c.spec.Model
 		}
@@ -165,7 +220,7 @@ func (m *mixWorkload) judge(res *results.Run) {
 		}
 		// A class shares its level's window and identity.
 		r.StartedAt, r.WindowStartedAt, r.Shard, r.Interrupted = res.StartedAt, res.WindowStartedAt, res.Shard, res.Interrupted
-		mc := &results.MixClass{Share: c.spec.Share, Model: c.spec.Model, Priority: c.spec.Priority, SLO: c.spec.SLO}
+		mc := &results.MixClass{Share: c.spec.Share, Model: c.spec.Model, Priority: c.spec.Priority, SLO: c.spec.SLO, Varied: m.vary >= 0 && m.classes[m.vary].spec.Name == c.spec.Name}
 		mc.JudgeClass(r, c.slo)
 		r.MixClass = mc
 	}

@@ -260,6 +260,12 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 		lv.Work, lv.Config = Calls{Source: src, Load: load}, cfg
 		return lv, nil
 	}
+	variedRate := rate
+	if w.Mix != nil && w.Mix.vary >= 0 {
+		// The level's load is the varied class's rate; the others keep
+		// theirs.
+		rate += w.Mix.others
+	}
 	load := s.levelLoad(rate, concurrency)
 	RecordRequests(&cfg, w, load)
 	src := w.Source
@@ -272,8 +278,9 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 	}
 	f.single = true
 	if w.Mix != nil {
-		src = w.Mix.level(s.LevelNonce(i))
-		lv.Classes = w.Mix.summaryClasses()
+		var shares []float64
+		src, shares = w.Mix.level(s.LevelNonce(i), variedRate)
+		lv.Classes = w.Mix.summaryClasses(shares)
 	}
 	if w.Dataset != nil {
 		f.requests = &trackedDataset{Dataset: s.dataset}

@@ -40,8 +40,9 @@ type Spec struct {
 	// images sent as URLs under a base the target fetches from, served
 	// by knee itself on ImageServe's address (see imageLinks).
 	ImageURLBase, ImageServe string
-	// Mix is --mix: a file of request classes sent in one load.
-	Mix string
+	// Mix is --mix: a file of request classes sent in one load; Vary is
+	// --vary, the class a sweep raises while the others keep their rates.
+	Mix, Vary string
 	// VirtualImages makes synthetic images headers without pixels (see
 	// workload.Images.Virtual): a prediction's. Predicting says the series runs in virtual time (knee predict, knee plan).
 	VirtualImages, Predicting bool
@@ -336,7 +337,7 @@ func (sp *Spec) source(ctx context.Context, w *Workload, pending *DatasetFile, l
 	}
 	switch {
 	case sp.Mix != "":
-		m, err := sp.readMix(ctx)
+		m, err := sp.readMix(ctx, load)
 		if err != nil {
 			return err
 		}

@@ -407,3 +407,60 @@ func TestMixPlanned(t *testing.T) {
 		t.Errorf("binding class %q (%.2f left); want batch\n%s", f.BindingClass, f.BindingSlack, out)
 	}
 }
+
+// TestMixVary: a mix of class rates sets its own load (their sum), and a
+// sweep with --vary raises one class's rate while the others keep
+// theirs: in virtual time chat (6/s, 300 ms TTFT sched p95) holds until
+// batch passes 10/s, and the interference row says how much chat's tail
+// moved per unit of batch.
+func TestMixVary(t *testing.T) {
+	dir := t.TempDir()
+	mix := writeFile(t, dir, "rates.yaml", `classes:
+  - name: chat
+    rate: 6
+    input_tokens: 512
+    max_tokens: 64
+    slo: ttft_sched_p95:500
+  - name: batch
+    rate: 2
+    input_tokens: 2048
+    max_tokens: 128
+`)
+	code, out, errOut := execute(t, "predict", "--mix", mix, "--vary", "batch", "--rates", "2,6,10,14", "--step-duration", "60s", "--out-dir", dir, "--label", "vary")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	sw, err := results.ReadSweep(filepath.Join(dir, "vary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range sw.Levels {
+		// chat keeps its 6/s: over a minute, 360 arrivals to within the
+		// schedule's spread.
+		if c := l.Run.Classes["chat"]; c == nil || math.Abs(float64(c.Requests.Sent)-360) > 60 || !l.Run.Classes["batch"].MixClass.Varied {
+			t.Errorf("level %g: chat %+v", l.Load, c.Requests)
+		}
+	}
+	in := sw.Interference
+	if in == nil || in.Varied != "batch" || len(in.Rows) != 1 || in.Rows[0].Class != "chat" || !(in.Rows[0].TTFTSchedP95Slope > 0) || in.Rows[0].TTFTSchedP95To <= in.Rows[0].TTFTSchedP95From {
+		t.Fatalf("interference %+v", in)
+	}
+	if len(sw.ClassKnees) != 1 || sw.ClassKnees[0].Knee == nil || sw.ClassKnees[0].Knee.Load != 10 {
+		t.Errorf("chat's knee %+v; want batch at 10/s", sw.ClassKnees)
+	}
+	r := runJSON(t, "run", "--base-url", startSim(t, "", ""), "--mix", mix, "--duration", "2s", "--no-server-metrics")
+	if r.Config.Rate != 8 || r.Classes["chat"] == nil {
+		t.Errorf("a run of class rates at %g/s; want their sum, 8", r.Config.Rate)
+	}
+	shares := writeFile(t, dir, "shares.yaml", "classes:\n  - name: a\n    share: 1\n    input_tokens: 8\n    max_tokens: 4\n")
+	for _, bad := range [][]string{
+		{"predict", "--mix", shares, "--vary", "a", "--rates", "1,2"},
+		{"predict", "--mix", mix, "--vary", "nobody", "--rates", "1,2"},
+		{"run", "--mix", mix, "--rate", "3"},
+		{"predict", "--mix", mix, "--rates", "1,2"},
+	} {
+		if code, _, errOut := execute(t, append(bad, "--out-dir", dir)...); code != ExitUsage {
+			t.Errorf("%v: exit %d, %s; want a usage error", bad, code, errOut)
+		}
+	}
+}

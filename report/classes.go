@@ -119,4 +119,14 @@ func classKnees(w io.Writer, s *results.Sweep, unit string) {
 	if s.DegradedFirst != "" {
 		fmt.Fprintf(w, "degraded first  %s\n", s.DegradedFirst)
 	}
+	if in := s.Interference; in != nil {
+		for _, r := range in.Rows {
+			line := fmt.Sprintf("interference    raising %s moved %s's TTFT sched p95 from %s to %s ms (%+.1f ms per 1%s)",
+				in.Varied, r.Class, ms(r.TTFTSchedP95From), ms(r.TTFTSchedP95To), r.TTFTSchedP95Slope, unit)
+			if g := r.GoodputSlope; g != nil {
+				line += fmt.Sprintf(", its goodput %+.1f points per 1%s", 100**g, unit)
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
 }

@@ -101,3 +101,99 @@ func JainFairness(classes map[string]*Run) *float64 {
 	}
 	return &v
 }
+
+// Interference is how the other classes of a mix moved as a sweep raised
+// one class's rate (--vary): one row of the class × class matrix.
+type Interference struct {
+	Varied string            `json:"varied"`
+	Rows   []InterferenceRow `json:"rows"`
+}
+
+// InterferenceRow is one other class: its TTFT sched p95 at the lightest
+// and heaviest level, and the least-squares slope of it (ms) and of its
+// goodput share against the varied class's rate, per request a second.
+type InterferenceRow struct {
+	Class             string   `json:"class"`
+	TTFTSchedP95From  float64  `json:"ttft_sched_p95_from_ms"`
+	TTFTSchedP95To    float64  `json:"ttft_sched_p95_to_ms"`
+	TTFTSchedP95Slope float64  `json:"ttft_sched_p95_ms_per_unit"`
+	GoodputSlope      *float64 `json:"goodput_share_per_unit,omitempty"`
+}
+
+// findInterference reads the interference row of a sweep that varied one
+// class, over the levels the client could time.
+func (s *Sweep) findInterference() {
+	s.Interference = nil
+	varied := ""
+	for _, l := range s.Levels {
+		if l.Run == nil {
+			continue
+		}
+		for name, c := range l.Run.Classes {
+			if c.MixClass != nil && c.MixClass.Varied {
+				varied = name
+			}
+		}
+	}
+	if varied == "" {
+		return
+	}
+	in := &Interference{Varied: varied}
+	names := map[string]bool{}
+	for _, l := range s.Levels {
+		if l.Run != nil {
+			for name := range l.Run.Classes {
+				names[name] = name != varied
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		if !names[name] {
+			continue
+		}
+		var xs, ys, gs []float64
+		for _, l := range s.Levels {
+			if l.Run == nil || l.Verdict != nil && !l.Verdict.Judged && l.Run.Health.Verdict != VerdictVirtual {
+				continue
+			}
+			c := l.Run.Classes[name]
+			if c == nil || c.Stats.TTFTSched.Count == 0 {
+				continue
+			}
+			xs, ys = append(xs, l.Load), append(ys, c.Stats.TTFTSched.P95)
+			if c.Goodput != nil {
+				gs = append(gs, c.Goodput.Share)
+			}
+		}
+		if len(xs) < 2 {
+			continue
+		}
+		row := InterferenceRow{Class: name, TTFTSchedP95From: ys[0], TTFTSchedP95To: ys[len(ys)-1], TTFTSchedP95Slope: slope(xs, ys)}
+		if len(gs) == len(xs) {
+			g := slope(xs, gs)
+			row.GoodputSlope = &g
+		}
+		in.Rows = append(in.Rows, row)
+	}
+	s.Interference = in
+}
+
+// slope is the least-squares slope of ys against xs.
+func slope(xs, ys []float64) float64 {
+	var mx, my float64
+	for i := range xs {
+		mx += xs[i]
+		my += ys[i]
+	}
+	mx /= float64(len(xs))
+	my /= float64(len(xs))
+	var num, den float64
+	for i := range xs {
+		num += (xs[i] - mx) * (ys[i] - my)
+		den += (xs[i] - mx) * (xs[i] - mx)
+	}
+	if den == 0 {
+		return 0
+	}
+	return num / den
+}

@@ -395,6 +395,8 @@ type MixClass struct {
 	SLO    string   `json:"slo,omitempty"`
 	MetSLO *bool    `json:"met_slo,omitempty"`
 	Missed []string `json:"missed,omitempty"`
+	// Varied marks the class a sweep's --vary raised.
+	Varied bool `json:"varied,omitempty"`
 }
 
 // JudgeClass sets m's verdict on r against its SLO's bounds.

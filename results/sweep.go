@@ -32,6 +32,9 @@ type Sweep struct {
 	// separated, when they missed at the same one).
 	ClassKnees    []ClassKnee `json:"class_knees,omitempty"`
 	DegradedFirst string      `json:"degraded_first,omitempty"`
+	// Interference, for a sweep that varied one class of a mix, is how
+	// the others moved with it.
+	Interference *Interference `json:"interference,omitempty"`
 	// HealthPolicy says what an unhealthy level (client-limited or
 	// host-starved) does to the knees: HealthExclude (the default, also
 	// ""), HealthWarn or HealthIgnore.

@@ -114,6 +114,7 @@ func levelPoint(l Level, axis string) Point {
 // and, unless its HealthPolicy says otherwise, levels where the client
 // was unhealthy.
 func (s *Sweep) FindKnees() {
+	defer s.findInterference()
 	defer s.findClassKnees()
 	pts := make([]Point, len(s.Levels))
 	s.Knees = Knees{}

@@ -26,6 +26,10 @@ import (
 type MixClass struct {
 	Name  string  `yaml:"name"`
 	Share float64 `yaml:"share"`
+	// Rate, given instead of Share by every class, is the class's own
+	// arrival rate: the load is their sum, each class's share its part
+	// of it (and a sweep can vary one class's rate, the others fixed).
+	Rate float64 `yaml:"rate"`
 	// InputTokens and MaxTokens size the class's synthetic prompts; the
 	// stddevs and PrefixTokens spread and share them as the flags do.
 	InputTokens     int     `yaml:"input_tokens"`
@@ -71,7 +75,7 @@ func ParseMix(data []byte) (*MixFile, error) {
 	dec.KnownFields(true)
 	var f MixFile
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%v (a class takes name, share, input_tokens, input_tokens_stddev, max_tokens, max_tokens_stddev, model, priority, extra_body, headers, slo)", err)
+		return nil, fmt.Errorf("%v (a class takes name, share or rate, input_tokens, input_tokens_stddev, max_tokens, max_tokens_stddev, model, priority, extra_body, headers, slo)", err)
 	}
 	lines := classLines(&doc)
 	if len(f.Classes) == 0 {
@@ -81,11 +85,27 @@ func ParseMix(data []byte) (*MixFile, error) {
 		return nil, fmt.Errorf("%d classes is more than %d", len(f.Classes), maxClasses)
 	}
 	seen := map[string]bool{}
-	total := 0.0
+	rates := f.Classes[0].Rate != 0
+	total, rateSum := 0.0, 0.0
 	for i := range f.Classes {
 		c := &f.Classes[i]
 		if i < len(lines) {
 			c.Line = lines[i]
+		}
+		switch {
+		case c.Rate != 0 && c.Share != 0:
+			return nil, fmt.Errorf("line %d: class %d gives both share and rate: give one", c.Line, i+1)
+		case rates != (c.Rate != 0):
+			return nil, fmt.Errorf("line %d: class %d: every class gives a share, or every class a rate, not some of each", c.Line, i+1)
+		case rates && !(c.Rate > 0 && c.Rate <= 1e6):
+			return nil, fmt.Errorf("line %d: class %d: rate %g must be above 0 and at most 1000000 a second", c.Line, i+1, c.Rate)
+		}
+		rateSum += c.Rate
+	}
+	for i := range f.Classes {
+		c := &f.Classes[i]
+		if rates {
+			c.Share = c.Rate / rateSum
 		}
 		if err := c.check(seen); err != nil {
 			return nil, fmt.Errorf("line %d: class %d: %w", c.Line, i+1, err)
@@ -96,6 +116,16 @@ func ParseMix(data []byte) (*MixFile, error) {
 		return nil, fmt.Errorf("the classes' shares add up to %g: they must add up to 1", total)
 	}
 	return &f, nil
+}
+
+// Rates reports whether the classes give rates rather than shares, and
+// their sum.
+func (f *MixFile) Rates() (bool, float64) {
+	sum := 0.0
+	for _, c := range f.Classes {
+		sum += c.Rate
+	}
+	return sum > 0, sum
 }
 
 // classLines is the line each class of the document starts at.
