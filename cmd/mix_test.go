@@ -464,3 +464,29 @@ func TestMixVary(t *testing.T) {
 		}
 	}
 }
+
+// TestAdapterAffinity: two replicas of a model with one adapter slot
+// each, a 70/30 mix of two adapters: round robin sends each adapter to
+// both replicas, which swap it in and out (45 ms of disk and PCIe each
+// time); adapter affinity keeps each adapter on one replica, which never
+// swaps after the first load.
+func TestAdapterAffinity(t *testing.T) {
+	dir := t.TempDir()
+	models := writeFile(t, dir, "lora.yml", "models:\n  - name: base\n    preset: h100-80gb/llama-3.1-8b\n    lora: {adapters: [a-lora, b-lora], max_loras: 1, max_cpu_loras: 1}\n")
+	mix := writeFile(t, dir, "ab.yaml", "classes:\n  - name: a\n    share: 0.7\n    input_tokens: 64\n    max_tokens: 8\n    model: a-lora\n  - name: b\n    share: 0.3\n    input_tokens: 64\n    max_tokens: 8\n    model: b-lora\n")
+	p50 := func(routing string) float64 {
+		if code, out, errOut := execute(t, "predict", "--sim-models", models, "--model", "base", "--mix", mix, "--rates", "8", "--step-duration", "60s",
+			"--replicas", "2", "--routing", routing, "--out-dir", dir, "--label", routing); code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", routing, code, out, errOut)
+		}
+		sw, err := results.ReadSweep(filepath.Join(dir, routing+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sw.Levels[0].Run.Classes["b"].Stats.TTFTSched.P50
+	}
+	rr, aff := p50("round-robin"), p50("adapter-affinity")
+	if !(rr > aff+30) {
+		t.Errorf("class b's TTFT sched p50: %.1f ms round robin, %.1f adapter affinity; want the swaps (45 ms) gone", rr, aff)
+	}
+}

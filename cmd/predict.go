@@ -57,7 +57,7 @@ cache-hit rate is the one a live sweep of knee sim measures.`,
 	o.register(c, 2*time.Minute, "virtual time is cheap")
 	c.Flags().IntVar(&o.parallel, "parallel", 0, "levels predicted at once (default: one per CPU)")
 	c.Flags().IntVar(&o.replicas, "replicas", 1, "serve every level from this many independent replicas of the model behind a router")
-	c.Flags().StringVar(&o.routing, "routing", "round-robin", "the router's policy with --replicas: round-robin, random, least-loaded or prefix-affinity")
+	c.Flags().StringVar(&o.routing, "routing", "round-robin", "the router's policy with --replicas: round-robin, random, least-loaded, prefix-affinity or adapter-affinity")
 	return c
 }
 
@@ -147,7 +147,7 @@ func (o *predictOptions) prepare(c *cobra.Command) (*prediction, error) {
 	}
 	p := &prediction{sweepSetup: st}
 	if p.routing, err = predict.ParseRouting(o.routing); err != nil || o.replicas < 1 {
-		return nil, usageErr("--replicas must be at least 1 and --routing one of round-robin, random, least-loaded, prefix-affinity")
+		return nil, usageErr("--replicas must be at least 1 and --routing one of round-robin, random, least-loaded, prefix-affinity, adapter-affinity")
 	}
 	if err := o.predictBounds(c, st); err != nil {
 		return nil, err

@@ -32,6 +32,11 @@ const (
 	// prefix stays in one replica's cache: all turns of a call go where
 	// the call's system prompt is cached. It looks at no load.
 	PrefixAffinity Routing = "prefix-affinity"
+	// AdapterAffinity sends every request of a LoRA adapter to the same
+	// replica (the adapter's number modulo the replicas), so an adapter
+	// is loaded in one place and its requests share batches; the base
+	// model's requests go round robin.
+	AdapterAffinity Routing = "adapter-affinity"
 )
 
 // prefixTokens is how much of a prompt prefix affinity hashes: four
@@ -42,12 +47,12 @@ const prefixTokens = 64
 // ParseRouting checks a policy name.
 func ParseRouting(s string) (Routing, error) {
 	switch r := Routing(s); r {
-	case RoundRobin, Random, LeastLoaded, PrefixAffinity:
+	case RoundRobin, Random, LeastLoaded, PrefixAffinity, AdapterAffinity:
 		return r, nil
 	case "":
 		return RoundRobin, nil
 	}
-	return "", fmt.Errorf("routing %q: use round-robin, random, least-loaded or prefix-affinity", s)
+	return "", fmt.Errorf("routing %q: use round-robin, random, least-loaded, prefix-affinity or adapter-affinity", s)
 }
 
 // fleet is N independent replicas of one model, each its own scheduler
@@ -111,6 +116,10 @@ func (f *fleet) pick(r *sched.Request) int {
 			h.Write(b[:])
 		}
 		return int(h.Sum64() % uint64(n))
+	case AdapterAffinity:
+		if r.Adapter > 0 {
+			return (r.Adapter - 1) % n
+		}
 	}
 	i := f.next % n
 	f.next++
