@@ -490,3 +490,44 @@ func TestAdapterAffinity(t *testing.T) {
 		t.Errorf("class b's TTFT sched p50: %.1f ms round robin, %.1f adapter affinity; want the swaps (45 ms) gone", rr, aff)
 	}
 }
+
+// TestPlanPolicyAndAdapters: knee plan gives every candidate the
+// scheduling policy and the LoRA adapters asked, so a mix whose classes
+// name adapters and priorities plans; a policy it does not know, or a
+// priority under FCFS (refused, as vLLM refuses it), does not.
+func TestPlanPolicyAndAdapters(t *testing.T) {
+	dir := t.TempDir()
+	mix := writeFile(t, dir, "mix.yaml", `classes:
+  - name: chat
+    share: 0.7
+    input_tokens: 256
+    max_tokens: 32
+    model: chat-lora
+    priority: 0
+    slo: ttft_sched_p95:300
+  - name: batch
+    share: 0.3
+    input_tokens: 1024
+    max_tokens: 64
+    model: batch-lora
+    priority: 1
+`)
+	base := []string{"plan", "--mix", mix, "--rate", "4", "--gpus", "h100-80gb", "--models", "llama-3.1-8b", "--window", "1m", "--out-dir", dir}
+	code, out, errOut := execute(t, append(base, "--scheduling-policy", "priority", "--lora-adapters", "chat-lora,batch-lora", "--max-loras", "2")...)
+	if code != 0 || !strings.Contains(out, "binding class: chat") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, bad := range [][]string{
+		{"--scheduling-policy", "sjf", "--lora-adapters", "chat-lora,batch-lora"},
+		{"--lora-adapters", "chat-lora,chat-lora"},
+	} {
+		if code, _, errOut := execute(t, append(base, bad...)...); code != ExitUsage {
+			t.Errorf("%v: exit %d, %s; want a usage error", bad, code, errOut)
+		}
+	}
+	// Under FCFS every request with a priority is refused: no fleet serves
+	// the mix.
+	if code, out, _ := execute(t, append(base, "--lora-adapters", "chat-lora,batch-lora")...); code == 0 {
+		t.Errorf("a mix with priorities planned under FCFS:\n%s", out)
+	}
+}

@@ -37,8 +37,11 @@ type planOptions struct {
 	// --tool-calls: how every candidate model thinks and calls tools.
 	reasoningTokens int
 	toolCalls       string
-	// vision is --vision: the candidates' vision-language rule.
-	vision string
+	// vision is --vision: the candidates' vision-language rule; policy
+	// is --scheduling-policy, loras --lora-adapters and maxLoRAs
+	// --max-loras.
+	vision, policy, loras string
+	maxLoRAs             int
 }
 
 func newPlanCmd() *cobra.Command {
@@ -106,6 +109,9 @@ func (o *planOptions) register(c *cobra.Command) {
 	fs.IntVar(&o.parallel, "parallel", 0, "configurations searched at once (default: one per CPU)")
 	fs.IntVar(&o.reasoningTokens, "reasoning-tokens", 0, "every candidate model thinks this many tokens before it answers (a reasoning model; bound its first answer token with --slo ttfat_p95:MS)")
 	fs.StringVar(&o.vision, "vision", "", "every candidate model takes images by this family's rule ("+strings.Join(server.VisionFamilyNames(), ", ")+"; see knee sim's vision:), for --image-count or an image dataset")
+	fs.StringVar(&o.policy, "scheduling-policy", "", "every candidate schedules fcfs or by priority (vLLM's --scheduling-policy): plan a mix with priorities under each, on the same seed, to compare them")
+	fs.StringVar(&o.loras, "lora-adapters", "", "NAME,NAME...: every candidate serves these LoRA adapters (a mix class's model), vLLM's --lora-modules")
+	fs.IntVar(&o.maxLoRAs, "max-loras", 1, "with --lora-adapters: adapters a batch may hold (vLLM's --max-loras)")
 	fs.StringVar(&o.toolCalls, "tool-calls", "", "SHARE:TOKENS: with --tools, every candidate model answers SHARE of requests (1 with --tool-choice required) with a call of TOKENS argument tokens")
 	c.MarkFlagsMutuallyExclusive("rate", "concurrency")
 	c.MarkFlagsMutuallyExclusive("calibrated", "gpus")

@@ -53,6 +53,19 @@ func (o *planOptions) behaviour(spec *predict.CandidateSpec) error {
 		}
 		spec.Vision = v
 	}
+	switch o.policy {
+	case "", "fcfs", "priority":
+		spec.Policy = o.policy
+	default:
+		return usageErr("--scheduling-policy %q: fcfs or priority", o.policy)
+	}
+	if o.loras != "" {
+		l := &server.LoRASpec{Adapters: predict.SplitList(o.loras), MaxLoRAs: o.maxLoRAs}
+		if err := l.Validate(); err != nil {
+			return usageErr("--lora-adapters: %w", err)
+		}
+		spec.LoRA = l
+	}
 	if n := o.reasoningTokens; n != 0 {
 		r := &server.ReasoningSpec{Tokens: n, ReportTokens: true}
 		if err := r.Validate(); err != nil {

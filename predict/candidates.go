@@ -40,6 +40,10 @@ type CandidateSpec struct {
 	// Vision, when set, makes every candidate's model a vision-language
 	// model of that rule (its images' tokens and encoder work).
 	Vision *server.VisionSpec
+	// Policy, when set, is every candidate's scheduling policy (fcfs or
+	// priority), and LoRA the adapters every candidate serves.
+	Policy string
+	LoRA   *server.LoRASpec
 	// Pooled plans a pooling endpoint (embeddings): every candidate's
 	// model serves as an encoder of its architecture.
 	Pooled, Rerank bool
@@ -58,6 +62,13 @@ func (o CandidateSpec) behave(models *simulator.ModelsFile) {
 		if o.Vision != nil {
 			v := *o.Vision
 			models.Models[i].Vision = &v
+		}
+		if o.Policy != "" {
+			models.Models[i].SchedulingPolicy = o.Policy
+		}
+		if o.LoRA != nil {
+			l := *o.LoRA
+			models.Models[i].LoRA = &l
 		}
 		if o.Pooled && models.Models[i].Pooling == nil {
 			models.Models[i].Pooling = &server.PoolingSpec{Dimension: DefaultPoolingDimension}
