@@ -41,7 +41,7 @@ type planOptions struct {
 	// is --scheduling-policy, loras --lora-adapters and maxLoRAs
 	// --max-loras.
 	vision, policy, loras string
-	maxLoRAs             int
+	maxLoRAs              int
 }
 
 func newPlanCmd() *cobra.Command {
