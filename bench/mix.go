@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -28,13 +29,20 @@ type mixWorkload struct {
 	// classes' rates together.
 	vary   int
 	others float64
+	// taken are the dataset classes' sources of the level built last.
+	taken []*trackedDataset
 }
 
 // mixClass is one class: its prompts (sized once the target is known),
 // what its requests carry, and its own SLO.
 type mixClass struct {
-	spec    workload.MixClass
-	syn     workload.Synthetic
+	spec workload.MixClass
+	syn  workload.Synthetic
+	// data, for a class of a dataset, is its file; ds the entries sized
+	// and sampled, next where the next level starts in them.
+	data    *DatasetFile
+	ds      workload.Dataset
+	next    int
 	target  workload.ClassSource
 	goodput summary.Goodput
 	slo     []results.Bound
@@ -61,9 +69,15 @@ func (sp *Spec) readMix(ctx context.Context, load *driver.Load) (*mixWorkload, e
 	m := &mixWorkload{Path: sp.Mix, file: f, vary: -1}
 	var shares []float64
 	for i, c := range f.Classes {
+		var err error
 		mc := mixClass{spec: c}
 		mc.syn = workload.Synthetic{Tokens: c.InputTokens, MaxTokens: c.MaxTokens, Seed: sp.Seed ^ uint64(i+1)*0x9e3779b97f4a7c15,
 			Spread: workload.Spread{InputStddev: c.InputStddev, OutputStddev: c.MaxTokensStddev}}
+		if c.Dataset != "" {
+			if mc.data, err = sp.classDataset(ctx, c); err != nil {
+				return nil, fmt.Errorf("--mix %s: line %d: %s: %w", sp.Mix, c.Line, c.Name, err)
+			}
+		}
 		fields, err := c.Fields()
 		if err != nil {
 			return nil, fmt.Errorf("--mix %s: line %d: %w", sp.Mix, c.Line, err)
@@ -103,20 +117,81 @@ func goodputOf(bounds []results.Bound) summary.Goodput {
 }
 
 // size sizes every class's prompts against the server, with one
-// calibration for all.
-func (m *mixWorkload) size(s *Series, p Prober, noCalibrate bool) []string {
-	if noCalibrate {
-		return []string{"--no-calibrate: every class's prompts are knee's own filler counts"}
-	}
-	cal := s.calibrate(p)
-	notes := []string{cal.String()}
+// calibration for all: a synthetic class's filler, a dataset class's
+// entries (counted and sampled as --dataset's are).
+func (m *mixWorkload) size(s *Series, p Prober, noCalibrate bool) ([]string, error) {
+	var notes []string
+	synthetic := false
 	for i := range m.classes {
 		c := &m.classes[i]
+		if c.data == nil {
+			synthetic = true
+			continue
+		}
+		ds, note, err := c.data.size(p, c.spec.MaxTokens, 0, s.Load.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("class %s: %w", c.spec.Name, err)
+		}
+		ds.Blocks.Nonce = s.Nonce
+		c.ds = ds
+		notes = append(notes, c.spec.Name+": "+note)
+	}
+	if !synthetic {
+		return notes, nil
+	}
+	if noCalibrate {
+		return append(notes, "--no-calibrate: every synthetic class's prompts are knee's own filler counts"), nil
+	}
+	cal := s.calibrate(p)
+	notes = append(notes, cal.String())
+	for i := range m.classes {
+		c := &m.classes[i]
+		if c.data != nil {
+			continue
+		}
 		fit, note := SizedPrompts(p, cal, c.syn)
 		c.syn = fit
 		notes = append(notes, c.spec.Name+": "+note)
 	}
-	return notes
+	return notes, nil
+}
+
+// classDataset reads a class's dataset: single requests, read before
+// the first request as --dataset is.
+func (sp *Spec) classDataset(ctx context.Context, c workload.MixClass) (*DatasetFile, error) {
+	path := c.Dataset
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(filepath.Dir(sp.Mix), path)
+	}
+	format := c.DatasetFormat
+	if format == "" {
+		format = "auto"
+	}
+	d := DatasetSpec{Path: path, Format: format, MinTokens: -1, MaxPrompt: -1, MaxContext: -1, BlockTokens: workload.DefaultTraceBlockTokens, Speedup: 1,
+		urlBase: sp.serveBase, serve: sp.serve}
+	f, err := d.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case f.Parsed.Timed:
+		return nil, errors.New("its dataset is a trace (timestamped lines): a class's arrivals come from the mix's one schedule")
+	case f.Parsed.Sessions:
+		return nil, errors.New("its dataset holds sessions: a class sends single requests, not conversations")
+	case f.images != nil && !sp.Endpoint.Chat():
+		return nil, fmt.Errorf("its dataset names images, which go in messages (--endpoint chat or responses), not to %s", sp.Endpoint)
+	}
+	return f, nil
+}
+
+// advance moves each dataset class past the entries a level took, so
+// the next level's prompts are new to the server's cache.
+func (m *mixWorkload) advance(taken []*trackedDataset) {
+	for i, t := range taken {
+		if t != nil {
+			m.classes[i].next = t.Offset + t.used()
+		}
+	}
 }
 
 // level is the mix's source for one level: every class's prompts in the
@@ -126,14 +201,22 @@ func (m *mixWorkload) size(s *Series, p Prober, noCalibrate bool) []string {
 func (m *mixWorkload) level(nonce string, rate float64) (workload.Mix, []float64) {
 	sources := make([]workload.ClassSource, len(m.classes))
 	shares := make([]float64, len(m.classes))
+	taken := make([]*trackedDataset, len(m.classes))
 	for i, c := range m.classes {
 		syn := c.syn
 		syn.Nonce = nonce + "/" + c.spec.Name
 		src := c.target
 		src.Source = syn
+		if c.data != nil {
+			ds := c.ds
+			ds.Offset = c.next
+			taken[i] = &trackedDataset{Dataset: ds, images: c.data.images}
+			src.Source = taken[i]
+		}
 		sources[i] = src
 		shares[i] = c.spec.Share
 	}
+	m.taken = taken
 	if m.vary < 0 {
 		return m.order.WithClasses(sources), shares
 	}
@@ -189,12 +272,16 @@ func (sp *Spec) mixLoad(m *mixWorkload, load *driver.Load) error {
 func (m *mixWorkload) String() string {
 	parts := make([]string, len(m.classes))
 	for i, c := range m.classes {
-		s := fmt.Sprintf("%s %.0f%% (%d in, %d out", c.spec.Name, c.spec.Share*100, c.spec.InputTokens, c.spec.MaxTokens)
+		size := fmt.Sprintf("%d in, %d out", c.spec.InputTokens, c.spec.MaxTokens)
+		if c.data != nil {
+			size = fmt.Sprintf("dataset %s, max_tokens %d where a line has none", c.data.Path, c.spec.MaxTokens)
+		}
+		s := fmt.Sprintf("%s %.0f%% (%s", c.spec.Name, c.spec.Share*100, size)
 		switch {
 		case i == m.vary:
-			s = fmt.Sprintf("%s at the level's rate (%d in, %d out", c.spec.Name, c.spec.InputTokens, c.spec.MaxTokens)
+			s = fmt.Sprintf("%s at the level's rate (%s", c.spec.Name, size)
 		case c.spec.Rate > 0:
-			s = fmt.Sprintf("%s %g/s (%d in, %d out", c.spec.Name, c.spec.Rate, c.spec.InputTokens, c.spec.MaxTokens)
+			s = fmt.Sprintf("%s %g/s (%s", c.spec.Name, c.spec.Rate, size)
 		}
 		if c.spec.Model != "" {
 			s += ", model " + c.spec.Model

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"sync"
 	"time"
@@ -118,7 +119,11 @@ func (s *Series) size(p Prober) error {
 	w := s.Workload
 	switch {
 	case w.Mix != nil:
-		s.notes = w.Mix.size(s, p, w.NoCalibrate)
+		notes, err := w.Mix.size(s, p, w.NoCalibrate)
+		if err != nil {
+			return err
+		}
+		s.notes = notes
 	case w.Dataset != nil && w.Conversations:
 		var note string
 		s.convs, note = w.Dataset.sizeConversations(p, w.MaxTokens, s.Load.Seed)
@@ -175,7 +180,14 @@ func (s *Series) MeanSize() float64 {
 	case w.Mix != nil:
 		sum := 0.0
 		for _, c := range w.Mix.classes {
-			sum += c.spec.Share * float64(c.spec.InputTokens+c.spec.MaxTokens)
+			size := float64(c.spec.InputTokens + c.spec.MaxTokens)
+			if n := len(c.ds.Entries); n > 0 {
+				size = 0
+				for _, e := range c.ds.Entries {
+					size += float64(e.InputTokens+cmp.Or(e.OutputTokens, c.spec.MaxTokens)) / float64(n)
+				}
+			}
+			sum += c.spec.Share * size
 		}
 		return sum
 	case w.Voice != nil:
@@ -281,6 +293,7 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 		var shares []float64
 		src, shares = w.Mix.level(s.LevelNonce(i), variedRate)
 		lv.Classes = w.Mix.summaryClasses(shares)
+		f.mixTaken = w.Mix.taken
 	}
 	if w.Dataset != nil {
 		f.requests = &trackedDataset{Dataset: s.dataset}
@@ -329,6 +342,8 @@ type finisher struct {
 	single, trace bool
 	requests      *trackedDataset
 	calls         *trackedCalls
+	// mixTaken are a mix's dataset classes' sources in the level.
+	mixTaken []*trackedDataset
 }
 
 // finish adds to a level's result what the series knows of it (how its
@@ -343,6 +358,7 @@ func (f *finisher) finish(res *results.Run) {
 	w := s.Workload
 	if w.Mix != nil {
 		w.Mix.judge(res)
+		w.Mix.advance(f.mixTaken)
 	}
 	if im := res.Images; im != nil && w.WantTokens > 0 && im.Images > 0 {
 		// The text was sized; what the server counted past it is the

@@ -531,3 +531,44 @@ func TestPlanPolicyAndAdapters(t *testing.T) {
 		t.Errorf("a mix with priorities planned under FCFS:\n%s", out)
 	}
 }
+
+// TestMixDatasetClass: a class may send a dataset's prompts (read as
+// --dataset reads one, relative to the mix file) beside a synthetic
+// class; each level of a sweep continues through the class's entries.
+func TestMixDatasetClass(t *testing.T) {
+	url, seen := tenantServer(t)
+	dir := t.TempDir()
+	var lines []string
+	for i := range 40 {
+		lines = append(lines, fmt.Sprintf(`{"prompt": "question number %d about the weather in a far away town", "max_tokens": 3}`, i))
+	}
+	writeFile(t, dir, "questions.jsonl", strings.Join(lines, "\n")+"\n")
+	mix := writeFile(t, dir, "mix.yaml", `classes:
+  - name: questions
+    share: 0.5
+    dataset: questions.jsonl
+    max_tokens: 8
+    model: q-model
+  - name: synthetic
+    share: 0.5
+    input_tokens: 32
+    max_tokens: 4
+`)
+	r := runJSON(t, "run", "--base-url", url, "--mix", mix, "--requests", "10", "--concurrency", "1", "--no-server-metrics")
+	if q := r.Classes["questions"]; q == nil || q.Requests.OK != 5 || q.Tokens.OutputTotal != 5 || !strings.Contains(r.Config.Mix, "dataset") {
+		t.Fatalf("questions: %+v, mix %q", q, r.Config.Mix)
+	}
+	n := 0
+	for _, s := range seen() {
+		if strings.HasPrefix(s, "q-model ") {
+			n++
+		}
+	}
+	if n < 5 {
+		t.Errorf("the server saw %d requests of the dataset class's model", n)
+	}
+	bad := writeFile(t, dir, "bad.yaml", "classes:\n  - name: a\n    share: 1\n    dataset: missing.jsonl\n    max_tokens: 4\n")
+	if code, _, errOut := execute(t, "run", "--base-url", url, "--mix", bad, "--requests", "1"); code != ExitUsage || !strings.Contains(errOut, "missing.jsonl") {
+		t.Errorf("a missing class dataset: exit %d, %s", code, errOut)
+	}
+}

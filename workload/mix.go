@@ -30,6 +30,11 @@ type MixClass struct {
 	// arrival rate: the load is their sum, each class's share its part
 	// of it (and a sweep can vary one class's rate, the others fixed).
 	Rate float64 `yaml:"rate"`
+	// Dataset, when set, is a file of the class's prompts, as --dataset
+	// reads one (its paths relative to the mix file), DatasetFormat its
+	// format; MaxTokens is then what a line without its own asks.
+	Dataset       string `yaml:"dataset"`
+	DatasetFormat string `yaml:"dataset_format"`
 	// InputTokens and MaxTokens size the class's synthetic prompts; the
 	// stddevs and PrefixTokens spread and share them as the flags do.
 	InputTokens     int     `yaml:"input_tokens"`
@@ -75,7 +80,7 @@ func ParseMix(data []byte) (*MixFile, error) {
 	dec.KnownFields(true)
 	var f MixFile
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%v (a class takes name, share or rate, input_tokens, input_tokens_stddev, max_tokens, max_tokens_stddev, model, priority, extra_body, headers, slo)", err)
+		return nil, fmt.Errorf("%v (a class takes name, share or rate, input_tokens or dataset and dataset_format, input_tokens_stddev, max_tokens, max_tokens_stddev, model, priority, extra_body, headers, slo)", err)
 	}
 	lines := classLines(&doc)
 	if len(f.Classes) == 0 {
@@ -154,8 +159,12 @@ func (c *MixClass) check(seen map[string]bool) error {
 		return fmt.Errorf("name %q is given twice", c.Name)
 	case !(c.Share > 0 && c.Share <= 1):
 		return fmt.Errorf("%s: share %g must be above 0 and at most 1", c.Name, c.Share)
-	case c.InputTokens < 1 || c.InputTokens > 10_000_000:
-		return fmt.Errorf("%s: input_tokens %d must be between 1 and 10000000", c.Name, c.InputTokens)
+	case c.Dataset != "" && c.InputTokens != 0:
+		return fmt.Errorf("%s: a dataset's lines are the prompts: give input_tokens or dataset, not both", c.Name)
+	case c.Dataset == "" && c.DatasetFormat != "":
+		return fmt.Errorf("%s: dataset_format without a dataset", c.Name)
+	case c.Dataset == "" && (c.InputTokens < 1 || c.InputTokens > 10_000_000):
+		return fmt.Errorf("%s: input_tokens %d must be between 1 and 10000000 (or give a dataset)", c.Name, c.InputTokens)
 	case c.MaxTokens < 1 || c.MaxTokens > MaxOutputTokens:
 		return fmt.Errorf("%s: max_tokens %d must be between 1 and %d", c.Name, c.MaxTokens, MaxOutputTokens)
 	case !(c.InputStddev >= 0 && c.InputStddev <= 1e7) || !(c.MaxTokensStddev >= 0 && c.MaxTokensStddev <= 1e7):
