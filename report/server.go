@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/kneebench/knee/results"
 )
@@ -83,10 +84,22 @@ func Server(out io.Writer, s *results.Server) error {
 		}
 		fmt.Fprintln(w)
 	}
+	if l := s.LoRA; l != nil {
+		fmt.Fprintf(w, "lora     %d adapter slots · running %s · waiting %s · some adapter's requests waited in %d of %d samples\n",
+			l.MaxLoRAs, orNone(strings.Join(l.Running, ", ")), orNone(strings.Join(l.Waiting, ", ")), l.SamplesWaiting, l.Samples)
+	}
 	for _, warn := range s.AllWarnings() {
 		fmt.Fprintf(w, "warning  %s\n", warn)
 	}
 	return nil
+}
+
+// orNone is s, or "none" when it is empty.
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 // bucketCell shows a percentile the server only has as a histogram bucket:

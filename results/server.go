@@ -30,6 +30,8 @@ type Server struct {
 	Lag *Summary `json:"lag,omitempty"`
 	// Gauges sampled during the window (mean and max).
 	Gauges map[string]GaugeStats `json:"gauges,omitempty"`
+	// LoRA is what vllm:lora_requests_info said during the window.
+	LoRA *ServerLoRA `json:"lora,omitempty"`
 	// Missing names the metrics knee reads that the server does not
 	// export, so a "-" in the comparison is explained.
 	Missing  []string `json:"missing_metrics,omitempty"`
@@ -65,4 +67,15 @@ type GaugeStats struct {
 	Mean    float64 `json:"mean"`
 	Max     float64 `json:"max"`
 	Samples int     `json:"samples"`
+}
+
+// ServerLoRA is a LoRA server's state as sampled through a window: its
+// adapter slots, the adapters seen running and waiting, and in how many
+// of the samples some adapter's requests waited.
+type ServerLoRA struct {
+	MaxLoRAs       int      `json:"max_loras"`
+	Running        []string `json:"running,omitempty"`
+	Waiting        []string `json:"waiting,omitempty"`
+	Samples        int      `json:"samples"`
+	SamplesWaiting int      `json:"samples_waiting"`
 }

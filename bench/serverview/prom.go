@@ -161,6 +161,7 @@ func (v *View) fillProm(res *results.Run) {
 			s.Gauges[k] = *g
 		}
 	}
+	s.LoRA = v.lora
 	odd := v.odd
 	v.mu.Unlock()
 	if odd != "" {

@@ -32,8 +32,10 @@ type View struct {
 	odd       string // a scrape that worked despite its status
 	scrapeErr string // why the last scrape failed
 	gauges    map[string]*results.GaugeStats
-	stop      chan struct{}
-	sampler   sync.WaitGroup
+	// lora is what vllm:lora_requests_info said through the window.
+	lora    *results.ServerLoRA
+	stop    chan struct{}
+	sampler sync.WaitGroup
 }
 
 // simModelSummary is the part of the simulator's /metrics/summary that knee
@@ -224,6 +226,9 @@ func (v *View) sample(ctx context.Context) {
 				continue
 			}
 			v.mu.Lock()
+			if v.kind == "vllm" {
+				sampleLoRA(s, &v.lora)
+			}
 			for name, metrics := range gaugeNames[v.kind] {
 				val, ok := s.sum(v.t.Model, metrics...)
 				if !ok {
