@@ -42,6 +42,8 @@ type planOptions struct {
 	// --max-loras.
 	vision, policy, loras string
 	maxLoRAs              int
+	// calibratedOnly is --calibrated-only.
+	calibratedOnly bool
 }
 
 func newPlanCmd() *cobra.Command {
@@ -109,6 +111,7 @@ func (o *planOptions) register(c *cobra.Command) {
 	fs.IntVar(&o.parallel, "parallel", 0, "configurations searched at once (default: one per CPU)")
 	fs.IntVar(&o.reasoningTokens, "reasoning-tokens", 0, "every candidate model thinks this many tokens before it answers (a reasoning model; bound its first answer token with --slo ttfat_p95:MS)")
 	fs.StringVar(&o.vision, "vision", "", "every candidate model takes images by this family's rule ("+strings.Join(server.VisionFamilyNames(), ", ")+"; see knee sim's vision:), for --image-count or an image dataset")
+	fs.BoolVar(&o.calibratedOnly, "calibrated-only", false, "leave out configurations on GPUs whose cost model was never fitted to a measurement (a priori figures)")
 	fs.StringVar(&o.policy, "scheduling-policy", "", "every candidate schedules fcfs or by priority (vLLM's --scheduling-policy): plan a mix with priorities under each, on the same seed, to compare them")
 	fs.StringVar(&o.loras, "lora-adapters", "", "NAME,NAME...: every candidate serves these LoRA adapters (a mix class's model), vLLM's --lora-modules")
 	fs.IntVar(&o.maxLoRAs, "max-loras", 1, "with --lora-adapters: adapters a batch may hold (vLLM's --max-loras)")

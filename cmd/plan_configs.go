@@ -9,6 +9,7 @@ import (
 
 	"github.com/kneebench/knee/predict"
 	"github.com/kneebench/knee/report"
+	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator"
 	"github.com/kneebench/knee/simulator/server"
 )
@@ -34,6 +35,18 @@ func (o *planOptions) candidates(ctx context.Context) ([]*predict.Candidate, err
 	cands, err := spec.Candidates()
 	if err != nil {
 		return nil, usageErr("%w", err)
+	}
+	if o.calibratedOnly {
+		kept := cands[:0]
+		for _, c := range cands {
+			if c.Calibration != results.CalibrationApriori {
+				kept = append(kept, c)
+			}
+		}
+		if len(kept) == 0 {
+			return nil, usageErr("--calibrated-only: every GPU given has only a priori figures (see knee presets for the fitted families)")
+		}
+		cands = kept
 	}
 	for _, c := range cands {
 		if err := shapeRequests(ctx, &c.Target, &o.target.TargetSpec); err != nil {

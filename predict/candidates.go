@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kneebench/knee/presets"
+	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/results/input"
 	"github.com/kneebench/knee/simulator"
 	"github.com/kneebench/knee/simulator/content"
@@ -121,7 +122,7 @@ func (o CandidateSpec) calibrated() ([]*Candidate, error) {
 		}
 		t := Target{Models: models, Model: m.Name, Responder: o.Responder, Chat: o.Chat, Pooled: o.Pooled, Rerank: o.Rerank}
 		out = append(out, &Candidate{Name: o.CalibratedName + ":" + m.Name, GPU: m.Hardware, Model: m.Name, TP: max(m.TensorParallel, 1),
-			Target: t, Budget: max(m.TensorParallel, 1)})
+			Target: t, Budget: max(m.TensorParallel, 1), Calibration: results.CalibrationMeasured})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("--calibrated %s serves no model on the scheduler engine", o.CalibratedName)
@@ -159,7 +160,7 @@ func (o CandidateSpec) ofModel(g, name string, n int, m string) ([]*Candidate, e
 		}
 		o.behave(models)
 		t := Target{Models: models, Model: models.Models[0].Name, Responder: o.Responder, Chat: o.Chat, Pooled: o.Pooled, Rerank: o.Rerank}
-		fits = append(fits, &Candidate{Name: canonical(spec), GPU: name, Model: m, TP: tp, Target: t, Budget: n})
+		fits = append(fits, &Candidate{Name: canonical(spec), GPU: name, Model: m, TP: tp, Target: t, Budget: n, Calibration: calibrationOf(name)})
 	}
 	if len(fits) == 0 {
 		why := "does not fit"
@@ -254,4 +255,14 @@ func PriceTable(ctx context.Context, path string) (map[string]float64, string, e
 		}
 	}
 	return m, "prices per GPU-hour from " + path, nil
+}
+
+// calibrationOf is how a GPU preset's cost model was tuned: fitted to
+// measurements of its family, or a priori.
+func calibrationOf(gpu string) string {
+	hw, ok := presets.HardwareNamed(gpu)
+	if ok && strings.HasPrefix(hw.Tuning.Source, "fit") {
+		return results.CalibrationFitted
+	}
+	return results.CalibrationApriori
 }

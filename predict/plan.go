@@ -30,6 +30,9 @@ type Candidate struct {
 	// KVSequences is how many sequences of the workload's mean size one
 	// replica's KV cache holds (0: unknown).
 	KVSequences int
+	// Calibration is how its GPU's cost model was tuned: results'
+	// CalibrationMeasured, CalibrationFitted or CalibrationApriori.
+	Calibration string
 }
 
 // PlanOptions is a capacity question.
@@ -168,7 +171,7 @@ func (s *search) meets(replicas int, routing Routing, load float64) (bool, strin
 // single replica, whose routing means nothing).
 func (s *search) rows() []results.PlanRow {
 	c := s.c
-	base := results.PlanRow{Config: c.Name, GPU: c.GPU, TP: c.TP, Model: c.Model, KVSequences: c.KVSequences}
+	base := results.PlanRow{Config: c.Name, GPU: c.GPU, TP: c.TP, Model: c.Model, KVSequences: c.KVSequences, Calibration: c.Calibration}
 	if c.Unfit != "" {
 		base.Why = c.Unfit
 		return []results.PlanRow{base}
@@ -349,6 +352,15 @@ func figuresOf(slo results.SLO, r *results.Run, load float64) *results.PlanFigur
 	}
 	if name, slack := bindingClass(r); name != "" {
 		f.BindingClass, f.BindingSlack = name, slack
+	}
+	// The bound nearest its limit: what a fleet that meets the SLO would
+	// break first.
+	best := math.Inf(1)
+	for _, b := range slo.Bounds {
+		if v, ok := b.Value(r); ok && b.Ms > 0 && (b.Ms-v)/b.Ms < best {
+			best = (b.Ms - v) / b.Ms
+			f.BindingBound, f.BindingValue = b.String(), v
+		}
 	}
 	return f
 }

@@ -25,6 +25,7 @@ func planSection(p *results.Plan) htmlPlan {
 		what = "the largest load each fleet holds"
 	}
 	hp := htmlPlan{Notes: p.Notes, Caveat: p.Caveat, Facts: []fact{
+		{"answer", p.Answer()},
 		{"load", what}, {"workload", sizesOf(p.Config)}, {"SLO", p.SLOText()},
 		{"window", fmt.Sprintf("%.0f s of simulated time per prediction, %d predictions", p.WindowS, p.Predictions)},
 		{"prices", p.PriceSource},
@@ -33,7 +34,7 @@ func planSection(p *results.Plan) htmlPlan {
 	for _, b := range p.SLO.Bounds {
 		hp.Table.Header = append(hp.Table.Header, fmt.Sprintf("%s p%g", b.Metric, b.Percentile))
 	}
-	hp.Table.Header = append(hp.Table.Header, "TTFT p50", "TPOT p50", "output tok/s", "$/h", "$/M output tok", "KV seqs")
+	hp.Table.Header = append(hp.Table.Header, "TTFT p50", "TPOT p50", "output tok/s", "$/h", "$/M output tok", "KV seqs", "nearest limit", "calibration")
 	hp.Misses = &htmlTable{Header: []string{"configuration", "routing", "why it does not meet the SLO"}}
 	for _, r := range p.Rows {
 		if !r.Meets {
@@ -60,7 +61,11 @@ func planSection(p *results.Plan) htmlPlan {
 		} else {
 			row = append(row, "-", "-", "-")
 		}
-		row = append(row, money(r.CostPerHour), money(r.CostPerMOutputTokens), count(r.KVSequences))
+		limit := "-"
+		if a != nil && a.BindingBound != "" {
+			limit = fmt.Sprintf("%s at %s ms", a.BindingBound, ms(a.BindingValue))
+		}
+		row = append(row, money(r.CostPerHour), money(r.CostPerMOutputTokens), count(r.KVSequences), limit, r.Calibration)
 		hp.Table.Rows = append(hp.Table.Rows, htmlRow{Cells: row})
 	}
 	if len(hp.Misses.Rows) == 0 {

@@ -20,6 +20,9 @@ func Plan(w io.Writer, p *results.Plan) error {
 	if p.Caveat != "" {
 		fmt.Fprintf(w, "CAVEAT: %s\n\n", p.Caveat)
 	}
+	if a := p.Answer(); a != "" && !p.FindMax {
+		fmt.Fprintf(w, "answer: %s\n\n", a)
+	}
 	if p.FindMax {
 		fmt.Fprintf(w, "the largest load each fleet holds meeting %s\n\n", p.SLOText())
 	} else {
@@ -33,9 +36,10 @@ func Plan(w io.Writer, p *results.Plan) error {
 	for _, b := range p.SLO.Bounds {
 		header = append(header, fmt.Sprintf("%s p%g", b.Metric, b.Percentile))
 	}
-	header = append(header, "tok/s", "$/h", "$/M tok", "KV seqs")
+	header = append(header, "tok/s", "$/h", "$/M tok", "KV seqs", "limit")
 	var rows [][]string
 	var misses []results.PlanRow
+	apriori := false
 	for _, r := range p.Rows {
 		if !r.Meets {
 			misses = append(misses, r)
@@ -45,7 +49,12 @@ func Plan(w io.Writer, p *results.Plan) error {
 		if routing == "" {
 			routing = "-"
 		}
-		row := []string{r.Config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, loadText(r.PerReplica) + unit}
+		config := r.Config
+		if r.Calibration == results.CalibrationApriori {
+			config += " *"
+			apriori = true
+		}
+		row := []string{config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, loadText(r.PerReplica) + unit}
 		for _, name := range boundNames {
 			v := "-"
 			if r.AtTarget != nil {
@@ -59,7 +68,13 @@ func Plan(w io.Writer, p *results.Plan) error {
 		if r.AtTarget != nil {
 			tok = num(r.AtTarget.OutputTokensPerS, 0)
 		}
-		row = append(row, tok, money(r.CostPerHour), money(r.CostPerMOutputTokens), count(r.KVSequences))
+		limit := "-"
+		if a := r.AtTarget; a != nil && a.BindingBound != "" {
+			if b, _, err := results.ParseBounds(a.BindingBound); err == nil && len(b) == 1 {
+				limit = fmt.Sprintf("%s p%g %.0f%%", b[0].Metric, b[0].Percentile, 100*a.BindingValue/b[0].Ms)
+			}
+		}
+		row = append(row, tok, money(r.CostPerHour), money(r.CostPerMOutputTokens), count(r.KVSequences), limit)
 		rows = append(rows, row)
 	}
 	if len(rows) > 0 {
@@ -75,6 +90,10 @@ func Plan(w io.Writer, p *results.Plan) error {
 	}
 	fmt.Fprintf(w, "headroom: the largest load meeting every SLO with those replicas (to within %g%%); latencies in ms %s; $/M tok: per million output tokens %s\n",
 		100*stepOf(p), what, what)
+	fmt.Fprintln(w, "limit: the SLO bound nearest its limit at the target, as a share of it (what the fleet would break first)")
+	if apriori {
+		fmt.Fprintln(w, "*: a priori — this GPU family's cost model was never fitted to a measurement (data-sheet peaks at default efficiencies); --calibrated-only leaves such rows out")
+	}
 	if p.PriceSource != "" {
 		fmt.Fprintf(w, "prices: %s\n", p.PriceSource)
 	}

@@ -74,7 +74,12 @@ type PlanRow struct {
 	// KVSequences is how many sequences of the workload's mean size one
 	// replica's KV cache holds.
 	KVSequences int `json:"kv_sequences,omitempty"`
-	Predictions int `json:"predictions"`
+	// Calibration is how the GPU's cost model was tuned: measured (a
+	// calibrated models file), fitted (its family fitted to published
+	// measurements) or a priori (data-sheet figures and default
+	// efficiencies, never checked against a measurement).
+	Calibration string `json:"calibration,omitempty"`
+	Predictions int    `json:"predictions"`
 }
 
 // PlanFigures are a configuration's predicted figures at one load.
@@ -90,16 +95,27 @@ type PlanFigures struct {
 	OutputTokensPerS float64            `json:"output_tokens_per_s"`
 	RequestsPerS     float64            `json:"requests_per_s"`
 	ErrorRate        float64            `json:"error_rate"`
+	// BindingBound is the SLO bound nearest its limit there and
+	// BindingValue its value (ms): what the fleet would break first.
+	BindingBound string  `json:"binding_bound,omitempty"`
+	BindingValue float64 `json:"binding_value_ms,omitempty"`
 	// BindingClass, for a mix, is the class closest to its own SLO there,
 	// and BindingSlack the share of its nearest bound it had left.
 	BindingClass string  `json:"binding_class,omitempty"`
 	BindingSlack float64 `json:"binding_slack,omitempty"`
 }
 
+// Calibration states of a plan row's GPU.
+const (
+	CalibrationMeasured = "measured"
+	CalibrationFitted   = "fitted"
+	CalibrationApriori  = "a priori"
+)
+
 // PlanCSVHeader names the columns of a plan's CSV.
 var PlanCSVHeader = []string{"config", "gpu", "tp", "model", "replicas", "gpus", "routing", "meets", "why", "per_replica_capacity",
 	"headroom", "step", "ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms", "e2e_p95_ms", "output_tokens_per_s",
-	"cost_per_hour", "cost_per_m_output_tokens", "kv_sequences", "predictions"}
+	"cost_per_hour", "cost_per_m_output_tokens", "kv_sequences", "predictions", "calibration", "binding_bound", "binding_value_ms"}
 
 // CSV writes one line per row.
 func (p *Plan) CSV() ([]byte, error) {
@@ -122,7 +138,12 @@ func (p *Plan) CSV() ([]byte, error) {
 		} else {
 			row = append(row, "", "", "", "", "", "")
 		}
-		row = append(row, f(r.CostPerHour), f(r.CostPerMOutputTokens), strconv.Itoa(r.KVSequences), strconv.Itoa(r.Predictions))
+		row = append(row, f(r.CostPerHour), f(r.CostPerMOutputTokens), strconv.Itoa(r.KVSequences), strconv.Itoa(r.Predictions), r.Calibration)
+		if a := r.AtTarget; a != nil && a.BindingBound != "" {
+			row = append(row, a.BindingBound, f(a.BindingValue))
+		} else {
+			row = append(row, "", "")
+		}
 		if err := w.Write(row); err != nil {
 			return nil, err
 		}
@@ -144,4 +165,39 @@ func DecodePlan(path string, b []byte) (*Plan, error) {
 		return nil, fmt.Errorf("%s: not a plan (knee plan) file", path)
 	}
 	return &p, nil
+}
+
+// Answer is the plan in one line: the cheapest configuration meeting the
+// SLO, its cost, and the next cheapest ("" when none meets it).
+func (p *Plan) Answer() string {
+	var meets []PlanRow
+	for _, r := range p.Rows {
+		if r.Meets {
+			meets = append(meets, r)
+		}
+	}
+	if len(meets) == 0 {
+		return ""
+	}
+	say := func(r PlanRow) string {
+		s := fmt.Sprintf("%d × %s", max(r.Replicas, 1), r.Config)
+		if r.Routing != "" && r.Replicas > 1 {
+			s += " (" + r.Routing + ")"
+		}
+		if r.CostPerHour > 0 {
+			s += fmt.Sprintf(", $%.2f/h", r.CostPerHour)
+		}
+		if r.Calibration == CalibrationApriori {
+			s += ", on a priori figures"
+		}
+		return s
+	}
+	out := say(meets[0])
+	if a := meets[0].AtTarget; a != nil && a.BindingBound != "" {
+		out += fmt.Sprintf(", limited by %s (%.1f ms)", a.BindingBound, a.BindingValue)
+	}
+	if len(meets) > 1 {
+		out += "; next: " + say(meets[1])
+	}
+	return out
 }
