@@ -243,7 +243,9 @@ func (o *planOptions) run(c *cobra.Command, _ []string) error {
 	}
 	fmt.Fprintf(out, "plan %s · %s · %s · %d configurations · %s windows in virtual time\n", label, what, report.Sizes(q.Base), len(q.Candidates), o.load.Duration)
 	started := time.Now()
+	stop := planProgress(c.ErrOrStderr(), q, started)
 	p := predict.Answer(c.Context(), *q)
+	stop()
 	p.Environment = environment()
 	if err := report.Plan(out, p); err != nil {
 		return err

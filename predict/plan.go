@@ -59,6 +59,9 @@ type PlanOptions struct {
 	Step float64
 	// Parallel bounds the candidates searched at once (0: one per CPU).
 	Parallel int
+	// Searched, when set, is told of each candidate searched, with its
+	// rows and the predictions made so far (from any goroutine).
+	Searched func(rows []results.PlanRow, predictions int64)
 }
 
 // maxPlanLoad is the highest rate (or streams) a search probes.
@@ -101,6 +104,9 @@ func Plan(ctx context.Context, o PlanOptions) ([]results.PlanRow, int) {
 			defer func() { <-sem; wg.Done() }()
 			s := &search{o: o, c: c, ctx: ctx, predictions: &predictions, memo: memo, noITL: noITL}
 			rows[i] = s.rows()
+			if o.Searched != nil {
+				o.Searched(rows[i], predictions.Load())
+			}
 		}()
 	}
 	wg.Wait()

@@ -103,6 +103,18 @@ func (p *Progress) Update(s Status) {
 	}
 }
 
+// Terminal reports whether the progress goes to a terminal.
+func (p *Progress) Terminal() bool { return p.tty }
+
+// Line shows a line of segments (a terminal's, fitted to its width).
+func (p *Progress) Line(segs []string) {
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", FitLine(segs, p.width-1))
+		return
+	}
+	fmt.Fprintln(p.w, strings.Join(segs, " · "))
+}
+
 // Done clears the progress line.
 func (p *Progress) Done() {
 	if p.tty {
