@@ -42,8 +42,9 @@ type planOptions struct {
 	// --max-loras.
 	vision, policy, loras string
 	maxLoRAs              int
-	// calibratedOnly is --calibrated-only.
+	// calibratedOnly is --calibrated-only; seeds is --seeds.
 	calibratedOnly bool
+	seeds          int
 }
 
 func newPlanCmd() *cobra.Command {
@@ -111,6 +112,7 @@ func (o *planOptions) register(c *cobra.Command) {
 	fs.IntVar(&o.parallel, "parallel", 0, "configurations searched at once (default: one per CPU)")
 	fs.IntVar(&o.reasoningTokens, "reasoning-tokens", 0, "every candidate model thinks this many tokens before it answers (a reasoning model; bound its first answer token with --slo ttfat_p95:MS)")
 	fs.StringVar(&o.vision, "vision", "", "every candidate model takes images by this family's rule ("+strings.Join(server.VisionFamilyNames(), ", ")+"; see knee sim's vision:), for --image-count or an image dataset")
+	fs.IntVar(&o.seeds, "seeds", 3, "a fleet counts as meeting the SLO at the target only on this many arrival schedules (seeds); a row whose fewest replicas met it on some is marked on a cliff, with the count that meets it on all")
 	fs.BoolVar(&o.calibratedOnly, "calibrated-only", false, "leave out configurations on GPUs whose cost model was never fitted to a measurement (a priori figures)")
 	fs.StringVar(&o.policy, "scheduling-policy", "", "every candidate schedules fcfs or by priority (vLLM's --scheduling-policy): plan a mix with priorities under each, on the same seed, to compare them")
 	fs.StringVar(&o.loras, "lora-adapters", "", "NAME,NAME...: every candidate serves these LoRA adapters (a mix class's model), vLLM's --lora-modules")
@@ -200,6 +202,10 @@ func (o *planOptions) question(c *cobra.Command) (*predict.Question, string, rep
 		return fail(err)
 	}
 	q.Series, q.FindMax, q.Window, q.MaxReplicas, q.Parallel, q.Calibrated = plan.Series, o.findMax, o.load.Duration, o.replicas, o.parallel, o.calibrated != ""
+	if o.seeds < 1 || o.seeds > 20 {
+		return fail(usageErr("--seeds %d: 1 to 20 arrival schedules", o.seeds))
+	}
+	q.Seeds = o.seeds
 	if im := plan.Series.Workload.Images; im != nil && o.vision != "" {
 		// A request's images by the candidates' rule: its sizes in turn.
 		v := server.VisionSpec{Family: o.vision}

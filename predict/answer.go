@@ -42,6 +42,8 @@ type Question struct {
 	// ImageTokens is what a request's images add to its size, by the
 	// candidates' vision rule (0: no images).
 	ImageTokens float64
+	// Seeds is how many arrival schedules a fleet must meet the SLO on.
+	Seeds int
 	// Searched, when set, is told of each configuration searched (see
 	// PlanOptions.Searched), for progress.
 	Searched func(rows []results.PlanRow, predictions int64)
@@ -67,7 +69,7 @@ func Answer(ctx context.Context, q Question) *results.Plan {
 	maxLoad := MaxPlanLoad(q.Axis, q.Window, size, q.parallel(), cmp.Or(q.MemoryBudget, MemoryBudget()))
 	rows, predictions := Plan(ctx, PlanOptions{Candidates: q.Candidates, Axis: q.Axis, Target: q.Target, SLO: q.SLO,
 		Level:  func(load float64) (*bench.Level, error) { return levels(0, load) },
-		Window: q.Window.Seconds(), Routings: q.Routings, MaxReplicas: q.MaxReplicas, Parallel: q.Parallel, MaxLoad: maxLoad, Searched: q.Searched})
+		Window: q.Window.Seconds(), Routings: q.Routings, MaxReplicas: q.MaxReplicas, Parallel: q.Parallel, MaxLoad: maxLoad, Searched: q.Searched, Seeds: q.Seeds})
 	for i := range rows {
 		Price(&rows[i], q.Prices[rows[i].GPU])
 	}

@@ -59,6 +59,9 @@ type PlanOptions struct {
 	Step float64
 	// Parallel bounds the candidates searched at once (0: one per CPU).
 	Parallel int
+	// Seeds is how many arrival schedules a fleet must meet the SLO on
+	// at the target to count (0 or 1: the one seed).
+	Seeds int
 	// Searched, when set, is told of each candidate searched, with its
 	// rows and the predictions made so far (from any goroutine).
 	Searched func(rows []results.PlanRow, predictions int64)
@@ -133,6 +136,11 @@ type search struct {
 
 // meets predicts the candidate at load and judges it.
 func (s *search) meets(replicas int, routing Routing, load float64) (bool, string, *results.Run, error) {
+	return s.meetsOn(replicas, routing, load, 0)
+}
+
+// meetsOn is meets on the kth other arrival schedule (0: the series').
+func (s *search) meetsOn(replicas int, routing Routing, load float64, k int) (bool, string, *results.Run, error) {
 	if err := s.ctx.Err(); err != nil {
 		return false, "", nil, err
 	}
@@ -143,6 +151,10 @@ func (s *search) meets(replicas int, routing Routing, load float64) (bool, strin
 	lv, err := s.o.Level(load)
 	if err != nil {
 		return false, err.Error(), nil, nil
+	}
+	if req, ok := lv.Work.(bench.Requests); ok && k > 0 {
+		req.Load.Seed += uint64(k) * 7919
+		lv.Work = req
 	}
 	v := &Virtual{Target: s.c.Target, Replicas: replicas, Routing: routing, NoHistograms: true}
 	if _, ok := lv.Work.(bench.Requests); ok {
@@ -206,6 +218,16 @@ func (s *search) rows() []results.PlanRow {
 	for _, routing := range s.o.Routings {
 		row := base
 		n, figures, why, err := s.replicas(routing, per)
+		if err == nil && n > 0 && s.o.Seeds > 1 {
+			row.Seeds = s.o.Seeds
+			var note string
+			n, figures, row.SeedsMet, note, err = s.robust(n, routing, figures)
+			if n == 0 {
+				why = note
+			} else {
+				row.Cliff = note
+			}
+		}
 		switch {
 		case err != nil:
 			row.Why = stopped(err)
@@ -265,6 +287,47 @@ func (s *search) maxRows(base results.PlanRow, per float64) []results.PlanRow {
 		}
 	}
 	return out
+}
+
+// robust is the fewest replicas, from n (which meets the SLO at the target
+// on the series' schedule), that meet it on every one of the plan's
+// seeds, with their figures and on how many seeds n met; cliff says so
+// when n itself did not meet it on them all ("" when it did). It gives up
+// four replicas past n, as a fleet that needs more is no longer the same
+// answer.
+func (s *search) robust(n int, routing Routing, figures *results.PlanFigures) (int, *results.PlanFigures, int, string, error) {
+	t := s.o.Target
+	first := 0
+	for m := n; m <= min(n+4, s.o.MaxReplicas); m++ {
+		met := 0
+		var at *results.Run
+		for k := range s.o.Seeds {
+			if k == 0 && m == n {
+				met++ // known
+				continue
+			}
+			ok, _, r, err := s.meetsOn(m, routing, t, k)
+			if err != nil {
+				return 0, nil, 0, "", err
+			}
+			if k == 0 {
+				at = r
+			}
+			if ok {
+				met++
+			}
+		}
+		if m == n {
+			first = met
+		}
+		if met == s.o.Seeds {
+			if m == n {
+				return n, figures, met, "", nil
+			}
+			return m, figuresOf(s.o.SLO, at, t), first, fmt.Sprintf("on a cliff: %s met the SLO on %d of %d arrival schedules; %d meet it on all", replicasText(n), first, s.o.Seeds, m), nil
+		}
+	}
+	return 0, nil, first, fmt.Sprintf("%s met the SLO on %d of %d arrival schedules, and four more do not meet it on all", replicasText(n), first, s.o.Seeds), nil
 }
 
 // replicas is the fewest replicas behind routing that meet the SLO at the
@@ -369,4 +432,12 @@ func figuresOf(slo results.SLO, r *results.Run, load float64) *results.PlanFigur
 		}
 	}
 	return f
+}
+
+// replicasText is "1 replica" or "N replicas".
+func replicasText(n int) string {
+	if n == 1 {
+		return "1 replica"
+	}
+	return fmt.Sprintf("%d replicas", n)
 }

@@ -107,10 +107,28 @@ func Plan(w io.Writer, p *results.Plan) error {
 			return err
 		}
 	}
+	for _, r := range p.Rows {
+		if r.Cliff != "" {
+			fmt.Fprintf(w, "cliff: %s (%s): %s\n", r.Config, orNone(r.Routing), r.Cliff)
+		}
+	}
+	if seeds := planSeeds(p); seeds > 1 {
+		fmt.Fprintf(w, "seeds: a fleet counts only when it meets every bound on each of %d arrival schedules at the target\n", seeds)
+	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	return nil
+}
+
+// planSeeds is the arrival schedules the plan's rows were checked on.
+func planSeeds(p *results.Plan) int {
+	for _, r := range p.Rows {
+		if r.Seeds > 0 {
+			return r.Seeds
+		}
+	}
+	return 0
 }
 
 // stepOf is the plan's bisection resolution, relative.

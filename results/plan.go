@@ -74,6 +74,13 @@ type PlanRow struct {
 	// KVSequences is how many sequences of the workload's mean size one
 	// replica's KV cache holds.
 	KVSequences int `json:"kv_sequences,omitempty"`
+	// Seeds is how many arrival schedules the replicas were checked on at
+	// the target, SeedsMet on how many the fewest that met the first one
+	// met it, and Cliff, when that was not all, says so and how many
+	// replicas meet it on all (which Replicas then is).
+	Seeds    int    `json:"seeds,omitempty"`
+	SeedsMet int    `json:"seeds_met,omitempty"`
+	Cliff    string `json:"cliff,omitempty"`
 	// Calibration is how the GPU's cost model was tuned: measured (a
 	// calibrated models file), fitted (its family fitted to published
 	// measurements) or a priori (data-sheet figures and default
@@ -195,6 +202,9 @@ func (p *Plan) Answer() string {
 	out := say(meets[0])
 	if a := meets[0].AtTarget; a != nil && a.BindingBound != "" {
 		out += fmt.Sprintf(", limited by %s (%.1f ms)", a.BindingBound, a.BindingValue)
+	}
+	if meets[0].Cliff != "" {
+		out += " (fewer were on a cliff: they met the SLO on some arrival schedules only)"
 	}
 	if len(meets) > 1 {
 		out += "; next: " + say(meets[1])
