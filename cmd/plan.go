@@ -115,7 +115,7 @@ func (o *planOptions) register(c *cobra.Command) {
 	fs.IntVar(&o.seeds, "seeds", 3, "a fleet counts as meeting the SLO at the target only on this many arrival schedules (seeds); a row whose fewest replicas met it on some is marked on a cliff, with the count that meets it on all")
 	fs.BoolVar(&o.calibratedOnly, "calibrated-only", false, "leave out configurations on GPUs whose cost model was never fitted to a measurement (a priori figures)")
 	fs.StringVar(&o.policy, "scheduling-policy", "", "every candidate schedules fcfs or by priority (vLLM's --scheduling-policy): plan a mix with priorities under each, on the same seed, to compare them")
-	fs.StringVar(&o.loras, "lora-adapters", "", "NAME,NAME...: every candidate serves these LoRA adapters (a mix class's model), vLLM's --lora-modules")
+	fs.StringVar(&o.loras, "lora-adapters", "", "NAME,NAME...: every candidate serves these LoRA adapters, as vLLM's LoRA modules (a mix class's model names one)")
 	fs.IntVar(&o.maxLoRAs, "max-loras", 1, "with --lora-adapters: adapters a batch may hold (vLLM's --max-loras)")
 	fs.StringVar(&o.toolCalls, "tool-calls", "", "SHARE:TOKENS: with --tools, every candidate model answers SHARE of requests (1 with --tool-choice required) with a call of TOKENS argument tokens")
 	c.MarkFlagsMutuallyExclusive("rate", "concurrency")
