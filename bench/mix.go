@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/summary"
@@ -29,8 +30,15 @@ type mixWorkload struct {
 	// classes' rates together.
 	vary   int
 	others float64
-	// taken are the dataset classes' sources of the level built last.
-	taken []*trackedDataset
+}
+
+// mixLevel is a mix's source for one level, the shares it deals, and its
+// dataset classes' sources (nil for a synthetic class), whose use moves
+// each class's next level on.
+type mixLevel struct {
+	src    workload.Mix
+	shares []float64
+	taken  []*trackedDataset
 }
 
 // mixClass is one class: its prompts (sized once the target is known),
@@ -69,14 +77,15 @@ func (sp *Spec) readMix(ctx context.Context, load *driver.Load) (*mixWorkload, e
 	m := &mixWorkload{Path: sp.Mix, file: f, vary: -1}
 	var shares []float64
 	for i, c := range f.Classes {
-		var err error
 		mc := mixClass{spec: c}
 		mc.syn = workload.Synthetic{Tokens: c.InputTokens, MaxTokens: c.MaxTokens, Seed: sp.Seed ^ uint64(i+1)*0x9e3779b97f4a7c15,
 			Spread: workload.Spread{InputStddev: c.InputStddev, OutputStddev: c.MaxTokensStddev}}
 		if c.Dataset != "" {
-			if mc.data, err = sp.classDataset(ctx, c); err != nil {
+			data, err := sp.classDataset(ctx, c)
+			if err != nil {
 				return nil, fmt.Errorf("--mix %s: line %d: %s: %w", sp.Mix, c.Line, c.Name, err)
 			}
+			mc.data = data
 		}
 		fields, err := c.Fields()
 		if err != nil {
@@ -103,16 +112,27 @@ func (sp *Spec) readMix(ctx context.Context, load *driver.Load) (*mixWorkload, e
 }
 
 // goodputOf is the per-request bounds an SLO's percentile bounds give: a
-// request is good when it meets each bound's value.
+// request is good when it meets each bound's value (bounds on figures a
+// request has no one value of, ITL and queue wait, are left out).
 func goodputOf(bounds []results.Bound) summary.Goodput {
-	var parts []string
+	var g summary.Goodput
 	for _, b := range bounds {
+		d := time.Duration(b.Ms * float64(time.Millisecond))
 		switch b.Metric {
-		case "ttft", "ttft_sched", "tpot", "e2e", "e2e_sched", "ttfat":
-			parts = append(parts, fmt.Sprintf("%s:%g", b.Metric, b.Ms))
+		case "ttft":
+			g.TTFT = d
+		case "ttft_sched":
+			g.TTFTSched = d
+		case "tpot":
+			g.TPOT = d
+		case "e2e":
+			g.E2E = d
+		case "e2e_sched":
+			g.E2ESched = d
+		case "ttfat":
+			g.TTFAT = d
 		}
 	}
-	g, _ := summary.ParseGoodput(strings.Join(parts, ","))
 	return g
 }
 
@@ -197,8 +217,8 @@ func (m *mixWorkload) advance(taken []*trackedDataset) {
 // level is the mix's source for one level: every class's prompts in the
 // level's own words (the nonce, and the class), in the one order; with
 // --vary, the varied class at rate and the others at theirs, dealt in
-// the shares that makes. It returns the level's shares too.
-func (m *mixWorkload) level(nonce string, rate float64) (workload.Mix, []float64) {
+// the shares that makes.
+func (m *mixWorkload) level(nonce string, rate float64) mixLevel {
 	sources := make([]workload.ClassSource, len(m.classes))
 	shares := make([]float64, len(m.classes))
 	taken := make([]*trackedDataset, len(m.classes))
@@ -216,9 +236,8 @@ func (m *mixWorkload) level(nonce string, rate float64) (workload.Mix, []float64
 		sources[i] = src
 		shares[i] = c.spec.Share
 	}
-	m.taken = taken
 	if m.vary < 0 {
-		return m.order.WithClasses(sources), shares
+		return mixLevel{m.order.WithClasses(sources), shares, taken}
 	}
 	total := m.others + rate
 	for i, c := range m.classes {
@@ -227,7 +246,7 @@ func (m *mixWorkload) level(nonce string, rate float64) (workload.Mix, []float64
 			shares[i] = rate / total
 		}
 	}
-	return workload.NewMix(shares, sources), shares
+	return mixLevel{workload.NewMix(shares, sources), shares, taken}
 }
 
 // summaryClasses are the classes as a level's summary takes them, with

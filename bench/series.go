@@ -290,10 +290,8 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 	}
 	f.single = true
 	if w.Mix != nil {
-		var shares []float64
-		src, shares = w.Mix.level(s.LevelNonce(i), variedRate)
-		lv.Classes = w.Mix.summaryClasses(shares)
-		f.mixTaken = w.Mix.taken
+		ml := w.Mix.level(s.LevelNonce(i), variedRate)
+		src, lv.Classes, f.mixTaken = ml.src, w.Mix.summaryClasses(ml.shares), ml.taken
 	}
 	if w.Dataset != nil {
 		f.requests = &trackedDataset{Dataset: s.dataset}

@@ -44,26 +44,26 @@ type Spec struct {
 	// --vary, the class a sweep raises while the others keep their rates.
 	Mix, Vary string
 	// VirtualImages makes synthetic images headers without pixels (see
-	// workload.Images.Virtual): a prediction's. Predicting says the series runs in virtual time (knee predict, knee plan).
-	VirtualImages, Predicting bool
-	serve                     *imageServer
-	serveBase                 string
-	Concurrency               int
-	Rate                      float64
-	Burstiness                float64
-	MaxConcurrency            int
-	Requests                  int
-	Duration                  time.Duration
-	Warmup                    int
-	Seed                      uint64
-	InputTokens               int
-	Prompt                    string
-	MaxTokens                 int
-	Drain                     time.Duration
-	NoCalibrate               bool
-	PrefixTokens              int
-	PrefixPool                int
-	Goodput                   string
+	// workload.Images.Virtual): a prediction's, in virtual time.
+	VirtualImages  bool
+	serve          *imageServer
+	serveBase      string
+	Concurrency    int
+	Rate           float64
+	Burstiness     float64
+	MaxConcurrency int
+	Requests       int
+	Duration       time.Duration
+	Warmup         int
+	Seed           uint64
+	InputTokens    int
+	Prompt         string
+	MaxTokens      int
+	Drain          time.Duration
+	NoCalibrate    bool
+	PrefixTokens   int
+	PrefixPool     int
+	Goodput        string
 	// InputStddev, OutputStddev and RangeRatio spread synthetic lengths.
 	InputStddev, OutputStddev, RangeRatio float64
 	Data                                  DatasetSpec

@@ -197,8 +197,7 @@ func (f *loadFlags) registerWorkload(c *cobra.Command, what string) {
 func (f *loadFlags) prepare(c *cobra.Command, endpoint transport.Endpoint) (*bench.Prepared, error) {
 	f.Endpoint = endpoint
 	// A prediction reads an image's size and identity, never its pixels.
-	f.Predicting = c.Name() == "predict" || c.Name() == "plan"
-	f.VirtualImages = f.Predicting
+	f.VirtualImages = c.Name() == "predict" || c.Name() == "plan"
 	p, err := f.Series(c.Context(), bench.Nonce(c.Context()))
 	if err != nil {
 		return nil, usageErr("%w", err)

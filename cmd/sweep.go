@@ -169,8 +169,7 @@ func (o *sweepFlags) setup(c *cobra.Command, callStep time.Duration) (*sweepSetu
 	o.load.Endpoint = o.target.Endpoint
 	o.load.serverHistory(o.target.TargetSpec)
 	// A prediction reads an image's size and identity, never its pixels.
-	o.load.Predicting = c.Name() == "predict"
-	o.load.VirtualImages = o.load.Predicting
+	o.load.VirtualImages = c.Name() == "predict"
 	plan, loads, err := w.Prepare(c.Context(), &o.load.Spec, axis, loads, bench.Nonce(c.Context()))
 	if err != nil {
 		return nil, usageErr("%w", err)

@@ -89,16 +89,24 @@ func (im *Images) Name(n int) string {
 	return fmt.Sprintf("synthetic/%016x/%d.%s", im.Seed, n, im.Format)
 }
 
-// Bytes is image n encoded, and its MIME type.
+// Bytes is image n encoded, and its MIME type: kept, under URLBase,
+// for the image server to serve again.
 func (im *Images) Bytes(n int) ([]byte, string) {
 	if im.Pool > 0 {
 		n %= im.Pool
 	}
 	mime := "image/" + im.Format
+	if im.URLBase == "" {
+		// The cache holds what is sent: here, data URLs.
+		b, _ := im.encode(n)
+		return b, mime
+	}
 	return []byte(im.cached(n, func() string { b, _ := im.encode(n); return string(b) })), mime
 }
 
-// cached is image n as make makes it, kept while the cache has room.
+// cached is image n as make makes it, kept while the cache has room. It
+// holds one form, what requests send: data URLs inline, the encoded
+// bytes the image server serves under URLBase.
 func (im *Images) cached(n int, make func() string) string {
 	im.mu.Lock()
 	if u, ok := im.cache[n]; ok {
