@@ -413,7 +413,7 @@ func (sp *Spec) Longest() (int, string) {
 
 // Inputs are the files the spec reads, by flag.
 func (sp *Spec) Inputs() map[string]string {
-	return map[string]string{"--dataset": sp.Data.Path, "--tokenizer": sp.Data.Tokenizer}
+	return map[string]string{"--dataset": sp.Data.Path, "--tokenizer": sp.Data.Tokenizer, "--mix": sp.Mix}
 }
 
 // containsString reports whether list holds s.

@@ -210,6 +210,13 @@ func TestMixFileErrors(t *testing.T) {
 	if code, _, errOut := execute(t, "run", "--base-url", url, "--mix", mix, "--input-tokens", "64", "--requests", "1"); code != ExitUsage || !strings.Contains(errOut, "--input-tokens") {
 		t.Errorf("--mix with --input-tokens: exit %d, %s", code, errOut)
 	}
+	// The mix file named as the output too: refused, the file kept.
+	if code, _, errOut := execute(t, "run", "--base-url", url, "--mix", mix, "--requests", "1", "-o", mix); code != ExitUsage {
+		t.Errorf("-o over the --mix file: exit %d, %s", code, errOut)
+	}
+	if b, err := os.ReadFile(mix); err != nil || string(b) != twoClassMix {
+		t.Errorf("the mix file was touched: %v", err)
+	}
 	if n := len(seen()); n != 0 {
 		t.Errorf("%d requests were sent", n)
 	}
