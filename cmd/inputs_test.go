@@ -96,6 +96,7 @@ var inputCases = map[string][]string{
 	"sim --models":              {"sim", "--port", "0", "--models", "FILE"},
 	"sim --responses":           {"sim", "--port", "0", "--responses", "FILE"},
 	"plan --prices":             {"plan", "--rate", "2", "--window", "1m", "--prices", "FILE"},
+	"plan --trace":              {"plan", "--window", "1m", "--trace", "FILE"},
 	"run --tools":               {"run", "--tools", "FILE"},
 	"run --mix":                 {"run", "--mix", "FILE"},
 	"sweep --mix":               {"sweep", "--mix", "FILE"},

@@ -45,6 +45,8 @@ type planOptions struct {
 	// calibratedOnly is --calibrated-only; seeds is --seeds.
 	calibratedOnly bool
 	seeds          int
+	// day is --trace, --autoscale and --min-attainment.
+	day dayFlags
 }
 
 func newPlanCmd() *cobra.Command {
@@ -118,6 +120,7 @@ func (o *planOptions) register(c *cobra.Command) {
 	fs.StringVar(&o.loras, "lora-adapters", "", "NAME,NAME...: every candidate serves these LoRA adapters, as vLLM's LoRA modules (a mix class's model names one)")
 	fs.IntVar(&o.maxLoRAs, "max-loras", 1, "with --lora-adapters: adapters a batch may hold (vLLM's --max-loras)")
 	fs.StringVar(&o.toolCalls, "tool-calls", "", "SHARE:TOKENS: with --tools, every candidate model answers SHARE of requests (1 with --tool-choice required) with a call of TOKENS argument tokens")
+	o.day.register(c)
 	c.MarkFlagsMutuallyExclusive("rate", "concurrency")
 	c.MarkFlagsMutuallyExclusive("calibrated", "gpus")
 	c.MarkFlagsMutuallyExclusive("calibrated", "models")
@@ -137,6 +140,13 @@ func (o *planOptions) check(c *cobra.Command) (string, float64, error) {
 	}
 	if c.Flags().Changed("requests") {
 		return "", 0, usageErr("a plan's predictions are bounded by --window, not --requests")
+	}
+	peak, err := o.day.load(c, o)
+	if err != nil {
+		return "", 0, err
+	}
+	if peak > 0 {
+		o.load.Rate = peak
 	}
 	axis, target := "rate", o.load.Rate
 	if o.load.Concurrency > 0 {
@@ -206,6 +216,9 @@ func (o *planOptions) question(c *cobra.Command) (*predict.Question, string, rep
 		return fail(usageErr("--seeds %d: 1 to 20 arrival schedules", o.seeds))
 	}
 	q.Seeds = o.seeds
+	if q.Day, err = o.day.question(c, predict.FirstFit(q.Candidates), o.replicas); err != nil {
+		return fail(err)
+	}
 	if im := plan.Series.Workload.Images; im != nil && o.vision != "" {
 		// A request's images by the candidates' rule: its sizes in turn.
 		v := server.VisionSpec{Family: o.vision}
@@ -269,7 +282,14 @@ func (o *planOptions) run(c *cobra.Command, _ []string) error {
 	if err := results.WriteOutput(files.CSV, b); err != nil {
 		return withCode(ExitRuntime, err)
 	}
-	fmt.Fprintf(out, "planned in %s (%d predictions); wrote %s and %s\n", time.Since(started).Round(time.Millisecond), p.Predictions, files.JSON, files.CSV)
+	wrote := files.JSON + " and " + files.CSV
+	if p.Day != nil {
+		if err := dayCSV(o.dayPath(files), p.Day); err != nil {
+			return err
+		}
+		wrote = files.JSON + ", " + files.CSV + " and " + o.dayPath(files)
+	}
+	fmt.Fprintf(out, "planned in %s (%d predictions); wrote %s\n", time.Since(started).Round(time.Millisecond), p.Predictions, wrote)
 	if !p.Interrupted && !slices.ContainsFunc(p.Rows, func(r results.PlanRow) bool { return r.Meets }) {
 		return &exitError{ExitFailed, errors.New("no configuration searched meets the SLO")}
 	}

@@ -122,7 +122,18 @@ func (o *planOptions) priceTable(ctx context.Context) (map[string]float64, strin
 // outputs names the plan's files in --out-dir and checks them.
 func (o *planOptions) outputs() (string, report.SweepFiles, error) {
 	f := &sweepFlags{label: o.label, outDir: o.outDir, load: o.load}
-	return f.sweepOutputs("plan", nil)
+	label, files, err := f.sweepOutputs("plan", nil)
+	if err != nil || o.day.trace == "" {
+		return label, files, err
+	}
+	outputs := files.Outputs()
+	outputs["the day's minutes"] = o.dayPath(files)
+	return label, files, checkIO(outputs, map[string]string{"--trace": o.day.trace})
+}
+
+// dayPath is the day's minutes' CSV, beside the plan's.
+func (o *planOptions) dayPath(files report.SweepFiles) string {
+	return strings.TrimSuffix(files.CSV, ".csv") + "-day.csv"
 }
 
 // num writes a load in its shortest form.

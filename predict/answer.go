@@ -44,6 +44,9 @@ type Question struct {
 	ImageTokens float64
 	// Seeds is how many arrival schedules a fleet must meet the SLO on.
 	Seeds int
+	// Day, when set, asks how the answer fares through a day of traffic
+	// under autoscaling (Target is then the day's peak).
+	Day *DayQuestion
 	// Searched, when set, is told of each configuration searched (see
 	// PlanOptions.Searched), for progress.
 	Searched func(rows []results.PlanRow, predictions int64)
@@ -67,16 +70,23 @@ func Answer(ctx context.Context, q Question) *results.Plan {
 	}
 	levels := q.Series.Levels(first.Target, q.Axis, q.Base)
 	maxLoad := MaxPlanLoad(q.Axis, q.Window, size, q.parallel(), cmp.Or(q.MemoryBudget, MemoryBudget()))
-	rows, predictions := Plan(ctx, PlanOptions{Candidates: q.Candidates, Axis: q.Axis, Target: q.Target, SLO: q.SLO,
+	opts := PlanOptions{Candidates: q.Candidates, Axis: q.Axis, Target: q.Target, SLO: q.SLO,
 		Level:  func(load float64) (*bench.Level, error) { return levels(0, load) },
-		Window: q.Window.Seconds(), Routings: q.Routings, MaxReplicas: q.MaxReplicas, Parallel: q.Parallel, MaxLoad: maxLoad, Searched: q.Searched, Seeds: q.Seeds})
+		Window: q.Window.Seconds(), Routings: q.Routings, MaxReplicas: q.MaxReplicas, Parallel: q.Parallel, MaxLoad: maxLoad, Searched: q.Searched, Seeds: q.Seeds}
+	rows, predictions := Plan(ctx, opts)
 	for i := range rows {
 		Price(&rows[i], q.Prices[rows[i].GPU])
 	}
 	SortPlan(rows, q.FindMax)
 	p := &results.Plan{SchemaVersion: results.SchemaVersion, Kind: results.PlanKind, Config: q.Base, Axis: q.Axis,
 		Target: q.Target, FindMax: q.FindMax, SLO: q.SLO, WindowS: q.Window.Seconds(), Prices: q.Prices, PriceSource: q.PriceSource, Rows: rows,
-		Predictions: predictions, Interrupted: ctx.Err() != nil}
+		Predictions: predictions}
+	if q.Day != nil && !q.FindMax && ctx.Err() == nil {
+		var n int
+		p.Day, n = planDay(ctx, q.Day, opts, rows, q.Candidates, q.Prices)
+		p.Predictions += n
+	}
+	p.Interrupted = ctx.Err() != nil
 	if q.FindMax {
 		p.Target = 0
 	}

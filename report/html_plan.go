@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/kneebench/knee/results"
@@ -13,6 +14,36 @@ type htmlPlan struct {
 	Misses *htmlTable
 	Notes  []string
 	Caveat string
+	Day    *htmlDay
+}
+
+// htmlDay is a day plan: what it ran, and a row per policy.
+type htmlDay struct {
+	Facts []fact
+	Table *htmlTable
+	Notes []string
+}
+
+func daySection(d *results.DayPlan) *htmlDay {
+	hd := &htmlDay{Notes: slices.Clone(d.Notes), Facts: []fact{
+		{"rate curve", fmt.Sprintf("%s: %s, peak %s/s, mean %s/s", d.Trace, spanText(d.DurationS), loadText(d.PeakRate), loadText(d.MeanRate))},
+		{"served by", fmt.Sprintf("%s: one replica meets the SLO up to %s/s and completes at most %s/s", orNone(d.Config), loadText(d.Capacity), loadText(d.Saturation))},
+		{"choice", dayChoice(d)},
+	}}
+	hd.Table = &htmlTable{Header: []string{"policy", "GPU-hours", "$", "vs static", "minutes met", "arrivals met", "peak replicas", "scale-ups / downs", "missed"}}
+	static := 0.0
+	if len(d.Policies) > 0 {
+		static = d.Policies[0].GPUHours
+	}
+	for _, p := range d.Policies {
+		if !p.Static {
+			hd.Notes = append(hd.Notes, p.Name+": "+p.Policy)
+		}
+		hd.Table.Rows = append(hd.Table.Rows, htmlRow{Cells: []string{p.Name, num(p.GPUHours, 1), money(p.Cost), saving(p.GPUHours, static),
+			fmt.Sprintf("%d of %d", p.MinutesMet, p.Minutes), fmt.Sprintf("%.2f%%", 100*p.Attainment), strconv.Itoa(p.PeakReplicas),
+			fmt.Sprintf("%d / %d", p.ScaleUps, p.ScaleDowns), missedText(p.Missed)}})
+	}
+	return hd
 }
 
 func planSection(p *results.Plan) htmlPlan {
@@ -70,6 +101,9 @@ func planSection(p *results.Plan) htmlPlan {
 	}
 	if len(hp.Misses.Rows) == 0 {
 		hp.Misses = nil
+	}
+	if p.Day != nil {
+		hp.Day = daySection(p.Day)
 	}
 	return hp
 }

@@ -364,6 +364,20 @@
     }
   }
 
+  // dayCharts are a day plan's minutes: the rate, each policy's replicas
+  // (serving and loading) and its share of arrivals meeting the SLO.
+  function dayCharts(parent, d) {
+    if (!parent) return;
+    var base = { xlabel: "minutes from the start", xname: "minute", xunit: "", ylog: false };
+    var pts = function (ys) { return ys.map(function (y, i) { return [i, y]; }); };
+    lineChart(parent, Object.assign({}, base, { id: "day-rate", title: "Arrival rate through the day", ylabel: "per second", yunit: "/s",
+      series: [{ name: "rate", points: pts(d.rate), color: "#888" }] }));
+    lineChart(parent, Object.assign({}, base, { id: "day-replicas", title: "Replicas held (serving and loading)", ylabel: "replicas", yunit: "",
+      series: d.policies.map(function (p, i) { return { name: p.name, points: pts(p.replicas), color: PALETTE[i % PALETTE.length] }; }) }));
+    lineChart(parent, Object.assign({}, base, { id: "day-attainment", title: "Arrivals meeting the SLO, minute by minute", ylabel: "met (%)", yunit: "%",
+      series: d.policies.map(function (p, i) { return { name: p.name, points: pts(p.attainment), color: PALETTE[i % PALETTE.length] }; }) }));
+  }
+
   function planCharts(parent, p) {
     var rows = p.rows.filter(function (r) { return r.meets && r.costPerHour > 0; }).slice(0, 12);
     if (rows.length) barChart(parent, { id: "plan-cost", title: "Cost per hour of the configurations meeting the SLO", unit: " $/h", bars: rows.map(function (r) { return { label: r.label, value: r.costPerHour }; }) });
@@ -393,6 +407,7 @@
   if (data.compare) compareCharts(document.getElementById("compare-charts"), data.sweeps);
   (data.runs || []).forEach(function (r, i) { var at = document.getElementById("run-charts-" + i); if (at) runCharts(at, r, i); });
   if (data.plan) planCharts(document.getElementById("plan-charts"), data.plan);
+  if (data.plan && data.plan.day) dayCharts(document.getElementById("day-charts"), data.plan.day);
   if (data.calibration) calCharts(document.getElementById("cal-charts"), data.calibration);
 
   // A live view follows the run's events: progress in place, a finished

@@ -104,6 +104,13 @@ var pageKinds = []pageKind{
 		}
 		return HTMLInput{Plans: []*results.Plan{p}}
 	}},
+	{name: "plan-day", charts: 5, input: func(t *testing.T) HTMLInput {
+		p, err := results.DecodePlan("day.json", readPage(t, "day.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return HTMLInput{Plans: []*results.Plan{p}}
+	}},
 	{name: "calibration", charts: 6, input: func(t *testing.T) HTMLInput {
 		c, err := results.DecodeCalibration("cal.json", readPage(t, "cal.json"))
 		if err != nil {

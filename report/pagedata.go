@@ -93,6 +93,20 @@ type timelineJS struct {
 type planJS struct {
 	Unit string      `json:"unit"`
 	Rows []planRowJS `json:"rows"`
+	Day  *dayJS      `json:"day,omitempty"`
+}
+
+// dayJS is a day plan's minutes: the rate, and each policy's replicas
+// and share of arrivals meeting the SLO.
+type dayJS struct {
+	Rate     []float64     `json:"rate"`
+	Policies []dayPolicyJS `json:"policies"`
+}
+
+type dayPolicyJS struct {
+	Name       string    `json:"name"`
+	Replicas   []int     `json:"replicas"`
+	Attainment []float64 `json:"attainment"`
 }
 
 type planRowJS struct {
@@ -308,6 +322,20 @@ func planData(p *results.Plan) *planJS {
 			label += " · " + r.Routing
 		}
 		js.Rows = append(js.Rows, planRowJS{Label: label, Meets: r.Meets, CostPerHour: r.CostPerHour, Headroom: r.Headroom})
+	}
+	if d := p.Day; d != nil && len(d.Policies) > 0 {
+		js.Day = &dayJS{}
+		for _, m := range d.Policies[0].Timeline {
+			js.Day.Rate = append(js.Day.Rate, m.Rate)
+		}
+		for _, pol := range d.Policies {
+			dp := dayPolicyJS{Name: pol.Name}
+			for _, m := range pol.Timeline {
+				dp.Replicas = append(dp.Replicas, m.Replicas+m.Loading)
+				dp.Attainment = append(dp.Attainment, 100*m.Attainment)
+			}
+			js.Day.Policies = append(js.Day.Policies, dp)
+		}
 	}
 	return js
 }

@@ -118,6 +118,9 @@ func Plan(w io.Writer, p *results.Plan) error {
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+	if p.Day != nil {
+		return planDay(w, p.Day)
+	}
 	return nil
 }
 

@@ -35,7 +35,10 @@ type Plan struct {
 	// Caveat, when set, says why the plan's figures are not to be
 	// planned on (its model's calibration was judged poor); it is said
 	// before the table, not among the notes.
-	Caveat      string   `json:"caveat,omitempty"`
+	Caveat string `json:"caveat,omitempty"`
+	// Day, for a plan over a day of traffic (--trace), is its answer
+	// through the day under autoscaling.
+	Day         *DayPlan `json:"day,omitempty"`
 	Notes       []string `json:"notes,omitempty"`
 	Interrupted bool     `json:"interrupted,omitempty"`
 }
