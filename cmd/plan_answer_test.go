@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kneebench/knee/predict"
 	"github.com/kneebench/knee/results"
 )
 
@@ -23,7 +24,7 @@ func TestPlanAnswerExplained(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	if !strings.Contains(out, "answer: 1 × mi300xx1/llama-3.1-8b@bf16, $2.50/h, on a priori figures, limited by itl_p95:50") ||
+	if !strings.Contains(out, "answer: 1 × mi300xx1/llama-3.1-8b@bf16, $2.50/h, on a priori figures, limited by itl_p95:50") || !strings.Contains(out, "prefill stalls ") ||
 		!strings.Contains(out, "mi300xx1/llama-3.1-8b@bf16 *") || !strings.Contains(out, "itl p95 ") {
 		t.Errorf("the plan does not explain itself:\n%s", out)
 	}
@@ -40,6 +41,11 @@ func TestPlanAnswerExplained(t *testing.T) {
 		cal[r.GPU] = r.Calibration
 		if r.Meets && (r.AtTarget == nil || r.AtTarget.BindingBound != "itl_p95:50" || !(r.AtTarget.BindingValue > 0 && r.AtTarget.BindingValue < 50)) {
 			t.Errorf("%s: binding %+v", r.Config, r.AtTarget)
+		}
+		// What limits a replica at its capacity: ITL bound, 512-token
+		// prompts at 20/s a replica: the p95 gap meets prefill chunks.
+		if r.Limit != predict.LimitStalls || !(r.LimitShare > 0.03) || !strings.Contains(r.LimitDetail, "prefill chunk") {
+			t.Errorf("%s: replica limit %q %g (%s)", r.Config, r.Limit, r.LimitShare, r.LimitDetail)
 		}
 	}
 	if cal["mi300x"] != results.CalibrationApriori || cal["h100-80gb"] != results.CalibrationFitted {

@@ -62,6 +62,8 @@ type simServer struct {
 	encoded server.EncoderCache
 	// spec is the model's, for its adapters and scheduling policy.
 	spec *server.ModelSpec
+	// tally, when set, counts every step by what bounded it.
+	tally *StepTally
 }
 
 func newSimServer(t Target, cfg sched.Config, contextLength, replicas int, routing Routing, seed uint64, memo *Memo) *simServer {
@@ -252,6 +254,9 @@ const anyContext = 1 << 30
 // complete releases a step's tokens to their requests and ends the
 // requests whose last token it was.
 func (s *simServer) complete(st *sched.Step) {
+	if s.tally != nil {
+		s.tally.add(st)
+	}
 	stamp(st, !s.noChunks, func(id int64) *record.Record { return &s.flights[id].Rec }, func(id int64) {
 		f := s.flights[id]
 		delete(s.flights, id)

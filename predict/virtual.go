@@ -47,6 +47,9 @@ type Virtual struct {
 	// does.
 	MemoryBudget int64
 	OutOfMemory  func()
+	// Tally, when set, counts the level's scheduler steps by what bounded
+	// them (what limits a replica).
+	Tally *StepTally
 }
 
 // recordsEpoch is the instant a predicted level's records count from:
@@ -83,7 +86,7 @@ func (v *Virtual) Run(ctx context.Context, lv *bench.Level) (*results.Run, error
 		return nil, err
 	}
 	srv := newSimServer(target, cfg, ctxLen, v.Replicas, v.Routing, seed, memo)
-	srv.noChunks = v.NoITL
+	srv.noChunks, srv.tally = v.NoITL, v.Tally
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	budget := v.MemoryBudget

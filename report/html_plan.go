@@ -61,7 +61,7 @@ func planSection(p *results.Plan) htmlPlan {
 		{"window", fmt.Sprintf("%.0f s of simulated time per prediction, %d predictions", p.WindowS, p.Predictions)},
 		{"prices", p.PriceSource},
 	}}
-	hp.Table = &htmlTable{Header: []string{"configuration", "replicas", "GPUs", "routing", "headroom", "per replica"}}
+	hp.Table = &htmlTable{Header: []string{"configuration", "replicas", "GPUs", "routing", "headroom", "per replica", "what limits a replica"}}
 	for _, b := range p.SLO.Bounds {
 		hp.Table.Header = append(hp.Table.Header, fmt.Sprintf("%s p%g", b.Metric, b.Percentile))
 	}
@@ -69,14 +69,22 @@ func planSection(p *results.Plan) htmlPlan {
 	hp.Misses = &htmlTable{Header: []string{"configuration", "routing", "why it does not meet the SLO"}}
 	for _, r := range p.Rows {
 		if !r.Meets {
-			hp.Misses.Rows = append(hp.Misses.Rows, htmlRow{Cells: []string{r.Config, r.Routing, r.Why}})
+			why := r.Why
+			if r.Limit != "" {
+				why += "; one replica is limited by " + r.Limit + ": " + r.LimitDetail
+			}
+			hp.Misses.Rows = append(hp.Misses.Rows, htmlRow{Cells: []string{r.Config, r.Routing, why}})
 			continue
 		}
 		routing := r.Routing
 		if routing == "" {
 			routing = "-"
 		}
-		row := []string{r.Config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, loadText(r.PerReplica) + unit}
+		limit := "-"
+		if r.Limit != "" {
+			limit = r.Limit + ": " + r.LimitDetail
+		}
+		row := []string{r.Config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, loadText(r.PerReplica) + unit, limit}
 		a := r.AtTarget
 		for _, b := range p.SLO.Bounds {
 			v := "-"
@@ -92,11 +100,11 @@ func planSection(p *results.Plan) htmlPlan {
 		} else {
 			row = append(row, "-", "-", "-")
 		}
-		limit := "-"
+		nearest := "-"
 		if a != nil && a.BindingBound != "" {
-			limit = fmt.Sprintf("%s at %s ms", a.BindingBound, ms(a.BindingValue))
+			nearest = fmt.Sprintf("%s at %s ms", a.BindingBound, ms(a.BindingValue))
 		}
-		row = append(row, money(r.CostPerHour), money(r.CostPerMOutputTokens), count(r.KVSequences), limit, r.Calibration)
+		row = append(row, money(r.CostPerHour), money(r.CostPerMOutputTokens), count(r.KVSequences), nearest, r.Calibration)
 		hp.Table.Rows = append(hp.Table.Rows, htmlRow{Cells: row})
 	}
 	if len(hp.Misses.Rows) == 0 {

@@ -32,7 +32,7 @@ func Plan(w io.Writer, p *results.Plan) error {
 	for _, b := range p.SLO.Bounds {
 		boundNames = append(boundNames, b.String())
 	}
-	header := []string{"configuration", "replicas", "GPUs", "routing", "headroom", "per replica"}
+	header := []string{"configuration", "replicas", "GPUs", "routing", "headroom", "per replica", "replica limit"}
 	for _, b := range p.SLO.Bounds {
 		header = append(header, fmt.Sprintf("%s p%g", b.Metric, b.Percentile))
 	}
@@ -54,7 +54,7 @@ func Plan(w io.Writer, p *results.Plan) error {
 			config += " *"
 			apriori = true
 		}
-		row := []string{config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, loadText(r.PerReplica) + unit}
+		row := []string{config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, loadText(r.PerReplica) + unit, limitText(r)}
 		for _, name := range boundNames {
 			v := "-"
 			if r.AtTarget != nil {
@@ -91,6 +91,7 @@ func Plan(w io.Writer, p *results.Plan) error {
 	fmt.Fprintf(w, "headroom: the largest load meeting every SLO with those replicas (to within %g%%); latencies in ms %s; $/M tok: per million output tokens %s\n",
 		100*stepOf(p), what, what)
 	fmt.Fprintln(w, "limit: the SLO bound nearest its limit at the target, as a share of it (what the fleet would break first)")
+	fmt.Fprintln(w, "replica limit: what bounds one replica at its capacity, from its scheduler steps there: the KV cache or the batch slots when they stopped admission while requests waited, else compute, memory bandwidth or the all-reduces, whichever set most of the step time")
 	if apriori {
 		fmt.Fprintln(w, "*: a priori — this GPU family's cost model was never fitted to a measurement (data-sheet peaks at default efficiencies); --calibrated-only leaves such rows out")
 	}
@@ -101,7 +102,11 @@ func Plan(w io.Writer, p *results.Plan) error {
 		fmt.Fprintln(w)
 		var mrows [][]string
 		for _, r := range misses {
-			mrows = append(mrows, []string{r.Config, r.Routing, r.Why})
+			why := r.Why
+			if r.Limit != "" {
+				why += "; one replica is limited by " + limitText(r)
+			}
+			mrows = append(mrows, []string{r.Config, r.Routing, why})
 		}
 		if err := renderTable(w, []string{"does not meet the SLO", "routing", "why"}, mrows); err != nil {
 			return err
@@ -122,6 +127,15 @@ func Plan(w io.Writer, p *results.Plan) error {
 		return planDay(w, p.Day)
 	}
 	return nil
+}
+
+// limitText is what limits a row's replica, with its share: "KV
+// capacity 84%".
+func limitText(r results.PlanRow) string {
+	if r.Limit == "" {
+		return "-"
+	}
+	return fmt.Sprintf("%s %.0f%%", r.Limit, 100*r.LimitShare)
 }
 
 // planSeeds is the arrival schedules the plan's rows were checked on.

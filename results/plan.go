@@ -64,8 +64,15 @@ type PlanRow struct {
 	// Headroom the largest the whole configuration does (found by
 	// bisection to within Step of the load).
 	PerReplica float64 `json:"per_replica_capacity"`
-	Headroom   float64 `json:"headroom"`
-	Step       float64 `json:"step"`
+	// Limit is what limits one replica at that capacity — compute, memory
+	// bandwidth, all-reduce, KV capacity or batch slots — LimitShare the
+	// share of the time that shows it, and LimitDetail how its scheduler
+	// steps there show it.
+	Limit       string  `json:"replica_limit,omitempty"`
+	LimitShare  float64 `json:"replica_limit_share,omitempty"`
+	LimitDetail string  `json:"replica_limit_detail,omitempty"`
+	Headroom    float64 `json:"headroom"`
+	Step        float64 `json:"step"`
 	// AtTarget are the predicted figures at the target (or at Headroom,
 	// finding the largest load).
 	AtTarget *PlanFigures `json:"at_target,omitempty"`
@@ -125,7 +132,7 @@ const (
 // PlanCSVHeader names the columns of a plan's CSV.
 var PlanCSVHeader = []string{"config", "gpu", "tp", "model", "replicas", "gpus", "routing", "meets", "why", "per_replica_capacity",
 	"headroom", "step", "ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms", "e2e_p95_ms", "output_tokens_per_s",
-	"cost_per_hour", "cost_per_m_output_tokens", "kv_sequences", "predictions", "calibration", "binding_bound", "binding_value_ms"}
+	"cost_per_hour", "cost_per_m_output_tokens", "kv_sequences", "predictions", "calibration", "binding_bound", "binding_value_ms", "replica_limit"}
 
 // CSV writes one line per row.
 func (p *Plan) CSV() ([]byte, error) {
@@ -154,6 +161,7 @@ func (p *Plan) CSV() ([]byte, error) {
 		} else {
 			row = append(row, "", "")
 		}
+		row = append(row, r.Limit)
 		if err := w.Write(row); err != nil {
 			return nil, err
 		}
