@@ -90,3 +90,41 @@ func TestPlanCliff(t *testing.T) {
 		t.Errorf("three seeds: %d replicas, %d of %d met, cliff %q", three.Replicas, three.SeedsMet, three.Seeds, three.Cliff)
 	}
 }
+
+// TestPlanModeEdge (issue 38): ITL of 3,000-token prompts is bimodal (a
+// decode step's gap, or a prefill chunk's); its p95 passes while under 5%
+// of tokens wait on a chunk. At 10/s, three H100s meet ITL p95 ≤ 50 ms on
+// one schedule in one minute with 4.9% of tokens stalled: the plan marks
+// the row on a mode boundary and names four replicas as clearing it —
+// and four is what a five-minute window on three schedules answers.
+func TestPlanModeEdge(t *testing.T) {
+	dir := t.TempDir()
+	plan := func(label string, extra ...string) results.PlanRow {
+		args := append([]string{"plan", "--rate", "10", "--input-tokens", "3000", "--max-tokens", "400", "--gpus", "h100-80gb", "--tp", "1",
+			"--slo", "itl_p95:50", "--routing", "round-robin", "--out-dir", dir, "--label", label}, extra...)
+		code, out, errOut := execute(t, args...)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+		}
+		var p results.Plan
+		b, err := os.ReadFile(filepath.Join(dir, label+".json"))
+		if err == nil {
+			err = json.Unmarshal(b, &p)
+		}
+		if err != nil || len(p.Rows) == 0 || !p.Rows[0].Meets {
+			t.Fatalf("%v: %+v", err, p.Rows)
+		}
+		if p.Rows[0].ModeEdge != "" && !strings.Contains(out, "cliff: h100-80gbx1/llama-3.1-8b@bf16 (round-robin): on a mode boundary") {
+			t.Errorf("the mode boundary is not said:\n%s", out)
+		}
+		return p.Rows[0]
+	}
+	short := plan("short", "--window", "1m", "--seeds", "1")
+	if short.Replicas != 3 || !strings.Contains(short.ModeEdge, "on a mode boundary") || !strings.Contains(short.ModeEdge, "4 replicas keep it under") {
+		t.Errorf("one minute, one schedule: %d replicas, mode edge %q; want 3 on a boundary that 4 clear", short.Replicas, short.ModeEdge)
+	}
+	long := plan("long", "--window", "5m", "--seeds", "3")
+	if long.Replicas != 4 || long.ModeEdge != "" {
+		t.Errorf("five minutes, three schedules: %d replicas, mode edge %q; want 4 clear of it", long.Replicas, long.ModeEdge)
+	}
+}

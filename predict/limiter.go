@@ -89,7 +89,7 @@ func (t *StepTally) Limit(metric string, percentile float64) (string, float64, s
 		case share >= tail:
 			return LimitStalls, share, fmt.Sprintf("%.1f%% of decoded tokens waited on a step carrying a prefill chunk, past the p%g's tail of %.0f%%: the p%g gap is such a step, and it lengthens with the load (smaller prefill chunks, or disaggregated prefill, move it)",
 				100*share, percentile, 100*tail, percentile)
-		case share >= 0.8*tail:
+		case share >= modeEdgeShare*tail:
 			return LimitStalls, share, fmt.Sprintf("%.1f%% of decoded tokens waited on a step carrying a prefill chunk, where the p%g's tail is %.0f%%: more load puts the stalls in it (smaller prefill chunks, or disaggregated prefill, move it)",
 				100*share, percentile, 100*tail)
 		}

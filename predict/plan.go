@@ -229,6 +229,9 @@ func (s *search) rows() []results.PlanRow {
 				row.Cliff = note
 			}
 		}
+		if err == nil && n > 0 {
+			row.ModeEdge, err = s.modeEdge(n, routing, figures)
+		}
 		switch {
 		case err != nil:
 			row.Why = stopped(err)

@@ -110,6 +110,15 @@ func planSection(p *results.Plan) htmlPlan {
 	if len(hp.Misses.Rows) == 0 {
 		hp.Misses = nil
 	}
+	var cliffs []string
+	for _, r := range p.Rows {
+		for _, c := range []string{r.Cliff, r.ModeEdge} {
+			if c != "" {
+				cliffs = append(cliffs, fmt.Sprintf("cliff: %s (%s): %s", r.Config, orNone(r.Routing), c))
+			}
+		}
+	}
+	hp.Notes = append(cliffs, hp.Notes...)
 	if p.Day != nil {
 		hp.Day = daySection(p.Day)
 	}

@@ -116,6 +116,9 @@ func Plan(w io.Writer, p *results.Plan) error {
 		if r.Cliff != "" {
 			fmt.Fprintf(w, "cliff: %s (%s): %s\n", r.Config, orNone(r.Routing), r.Cliff)
 		}
+		if r.ModeEdge != "" {
+			fmt.Fprintf(w, "cliff: %s (%s): %s\n", r.Config, orNone(r.Routing), r.ModeEdge)
+		}
 	}
 	if seeds := planSeeds(p); seeds > 1 {
 		fmt.Fprintf(w, "seeds: a fleet counts only when it meets every bound on each of %d arrival schedules at the target\n", seeds)

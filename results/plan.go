@@ -91,6 +91,10 @@ type PlanRow struct {
 	Seeds    int    `json:"seeds,omitempty"`
 	SeedsMet int    `json:"seeds_met,omitempty"`
 	Cliff    string `json:"cliff,omitempty"`
+	// ModeEdge, when set, says the binding bound sits on a mode boundary
+	// at the target (a token-gap percentile the stalled steps nearly
+	// reach), and how many replicas clear it.
+	ModeEdge string `json:"mode_edge,omitempty"`
 	// Calibration is how the GPU's cost model was tuned: measured (a
 	// calibrated models file), fitted (its family fitted to published
 	// measurements) or a priori (data-sheet figures and default
@@ -216,6 +220,9 @@ func (p *Plan) Answer() string {
 	}
 	if meets[0].Cliff != "" {
 		out += " (fewer were on a cliff: they met the SLO on some arrival schedules only)"
+	}
+	if meets[0].ModeEdge != "" {
+		out += " (on a mode boundary: see its cliff line)"
 	}
 	if len(meets) > 1 {
 		out += "; next: " + say(meets[1])
