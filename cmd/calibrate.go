@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/predict"
@@ -144,7 +145,9 @@ func (o *calibrateOptions) run(c *cobra.Command, args []string) error {
 	}
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "replaying %d measured levels of %s in virtual time on %s (model %s)\n", len(opts.Measured.Levels), args[0], origin, opts.Target.Model)
+	stop := calibrateProgress(c.ErrOrStderr(), &opts, time.Now())
 	cal, fitted, err := predict.Calibrate(c.Context(), opts)
+	stop()
 	switch {
 	case c.Context().Err() != nil && cal == nil:
 		return withCode(ExitRuntime, fmt.Errorf("the calibration was stopped before it began to search, so nothing is written: %w", results.ErrInterrupted))

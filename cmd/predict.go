@@ -212,7 +212,11 @@ func (o *predictOptions) run(c *cobra.Command, _ []string) error {
 	if o.records != "" {
 		opts.Records = &records
 	}
+	unit := map[string]string{"rate": "/s", "concurrency": " streams"}[p.axis]
+	var stop func()
+	opts.OnLevel, stop = predictProgress(c.ErrOrStderr(), len(p.loads), unit, started, opts.OnLevel)
 	sw = bench.Sweep(c.Context(), virtual, opts)
+	stop()
 	out := c.OutOrStdout()
 	report.SweepTable(out, sw, report.Width(out))
 	if kv := predict.KVNote(p.target, sw); kv != "" {

@@ -62,6 +62,10 @@ type CalibrateOptions struct {
 	// Tolerance is the mean absolute error in percent a good fit stays
 	// within, on the fitted levels and the held-out ones (0: 15).
 	Tolerance float64
+	// Evaluated, when set, is told of each replay of the fitted levels:
+	// how many so far, the most allowed, and that replay's error (the
+	// root mean square of its log errors), for progress.
+	Evaluated func(evals, maxEvals int, rms float64)
 	// FitSlots also chooses the model's slot count (max_num_seqs, what a
 	// server like llama.cpp's --parallel sets) among the powers of two up
 	// to the starting model's, by the replay error at the starting tuning.
@@ -158,15 +162,19 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*results.Calibration, *
 			return c.stopped(out, c.start), nil, err
 		}
 	}
-	bestLoss, bestX := math.Inf(1), []float64(nil)
+	bestLoss, bestX, evals := math.Inf(1), []float64(nil), 0
 	fit, err := Fit(params, maxEval, func(x []float64) float64 {
 		if ctx.Err() != nil {
 			// Stopped: the search's remaining steps cost nothing.
 			return math.Inf(1)
 		}
-		l := sumSquares(c.residuals(c.full(x), c.train))
+		r := c.residuals(c.full(x), c.train)
+		l := sumSquares(r)
 		if ctx.Err() == nil && l < bestLoss {
 			bestLoss, bestX = l, slices.Clone(x)
+		}
+		if evals++; o.Evaluated != nil && len(r) > 0 {
+			o.Evaluated(evals, maxEval, math.Sqrt(l/float64(len(r))))
 		}
 		return l
 	})
