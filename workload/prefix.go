@@ -25,8 +25,15 @@ const maxPrefixBlocks = 1 << 20
 type PrefixTracker struct {
 	mu   sync.Mutex
 	seed maphash.Seed
-	seen map[uint64]struct{}
-	full bool
+	// heads maps a block's chained hash that began a prompt's unseen part
+	// to the chained hashes of the blocks after it: a prefix tree of the
+	// prompts sent, stored a branch at a time, so a prompt that shares
+	// nothing costs one map entry, not one per block. A chained hash is in
+	// the tree once at most: as a head, or inside one branch, right after
+	// the hash before it.
+	heads  map[uint64][]uint64
+	stored int
+	full   bool
 	// tools and toolsText are the last tools list seen and its text
 	// (every request of a run shares one list).
 	tools     *Tool
@@ -35,7 +42,7 @@ type PrefixTracker struct {
 
 // NewPrefixTracker returns a tracker that has seen nothing.
 func NewPrefixTracker() *PrefixTracker {
-	return &PrefixTracker{seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}}
+	return &PrefixTracker{seed: maphash.MakeSeed(), heads: map[uint64][]uint64{}}
 }
 
 // Share returns the shared share of req's prompt text and records its
@@ -51,22 +58,41 @@ func (t *PrefixTracker) Share(req *Request) float32 {
 	}
 	var h maphash.Hash
 	h.SetSeed(t.seed)
-	shared, prefix := 0, true
+	shared := 0
+	// branch is the branch the walk follows, next its next hash's index.
+	var branch []uint64
+	next := 0
 	for off := 0; off+prefixBlock <= len(text); off += prefixBlock {
 		h.WriteString(text[off : off+prefixBlock])
 		sum := h.Sum64()
-		if _, ok := t.seen[sum]; ok && prefix {
-			shared = off + prefixBlock
-			continue
-		}
-		prefix = false
-		if len(t.seen) < maxPrefixBlocks {
-			t.seen[sum] = struct{}{}
+		if next < len(branch) && branch[next] == sum {
+			next++
+		} else if b, ok := t.heads[sum]; ok {
+			branch, next = b, 0
 		} else {
-			t.full = true
+			t.store(sum, &h, text[off+prefixBlock:])
+			break
 		}
+		shared = off + prefixBlock
 	}
 	return float32(shared) / float32(len(text))
+}
+
+// store adds the branch from head on: head, and the chained hashes of
+// the whole blocks of rest, continuing h.
+func (t *PrefixTracker) store(head uint64, h *maphash.Hash, rest string) {
+	n := len(rest) / prefixBlock
+	if t.stored+1+n > maxPrefixBlocks {
+		t.full = true
+		return
+	}
+	branch := make([]uint64, n)
+	for i := range branch {
+		h.WriteString(rest[i*prefixBlock : (i+1)*prefixBlock])
+		branch[i] = h.Sum64()
+	}
+	t.heads[head] = branch
+	t.stored += 1 + n
 }
 
 // toolsOf is the text of a tools list, kept for the next request that

@@ -63,12 +63,21 @@ func wordLike(s string, j int) int {
 	}
 	r, size := decodeRune(s, j)
 	switch {
-	case isCJK(r):
+	case r >= 0x2E80 && isCJK(r):
 		return j + size
 	case isLetter(r):
 		k := j + size
 		for k < len(s) {
-			r2, sz := decodeRune(s, k)
+			if c := s[k]; c < utf8.RuneSelf {
+				// ASCII, most text: a letter or the word's end, without a
+				// call per byte.
+				if c|0x20 < 'a' || c|0x20 > 'z' {
+					break
+				}
+				k++
+				continue
+			}
+			r2, sz := utf8.DecodeRuneInString(s[k:])
 			if !isLetter(r2) || isCJK(r2) {
 				break
 			}
