@@ -269,6 +269,7 @@ func (o *predictOptions) header(c *cobra.Command, p *prediction) (*results.Sweep
 	if sw.Prediction.Fit != "" {
 		fmt.Fprintln(out, sw.Prediction.Fit)
 	}
+	fmt.Fprintln(out, sw.Prediction.Scheduling)
 	return sw, base, nil
 }
 

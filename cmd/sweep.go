@@ -121,8 +121,9 @@ func (o *sweepFlags) defaults(c *cobra.Command) ([]float64, error) {
 			o.slo.spec = num(p.SLOMillis)
 		}
 		// Against the built-in simulator, a preset also chooses what it
-		// serves, so the sweep shows where such a box would bend.
-		if o.target.BaseURL == "" && o.sim.preset == "" {
+		// serves (unless --sim-models does), so the sweep shows where such
+		// a box would bend.
+		if o.target.BaseURL == "" && o.sim.preset == "" && !fs.Changed("sim-models") {
 			o.sim.preset = p.Hardware + "/" + p.Model
 		}
 		return p.Rates, nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator"
+	"github.com/kneebench/knee/simulator/sched"
 	"github.com/kneebench/knee/simulator/server"
 )
 
@@ -74,8 +75,27 @@ func (t Target) Prediction(origin, preset string, replicas int, routing Routing)
 		return nil, err
 	}
 	p := &results.Prediction{Model: t.Model, Preset: preset, ModelsYAML: string(yml), Fit: t.FitNote()}
+	if cfg, _, err := t.Config(); err == nil {
+		p.Scheduling = SchedulingText(cfg)
+	}
 	if replicas > 1 {
 		p.Replicas, p.Routing = replicas, string(routing)
 	}
 	return p, nil
+}
+
+// SchedulingText says what engine rules a configuration schedules by:
+// vLLM V1's, its queue's order, its step budget and the long-prefill
+// threshold.
+func SchedulingText(cfg sched.Config) string {
+	order := "first come, first served"
+	if cfg.Policy == sched.PolicyPriority {
+		order = "by priority"
+	}
+	long := "off: a long prompt's chunk takes a step's whole budget, and a short request queued behind it waits for the whole prompt"
+	if t := cfg.LongPrefillThreshold; t > 0 {
+		long = fmt.Sprintf("%d: a long prompt takes at most %d tokens of a step, leaving the rest to the requests behind it", t, t)
+	}
+	return fmt.Sprintf("vLLM V1 scheduling: %s, chunked prefill mixed with decodes in steps of %d tokens and %d sequences, long_prefill_token_threshold %s",
+		order, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs, long)
 }

@@ -65,6 +65,10 @@ type Prediction struct {
 	// Fit, when the model was calibrated, states how well its tuning
 	// fitted the measurement it was calibrated to.
 	Fit string `json:"fit,omitempty"`
+	// Scheduling says the engine rules the prediction ran on: the queue's
+	// order, the step's token budget and what a long prefill may take of
+	// it.
+	Scheduling string `json:"scheduling,omitempty"`
 }
 
 // Level is one load level of a sweep.

@@ -10,6 +10,12 @@ type Config struct {
 	BlockSize           int
 	MaxNumBatchedTokens int
 	MaxNumSeqs          int
+	// LongPrefillThreshold, when above 0, caps the tokens one request
+	// computes in a step (vLLM's --long-prefill-token-threshold): a long
+	// prompt's chunks leave the rest of the step's budget to others, so a
+	// short request arriving behind it waits a chunk, not the whole
+	// prompt. 0 (vLLM's default) lets a prefill take the whole budget.
+	LongPrefillThreshold int
 	// Watermark is the fraction of blocks kept free when admitting waiting
 	// requests: 0 as in vLLM V1 (the default), 0.01 for the older V0
 	// behaviour.
@@ -41,6 +47,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("the KV cache holds no block: the weights leave no memory for it")
 	case c.BlockSize < 1:
 		return fmt.Errorf("block size must be positive")
+	case c.LongPrefillThreshold < 0:
+		return fmt.Errorf("long_prefill_token_threshold %d: 0 (off) or more", c.LongPrefillThreshold)
 	case c.MaxNumBatchedTokens < 1 || c.MaxNumSeqs < 1:
 		return fmt.Errorf("max_num_batched_tokens and max_num_seqs must be positive")
 	case c.Watermark < 0 || c.Watermark >= 1:

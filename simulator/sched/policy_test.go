@@ -153,3 +153,40 @@ func ids(l []*Seq) []int64 {
 	}
 	return out
 }
+
+// TestLongPrefillThreshold: a 1,000-token prompt running with a 100-token
+// budget takes it all; with a 30-token threshold (vLLM's
+// --long-prefill-token-threshold) it takes 30 a step and a short request
+// arriving behind it is admitted in the next step, not after the prompt.
+func TestLongPrefillThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		threshold, longTokens, admittedAt int
+	}{{0, 100, 10}, {30, 30, 1}} {
+		cfg := baseConfig(1000, 100, 8)
+		cfg.LongPrefillThreshold = tc.threshold
+		c := New(cfg)
+		c.Add(plain(1, 0, 1000, 5))
+		st := c.Step(0)
+		if st.PrefillTokens != tc.longTokens {
+			t.Errorf("threshold %d: the long prompt took %d tokens of the first step, want %d", tc.threshold, st.PrefillTokens, tc.longTokens)
+		}
+		c.Add(plain(2, st.End, 10, 2))
+		for k := 1; ; k++ {
+			st = c.Step(st.End)
+			if len(st.Admitted) > 0 {
+				if k != tc.admittedAt || st.Admitted[0].ID != 2 {
+					t.Errorf("threshold %d: the short request was admitted at step %d after it came, want %d", tc.threshold, k, tc.admittedAt)
+				}
+				break
+			}
+			if k > 20 {
+				t.Fatalf("threshold %d: the short request was never admitted", tc.threshold)
+			}
+		}
+	}
+	bad := baseConfig(1000, 100, 8)
+	bad.LongPrefillThreshold = -1
+	if err := bad.Validate(); err == nil {
+		t.Error("a negative threshold was accepted")
+	}
+}

@@ -26,7 +26,7 @@ func (c *Core) Step(now float64) *Step {
 	// (scheduler.py: self.running.pop()), possibly itself.
 	for i := 0; i < len(c.running) && budget > 0; i++ {
 		s := c.running[i]
-		n := min(s.total()-s.computed, budget)
+		n := min(c.capped(s.total()-s.computed), budget)
 		if n <= 0 {
 			s.scheduledTokens = 0
 			continue
@@ -90,7 +90,7 @@ func (c *Core) Step(now float64) *Step {
 			}
 			hit, hashes := c.findPrefix(s)
 			hitTokens := len(hit) * c.cfg.BlockSize
-			n := min(s.total()-hitTokens, budget)
+			n := min(c.capped(s.total()-hitTokens), budget)
 			reserve := 0
 			if c.anyScheduled() {
 				reserve = watermark
@@ -241,4 +241,14 @@ func (c *Core) victim() *Seq {
 		}
 	}
 	return v
+}
+
+// capped is a request's new tokens for a step under the long-prefill
+// threshold (vLLM: if 0 < threshold < num_new_tokens: num_new_tokens =
+// threshold), before the step's budget.
+func (c *Core) capped(n int) int {
+	if t := c.cfg.LongPrefillThreshold; t > 0 && n > t {
+		return t
+	}
+	return n
 }

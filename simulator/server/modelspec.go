@@ -95,6 +95,11 @@ type ModelSpec struct {
 	// --scheduling-policy: a request's "priority" (lower first) then
 	// orders the queue and picks what a preemption takes.
 	SchedulingPolicy string `yaml:"scheduling_policy,omitempty"`
+	// LongPrefillTokenThreshold caps the tokens one request computes in a
+	// step, as vLLM's --long-prefill-token-threshold (0: off, vLLM's
+	// default): a long prompt then leaves room in every step for the
+	// short requests queued behind it.
+	LongPrefillTokenThreshold int `yaml:"long_prefill_token_threshold,omitempty"`
 }
 
 // FixedRateSpec configures the fixed_rate engine.
