@@ -42,6 +42,8 @@ type planOptions struct {
 	// --max-loras.
 	vision, policy, loras string
 	maxLoRAs              int
+	// longPrefill is --long-prefill-token-threshold.
+	longPrefill int
 	// calibratedOnly is --calibrated-only; seeds is --seeds.
 	calibratedOnly bool
 	seeds          int
@@ -118,6 +120,7 @@ func (o *planOptions) register(c *cobra.Command) {
 	fs.BoolVar(&o.calibratedOnly, "calibrated-only", false, "leave out configurations on GPUs whose cost model was never fitted to a measurement (a priori figures)")
 	fs.StringVar(&o.policy, "scheduling-policy", "", "every candidate schedules fcfs or by priority (vLLM's --scheduling-policy): plan a mix with priorities under each, on the same seed, to compare them")
 	fs.StringVar(&o.loras, "lora-adapters", "", "NAME,NAME...: every candidate serves these LoRA adapters, as vLLM's LoRA modules (a mix class's model names one)")
+	fs.IntVar(&o.longPrefill, "long-prefill-token-threshold", 0, "every candidate computes at most this many tokens of one request a step, as vLLM's --long-prefill-token-threshold (0: off, vLLM's default: a long prompt takes a step's whole budget and short requests queue behind it)")
 	fs.IntVar(&o.maxLoRAs, "max-loras", 1, "with --lora-adapters: adapters a batch may hold (vLLM's --max-loras)")
 	fs.StringVar(&o.toolCalls, "tool-calls", "", "SHARE:TOKENS: with --tools, every candidate model answers SHARE of requests (1 with --tool-choice required) with a call of TOKENS argument tokens")
 	o.day.register(c)

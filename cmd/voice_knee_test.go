@@ -63,3 +63,38 @@ func TestVoicePresetKnees(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanLongPrefillThreshold: knee plan --long-prefill-token-threshold
+// gives every candidate the threshold. Voice calls at 0.5/s on an H100:
+// under vLLM's defaults two replicas still miss TTFT sched p95 ≤ 300 ms
+// (first turns block the others); with a 512-token threshold one meets it.
+func TestPlanLongPrefillThreshold(t *testing.T) {
+	dir := t.TempDir()
+	plan := func(label string, extra ...string) results.PlanRow {
+		args := append([]string{"plan", "--workload", "voice", "--rate", "0.5", "--models", "gemma-3-12b", "--gpus", "h100-80gb", "--tp", "1",
+			"--slo", "ttft_sched_p95:300", "--window", "2m", "--seeds", "1", "--max-replicas", "2", "--routing", "prefix-affinity",
+			"--out-dir", dir, "--label", label}, extra...)
+		code, out, errOut := execute(t, args...)
+		if code != 0 && code != ExitFailed {
+			t.Fatalf("%s: exit %d\n%s%s", label, code, out, errOut)
+		}
+		var p results.Plan
+		b, err := os.ReadFile(filepath.Join(dir, label+".json"))
+		if err == nil {
+			err = json.Unmarshal(b, &p)
+		}
+		if err != nil || len(p.Rows) == 0 {
+			t.Fatalf("%s: %v %+v", label, err, p.Rows)
+		}
+		return p.Rows[0]
+	}
+	if r := plan("defaults"); r.Meets {
+		t.Errorf("vLLM's defaults: %d replicas meet it; want none of up to 2 (%s)", r.Replicas, r.Why)
+	}
+	if r := plan("threshold", "--long-prefill-token-threshold", "512"); !r.Meets || r.Replicas != 1 {
+		t.Errorf("threshold 512: meets %v with %d replicas (%s); want 1 replica", r.Meets, r.Replicas, r.Why)
+	}
+	if code, _, errOut := execute(t, "plan", "--rate", "1", "--long-prefill-token-threshold", "-5", "--out-dir", dir); code != ExitUsage || !strings.Contains(errOut, "--long-prefill-token-threshold") {
+		t.Errorf("a negative threshold: exit %d, %s", code, errOut)
+	}
+}

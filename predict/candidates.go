@@ -45,6 +45,9 @@ type CandidateSpec struct {
 	// priority), and LoRA the adapters every candidate serves.
 	Policy string
 	LoRA   *server.LoRASpec
+	// LongPrefill, when above 0, is every candidate's
+	// long_prefill_token_threshold (vLLM's --long-prefill-token-threshold).
+	LongPrefill int
 	// Pooled plans a pooling endpoint (embeddings): every candidate's
 	// model serves as an encoder of its architecture.
 	Pooled, Rerank bool
@@ -66,6 +69,9 @@ func (o CandidateSpec) behave(models *simulator.ModelsFile) {
 		}
 		if o.Policy != "" {
 			models.Models[i].SchedulingPolicy = o.Policy
+		}
+		if o.LongPrefill > 0 {
+			models.Models[i].LongPrefillTokenThreshold = o.LongPrefill
 		}
 		if o.LoRA != nil {
 			l := *o.LoRA
