@@ -82,8 +82,9 @@ func newFleet(cfg sched.Config, n int, routing Routing, seed uint64) *fleet {
 	return f
 }
 
-// pick chooses a replica for r.
-func (f *fleet) pick(r *sched.Request) int {
+// pick chooses a replica for r, whose prompt's opening has the routing
+// key (prefixKey).
+func (f *fleet) pick(r *sched.Request, key uint64) int {
 	n := len(f.cores)
 	if n == 1 {
 		return 0
@@ -107,15 +108,7 @@ func (f *fleet) pick(r *sched.Request) int {
 		}
 		return f.ties[f.rng.IntN(len(f.ties))]
 	case PrefixAffinity:
-		h := fnv.New64a()
-		var b [8]byte
-		for _, id := range r.IDs[:min(len(r.IDs), prefixTokens)] {
-			for k := range b {
-				b[k] = byte(id >> (8 * k))
-			}
-			h.Write(b[:])
-		}
-		return int(h.Sum64() % uint64(n))
+		return int(key % uint64(n))
 	case AdapterAffinity:
 		if r.Adapter > 0 {
 			return (r.Adapter - 1) % n
@@ -126,9 +119,10 @@ func (f *fleet) pick(r *sched.Request) int {
 	return i
 }
 
-// add routes and queues a request.
-func (f *fleet) add(r sched.Request) {
-	i := f.pick(&r)
+// add routes and queues a request, key its prompt's opening's
+// (prefixKey).
+func (f *fleet) add(r sched.Request, key uint64) {
+	i := f.pick(&r, key)
 	f.cores[i].Add(r)
 	f.inflight[i]++
 	f.replica[r.ID] = i
@@ -158,6 +152,20 @@ func (f *fleet) abort(id int64) {
 		f.cores[i].Abort(id)
 		f.done(id)
 	}
+}
+
+// prefixKey is what prefix affinity routes by: a hash of the first
+// prefixTokens token ids.
+func prefixKey(ids []uint64) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	for _, id := range ids[:min(len(ids), prefixTokens)] {
+		for k := range b {
+			b[k] = byte(id >> (8 * k))
+		}
+		h.Write(b[:])
+	}
+	return h.Sum64()
 }
 
 // core is the first replica, which answers for all whether a request can

@@ -30,6 +30,9 @@ type said struct {
 	plan   *engine.Plan
 	sr     sched.Request
 	err    error
+	// routeKey is what prefix affinity routes the request by (prefixKey
+	// of its ids).
+	routeKey uint64
 }
 
 // memoBytes bounds a memo: past it, requests are said afresh each time.
@@ -41,7 +44,9 @@ const memoBytes = 1 << 30
 // plan). What is said depends neither on timing nor on the model (the
 // context limit is checked per model when it is sent), so it is the same
 // in every prediction. It is safe for concurrent use; the cores only
-// read the kept token ids. It holds at most about a GiB of them.
+// read what is kept of the token ids: their full blocks' chained hashes
+// (sched.Request.Chain), a sixteenth of the ids. It holds at most about a
+// GiB.
 type Memo struct {
 	mu    sync.Mutex
 	m     map[int]*said
@@ -55,7 +60,7 @@ func (m *Memo) get(i int) *said {
 }
 
 func (m *Memo) put(i int, s *said) {
-	size := 128 + 8*len(s.sr.IDs)
+	size := 128 + 8*len(s.sr.IDs) + 8*len(s.sr.Chain)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.bytes+size > memoBytes {

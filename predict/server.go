@@ -176,7 +176,7 @@ func (s *simServer) Send(_ context.Context, f *driver.Flight) {
 	s.nextID++
 	sr := said.sr
 	sr.Arrival, sr.ID = s.now.Seconds(), id
-	s.fleet.add(sr)
+	s.fleet.add(sr, said.routeKey)
 	rec.ChunkTimes = slices.Grow(rec.ChunkTimes[:0], sr.OutputLen)
 	s.flights[id] = f
 }
@@ -190,10 +190,15 @@ func (s *simServer) say(f *driver.Flight) *said {
 	if !f.Measured() || f.IsTurn() {
 		m = nil
 	}
+	bs := s.fleet.core().Config().BlockSize
 	if m != nil {
-		if sd := m.get(f.Rec.Index); sd != nil {
+		// A chain kept under another block size is no use to this model:
+		// said afresh, and not kept.
+		if sd := m.get(f.Rec.Index); sd != nil && (sd.sr.Chain == nil || sd.sr.ChainBlock == bs) {
 			f.Rec.Tag, f.Rec.PrefixShare, f.Rec.MixClass = sd.tag, sd.share, sd.class
 			return sd
+		} else if sd != nil {
+			m = nil
 		}
 	}
 	req := f.Request()
@@ -237,8 +242,14 @@ func (s *simServer) say(f *driver.Flight) *said {
 	}
 	if err == nil {
 		sd.sr = engine.Request(plan, 0)
+		sd.routeKey = prefixKey(sd.sr.IDs)
 		if m == nil {
 			sd.plan = plan
+		} else if sd.sr.IDs != nil {
+			// Kept: the ids' chained block hashes, all the cache reads.
+			sd.sr.PromptLen = len(sd.sr.IDs) - sd.sr.OutputLen
+			sd.sr.Chain, sd.sr.ChainBlock = sched.ChainOf(sd.sr.IDs, bs, sd.sr.Adapter), bs
+			sd.sr.IDs = nil
 		}
 	}
 	if m != nil {
@@ -297,6 +308,7 @@ func (s *simServer) sayPooled(req *workload.Request, sd *said, context int) *sai
 	sd.prompt, sd.output = plan.PromptTokens, len(plan.Tokens)
 	if sd.err = content.CheckContext(plan.PromptTokens, nil, context); sd.err == nil {
 		sd.sr = engine.Request(plan, 0)
+		sd.routeKey = prefixKey(sd.sr.IDs)
 	}
 	return sd
 }

@@ -73,6 +73,13 @@ type Request struct {
 	IDs       []uint64
 	PromptLen int
 	OutputLen int
+	// Chain, in place of IDs, is their full blocks' chained hashes under
+	// a block of ChainBlock tokens (ChainOf): all the prefix cache reads
+	// of them, in a sixteenth of the memory. PromptLen is then set. A
+	// chain of another block size than the core's is ignored (no prefix
+	// caching for the request).
+	Chain      []uint64
+	ChainBlock int
 	// EncoderFLOPs is the vision encoder's work on the request's images
 	// (those not in the encoder cache), done in the first step that
 	// schedules it.
@@ -112,6 +119,40 @@ type Seq struct {
 }
 
 func (s *Seq) total() int { return s.PromptLen + s.generated }
+
+// hashed says the sequence has content the prefix cache can key: token
+// ids, or their chain under the core's block size.
+func (s *Seq) hashed(bs int) bool { return s.IDs != nil || (s.Chain != nil && s.ChainBlock == bs) }
+
+// fullBlocks is how many full blocks of its content the sequence has.
+func (s *Seq) fullBlocks(bs int) int {
+	if s.IDs != nil {
+		return len(s.IDs) / bs
+	}
+	return len(s.Chain)
+}
+
+// blockHashAt is the hash of its block b, parent that of block b-1 (or
+// its root).
+func (s *Seq) blockHashAt(b, bs int, parent uint64) uint64 {
+	if s.IDs == nil {
+		return s.Chain[b]
+	}
+	return blockHash(parent, s.IDs[b*bs:(b+1)*bs])
+}
+
+// ChainOf is the chained hashes of ids' full blocks of bs tokens under
+// the root of adapter: what Request.Chain holds.
+func ChainOf(ids []uint64, bs, adapter int) []uint64 {
+	s := Seq{Request: Request{Adapter: adapter}}
+	parent := s.root()
+	out := make([]uint64, len(ids)/bs)
+	for b := range out {
+		parent = blockHash(parent, ids[b*bs:(b+1)*bs])
+		out[b] = parent
+	}
+	return out
+}
 
 // root is the parent hash of a sequence's first block: its adapter, so
 // no adapter's cached prefix serves another's (or the base model's).
@@ -200,7 +241,7 @@ func (c *Core) Add(r Request) *Seq {
 	s := &Seq{Request: r}
 	nb := (r.PromptLen + r.OutputLen + c.cfg.BlockSize - 1) / c.cfg.BlockSize
 	s.blocks = make([]int32, 0, nb)
-	if c.cfg.PrefixCaching && r.IDs != nil {
+	if c.cfg.PrefixCaching && s.hashed(c.cfg.BlockSize) {
 		s.hashes = make([]uint64, 0, nb)
 	}
 	c.enqueue(s, false)
@@ -318,16 +359,16 @@ func (c *Core) grow(s *Seq, n, reserve int) bool {
 // at one token short of its length and aligned to blocks (vLLM: the last
 // token is always recomputed), and their hashes. It takes no references.
 func (c *Core) findPrefix(s *Seq) ([]int32, []uint64) {
-	if !c.cfg.PrefixCaching || s.IDs == nil {
+	bs := c.cfg.BlockSize
+	if !c.cfg.PrefixCaching || !s.hashed(bs) {
 		return nil, nil
 	}
-	bs := c.cfg.BlockSize
-	maxBlocks := (s.total() - 1) / bs
+	maxBlocks := min((s.total()-1)/bs, s.fullBlocks(bs))
 	parent := s.root()
 	var hit []int32
 	hashes := s.hashes[:0]
 	for b := 0; b < maxBlocks; b++ {
-		h := blockHash(parent, s.IDs[b*bs:(b+1)*bs])
+		h := s.blockHashAt(b, bs, parent)
 		blk, ok := c.pool.lookup(h)
 		if !ok {
 			break
@@ -357,23 +398,23 @@ func (c *Core) canAdmit(hit []int32, n, reserve int) bool {
 
 // cacheComputed registers s's newly full and computed blocks.
 func (c *Core) cacheComputed(s *Seq) {
-	if !c.cfg.PrefixCaching || s.IDs == nil {
+	bs := c.cfg.BlockSize
+	if !c.cfg.PrefixCaching || !s.hashed(bs) {
 		return
 	}
-	bs := c.cfg.BlockSize
 	full := s.computed / bs
 	if full > len(s.blocks) {
 		full = len(s.blocks)
 	}
 	for b := len(s.hashes); b < full; b++ {
-		if (b+1)*bs > len(s.IDs) {
+		if b >= s.fullBlocks(bs) {
 			break
 		}
 		parent := s.root()
 		if b > 0 {
 			parent = s.hashes[b-1]
 		}
-		h := blockHash(parent, s.IDs[b*bs:(b+1)*bs])
+		h := s.blockHashAt(b, bs, parent)
 		s.hashes = append(s.hashes, h)
 		c.pool.register(s.blocks[b], h)
 	}

@@ -190,3 +190,59 @@ func TestLongPrefillThreshold(t *testing.T) {
 		t.Error("a negative threshold was accepted")
 	}
 }
+
+// TestChainServesAsIDs: requests given as their blocks' chained hashes
+// (Request.Chain, what a plan's memo keeps) schedule exactly as the same
+// requests given as token ids: every step's tokens, hits, duration and
+// emissions, through shared prefixes, adapters, evictions and
+// preemptions in a small cache; a chain of another block size is ignored.
+func TestChainServesAsIDs(t *testing.T) {
+	shared := make([]uint64, 100)
+	for i := range shared {
+		shared[i] = uint64(i) * 7919
+	}
+	var byIDs, byChain []Request
+	for i := int64(1); i <= 40; i++ {
+		prompt := append(append([]uint64(nil), shared[:20+int(i%5)*16]...), uint64(i), uint64(i)*3)
+		r := withIDs(i, float64(i)*0.01, prompt, 40+int(i%7)*8)
+		r.Adapter = int(i % 3)
+		byIDs = append(byIDs, r)
+		c := r
+		c.PromptLen, c.Chain, c.ChainBlock, c.IDs = len(r.IDs)-r.OutputLen, ChainOf(r.IDs, 16, r.Adapter), 16, nil
+		byChain = append(byChain, c)
+	}
+	cfg := baseConfig(24, 256, 16)
+	a, b := New(cfg), New(cfg)
+	for i := range byIDs {
+		a.Add(byIDs[i])
+		b.Add(byChain[i])
+	}
+	now, preempted := 0.0, 0
+	for steps := 0; !a.Idle() || !b.Idle(); steps++ {
+		sa, sb := a.Step(now), b.Step(now)
+		if sa != nil {
+			preempted += len(sa.Preempted)
+		}
+		if (sa == nil) != (sb == nil) {
+			t.Fatalf("step %d: one core idle, the other not", steps)
+		}
+		if sa.ScheduledTokens != sb.ScheduledTokens || sa.PrefixHit != sb.PrefixHit || sa.PrefixQueries != sb.PrefixQueries ||
+			sa.Duration != sb.Duration || len(sa.Emitted) != len(sb.Emitted) || len(sa.Preempted) != len(sb.Preempted) {
+			t.Fatalf("step %d: ids %+v, chain %+v", steps, *sa, *sb)
+		}
+		now = sa.End
+		if steps > 10000 {
+			t.Fatal("no end")
+		}
+	}
+	if a.PrefixHits == 0 || a.PrefixHits != b.PrefixHits || preempted == 0 {
+		t.Errorf("prefix hits: ids %d, chain %d (want equal and some); %d preemptions (want some)", a.PrefixHits, b.PrefixHits, preempted)
+	}
+	other := byChain[0]
+	other.ChainBlock = 32
+	c := New(cfg)
+	c.Add(other)
+	if st := c.Step(0); st.PrefixQueries != 0 {
+		t.Errorf("a chain of 32-token blocks was read by a core of 16: %d tokens queried", st.PrefixQueries)
+	}
+}

@@ -106,7 +106,7 @@ func (c *Core) Step(now float64) *Step {
 			s.hashes = hashes
 			s.computed = hitTokens
 			c.grow(s, hitTokens+n, 0)
-			if c.cfg.PrefixCaching && s.IDs != nil {
+			if c.cfg.PrefixCaching && s.hashed(c.cfg.BlockSize) {
 				c.PrefixQueries += int64(s.total())
 				c.PrefixHits += int64(hitTokens)
 				st.PrefixQueries += s.total()
