@@ -286,7 +286,7 @@ func (o *planOptions) run(c *cobra.Command, _ []string) error {
 		return withCode(ExitRuntime, err)
 	}
 	wrote := files.JSON + " and " + files.CSV
-	if p.Day != nil {
+	if p.Day != nil && len(p.Day.Policies) > 0 {
 		if err := dayCSV(o.dayPath(files), p.Day); err != nil {
 			return err
 		}

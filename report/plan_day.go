@@ -13,8 +13,11 @@ import (
 // planDay writes a day plan: one line on the day and the choice, then a
 // row per policy, the static fleet for the peak first.
 func planDay(w io.Writer, d *results.DayPlan) error {
-	fmt.Fprintf(w, "\nday: %s, %s, peak %s/s, mean %s/s, served by %s (one replica meets the SLO up to %s/s)\n",
-		d.Trace, spanText(d.DurationS), loadText(d.PeakRate), loadText(d.MeanRate), orNone(d.Config), loadText(d.Capacity))
+	served := fmt.Sprintf("served by %s (one replica meets the SLO up to %s/s)", d.Config, loadText(d.Capacity))
+	if d.Config == "" {
+		served = "served by none"
+	}
+	fmt.Fprintf(w, "\nday: %s, %s, peak %s/s, mean %s/s, %s\n", d.Trace, spanText(d.DurationS), loadText(d.PeakRate), loadText(d.MeanRate), served)
 	if len(d.Policies) == 0 {
 		for _, n := range d.Notes {
 			fmt.Fprintf(w, "note: %s\n", n)
