@@ -52,6 +52,16 @@ func slow(t *testing.T) {
 	}
 }
 
+// heavy skips a test that predicts many levels in virtual time: seconds
+// alone, minutes under the race detector, whose pass (-short) the
+// package must finish within go test's ten minutes.
+func heavy(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("predicts many levels in virtual time; skipped with -short")
+	}
+}
+
 // startSim serves the built-in models (or a given file) on 127.0.0.1.
 func startSim(t *testing.T, models, apiKey string) string {
 	t.Helper()

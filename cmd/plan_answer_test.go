@@ -17,6 +17,7 @@ import (
 // MI300X) says so in the table and the JSON; --calibrated-only leaves
 // such rows out.
 func TestPlanAnswerExplained(t *testing.T) {
+	heavy(t)
 	dir := t.TempDir()
 	args := []string{"plan", "--rate", "20", "--input-tokens", "512", "--max-tokens", "128", "--gpus", "h100-80gb,mi300x", "--models", "llama-3.1-8b",
 		"--window", "1m", "--slo", "ttft_p95:500,itl_p95:50", "--tp", "1", "--out-dir", dir, "--label", "p"}
@@ -98,6 +99,7 @@ func TestPlanCliff(t *testing.T) {
 // the row on a mode boundary and names four replicas as clearing it —
 // and four is what a five-minute window on three schedules answers.
 func TestPlanModeEdge(t *testing.T) {
+	heavy(t)
 	dir := t.TempDir()
 	plan := func(label string, extra ...string) results.PlanRow {
 		args := append([]string{"plan", "--rate", "10", "--input-tokens", "3000", "--max-tokens", "400", "--gpus", "h100-80gb", "--tp", "1",

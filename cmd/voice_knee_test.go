@@ -20,6 +20,7 @@ import (
 // reasoning puts them: an L40S at 0.2 calls/s (a dozen warm calls), an
 // H100 at 0.5.
 func TestVoicePresetKnees(t *testing.T) {
+	heavy(t)
 	dir := t.TempDir()
 	predictVoice := func(preset, gpu string, threshold int) *results.Sweep {
 		label := fmt.Sprintf("%s-%d", preset, threshold)
@@ -69,6 +70,7 @@ func TestVoicePresetKnees(t *testing.T) {
 // under vLLM's defaults two replicas still miss TTFT sched p95 ≤ 300 ms
 // (first turns block the others); with a 512-token threshold one meets it.
 func TestPlanLongPrefillThreshold(t *testing.T) {
+	heavy(t)
 	dir := t.TempDir()
 	plan := func(label string, extra ...string) results.PlanRow {
 		args := append([]string{"plan", "--workload", "voice", "--rate", "0.5", "--models", "gemma-3-12b", "--gpus", "h100-80gb", "--tp", "1",
