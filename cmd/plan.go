@@ -104,7 +104,7 @@ func (o *planOptions) register(c *cobra.Command) {
 	fs.StringVar(&o.gpus, "gpus", "h100-80gb", "GPU presets to consider, comma-separated (GPUxN fixes the tensor-parallel size, or with --find-max-rate the fleet's GPUs)")
 	fs.StringVar(&o.models, "models", "llama-3.1-8b", "model presets to consider, MODEL[@DTYPE[,kv=DTYPE]], comma-separated")
 	fs.StringVar(&o.tps, "tp", "auto", "tensor-parallel sizes to consider, comma-separated (auto: the smallest power of two the model fits and twice it; with --find-max-rate every power of two dividing the fleet)")
-	fs.StringVar(&o.routing, "routing", "round-robin,least-loaded", "routing policies to consider for more than one replica: round-robin, random, least-loaded, prefix-affinity, adapter-affinity (a LoRA adapter's requests kept on one replica)")
+	fs.StringVar(&o.routing, "routing", "round-robin,least-loaded", "routing policies to consider for more than one replica: round-robin, random, least-loaded, prefix-affinity, adapter-affinity (a LoRA adapter's requests kept on one replica); calls (--workload voice or conversations) default to prefix-affinity, so a call's turns find its cached prompt")
 	fs.IntVar(&o.replicas, "max-replicas", 64, "the most replicas a configuration may have")
 	fs.StringVar(&o.prices, "prices", "", "prices per GPU-hour, a YAML or JSON map of GPU name to dollars (default: knee's examples, marked as such)")
 	fs.StringVar(&o.calibrated, "calibrated", "", "plan on this fitted models file (knee calibrate -o) instead of presets")
@@ -181,6 +181,11 @@ func (o *planOptions) question(c *cobra.Command) (*predict.Question, string, rep
 	}
 	if q.SLO, err = o.slo.parse(c, o.load.Goodput); err != nil {
 		return fail(err)
+	}
+	if !c.Flags().Changed("routing") && (o.load.Workload == "voice" || o.load.Workload == "conversations") {
+		// A call's turns share its prompt: spread over replicas, each turn
+		// lands where that prompt is not cached.
+		o.routing = string(predict.PrefixAffinity)
 	}
 	for _, r := range predict.SplitList(o.routing) {
 		p, err := predict.ParseRouting(r)

@@ -100,3 +100,37 @@ func TestPlanLongPrefillThreshold(t *testing.T) {
 		t.Errorf("a negative threshold: exit %d, %s", code, errOut)
 	}
 }
+
+// TestPlanCallsRouteByPrefix: a plan of calls routes by prefix affinity
+// unless --routing says otherwise, so a call's turns find its cached
+// prompt: voice calls at 0.5/s on L40S replicas need four of them, where
+// round robin, each turn landing on a replica without its call's prompt,
+// meets it with none of up to six.
+func TestPlanCallsRouteByPrefix(t *testing.T) {
+	heavy(t)
+	dir := t.TempDir()
+	plan := func(label string, extra ...string) results.PlanRow {
+		args := append([]string{"plan", "--workload", "voice", "--rate", "0.5", "--models", "gemma-3-12b", "--gpus", "l40s", "--tp", "1",
+			"--slo", "ttft_sched_p95:300", "--long-prefill-token-threshold", "512", "--window", "2m", "--seeds", "1", "--max-replicas", "6",
+			"--out-dir", dir, "--label", label}, extra...)
+		code, out, errOut := execute(t, args...)
+		if code != 0 && code != ExitFailed {
+			t.Fatalf("%s: exit %d\n%s%s", label, code, out, errOut)
+		}
+		var p results.Plan
+		b, err := os.ReadFile(filepath.Join(dir, label+".json"))
+		if err == nil {
+			err = json.Unmarshal(b, &p)
+		}
+		if err != nil || len(p.Rows) == 0 {
+			t.Fatalf("%s: %v %+v", label, err, p.Rows)
+		}
+		return p.Rows[0]
+	}
+	if r := plan("default"); !r.Meets || r.Replicas != 4 || r.Routing != "prefix-affinity" {
+		t.Errorf("default routing: meets %v, %d replicas, routing %q (%s); want 4 by prefix-affinity", r.Meets, r.Replicas, r.Routing, r.Why)
+	}
+	if r := plan("round-robin", "--routing", "round-robin"); r.Meets {
+		t.Errorf("round robin: %d replicas meet it; want none of up to 6", r.Replicas)
+	}
+}
