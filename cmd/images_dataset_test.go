@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"image"
 	"image/jpeg"
@@ -203,15 +202,7 @@ func TestImagesPlanned(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d\n%s\n%s", extra, code, out, errOut)
 		}
-		b, err := os.ReadFile(filepath.Join(dir, label+".json"))
-		var p results.Plan
-		if err == nil {
-			err = json.Unmarshal(b, &p)
-		}
-		if err != nil || len(p.Rows) == 0 {
-			t.Fatalf("%s: %v, %d rows", label, err, len(p.Rows))
-		}
-		return &p
+		return readPlan(t, filepath.Join(dir, label+".json"))
 	}
 	text := plan("text")
 	vl := plan("vl", "--image-count", "1", "--image-size", "1024x1024", "--vision", "qwen2-vl")

@@ -402,13 +402,9 @@ func TestMixPlanned(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "plan.json"))
-	var p results.Plan
-	if err == nil {
-		err = json.Unmarshal(b, &p)
-	}
-	if err != nil || len(p.Rows) == 0 || p.Rows[0].AtTarget == nil {
-		t.Fatalf("%v: %+v", err, p.Rows)
+	p := readPlan(t, filepath.Join(dir, "plan.json"))
+	if p.Rows[0].AtTarget == nil {
+		t.Fatalf("no figures at the target: %+v", p.Rows[0])
 	}
 	if f := p.Rows[0].AtTarget; f.BindingClass != "batch" || !(f.BindingSlack > 0 && f.BindingSlack < 1) || !strings.Contains(out, "binding class: batch") {
 		t.Errorf("binding class %q (%.2f left); want batch\n%s", f.BindingClass, f.BindingSlack, out)

@@ -29,14 +29,7 @@ func TestPlanAnswerExplained(t *testing.T) {
 		!strings.Contains(out, "mi300xx1/llama-3.1-8b@bf16 *") || !strings.Contains(out, "itl p95 ") {
 		t.Errorf("the plan does not explain itself:\n%s", out)
 	}
-	var p results.Plan
-	b, err := os.ReadFile(filepath.Join(dir, "p.json"))
-	if err == nil {
-		err = json.Unmarshal(b, &p)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := readPlan(t, filepath.Join(dir, "p.json"))
 	cal := map[string]string{}
 	for _, r := range p.Rows {
 		cal[r.GPU] = r.Calibration
@@ -73,15 +66,7 @@ func TestPlanCliff(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 		}
-		var p results.Plan
-		b, err := os.ReadFile(filepath.Join(dir, label+".json"))
-		if err == nil {
-			err = json.Unmarshal(b, &p)
-		}
-		if err != nil || len(p.Rows) == 0 {
-			t.Fatalf("%v %+v", err, p.Rows)
-		}
-		return p.Rows[0]
+		return readPlan(t, filepath.Join(dir, label+".json")).Rows[0]
 	}
 	one, three := read("one", "--seeds", "1"), read("three")
 	if one.Replicas != 1 || one.Cliff != "" {
@@ -108,13 +93,9 @@ func TestPlanModeEdge(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 		}
-		var p results.Plan
-		b, err := os.ReadFile(filepath.Join(dir, label+".json"))
-		if err == nil {
-			err = json.Unmarshal(b, &p)
-		}
-		if err != nil || len(p.Rows) == 0 || !p.Rows[0].Meets {
-			t.Fatalf("%v: %+v", err, p.Rows)
+		p := readPlan(t, filepath.Join(dir, label+".json"))
+		if !p.Rows[0].Meets {
+			t.Fatalf("%s: %+v", label, p.Rows[0])
 		}
 		if p.Rows[0].ModeEdge != "" && !strings.Contains(out, "cliff: h100-80gbx1/llama-3.1-8b@bf16 (round-robin): on a mode boundary") {
 			t.Errorf("the mode boundary is not said:\n%s", out)
@@ -129,4 +110,19 @@ func TestPlanModeEdge(t *testing.T) {
 	if long.Replicas != 4 || long.ModeEdge != "" {
 		t.Errorf("five minutes, three schedules: %d replicas, mode edge %q; want 4 clear of it", long.Replicas, long.ModeEdge)
 	}
+}
+
+// readPlan reads a plan file knee wrote, failing the test unless it has
+// rows.
+func readPlan(t *testing.T, path string) *results.Plan {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	var p results.Plan
+	if err == nil {
+		err = json.Unmarshal(b, &p)
+	}
+	if err != nil || len(p.Rows) == 0 {
+		t.Fatalf("%s: %v, %d rows", path, err, len(p.Rows))
+	}
+	return &p
 }

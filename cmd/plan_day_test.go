@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -27,14 +26,7 @@ func TestPlanDay(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	var p results.Plan
-	b, err := os.ReadFile(filepath.Join(dir, "d.json"))
-	if err == nil {
-		err = json.Unmarshal(b, &p)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := readPlan(t, filepath.Join(dir, "d.json"))
 	d := p.Day
 	if p.Target != 200 || d == nil || len(d.Policies) != 3 || !d.Policies[0].Static || d.Capacity <= 0 || d.Saturation < d.Capacity {
 		t.Fatalf("target %g, day %+v", p.Target, d)

@@ -80,15 +80,7 @@ func TestPlanLongPrefillThreshold(t *testing.T) {
 		if code != 0 && code != ExitFailed {
 			t.Fatalf("%s: exit %d\n%s%s", label, code, out, errOut)
 		}
-		var p results.Plan
-		b, err := os.ReadFile(filepath.Join(dir, label+".json"))
-		if err == nil {
-			err = json.Unmarshal(b, &p)
-		}
-		if err != nil || len(p.Rows) == 0 {
-			t.Fatalf("%s: %v %+v", label, err, p.Rows)
-		}
-		return p.Rows[0]
+		return readPlan(t, filepath.Join(dir, label+".json")).Rows[0]
 	}
 	if r := plan("defaults"); r.Meets {
 		t.Errorf("vLLM's defaults: %d replicas meet it; want none of up to 2 (%s)", r.Replicas, r.Why)
@@ -117,15 +109,7 @@ func TestPlanCallsRouteByPrefix(t *testing.T) {
 		if code != 0 && code != ExitFailed {
 			t.Fatalf("%s: exit %d\n%s%s", label, code, out, errOut)
 		}
-		var p results.Plan
-		b, err := os.ReadFile(filepath.Join(dir, label+".json"))
-		if err == nil {
-			err = json.Unmarshal(b, &p)
-		}
-		if err != nil || len(p.Rows) == 0 {
-			t.Fatalf("%s: %v %+v", label, err, p.Rows)
-		}
-		return p.Rows[0]
+		return readPlan(t, filepath.Join(dir, label+".json")).Rows[0]
 	}
 	if r := plan("default"); !r.Meets || r.Replicas != 4 || r.Routing != "prefix-affinity" {
 		t.Errorf("default routing: meets %v, %d replicas, routing %q (%s); want 4 by prefix-affinity", r.Meets, r.Replicas, r.Routing, r.Why)

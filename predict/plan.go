@@ -441,28 +441,12 @@ func figuresOf(slo results.SLO, r *results.Run, load float64) *results.PlanFigur
 // limit is what limits one replica at its capacity per, from its steps
 // there ("" when the prediction fails).
 func (s *search) limit(per float64) (string, float64, string) {
-	lv, err := s.o.Level(per)
+	r, t, err := s.tallied(1, RoundRobin, per)
 	if err != nil {
 		return "", 0, ""
 	}
-	t := &StepTally{}
-	v := &Virtual{Target: s.c.Target, Replicas: 1, NoHistograms: true, Memo: s.memo, NoITL: s.noITL, Tally: t}
-	if _, ok := lv.Work.(bench.Requests); !ok {
-		v.Memo, v.NoITL = nil, false
-	}
-	r, err := v.Run(s.ctx, lv)
-	if err != nil || s.ctx.Err() != nil {
-		return "", 0, ""
-	}
-	s.n++
-	s.predictions.Add(1)
-	metric, pct := "", 0.0
-	if f := figuresOf(s.o.SLO, r, per); f.BindingBound != "" {
-		if b, _, err := results.ParseBounds(f.BindingBound); err == nil && len(b) == 1 {
-			metric, pct = b[0].Metric, b[0].Percentile
-		}
-	}
-	return t.Limit(metric, pct)
+	b, _ := binding(figuresOf(s.o.SLO, r, per))
+	return t.Limit(b.Metric, b.Percentile)
 }
 
 // replicasText is "1 replica" or "N replicas".

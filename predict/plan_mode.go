@@ -22,20 +22,17 @@ const modeEdgeShare = 0.8
 // of its percentile's tail, below it. It returns the note ("" when not on
 // one), with the fewest replicas, up to four more, clear of the edge.
 func (s *search) modeEdge(n int, routing Routing, figures *results.PlanFigures) (string, error) {
-	if figures == nil || figures.BindingBound == "" {
+	b, ok := binding(figures)
+	if !ok || (b.Metric != "itl" && b.Metric != "tpot") {
 		return "", nil
 	}
-	b, _, err := results.ParseBounds(figures.BindingBound)
-	if err != nil || len(b) != 1 || (b[0].Metric != "itl" && b[0].Metric != "tpot") {
-		return "", nil
-	}
-	tail := 1 - b[0].Percentile/100
+	tail := 1 - b.Percentile/100
 	share, err := s.stalledShare(n, routing)
 	if err != nil || share < modeEdgeShare*tail || share >= tail {
 		return "", err
 	}
 	note := fmt.Sprintf("on a mode boundary: %s p%g is a fast step's gap, but %.1f%% of tokens waited on a prefill chunk where its tail is %.0f%%: a little more load, a longer window or another schedule puts it on the stalled steps",
-		b[0].Metric, b[0].Percentile, 100*share, 100*tail)
+		b.Metric, b.Percentile, 100*share, 100*tail)
 	for m := n + 1; m <= min(n+4, s.o.MaxReplicas); m++ {
 		sh, err := s.stalledShare(m, routing)
 		if err != nil {
@@ -52,25 +49,46 @@ func (s *search) modeEdge(n int, routing Routing, figures *results.PlanFigures) 
 // series' schedule and returns the share of decoded tokens that waited
 // on a step carrying a prefill chunk.
 func (s *search) stalledShare(replicas int, routing Routing) (float64, error) {
-	lv, err := s.o.Level(s.o.Target)
-	if err != nil {
+	_, t, err := s.tallied(replicas, routing, s.o.Target)
+	if err != nil || t.Decoded == 0 {
 		return 0, err
+	}
+	return float64(t.Stalled) / float64(t.Decoded), nil
+}
+
+// tallied predicts replicas behind routing at load on the series'
+// schedule, counting its scheduler steps by what bounded them.
+func (s *search) tallied(replicas int, routing Routing, load float64) (*results.Run, *StepTally, error) {
+	lv, err := s.o.Level(load)
+	if err != nil {
+		return nil, nil, err
 	}
 	t := &StepTally{}
-	v := &Virtual{Target: s.c.Target, Replicas: replicas, Routing: routing, NoHistograms: true, Memo: s.memo, NoITL: s.noITL, Tally: t}
-	if _, ok := lv.Work.(bench.Requests); !ok {
-		v.Memo, v.NoITL = nil, false
+	v := &Virtual{Target: s.c.Target, Replicas: replicas, Routing: routing, NoHistograms: true, Tally: t}
+	if _, ok := lv.Work.(bench.Requests); ok {
+		v.Memo, v.NoITL = s.memo, s.noITL
 	}
-	if _, err := v.Run(s.ctx, lv); err != nil {
-		return 0, err
+	r, err := v.Run(s.ctx, lv)
+	if err == nil {
+		err = s.ctx.Err()
 	}
-	if err := s.ctx.Err(); err != nil {
-		return 0, err
+	if err != nil {
+		return nil, nil, err
 	}
 	s.n++
 	s.predictions.Add(1)
-	if t.Decoded == 0 {
-		return 0, nil
+	return r, t, nil
+}
+
+// binding is the SLO bound nearest its limit in a plan's figures (false
+// when none is).
+func binding(f *results.PlanFigures) (results.Bound, bool) {
+	if f == nil || f.BindingBound == "" {
+		return results.Bound{}, false
 	}
-	return float64(t.Stalled) / float64(t.Decoded), nil
+	b, _, err := results.ParseBounds(f.BindingBound)
+	if err != nil || len(b) != 1 {
+		return results.Bound{}, false
+	}
+	return b[0], true
 }
