@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kneebench/knee/results"
 )
 
 // Autoscaling targets: what a policy keeps each replica at.
@@ -48,19 +50,7 @@ func (p Policy) String() string {
 		return fmt.Sprintf("static %d", p.Min)
 	}
 	return fmt.Sprintf("%s=%s,delay=%s,cooldown=%s,interval=%s,min=%d,max=%d", p.Target, strconv.FormatFloat(p.Value, 'f', -1, 64),
-		shortDuration(p.Delay), shortDuration(p.Cooldown), shortDuration(p.Interval), p.Min, p.Max)
-}
-
-// shortDuration is d without a trailing "0s" or "0m".
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
+		results.ShortDuration(p.Delay), results.ShortDuration(p.Cooldown), results.ShortDuration(p.Interval), p.Min, p.Max)
 }
 
 // StaticPolicy is a fixed fleet of n replicas.

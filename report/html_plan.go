@@ -26,7 +26,7 @@ type htmlDay struct {
 
 func daySection(d *results.DayPlan) *htmlDay {
 	hd := &htmlDay{Notes: slices.Clone(d.Notes), Facts: []fact{
-		{"rate curve", fmt.Sprintf("%s: %s, peak %s/s, mean %s/s", d.Trace, spanText(d.DurationS), loadText(d.PeakRate), loadText(d.MeanRate))},
+		{"rate curve", fmt.Sprintf("%s: %s, peak %s/s, mean %s/s", d.Trace, daySpan(d), loadText(d.PeakRate), loadText(d.MeanRate))},
 		{"served by", fmt.Sprintf("%s: one replica meets the SLO up to %s/s and completes at most %s/s", orNone(d.Config), loadText(d.Capacity), loadText(d.Saturation))},
 		{"choice", dayChoice(d)},
 	}}

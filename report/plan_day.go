@@ -17,7 +17,7 @@ func planDay(w io.Writer, d *results.DayPlan) error {
 	if d.Config == "" {
 		served = "served by none"
 	}
-	fmt.Fprintf(w, "\nday: %s, %s, peak %s/s, mean %s/s, %s\n", d.Trace, spanText(d.DurationS), loadText(d.PeakRate), loadText(d.MeanRate), served)
+	fmt.Fprintf(w, "\nday: %s, %s, peak %s/s, mean %s/s, %s\n", d.Trace, daySpan(d), loadText(d.PeakRate), loadText(d.MeanRate), served)
 	if len(d.Policies) == 0 {
 		for _, n := range d.Notes {
 			fmt.Fprintf(w, "note: %s\n", n)
@@ -111,13 +111,7 @@ func dollars(v float64) string {
 	return ", $" + money(v)
 }
 
-// spanText writes a day's span: 24h, 90m, 1h30m.
-func spanText(seconds float64) string {
-	d := time.Duration(seconds * float64(time.Second)).Round(time.Second)
-	s := d.String()
-	s = strings.TrimSuffix(s, "0s")
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
+// daySpan writes a day plan's span: 24h, 50m, 1h1m.
+func daySpan(d *results.DayPlan) string {
+	return results.ShortDuration(time.Duration(d.DurationS * float64(time.Second)).Round(time.Second))
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"math"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // DayPlan is a plan over a day of traffic (knee plan --trace): one
@@ -150,4 +152,17 @@ func finite(v float64) float64 {
 		return 0
 	}
 	return v
+}
+
+// ShortDuration writes d without trailing zero units: 24h, 50m, 1h1m,
+// 1m8s, 15s.
+func ShortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
