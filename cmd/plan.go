@@ -49,6 +49,8 @@ type planOptions struct {
 	seeds          int
 	// day is --trace, --autoscale and --min-attainment.
 	day dayFlags
+	// cpuProf is the hidden --cpuprofile: where planning's CPU profile goes.
+	cpuProf string
 }
 
 func newPlanCmd() *cobra.Command {
@@ -124,6 +126,9 @@ func (o *planOptions) register(c *cobra.Command) {
 	fs.IntVar(&o.maxLoRAs, "max-loras", 1, "with --lora-adapters: adapters a batch may hold (vLLM's --max-loras)")
 	fs.StringVar(&o.toolCalls, "tool-calls", "", "SHARE:TOKENS: with --tools, every candidate model answers SHARE of requests (1 with --tool-choice required) with a call of TOKENS argument tokens")
 	o.day.register(c)
+	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of planning to this file (for go tool pprof)")
+	_ = fs.MarkHidden("cpuprofile")
+	markOutputs(c, "cpuprofile")
 	c.MarkFlagsMutuallyExclusive("rate", "concurrency")
 	c.MarkFlagsMutuallyExclusive("calibrated", "gpus")
 	c.MarkFlagsMutuallyExclusive("calibrated", "models")
@@ -262,6 +267,13 @@ func (o *planOptions) run(c *cobra.Command, _ []string) error {
 	q, label, files, err := o.question(c)
 	if err != nil {
 		return err
+	}
+	if o.cpuProf != "" {
+		stop, err := startCPUProfile(o.cpuProf)
+		if err != nil {
+			return withCode(ExitRuntime, err)
+		}
+		defer stop()
 	}
 	out := c.OutOrStdout()
 	what := fmt.Sprintf("%s%s", num(q.Target), map[string]string{"rate": "/s", "concurrency": " streams"}[q.Axis])

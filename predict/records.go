@@ -23,10 +23,10 @@ func refuse(rec *record.Record, err error, promptTokens int, now time.Duration) 
 // records of the requests whose last token it was, calling done with each
 // of them, in the step's order. Without chunks, it keeps no chunk times
 // (no ITL is measured, which a plan not bounding ITL does without).
-func stamp(st *sched.Step, chunks bool, rec func(id int64) *record.Record, done func(id int64)) {
+func stamp(st *sched.Step, chunks bool, rec func(*sched.Seq) *record.Record, done func(*sched.Seq)) {
 	t := at(st.End)
 	for _, e := range st.Emitted {
-		r := rec(e.Seq.ID)
+		r := rec(e.Seq)
 		if e.Index == 0 {
 			r.FirstToken = t
 			r.CachedTokens = e.Seq.CachedTokens
@@ -49,9 +49,9 @@ func stamp(st *sched.Step, chunks bool, rec func(id int64) *record.Record, done 
 		}
 	}
 	for _, s := range st.Finished {
-		r := rec(s.ID)
+		r := rec(s)
 		r.Done, r.Status = r.LastToken, 200
 		r.UsageReported, r.CachedReported = true, true
-		done(s.ID)
+		done(s)
 	}
 }

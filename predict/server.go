@@ -175,9 +175,11 @@ func (s *simServer) Send(_ context.Context, f *driver.Flight) {
 	id := s.nextID
 	s.nextID++
 	sr := said.sr
-	sr.Arrival, sr.ID = s.now.Seconds(), id
+	sr.Arrival, sr.ID, sr.Owner = s.now.Seconds(), id, f
 	s.fleet.add(sr, said.routeKey)
-	rec.ChunkTimes = slices.Grow(rec.ChunkTimes[:0], sr.OutputLen)
+	if !s.noChunks {
+		rec.ChunkTimes = slices.Grow(rec.ChunkTimes[:0], sr.OutputLen)
+	}
 	s.flights[id] = f
 }
 
@@ -268,10 +270,10 @@ func (s *simServer) complete(st *sched.Step) {
 	if s.tally != nil {
 		s.tally.add(st)
 	}
-	stamp(st, !s.noChunks, func(id int64) *record.Record { return &s.flights[id].Rec }, func(id int64) {
-		f := s.flights[id]
-		delete(s.flights, id)
-		s.fleet.done(id)
+	stamp(st, !s.noChunks, func(q *sched.Seq) *record.Record { return &q.Owner.(*driver.Flight).Rec }, func(q *sched.Seq) {
+		f := q.Owner.(*driver.Flight)
+		delete(s.flights, q.ID)
+		s.fleet.done(q.ID)
 		f.Done()
 	})
 }

@@ -86,8 +86,15 @@ type Driver struct {
 	// starts and spare are the flights a step decided to send, double
 	// buffered so a step can fill one while the other is being sent.
 	starts, spare []*Flight
-	pool          sync.Pool
-	counts        Counts
+	// free holds finished flights for reuse, under freeMu (steps take
+	// flights while holding mu). Not a sync.Pool:
+	// the runtime keeps every pool reachable until two collections pass,
+	// and a pool inside the driver kept the whole driver and its sender
+	// alive with it (a plan's predictions held a dozen fleets' scheduler
+	// cores that way, a third of its heap).
+	free   []*Flight
+	freeMu sync.Mutex
+	counts Counts
 	// overflowed is set once Options.Overflow was called.
 	overflowed bool
 }
@@ -102,9 +109,7 @@ func New(o Options) *Driver {
 	if o.Prefixes == nil {
 		o.Prefixes = workload.NewPrefixTracker()
 	}
-	d := &Driver{o: o, clock: o.Clock}
-	d.pool.New = func() any { return &Flight{d: d} }
-	return d
+	return &Driver{o: o, clock: o.Clock}
 }
 
 // Counts are the running totals of the level in progress.
@@ -207,7 +212,15 @@ func (d *Driver) start(f *Flight) { d.starts = append(d.starts, f) }
 
 // flight is a fresh flight.
 func (d *Driver) flight(measured bool) *Flight {
-	f := d.pool.Get().(*Flight)
+	d.freeMu.Lock()
+	var f *Flight
+	if n := len(d.free); n > 0 {
+		f, d.free = d.free[n-1], d.free[:n-1]
+	}
+	d.freeMu.Unlock()
+	if f == nil {
+		f = &Flight{d: d}
+	}
 	f.Rec.Reset()
 	f.measured, f.worker, f.call, f.turn, f.built, f.KeepText, f.src = measured, -1, nil, 0, false, false, nil
 	f.paced, f.lateFrom = false, 0
@@ -244,10 +257,12 @@ func (d *Driver) complete(f *Flight) {
 	d.mu.Lock()
 	wake := d.level != nil && d.level.done(f)
 	d.mu.Unlock()
+	d.freeMu.Lock()
+	d.free = append(d.free, f)
+	d.freeMu.Unlock()
 	if wake {
 		d.clock.Wake()
 	}
-	d.pool.Put(f)
 }
 
 // Flight is one request on its way: the record the driver opened for it

@@ -89,6 +89,10 @@ type Request struct {
 	// blocks, as vLLM's extra keys do.
 	Priority int
 	Adapter  int
+	// Owner is the caller's own, returned on the sequence in every step's
+	// emissions: a caller that books each token finds the request it
+	// belongs to without a lookup per token.
+	Owner any
 }
 
 // Seq is a request's state inside the core.
