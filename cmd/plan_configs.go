@@ -66,11 +66,24 @@ func (o *planOptions) behaviour(spec *predict.CandidateSpec) error {
 		}
 		spec.Vision = v
 	}
+	switch o.schedulesAs {
+	case "", server.SchedulesVLLM:
+		if o.policy == "lpm" {
+			return usageErr("--scheduling-policy lpm is SGLang's: add --schedules-as sglang")
+		}
+	case server.SchedulesSGLang:
+		if o.longPrefill != 0 {
+			return usageErr("--long-prefill-token-threshold is vLLM's; SGLang (--schedules-as sglang) has none")
+		}
+	default:
+		return usageErr("--schedules-as %q: vllm or sglang", o.schedulesAs)
+	}
+	spec.SchedulesAs = o.schedulesAs
 	switch o.policy {
-	case "", "fcfs", "priority":
+	case "", "fcfs", "priority", "lpm":
 		spec.Policy = o.policy
 	default:
-		return usageErr("--scheduling-policy %q: fcfs or priority", o.policy)
+		return usageErr("--scheduling-policy %q: fcfs, priority or (SGLang's) lpm", o.policy)
 	}
 	if o.longPrefill < 0 || o.longPrefill > 1<<24 {
 		return usageErr("--long-prefill-token-threshold %d: 0 (off) or a token count", o.longPrefill)

@@ -63,6 +63,52 @@ func TestVoicePresetKnees(t *testing.T) {
 			t.Errorf("%s, threshold 512: SLO knee at %g calls/s, want %g", tc.preset, k, tc.knee)
 		}
 	}
+	// Under SGLang's rules the preset's port names, neither its default
+	// order nor longest-prefix-match finds a knee: its prefill adder takes
+	// the request being chunked before any waiting one, so a warm turn
+	// still waits out a new call's 18,000-token first turn.
+	for _, policy := range []string{"fcfs", "lpm"} {
+		label := "sglang-" + policy
+		models := writeFile(t, dir, label+".yml", "models:\n  - name: gemma-3-12b\n    preset: l40s/gemma-3-12b\n    schedules_as: sglang\n    scheduling_policy: "+policy+"\n")
+		code, out, errOut := execute(t, "predict", "--workload", "voice", "--preset", "l40s", "--sim-models", models, "--out-dir", dir, "--label", label)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", label, code, out, errOut)
+		}
+		if !strings.Contains(out, "SGLang scheduling: ") || !strings.Contains(out, "prompt chunks of 4096 tokens") {
+			t.Errorf("%s: the scheduling rules are not said:\n%s", label, out)
+		}
+		var sw results.Sweep
+		b, err := os.ReadFile(filepath.Join(dir, label+".json"))
+		if err == nil {
+			err = json.Unmarshal(b, &sw)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k := sloKnee(&sw); k != 0 {
+			t.Errorf("%s: SLO knee at %g calls/s, want none", label, k)
+		}
+	}
+}
+
+// TestPlanSchedulesAsRefusals: --schedules-as takes vllm or sglang, lpm
+// is SGLang's and the long-prefill threshold vLLM's; each mismatch is a
+// usage error before anything is predicted.
+func TestPlanSchedulesAsRefusals(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--schedules-as", "trt"}, `--schedules-as "trt": vllm or sglang`},
+		{[]string{"--scheduling-policy", "lpm"}, "add --schedules-as sglang"},
+		{[]string{"--schedules-as", "sglang", "--long-prefill-token-threshold", "512"}, "SGLang (--schedules-as sglang) has none"},
+	} {
+		code, _, errOut := execute(t, append([]string{"plan", "--rate", "1", "--out-dir", dir}, tc.args...)...)
+		if code != ExitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %q; want a usage error saying %q", tc.args, code, errOut, tc.want)
+		}
+	}
 }
 
 // TestPlanLongPrefillThreshold: knee plan --long-prefill-token-threshold

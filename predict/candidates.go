@@ -48,6 +48,9 @@ type CandidateSpec struct {
 	// LongPrefill, when above 0, is every candidate's
 	// long_prefill_token_threshold (vLLM's --long-prefill-token-threshold).
 	LongPrefill int
+	// SchedulesAs, when set, is whose rules every candidate schedules by
+	// (server.SchedulesVLLM or server.SchedulesSGLang).
+	SchedulesAs string
 	// Pooled plans a pooling endpoint (embeddings): every candidate's
 	// model serves as an encoder of its architecture.
 	Pooled, Rerank bool
@@ -72,6 +75,9 @@ func (o CandidateSpec) behave(models *simulator.ModelsFile) {
 		}
 		if o.LongPrefill > 0 {
 			models.Models[i].LongPrefillTokenThreshold = o.LongPrefill
+		}
+		if o.SchedulesAs != "" {
+			models.Models[i].SchedulesAs = o.SchedulesAs
 		}
 		if o.LoRA != nil {
 			l := *o.LoRA

@@ -341,7 +341,11 @@ func (s *search) replicas(routing Routing, per float64) (int, *results.PlanFigur
 	t := s.o.Target
 	n := max(int(math.Ceil(t/per)), 1)
 	if n > s.o.MaxReplicas {
-		return 0, nil, fmt.Sprintf("needs about %d replicas (one holds %g), past --max-replicas %d", n, per, s.o.MaxReplicas), nil
+		unit := "/s"
+		if s.o.Axis == "concurrency" {
+			unit = " streams"
+		}
+		return 0, nil, fmt.Sprintf("needs about %d replicas (one holds %.3g%s), past --max-replicas %d", n, per, unit, s.o.MaxReplicas), nil
 	}
 	ok, why, r, err := s.meets(n, routing, t)
 	if err != nil {

@@ -85,12 +85,19 @@ func (t Target) Prediction(origin, preset string, replicas int, routing Routing)
 }
 
 // SchedulingText says what engine rules a configuration schedules by:
-// vLLM V1's, its queue's order, its step budget and the long-prefill
-// threshold.
+// vLLM V1's or SGLang's, its queue's order, its step budget and (vLLM's)
+// the long-prefill threshold.
 func SchedulingText(cfg sched.Config) string {
 	order := "first come, first served"
-	if cfg.Policy == sched.PolicyPriority {
+	switch cfg.Policy {
+	case sched.PolicyPriority:
 		order = "by priority"
+	case sched.PolicyLPM:
+		order = "longest cached prefix first"
+	}
+	if cfg.PrefillFirst {
+		return fmt.Sprintf("SGLang scheduling: %s, a step prefills or decodes, never both (mixed chunk off: the running requests' decodes wait out every prefill step), prompt chunks of %d tokens, at most %d running requests",
+			order, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs)
 	}
 	long := "off: a long prompt's chunk takes a step's whole budget, and a short request queued behind it waits for the whole prompt"
 	if t := cfg.LongPrefillThreshold; t > 0 {

@@ -22,9 +22,16 @@ type Config struct {
 	Watermark     float64
 	PrefixCaching bool
 	Costs         Costs
-	// Policy orders the waiting queue: PolicyFCFS (the default) or
-	// PolicyPriority, vLLM's --scheduling-policy priority.
+	// Policy orders the waiting queue: PolicyFCFS (the default),
+	// PolicyPriority (vLLM's --scheduling-policy priority) or PolicyLPM
+	// (SGLang's --schedule-policy lpm).
 	Policy string
+	// PrefillFirst schedules as SGLang does by default (its mixed chunk
+	// off): a step either computes prompts or decodes, never both, and
+	// computes prompts whenever some are pending, so the running requests'
+	// decodes wait out every prefill step. Off, as vLLM V1, a step
+	// spends its budget on decodes first and prompt chunks with the rest.
+	PrefillFirst bool
 	// LoRA, when set, serves adapters (Request.Adapter above 0).
 	LoRA *LoRA
 }
@@ -53,8 +60,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max_num_batched_tokens and max_num_seqs must be positive")
 	case c.Watermark < 0 || c.Watermark >= 1:
 		return fmt.Errorf("watermark must be in [0, 1)")
-	case c.Policy != "" && c.Policy != PolicyFCFS && c.Policy != PolicyPriority:
-		return fmt.Errorf("scheduling policy %q: fcfs or priority", c.Policy)
+	case c.Policy != "" && c.Policy != PolicyFCFS && c.Policy != PolicyPriority && c.Policy != PolicyLPM:
+		return fmt.Errorf("scheduling policy %q: fcfs, priority or lpm", c.Policy)
 	}
 	if c.LoRA != nil {
 		return c.LoRA.validate()

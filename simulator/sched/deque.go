@@ -12,6 +12,8 @@ func (d *seqDeque) len() int { return d.size }
 
 func (d *seqDeque) at(i int) *Seq { return d.buf[(d.head+i)%len(d.buf)] }
 
+func (d *seqDeque) set(i int, s *Seq) { d.buf[(d.head+i)%len(d.buf)] = s }
+
 func (d *seqDeque) grow() {
 	if d.size < len(d.buf) {
 		return

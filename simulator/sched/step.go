@@ -18,16 +18,33 @@ func (c *Core) Step(now float64) *Step {
 	emitted, finished := st.Emitted[:0], st.Finished[:0]
 	*st = Step{Start: now, Emitted: emitted, Finished: finished, Preempted: st.Preempted[:0], Admitted: st.Admitted[:0]}
 	budget := c.cfg.MaxNumBatchedTokens
+	// Under PrefillFirst (SGLang's default) a step that prefills runs no
+	// decode: decodes sit this step out whenever a prompt is to be
+	// computed.
+	prefillStep := c.cfg.PrefillFirst && c.prefillPending()
+	budget = c.scheduleRunning(budget, prefillStep)
+	c.admit(now, budget)
+	if prefillStep && !c.anyScheduled() && len(st.Preempted) == 0 {
+		// Nothing could be prefilled (the cache or the batch is full):
+		// the step decodes instead, as SGLang's loop falls back to its
+		// running batch.
+		c.scheduleRunning(c.cfg.MaxNumBatchedTokens, false)
+	}
+	return c.finishStep(now)
+}
 
-	// 1. Running sequences spend the budget first, in order: a decode
-	// token each, or their next prefill chunk (prefill is always chunked in
-	// V1: num_new_tokens = min(remaining, budget)). A sequence that needs a
-	// block when none is free preempts the newest running sequence
-	// (scheduler.py: self.running.pop()), possibly itself.
+// scheduleRunning lets the running sequences spend the budget, in order:
+// a decode token each, or their next prefill chunk (prefill is always
+// chunked in V1: num_new_tokens = min(remaining, budget)); with
+// skipDecodes, only those still computing their prompts. A sequence that
+// needs a block when none is free preempts the newest running sequence
+// (scheduler.py: self.running.pop()), possibly itself. It returns the
+// budget left.
+func (c *Core) scheduleRunning(budget int, skipDecodes bool) int {
 	for i := 0; i < len(c.running) && budget > 0; i++ {
 		s := c.running[i]
 		n := min(c.capped(s.total()-s.computed), budget)
-		if n <= 0 {
+		if n <= 0 || skipDecodes && s.decoding() {
 			s.scheduledTokens = 0
 			continue
 		}
@@ -51,13 +68,21 @@ func (c *Core) Step(now float64) *Step {
 		s.scheduledTokens = n
 		budget -= n
 	}
+	return budget
+}
 
-	// 2. Waiting sequences are admitted first-come-first-served, the
-	// preempted ones at the front, only when nothing was preempted in this
-	// step (scheduler.py: "if not preempted_reqs"), while fewer than
-	// max_num_seqs run, and only if their blocks fit above the watermark
-	// (applied, as in V1, only once something is scheduled this step).
+// admit admits waiting sequences first-come-first-served, the preempted
+// ones at the front, only when nothing was preempted in this step
+// (scheduler.py: "if not preempted_reqs"), while fewer than max_num_seqs
+// run, and only if their blocks fit above the watermark (applied, as in
+// V1, only once something is scheduled this step). Under PolicyLPM the
+// queue is first ordered by cached prefix.
+func (c *Core) admit(now float64, budget int) {
+	st := &c.step
 	st.StopReason = StopNone
+	if c.cfg.Policy == PolicyLPM {
+		c.orderByPrefix()
+	}
 	switch {
 	case len(st.Preempted) > 0:
 		if c.waiting.len() > 0 {
@@ -130,6 +155,11 @@ func (c *Core) Step(now float64) *Step {
 			st.Admitted = append(st.Admitted, s)
 		}
 	}
+}
+
+// finishStep prices the step planned and completes it.
+func (c *Core) finishStep(now float64) *Step {
+	st := &c.step
 
 	// 3. Cost of the step: roofline over every scheduled token, the KV
 	// each scheduled sequence reads and its attention work.

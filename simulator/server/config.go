@@ -38,9 +38,9 @@ func (f *ModelsFile) expandPresets() error {
 		}
 		// A preset is the whole model's serving; whether it reasons is
 		// the model's own behaviour, and may be given beside it.
-		name, preset, reasoning, tools, pooling, vision, lora, policy, threshold := m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling, m.Vision, m.LoRA, m.SchedulingPolicy, m.LongPrefillTokenThreshold
-		if !reflect.DeepEqual(*m, ModelSpec{Name: name, Preset: preset, Reasoning: reasoning, Tools: tools, Pooling: pooling, Vision: vision, LoRA: lora, SchedulingPolicy: policy, LongPrefillTokenThreshold: threshold}) {
-			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it than reasoning, tools, pooling, vision, lora, scheduling_policy and long_prefill_token_threshold", name, preset)
+		name, preset, reasoning, tools, pooling, vision, lora, policy, threshold, rules := m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling, m.Vision, m.LoRA, m.SchedulingPolicy, m.LongPrefillTokenThreshold, m.SchedulesAs
+		if !reflect.DeepEqual(*m, ModelSpec{Name: name, Preset: preset, Reasoning: reasoning, Tools: tools, Pooling: pooling, Vision: vision, LoRA: lora, SchedulingPolicy: policy, LongPrefillTokenThreshold: threshold, SchedulesAs: rules}) {
+			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it than reasoning, tools, pooling, vision, lora, scheduling_policy, long_prefill_token_threshold and schedules_as", name, preset)
 		}
 		spec, err := presets.ParseSpec(preset)
 		if err != nil {
@@ -60,7 +60,7 @@ func (f *ModelsFile) expandPresets() error {
 			f.Hardware[hw] = spec
 		}
 		*m = p.Models[0]
-		m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling, m.Vision, m.LoRA, m.SchedulingPolicy, m.LongPrefillTokenThreshold = name, preset, reasoning, tools, pooling, vision, lora, policy, threshold
+		m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling, m.Vision, m.LoRA, m.SchedulingPolicy, m.LongPrefillTokenThreshold, m.SchedulesAs = name, preset, reasoning, tools, pooling, vision, lora, policy, threshold, rules
 	}
 	return nil
 }
@@ -142,8 +142,8 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 			}
 		}
 	}
-	if p := m.SchedulingPolicy; p != "" && p != sched.PolicyFCFS && p != sched.PolicyPriority {
-		return fmt.Errorf("scheduling_policy %q: fcfs or priority", p)
+	if err := checkRules(m); err != nil {
+		return err
 	}
 	if t := m.LongPrefillTokenThreshold; t < 0 || t > 1<<24 {
 		return fmt.Errorf("long_prefill_token_threshold %d: 0 (off) or a token count", t)
@@ -275,6 +275,9 @@ func (f *ModelsFile) SchedConfig(m *ModelSpec) sched.Config {
 	if m.LoRA != nil {
 		// Checked by Validate (loraShape).
 		cfg.LoRA, _ = m.LoRA.schedLoRA(loraShape(m))
+	}
+	if m.SchedulesAs == SchedulesSGLang {
+		SGLangRules(&cfg, hw.HBMGiB, m.ContextLength)
 	}
 	return cfg
 }

@@ -100,7 +100,18 @@ type ModelSpec struct {
 	// default): a long prompt then leaves room in every step for the
 	// short requests queued behind it.
 	LongPrefillTokenThreshold int `yaml:"long_prefill_token_threshold,omitempty"`
+	// SchedulesAs is whose scheduling rules a scheduler model follows:
+	// vllm (the default: vLLM V1's) or sglang (SGLang's defaults: a step
+	// prefills or decodes, never both; prompt chunks sized by the GPU's
+	// memory; a running-request cap from the KV cache). See SGLangRules.
+	SchedulesAs string `yaml:"schedules_as,omitempty"`
 }
+
+// The engines whose scheduling rules a scheduler model can follow.
+const (
+	SchedulesVLLM   = "vllm"
+	SchedulesSGLang = "sglang"
+)
 
 // FixedRateSpec configures the fixed_rate engine.
 type FixedRateSpec struct {

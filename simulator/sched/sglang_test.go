@@ -1,0 +1,93 @@
+package sched
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestPrefillFirstStallsDecodes: under SGLang's rules a request decoding
+// when a 250-token prompt arrives gets no token in the three 100-token
+// steps that compute that prompt, then decodes beside the new one; under
+// vLLM's it decodes in every step and the prompt takes the rest of each
+// step's budget.
+func TestPrefillFirstStallsDecodes(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		prefillFirst bool
+		// decodes is request 1's tokens in each step after the arrival.
+		decodes []int
+	}{
+		{"sglang", true, []int{0, 0, 0, 1}},
+		{"vllm", false, []int{1, 1, 1, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := baseConfig(1000, 100, 8)
+			cfg.PrefillFirst = tc.prefillFirst
+			c := New(cfg)
+			c.Add(plain(1, 0, 10, 50))
+			st := c.Step(0)
+			if len(st.Emitted) != 1 {
+				t.Fatalf("request 1's prompt step emitted %d", len(st.Emitted))
+			}
+			c.Add(plain(2, st.End, 250, 5))
+			var got []int
+			now := st.End
+			for range tc.decodes {
+				st = c.Step(now)
+				n := 0
+				for _, e := range st.Emitted {
+					if e.Seq.ID == 1 {
+						n++
+					}
+				}
+				got = append(got, n)
+				now = st.End
+			}
+			if !slices.Equal(got, tc.decodes) {
+				t.Errorf("request 1's tokens per step: %v, want %v", got, tc.decodes)
+			}
+		})
+	}
+}
+
+// TestPrefillFirstDecodesWhenNothingFits: a waiting request the cache
+// cannot take does not stall the running ones: the step that admits
+// nothing decodes.
+func TestPrefillFirstDecodesWhenNothingFits(t *testing.T) {
+	cfg := baseConfig(4, 1000, 8)
+	cfg.PrefillFirst = true
+	c := New(cfg)
+	c.Add(plain(1, 0, 40, 8)) // 3 of the 4 blocks
+	st := c.Step(0)
+	c.Add(plain(2, st.End, 64, 2)) // 4 blocks: cannot be admitted
+	st = c.Step(st.End)
+	if len(st.Admitted) != 0 || st.DecodeTokens != 1 || len(st.Emitted) != 1 {
+		t.Errorf("admitted %d, decoded %d, emitted %d; want 0, 1, 1", len(st.Admitted), st.DecodeTokens, len(st.Emitted))
+	}
+}
+
+// TestLPMAdmitsTheWarmestFirst: with one batch slot free, FCFS admits the
+// request that came first; longest-prefix-match the one whose prompt the
+// cache already holds, though it came later.
+func TestLPMAdmitsTheWarmestFirst(t *testing.T) {
+	warm := uniquePrompt(7, 64)
+	for _, tc := range []struct {
+		policy string
+		want   int64
+	}{{PolicyFCFS, 2}, {PolicyLPM, 3}} {
+		cfg := baseConfig(1000, 10000, 1)
+		cfg.Policy = tc.policy
+		c := New(cfg)
+		c.Add(withIDs(1, 0, warm, 1))
+		st := c.Step(0) // request 1 computes the warm prompt and finishes
+		if len(st.Finished) != 1 {
+			t.Fatalf("%s: request 1 did not finish in one step", tc.policy)
+		}
+		c.Add(withIDs(2, st.End, uniquePrompt(8, 64), 1))
+		c.Add(withIDs(3, st.End, warm, 1))
+		st = c.Step(st.End)
+		if len(st.Admitted) != 1 || st.Admitted[0].ID != tc.want {
+			t.Errorf("%s admitted %v, want request %d", tc.policy, ids(st.Admitted), tc.want)
+		}
+	}
+}
