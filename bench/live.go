@@ -48,6 +48,13 @@ type Live struct {
 	// MaxInFlight is the most requests a level may hold in flight before
 	// it stops, what it measured kept (0: InFlightBound()).
 	MaxInFlight int64
+	// ResetCache, when set, drops the server's prefix cache before each
+	// level's first request (its warm-up's included), so each starts
+	// cold; a level it could not reset says so in its warnings.
+	ResetCache *CacheReset
+	// Profile, when set, runs the server's profiler over each level's
+	// measured window only; a level it could not profile says so.
+	Profile *Profiler
 
 	mu     sync.Mutex
 	prober *transport.Client
@@ -123,6 +130,14 @@ func (l *Live) Run(ctx context.Context, lv *Level) (*results.Run, error) {
 	if err := lv.Work.Validate(); err != nil {
 		return nil, err
 	}
+	var resetNote, resetWarning string
+	if l.ResetCache != nil {
+		if how, err := l.ResetCache.Reset(ctx); err != nil {
+			resetWarning = fmt.Sprintf("the server's prefix cache was not reset before this level, which may have started warm: %v", err)
+		} else {
+			resetNote = fmt.Sprintf("the server's prefix cache was reset before this level (%s)", how)
+		}
+	}
 	client := l.Client
 	if client == nil {
 		c, err := transport.NewClient(l.Target, lv.Work.PoolSize())
@@ -141,6 +156,7 @@ func (l *Live) Run(ctx context.Context, lv *Level) (*results.Run, error) {
 		watch = l.Watch()
 		win.OnWindowStart, win.OnWindowEnd = watch.Start, watch.End
 	}
+	profiled := l.profile(&win)
 	start := time.Now()
 	records := lv.RecordWriter(start)
 	ctx, stop := context.WithCancelCause(ctx)
@@ -156,6 +172,7 @@ func (l *Live) Run(ctx context.Context, lv *Level) (*results.Run, error) {
 	}
 	stopProgress := run.startProgress(ctx, mon, progress, l.LiveDetail)
 	out, err := lv.Drive(ctx, run.driver, run.sum, win)
+	profiled.finish(l)
 	stopProgress()
 	rep := mon.Stop()
 	records.Flush()
@@ -171,6 +188,19 @@ func (l *Live) Run(ctx context.Context, lv *Level) (*results.Run, error) {
 	if errors.Is(context.Cause(ctx), ErrHostFull) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("stopped at %.1f s: %d requests were in flight, the most this host holds (%v); what was measured is kept. The server fell far behind the offered load: its capacity is below it. Cap what is in flight with --max-concurrency, or offer less",
 			time.Since(start).Seconds(), bound, ErrHostFull))
+	}
+	if resetNote != "" {
+		res.Notes = append(res.Notes, resetNote)
+	}
+	if resetWarning != "" {
+		res.Warnings = append(res.Warnings, resetWarning)
+	}
+	if profiled != nil {
+		if profiled.err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the server's profiler did not cover this level's window: %v", profiled.err))
+		} else if profiled.stopped {
+			res.Notes = append(res.Notes, "the server's profiler ran over this level's measured window only (POST /start_profile, then /stop_profile once it drained)")
+		}
 	}
 	res.Environment = l.Environment
 	lv.Finish(res)
@@ -258,4 +288,53 @@ func (s *liveSender) Abort() { s.client.Abort() }
 func (s *liveSender) close() {
 	close(s.idle)
 	s.wg.Wait()
+}
+
+// profiling is what became of a level's profile.
+type profiling struct {
+	started, stopped bool
+	err              error
+}
+
+// finish stops a profiler the window left running: a level cut short
+// never reaches its window's end, and the server must not profile on.
+func (p *profiling) finish(l *Live) {
+	if p == nil || !p.started || p.stopped {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := l.Profile.Stop(ctx); err != nil {
+		p.err = err
+		return
+	}
+	p.stopped = true
+}
+
+// profile wraps the window's hooks so the server's profiler starts just
+// before the measured window (after the server view's reset) and stops
+// once it drained (before the view is read).
+func (l *Live) profile(win *Window) *profiling {
+	if l.Profile == nil {
+		return nil
+	}
+	out := &profiling{}
+	start, end := win.OnWindowStart, win.OnWindowEnd
+	win.OnWindowStart = func(ctx context.Context) {
+		if start != nil {
+			start(ctx)
+		}
+		out.err = l.Profile.Start(ctx)
+		out.started = out.err == nil
+	}
+	win.OnWindowEnd = func(ctx context.Context) {
+		if out.started {
+			out.err = l.Profile.Stop(ctx)
+			out.stopped = out.err == nil
+		}
+		if end != nil {
+			end(ctx)
+		}
+	}
+	return out
 }

@@ -72,6 +72,12 @@ func startSim(t *testing.T, models, apiKey string) string {
 // standalone knee sim has, ends answers at their own end of sequence.
 func startSimWith(t *testing.T, models, apiKey, responses string) string {
 	t.Helper()
+	return startSimOptions(t, models, responses, func(o *simulator.Options) { o.APIKey = apiKey })
+}
+
+// startSimOptions is startSimWith with the server's options set by opt.
+func startSimOptions(t *testing.T, models, responses string, opt func(*simulator.Options)) string {
+	t.Helper()
 	if models == "" {
 		models = "builtin:models"
 	}
@@ -83,7 +89,9 @@ func startSimWith(t *testing.T, models, apiKey, responses string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := simulator.NewServer(simulator.Options{Models: mf, Responder: r, APIKey: apiKey})
+	o := simulator.Options{Models: mf, Responder: r}
+	opt(&o)
+	s, err := simulator.NewServer(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -154,6 +154,9 @@ func (o *runOptions) measure(c *cobra.Command, plan *bench.Prepared, tgt *resolv
 	errOut io.Writer) (*results.Run, error) {
 	live := o.target.live(tgt, &o.server, o.dash.on())
 	defer live.Close()
+	if err := o.server.checkReset(c.Context(), live); err != nil {
+		return nil, err
+	}
 	live.StartAt = startAt
 	progress := report.NewTerminalProgress(errOut)
 	live.Progress = func(_ *bench.Level, p bench.Progress) {

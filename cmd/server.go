@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/bench/serverview"
 
@@ -12,11 +15,28 @@ import (
 type serverFlags struct {
 	none bool
 	url  string
+	// resetCache is --reset-cache; profile is --profile.
+	resetCache, profile bool
 }
 
 func (f *serverFlags) register(c *cobra.Command) {
 	c.Flags().BoolVar(&f.none, "no-server-metrics", false, "do not read the server's own metrics")
 	c.Flags().StringVar(&f.url, "server-metrics-url", "", "Prometheus metrics URL of the server (default: derived from --base-url)")
+	c.Flags().BoolVar(&f.profile, "profile", false, "run the server's profiler over each level's measured window only (POST /start_profile, then /stop_profile once it drained: vLLM with VLLM_TORCH_PROFILER_DIR set, SGLang, knee sim --profile-dir)")
+	c.Flags().BoolVar(&f.resetCache, "reset-cache", false, "drop the server's prefix cache before each level, so each starts cold without a restart (vLLM's POST /reset_prefix_cache, which needs VLLM_SERVER_DEV_MODE=1; SGLang's POST /flush_cache; knee sim's own)")
+}
+
+// checkReset makes the first reset before any request is sent, so a
+// server that offers none is refused at once rather than level after
+// level.
+func (f *serverFlags) checkReset(ctx context.Context, live *bench.Live) error {
+	if live.ResetCache == nil {
+		return nil
+	}
+	if _, err := live.ResetCache.Reset(ctx); err != nil {
+		return withCode(ExitRuntime, fmt.Errorf("--reset-cache: %w", err))
+	}
+	return nil
 }
 
 // watch makes the server's own account of each level's window, unless
@@ -32,7 +52,14 @@ func (f *serverFlags) watch(tgt *resolved) func() bench.Watcher {
 // carries the target's environment, and the server's view unless
 // --no-server-metrics; detail asks progress for what a live view shows.
 func (f *targetFlags) live(tgt *resolved, server *serverFlags, detail bool) *bench.Live {
-	return &bench.Live{Target: tgt.Target, Watch: server.watch(tgt), LiveDetail: detail, Environment: environment()}
+	live := &bench.Live{Target: tgt.Target, Watch: server.watch(tgt), LiveDetail: detail, Environment: environment()}
+	if server.resetCache {
+		live.ResetCache = bench.NewCacheReset(tgt.Target)
+	}
+	if server.profile {
+		live.Profile = bench.NewProfiler(tgt.Target)
+	}
+	return live
 }
 
 // levelConfig is the target's part of every level's configuration.

@@ -60,10 +60,11 @@ KNEE_SIM_RESPONSES and KNEE_SIM_API_KEY.`,
 	fs.StringVar(&o.ReadyFile, "ready-file", "", "write the listening address to this file once serving (with --replicas, one per line)")
 	fs.IntVar(&o.Replicas, "replicas", 1, "serve this many independent replicas (each its own engines, KV cache, queue and /metrics) on consecutive ports from --port")
 	_ = fs.MarkHidden("ready-file")
+	fs.StringVar(&o.ProfileDir, "profile-dir", "", "serve POST /start_profile and /stop_profile (as vLLM does with VLLM_TORCH_PROFILER_DIR): each writes a CPU profile of the simulator between them to this folder (knee run/sweep --profile calls them around each measured window)")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the simulator to this file (for go tool pprof)")
 	_ = fs.MarkHidden("cpuprofile")
 	markInputs(c, "models", "responses")
-	markOutputs(c, "ready-file", "cpuprofile")
+	markOutputs(c, "ready-file", "cpuprofile", "profile-dir")
 	return c
 }
 

@@ -91,6 +91,9 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	sw := o.header(c, tgt, ls)
 	live, progress := o.liveRunner(c, tgt, ls)
 	defer live.Close()
+	if err := o.server.checkReset(c.Context(), live); err != nil {
+		return err
+	}
 	sw, writeErr := o.measure(c, live, progress, tgt, ls, sw, records)
 	if err := writeSweep(c, sw, ls.files, "wrote"); err != nil {
 		return err

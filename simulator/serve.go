@@ -32,6 +32,9 @@ type ServeSpec struct {
 	// ReadyFile, when set, receives the listening address (one per line
 	// for replicas) once serving.
 	ReadyFile string
+	// ProfileDir, when set, is where POST /start_profile's CPU profiles
+	// go (as vLLM's VLLM_TORCH_PROFILER_DIR); unset, the route is absent.
+	ProfileDir string
 }
 
 // UsageError is an error of a spec's flags, as opposed to one serving.
@@ -98,7 +101,7 @@ func (s ServeSpec) Serve(ctx context.Context, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := Options{Models: models, Responder: responder, APIKey: s.APIKey, MaxBodyBytes: s.MaxBodyBytes, MaxBodyBytesInFlight: s.MaxBodyBytesInFlight}
+	opts := Options{Models: models, Responder: responder, APIKey: s.APIKey, MaxBodyBytes: s.MaxBodyBytes, MaxBodyBytesInFlight: s.MaxBodyBytesInFlight, ProfileDir: s.ProfileDir}
 	if s.Replicas == 1 {
 		return Run(ctx, net.JoinHostPort(s.Host, s.Port), opts, s.ShutdownGrace, func(a net.Addr) {
 			fmt.Fprintf(log, "knee sim serving %d model(s) on http://%s/v1\n", len(models.Models), a)

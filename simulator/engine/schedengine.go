@@ -25,6 +25,7 @@ type Scheduler struct {
 	mu      sync.Mutex
 	inbox   []sched.Request
 	aborts  []int64
+	resets  []chan error
 	streams map[int64]*schedStream
 	nextID  int64
 	wake    chan struct{}
@@ -222,9 +223,12 @@ func (s *Scheduler) loop() {
 	var emitted []sched.Emission
 	for {
 		s.mu.Lock()
-		inbox, aborts := s.inbox, s.aborts
-		s.inbox, s.aborts = nil, nil
+		inbox, aborts, resets := s.inbox, s.aborts, s.resets
+		s.inbox, s.aborts, s.resets = nil, nil, nil
 		s.mu.Unlock()
+		for _, r := range resets {
+			r <- s.core.ResetPrefixCache()
+		}
 		for _, id := range aborts {
 			s.core.Abort(id)
 			s.dropPending(id)
@@ -285,6 +289,21 @@ func (s *Scheduler) loop() {
 			return
 		}
 	}
+}
+
+// ResetPrefixCache forgets the core's cached blocks between its steps
+// (sched.Core.ResetPrefixCache), refused while requests hold blocks.
+func (s *Scheduler) ResetPrefixCache() error {
+	done := make(chan error, 1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errEngineStopped
+	}
+	s.resets = append(s.resets, done)
+	s.mu.Unlock()
+	s.poke()
+	return <-done
 }
 
 // sleepTo sleeps until the step's absolute end and reports the lateness.
@@ -349,6 +368,10 @@ func (s *Scheduler) shutdown() {
 		close(st.ch)
 		delete(s.streams, id)
 	}
+	for _, r := range s.resets {
+		r <- errEngineStopped
+	}
+	s.resets = nil
 }
 
 // publish records the core's state for State.

@@ -91,3 +91,34 @@ func TestLPMAdmitsTheWarmestFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestResetPrefixCache: after a reset the same prompt finds nothing
+// cached; a reset while a request holds blocks is refused and forgets
+// nothing.
+func TestResetPrefixCache(t *testing.T) {
+	c := New(baseConfig(1000, 10000, 8))
+	prompt := uniquePrompt(3, 64)
+	c.Add(withIDs(1, 0, prompt, 2))
+	st := c.Step(0)
+	if err := c.ResetPrefixCache(); err == nil {
+		t.Fatal("a reset while request 1 runs was accepted")
+	}
+	for st != nil && len(st.Finished) == 0 {
+		st = c.Step(st.End)
+	}
+	c.Add(withIDs(2, st.End, prompt, 1))
+	st = c.Step(st.End)
+	if st.Admitted[0].CachedTokens != 48 {
+		t.Fatalf("before the reset request 2 hit %d tokens, want 48", st.Admitted[0].CachedTokens)
+	}
+	for st != nil && len(st.Finished) == 0 {
+		st = c.Step(st.End)
+	}
+	if err := c.ResetPrefixCache(); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(withIDs(3, st.End, prompt, 1))
+	if st = c.Step(st.End); st.Admitted[0].CachedTokens != 0 {
+		t.Errorf("after the reset request 3 hit %d tokens, want 0", st.Admitted[0].CachedTokens)
+	}
+}

@@ -37,6 +37,9 @@ type Options struct {
 	// Replica, when set, is this server's place in a fleet of independent
 	// replicas (knee sim --replicas): /metrics/summary says which it is.
 	Replica *Replica
+	// ProfileDir, when set, serves POST /start_profile and /stop_profile:
+	// a CPU profile of the simulator between them, written there.
+	ProfileDir string
 }
 
 // Replica identifies one server of a fleet.
@@ -229,6 +232,20 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		if s.method(ctx, fasthttp.MethodPost) && s.authorized(ctx) {
 			s.resetSummary()
 			writeJSON(ctx, 200, map[string]any{"reset": true})
+		}
+	case "/reset_prefix_cache", "/flush_cache":
+		// vLLM's and SGLang's names for one thing; it changes what others
+		// get, so it takes the key.
+		if s.method(ctx, fasthttp.MethodPost) && s.authorized(ctx) {
+			s.resetPrefixCaches(ctx)
+		}
+	case "/start_profile", "/stop_profile":
+		if s.opts.ProfileDir == "" {
+			writeError(ctx, &APIError{Status: 404, Type: "not_found_error", Code: "not_found", Message: fmt.Sprintf("no route for %s: start knee sim with --profile-dir to profile it", path)})
+			return
+		}
+		if s.method(ctx, fasthttp.MethodPost) && s.authorized(ctx) {
+			s.profile(ctx, path == "/start_profile")
 		}
 	case "/admin/faults":
 		if (ctx.IsGet() || s.method(ctx, fasthttp.MethodPost)) && s.authorized(ctx) {
