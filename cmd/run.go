@@ -23,6 +23,7 @@ type runOptions struct {
 	cpuProf string
 	quiet   bool
 	dash    dashboardFlag
+	export  exportFlag
 }
 
 func newRunCmd() *cobra.Command { return newRunCmdWith(&runOptions{}) }
@@ -55,6 +56,7 @@ simulator and benchmarks that.`,
 	o.server.register(c)
 	o.shard.register(c, false)
 	o.dash.register(c)
+	o.export.register(c)
 	c.Flags().BoolVar(&o.quiet, "quiet", false, "print neither the report nor progress (e.g. with --output - in a pod, whose log is then the JSON alone)")
 	o.load.registerWorkload(c, "requests (independent requests), voice (multi-turn calls) or conversations (a --dataset's recorded conversations replayed as calls)")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the whole result to this JSON file")
@@ -110,10 +112,17 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if err := o.export.check(); err != nil {
+		return err
+	}
 	if err := o.dash.start(c); err != nil {
 		return err
 	}
 	defer o.dash.finish()
+	if err := o.export.start(c); err != nil {
+		return err
+	}
+	defer o.export.finish()
 	tgt, err := o.target.resolve(c.Context(), c, &o.sim)
 	if err != nil {
 		return err
@@ -152,7 +161,7 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 // measure runs the level live, its progress on errOut and the live view.
 func (o *runOptions) measure(c *cobra.Command, plan *bench.Prepared, tgt *resolved, startAt time.Time, records *results.CheckedWriter,
 	errOut io.Writer) (*results.Run, error) {
-	live := o.target.live(tgt, &o.server, o.dash.on())
+	live := o.target.live(tgt, &o.server, o.dash.on() || o.export.on())
 	defer live.Close()
 	if err := o.server.checkReset(c.Context(), live); err != nil {
 		return nil, err
@@ -162,6 +171,7 @@ func (o *runOptions) measure(c *cobra.Command, plan *bench.Prepared, tgt *resolv
 	live.Progress = func(_ *bench.Level, p bench.Progress) {
 		progress.Update(report.StatusOf(p, "", plan.Load.Duration))
 		o.dash.status(p, "run", 0, 0, plan.Load.Duration, plan.Load.Rate)
+		o.export.status("run", max(plan.Load.Rate, float64(plan.Load.Concurrency)), p)
 	}
 	level, err := plan.Series.Level(0, live, plan.Load.Rate, plan.Load.Concurrency, o.target.levelConfig(tgt))
 	if err != nil {
@@ -176,6 +186,7 @@ func (o *runOptions) measure(c *cobra.Command, plan *bench.Prepared, tgt *resolv
 		return nil, usageErr("%w", err)
 	}
 	o.dash.d.Run(res)
+	o.export.level("run", results.Level{Load: max(plan.Load.Rate, float64(plan.Load.Concurrency)), Run: res})
 	return res, nil
 }
 

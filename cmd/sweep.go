@@ -48,6 +48,7 @@ type sweepOptions struct {
 	shard        shardFlags
 	healthPolicy string
 	dash         dashboardFlag
+	export       exportFlag
 }
 
 func newSweepCmd() *cobra.Command {
@@ -75,6 +76,7 @@ With no target, knee starts its built-in simulator and sweeps it with
 	o.register(c, 15*time.Second, "1m for calls")
 	o.shard.register(c, true)
 	o.dash.register(c)
+	o.export.register(c)
 	c.Flags().StringVar(&o.healthPolicy, "health-policy", results.HealthExclude, "what a level whose client was unhealthy (client-limited, or host-starved: the whole machine stalled) does to the knees: exclude it, warn (judge it, and say so) or ignore (judge it)")
 	return c
 }

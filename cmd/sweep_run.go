@@ -71,10 +71,17 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if err := o.export.check(); err != nil {
+		return err
+	}
 	if err := o.dash.start(c); err != nil {
 		return err
 	}
 	defer o.dash.finish()
+	if err := o.export.start(c); err != nil {
+		return err
+	}
+	defer o.export.finish()
 	tgt, err := o.target.resolve(c.Context(), c, &o.sim)
 	if err != nil {
 		return err
@@ -132,7 +139,7 @@ func (o *sweepOptions) header(c *cobra.Command, tgt *resolved, ls *liveSweep) *r
 // liveRunner is the sweep's live runner: its progress on the terminal
 // and the live view, its shard's start.
 func (o *sweepOptions) liveRunner(c *cobra.Command, tgt *resolved, ls *liveSweep) (*bench.Live, *report.Progress) {
-	live := o.target.live(tgt, &o.server, o.dash.on())
+	live := o.target.live(tgt, &o.server, o.dash.on() || o.export.on())
 	live.StartAt, live.Interval = ls.startAt, ls.interval
 	progress := report.NewTerminalProgress(c.ErrOrStderr())
 	live.Progress = func(lv *bench.Level, p bench.Progress) {
@@ -143,6 +150,7 @@ func (o *sweepOptions) liveRunner(c *cobra.Command, tgt *resolved, ls *liveSweep
 		level := fmt.Sprintf("level %d/%d (%g)", lv.Index+1, len(ls.loads), lv.Load)
 		progress.Update(report.StatusOf(p, level, o.load.Duration))
 		o.dash.status(p, level, lv.Index, len(ls.loads), o.load.Duration, offered)
+		o.export.status(ls.label, lv.Load, p)
 	}
 	return live, progress
 }
@@ -169,6 +177,12 @@ func (o *sweepOptions) measure(c *cobra.Command, live *bench.Live, progress *rep
 				writeErr = err
 			}
 			o.dash.d.Sweep(s)
+			// Every level again: a later level can change an earlier one's
+			// verdict (FindKnees judges them together).
+			for _, l := range s.Levels {
+				o.export.level(s.Label, l)
+			}
+			o.export.sweep(s.Label, s)
 		},
 	}
 	if records.Open() {
