@@ -338,3 +338,27 @@ func (l *Live) profile(win *Window) *profiling {
 	}
 	return out
 }
+
+// Watchers is several watchers of one window, called in order.
+type Watchers []Watcher
+
+// Start implements Watcher.
+func (ws Watchers) Start(ctx context.Context) {
+	for _, w := range ws {
+		w.Start(ctx)
+	}
+}
+
+// End implements Watcher, the last started first ended.
+func (ws Watchers) End(ctx context.Context) {
+	for i := len(ws) - 1; i >= 0; i-- {
+		ws[i].End(ctx)
+	}
+}
+
+// Fill implements Watcher.
+func (ws Watchers) Fill(res *results.Run) {
+	for _, w := range ws {
+		w.Fill(res)
+	}
+}

@@ -277,10 +277,13 @@ func (o *predictOptions) header(c *cobra.Command, p *prediction) (*results.Sweep
 // levels' bounds are predict.LevelsSpec's, checked once they are sized).
 func (o *predictOptions) predictBounds(c *cobra.Command, st *sweepSetup) error {
 	fs := c.Flags()
-	for _, name := range []string{"timeout", "request-timeout", "retries", "idle-conn-timeout", "header", "api-key", "extra-body"} {
+	for _, name := range []string{"timeout", "request-timeout", "retries", "idle-conn-timeout", "header", "api-key", "extra-body", "reset-cache", "profile", "export"} {
 		if fs.Changed(name) {
 			return usageErr("--%s has no meaning in virtual time, where knee predict sends nothing; leave it out", name)
 		}
+	}
+	if fs.Changed("gpu-metrics-url") {
+		return usageErr("--gpu-metrics-url has no meaning in virtual time: knee predict gives each level's predicted energy itself, from its GPU preset's power figures")
 	}
 	if fs.Changed("tokenizer") && o.load.Data.Path == "" {
 		return usageErr("--tokenizer sizes a --dataset; without one knee predict has nothing to count")

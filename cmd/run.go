@@ -92,6 +92,9 @@ func (o *runOptions) prepare(c *cobra.Command) (*bench.Prepared, time.Time, erro
 	plan.SetLoad(plan.Load)
 	// Only shard 0 reads the server's view of the whole load.
 	o.server.none = o.server.none || shard.Index > 0
+	if shard.Index > 0 {
+		o.server.gpuURLs = nil
+	}
 	// Every output is checked before anything is measured, so a run is
 	// never measured and then lost.
 	outputs := map[string]string{"--output": o.output, "--records": o.records}

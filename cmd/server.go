@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/gpumetrics"
 	"github.com/kneebench/knee/bench/serverview"
 
 	"github.com/kneebench/knee/results"
@@ -17,11 +18,14 @@ type serverFlags struct {
 	url  string
 	// resetCache is --reset-cache; profile is --profile.
 	resetCache, profile bool
+	// gpuURLs is --gpu-metrics-url.
+	gpuURLs []string
 }
 
 func (f *serverFlags) register(c *cobra.Command) {
 	c.Flags().BoolVar(&f.none, "no-server-metrics", false, "do not read the server's own metrics")
 	c.Flags().StringVar(&f.url, "server-metrics-url", "", "Prometheus metrics URL of the server (default: derived from --base-url)")
+	c.Flags().StringArrayVar(&f.gpuURLs, "gpu-metrics-url", nil, "scrape a DCGM exporter's Prometheus endpoint (e.g. http://node:9400/metrics; repeat it for each node) over each measured window: power, energy, utilisation and memory per GPU, and joules per output token, per request and per 1k prompt tokens")
 	c.Flags().BoolVar(&f.profile, "profile", false, "run the server's profiler over each level's measured window only (POST /start_profile, then /stop_profile once it drained: vLLM with VLLM_TORCH_PROFILER_DIR set, SGLang, knee sim --profile-dir)")
 	c.Flags().BoolVar(&f.resetCache, "reset-cache", false, "drop the server's prefix cache before each level, so each starts cold without a restart (vLLM's POST /reset_prefix_cache, which needs VLLM_SERVER_DEV_MODE=1; SGLang's POST /flush_cache; knee sim's own)")
 }
@@ -42,10 +46,22 @@ func (f *serverFlags) checkReset(ctx context.Context, live *bench.Live) error {
 // watch makes the server's own account of each level's window, unless
 // --no-server-metrics.
 func (f *serverFlags) watch(tgt *resolved) func() bench.Watcher {
-	if f.none {
+	if f.none && len(f.gpuURLs) == 0 {
 		return nil
 	}
-	return func() bench.Watcher { return serverview.New(tgt.Target, f.url) }
+	return func() bench.Watcher {
+		var ws bench.Watchers
+		if !f.none {
+			ws = append(ws, serverview.New(tgt.Target, f.url))
+		}
+		if len(f.gpuURLs) > 0 {
+			ws = append(ws, gpumetrics.New(f.gpuURLs, gpumetrics.DefaultInterval))
+		}
+		if len(ws) == 1 {
+			return ws[0]
+		}
+		return ws
+	}
 }
 
 // live is the live runner of the resolved target: every level's result

@@ -44,6 +44,9 @@ func (o *sweepOptions) prepare(c *cobra.Command) (*liveSweep, error) {
 		// and only shard 0 reads the server's view of the whole load.
 		o.stopSat = false
 		o.server.none = o.server.none || shard.Index > 0
+		if shard.Index > 0 {
+			o.server.gpuURLs = nil
+		}
 	}
 	ls := &liveSweep{sweepSetup: st, startAt: startAt, interval: o.shard.interval}
 	if ls.interval == 0 {
@@ -193,6 +196,7 @@ func (o *sweepOptions) measure(c *cobra.Command, live *bench.Live, progress *rep
 	o.dash.d.Sweep(sw)
 	fmt.Fprintln(out)
 	report.LevelWarnings(out, sw)
+	report.GPULevels(out, sw)
 	report.Knees(out, sw)
 	return sw, writeErr
 }

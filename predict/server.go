@@ -47,6 +47,8 @@ type simServer struct {
 	nextID        int64
 	// noChunks keeps no chunk times (Options.NoITL).
 	noChunks bool
+	// energy, when set, books each step's energy (meterWindow).
+	energy *energyMeter
 	// guard, when set, stops the level (through stop) once the heap
 	// outgrows the memory budget.
 	guard *memGuard
@@ -269,6 +271,9 @@ const anyContext = 1 << 30
 func (s *simServer) complete(st *sched.Step) {
 	if s.tally != nil {
 		s.tally.add(st)
+	}
+	if s.energy != nil {
+		s.energy.step(st)
 	}
 	stamp(st, !s.noChunks, func(q *sched.Seq) *record.Record { return &q.Owner.(*driver.Flight).Rec }, func(q *sched.Seq) {
 		f := q.Owner.(*driver.Flight)

@@ -113,12 +113,17 @@ func (v *Virtual) Run(ctx context.Context, lv *bench.Level) (*results.Run, error
 	}
 	d := driver.New(driver.Options{Clock: srv, Sender: srv, Records: records, Measured: measured, Prefixes: prefixes,
 		Turnaround: turnaround, StreamGap: streamGap, ToolRounds: target.ToolRounds, ToolResult: target.ToolResult, Tools: target.ToolList})
-	out, err := lv.Drive(ctx, d, sum, bench.Window{})
+	win, energy := srv.meterWindow(target, v.Replicas)
+	out, err := lv.Drive(ctx, d, sum, win)
 	if err != nil {
 		return nil, err
 	}
 	records.Flush()
 	res := out.Result(health.Report{})
+	if g := energy(); g != nil {
+		res.GPU = g
+		g.PerWork(res)
+	}
 	res.Health = results.Health{Verdict: results.VerdictVirtual}
 	res.Notes = append(res.Notes, "predicted in virtual time on the simulator's scheduler core: no request was sent")
 	res.Interrupted = ctx.Err() != nil

@@ -22,6 +22,10 @@ type Hardware struct {
 	InterconnectLatencyUs float64
 	Tuning                Tuning
 	Source                string
+	// MaxW is the board's power limit from the data sheet (TDP); IdleW an
+	// a priori idle draw, about a tenth of it. knee sim's DCGM-shaped
+	// power and the predictions' energy are drawn between the two.
+	MaxW, IdleW float64
 }
 
 // Tuning is the cost model's free parameters for one GPU family.
@@ -74,28 +78,28 @@ var (
 // sheets often headline the 2× sparse number).
 var hardware = []Hardware{
 	// NVIDIA L4: 24 GB GDDR6, 300 GB/s, BF16 121 TFLOPS dense, FP8 242.5; PCIe Gen4.
-	{Name: "l4", Family: "ada", HBMGiB: 24, BandwidthGBps: 300, PeakTFLOPS: 121, PeakTFLOPS8: 242.5,
+	{Name: "l4", Family: "ada", MaxW: 72, IdleW: 16, HBMGiB: 24, BandwidthGBps: 300, PeakTFLOPS: 121, PeakTFLOPS8: 242.5,
 		Interconnect: "PCIe Gen4", InterconnectGBps: pcie4GBps, InterconnectLatencyUs: pcieLatencyUs, Source: "NVIDIA L4 data sheet"},
 	// NVIDIA L40S: 48 GB GDDR6, 864 GB/s, BF16 362.05 TFLOPS dense (733 sparse), FP8 733 dense; PCIe Gen4.
-	{Name: "l40s", Family: "ada", HBMGiB: 48, BandwidthGBps: 864, PeakTFLOPS: 362, PeakTFLOPS8: 733,
+	{Name: "l40s", Family: "ada", MaxW: 350, IdleW: 35, HBMGiB: 48, BandwidthGBps: 864, PeakTFLOPS: 362, PeakTFLOPS8: 733,
 		Interconnect: "PCIe Gen4", InterconnectGBps: pcie4GBps, InterconnectLatencyUs: pcieLatencyUs, Source: "NVIDIA L40S data sheet"},
 	// NVIDIA A100 40GB SXM: 1,555 GB/s, BF16 312 TFLOPS dense, no FP8; NVLink 3 (600 GB/s both ways).
-	{Name: "a100-40gb", Family: "ampere", Tuning: ampereFit, HBMGiB: 40, BandwidthGBps: 1555, PeakTFLOPS: 312,
+	{Name: "a100-40gb", Family: "ampere", Tuning: ampereFit, MaxW: 400, IdleW: 55, HBMGiB: 40, BandwidthGBps: 1555, PeakTFLOPS: 312,
 		Interconnect: "NVLink 3", InterconnectGBps: nvlink3GBps, InterconnectLatencyUs: nvlinkLatencyUs, Source: "NVIDIA A100 data sheet (SXM)"},
 	// NVIDIA A100 80GB SXM: 2,039 GB/s, BF16 312 TFLOPS dense, no FP8; NVLink 3.
-	{Name: "a100-80gb", Family: "ampere", Tuning: ampereFit, HBMGiB: 80, BandwidthGBps: 2039, PeakTFLOPS: 312,
+	{Name: "a100-80gb", Family: "ampere", Tuning: ampereFit, MaxW: 400, IdleW: 60, HBMGiB: 80, BandwidthGBps: 2039, PeakTFLOPS: 312,
 		Interconnect: "NVLink 3", InterconnectGBps: nvlink3GBps, InterconnectLatencyUs: nvlinkLatencyUs, Source: "NVIDIA A100 data sheet (SXM)"},
 	// NVIDIA H100 SXM: 80 GB HBM3, 3.35 TB/s, BF16 989 TFLOPS dense, FP8 1,979; NVLink 4 (900 GB/s both ways).
-	{Name: "h100-80gb", Family: "hopper", Tuning: hopperFit, HBMGiB: 80, BandwidthGBps: 3350, PeakTFLOPS: 989, PeakTFLOPS8: 1979,
+	{Name: "h100-80gb", Family: "hopper", Tuning: hopperFit, MaxW: 700, IdleW: 70, HBMGiB: 80, BandwidthGBps: 3350, PeakTFLOPS: 989, PeakTFLOPS8: 1979,
 		Interconnect: "NVLink 4", InterconnectGBps: nvlink4GBps, InterconnectLatencyUs: nvlinkLatencyUs, Source: "NVIDIA H100 data sheet (SXM)"},
 	// NVIDIA H200 SXM: 141 GB HBM3e, 4.8 TB/s, BF16 989 TFLOPS dense, FP8 1,979; NVLink 4.
-	{Name: "h200", Family: "hopper", Tuning: hopperFit, HBMGiB: 141, BandwidthGBps: 4800, PeakTFLOPS: 989, PeakTFLOPS8: 1979,
+	{Name: "h200", Family: "hopper", Tuning: hopperFit, MaxW: 700, IdleW: 75, HBMGiB: 141, BandwidthGBps: 4800, PeakTFLOPS: 989, PeakTFLOPS8: 1979,
 		Interconnect: "NVLink 4", InterconnectGBps: nvlink4GBps, InterconnectLatencyUs: nvlinkLatencyUs, Source: "NVIDIA H200 data sheet (SXM)"},
 	// NVIDIA HGX B200, per GPU: 180 GB HBM3e, 7.7 TB/s, BF16 2.25 PFLOPS dense, FP8 4.5; NVLink 5 (1.8 TB/s both ways).
-	{Name: "b200", Family: "blackwell", HBMGiB: 180, BandwidthGBps: 7700, PeakTFLOPS: 2250, PeakTFLOPS8: 4500,
+	{Name: "b200", Family: "blackwell", MaxW: 1000, IdleW: 140, HBMGiB: 180, BandwidthGBps: 7700, PeakTFLOPS: 2250, PeakTFLOPS8: 4500,
 		Interconnect: "NVLink 5", InterconnectGBps: nvlink5GBps, InterconnectLatencyUs: nvlinkLatencyUs, Source: "NVIDIA HGX B200 data sheet (per GPU)"},
 	// AMD Instinct MI300X: 192 GB HBM3, 5.3 TB/s, BF16 1,307.4 TFLOPS dense, FP8 2,614.9; Infinity Fabric, 7 × 64 GB/s per direction.
-	{Name: "mi300x", Family: "cdna3", HBMGiB: 192, BandwidthGBps: 5300, PeakTFLOPS: 1307, PeakTFLOPS8: 2615,
+	{Name: "mi300x", Family: "cdna3", MaxW: 750, IdleW: 140, HBMGiB: 192, BandwidthGBps: 5300, PeakTFLOPS: 1307, PeakTFLOPS8: 2615,
 		Interconnect: "Infinity Fabric", InterconnectGBps: xgmiGBps, InterconnectLatencyUs: xgmiLatencyUs, Source: "AMD Instinct MI300X data sheet"},
 }
 

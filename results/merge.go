@@ -98,6 +98,16 @@ func MergeRuns(runs []*Run) (*Run, error) {
 	if oneTarget(shards) {
 		m.Server = mergeServer(m, shards)
 	}
+	if g := shards[0].GPU; g != nil {
+		// Only shard 0 scrapes the GPUs: their energy is the whole load's,
+		// over shard 0's window, and the work it is divided by is every
+		// shard's.
+		c := *g
+		c.GPUs = append([]GPUFigure(nil), g.GPUs...)
+		c.PerWork(m)
+		m.GPU = &c
+		m.Notes = append(m.Notes, "the GPUs' figures are shard 0's scrape over its window (only shard 0 scrapes them), divided by every shard's work")
+	}
 	if m.Server != nil {
 		m.Notes = append(m.Notes, "the server's side of its view is shard 0's reading over its window (only shard 0 reads it); the client's side is every shard's, merged")
 	} else {

@@ -36,6 +36,9 @@ type Run struct {
 	Calls         *Calls       `json:"calls,omitempty"`
 	ByTurn        []TurnStats  `json:"by_turn,omitempty"`
 	Server        *Server      `json:"server,omitempty"`
+	// GPU is the GPUs' own account of the window (--gpu-metrics-url):
+	// power, energy and energy per token.
+	GPU *GPUFigures `json:"gpu,omitempty"`
 	// ServerTimings is what the server said of each request in the
 	// response itself (llama.cpp's timings object), over measured
 	// successful requests.

@@ -289,7 +289,7 @@ var CSVHeader = []string{
 	"server_ttft_mean_ms", "server_itl_mean_ms", "server_e2e_mean_ms", "error",
 	"completion_rate_per_s", "sent", "ok", "failed", "cut", "unsent", "missing_share", "warnings",
 	"ttfat_p50_ms", "ttfat_p95_ms", "ttfat_p99_ms", "reasoning_tokens_mean", "answer_tokens_mean", "no_answer_share",
-	"class",
+	"class", "gpu_energy_j", "gpu_power_mean_w", "joules_per_output_token", "output_tokens_per_joule",
 }
 
 // CSV renders one row per level, in CSVHeader's columns. Values a level
@@ -341,6 +341,10 @@ func (s *Sweep) CSV() ([]byte, error) {
 func (s *Sweep) csvColumns(l Level, col map[string]string, f func(float64) string) {
 	r := l.Run
 	st := r.Stats
+	if g := r.GPU; g != nil && len(g.GPUs) > 0 {
+		col["gpu_energy_j"], col["gpu_power_mean_w"] = f(g.EnergyJ), f(g.PowerMeanW)
+		col["joules_per_output_token"], col["output_tokens_per_joule"] = f(g.JoulesPerOutputToken), f(g.OutputTokensPerJoule)
+	}
 	// Throughput is completions per second in the window, as the terminal
 	// and the plots say; the shifted-window estimate that saturation is
 	// judged by has its own column.

@@ -74,6 +74,9 @@ func (f *ModelsFile) Validate() error {
 		if hw.HBMGiB <= 0 || hw.MemoryBandwidthGBps <= 0 || hw.PeakTFLOPS <= 0 {
 			return fmt.Errorf("hardware %q: hbm_gib, memory_bandwidth_gbps and peak_tflops must be positive", name)
 		}
+		if !(hw.IdlePowerW >= 0 && hw.MaxPowerW >= 0 && hw.MaxPowerW < 1e5) || hw.MaxPowerW > 0 && hw.IdlePowerW > hw.MaxPowerW {
+			return fmt.Errorf("hardware %q: idle_power_w and max_power_w must be watts, the idle draw at most the limit", name)
+		}
 		if hw.PeakTFLOPSFP8 < 0 || hw.InterconnectGBps < 0 || hw.InterconnectLatencyUs < 0 {
 			return fmt.Errorf("hardware %q: peak_tflops_fp8, interconnect_gbps and interconnect_latency_us must not be negative", name)
 		}

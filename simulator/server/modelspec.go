@@ -19,6 +19,10 @@ type HardwareSpec struct {
 	// direction, and the fixed cost of one small all-reduce.
 	InterconnectGBps      float64 `yaml:"interconnect_gbps,omitempty"`
 	InterconnectLatencyUs float64 `yaml:"interconnect_latency_us,omitempty"`
+	// IdlePowerW and MaxPowerW, when given, are one GPU's idle draw and
+	// power limit: knee sim's /gpu/metrics draws its power between them.
+	IdlePowerW float64 `yaml:"idle_power_w,omitempty"`
+	MaxPowerW  float64 `yaml:"max_power_w,omitempty"`
 }
 
 // EngineKind names how a model's tokens are timed.

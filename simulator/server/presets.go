@@ -60,7 +60,7 @@ func presetFile(s presets.Spec) *ModelsFile {
 	f := &ModelsFile{
 		Hardware: map[string]HardwareSpec{hw.Name: {
 			HBMGiB: hw.HBMGiB, MemoryBandwidthGBps: hw.BandwidthGBps, PeakTFLOPS: hw.PeakTFLOPS, PeakTFLOPSFP8: hw.PeakTFLOPS8,
-			InterconnectGBps: hw.InterconnectGBps, InterconnectLatencyUs: latency}},
+			InterconnectGBps: hw.InterconnectGBps, InterconnectLatencyUs: latency, IdlePowerW: hw.IdleW, MaxPowerW: hw.MaxW}},
 		Models: []ModelSpec{{
 			Name: m.Name, ContextLength: m.ContextLength, Engine: EngineScheduler, Hardware: hw.Name,
 			Weights:        &WeightsSpec{ParametersBillions: m.ParamsBillions, DType: s.Weights.Name},

@@ -53,6 +53,8 @@ type model struct {
 	spec      ModelSpec
 	engine    Engine
 	sched     *Scheduler
+	// power is its GPUs' energy meter, when its hardware gives power.
+	power *powerMeter
 	mm        *telemetry.ModelMetrics
 	sum       *telemetry.Summary
 	steps     *telemetry.StepSummary
@@ -124,6 +126,9 @@ func NewServer(o Options) (*Server, error) {
 			cfg := o.Models.SchedConfig(&spec)
 			m.schedConf = cfg
 			m.wantIDs = cfg.PrefixCaching
+			if hw := o.Models.Hardware[spec.Hardware]; hw.MaxPowerW > 0 {
+				m.power = newPowerMeter(hw.IdlePowerW, hw.MaxPowerW, time.Now())
+			}
 			m.sched = NewScheduler(sched.New(cfg), m.observeStep)
 			m.engine = m.sched
 			s.metrics.CacheConfig.WithLabelValues(spec.Name, "0", strconv.Itoa(cfg.BlockSize), cacheDType(&spec),
@@ -222,6 +227,10 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	case "/metrics":
 		if s.method(ctx, fasthttp.MethodGet) {
 			s.prometheus(ctx)
+		}
+	case "/gpu/metrics":
+		if s.method(ctx, fasthttp.MethodGet) {
+			s.gpuMetrics(ctx)
 		}
 	case "/metrics/summary":
 		if s.method(ctx, fasthttp.MethodGet) {

@@ -103,6 +103,9 @@ func (s *Server) adminFaults(ctx *fasthttp.RequestCtx) {
 
 // observeStep records one scheduler step (called from the step loop).
 func (m *model) observeStep(st *sched.Step, lag time.Duration) {
+	if m.power != nil {
+		m.power.step(st, time.Now())
+	}
 	m.mm.ObserveStep(st)
 	m.steps.Observe(st, lag)
 	if l := m.spec.LoRA; l != nil && m.metrics != nil {

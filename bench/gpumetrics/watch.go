@@ -1,0 +1,317 @@
+// Package gpumetrics reads the GPUs' own account of a measured window
+// from their exporters (NVIDIA's DCGM exporter, or knee sim's
+// DCGM-shaped /gpu/metrics): power sampled through the window, energy
+// from the counter at its two ends, utilisation and memory, per GPU and
+// summed, and the energy per unit of work. It is a bench.Watcher.
+package gpumetrics
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/kneebench/knee/results"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// The DCGM exporter's field names (dcgm-exporter's default counters).
+const (
+	powerName  = "DCGM_FI_DEV_POWER_USAGE"              // W
+	energyName = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" // mJ since boot
+	utilName   = "DCGM_FI_DEV_GPU_UTIL"                 // %
+	fbName     = "DCGM_FI_DEV_FB_USED"                  // MiB
+)
+
+// DefaultInterval is how often power is sampled through the window.
+const DefaultInterval = time.Second
+
+// reading is one GPU's figures in one scrape.
+type reading struct {
+	power, energyMJ, util, fb float64
+	hasPower, hasEnergy       bool
+	hasUtil, hasFB            bool
+}
+
+// key names one GPU: its endpoint and its labels.
+type key struct {
+	endpoint, gpu, uuid, model, host string
+}
+
+// scrape is one read of every endpoint at one instant.
+type scrape struct {
+	at   time.Time
+	gpus map[key]reading
+	errs []string
+}
+
+// Watcher samples the endpoints over a window.
+type Watcher struct {
+	urls     []string
+	client   *http.Client
+	interval time.Duration
+	now      func() time.Time
+
+	mu      sync.Mutex
+	first   *scrape
+	last    *scrape
+	samples []*scrape
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// New is a watcher of the exporters at urls, sampling every interval.
+func New(urls []string, interval time.Duration) *Watcher {
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	return &Watcher{urls: urls, client: &http.Client{Timeout: 5 * time.Second}, interval: interval, now: time.Now}
+}
+
+// Start implements bench.Watcher: the window's first scrape, then
+// sampling until End.
+func (w *Watcher) Start(ctx context.Context) {
+	s := w.scrapeAll(ctx)
+	w.mu.Lock()
+	w.first, w.samples = s, []*scrape{s}
+	w.stop, w.done = make(chan struct{}), make(chan struct{})
+	w.mu.Unlock()
+	go w.sample(ctx)
+}
+
+func (w *Watcher) sample(ctx context.Context) {
+	defer close(w.done)
+	t := time.NewTicker(w.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s := w.scrapeAll(ctx)
+			w.mu.Lock()
+			w.samples = append(w.samples, s)
+			w.mu.Unlock()
+		}
+	}
+}
+
+// End implements bench.Watcher: sampling stops and the last scrape closes
+// the window.
+func (w *Watcher) End(ctx context.Context) {
+	w.mu.Lock()
+	stop, done := w.stop, w.done
+	w.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	close(stop)
+	<-done
+	s := w.scrapeAll(ctx)
+	w.mu.Lock()
+	w.last = s
+	w.samples = append(w.samples, s)
+	w.mu.Unlock()
+}
+
+// Fill implements bench.Watcher: the window's figures, per GPU and
+// summed, and the energy per unit of res's work.
+func (w *Watcher) Fill(res *results.Run) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.first == nil || w.last == nil {
+		return
+	}
+	res.GPU = figures(w.samples)
+	res.GPU.PerWork(res)
+}
+
+// figures sums samples taken through a window, the first and the last
+// at its ends: per GPU, energy from the counter's advance when it has
+// one at both ends (and it did not go back), else power integrated by
+// the trapezoid rule; mean power as energy over the span; the largest
+// power, mean utilisation and largest memory sampled.
+func figures(samples []*scrape) *results.GPUFigures {
+	first, last := samples[0], samples[len(samples)-1]
+	span := last.at.Sub(first.at).Seconds()
+	g := &results.GPUFigures{WindowS: span}
+	seen := map[string]bool{}
+	for _, s := range samples {
+		for _, e := range s.errs {
+			if !seen[e] {
+				seen[e] = true
+				g.Warnings = append(g.Warnings, e)
+			}
+		}
+	}
+	keys := make([]key, 0, len(last.gpus))
+	for k := range last.gpus {
+		if _, ok := first.gpus[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.endpoint != b.endpoint {
+			return a.endpoint < b.endpoint
+		}
+		return a.gpu+a.uuid < b.gpu+b.uuid
+	})
+	for _, k := range keys {
+		f := results.GPUFigure{Endpoint: k.endpoint, GPU: k.gpu, UUID: k.uuid, Model: k.model, Host: k.host}
+		a, b := first.gpus[k], last.gpus[k]
+		var integrated float64
+		var prev *scrape
+		var utilSum float64
+		var utilN int
+		for _, s := range samples {
+			r, ok := s.gpus[k]
+			if !ok {
+				continue
+			}
+			if r.hasPower {
+				f.PowerMaxW = math.Max(f.PowerMaxW, r.power)
+				if prev != nil {
+					if p, ok := prev.gpus[k]; ok && p.hasPower {
+						integrated += (p.power + r.power) / 2 * s.at.Sub(prev.at).Seconds()
+					}
+				}
+				prev = s
+			}
+			if r.hasUtil {
+				utilSum += r.util
+				utilN++
+			}
+			if r.hasFB {
+				f.FBUsedMaxMiB = math.Max(f.FBUsedMaxMiB, r.fb)
+			}
+		}
+		switch {
+		case a.hasEnergy && b.hasEnergy && b.energyMJ >= a.energyMJ:
+			f.EnergyJ, f.EnergySource = (b.energyMJ-a.energyMJ)/1000, "counter"
+		default:
+			f.EnergyJ, f.EnergySource = integrated, "integrated power"
+			if a.hasEnergy && b.hasEnergy {
+				g.Warnings = append(g.Warnings, fmt.Sprintf("%s GPU %s: the energy counter went back across the window; power integrated instead", k.endpoint, k.gpu))
+			}
+		}
+		if span > 0 {
+			f.PowerMeanW = f.EnergyJ / span
+		}
+		if utilN > 0 {
+			f.UtilMeanPct = utilSum / float64(utilN)
+		}
+		g.GPUs = append(g.GPUs, f)
+		g.EnergyJ += f.EnergyJ
+	}
+	if span > 0 {
+		g.PowerMeanW = g.EnergyJ / span
+	}
+	for _, s := range samples {
+		sum, any := 0.0, false
+		for _, k := range keys {
+			if r, ok := s.gpus[k]; ok && r.hasPower {
+				sum, any = sum+r.power, true
+			}
+		}
+		if any {
+			g.PowerMaxW = math.Max(g.PowerMaxW, sum)
+		}
+	}
+	if len(keys) == 0 {
+		g.Warnings = append(g.Warnings, "no GPU answered at both ends of the window")
+	}
+	return g
+}
+
+// scrapeAll reads every endpoint now.
+func (w *Watcher) scrapeAll(ctx context.Context) *scrape {
+	s := &scrape{at: w.now(), gpus: map[key]reading{}}
+	for _, u := range w.urls {
+		if err := w.read(ctx, u, s); err != nil {
+			s.errs = append(s.errs, fmt.Sprintf("%s: %v", u, err))
+		}
+	}
+	return s
+}
+
+// read parses one exporter's text into s.
+func (w *Watcher) read(ctx context.Context, url string, s *scrape) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return fmt.Errorf("not Prometheus text: %w", err)
+	}
+	found := false
+	for name, set := range map[string]func(*reading, float64){
+		powerName:  func(r *reading, v float64) { r.power, r.hasPower = v, true },
+		energyName: func(r *reading, v float64) { r.energyMJ, r.hasEnergy = v, true },
+		utilName:   func(r *reading, v float64) { r.util, r.hasUtil = v, true },
+		fbName:     func(r *reading, v float64) { r.fb, r.hasFB = v, true },
+	} {
+		f := fams[name]
+		if f == nil {
+			continue
+		}
+		for _, m := range f.Metric {
+			v := value(m)
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				continue
+			}
+			k := key{endpoint: url}
+			for _, l := range m.Label {
+				switch l.GetName() {
+				case "gpu":
+					k.gpu = l.GetValue()
+				case "UUID":
+					k.uuid = l.GetValue()
+				case "modelName":
+					k.model = l.GetValue()
+				case "Hostname":
+					k.host = l.GetValue()
+				}
+			}
+			r := s.gpus[k]
+			set(&r, v)
+			s.gpus[k] = r
+			found = true
+		}
+	}
+	if !found {
+		return fmt.Errorf("no %s or %s series (is it a DCGM exporter?)", powerName, energyName)
+	}
+	return nil
+}
+
+// value is a sample's value whatever type its family declares.
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Untyped != nil:
+		return m.Untyped.GetValue()
+	}
+	return math.NaN()
+}

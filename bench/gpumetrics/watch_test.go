@@ -1,0 +1,134 @@
+package gpumetrics
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kneebench/knee/results"
+)
+
+// dcgm is an in-test DCGM exporter: two GPUs whose power and energy
+// counter the test sets, in dcgm-exporter's text.
+type dcgm struct {
+	mu       sync.Mutex
+	powerW   [2]float64
+	energyMJ [2]float64
+	noEnergy bool
+}
+
+func (d *dcgm) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var b strings.Builder
+	b.WriteString("# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n")
+	for i := range 2 {
+		fmt.Fprintf(&b, "DCGM_FI_DEV_POWER_USAGE{gpu=\"%d\",UUID=\"GPU-%d\",device=\"nvidia%d\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node\"} %g\n", i, i, i, d.powerW[i])
+	}
+	if !d.noEnergy {
+		b.WriteString("# HELP DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION Total energy consumption since boot (in mJ).\n# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n")
+		for i := range 2 {
+			fmt.Fprintf(&b, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"%d\",UUID=\"GPU-%d\",device=\"nvidia%d\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node\"} %g\n", i, i, i, d.energyMJ[i])
+		}
+	}
+	b.WriteString("# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node\"} 87\n")
+	w.Write([]byte(b.String()))
+}
+
+// TestJoulesPerTokenFromTheCounter: the energy is the counter's advance
+// across the window, exactly: 300,000 mJ and 60,000 mJ on two GPUs over a
+// window of 36,000 output tokens is 0.01 J a token, whatever power was
+// sampled in between.
+func TestJoulesPerTokenFromTheCounter(t *testing.T) {
+	d := &dcgm{powerW: [2]float64{650, 120}, energyMJ: [2]float64{5e9, 7e9}}
+	ts := httptest.NewServer(d)
+	defer ts.Close()
+	clock := time.Unix(1000, 0)
+	w := New([]string{ts.URL + "/metrics"}, time.Hour)
+	w.now = func() time.Time { return clock }
+	w.Start(context.Background())
+	d.mu.Lock()
+	d.energyMJ[0] += 300_000
+	d.energyMJ[1] += 60_000
+	d.mu.Unlock()
+	clock = clock.Add(2 * time.Second)
+	w.End(context.Background())
+	res := &results.Run{}
+	res.Tokens.OutputTotal, res.Tokens.InputTotal, res.Requests.OK = 36_000, 120_000, 90
+	w.Fill(res)
+	g := res.GPU
+	if g == nil || len(g.GPUs) != 2 {
+		t.Fatalf("figures %+v", g)
+	}
+	for name, c := range map[string][2]float64{
+		"energy J": {g.EnergyJ, 360}, "J per output token": {g.JoulesPerOutputToken, 0.01}, "J per request": {g.JoulesPerRequest, 4},
+		"J per 1k prompt tokens": {g.JoulesPer1kPromptTokens, 3}, "tokens per J": {g.OutputTokensPerJoule, 100},
+		"mean power W": {g.PowerMeanW, 180}, "GPU 0 energy J": {g.GPUs[0].EnergyJ, 300}, "GPU 0 max power": {g.GPUs[0].PowerMaxW, 650},
+		"summed max power": {g.PowerMaxW, 770}, "GPU 0 util": {g.GPUs[0].UtilMeanPct, 87},
+	} {
+		if math.Abs(c[0]-c[1]) > 0.01*math.Abs(c[1]) {
+			t.Errorf("%s = %v, want %v", name, c[0], c[1])
+		}
+	}
+	if g.GPUs[0].EnergySource != "counter" || g.GPUs[0].Model != "NVIDIA H100 80GB HBM3" || g.GPUs[0].UUID != "GPU-0" {
+		t.Errorf("GPU 0: %+v", g.GPUs[0])
+	}
+}
+
+// TestIntegratedPowerAgreesWithTheCounter: at a constant 400 W sampled
+// each second for ten, power integrated without the counter gives what
+// the counter gives, 4,000 J a GPU; a counter that went back falls back
+// to the integral and says so.
+func TestIntegratedPowerAgreesWithTheCounter(t *testing.T) {
+	window := func(noEnergy, reset bool) *results.GPUFigures {
+		d := &dcgm{powerW: [2]float64{400, 400}, energyMJ: [2]float64{1e9, 1e9}, noEnergy: noEnergy}
+		ts := httptest.NewServer(d)
+		defer ts.Close()
+		w := New([]string{ts.URL}, time.Hour)
+		at := time.Unix(0, 0)
+		var samples []*scrape
+		for i := 0; i <= 10; i++ {
+			w.now = func() time.Time { return at.Add(time.Duration(i) * time.Second) }
+			samples = append(samples, w.scrapeAll(context.Background()))
+			d.mu.Lock()
+			for g := range 2 {
+				d.energyMJ[g] += 400_000
+				if reset && i == 5 {
+					d.energyMJ[g] = 0
+				}
+			}
+			d.mu.Unlock()
+		}
+		return figures(samples)
+	}
+	counter, integral, reset := window(false, false), window(true, false), window(false, true)
+	for name, g := range map[string]*results.GPUFigures{"counter": counter, "integral": integral, "reset": reset} {
+		if math.Abs(g.EnergyJ-8000) > 80 {
+			t.Errorf("%s: %v J, want 8,000", name, g.EnergyJ)
+		}
+	}
+	if integral.GPUs[0].EnergySource != "integrated power" || !strings.Contains(strings.Join(reset.Warnings, " "), "went back") {
+		t.Errorf("sources: %q; reset warnings %q", integral.GPUs[0].EnergySource, reset.Warnings)
+	}
+}
+
+// TestNotAnExporter: an endpoint that is not a DCGM exporter leaves a
+// warning naming it, and no figures are invented.
+func TestNotAnExporter(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("vllm:num_requests_running 3\n")) }))
+	defer ts.Close()
+	w := New([]string{ts.URL}, time.Hour)
+	w.Start(context.Background())
+	w.End(context.Background())
+	res := &results.Run{}
+	w.Fill(res)
+	if res.GPU == nil || res.GPU.EnergyJ != 0 || !strings.Contains(strings.Join(res.GPU.Warnings, " "), "is it a DCGM exporter") {
+		t.Errorf("%+v", res.GPU)
+	}
+}

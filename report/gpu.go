@@ -1,0 +1,49 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/kneebench/knee/results"
+)
+
+// GPULine says what the GPUs drew over a window and what the work cost
+// in energy: the sum over the GPUs scraped, then each GPU.
+func GPULine(g *results.GPUFigures) string {
+	if g == nil {
+		return ""
+	}
+	if len(g.GPUs) == 0 {
+		line := "gpu      no GPU figures"
+		for _, w := range g.Warnings {
+			line += "\n         " + w
+		}
+		return line
+	}
+	line := fmt.Sprintf("gpu      %d GPUs over %.1f s: %s J · power mean %s W, max %s W · %s J per output token · %s J per request · %s J per 1k prompt tokens · %s output tokens per J",
+		len(g.GPUs), g.WindowS, num(g.EnergyJ, 0), num(g.PowerMeanW, 0), num(g.PowerMaxW, 0), num(g.JoulesPerOutputToken, 4),
+		num(g.JoulesPerRequest, 1), num(g.JoulesPer1kPromptTokens, 1), num(g.OutputTokensPerJoule, 2))
+	for _, f := range g.GPUs {
+		line += fmt.Sprintf("\n         GPU %s %s: %s J (%s) · %s W mean, %s W max", f.GPU, f.Model, num(f.EnergyJ, 0), f.EnergySource, num(f.PowerMeanW, 0), num(f.PowerMaxW, 0))
+		if f.UtilMeanPct > 0 {
+			line += fmt.Sprintf(" · util %s%%", num(f.UtilMeanPct, 0))
+		}
+	}
+	for _, w := range g.Warnings {
+		line += "\n         " + w
+	}
+	return line
+}
+
+// GPULevels prints each level's energy per output token, for a sweep
+// whose levels scraped the GPUs.
+func GPULevels(w io.Writer, s *results.Sweep) {
+	for _, l := range s.Levels {
+		if l.Run == nil || l.Run.GPU == nil {
+			continue
+		}
+		g := l.Run.GPU
+		fmt.Fprintf(w, "gpu %-8g %s J per output token · %s J per request · power mean %s W (%d GPUs)\n",
+			l.Load, num(g.JoulesPerOutputToken, 4), num(g.JoulesPerRequest, 1), num(g.PowerMeanW, 0), len(g.GPUs))
+	}
+}
