@@ -50,11 +50,11 @@ type Replica struct {
 
 // model is one served model at run time.
 type model struct {
-	spec      ModelSpec
-	engine    Engine
-	sched     *Scheduler
+	spec   ModelSpec
+	engine Engine
+	sched  *Scheduler
 	// power is its GPUs' energy meter, when its hardware gives power.
-	power *powerMeter
+	power     *powerMeter
 	mm        *telemetry.ModelMetrics
 	sum       *telemetry.Summary
 	steps     *telemetry.StepSummary
