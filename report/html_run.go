@@ -49,6 +49,10 @@ func runSection(r *results.Run, i int) htmlRun {
 	if len(rq.Errors) > 0 {
 		hr.Facts = append(hr.Facts, fact{"errors", formatCounts(rq.Errors)})
 	}
+	if g := r.GPU; g != nil && len(g.GPUs) > 0 {
+		hr.Facts = append(hr.Facts, fact{"GPU energy", fmt.Sprintf("%s J over %s s on %d GPUs · power mean %s W, max %s W · %s J per output token · %s output tokens per J",
+			num(g.EnergyJ, 0), num(g.WindowS, 1), len(g.GPUs), num(g.PowerMeanW, 0), num(g.PowerMaxW, 0), num(g.JoulesPerOutputToken, 4), num(g.OutputTokensPerJoule, 2))})
+	}
 	if g := r.Goodput; g != nil {
 		hr.Facts = append(hr.Facts, fact{"goodput", fmt.Sprintf("%s of %d met %s · %s good req/s", pct(g.Share), g.Finished, boundsText(g.Bounds), num(g.RequestsPerS, 2))})
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,6 +82,10 @@ func sweepSection(s *results.Sweep, idx int) htmlSweep {
 	unit := axisUnit(s)
 	hs.Levels = &htmlTable{Header: []string{s.Axis, "offered", "n", "TTFT sched p50", "p95", "p99", "TTFT p95", "TPOT p50", "ITL p50",
 		"E2E p95", "completions/s", "output tok/s", "errors", "cut or unsent", "good", "cache hit", "client"}}
+	energy := slices.ContainsFunc(s.Levels, func(l results.Level) bool { return l.Run != nil && l.Run.GPU != nil && len(l.Run.GPU.GPUs) > 0 })
+	if energy {
+		hs.Levels.Header = append(hs.Levels.Header, "J / output tok")
+	}
 	for _, l := range s.Levels {
 		load := num(l.Load, -1) + unit
 		if l.Run == nil {
@@ -113,6 +118,13 @@ func sweepSection(s *results.Sweep, idx int) htmlSweep {
 			q(st.TTFTSched, st.TTFTSched.P50), q(st.TTFTSched, st.TTFTSched.P95), q(st.TTFTSched, st.TTFTSched.P99), q(st.TTFT, st.TTFT.P95),
 			q(st.TPOT, st.TPOT.P50), q(st.ITL, st.ITL.P50), q(st.E2E, st.E2E.P95), num(tput, 2), num(r.Throughput.OutputTokensPerS, 0),
 			pct(r.Requests.ErrorRate()), cut, good, hit, r.Health.Verdict}}
+		if energy {
+			j := "-"
+			if g := r.GPU; g != nil && len(g.GPUs) > 0 {
+				j = num(g.JoulesPerOutputToken, 4)
+			}
+			row.Cells = append(row.Cells, j)
+		}
 		if why := excluded(s, l.Load); why != "" {
 			row.Class, row.Note = "excluded", "left out of the knees: "+why
 		}

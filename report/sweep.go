@@ -22,6 +22,7 @@ func SweepTable(w io.Writer, s *results.Sweep, width int) {
 	}
 	fmt.Fprintln(w)
 	LevelWarnings(w, s)
+	GPULevels(w, s)
 	Knees(w, s)
 }
 
