@@ -430,6 +430,9 @@ func figuresOf(slo results.SLO, r *results.Run, load float64) *results.PlanFigur
 	if name, slack := bindingClass(r); name != "" {
 		f.BindingClass, f.BindingSlack = name, slack
 	}
+	if g := r.GPU; g != nil {
+		f.JoulesPerOutputToken, f.PowerW = g.JoulesPerOutputToken, g.PowerMeanW
+	}
 	// The bound nearest its limit: what a fleet that meets the SLO would
 	// break first.
 	best := math.Inf(1)

@@ -124,6 +124,11 @@ type PlanFigures struct {
 	// and BindingSlack the share of its nearest bound it had left.
 	BindingClass string  `json:"binding_class,omitempty"`
 	BindingSlack float64 `json:"binding_slack,omitempty"`
+	// JoulesPerOutputToken and PowerW are the fleet's predicted energy a
+	// token and mean draw there, from the presets' power model (0: the
+	// GPU gives no power figures).
+	JoulesPerOutputToken float64 `json:"joules_per_output_token,omitempty"`
+	PowerW               float64 `json:"power_w,omitempty"`
 }
 
 // Calibration states of a plan row's GPU.
@@ -136,7 +141,8 @@ const (
 // PlanCSVHeader names the columns of a plan's CSV.
 var PlanCSVHeader = []string{"config", "gpu", "tp", "model", "replicas", "gpus", "routing", "meets", "why", "per_replica_capacity",
 	"headroom", "step", "ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms", "e2e_p95_ms", "output_tokens_per_s",
-	"cost_per_hour", "cost_per_m_output_tokens", "kv_sequences", "predictions", "calibration", "binding_bound", "binding_value_ms", "replica_limit"}
+	"cost_per_hour", "cost_per_m_output_tokens", "kv_sequences", "predictions", "calibration", "binding_bound", "binding_value_ms", "replica_limit",
+	"joules_per_output_token", "power_w"}
 
 // CSV writes one line per row.
 func (p *Plan) CSV() ([]byte, error) {
@@ -166,6 +172,11 @@ func (p *Plan) CSV() ([]byte, error) {
 			row = append(row, "", "")
 		}
 		row = append(row, r.Limit)
+		if a := r.AtTarget; a != nil && a.JoulesPerOutputToken > 0 {
+			row = append(row, f(a.JoulesPerOutputToken), f(a.PowerW))
+		} else {
+			row = append(row, "", "")
+		}
 		if err := w.Write(row); err != nil {
 			return nil, err
 		}
@@ -223,6 +234,9 @@ func (p *Plan) Answer() string {
 	}
 	if meets[0].ModeEdge != "" {
 		out += " (on a mode boundary: see its cliff line)"
+	}
+	if a := meets[0].AtTarget; a != nil && a.JoulesPerOutputToken > 0 {
+		out += fmt.Sprintf(", %.3g J per output token at %.0f W (predicted power model)", a.JoulesPerOutputToken, a.PowerW)
 	}
 	if len(meets) > 1 {
 		out += "; next: " + say(meets[1])
