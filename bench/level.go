@@ -29,6 +29,8 @@ type Level struct {
 	// requests (or turns) that meet every bound.
 	Config  results.Config
 	Goodput summary.Goodput
+	// Slice is the width of the level's time slices (0: none kept).
+	Slice time.Duration
 	// TemplateTokens is what the server adds around a message's text (a
 	// chat template, a BOS token), as probed; 0 when not known.
 	TemplateTokens int
@@ -122,7 +124,7 @@ func (w Calls) Shard() driver.Shard { return w.Load.Shard }
 // noHistograms leaves the encoded histograms out (for results only
 // compared, never written).
 func (lv *Level) Summary(prefixes *workload.PrefixTracker, noHistograms bool) summary.Level {
-	l := summary.Level{Config: lv.Config, Goodput: lv.Goodput, Prefixes: prefixes, NoHistograms: noHistograms, TemplateTokens: lv.TemplateTokens, Classes: lv.Classes}
+	l := summary.Level{Config: lv.Config, Goodput: lv.Goodput, Slice: lv.Slice, Prefixes: prefixes, NoHistograms: noHistograms, TemplateTokens: lv.TemplateTokens, Classes: lv.Classes}
 	switch w := lv.Work.(type) {
 	case Requests:
 		l.Load = w.Load

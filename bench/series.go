@@ -73,6 +73,8 @@ type Series struct {
 	// window, seed, drain and shard).
 	Load    driver.Load
 	Goodput summary.Goodput
+	// Slice is the width of every level's time slices (0: none).
+	Slice time.Duration
 	// Nonce is the command's: every level's own opens with it.
 	Nonce string
 	// Need is how many dataset entries the levels send (DatasetNeed).
@@ -244,7 +246,7 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lv := &Level{Index: i, Load: rate, Goodput: s.Goodput, TemplateTokens: s.templateTokens()}
+	lv := &Level{Index: i, Load: rate, Goodput: s.Goodput, Slice: s.Slice, TemplateTokens: s.templateTokens()}
 	if concurrency > 0 {
 		lv.Load = float64(concurrency)
 	}

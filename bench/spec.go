@@ -64,6 +64,8 @@ type Spec struct {
 	PrefixTokens   int
 	PrefixPool     int
 	Goodput        string
+	// Slice is the width of a level's time slices (0: none kept).
+	Slice time.Duration
 	// InputStddev, OutputStddev and RangeRatio spread synthetic lengths.
 	InputStddev, OutputStddev, RangeRatio float64
 	Data                                  DatasetSpec
@@ -167,7 +169,10 @@ func (sp *Spec) Series(ctx context.Context, nonce string) (*Prepared, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--goodput: %w", err)
 	}
-	p := &Prepared{Series: &Series{Goodput: g, Nonce: nonce}, Calls: sp.Workload != "requests"}
+	if sp.Slice < 0 || sp.Slice > 0 && sp.Slice < 100*time.Millisecond || sp.Slice > time.Hour || sp.Slice%(100*time.Millisecond) != 0 {
+		return nil, fmt.Errorf("--slice %s: 0 (none), or a multiple of 100ms up to 1h", sp.Slice)
+	}
+	p := &Prepared{Series: &Series{Goodput: g, Nonce: nonce, Slice: sp.Slice}, Calls: sp.Workload != "requests"}
 	var conv *DatasetFile
 	if sp.Workload == "requests" && sp.Data.Path != "" {
 		// AIPerf's multi_turn files are sessions: replay them as such,

@@ -181,6 +181,7 @@ func (f *loadFlags) registerShared(c *cobra.Command) {
 	fs.Float64Var(&f.RangeRatio, "range-ratio", 0, "synthetic prompts: lengths uniform in [N(1−R), N(1+R)] for input and output, as vLLM's random dataset (0 ≤ R < 1)")
 	fs.IntVar(&f.PrefixTokens, "prefix-tokens", 0, "synthetic prompts: open every prompt with a shared prefix of N tokens (before --input-tokens of its own), as GuideLLM's prefix buckets")
 	fs.IntVar(&f.PrefixPool, "prefix-pool", 1, "with --prefix-tokens: how many different prefixes requests draw from")
+	fs.DurationVar(&f.Slice, "slice", 10*time.Second, "cut each level's window into time slices this wide, each with its own counts and percentiles (0: none): a level whose latency rises through its window says so")
 	fs.StringVar(&f.Goodput, "goodput", "", "count the requests meeting every bound, as vLLM's goodput, e.g. ttft:300,tpot:50,e2e:4000 (ms; also ttft_sched, e2e_sched, and ttfat for the first answer token of a model that reasons)")
 	c.MarkFlagsMutuallyExclusive("input-tokens", "dataset")
 	markInputs(c, "dataset")

@@ -54,3 +54,20 @@ func GPULevels(w io.Writer, s *results.Sweep) {
 			l.Load, num(g.JoulesPerOutputToken, 4), num(g.JoulesPerRequest, 1), num(g.PowerMeanW, 0), len(g.GPUs), how)
 	}
 }
+
+// SlicesLine is a run's slices in one line: each slice's TTFT p50 from
+// the schedule and its completions, in order ("" without slices).
+func SlicesLine(r *results.Run) string {
+	if len(r.Slices) == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("slices   %s s each · TTFT sched p50 ms / completed:", num(r.SliceS, 1))
+	for _, s := range r.Slices {
+		p := "-"
+		if s.TTFTSched.Count > 0 {
+			p = ms(s.TTFTSched.P50)
+		}
+		line += fmt.Sprintf(" %s/%d", p, s.Completed)
+	}
+	return line
+}

@@ -299,6 +299,9 @@ func RunAndServer(w io.Writer, r *results.Run) error {
 	if err := Run(w, r); err != nil {
 		return err
 	}
+	if line := SlicesLine(r); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if r.GPU != nil {
 		fmt.Fprintln(w, GPULine(r.GPU))
 	}

@@ -36,6 +36,9 @@ type Run struct {
 	Calls         *Calls       `json:"calls,omitempty"`
 	ByTurn        []TurnStats  `json:"by_turn,omitempty"`
 	Server        *Server      `json:"server,omitempty"`
+	// SliceS and Slices are the window cut into time slices (--slice).
+	SliceS float64 `json:"slice_s,omitempty"`
+	Slices []Slice `json:"slices,omitempty"`
 	// GPU is the GPUs' own account of the window (--gpu-metrics-url):
 	// power, energy and energy per token.
 	GPU *GPUFigures `json:"gpu,omitempty"`

@@ -16,6 +16,9 @@ import (
 type completion struct {
 	tag           int32
 	doneMs, ageMs int32
+	// ttftUs and tpotUs are its TTFT from the schedule and mean
+	// inter-token time (-1: none), for the window's slices.
+	ttftUs, tpotUs int32
 	// weight is how many completions it stands for once a long run's are
 	// sampled (completionSample); 0 is one. mark is the hash the sample
 	// keeps it by.

@@ -69,6 +69,9 @@ type shard struct {
 	lat *latencies
 	agg aggregate
 	tag map[int]*turnHists
+	// ticks count arrivals and completions by the tenth of a second, for
+	// the window's slices.
+	ticks tickCounts
 }
 
 // aggregate holds the counters of a run.
@@ -255,10 +258,12 @@ func (c *collector) add(r *record.Record) {
 	}
 	switch {
 	case r.Class == record.ClassInterrupted:
+		s.ticks.sent(r.Scheduled, false)
 		a.interrupted++
 		a.partial += int64(r.Chunks)
 		return
 	case r.Class != "":
+		s.ticks.sent(r.Scheduled, true)
 		a.failed++
 		if a.errors == nil {
 			a.errors = map[string]int64{}
@@ -267,6 +272,7 @@ func (c *collector) add(r *record.Record) {
 		a.partial += int64(r.Chunks)
 		return
 	}
+	s.ticks.sent(r.Scheduled, false)
 	a.ok++
 	if c.goodput.Set() && c.goodput.good(r) {
 		a.good++
@@ -279,8 +285,10 @@ func (c *collector) add(r *record.Record) {
 		// keeps up finishes each turn number at about one age.
 		origin, done = r.Origin, r.Done-r.Paused
 	}
-	a.done.add(completion{tag: int32(r.Tag), doneMs: int32(done.Milliseconds()), ageMs: int32((done - origin).Milliseconds())})
 	out := r.OutputTokens()
+	a.done.add(completion{tag: int32(r.Tag), doneMs: int32(done.Milliseconds()), ageMs: int32((done - origin).Milliseconds()),
+		ttftUs: sliceMicros(r.FirstToken-r.Scheduled, r.FirstToken > 0), tpotUs: sliceMicros((r.LastToken-r.FirstToken)/time.Duration(max(out-1, 1)), out > 1 && r.FirstToken > 0)})
+	s.ticks.completed(r.Done, int64(out))
 	a.inputs += int64(r.Inputs)
 	if r.Images > 0 {
 		im := &a.images

@@ -26,6 +26,9 @@ type Level struct {
 	Config results.Config
 	// Goodput, when set, counts the requests that meet every bound.
 	Goodput Goodput
+	// Slice, when set, cuts a level of requests' window into slices of
+	// this width, each with its own figures (results.Slice).
+	Slice time.Duration
 	// Prefixes is the tracker that filled the records' PrefixShare, so the
 	// result states the cache hit the workload expects.
 	Prefixes *workload.PrefixTracker
@@ -131,6 +134,12 @@ func (s *Summary) windowResult(rep health.Report, w driver.Window) *results.Run 
 		}
 	}
 	res.Arrivals.Unsent = w.Unsent
+	if width := s.level.Slice; width > 0 {
+		res.SliceS, res.Slices = width.Seconds(), s.coll.slices(w.Start, w.End, width)
+		if trend := sliceTrend(res.Slices); trend != "" {
+			res.Warnings = append(res.Warnings, trend)
+		}
+	}
 	res.Warnings = append(res.Warnings, results.SmallPrint(res)...)
 	if w.Unsent > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d arrivals due in the window were still waiting for a --max-concurrency slot when it closed: never sent", w.Unsent))

@@ -1,0 +1,32 @@
+package results
+
+// Slice is one stretch of a level's window (--slice): what arrived in
+// it, what finished in it, and the latencies of the requests that arrived
+// in it, so a level that drifts through its window shows where.
+type Slice struct {
+	// StartS and EndS are from the window's start.
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
+	// Sent and Failed count the requests due in the slice (by their
+	// scheduled arrival); Completed those that finished in it, and
+	// OutputTokensPerS their output tokens over its width.
+	Sent             int64   `json:"sent"`
+	Failed           int64   `json:"failed"`
+	Completed        int64   `json:"completed"`
+	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+	// TTFTSched, TPOT and E2ESched are over the successful requests due
+	// in the slice, in ms; TPOT is each request's mean inter-token time.
+	TTFTSched SliceDist `json:"ttft_sched"`
+	TPOT      SliceDist `json:"tpot"`
+	E2ESched  SliceDist `json:"e2e_sched"`
+}
+
+// SliceDist is a slice's percentiles of one latency, in ms. Count is how
+// many requests they rest on; in a long level, a sample of them (each
+// standing for several) that keeps the memory flat.
+type SliceDist struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+}
