@@ -366,8 +366,8 @@ func TestLoRASwaps(t *testing.T) {
 	url := startSim(t, models(1), "")
 	var live *results.Run
 	quiet.Retry(t, 3, func(int) quiet.Try {
-		live = runJSON(t, "run", "--base-url", url, "--model", "base", "--mix", mix, "--rate", "2", "--duration", "30s", "--no-server-metrics")
-		return runTry(live)
+		live = runJSON(t, "run", "--base-url", url, "--model", "base", "--mix", mix, "--rate", "2", "--duration", "30s", "--reset-cache")
+		return simTry(live)
 	})
 	for _, class := range []string{"a", "b"} {
 		l, p := live.Classes[class].Stats.TTFTSched, one.Classes[class].Stats.TTFTSched

@@ -179,7 +179,9 @@ func TestPredictFleet(t *testing.T) {
 // flags and writing into dir, and reads the two sweep files.
 func liveAndPredicted(t *testing.T, url, dir string, flags, liveOnly, predOnly []string) (live, pred *results.Sweep) {
 	t.Helper()
-	args := append(append([]string{"sweep", "--base-url", url, "--label", "live", "--out-dir", dir}, liveOnly...), flags...)
+	// Every level cold, as each predicted level's server is: a retry
+	// sends the same prompts to the same simulator.
+	args := append(append([]string{"sweep", "--base-url", url, "--label", "live", "--out-dir", dir, "--reset-cache"}, liveOnly...), flags...)
 	quiet.Retry(t, 2, func(int) quiet.Try {
 		if code, out, errOut := execute(t, args...); code != 0 {
 			t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
