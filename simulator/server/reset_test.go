@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestResetPrefixCacheOverHTTP: knee sim's POST /reset_prefix_cache
@@ -57,6 +58,14 @@ func TestResetPrefixCacheOverHTTP(t *testing.T) {
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() && !strings.HasPrefix(sc.Text(), "data:") {
+	}
+	// The first chunk may leave before the engine has taken the request
+	// in: wait until it holds blocks.
+	for deadline := time.Now().Add(10 * time.Second); ts.models["sched"].sched.State().UsedBlocks == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the stream never held a KV block")
+		}
+		time.Sleep(time.Millisecond)
 	}
 	code, b := post(t, ts.URL+"/reset_prefix_cache", "")
 	if code != 409 || !strings.Contains(string(b), "model sched") || !strings.Contains(string(b), "in use") {
