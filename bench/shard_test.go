@@ -5,18 +5,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/internal/fakeserver"
+	"github.com/kneebench/knee/health"
+	"github.com/kneebench/knee/health/quiet"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
 
 // lateShardRun runs an open loop whose window starts at startAt and
-// returns its result and records.
-func lateShardRun(t *testing.T, url string, startAt time.Time) (sent, ok int64, windowArrivals int64, recs []results.RecordLine, late int64, windowS float64) {
+// returns its result and records, and the client's health through it.
+func lateShardRun(t *testing.T, url string, startAt time.Time) (sent, ok int64, windowArrivals int64, recs []results.RecordLine, late int64, windowS float64, judged quiet.Try) {
 	t.Helper()
 	var buf bytes.Buffer
 	live := &Live{Client: newTestClient(t, url, 5*time.Second, 32), StartAt: startAt}
@@ -35,7 +38,13 @@ func lateShardRun(t *testing.T, url string, startAt time.Time) (sent, ok int64, 
 		}
 		recs = append(recs, r)
 	}
-	return res.Requests.Sent, res.Requests.OK, res.Arrivals.WindowArrivals, recs, res.Arrivals.LateSends, res.WindowSeconds
+	// The late run falls behind its schedule on purpose: its own timers'
+	// lateness, not its sends', says whether the host starved it.
+	h := quiet.Try{Verdict: results.VerdictHealthy}
+	if lag := res.Health.TimerLagP99Ms; lag > float64(health.NoisyTimerLagP99.Milliseconds()) {
+		h = quiet.Try{Verdict: results.VerdictClientLimited, Reasons: []string{fmt.Sprintf("timer lateness p99 %.1f ms", lag)}}
+	}
+	return res.Requests.Sent, res.Requests.OK, res.Arrivals.WindowArrivals, recs, res.Arrivals.LateSends, res.WindowSeconds, h
 }
 
 // TestLateShardKeepsTheSchedule: a process that starts 400 ms after
@@ -45,33 +54,61 @@ func lateShardRun(t *testing.T, url string, startAt time.Time) (sent, ok int64, 
 // not shifted to when the process came.
 func TestLateShardKeepsTheSchedule(t *testing.T) {
 	url := fakeserver.Start(t, &fakeserver.Stream{TTFT: 2 * time.Millisecond, ITL: time.Millisecond, Tokens: 3})
-	sentOn, okOn, arrOn, _, _, _ := lateShardRun(t, url, time.Now().Add(200*time.Millisecond))
 	const overdue = 400 * time.Millisecond
-	startedAt := time.Now()
-	sentLate, okLate, arrLate, recs, lateSends, windowS := lateShardRun(t, url, startedAt.Add(-overdue))
+	var sentOn, okOn, arrOn, sentLate, okLate, arrLate, lateSends int64
+	var recs []results.RecordLine
+	var windowS float64
+	var startedAt time.Time
+	// "At once" is judged on the wall clock: a try whose client knee
+	// judged starved (a stall of a tenth of a second under the race
+	// detector on a busy box) is measured again.
+	quiet.Retry(t, 3, func(int) quiet.Try {
+		var on quiet.Try
+		sentOn, okOn, arrOn, _, _, _, on = lateShardRun(t, url, time.Now().Add(200*time.Millisecond))
+		startedAt = time.Now()
+		var late quiet.Try
+		sentLate, okLate, arrLate, recs, lateSends, windowS, late = lateShardRun(t, url, startedAt.Add(-overdue))
+		if !quiet.Judgeable(on.Verdict) {
+			return on
+		}
+		return late
+	})
 	if sentLate != sentOn || okLate != okOn || arrLate != arrOn {
 		t.Errorf("late shard sent %d (%d ok) of %d arrivals, on time %d (%d ok) of %d: the totals must not change", sentLate, okLate, arrLate, sentOn, okOn, arrOn)
 	}
 	if windowS > 1.4 {
 		t.Errorf("window %.2f s, want the schedule's 1 s and its drain", windowS)
 	}
+	// The process is ready to send at its first send: setting a level up
+	// takes a while (a tenth of a second under the race detector), and
+	// what was due by then goes out at once, the rest on schedule.
+	var ready time.Time
+	for _, r := range recs {
+		if sent := time.Unix(0, r.SentUnixNs); !r.Warmup && (ready.IsZero() || sent.Before(ready)) {
+			ready = sent
+		}
+	}
+	if setup := ready.Sub(startedAt); setup > overdue/2 {
+		t.Fatalf("the late process first sent %v after it started: too slow to tell at once from on schedule", setup)
+	}
 	due := 0
 	for _, r := range recs {
 		if r.Warmup {
 			continue
 		}
-		overdue := startedAt.Sub(time.Unix(0, r.ScheduledUnixNs))
+		scheduled := time.Unix(0, r.ScheduledUnixNs)
 		lateness, sent := time.Duration(r.LatenessNs), time.Unix(0, r.SentUnixNs)
-		if overdue > 0 {
+		if overdue := startedAt.Sub(scheduled); overdue > 0 {
 			due++
 			if lateness < overdue-10*time.Millisecond {
 				t.Errorf("arrival due %v before the process started went out %v late: lateness must count from when it was due", overdue, lateness)
 			}
-			if sent.Sub(startedAt) > 100*time.Millisecond {
-				t.Errorf("arrival already due was sent %v after the process started, not at once", sent.Sub(startedAt))
-			}
-		} else if lateness > 50*time.Millisecond {
-			t.Errorf("arrival due %v after the process started went out %v late", -overdue, lateness)
+		}
+		switch {
+		case scheduled.Before(ready) && sent.Sub(ready) > 100*time.Millisecond:
+			t.Errorf("arrival already due was sent %v after the process was ready, not at once", sent.Sub(ready))
+		case !scheduled.Before(ready) && lateness > 50*time.Millisecond:
+			t.Errorf("arrival due %v after the process was ready went out %v late", scheduled.Sub(ready), lateness)
 		}
 	}
 	// 100/s for 400 ms: about 40 were already due.
