@@ -102,6 +102,9 @@ func (o *planOptions) register(c *cobra.Command) {
 	fs.IntVar(&o.load.Concurrency, "concurrency", 0, "the load to serve: closed-loop streams")
 	fs.DurationVar(&o.load.Duration, "window", 10*time.Minute, "simulated window of every prediction")
 	o.load.registerShared(c)
+	// A plan keeps no level's time slices: it shows none, and its
+	// predictions are many.
+	_ = fs.MarkHidden("slice")
 	o.sim.registerResponses(c)
 	o.load.registerWorkload(c, "requests, voice, or conversations (a --dataset's conversations replayed as calls)")
 	o.slo.register(c, "ttft_p95:500", "what every configuration", false)
@@ -187,6 +190,7 @@ func (o *planOptions) question(c *cobra.Command) (*predict.Question, string, rep
 	if q.Axis, q.Target, err = o.check(c); err != nil {
 		return fail(err)
 	}
+	o.load.Slice = 0
 	if q.SLO, err = o.slo.parse(c, o.load.Goodput); err != nil {
 		return fail(err)
 	}
