@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,15 +34,11 @@ func TestVoicePresetKnees(t *testing.T) {
 		if !strings.Contains(out, "vLLM V1 scheduling: first come, first served") || !strings.Contains(out, want) {
 			t.Errorf("%s: the scheduling rules are not said:\n%s", label, out)
 		}
-		var sw results.Sweep
-		b, err := os.ReadFile(filepath.Join(dir, label+".json"))
-		if err == nil {
-			err = json.Unmarshal(b, &sw)
-		}
+		sw, err := results.ReadSweep(filepath.Join(dir, label+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &sw
+		return sw
 	}
 	sloKnee := func(sw *results.Sweep) float64 {
 		if k := sw.Knees.SLO; k != nil {
@@ -77,15 +71,11 @@ func TestVoicePresetKnees(t *testing.T) {
 		if !strings.Contains(out, "SGLang scheduling: ") || !strings.Contains(out, "prompt chunks of 4096 tokens") {
 			t.Errorf("%s: the scheduling rules are not said:\n%s", label, out)
 		}
-		var sw results.Sweep
-		b, err := os.ReadFile(filepath.Join(dir, label+".json"))
-		if err == nil {
-			err = json.Unmarshal(b, &sw)
-		}
+		sw, err := results.ReadSweep(filepath.Join(dir, label+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k := sloKnee(&sw); k != 0 {
+		if k := sloKnee(sw); k != 0 {
 			t.Errorf("%s: SLO knee at %g calls/s, want none", label, k)
 		}
 	}
