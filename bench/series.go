@@ -241,6 +241,45 @@ func At(axis string, load float64) (rate float64, concurrency int) {
 // cfg is the target's configuration, to which the level's own is added.
 // Once it has run, its Finish adds what the series knows of it.
 func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg results.Config) (*Level, error) {
+	return s.RepeatLevel(0, i, p, rate, concurrency, cfg)
+}
+
+// RepeatSeed is the seed repeat rep (from 0) of a level draws its
+// schedule and prompt lengths from: the series' own for the first, and
+// past it the series' seed and rep scrambled (splitmix64's finaliser).
+// Seeds next to each other (s, s+1…) draw correlated schedules from the
+// generators' seeding, so repeats seeded so would agree more than
+// independent windows do, and their intervals would be too narrow.
+func (s *Series) RepeatSeed(rep int) uint64 {
+	if rep == 0 {
+		return s.Load.Seed
+	}
+	return ScrambleSeed(s.Load.Seed ^ uint64(rep)<<40)
+}
+
+// ScrambleSeed maps a seed to one that shares no structure with its
+// neighbours' (splitmix64's finaliser).
+func ScrambleSeed(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// repeatNonce is repeat rep's nonce for level i: repeat 0 keeps the
+// level's own, and every other repeat has prompts of its own, so that
+// no repeat finds another's prefixes cached.
+func (s *Series) repeatNonce(i, rep int) string {
+	if rep == 0 {
+		return s.LevelNonce(i)
+	}
+	return fmt.Sprintf("[%s.%d.r%d]", s.Nonce, i+1, rep+1)
+}
+
+// RepeatLevel is Level measured again: repeat rep (from 0; repeat 0 is
+// Level itself) draws from its own seed (RepeatSeed) and sends prompts
+// of its own.
+func (s *Series) RepeatLevel(rep, i int, p Prober, rate float64, concurrency int, cfg results.Config) (*Level, error) {
 	if err := s.Size(p); err != nil {
 		return nil, err
 	}
@@ -255,7 +294,7 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 	w := s.Workload
 	if w.calls() {
 		load := driver.CallLoad{Rate: rate, Calls: w.Calls, Duration: s.Load.Duration, MaxConcurrentCalls: w.MaxConcurrentCalls,
-			Seed: s.Load.Seed, DrainTimeout: s.Load.DrainTimeout, Shard: s.Load.Shard}
+			Seed: s.RepeatSeed(rep), DrainTimeout: s.Load.DrainTimeout, Shard: s.Load.Shard}
 		var src workload.Calls
 		if w.Conversations {
 			f.calls = &trackedCalls{Conversations: s.convs, images: w.Dataset.images}
@@ -267,7 +306,7 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 		} else {
 			v := *w.Voice
 			v.WordsPerToken = s.cal.WordsPerToken
-			v.Nonce = s.LevelNonce(i)
+			v.Nonce = s.repeatNonce(i, rep)
 			RecordVoice(&cfg, v, load)
 			src = v
 		}
@@ -281,18 +320,22 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 		rate += w.Mix.others
 	}
 	load := s.levelLoad(rate, concurrency)
+	load.Seed = s.RepeatSeed(rep)
 	RecordRequests(&cfg, w, load)
 	src := w.Source
 	if _, ok := src.(workload.Synthetic); ok {
 		// As sized (fitted, or exact by the tokenizer), in the level's own
 		// words.
 		syn := s.syn
-		syn.Nonce = s.LevelNonce(i)
+		syn.Nonce = s.repeatNonce(i, rep)
+		if rep > 0 {
+			syn.Seed = ScrambleSeed(syn.Seed ^ uint64(rep)<<40)
+		}
 		src = syn
 	}
 	f.single = true
 	if w.Mix != nil {
-		ml := w.Mix.level(s.LevelNonce(i), variedRate)
+		ml := w.Mix.level(s.repeatNonce(i, rep), variedRate)
 		src, lv.Classes, f.mixTaken = ml.src, w.Mix.summaryClasses(ml.shares), ml.taken
 	}
 	if w.Dataset != nil {
@@ -304,7 +347,7 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 			// never warm the next.
 			speedup := load.Rate / workload.TraceRate(workload.TraceSchedule(s.dataset.Entries, 1))
 			load.Trace = workload.TraceSchedule(s.dataset.Entries, speedup)
-			f.requests.Blocks.Nonce = s.LevelNonce(i)
+			f.requests.Blocks.Nonce = s.repeatNonce(i, rep)
 			f.trace = true
 			cfg.TraceSpeedup = speedup
 		case !w.Dataset.Repeat:
@@ -320,7 +363,7 @@ func (s *Series) Level(i int, p Prober, rate float64, concurrency int, cfg resul
 		src = workload.Batch{Source: src, Size: w.Batch}
 	}
 	if w.Images != nil {
-		images := w.Images.ForLevel(s.LevelNonce(i))
+		images := w.Images.ForLevel(s.repeatNonce(i, rep))
 		src = workload.WithImages{Source: src, Images: images}
 		if w.imageServer != nil {
 			w.imageServer.addLevel(images)

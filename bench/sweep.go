@@ -34,6 +34,12 @@ type SweepOptions struct {
 	OnLevel func(s *results.Sweep, l results.Level)
 	// Sweep is the sweep to fill (label, config, axis, SLO set).
 	Sweep *results.Sweep
+	// Repeat, past one, measures every level that many times (see
+	// repeatPasses), repeat k by RepeatLevel(k, i, load).
+	Repeat      int
+	RepeatLevel func(rep, i int, load float64) (*Level, error)
+	// OnRepeat sees each level of a repeat after the first as it ends.
+	OnRepeat func(rep int, l results.Level)
 }
 
 // Sweep runs every level with r and fills o.Sweep in order, with its
@@ -41,6 +47,15 @@ type SweepOptions struct {
 // ctx ends the levels under way cleanly (kept, marked interrupted) and
 // starts no more.
 func Sweep(ctx context.Context, r Runner, o SweepOptions) *results.Sweep {
+	s := pass(ctx, r, o)
+	if o.Repeat > 1 {
+		repeatPasses(ctx, r, o, s)
+	}
+	return s
+}
+
+// pass runs the sweep's levels once.
+func pass(ctx context.Context, r Runner, o SweepOptions) *results.Sweep {
 	s := o.Sweep
 	s.SchemaVersion = results.SchemaVersion
 	par := o.Parallel

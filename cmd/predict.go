@@ -208,7 +208,7 @@ func (o *predictOptions) run(c *cobra.Command, _ []string) error {
 	parallel := o.levelsAtOnce(p.sweepSetup)
 	var records bytes.Buffer
 	opts := bench.SweepOptions{Loads: p.loads, Parallel: parallel, StopOnSaturation: o.stopSat, Sweep: sw,
-		Level: p.plan.Series.Levels(p.target, p.axis, base)}
+		Level: p.plan.Series.Levels(p.target, p.axis, base), Repeat: o.repeat, RepeatLevel: repeatLevels(p.plan.Series, p.target, p.axis, base)}
 	if o.records != "" {
 		opts.Records = &records
 	}

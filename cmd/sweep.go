@@ -39,6 +39,8 @@ type sweepFlags struct {
 	records     string
 	// speedups are a trace's levels, as multiples of its own speed.
 	speedups string
+	// repeat is how many times every level is measured (--repeat).
+	repeat int
 }
 
 // sweepOptions are knee sweep's: the shared flags, the shard of a split
@@ -102,7 +104,22 @@ func (o *sweepFlags) register(c *cobra.Command, step time.Duration, why string) 
 	fs.StringVar(&o.records, "records", "", "stream one JSON line per request of every level to this file (each with its level)")
 	markOutputs(c, "out-dir", "records")
 	fs.StringVar(&o.speedups, "trace-speedups", "", "a trace's levels as multiples of its own speed, e.g. 0.5,1,2,4 (default; --rates instead asks for mean rates)")
+	fs.IntVar(&o.repeat, "repeat", 1, "measure every level this many times, each from its own seed and prompts and interleaved (every level once, then again), and report the pooled figures with 95% intervals across the repeats and the range of each knee")
 	c.MarkFlagsMutuallyExclusive("rates", "concurrency")
+}
+
+// maxRepeat bounds --repeat: past it, a longer window measures better.
+const maxRepeat = 100
+
+// checkRepeat refuses a --repeat knee cannot honour.
+func (o *sweepFlags) checkRepeat() error {
+	switch {
+	case o.repeat < 1 || o.repeat > maxRepeat:
+		return usageErr("--repeat must be 1–%d, got %d", maxRepeat, o.repeat)
+	case o.repeat > 1 && o.load.Mix != "":
+		return usageErr("--repeat with --mix: a mix's classes are not pooled across repeats yet; measure the mix once per seed (--seed) instead")
+	}
+	return nil
 }
 
 // defaults are the levels when neither --rates nor --concurrency is
@@ -155,6 +172,9 @@ type sweepSetup struct {
 func (o *sweepFlags) setup(c *cobra.Command, callStep time.Duration) (*sweepSetup, error) {
 	if err := bench.CheckWorkload(o.load.Workload); err != nil {
 		return nil, usageErr("%w", err)
+	}
+	if err := o.checkRepeat(); err != nil {
+		return nil, err
 	}
 	defaults, err := o.defaults(c)
 	if err != nil {

@@ -39,6 +39,9 @@ func (o *sweepOptions) prepare(c *cobra.Command) (*liveSweep, error) {
 	}
 	st.plan.Load.Shard = shard
 	st.plan.SetLoad(st.plan.Load)
+	if shard.Sharded() && o.repeat > 1 {
+		return nil, usageErr("--repeat with --shard: run each repeat as its own sharded sweep (--seed) and merge each; shards' repeats are not pooled")
+	}
 	if shard.Sharded() {
 		// Every shard must run every level, whatever its own part shows,
 		// and only shard 0 reads the server's view of the whole load.
@@ -135,6 +138,9 @@ func (o *sweepOptions) header(c *cobra.Command, tgt *resolved, ls *liveSweep) *r
 	if ls.axis == "rate" {
 		fmt.Fprintln(out, "levels are the target rate; offered is the rate the seeded schedule drew, which saturation is judged against; n is the requests measured (* under 20: p95 is their maximum)")
 	}
+	if o.repeat > 1 {
+		fmt.Fprintf(out, "every level is measured %d times, interleaved: every level once, then again; the pooled table follows the last\nrepeat 1 of %d:\n", o.repeat, o.repeat)
+	}
 	report.LevelHeader(out, sw, report.Width(out))
 	return sw
 }
@@ -168,7 +174,12 @@ func (o *sweepOptions) measure(c *cobra.Command, live *bench.Live, progress *rep
 	width := report.Width(out)
 	sw.StartedAt = time.Now().UTC()
 	levels := ls.plan.Series.Levels(live, ls.axis, o.target.levelConfig(tgt))
-	opts := bench.SweepOptions{Loads: ls.loads, StopOnSaturation: o.stopSat, Sweep: sw,
+	opts := bench.SweepOptions{Loads: ls.loads, StopOnSaturation: o.stopSat, Sweep: sw, Repeat: o.repeat,
+		RepeatLevel: repeatLevels(ls.plan.Series, live, ls.axis, o.target.levelConfig(tgt)),
+		OnRepeat: func(rep int, l results.Level) {
+			progress.Done()
+			report.RepeatRow(out, sw, rep, o.repeat, l, width)
+		},
 		Level: func(i int, load float64) (*bench.Level, error) {
 			lv, err := levels(i, load)
 			return lv, seriesErr(err)
@@ -195,10 +206,22 @@ func (o *sweepOptions) measure(c *cobra.Command, live *bench.Live, progress *rep
 	progress.Done()
 	o.dash.d.Sweep(sw)
 	fmt.Fprintln(out)
+	if sw.Repeats != nil {
+		report.PooledTable(out, sw)
+	}
 	report.LevelWarnings(out, sw)
 	report.GPULevels(out, sw)
 	report.Knees(out, sw)
 	return sw, writeErr
+}
+
+// repeatLevels makes repeat rep of a series' level i at load.
+func repeatLevels(s *bench.Series, p bench.Prober, axis string, cfg results.Config) func(rep, i int, load float64) (*bench.Level, error) {
+	return func(rep, i int, load float64) (*bench.Level, error) {
+		rate, concurrency := bench.At(axis, load)
+		lv, err := s.RepeatLevel(rep, i, p, rate, concurrency, cfg)
+		return lv, seriesErr(err)
+	}
 }
 
 // writeSweep writes a sweep's files and says so: the tail of every

@@ -16,11 +16,15 @@ const WideColumns = 130
 // predicted): the level table, then its knees. A live sweep prints its rows
 // as levels finish instead.
 func SweepTable(w io.Writer, s *results.Sweep, width int) {
-	LevelHeader(w, s, width)
-	for _, l := range s.Levels {
-		LevelRow(w, s, l, width)
+	if s.Repeats != nil {
+		PooledTable(w, s)
+	} else {
+		LevelHeader(w, s, width)
+		for _, l := range s.Levels {
+			LevelRow(w, s, l, width)
+		}
+		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w)
 	LevelWarnings(w, s)
 	GPULevels(w, s)
 	Knees(w, s)
@@ -211,6 +215,7 @@ func Knees(out io.Writer, s *results.Sweep) {
 		fmt.Fprintln(w, "saturation      none — throughput kept up with the offered load at every level.")
 	}
 	classKnees(w, s, unit)
+	repeatKnees(w, s, unit)
 	for _, e := range s.Knees.Excluded {
 		fmt.Fprintf(w, "excluded        %g%s — %s\n", e.Load, unit, e.Reason)
 	}

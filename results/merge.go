@@ -84,7 +84,7 @@ func MergeRuns(runs []*Run) (*Run, error) {
 		return nil, err
 	}
 	mergeRates(m, shards)
-	mergeHealth(m, shards)
+	mergeHealth(m, shards, "shard", 0)
 	mergeCalls(m, shards)
 	if err := mergeClasses(m, shards); err != nil {
 		return nil, err

@@ -118,8 +118,8 @@ func mergeRates(m *Run, shards []*Run) {
 }
 
 // mergeHealth takes the worst shard's health and names it.
-func mergeHealth(m *Run, shards []*Run) {
-	rank := map[string]int{VerdictVirtual: 0, VerdictHealthy: 1, VerdictNoisy: 2, VerdictClientLimited: 3}
+func mergeHealth(m *Run, shards []*Run, part string, first int) {
+	rank := map[string]int{VerdictVirtual: 0, VerdictHealthy: 1, VerdictNoisy: 2, VerdictClientLimited: 3, VerdictHostStarved: 3}
 	worst := 0
 	for i, r := range shards {
 		if rank[r.Health.Verdict] > rank[shards[worst].Health.Verdict] {
@@ -129,9 +129,9 @@ func mergeHealth(m *Run, shards []*Run) {
 	m.Health = shards[worst].Health
 	m.Health.Reasons = nil
 	for _, reason := range shards[worst].Health.Reasons {
-		m.Health.Reasons = append(m.Health.Reasons, fmt.Sprintf("shard %d: %s", worst, reason))
+		m.Health.Reasons = append(m.Health.Reasons, fmt.Sprintf("%s %d: %s", part, first+worst, reason))
 	}
-	m.Notes = append(m.Notes, fmt.Sprintf("client health is shard %d's, the worst of the %d (%s)", worst, len(shards), m.Health.Verdict))
+	m.Notes = append(m.Notes, fmt.Sprintf("client health is %s %d's, the worst of the %d (%s)", part, first+worst, len(shards), m.Health.Verdict))
 }
 
 // mergeCalls joins the call-level view of the voice workload.

@@ -66,6 +66,10 @@ type Run struct {
 	Interrupted bool     `json:"interrupted,omitempty"`
 	// MergedShards is set on a run merged from that many shards' files.
 	MergedShards int `json:"merged_shards,omitempty"`
+	// Repeats is set on a level measured several times (--repeat): the
+	// run is their pooled figures, and Repeats each one's and the
+	// intervals across them.
+	Repeats *Repeats `json:"repeats,omitempty"`
 }
 
 // Shard says which part of a split load a run sent: arrivals, workers or

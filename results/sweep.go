@@ -43,6 +43,9 @@ type Sweep struct {
 	// Prediction is set on a sweep computed by knee predict: what it was
 	// computed on.
 	Prediction *Prediction `json:"prediction,omitempty"`
+	// Repeats is set on a sweep whose levels were measured several times
+	// (--repeat): how its knees fell in each repeat.
+	Repeats *SweepRepeats `json:"repeats,omitempty"`
 }
 
 // Prediction says what a predicted sweep was computed on: the simulated

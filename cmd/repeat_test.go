@@ -1,0 +1,108 @@
+package cmd
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kneebench/knee/results"
+)
+
+// TestRepeatRefused: what --repeat cannot do is refused before anything
+// is sent.
+func TestRepeatRefused(t *testing.T) {
+	dir := t.TempDir()
+	mix := writeFile(t, dir, "mix.yml", "classes:\n  - name: a\n    rate: 1\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep", "--repeat", "0", "--base-url", "http://127.0.0.1:1/v1"}, "--repeat must be 1–100"},
+		{[]string{"predict", "--repeat", "101"}, "--repeat must be 1–100"},
+		{[]string{"sweep", "--repeat", "2", "--mix", mix, "--base-url", "http://127.0.0.1:1/v1"}, "a mix's classes are not pooled"},
+		{[]string{"sweep", "--repeat", "2", "--shard", "0/2", "--base-url", "http://127.0.0.1:1/v1", "--rates", "1"}, "shards' repeats are not pooled"},
+	} {
+		code, out, errOut := execute(t, append(c.args, "--out-dir", dir)...)
+		if code != ExitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, %q%q; want usage error %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
+
+// TestRepeatPredict: a predicted sweep repeated three times keeps every
+// repeat's figures under each pooled level, each from its own seed, the
+// pooled counts their sum, and prints each figure with its interval and
+// where the knees fell across the repeats.
+func TestRepeatPredict(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := execute(t, "predict", "--rates", "4,8", "--step-duration", "20s", "--repeat", "3", "--label", "r", "--out-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"pooled over 3 repeats", "±", "across repeats  SLO knee"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	s, err := results.ReadSweep(filepath.Join(dir, "r.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Repeats == nil || s.Repeats.Count != 3 || s.Repeats.Passes != 3 || len(s.Repeats.SLO.Loads) != 3 {
+		t.Fatalf("sweep repeats %+v", s.Repeats)
+	}
+	for _, l := range s.Levels {
+		rp := l.Run.Repeats
+		if rp == nil || len(rp.Each) != 3 {
+			t.Fatalf("level %g: repeats %+v", l.Load, rp)
+		}
+		seeds := map[uint64]bool{}
+		var ok float64
+		for _, e := range rp.Each {
+			seeds[e.Seed] = true
+			ok += e.Figures["throughput"]
+		}
+		if len(seeds) != 3 {
+			t.Errorf("level %g: seeds %v, want three different", l.Load, seeds)
+		}
+		if iv, found := rp.Intervals["ttft_sched.p95"]; !found || iv.High < iv.Low {
+			t.Errorf("level %g: ttft_sched.p95 interval %+v", l.Load, iv)
+		}
+		// Equal windows: the pooled rate is the repeats' mean.
+		if got := l.Run.Throughput.RequestsPerS; got < ok/3*0.999 || got > ok/3*1.001 {
+			t.Errorf("level %g: pooled %g req/s, repeats' mean %g", l.Load, got, ok/3)
+		}
+	}
+}
+
+// TestRepeatSweepLive: a live sweep repeated twice runs every level once,
+// then again, each repeat with prompts of its own (so the second finds
+// none of the first's prefixes cached), and pools them.
+func TestRepeatSweepLive(t *testing.T) {
+	slow(t)
+	url := startSim(t, "", "")
+	dir := t.TempDir()
+	code, out, errOut := execute(t, "sweep", "--base-url", url, "--rates", "2,4", "--step-duration", "2s", "--repeat", "2",
+		"--input-tokens", "256", "--max-tokens", "16", "--label", "live", "--out-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if i, j := strings.Index(out, "repeat 1 of 2"), strings.Index(out, "repeat 2 of 2"); i < 0 || j < i || !strings.Contains(out[j:], "pooled over 2 repeats") {
+		t.Errorf("want repeat 1's rows, then repeat 2's, then the pooled table:\n%s", out)
+	}
+	s, err := results.ReadSweep(filepath.Join(dir, "live.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range s.Levels {
+		rp := l.Run.Repeats
+		if rp == nil || rp.Count != 2 || rp.Each[0].Seed == rp.Each[1].Seed {
+			t.Fatalf("level %g: repeats %+v", l.Load, rp)
+		}
+		if c := l.Run.Cache; c == nil || !c.Reported {
+			t.Errorf("level %g: knee sim reported no cache hits", l.Load)
+		} else if c.HitRate > 0.5 {
+			t.Errorf("level %g: %.0f%% of prompt tokens cached: a repeat found another's prompts", l.Load, 100*c.HitRate)
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/kneebench/knee/results"
+)
+
+// RepeatRow prints level l of repeat rep (from 0) of n as it ends, under
+// a line naming the repeat before its first level.
+func RepeatRow(w io.Writer, s *results.Sweep, rep, n int, l results.Level, width int) {
+	if len(s.Levels) > 0 && l.Load == s.Levels[0].Load {
+		fmt.Fprintf(w, "repeat %d of %d (its own seed and prompts):\n", rep+1, n)
+	}
+	LevelRow(w, s, l, width)
+}
+
+// PooledTable prints a repeated sweep's pooled levels: each figure with
+// the half-width of its 95% interval across the repeats.
+func PooledTable(w io.Writer, s *results.Sweep) {
+	metric := "ttft_sched"
+	if s.Config.Pooled() {
+		metric = "e2e_sched"
+	}
+	name := map[string]string{"ttft_sched": "TTFTs", "e2e_sched": "E2Es"}[metric]
+	n := 0
+	if s.Repeats != nil {
+		n = s.Repeats.Count
+	}
+	fmt.Fprintf(w, "pooled over %d repeats: each figure is of every repeat's requests together; ± is half its 95%% interval across the repeats (Student's t, one value per repeat)\n", n)
+	header := []string{s.Axis, "repeats", "n", name + " p50", name + " p95", name + " p99", "ITL p50", "tput/s", "errors", "client"}
+	var rows [][]string
+	for _, l := range s.Levels {
+		if l.Run == nil {
+			rows = append(rows, []string{fmt.Sprintf("%g", l.Load), "-", "FAILED: " + l.Error, "", "", "", "", "", "", ""})
+			continue
+		}
+		r := l.Run
+		st, _ := r.Stats.SummaryOf(metric)
+		fig := func(key string, v float64, count int64, format func(float64) string) string {
+			if count == 0 {
+				return "-"
+			}
+			if plus := r.Repeats.Plus(key, format); plus != "" {
+				return format(v) + " " + plus
+			}
+			return format(v)
+		}
+		repeats := "1"
+		if r.Repeats != nil {
+			repeats = fmt.Sprint(r.Repeats.Count)
+		}
+		twoPlaces := func(v float64) string { return num(v, 2) }
+		errPct := func(v float64) string { return fmt.Sprintf("%.1f%%", v) }
+		health := r.Health.Verdict
+		if excl := excluded(s, l.Load); excl != "" {
+			health += " · excluded"
+		}
+		rows = append(rows, []string{fmt.Sprintf("%g", l.Load), repeats, num(float64(r.Requests.OK+r.Requests.Failed), 0),
+			fig(metric+".p50", st.P50, st.Count, ms), fig(metric+".p95", st.P95, st.Count, ms), fig(metric+".p99", st.P99, st.Count, ms),
+			fig("itl.p50", r.Stats.ITL.P50, r.Stats.ITL.Count, ms), fig("throughput", r.Throughput.RequestsPerS, 1, twoPlaces),
+			fig("errors", 100*r.Requests.ErrorRate(), 1, errPct), health})
+	}
+	if err := renderTable(w, header, rows); err != nil {
+		fmt.Fprintf(w, "(table: %v)\n", err)
+	}
+	fmt.Fprintln(w)
+}
+
+// repeatKnees prints where each knee fell across a repeated sweep's
+// repeats.
+func repeatKnees(w io.Writer, s *results.Sweep, unit string) {
+	rp := s.Repeats
+	if rp == nil {
+		return
+	}
+	fmt.Fprintf(w, "across repeats  SLO knee %s; saturation %s. Each repeat's knees are found on its own levels; those above are the pooled levels'.\n",
+		rp.SLO.Range(unit), rp.Saturation.Range(unit))
+	if rp.Passes < rp.Count {
+		fmt.Fprintf(w, "                only %d of the %d repeats ran: the sweep was cut.\n", rp.Passes, rp.Count)
+	}
+}
