@@ -2,8 +2,10 @@ package cmd
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kneebench/knee/report"
@@ -12,13 +14,30 @@ import (
 )
 
 func newCompareCmd() *cobra.Command {
-	var output string
+	var output, gate string
+	var gateIgnore []string
 	c := &cobra.Command{
-		Use:     "compare A.json B.json ...",
-		Short:   "Overlay the curves of several sweeps and compare their knees",
-		Example: `  knee compare results/L40S.json results/H100.json -o results/compare.png`,
-		Args:    cobra.MinimumNArgs(1),
+		Use:   "compare A.json B.json ...",
+		Short: "Overlay the curves of several sweeps and compare their knees, or gate a candidate on a baseline",
+		Long: `compare overlays several sweeps' curves and sets their knees side by side.
+
+With --gate RULES, it gates a candidate on a baseline instead: knee compare
+--gate RULES BASELINE CANDIDATE checks every rule at every load both
+measured and exits 0 when every rule holds, 1 when one fails (a figure
+moved the wrong way past its allowance by more than the 95% interval of
+the difference, or a level could not be judged), and 4 when the two files
+measured different things, which it names. Files of --repeat levels carry
+intervals; files of one repeat compare their figures as they are.`,
+		Example: `  knee compare results/L40S.json results/H100.json -o results/compare.png
+  knee compare --gate 'ttft_sched.p95:+10%,throughput:-5%,slo_knee:-1 level,errors:+0.5pp' baseline.json results/candidate.json`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: runtimeErrors(func(c *cobra.Command, args []string) error {
+			if gate != "" {
+				return runGate(c, gate, gateIgnore, args)
+			}
+			if len(gateIgnore) > 0 {
+				return usageErr("--gate-ignore goes with --gate")
+			}
 			if ext := strings.ToLower(filepath.Ext(output)); ext == ".html" || ext == ".htm" || ext == ".json" || ext == ".csv" {
 				// The bytes would be a PNG's whatever the name says.
 				return usageErr("--output %s: knee compare draws a PNG; for a page comparing them, knee report %s -o %s", output, strings.Join(args, " "), output)
@@ -52,8 +71,55 @@ func newCompareCmd() *cobra.Command {
 		}),
 	}
 	c.Flags().StringVarP(&output, "output", "o", "", "write the overlaid plot to this PNG")
+	c.Flags().StringVar(&gate, "gate", "", "gate CANDIDATE on BASELINE by these rules, comma-separated: FIGURE:±AMOUNT with % (relative), pp (errors), ms (a latency percentile) or level (slo_knee, saturation); the sign is the way the figure gets worse")
+	c.Flags().StringSliceVar(&gateIgnore, "gate-ignore", nil, "with --gate, what the two files may measure differently (e.g. model, when a calibrated prediction names it otherwise): "+strings.Join(results.GateFieldNames(), ", "))
 	markOutputs(c, "output")
 	return c
+}
+
+// runGate is knee compare --gate: rules checked before either file is
+// read, the files checked to have measured the same thing, then every
+// rule.
+func runGate(c *cobra.Command, spec string, ignore []string, args []string) error {
+	if c.Flags().Changed("output") {
+		return usageErr("--output draws the overlaid plot; --gate prints its table and answers by its exit code")
+	}
+	if len(args) != 2 {
+		return usageErr("--gate compares two files, BASELINE then CANDIDATE; got %d", len(args))
+	}
+	rules, err := results.ParseGateRules(spec)
+	if err != nil {
+		return usageErr("--gate: %v", err)
+	}
+	for _, f := range ignore {
+		if !slices.Contains(results.GateFieldNames(), f) {
+			return usageErr("--gate-ignore %q: not a field the gate compares (%s)", f, strings.Join(results.GateFieldNames(), ", "))
+		}
+	}
+	if err := checkIO(nil, argInputs(args)); err != nil {
+		return err
+	}
+	files, err := readInputs(c, args)
+	if err != nil {
+		return err
+	}
+	sweeps := make([]*results.Sweep, 2)
+	for i, p := range args {
+		if sweeps[i], err = results.DecodeSweepOrRun(p, files[i]); err != nil {
+			return err
+		}
+	}
+	if m := results.Mismatch(sweeps[0], sweeps[1], rules, ignore); m != nil {
+		return withCode(ExitMismatch, fmt.Errorf("%s and %s cannot be gated: %w (--gate-ignore excuses a field on purpose)", args[0], args[1], m))
+	}
+	g := results.Gate(sweeps[0], sweeps[1], rules)
+	if err := report.Gate(c.OutOrStdout(), args[0], args[1], g); err != nil {
+		return err
+	}
+	if !g.Passed {
+		return &exitError{ExitFailed, errors.New("the gate failed: see the table")}
+	}
+	return nil
 }
 
 func newPresetsCmd() *cobra.Command {

@@ -43,6 +43,9 @@ const (
 	ExitFailed  = 1 // the run ran, but every request failed (or a check failed)
 	ExitUsage   = 2 // bad flags or arguments
 	ExitRuntime = 3 // could not run at all (e.g. unreadable file, target down)
+	// ExitMismatch: knee compare --gate was given two files that measured
+	// different things.
+	ExitMismatch = 4
 	// ExitInterrupted is the status of a run, sweep or validate stopped by
 	// a signal, after it wrote what it measured (128 + SIGINT, as shells
 	// report it), so scripts can tell an interrupted sweep from a whole one.
