@@ -106,3 +106,26 @@ func TestRepeatSweepLive(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatRun: knee run --repeat pools its repeats into one result
+// with each repeat's figures and a table of them.
+func TestRepeatRun(t *testing.T) {
+	url := startSim(t, "", "")
+	out := filepath.Join(t.TempDir(), "run.json")
+	code, stdout, errOut := execute(t, "run", "--base-url", url, "--rate", "5", "--duration", "1s", "--repeat", "3",
+		"--input-tokens", "64", "--max-tokens", "8", "--output", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	if !strings.Contains(errOut, "repeat 3 of 3:") || !strings.Contains(stdout, "mean ± 95%") {
+		t.Errorf("want a line per repeat and the repeats' table:\n%s\n%s", stdout, errOut)
+	}
+	r, err := results.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three one-second windows, pooled.
+	if r.Repeats == nil || r.Repeats.Count != 3 || len(r.Repeats.Each) != 3 || r.WindowSeconds < 2.9 {
+		t.Fatalf("repeats %+v, window %g s", r.Repeats, r.WindowSeconds)
+	}
+}

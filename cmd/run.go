@@ -24,6 +24,8 @@ type runOptions struct {
 	quiet   bool
 	dash    dashboardFlag
 	export  exportFlag
+	// repeat is how many times the load is measured (--repeat).
+	repeat int
 }
 
 func newRunCmd() *cobra.Command { return newRunCmdWith(&runOptions{}) }
@@ -60,6 +62,7 @@ simulator and benchmarks that.`,
 	c.Flags().BoolVar(&o.quiet, "quiet", false, "print neither the report nor progress (e.g. with --output - in a pod, whose log is then the JSON alone)")
 	o.load.registerWorkload(c, "requests (independent requests), voice (multi-turn calls) or conversations (a --dataset's recorded conversations replayed as calls)")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the whole result to this JSON file")
+	c.Flags().IntVar(&o.repeat, "repeat", 1, "measure the load this many times, each from its own seed and prompts, and report the pooled figures with 95% intervals across the repeats")
 	c.Flags().StringVar(&o.records, "records", "", "stream one JSON line per request to this file")
 	c.Flags().StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the client to this file (for go tool pprof)")
 	_ = c.Flags().MarkHidden("cpuprofile")
@@ -87,6 +90,14 @@ func (o *runOptions) prepare(c *cobra.Command) (*bench.Prepared, time.Time, erro
 	shard, startAt, err := o.shard.parse()
 	if err != nil {
 		return nil, time.Time{}, err
+	}
+	switch {
+	case o.repeat < 1 || o.repeat > maxRepeat:
+		return nil, time.Time{}, usageErr("--repeat must be 1–%d, got %d", maxRepeat, o.repeat)
+	case o.repeat > 1 && o.load.Mix != "":
+		return nil, time.Time{}, usageErr("--repeat with --mix: a mix's classes are not pooled across repeats yet; measure the mix once per seed (--seed) instead")
+	case o.repeat > 1 && shard.Sharded():
+		return nil, time.Time{}, usageErr("--repeat with --shard: run each repeat as its own sharded run (--seed) and merge each; shards' repeats are not pooled")
 	}
 	plan.Load.Shard = shard
 	plan.SetLoad(plan.Load)
@@ -176,17 +187,35 @@ func (o *runOptions) measure(c *cobra.Command, plan *bench.Prepared, tgt *resolv
 		o.dash.status(p, "run", 0, 0, plan.Load.Duration, plan.Load.Rate)
 		o.export.status("run", max(plan.Load.Rate, float64(plan.Load.Concurrency)), p)
 	}
-	level, err := plan.Series.Level(0, live, plan.Load.Rate, plan.Load.Concurrency, o.target.levelConfig(tgt))
-	if err != nil {
-		return nil, seriesErr(err)
+	var runs []*results.Run
+	for rep := 0; rep < o.repeat && (rep == 0 || c.Context().Err() == nil); rep++ {
+		level, err := plan.Series.RepeatLevel(rep, 0, live, plan.Load.Rate, plan.Load.Concurrency, o.target.levelConfig(tgt))
+		if err != nil {
+			return nil, seriesErr(err)
+		}
+		if records.Open() {
+			level.Records = records
+		}
+		one, err := live.Run(c.Context(), level)
+		progress.Done()
+		if err != nil {
+			return nil, usageErr("%w", err)
+		}
+		if o.repeat > 1 {
+			fmt.Fprintf(errOut, "repeat %d of %d: %s\n", rep+1, o.repeat, report.RepeatLine(one))
+		}
+		runs = append(runs, one)
 	}
-	if records.Open() {
-		level.Records = records
-	}
-	res, err := live.Run(c.Context(), level)
-	progress.Done()
-	if err != nil {
-		return nil, usageErr("%w", err)
+	res := runs[0]
+	if len(runs) > 1 {
+		pooled, err := results.PoolRepeats(runs)
+		if err != nil {
+			return nil, withCode(ExitRuntime, err)
+		}
+		if len(runs) < o.repeat {
+			pooled.Warnings = append(pooled.Warnings, fmt.Sprintf("only %d of the %d repeats ran: the run was stopped", len(runs), o.repeat))
+		}
+		res = pooled
 	}
 	o.dash.d.Run(res)
 	o.export.level("run", results.Level{Load: max(plan.Load.Rate, float64(plan.Load.Concurrency)), Run: res})
@@ -197,6 +226,11 @@ func (o *runOptions) measure(c *cobra.Command, plan *bench.Prepared, tgt *resolv
 func (o *runOptions) finish(c *cobra.Command, out io.Writer, res *results.Run, records *results.CheckedWriter) error {
 	if err := report.RunAndServer(out, res); err != nil {
 		return err
+	}
+	if res.Repeats != nil {
+		if err := report.RepeatFigures(out, res); err != nil {
+			return err
+		}
 	}
 	if o.output != "" {
 		if err := results.WriteJSONTo(o.output, c.OutOrStdout(), res); err != nil {

@@ -50,6 +50,10 @@ func sweepSection(s *results.Sweep, idx int) htmlSweep {
 	if e := s.Environment; e.KneeVersion != "" {
 		hs.Facts = append(hs.Facts, fact{"measured with", fmt.Sprintf("knee %s on %s/%s, %d CPUs", e.KneeVersion, e.OS, e.Arch, e.CPUs)})
 	}
+	if rp := s.Repeats; rp != nil {
+		hs.Facts = append(hs.Facts, fact{"repeats", fmt.Sprintf("every level measured %d times, interleaved, each from its own seed and prompts; "+
+			"figures are pooled over them, ± is half the %s", rp.Count, results.RepeatMethod)})
+	}
 	if s.HealthPolicy != "" {
 		hs.Facts = append(hs.Facts, fact{"health policy", s.HealthPolicy})
 	}
@@ -93,11 +97,18 @@ func sweepSection(s *results.Sweep, idx int) htmlSweep {
 			continue
 		}
 		r := l.Run
-		q := func(sum results.Summary, v float64) string {
+		// A repeated level's figures carry their 95% interval.
+		plus := func(key string, text string, format func(float64) string) string {
+			if p := r.Repeats.Plus(key, format); p != "" {
+				return text + " " + p
+			}
+			return text
+		}
+		q := func(sum results.Summary, v float64, key string) string {
 			if sum.Count == 0 {
 				return "-"
 			}
-			return ms(v)
+			return plus(key, ms(v), ms)
 		}
 		tput := r.Throughput.RequestsPerS
 		if r.Calls != nil {
@@ -115,8 +126,10 @@ func sweepSection(s *results.Sweep, idx int) htmlSweep {
 		}
 		st := r.Stats
 		row := htmlRow{Cells: []string{load, num(r.Arrivals.OfferedRate, 2), num(float64(r.Requests.OK+r.Requests.Failed), 0),
-			q(st.TTFTSched, st.TTFTSched.P50), q(st.TTFTSched, st.TTFTSched.P95), q(st.TTFTSched, st.TTFTSched.P99), q(st.TTFT, st.TTFT.P95),
-			q(st.TPOT, st.TPOT.P50), q(st.ITL, st.ITL.P50), q(st.E2E, st.E2E.P95), num(tput, 2), num(r.Throughput.OutputTokensPerS, 0),
+			q(st.TTFTSched, st.TTFTSched.P50, "ttft_sched.p50"), q(st.TTFTSched, st.TTFTSched.P95, "ttft_sched.p95"),
+			q(st.TTFTSched, st.TTFTSched.P99, "ttft_sched.p99"), q(st.TTFT, st.TTFT.P95, "ttft.p95"),
+			q(st.TPOT, st.TPOT.P50, "tpot.p50"), q(st.ITL, st.ITL.P50, "itl.p50"), q(st.E2E, st.E2E.P95, "e2e.p95"),
+			plus("throughput", num(tput, 2), func(v float64) string { return num(v, 2) }), num(r.Throughput.OutputTokensPerS, 0),
 			pct(r.Requests.ErrorRate()), cut, good, hit, r.Health.Verdict}}
 		if energy {
 			j := "-"

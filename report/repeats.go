@@ -81,3 +81,53 @@ func repeatKnees(w io.Writer, s *results.Sweep, unit string) {
 		fmt.Fprintf(w, "                only %d of the %d repeats ran: the sweep was cut.\n", rp.Passes, rp.Count)
 	}
 }
+
+// RepeatLine is one repeat of a run in a line, as it ends.
+func RepeatLine(r *results.Run) string {
+	f := results.Figures(r)
+	line := fmt.Sprintf("%d requests, %s req/s", r.Requests.OK+r.Requests.Failed, num(f["throughput"], 2))
+	for _, name := range []string{"ttft_sched.p50", "ttft_sched.p95", "e2e_sched.p95"} {
+		if v, ok := f[name]; ok {
+			line += fmt.Sprintf(", %s %s ms", name, ms(v))
+		}
+	}
+	return line + ", client " + r.Health.Verdict
+}
+
+// repeatedFigures are the figures a repeated run's table shows.
+var repeatedFigures = []string{"ttft_sched.p50", "ttft_sched.p95", "ttft_sched.p99", "ttft.p95", "itl.p50", "itl.p95", "tpot.p50",
+	"e2e_sched.p50", "e2e_sched.p95", "e2e_sched.p99", "throughput", "output_tokens_per_s", "goodput", "errors", "joules_per_output_token"}
+
+// RepeatFigures prints a repeated run's figures: the pooled value, the
+// mean of the repeats with its 95% interval, and each repeat's own.
+func RepeatFigures(w io.Writer, r *results.Run) error {
+	rp := r.Repeats
+	fmt.Fprintf(w, "\nrepeats: %d, each from its own seed and prompts; the interval is %s\n", rp.Count, rp.Method)
+	header := []string{"figure", "pooled", "mean ± 95%"}
+	for i, e := range rp.Each {
+		header = append(header, fmt.Sprintf("#%d (seed %d)", i+1, e.Seed))
+	}
+	pooled := results.Figures(r)
+	var rows [][]string
+	for _, name := range repeatedFigures {
+		iv, ok := rp.Intervals[name]
+		if !ok {
+			continue
+		}
+		format := ms
+		switch name {
+		case "throughput", "output_tokens_per_s", "goodput":
+			format = func(v float64) string { return num(v, 2) }
+		case "errors":
+			format = func(v float64) string { return fmt.Sprintf("%.2f%%", v) }
+		case "joules_per_output_token":
+			format = func(v float64) string { return fmt.Sprintf("%.4f", v) }
+		}
+		row := []string{name, format(pooled[name]), format(iv.Mean) + " ± " + format(iv.HalfWidth)}
+		for _, e := range rp.Each {
+			row = append(row, format(e.Figures[name]))
+		}
+		rows = append(rows, row)
+	}
+	return renderTable(w, header, rows)
+}

@@ -293,6 +293,14 @@ var CSVHeader = []string{
 	"completion_rate_per_s", "sent", "ok", "failed", "cut", "unsent", "missing_share", "warnings",
 	"ttfat_p50_ms", "ttfat_p95_ms", "ttfat_p99_ms", "reasoning_tokens_mean", "answer_tokens_mean", "no_answer_share",
 	"class", "gpu_energy_j", "gpu_power_mean_w", "joules_per_output_token", "output_tokens_per_joule",
+	"repeats", "ttft_sched_p50_ci_ms", "ttft_sched_p95_ci_ms", "ttft_sched_p99_ci_ms", "itl_p50_ci_ms", "e2e_sched_p95_ci_ms", "throughput_ci_per_s",
+}
+
+// csvIntervals are the columns holding a repeated level's 95% interval
+// half-widths (Repeats), by figure.
+var csvIntervals = map[string]string{
+	"ttft_sched_p50_ci_ms": "ttft_sched.p50", "ttft_sched_p95_ci_ms": "ttft_sched.p95", "ttft_sched_p99_ci_ms": "ttft_sched.p99",
+	"itl_p50_ci_ms": "itl.p50", "e2e_sched_p95_ci_ms": "e2e_sched.p95", "throughput_ci_per_s": "throughput",
 }
 
 // CSV renders one row per level, in CSVHeader's columns. Values a level
@@ -344,6 +352,14 @@ func (s *Sweep) CSV() ([]byte, error) {
 func (s *Sweep) csvColumns(l Level, col map[string]string, f func(float64) string) {
 	r := l.Run
 	st := r.Stats
+	if rp := r.Repeats; rp != nil {
+		col["repeats"] = strconv.Itoa(rp.Count)
+		for column, figure := range csvIntervals {
+			if iv, ok := rp.Intervals[figure]; ok {
+				col[column] = f(iv.HalfWidth)
+			}
+		}
+	}
 	if g := r.GPU; g != nil && len(g.GPUs) > 0 {
 		col["gpu_energy_j"], col["gpu_power_mean_w"] = f(g.EnergyJ), f(g.PowerMeanW)
 		col["joules_per_output_token"], col["output_tokens_per_joule"] = f(g.JoulesPerOutputToken), f(g.OutputTokensPerJoule)
