@@ -7,6 +7,9 @@ import (
 	"github.com/kneebench/knee/results"
 )
 
+// twoRepeats says why two repeats' intervals are wide.
+const twoRepeats = "two repeats leave one degree of freedom: the intervals are 12.7 standard errors wide each way; three repeats bring that to 4.3, five to 2.8"
+
 // RepeatRow prints level l of repeat rep (from 0) of n as it ends, under
 // a line naming the repeat before its first level.
 func RepeatRow(w io.Writer, s *results.Sweep, rep, n int, l results.Level, width int) {
@@ -29,6 +32,9 @@ func PooledTable(w io.Writer, s *results.Sweep) {
 		n = s.Repeats.Count
 	}
 	fmt.Fprintf(w, "pooled over %d repeats: each figure is of every repeat's requests together; ± is half its 95%% interval across the repeats (Student's t, one value per repeat)\n", n)
+	if n == 2 {
+		fmt.Fprintln(w, twoRepeats)
+	}
 	header := []string{s.Axis, "repeats", "n", name + " p50", name + " p95", name + " p99", "ITL p50", "tput/s", "errors", "client"}
 	var rows [][]string
 	for _, l := range s.Levels {
@@ -103,6 +109,9 @@ var repeatedFigures = []string{"ttft_sched.p50", "ttft_sched.p95", "ttft_sched.p
 func RepeatFigures(w io.Writer, r *results.Run) error {
 	rp := r.Repeats
 	fmt.Fprintf(w, "\nrepeats: %d, each from its own seed and prompts; the interval is %s\n", rp.Count, rp.Method)
+	if rp.Count == 2 {
+		fmt.Fprintln(w, twoRepeats)
+	}
 	header := []string{"figure", "pooled", "mean ± 95%"}
 	for i, e := range rp.Each {
 		header = append(header, fmt.Sprintf("#%d (seed %d)", i+1, e.Seed))
