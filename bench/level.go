@@ -40,6 +40,9 @@ type Level struct {
 	// with RecordLevel as its level when set.
 	Records     io.Writer
 	RecordLevel *float64
+	// Repeat is the level's repeat (from 1) when it is measured several
+	// times, for its records; 0 otherwise.
+	Repeat int
 	// finish adds to the result what the series knows of the level.
 	finish func(*results.Run)
 }
@@ -189,5 +192,9 @@ type Runner interface {
 // RecordWriter is the level's --records writer, its instants counted
 // from start.
 func (lv *Level) RecordWriter(start time.Time) *record.Writer {
-	return record.NewWriter(lv.Records, start, lv.RecordLevel)
+	w := record.NewWriter(lv.Records, start, lv.RecordLevel)
+	if w != nil {
+		w.Repeat = lv.Repeat
+	}
+	return w
 }

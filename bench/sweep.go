@@ -47,6 +47,16 @@ type SweepOptions struct {
 // ctx ends the levels under way cleanly (kept, marked interrupted) and
 // starts no more.
 func Sweep(ctx context.Context, r Runner, o SweepOptions) *results.Sweep {
+	if o.Repeat > 1 {
+		level := o.Level
+		o.Level = func(i int, load float64) (*Level, error) {
+			lv, err := level(i, load)
+			if lv != nil {
+				lv.Repeat = 1
+			}
+			return lv, err
+		}
+	}
 	s := pass(ctx, r, o)
 	if o.Repeat > 1 {
 		repeatPasses(ctx, r, o, s)

@@ -25,7 +25,13 @@ func repeatPasses(ctx context.Context, r Runner, o SweepOptions, s *results.Swee
 	for rep := 1; rep < o.Repeat && ctx.Err() == nil && len(loads) > 0; rep++ {
 		ps := passCopy(s, nil)
 		po := SweepOptions{Loads: loads, Parallel: o.Parallel, Records: o.Records, Sweep: ps,
-			Level: func(i int, load float64) (*Level, error) { return o.RepeatLevel(rep, i, load) }}
+			Level: func(i int, load float64) (*Level, error) {
+				lv, err := o.RepeatLevel(rep, i, load)
+				if lv != nil {
+					lv.Repeat = rep + 1
+				}
+				return lv, err
+			}}
 		if o.OnRepeat != nil {
 			po.OnLevel = func(_ *results.Sweep, l results.Level) { o.OnRepeat(rep, l) }
 		}

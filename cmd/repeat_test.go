@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -112,8 +114,9 @@ func TestRepeatSweepLive(t *testing.T) {
 func TestRepeatRun(t *testing.T) {
 	url := startSim(t, "", "")
 	out := filepath.Join(t.TempDir(), "run.json")
+	recs := filepath.Join(t.TempDir(), "records.jsonl")
 	code, stdout, errOut := execute(t, "run", "--base-url", url, "--rate", "5", "--duration", "1s", "--repeat", "3",
-		"--input-tokens", "64", "--max-tokens", "8", "--output", out)
+		"--input-tokens", "64", "--max-tokens", "8", "--output", out, "--records", recs)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
 	}
@@ -127,5 +130,21 @@ func TestRepeatRun(t *testing.T) {
 	// Three one-second windows, pooled.
 	if r.Repeats == nil || r.Repeats.Count != 3 || len(r.Repeats.Each) != 3 || r.WindowSeconds < 2.9 {
 		t.Fatalf("repeats %+v, window %g s", r.Repeats, r.WindowSeconds)
+	}
+	// Every record says which repeat sent it.
+	b, err := os.ReadFile(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var l results.RecordLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		seen[l.Repeat]++
+	}
+	if len(seen) != 3 || seen[1] == 0 || seen[2] == 0 || seen[3] == 0 {
+		t.Errorf("records by repeat: %v, want repeats 1, 2 and 3", seen)
 	}
 }

@@ -196,6 +196,9 @@ func (o *runOptions) measure(c *cobra.Command, plan *bench.Prepared, tgt *resolv
 		if records.Open() {
 			level.Records = records
 		}
+		if o.repeat > 1 {
+			level.Repeat = rep + 1
+		}
 		one, err := live.Run(c.Context(), level)
 		progress.Done()
 		if err != nil {

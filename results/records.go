@@ -16,7 +16,10 @@ type RecordLine struct {
 	// Level is the sweep level's load (rate or concurrency); absent for a
 	// plain run.
 	Level *float64 `json:"level,omitempty"`
-	Index int      `json:"index"`
+	// Repeat is the repeat (from 1) of a level or run measured several
+	// times (--repeat); absent otherwise.
+	Repeat int `json:"repeat,omitempty"`
+	Index  int `json:"index"`
 	// Warmup marks unmeasured requests (and a call's warm-up turn).
 	Warmup bool `json:"warmup,omitempty"`
 	// Turn is the request's turn within its call (voice workload), and

@@ -212,6 +212,8 @@ type Writer struct {
 	bw    *bufio.Writer
 	start time.Time
 	level *float64
+	// Repeat, when set, is written on every line (results.RecordLine).
+	Repeat int
 }
 
 // NewWriter writes to w the records of a run that started at start (their
@@ -229,7 +231,9 @@ func (rw *Writer) Write(r *Record) {
 	if rw == nil {
 		return
 	}
-	line, err := json.Marshal(r.line(rw.start, rw.level))
+	l := r.line(rw.start, rw.level)
+	l.Repeat = rw.Repeat
+	line, err := json.Marshal(l)
 	if err != nil {
 		return
 	}
