@@ -1,12 +1,13 @@
 // Package gpumetrics reads the GPUs' own account of a measured window
-// from their exporters (NVIDIA's DCGM exporter, or knee sim's
-// DCGM-shaped /gpu/metrics): power sampled through the window, energy
+// from their exporters (NVIDIA's DCGM exporter, AMD's device metrics
+// exporter, or knee sim's DCGM-shaped /gpu/metrics): power sampled through the window, energy
 // from the counter at its two ends, utilisation and memory, per GPU and
 // summed, and the energy per unit of work. It is a bench.Watcher.
 package gpumetrics
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -21,13 +22,53 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// The DCGM exporter's field names (dcgm-exporter's default counters).
-const (
-	powerName  = "DCGM_FI_DEV_POWER_USAGE"              // W
-	energyName = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" // mJ since boot
-	utilName   = "DCGM_FI_DEV_GPU_UTIL"                 // %
-	fbName     = "DCGM_FI_DEV_FB_USED"                  // MiB
-)
+// A series is one exporter metric knee reads: which figure it gives and
+// the factor to that figure's unit (W, mJ, %, MiB).
+type series struct {
+	name  string
+	set   func(r *reading, v float64)
+	scale float64
+}
+
+// sources are the series knee reads, NVIDIA's DCGM exporter's and AMD's
+// device metrics exporter's. Where an exporter gives two series for one
+// figure, the first listed wins: AMD's socket power (gpu_package_power,
+// MI300 and later) before its GPU power (gpu_power_usage).
+var sources = []series{
+	{"DCGM_FI_DEV_POWER_USAGE", setPower, 1},               // W
+	{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", setEnergy, 1}, // mJ since boot
+	{"DCGM_FI_DEV_GPU_UTIL", setUtil, 1},                   // %
+	{"DCGM_FI_DEV_FB_USED", setFB, 1},                      // MiB
+	{"gpu_package_power", setPower, 1},                     // W
+	{"gpu_power_usage", setPower, 1},                       // W
+	{"gpu_energy_consumed", setEnergy, 1e-3},               // µJ accumulated
+	{"gpu_gfx_activity", setUtil, 1},                       // %
+	{"gpu_used_vram", setFB, 1},                            // MB, as the exporter counts them
+}
+
+func setPower(r *reading, v float64) {
+	if !r.hasPower {
+		r.power, r.hasPower = v, true
+	}
+}
+
+func setEnergy(r *reading, v float64) {
+	if !r.hasEnergy {
+		r.energyMJ, r.hasEnergy = v, true
+	}
+}
+
+func setUtil(r *reading, v float64) {
+	if !r.hasUtil {
+		r.util, r.hasUtil = v, true
+	}
+}
+
+func setFB(r *reading, v float64) {
+	if !r.hasFB {
+		r.fb, r.hasFB = v, true
+	}
+}
 
 // DefaultInterval is how often power is sampled through the window.
 const DefaultInterval = time.Second
@@ -263,13 +304,8 @@ func (w *Watcher) read(ctx context.Context, url string, s *scrape) error {
 		return fmt.Errorf("not Prometheus text: %w", err)
 	}
 	found := false
-	for name, set := range map[string]func(*reading, float64){
-		powerName:  func(r *reading, v float64) { r.power, r.hasPower = v, true },
-		energyName: func(r *reading, v float64) { r.energyMJ, r.hasEnergy = v, true },
-		utilName:   func(r *reading, v float64) { r.util, r.hasUtil = v, true },
-		fbName:     func(r *reading, v float64) { r.fb, r.hasFB = v, true },
-	} {
-		f := fams[name]
+	for _, src := range sources {
+		f := fams[src.name]
 		if f == nil {
 			continue
 		}
@@ -278,29 +314,43 @@ func (w *Watcher) read(ctx context.Context, url string, s *scrape) error {
 			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 				continue
 			}
-			k := key{endpoint: url}
-			for _, l := range m.Label {
-				switch l.GetName() {
-				case "gpu":
-					k.gpu = l.GetValue()
-				case "UUID":
-					k.uuid = l.GetValue()
-				case "modelName":
-					k.model = l.GetValue()
-				case "Hostname":
-					k.host = l.GetValue()
-				}
-			}
+			k := gpuKey(url, m)
 			r := s.gpus[k]
-			set(&r, v)
+			src.set(&r, v*src.scale)
 			s.gpus[k] = r
 			found = true
 		}
 	}
 	if !found {
-		return fmt.Errorf("no %s or %s series (is it a DCGM exporter?)", powerName, energyName)
+		return errors.New("no GPU power or energy series: neither a DCGM exporter (DCGM_FI_DEV_POWER_USAGE) nor AMD's device metrics exporter (gpu_power_usage)")
 	}
 	return nil
+}
+
+// gpuKey names the GPU a sample is of, from DCGM's labels (gpu, UUID,
+// modelName, Hostname) or AMD's (gpu_id with gpu_partition_id past the
+// first partition, gpu_uuid, card_model, hostname).
+func gpuKey(url string, m *dto.Metric) key {
+	k := key{endpoint: url}
+	partition := ""
+	for _, l := range m.Label {
+		switch l.GetName() {
+		case "gpu", "gpu_id":
+			k.gpu = l.GetValue()
+		case "UUID", "gpu_uuid":
+			k.uuid = l.GetValue()
+		case "modelName", "card_model":
+			k.model = l.GetValue()
+		case "Hostname", "hostname":
+			k.host = l.GetValue()
+		case "gpu_partition_id":
+			partition = l.GetValue()
+		}
+	}
+	if partition != "" && partition != "0" {
+		k.gpu += "/" + partition
+	}
+	return k
 }
 
 // value is a sample's value whatever type its family declares.

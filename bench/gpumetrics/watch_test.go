@@ -128,7 +128,57 @@ func TestNotAnExporter(t *testing.T) {
 	w.End(context.Background())
 	res := &results.Run{}
 	w.Fill(res)
-	if res.GPU == nil || res.GPU.EnergyJ != 0 || !strings.Contains(strings.Join(res.GPU.Warnings, " "), "is it a DCGM exporter") {
+	if res.GPU == nil || res.GPU.EnergyJ != 0 || !strings.Contains(strings.Join(res.GPU.Warnings, " "), "neither a DCGM exporter") {
 		t.Errorf("%+v", res.GPU)
+	}
+}
+
+// amd is an in-test AMD device metrics exporter: one MI300X whose
+// accumulated energy (µJ, a gauge, as the exporter declares it) the test
+// sets, reporting both socket and GPU power.
+type amd struct {
+	mu       sync.Mutex
+	energyUJ float64
+}
+
+func (a *amd) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	labels := `card_model="AMD Instinct MI300X",gpu_compute_partition_type="spx",gpu_id="0",gpu_memory_partition_type="nps1",gpu_partition_id="0",gpu_uuid="5fff74b5-0000-1000-804e-c3a7b55e12a1",hostname="node-a",serial_number="692251001124"`
+	fmt.Fprintf(w, "# HELP gpu_power_usage GPU Power usage in Watts\n# TYPE gpu_power_usage gauge\ngpu_power_usage{%s} 310\n", labels)
+	fmt.Fprintf(w, "# HELP gpu_package_power Current socket power in Watts\n# TYPE gpu_package_power gauge\ngpu_package_power{%s} 640\n", labels)
+	fmt.Fprintf(w, "# HELP gpu_energy_consumed Accumulated energy consumed by the GPU in uJ\n# TYPE gpu_energy_consumed gauge\ngpu_energy_consumed{%s} %.0f\n", labels, a.energyUJ)
+	fmt.Fprintf(w, "# TYPE gpu_gfx_activity gauge\ngpu_gfx_activity{%s} 93\n# TYPE gpu_used_vram gauge\ngpu_used_vram{%s} 150000\n", labels, labels)
+}
+
+// TestAMDExporter: AMD's exporter names and units read as DCGM's do:
+// 1.2e9 µJ across the window is 1,200 J, over 48,000 output tokens 0.025
+// J a token; socket power wins over GPU power; the GPU is named by its
+// AMD labels.
+func TestAMDExporter(t *testing.T) {
+	a := &amd{energyUJ: 8.5e12}
+	ts := httptest.NewServer(a)
+	defer ts.Close()
+	clock := time.Unix(1000, 0)
+	w := New([]string{ts.URL + "/metrics"}, time.Hour)
+	w.now = func() time.Time { return clock }
+	w.Start(context.Background())
+	a.mu.Lock()
+	a.energyUJ += 1.2e9
+	a.mu.Unlock()
+	clock = clock.Add(2 * time.Second)
+	w.End(context.Background())
+	res := &results.Run{}
+	res.Tokens.OutputTotal = 48_000
+	w.Fill(res)
+	g := res.GPU
+	if g == nil || len(g.GPUs) != 1 {
+		t.Fatalf("figures %+v", g)
+	}
+	f := g.GPUs[0]
+	if math.Abs(g.EnergyJ-1200) > 1e-6 || math.Abs(g.JoulesPerOutputToken-0.025) > 1e-9 || f.EnergySource != "counter" ||
+		f.PowerMaxW != 640 || f.UtilMeanPct != 93 || f.FBUsedMaxMiB != 150000 ||
+		f.GPU != "0" || f.Model != "AMD Instinct MI300X" || f.Host != "node-a" || !strings.HasPrefix(f.UUID, "5fff74b5") {
+		t.Errorf("figures %+v, GPU %+v", g, f)
 	}
 }
