@@ -26,8 +26,9 @@ With --gate RULES, it gates a candidate on a baseline instead: knee compare
 measured and exits 0 when every rule holds, 1 when one fails (a figure
 moved the wrong way past its allowance by more than the 95% interval of
 the difference, or a level could not be judged), and 4 when the two files
-measured different things, which it names. Files of --repeat levels carry
-intervals; files of one repeat compare their figures as they are.`,
+measured different things, which it names. Levels measured with knee sweep
+--repeat carry intervals; levels of one repeat compare their figures as they
+are.`,
 		Example: `  knee compare results/L40S.json results/H100.json -o results/compare.png
   knee compare --gate 'ttft_sched.p95:+10%,throughput:-5%,slo_knee:-1 level,errors:+0.5pp' baseline.json results/candidate.json`,
 		Args: cobra.MinimumNArgs(1),
@@ -72,7 +73,7 @@ intervals; files of one repeat compare their figures as they are.`,
 	}
 	c.Flags().StringVarP(&output, "output", "o", "", "write the overlaid plot to this PNG")
 	c.Flags().StringVar(&gate, "gate", "", "gate CANDIDATE on BASELINE by these rules, comma-separated: FIGURE:±AMOUNT with % (relative), pp (errors), ms (a latency percentile) or level (slo_knee, saturation); the sign is the way the figure gets worse")
-	c.Flags().StringSliceVar(&gateIgnore, "gate-ignore", nil, "with --gate, what the two files may measure differently (e.g. model, when a calibrated prediction names it otherwise): "+strings.Join(results.GateFieldNames(), ", "))
+	c.Flags().StringSliceVar(&gateIgnore, "gate-ignore", nil, "with --gate, what baseline and candidate may measure differently (e.g. model, when a calibrated prediction names it otherwise): "+strings.Join(results.GateFieldNames(), ", "))
 	markOutputs(c, "output")
 	return c
 }
