@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/kneebench/knee/results"
 )
@@ -68,6 +69,18 @@ func SlicesLine(r *results.Run) string {
 			p = ms(s.TTFTSched.P50)
 		}
 		line += fmt.Sprintf(" %s/%d", p, s.Completed)
+	}
+	if !slices.ContainsFunc(r.Slices, func(s results.Slice) bool { return s.Server != nil && s.Server.Waiting != nil }) {
+		return line
+	}
+	line += "\nslices   the server's waiting / running requests as each slice ended:"
+	for _, s := range r.Slices {
+		g := s.Server
+		if g == nil || g.Waiting == nil || g.Running == nil {
+			line += " -"
+			continue
+		}
+		line += fmt.Sprintf(" %s/%s", num(*g.Waiting, 0), num(*g.Running, 0))
 	}
 	return line
 }

@@ -19,6 +19,20 @@ type Slice struct {
 	TTFTSched SliceDist `json:"ttft_sched"`
 	TPOT      SliceDist `json:"tpot"`
 	E2ESched  SliceDist `json:"e2e_sched"`
+	// Server is the server's gauges as last sampled in the slice (about
+	// its end), when the server publishes them.
+	Server *SliceGauges `json:"server,omitempty"`
+}
+
+// SliceGauges are the server's gauges at one instant of a slice: requests
+// running and waiting, and the KV cache's use (0–1), each nil when the
+// server does not publish it. AtS is the instant, from the window's
+// start.
+type SliceGauges struct {
+	AtS          float64  `json:"at_s"`
+	Running      *float64 `json:"running,omitempty"`
+	Waiting      *float64 `json:"waiting,omitempty"`
+	KVCacheUsage *float64 `json:"kv_cache_usage,omitempty"`
 }
 
 // SliceDist is a slice's percentiles of one latency, in ms. Count is how

@@ -37,6 +37,7 @@ func bucketFigure(name string, client *float64, lo, hi, point float64) results.F
 // Fill adds the server's account to a run's result.
 func (v *View) Fill(res *results.Run) {
 	defer pooledFigures(res)
+	v.fillSlices(res)
 	switch {
 	case v.kind == "knee-sim" && v.sim != nil:
 		v.fillSim(res)

@@ -33,9 +33,14 @@ type View struct {
 	scrapeErr string // why the last scrape failed
 	gauges    map[string]*results.GaugeStats
 	// lora is what vllm:lora_requests_info said through the window.
-	lora    *results.ServerLoRA
-	stop    chan struct{}
-	sampler sync.WaitGroup
+	lora *results.ServerLoRA
+	// timeline is every sample of the gauges, in order, for the time
+	// slices.
+	timeline []gaugeSample
+	// sampleEvery is how often the gauges are read in the window.
+	sampleEvery time.Duration
+	stop        chan struct{}
+	sampler     sync.WaitGroup
 }
 
 // simModelSummary is the part of the simulator's /metrics/summary that knee
@@ -74,7 +79,7 @@ type simStats struct {
 // Prometheus URL derived from the base URL.
 func New(t transport.Target, metricsURL string) *View {
 	root := transport.RootURL(t.BaseURL)
-	v := &View{t: t, root: root, metricsURL: metricsURL}
+	v := &View{t: t, root: root, metricsURL: metricsURL, sampleEvery: time.Second}
 	if v.metricsURL == "" {
 		v.metricsURL = transport.JoinURL(root, "/metrics")
 		if body, status, err := transport.Fetch(t, fasthttp.MethodGet, transport.JoinURL(root, "/metrics/summary"), nil, 5*time.Second); err == nil && status == 200 &&
@@ -141,6 +146,11 @@ func (v *View) Start(ctx context.Context) {
 	switch v.kind {
 	case "knee-sim":
 		_, _, _ = transport.Fetch(v.t, fasthttp.MethodPost, transport.JoinURL(v.root, "/metrics/summary/reset"), []byte("{}"), 5*time.Second)
+		// Its Prometheus gauges, in vLLM's names, for the time slices.
+		v.gauges = map[string]*results.GaugeStats{}
+		v.stop = make(chan struct{})
+		v.sampler.Add(1)
+		go v.sample(ctx)
 	case "vllm", "sglang", "llamacpp":
 		v.before = v.scrape()
 		v.gauges = map[string]*results.GaugeStats{}
@@ -154,6 +164,10 @@ func (v *View) Start(ctx context.Context) {
 func (v *View) End(ctx context.Context) {
 	switch v.kind {
 	case "knee-sim":
+		if v.stop != nil {
+			close(v.stop)
+			v.sampler.Wait()
+		}
 		body, status, err := transport.Fetch(v.t, fasthttp.MethodGet, transport.JoinURL(v.root, "/metrics/summary"), nil, 5*time.Second)
 		if err != nil || status != 200 {
 			v.note = "the simulator's summary could not be read after the window"
@@ -209,10 +223,10 @@ var gaugeNames = map[string]map[string][]string{
 	},
 }
 
-// sample reads the gauges every second during the window.
+// sample reads the gauges every sampleEvery (a second) during the window.
 func (v *View) sample(ctx context.Context) {
 	defer v.sampler.Done()
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(v.sampleEvery)
 	defer t.Stop()
 	for {
 		select {
@@ -229,11 +243,17 @@ func (v *View) sample(ctx context.Context) {
 			if v.kind == "vllm" {
 				sampleLoRA(s, &v.lora)
 			}
-			for name, metrics := range gaugeNames[v.kind] {
+			names := gaugeNames[v.kind]
+			if v.kind == "knee-sim" {
+				names = gaugeNames["vllm"]
+			}
+			at := gaugeSample{at: time.Now(), values: map[string]float64{}}
+			for name, metrics := range names {
 				val, ok := s.sum(v.t.Model, metrics...)
 				if !ok {
 					continue
 				}
+				at.values[name] = val
 				g := v.gauges[name]
 				if g == nil {
 					g = &results.GaugeStats{}
@@ -244,6 +264,9 @@ func (v *View) sample(ctx context.Context) {
 					g.Max = val
 				}
 				g.Samples++
+			}
+			if len(at.values) > 0 && len(v.timeline) < maxTimeline {
+				v.timeline = append(v.timeline, at)
 			}
 			v.mu.Unlock()
 		}
