@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/kneebench/knee/bench"
@@ -20,10 +21,12 @@ type runOptions struct {
 	shard   shardFlags
 	output  string
 	records string
-	cpuProf string
-	quiet   bool
-	dash    dashboardFlag
-	export  exportFlag
+	// slicesCSV is where the run's time slices go as CSV.
+	slicesCSV string
+	cpuProf   string
+	quiet     bool
+	dash      dashboardFlag
+	export    exportFlag
 	// repeat is how many times the load is measured (--repeat).
 	repeat int
 }
@@ -64,9 +67,10 @@ simulator and benchmarks that.`,
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the whole result to this JSON file")
 	c.Flags().IntVar(&o.repeat, "repeat", 1, "measure the load this many times, each from its own seed and prompts, and report the pooled figures with 95% intervals across the repeats")
 	c.Flags().StringVar(&o.records, "records", "", "stream one JSON line per request to this file")
+	c.Flags().StringVar(&o.slicesCSV, "slices-csv", "", "write the window's time slices (--slice) to this CSV file, one row each with the server's gauges")
 	c.Flags().StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the client to this file (for go tool pprof)")
 	_ = c.Flags().MarkHidden("cpuprofile")
-	markOutputs(c, "output", "records", "cpuprofile")
+	markOutputs(c, "output", "records", "slices-csv", "cpuprofile")
 	return c
 }
 
@@ -108,15 +112,18 @@ func (o *runOptions) prepare(c *cobra.Command) (*bench.Prepared, time.Time, erro
 	}
 	// Every output is checked before anything is measured, so a run is
 	// never measured and then lost.
-	outputs := map[string]string{"--output": o.output, "--records": o.records}
+	outputs := map[string]string{"--output": o.output, "--records": o.records, "--slices-csv": o.slicesCSV}
+	if o.slicesCSV != "" && o.load.Slice == 0 {
+		return nil, time.Time{}, usageErr("--slices-csv with --slice 0: there are no slices to write")
+	}
 	if page := o.dash.keepPage(o.output); page != "" {
 		outputs["--dashboard (its final page)"] = page
 	}
 	if err := checkIO(outputs, o.load.Inputs()); err != nil {
 		return nil, time.Time{}, err
 	}
-	if results.IsStdout(o.output) && results.IsStdout(o.records) {
-		return nil, time.Time{}, usageErr("--output and --records cannot both be standard output")
+	if n := countStdout(o.output, o.records, o.slicesCSV); n > 1 {
+		return nil, time.Time{}, usageErr("only one of --output, --records and --slices-csv can be standard output")
 	}
 	return plan, startAt, nil
 }
@@ -158,7 +165,7 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 		defer stop()
 	}
 	out, errOut := c.OutOrStdout(), c.ErrOrStderr()
-	if results.IsStdout(o.output) || results.IsStdout(o.records) {
+	if countStdout(o.output, o.records, o.slicesCSV) > 0 {
 		// Standard output carries the data; the report goes to stderr.
 		out = c.ErrOrStderr()
 	}
@@ -246,6 +253,22 @@ func (o *runOptions) finish(c *cobra.Command, out io.Writer, res *results.Run, r
 	if err := records.Close(); err != nil {
 		return withCode(ExitRuntime, err)
 	}
+	if o.slicesCSV != "" {
+		b, err := res.SlicesCSV(math.NaN())
+		switch {
+		case err != nil:
+		case results.IsStdout(o.slicesCSV):
+			_, err = c.OutOrStdout().Write(b)
+		default:
+			err = results.WriteOutput(o.slicesCSV, b)
+		}
+		if err != nil {
+			return withCode(ExitRuntime, fmt.Errorf("writing %s: %w", o.slicesCSV, err))
+		}
+		if !results.IsStdout(o.slicesCSV) {
+			fmt.Fprintf(out, "wrote %s\n", o.slicesCSV)
+		}
+	}
 	switch {
 	case res.Requests.OK == 0 && res.Requests.Failed > 0:
 		return &exitError{ExitFailed, errors.New("every request failed")}
@@ -257,6 +280,17 @@ func (o *runOptions) finish(c *cobra.Command, out io.Writer, res *results.Run, r
 		return &exitError{ExitFailed, errors.New("the run stopped before its end (see its warning): what it measured is written")}
 	}
 	return nil
+}
+
+// countStdout counts the paths that name standard output.
+func countStdout(paths ...string) int {
+	n := 0
+	for _, p := range paths {
+		if results.IsStdout(p) {
+			n++
+		}
+	}
+	return n
 }
 
 // seriesErr is an error preparing a series' level: the user's to fix

@@ -64,8 +64,8 @@ and the drain. A row is printed as each level ends. Then it names two knees:
 the SLO knee (the largest load meeting the SLO: provision against it) and the
 curvature knee (where latency bends, whatever the SLO), plus the level where
 throughput stopped keeping up. Results go to <out-dir>/<label>.json, .csv
-and .png, rewritten after every level so an interrupted sweep keeps what it
-measured.
+and .png, and the levels' time slices to <label>-slices.csv, rewritten after
+every level so an interrupted sweep keeps what it measured.
 
 With no target, knee starts its built-in simulator and sweeps it with
 2,048-token prompts at 1–16 requests per second.`,
@@ -213,6 +213,9 @@ func (o *sweepFlags) sweepOutputs(kind string, others map[string]string) (string
 		return "", files, usageErr("%w", err)
 	case err != nil:
 		return "", files, withCode(ExitRuntime, err)
+	}
+	if kind == "sweep" && o.load.Slice > 0 {
+		files = files.WithSlices()
 	}
 	outputs := files.Outputs()
 	maps.Copy(outputs, others)

@@ -13,9 +13,9 @@ import (
 )
 
 // SweepFiles are where a sweep's files go, whether it was measured,
-// predicted or merged: its JSON, CSV and PNG (an empty path is not
-// written).
-type SweepFiles struct{ JSON, CSV, PNG string }
+// predicted or merged: its JSON, CSV and PNG, and for a measured sweep
+// the CSV of its levels' time slices (an empty path is not written).
+type SweepFiles struct{ JSON, CSV, PNG, Slices string }
 
 // WriteData writes the JSON and CSV, each atomically: a sweep's are
 // rewritten after every level, so one cut short keeps what it measured.
@@ -33,6 +33,15 @@ func (f SweepFiles) WriteData(s *results.Sweep) error {
 	if err := results.WriteOutput(f.CSV, b); err != nil {
 		return fmt.Errorf("writing %s: %w", f.CSV, err)
 	}
+	if f.Slices == "" {
+		return nil
+	}
+	if b, err = s.SlicesCSV(); err != nil {
+		return err
+	}
+	if err := results.WriteOutput(f.Slices, b); err != nil {
+		return fmt.Errorf("writing %s: %w", f.Slices, err)
+	}
 	return nil
 }
 
@@ -43,8 +52,10 @@ func (f SweepFiles) Write(s *results.Sweep) (written []string, warning string, e
 		return nil, "", err
 	}
 	written = []string{f.JSON}
-	if f.CSV != "" {
-		written = append(written, f.CSV)
+	for _, p := range []string{f.CSV, f.Slices} {
+		if p != "" {
+			written = append(written, p)
+		}
 	}
 	if f.PNG == "" {
 		return written, "", nil
@@ -161,5 +172,17 @@ func NewSweepFiles(outDir, label, kind string) (string, SweepFiles, error) {
 
 // Outputs are the files by the flag that names them, for checking.
 func (f SweepFiles) Outputs() map[string]string {
-	return map[string]string{"--out-dir (JSON)": f.JSON, "--out-dir (CSV)": f.CSV, "--out-dir (PNG)": f.PNG}
+	out := map[string]string{"--out-dir (JSON)": f.JSON, "--out-dir (CSV)": f.CSV, "--out-dir (PNG)": f.PNG}
+	if f.Slices != "" {
+		out["--out-dir (slices CSV)"] = f.Slices
+	}
+	return out
+}
+
+// WithSlices names the slices CSV beside the CSV: label-slices.csv.
+func (f SweepFiles) WithSlices() SweepFiles {
+	if f.CSV != "" {
+		f.Slices = strings.TrimSuffix(f.CSV, ".csv") + "-slices.csv"
+	}
+	return f
 }
