@@ -221,6 +221,7 @@
     if (s.levels.some(function (l) { return l.cacheHit !== null && l.cacheHit !== undefined; }))
       lineChart(grid, Object.assign({}, base, { id: "s" + idx + "-cache", title: "Prefix-cache hit against load", ylabel: "hit rate (%)", yunit: "%", ylog: false,
         series: [{ name: "cached share of prompt tokens", points: levelPoints(s, function (l) { return l.cacheHit; }), color: PALETTE[5] }] }));
+    sweepSliceCharts(grid, s, idx);
   }
 
   // PTICKS place percentiles on a -log10(1-p) axis.
@@ -350,6 +351,40 @@
       series: sweeps.map(function (s, i) { return { name: name(s), points: levelPoints(s, function (l) { return l.reqPerS; }), color: PALETTE[i % PALETTE.length] }; }) });
   }
 
+  // slicePoints are one series of a level's slices, [] when absent.
+  function slicePoints(sl, name) { return sl && sl.series && sl.series[name] ? sl.series[name] : []; }
+  var SLICE_BASE = { xlabel: "seconds into the window (each slice's end)", xname: "t", xunit: " s" };
+
+  // runSliceCharts are a run's slices: its latencies from the schedule,
+  // then the server's gauges under them.
+  function runSliceCharts(grid, sl, idx) {
+    if (!sl) return;
+    var lat = ["p50", "p95", "p99"].map(function (p, i) { return { name: "TTFT sched " + p, points: slicePoints(sl, "ttft_sched." + p), color: PALETTE[i] }; }).filter(function (x) { return x.points.length; });
+    if (lat.length)
+      lineChart(grid, Object.assign({}, SLICE_BASE, { id: "r" + idx + "-slices-ttft", title: "TTFT from schedule, slice by slice (" + fmt(sl.width) + " s)", ylabel: "ms", yunit: " ms", series: lat }));
+    var gauges = [["waiting", "waiting", PALETTE[1]], ["running", "running", PALETTE[0]]].map(function (g) { return { name: g[1], points: slicePoints(sl, g[0]), color: g[2] }; }).filter(function (x) { return x.points.length; });
+    if (gauges.length)
+      lineChart(grid, Object.assign({}, SLICE_BASE, { id: "r" + idx + "-slices-server", title: "The server's requests at each slice's end", ylabel: "requests", yunit: "", ylog: false, series: gauges }));
+    if (slicePoints(sl, "kv_cache_usage").length)
+      lineChart(grid, Object.assign({}, SLICE_BASE, { id: "r" + idx + "-slices-kv", title: "The server's KV cache in use at each slice's end", ylabel: "in use (%)", yunit: "%", ylog: false,
+        series: [{ name: "KV cache", points: slicePoints(sl, "kv_cache_usage"), color: PALETTE[5] }] }));
+  }
+
+  // sweepSliceCharts set every level's slices side by side: TTFT p95
+  // from the schedule through each window, and the server's queue under
+  // it, so a level that never settled shows as a rising line.
+  function sweepSliceCharts(grid, s, idx) {
+    var levels = s.levels.filter(function (l) { return l.slices; });
+    if (!levels.length) return;
+    var per = function (name) { return levels.map(function (l, i) { return { name: fmt(l.load) + s.unit, points: slicePoints(l.slices, name), color: PALETTE[i % PALETTE.length] }; }).filter(function (x) { return x.points.length; }); };
+    var lat = per("ttft_sched.p95");
+    if (lat.length)
+      lineChart(grid, Object.assign({}, SLICE_BASE, { id: "s" + idx + "-slices-ttft", title: "TTFT p95 from schedule through each level's window", ylabel: "ms", yunit: " ms", series: lat }));
+    var queue = per("waiting");
+    if (queue.length)
+      lineChart(grid, Object.assign({}, SLICE_BASE, { id: "s" + idx + "-slices-waiting", title: "The server's waiting requests through each level's window", ylabel: "waiting", yunit: "", ylog: false, series: queue }));
+  }
+
   function runCharts(parent, r, idx) {
     var grid = html("div", "charts", undefined, parent);
     var curves = [["ttft", "TTFT"], ["itl", "ITL"], ["e2e", "E2E"], ["ttft_sched", "TTFT from schedule"]].filter(function (m) { return r.dist && r.dist[m[0]]; });
@@ -362,6 +397,7 @@
     } else if (r.rates) {
       barChart(grid, { id: "r" + idx + "-rates", title: "Rates of the window (a timeline needs knee report --records)", unit: "/s", bars: r.rates });
     }
+    runSliceCharts(grid, r.slices, idx);
   }
 
   // dayCharts are a day plan's minutes: the rate, each policy's replicas

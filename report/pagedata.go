@@ -70,10 +70,12 @@ type levelJS struct {
 	Goodput  *float64                      `json:"goodput,omitempty"`
 	CacheHit *float64                      `json:"cacheHit,omitempty"`
 	Dist     map[string][][2]float64       `json:"dist,omitempty"`
+	Slices   *slicesJS                     `json:"slices,omitempty"`
 }
 
 type runJS struct {
 	Dist     map[string][][2]float64 `json:"dist,omitempty"`
+	Slices   *slicesJS               `json:"slices,omitempty"`
 	Rates    []barJS                 `json:"rates,omitempty"`
 	Timeline *timelineJS             `json:"timeline,omitempty"`
 }
@@ -219,6 +221,7 @@ func sweepData(s *results.Sweep) sweepJS {
 			lv.CacheHit = &v
 		}
 		lv.Dist = distJS(r)
+		lv.Slices = sliceData(r)
 		js.Levels = append(js.Levels, lv)
 	}
 	return js
@@ -240,7 +243,7 @@ func verdicts(s *results.Sweep) []results.Level {
 // runData is a run as the charts take it: its distributions, and its
 // timeline from records when given, else its rates.
 func runData(r *results.Run, recs []results.RecordLine) runJS {
-	js := runJS{Dist: distJS(r)}
+	js := runJS{Dist: distJS(r), Slices: sliceData(r)}
 	if tl := timeline(recs); tl != nil {
 		js.Timeline = tl
 		return js
