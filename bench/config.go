@@ -33,6 +33,10 @@ func RecordLoad(c *results.Config, l driver.Load) {
 		c.Mode, c.Concurrency = results.ModeClosed, l.Concurrency
 		c.Rate, c.Burstiness, c.MaxConcurrency = 0, 0, 0
 	}
+	c.RampUpS, c.RampUpStrategy, c.RampUpFrom = 0, "", 0
+	if r := l.Ramp; r.Duration > 0 {
+		c.RampUpS, c.RampUpStrategy, c.RampUpFrom = r.Duration.Seconds(), r.Strategy(), max(r.From, 0)
+	}
 	c.Requests, c.DurationS, c.Seed = l.Requests, l.Duration.Seconds(), l.Seed
 	c.Warmup = l.DefaultWarmup()
 }
@@ -94,6 +98,13 @@ func ReplayLoad(c results.Config, drain time.Duration) (driver.Load, error) {
 		l.Rate, l.Burstiness, l.MaxConcurrency = c.Rate, c.Burstiness, c.MaxConcurrency
 		if l.Burstiness <= 0 {
 			l.Burstiness = 1 // results older than the burstiness field were Poisson
+		}
+		if c.RampUpS > 0 {
+			// A start rate of 0 is a line's default, and no exponential's.
+			l.Ramp = workload.Ramp{Duration: seconds(c.RampUpS), Exponential: c.RampUpStrategy == "exponential", From: -1}
+			if c.RampUpFrom > 0 {
+				l.Ramp.From = c.RampUpFrom
+			}
 		}
 	case results.ModeClosed:
 		l.Concurrency = c.Concurrency

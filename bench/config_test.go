@@ -110,9 +110,10 @@ func TestConfigFieldsRead(t *testing.T) {
 		"InputStddev": "workload", "OutputStddev": "workload", "RangeRatio": "workload", "Conversations": "workload (predict.replayConversations)",
 		"Predicted": "predict", "TraceSpeedup": "workload (the trace's schedule)",
 	}
-	open := []string{"Rate", "Burstiness", "MaxConcurrency", "Requests", "DurationS", "Warmup", "Seed"}
+	open := []string{"Rate", "Burstiness", "MaxConcurrency", "Requests", "DurationS", "Warmup", "Seed", "RampUpS", "RampUpFrom"}
 	closed := []string{"Concurrency", "Requests", "DurationS", "Warmup", "Seed"}
-	owned := map[string]bool{"Mode": true, "Voice": true}
+	// RampUpStrategy is read back with the ramp (TestConfigRampRoundTrip).
+	owned := map[string]bool{"Mode": true, "Voice": true, "RampUpStrategy": true}
 	for _, f := range append(open, closed...) {
 		owned[f] = true
 	}
@@ -150,7 +151,8 @@ func TestConfigFieldsRead(t *testing.T) {
 			}
 		}
 	}
-	check(driver.Load{Rate: 2, Burstiness: 1, MaxConcurrency: 4, Requests: 10, Duration: time.Second, Warmup: 1, Seed: 1}, open)
+	check(driver.Load{Rate: 2, Burstiness: 1, MaxConcurrency: 4, Requests: 10, Duration: time.Second, Warmup: 1, Seed: 1,
+		Ramp: workload.Ramp{Duration: time.Second, Exponential: true, From: -1}}, open)
 	check(driver.Load{Concurrency: 2, Requests: 10, Duration: time.Second, Warmup: 1, Seed: 1}, closed)
 }
 
@@ -180,5 +182,34 @@ func TestRecordTarget(t *testing.T) {
 	RecordTarget(&c, TargetSpec{Endpoint: "chat"}, "http://gpu/v1", "m", false)
 	if c.APIKey != "" || c.Headers != nil || c.BuiltinSim {
 		t.Errorf("an earlier target's fields survived: %+v", c)
+	}
+}
+
+// TestConfigRampRoundTrip: a recorded ramp replays with its duration,
+// shape and start rate, the strategies' defaults included.
+func TestConfigRampRoundTrip(t *testing.T) {
+	for _, r := range []workload.Ramp{
+		{Duration: 5 * time.Second, From: -1},
+		{Duration: 5 * time.Second, From: 0},
+		{Duration: 2 * time.Second, From: 1.5},
+		{Duration: 3 * time.Second, Exponential: true, From: -1},
+		{Duration: 3 * time.Second, Exponential: true, From: 0.5},
+	} {
+		var c results.Config
+		RecordLoad(&c, driver.Load{Rate: 8, Burstiness: 1, Requests: 10, Seed: 1, Ramp: r})
+		l, err := ReplayLoad(c, 0)
+		if err != nil {
+			t.Fatalf("%+v: %v", r, err)
+		}
+		got := l.Ramp
+		if got.Duration != r.Duration || got.Strategy() != r.Strategy() || got.StartRate(8) != r.StartRate(8) {
+			t.Errorf("%+v recorded as %v s %q from %v, replayed as %+v", r, c.RampUpS, c.RampUpStrategy, c.RampUpFrom, got)
+		}
+	}
+	var c results.Config
+	RecordLoad(&c, driver.Load{Rate: 8, Burstiness: 1, Requests: 10, Ramp: workload.Ramp{Duration: time.Second, From: -1}})
+	RecordLoad(&c, driver.Load{Concurrency: 2, Requests: 10})
+	if c.RampUpS != 0 || c.RampUpStrategy != "" {
+		t.Errorf("a closed loop recorded over a ramped one kept its ramp: %+v", c)
 	}
 }

@@ -66,6 +66,12 @@ type Spec struct {
 	Goodput        string
 	// Slice is the width of a level's time slices (0: none kept).
 	Slice time.Duration
+	// RampUp, RampUpStrategy and RampUpFrom are --ramp-up and its shape:
+	// each level's rate rises over RampUp before its window (see
+	// workload.Ramp; RampUpFrom counts only when given).
+	RampUp         time.Duration
+	RampUpStrategy string
+	RampUpFrom     float64
 	// InputStddev, OutputStddev and RangeRatio spread synthetic lengths.
 	InputStddev, OutputStddev, RangeRatio float64
 	Data                                  DatasetSpec
@@ -238,6 +244,9 @@ func (sp *Spec) conversations(ctx context.Context) (*DatasetFile, error) {
 // calls is the workload of a level of calls: the voice workload's, or
 // conv's conversations.
 func (sp *Spec) calls(conv *DatasetFile) (Workload, error) {
+	if sp.RampUp > 0 {
+		return Workload{}, errors.New("--ramp-up raises the arrival rate of single requests; calls (a voice workload, conversations) arrive at their rate from the start")
+	}
 	if sp.Concurrency > 0 {
 		if conv != nil {
 			return Workload{}, errors.New("conversations arrive open loop, as calls: give --rate (conversations per second), not --concurrency")
@@ -323,8 +332,10 @@ func (sp *Spec) build(ctx context.Context) (driver.Load, Workload, error) {
 		Concurrency: sp.Concurrency, Rate: sp.Rate, Burstiness: sp.Burstiness, MaxConcurrency: sp.MaxConcurrency,
 		Requests: sp.Requests, Duration: sp.Duration, Warmup: sp.Warmup, Seed: sp.Seed, DrainTimeout: sp.Drain,
 	}
-	err = sp.source(ctx, &w, pending, &load)
-	return load, w, err
+	if err = sp.source(ctx, &w, pending, &load); err != nil {
+		return load, w, err
+	}
+	return load, w, sp.ramp(&load)
 }
 
 // source sets what the requests send: the dataset (a trace's schedule

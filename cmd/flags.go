@@ -143,6 +143,12 @@ func (f *loadFlags) registerShared(c *cobra.Command) {
 	fs := c.Flags()
 	fs.Float64Var(&f.Burstiness, "burstiness", 1, "gamma shape of open-loop gaps: 1 is Poisson, below 1 burstier, above 1 more regular")
 	fs.IntVar(&f.MaxConcurrency, "max-concurrency", 0, "open loop: cap on requests in flight; arrivals wait for a slot, and the wait is measured")
+	if c.Name() != "plan" {
+		fs.DurationVar(&f.RampUp, "ramp-up", 0, "open loop: raise each level's rate over this time before its window, unmeasured, so the window starts on a server already loaded (as vLLM's bench ramps)")
+		fs.StringVar(&f.RampUpStrategy, "ramp-up-strategy", "linear", "the ramp's shape: linear, or exponential (a constant factor a second)")
+		fs.Float64Var(&f.RampUpFrom, "ramp-up-from", 0, "the ramp's first rate, per second (default: 0 for linear, a sixteenth of the level's rate for exponential)")
+		hideDefault(fs, "ramp-up-from")
+	}
 	switch windowFlag(c) {
 	case "--duration":
 		fs.IntVar(&f.Requests, "requests", 0, "measured requests (default 100 when --duration is not given)")

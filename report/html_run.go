@@ -35,7 +35,7 @@ func runSection(r *results.Run, i int) htmlRun {
 	hr.Facts = facts(
 		fact{"target", targetOf(c)}, fact{"model", joinSome(" · ", c.Model, suffixed(c.Endpoint, " endpoint"))}, fact{"workload", describeLoad(c)},
 		fact{"started", started}, fact{"window", fmt.Sprintf("%.2f s", r.WindowSeconds)},
-		fact{"requests", fmt.Sprintf("%d ok · %d failed · %d interrupted · %d warm-up", rq.OK, rq.Failed, rq.Interrupted, rq.Warmup)},
+		fact{"requests", fmt.Sprintf("%d ok · %d failed · %d interrupted · %d warm-up%s", rq.OK, rq.Failed, rq.Interrupted, rq.Warmup, rampFact(rq))},
 		fact{"throughput", fmt.Sprintf("%s req/s · %s output tok/s", num(tp.RequestsPerS, 2), num(tp.OutputTokensPerS, 1))},
 	)
 	if c.Pooled() {
@@ -104,4 +104,12 @@ func latencyRow(name string, s results.Summary) htmlRow {
 		return htmlRow{Cells: []string{name, "-", "-", "-", "-", "-", "-", "-", "0"}}
 	}
 	return htmlRow{Cells: []string{name, ms(s.Mean), ms(s.Min), ms(s.P50), ms(s.P90), ms(s.P95), ms(s.P99), ms(s.Max), num(float64(s.Count), 0)}}
+}
+
+// rampFact says what --ramp-up sent before the window, if anything.
+func rampFact(rq results.Requests) string {
+	if rq.Ramp == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" · %d ramp (%d running as the window opened)", rq.Ramp, rq.RampRunning)
 }

@@ -62,6 +62,10 @@ func run(w io.Writer, r *results.Run) error {
 	default:
 		fmt.Fprintf(w, "arrivals closed loop · sent at %s/s · mean in flight %.1f\n", num(a.AchievedRate, 2), a.AchievedConcurrency)
 	}
+	if rq := r.Requests; rq.Ramp > 0 {
+		fmt.Fprintf(w, "ramp     %d requests over %s s (%s) before the window, unmeasured · %d still running as it opened\n",
+			rq.Ramp, num(c.RampUpS, 1), c.RampUpStrategy, rq.RampRunning)
+	}
 	if a.Unsent > 0 {
 		fmt.Fprintf(w, "unsent   %d arrivals due in the window were still waiting for a slot when it closed\n", a.Unsent)
 	}

@@ -24,14 +24,21 @@ type Config struct {
 	ExtraBody  string            `json:"extra_body,omitempty"`
 	// IgnoreEOS says every request asked for its max_tokens whatever the
 	// model's end-of-sequence token said.
-	IgnoreEOS      bool     `json:"ignore_eos,omitempty"`
-	Workload       Workload `json:"workload"`
-	Mode           Mode     `json:"mode"`
-	Concurrency    int      `json:"concurrency,omitempty"`
-	Rate           float64  `json:"rate,omitempty"`
-	Burstiness     float64  `json:"burstiness,omitempty"`
-	MaxConcurrency int      `json:"max_concurrency,omitempty"`
-	MaxTokens      int      `json:"max_tokens"`
+	IgnoreEOS   bool     `json:"ignore_eos,omitempty"`
+	Workload    Workload `json:"workload"`
+	Mode        Mode     `json:"mode"`
+	Concurrency int      `json:"concurrency,omitempty"`
+	Rate        float64  `json:"rate,omitempty"`
+	Burstiness  float64  `json:"burstiness,omitempty"`
+	// RampUpS is --ramp-up: the seconds over which each level's rate
+	// rose before its window, unmeasured; RampUpStrategy its shape
+	// (linear or exponential) and RampUpFrom its start rate when one was
+	// given (0: the strategy's default).
+	RampUpS        float64 `json:"ramp_up_s,omitempty"`
+	RampUpStrategy string  `json:"ramp_up_strategy,omitempty"`
+	RampUpFrom     float64 `json:"ramp_up_from,omitempty"`
+	MaxConcurrency int     `json:"max_concurrency,omitempty"`
+	MaxTokens      int     `json:"max_tokens"`
 	// Batch is a pooling request's inputs: an embeddings batch, or a
 	// rerank's query and documents (0: one text).
 	Batch int `json:"batch,omitempty"`

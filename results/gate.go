@@ -148,6 +148,9 @@ var gateFields = []struct {
 	{"history", func(s *Sweep) any { return s.Config.History }},
 	{"ignore_eos", func(s *Sweep) any { return s.Config.IgnoreEOS }},
 	{"burstiness", func(s *Sweep) any { return s.Config.Burstiness }},
+	{"ramp_up", func(s *Sweep) any {
+		return fmt.Sprint(s.Config.RampUpS, " ", s.Config.RampUpStrategy, " ", s.Config.RampUpFrom)
+	}},
 	{"voice", func(s *Sweep) any { b, _ := json.Marshal(s.Config.Voice); return string(b) }},
 	{"conversations", func(s *Sweep) any { b, _ := json.Marshal(s.Config.Conversations); return string(b) }},
 }

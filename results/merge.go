@@ -292,6 +292,7 @@ func plausible(r *Run) error {
 func plausibleCounts(r *Run) error {
 	counts := map[string]int64{"requests.sent": r.Requests.Sent, "requests.ok": r.Requests.OK, "requests.failed": r.Requests.Failed,
 		"requests.interrupted": r.Requests.Interrupted, "requests.warmup": r.Requests.Warmup,
+		"requests.ramp": r.Requests.Ramp, "requests.ramp_running": r.Requests.RampRunning,
 		"tokens.input_total": r.Tokens.InputTotal, "tokens.output_total": r.Tokens.OutputTotal, "tokens.cached_total": r.Tokens.CachedTotal}
 	for k, v := range r.Requests.Errors {
 		counts["requests.errors."+k] = v

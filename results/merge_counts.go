@@ -20,6 +20,8 @@ func mergeCounts(m *Run, shards []*Run) {
 		m.Requests.Failed += q.Failed
 		m.Requests.Interrupted += q.Interrupted
 		m.Requests.Warmup += q.Warmup
+		m.Requests.Ramp += q.Ramp
+		m.Requests.RampRunning += q.RampRunning
 		m.Requests.PartialTokens += q.PartialTokens
 		for k, v := range q.Errors {
 			m.Requests.Errors[k] += v

@@ -137,6 +137,11 @@ type Requests struct {
 	// Warmup is how many unmeasured warm-up requests were sent before the
 	// measured window.
 	Warmup int64 `json:"warmup"`
+	// Ramp counts the requests --ramp-up sent before the window, none of
+	// them measured, and RampRunning those still running as it started
+	// (the server counts them when they end, in the window).
+	Ramp        int64 `json:"ramp,omitempty"`
+	RampRunning int64 `json:"ramp_running,omitempty"`
 	// FirstAttempt counts outcomes of first attempts when retries are on.
 	FirstAttempt *Attempts `json:"first_attempt,omitempty"`
 	// PartialTokens is how many tokens failed streams delivered before

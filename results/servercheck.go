@@ -63,6 +63,11 @@ func (s *Server) CheckTraffic(res *Run, serverRequests int64, counted bool) (mix
 		// others' warm-up and probe requests, none of them measured.
 		s.Traffic = append(s.Traffic, fmt.Sprintf("the server counted %d requests in shard 0's window, the %d shards sent %d measured: the rest are other traffic, such as the other shards' warm-up and probe requests", serverRequests, res.MergedShards, sent))
 		mixed = true
+	case serverRequests > sent && res.Requests.RampRunning > 0 && serverRequests <= sent+res.Requests.RampRunning+res.Requests.Warmup:
+		// The window starts on a loaded server, as in a steady state: the
+		// ramp's requests then running end in it.
+		s.Traffic = append(s.Traffic, fmt.Sprintf("the server counted %d requests in the window, the client measured %d: the other %d are --ramp-up's requests, %d of them still running as the window opened, which the server counts when they end", serverRequests, sent, serverRequests-sent, res.Requests.RampRunning))
+		mixed = true
 	case serverRequests > sent && res.Calls == nil && serverRequests <= sent+res.Requests.Warmup:
 		// A warm-up request the client gave up on (--request-timeout)
 		// ends at the server only when it next writes, in the window.

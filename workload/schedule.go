@@ -26,6 +26,9 @@ type Arrivals struct {
 	// order; the process ends after the last.
 	trace   []time.Duration
 	isTrace bool
+	// warp, when set, moves each offset (in seconds): a ramp's rising
+	// rate (NewRampArrivals).
+	warp func(float64) float64
 }
 
 // NewTraceArrivals returns the arrivals of a trace: offsets from its
@@ -78,6 +81,12 @@ func (a *Arrivals) Next() time.Duration {
 		a.next += a.exp.Rand()
 	}
 	a.count++
+	if a.warp != nil {
+		at = a.warp(at)
+		if at > math.MaxInt64/float64(time.Second) {
+			return time.Duration(math.MaxInt64)
+		}
+	}
 	return time.Duration(at * float64(time.Second))
 }
 

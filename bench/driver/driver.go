@@ -156,8 +156,17 @@ func (d *Driver) run(ctx context.Context, p phase) {
 		p.step(now)
 		abort := p.abort()
 		if p.finished() {
-			d.level = nil
+			if r, ok := p.(*requests); !ok || !r.handover {
+				// A ramp stays the level: the ends of its requests still
+				// running are booked on it until the window adopts them.
+				d.level = nil
+			}
 			d.mu.Unlock()
+			if abort {
+				// A ramp cut by a signal hands over requests still running:
+				// they are cut now, as the level's would be.
+				d.o.Sender.Abort()
+			}
 			return
 		}
 		next, precise := p.next()

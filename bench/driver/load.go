@@ -3,6 +3,8 @@ package driver
 import (
 	"errors"
 	"time"
+
+	"github.com/kneebench/knee/workload"
 )
 
 // Load says how much to send and when.
@@ -35,6 +37,11 @@ type Load struct {
 	// warm-up's Poisson arrivals take; without Requests or Duration the
 	// window is the whole trace.
 	Trace []time.Duration
+	// Ramp, when its Duration is set, raises the open loop's rate into
+	// the window over that time, unmeasured; the window starts at its end
+	// with the ramp's requests still running, as they would be in a
+	// steady state.
+	Ramp workload.Ramp
 }
 
 // DefaultWarmup is the warm-up count used when Load.Warmup is negative:
@@ -69,6 +76,18 @@ func (l Load) Validate() error {
 	}
 	if err := l.Shard.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if l.Ramp.Duration > 0 {
+		switch {
+		case l.Rate <= 0:
+			errs = append(errs, errors.New("a ramp raises an open loop's rate: it needs a rate, not a concurrency"))
+		case l.Trace != nil:
+			errs = append(errs, errors.New("a trace replays its own arrivals: it takes no ramp"))
+		default:
+			if err := l.Ramp.Validate(l.Rate); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -56,15 +56,37 @@ func (d *Driver) RunRequests(ctx context.Context, lv Requests) (RequestsOutcome,
 	if warm > 0 {
 		d.run(ctx, d.newRequests(lv, s, warm, 0, false, d.clock.Now(), 0))
 	}
-	base, fixedBase := d.clock.Now(), false
+	ramp := load.Ramp.Duration
+	base, fixedBase := d.clock.Now()+ramp, false
 	if wall := d.clock.Wall(); !lv.StartAt.IsZero() && !wall.IsZero() && ctx.Err() == nil {
+		// The ramp ends when the shards' window starts.
 		base, fixedBase = lv.StartAt.Sub(wall), true
+		for d.clock.Now() < base-ramp && ctx.Err() == nil {
+			d.clock.Wait(ctx, base-ramp, false)
+		}
+		out.Late = max(d.clock.Now()-(base-ramp), 0)
+	}
+	var ramping *requests
+	var rampSent int64
+	if ramp > 0 && ctx.Err() == nil {
+		var err error
+		sent := d.counts.Sent.Load()
+		if ramping, err = d.runRamp(ctx, lv, s, base-ramp); err != nil {
+			return out, err
+		}
+		rampSent = d.counts.Sent.Load() - sent
+		// Its last arrival may come well before its end: the window
+		// starts at the end all the same.
 		for d.clock.Now() < base && ctx.Err() == nil {
 			d.clock.Wait(ctx, base, false)
 		}
-		out.Late = max(d.clock.Now()-base, 0)
 	}
 	if ctx.Err() != nil {
+		if ramping != nil {
+			// Its requests were cut with the level: wait for their ends.
+			ramping.handover = false
+			d.run(ctx, ramping)
+		}
 		return out, nil
 	}
 	if lv.OnWindowStart != nil {
@@ -79,10 +101,19 @@ func (d *Driver) RunRequests(ctx context.Context, lv Requests) (RequestsOutcome,
 		start = min(start, base)
 	}
 	p := d.newRequests(lv, s, load.Requests, load.Duration, true, base, warm)
+	var rampRunning int64
+	if ramping != nil {
+		d.mu.Lock()
+		rampRunning = int64(ramping.inflight)
+		p.adopt(ramping)
+		d.level = p
+		d.mu.Unlock()
+	}
 	d.run(ctx, p)
 	w := p.window()
 	w.Start, w.End = start, d.clock.Now()
 	w.Warmup = load.Shard.Share(warm)
+	w.RampSent, w.RampRunning = rampSent, rampRunning
 	out.Window = w
 	if lv.OnWindowEnd != nil && ctx.Err() == nil {
 		lv.OnWindowEnd(ctx)
@@ -151,6 +182,9 @@ type requests struct {
 	cutoff         time.Duration
 	cutDue, cut    bool
 	drainCut       bool
+	// handover says a ramp's phase is finished once its sending is over:
+	// its requests still running pass to the window (adopt).
+	handover bool
 }
 
 // newRequests sets up a phase of n requests (or of span) from base.
@@ -360,7 +394,7 @@ func (p *requests) abort() bool {
 	return due
 }
 
-func (p *requests) finished() bool { return p.ended && p.inflight == 0 }
+func (p *requests) finished() bool { return p.ended && (p.inflight == 0 || p.handover) }
 
 func (p *requests) done(f *Flight) bool {
 	p.inflight--

@@ -109,6 +109,9 @@ type Window struct {
 	Arrivals, InWindow, Unsent int64
 	SchedStart, SchedEnd       time.Duration
 	Warmup                     int
+	// RampSent counts the ramp's requests (Load.Ramp), all unmeasured,
+	// and RampRunning those still running when the window started.
+	RampSent, RampRunning int64
 	// DrainCut says the drain timeout cut the window's stragglers.
 	DrainCut bool
 }

@@ -134,6 +134,7 @@ func (s *Summary) windowResult(rep health.Report, w driver.Window) *results.Run 
 		}
 	}
 	res.Arrivals.Unsent = w.Unsent
+	res.Requests.Ramp, res.Requests.RampRunning = w.RampSent, w.RampRunning
 	if width := s.level.Slice; width > 0 {
 		res.SliceS, res.Slices = width.Seconds(), s.coll.slices(w.Start, w.End, width)
 		if trend := sliceTrend(res.Slices); trend != "" {
