@@ -55,6 +55,10 @@ type Live struct {
 	// Profile, when set, runs the server's profiler over each level's
 	// measured window only; a level it could not profile says so.
 	Profile *Profiler
+	// Observe, when set, sees every measured record of a level as it
+	// ends, from the goroutine that ended it (an OTLP export's
+	// histograms): it must be safe for concurrent use and quick.
+	Observe func(lv *Level, r *record.Record)
 
 	mu     sync.Mutex
 	prober *transport.Client
@@ -163,7 +167,7 @@ func (l *Live) Run(ctx context.Context, lv *Level) (*results.Run, error) {
 	defer stop(nil)
 	bound := cmp.Or(l.MaxInFlight, InFlightBound())
 	run := newLive(client, start, records, lv.Summary(workload.NewPrefixTracker(), false),
-		bound, func() { stop(ErrHostFull) })
+		bound, func() { stop(ErrHostFull) }, l.observer(lv))
 	defer run.close()
 	mon := health.Start(health.DefaultInterval)
 	var progress func(Progress)
@@ -223,15 +227,31 @@ type live struct {
 // newLive sets up a level's driver: record times from start, measured
 // records summarised as level says, spread over a lock per processor's
 // worth of concurrent ends.
-func newLive(c *transport.Client, start time.Time, records *record.Writer, level summary.Level, maxInFlight int64, overflow func()) *live {
+func newLive(c *transport.Client, start time.Time, records *record.Writer, level summary.Level, maxInFlight int64, overflow func(),
+	observe func(*record.Record)) *live {
 	c.SetStart(start)
 	l := &live{client: c, clock: driver.NewWallClock(start), sender: &liveSender{client: c, idle: make(chan *driver.Flight)},
 		sum: summary.New(level, 4*runtime.GOMAXPROCS(0))}
-	l.driver = driver.New(driver.Options{Clock: l.clock, Sender: l.sender, Records: records, Measured: l.sum.Add, Prefixes: level.Prefixes,
+	measured := l.sum.Add
+	if observe != nil {
+		measured = func(r *record.Record) {
+			l.sum.Add(r)
+			observe(r)
+		}
+	}
+	l.driver = driver.New(driver.Options{Clock: l.clock, Sender: l.sender, Records: records, Measured: measured, Prefixes: level.Prefixes,
 		MaxInFlight: maxInFlight, Overflow: overflow, ServerHistory: c.ServerHistory()})
 	rounds, result := c.ToolLoop()
 	l.driver.SetTools(c.Tools(), rounds, result)
 	return l
+}
+
+// observer is Observe for lv's records, or nil.
+func (l *Live) observer(lv *Level) func(*record.Record) {
+	if l.Observe == nil {
+		return nil
+	}
+	return func(r *record.Record) { l.Observe(lv, r) }
 }
 
 // close ends the sender's goroutines.

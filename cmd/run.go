@@ -143,9 +143,13 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	if err := o.export.start(c); err != nil {
 		return err
 	}
-	defer o.export.finish()
+	defer o.export.finish(c)
 	tgt, err := o.target.resolve(c.Context(), c, &o.sim)
 	if err != nil {
+		return err
+	}
+	if err := o.export.startOTLP(c, o.target.Endpoint, tgt.Target.Model, tgt.Target.BaseURL); err != nil {
+		tgt.stop()
 		return err
 	}
 	defer tgt.stop()
@@ -183,6 +187,7 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 func (o *runOptions) measure(c *cobra.Command, plan *bench.Prepared, tgt *resolved, startAt time.Time, records *results.CheckedWriter,
 	errOut io.Writer) (*results.Run, error) {
 	live := o.target.live(tgt, &o.server, o.dash.on() || o.export.on())
+	live.Observe = o.export.observe("run")
 	defer live.Close()
 	if err := o.server.checkReset(c.Context(), live); err != nil {
 		return nil, err

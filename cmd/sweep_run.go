@@ -87,9 +87,13 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	if err := o.export.start(c); err != nil {
 		return err
 	}
-	defer o.export.finish()
+	defer o.export.finish(c)
 	tgt, err := o.target.resolve(c.Context(), c, &o.sim)
 	if err != nil {
+		return err
+	}
+	if err := o.export.startOTLP(c, o.target.Endpoint, tgt.Target.Model, tgt.Target.BaseURL); err != nil {
+		tgt.stop()
 		return err
 	}
 	defer tgt.stop()
@@ -150,6 +154,7 @@ func (o *sweepOptions) header(c *cobra.Command, tgt *resolved, ls *liveSweep) *r
 func (o *sweepOptions) liveRunner(c *cobra.Command, tgt *resolved, ls *liveSweep) (*bench.Live, *report.Progress) {
 	live := o.target.live(tgt, &o.server, o.dash.on() || o.export.on())
 	live.StartAt, live.Interval = ls.startAt, ls.interval
+	live.Observe = o.export.observe(ls.label)
 	progress := report.NewTerminalProgress(c.ErrOrStderr())
 	live.Progress = func(lv *bench.Level, p bench.Progress) {
 		offered := 0.0
