@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -184,6 +185,7 @@ func (l *Live) Run(ctx context.Context, lv *Level) (*results.Run, error) {
 		return nil, err
 	}
 	res := out.Result(rep)
+	sliceHealth(res, mon, start, out.WindowStart)
 	res.Connections = run.connections()
 	res.StartedAt = start.UTC()
 	res.WindowStartedAt = start.Add(out.WindowStart).UTC()
@@ -380,5 +382,33 @@ func (ws Watchers) End(ctx context.Context) {
 func (ws Watchers) Fill(res *results.Run) {
 	for _, w := range ws {
 		w.Fill(res)
+	}
+}
+
+// sliceHealth gives each of res's slices the client's verdict on itself
+// over it, from the monitor's timeline (the slices count from the
+// window's start, windowStart into the level's run from start), and
+// warns of slices the client limited in a level it did not limit as a
+// whole: a stall the level's percentiles hide can still shape a slice.
+func sliceHealth(res *results.Run, mon *health.Monitor, start time.Time, windowStart time.Duration) {
+	var limited []string
+	for i := range res.Slices {
+		sl := &res.Slices[i]
+		from := start.Add(windowStart + time.Duration(sl.StartS*float64(time.Second)))
+		to := start.Add(windowStart + time.Duration(sl.EndS*float64(time.Second)))
+		sp := mon.Span(from, to)
+		verdict, reasons := health.SpanVerdict(sp)
+		if verdict == "" {
+			continue
+		}
+		sl.Client = &results.SliceClient{Verdict: verdict, Reasons: reasons, TimerLagMaxMs: float64(sp.MaxLag) / 1e6,
+			LateWakeups: sp.OverNoisy, CPUPercent: 100 * sp.CPUShare}
+		if verdict == health.ClientLimited || verdict == health.HostStarved {
+			limited = append(limited, fmt.Sprintf("%g–%g s (%s: %s)", sl.StartS, sl.EndS, verdict, strings.Join(reasons, "; ")))
+		}
+	}
+	if len(limited) > 0 && res.Health.Healthy() {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the client was healthy over the window but not in every slice: %s; those slices' latencies carry the client's own delay",
+			strings.Join(limited, ", ")))
 	}
 }

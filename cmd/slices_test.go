@@ -80,17 +80,32 @@ func TestSweepSlicesCSV(t *testing.T) {
 // standard output; --slice 0 refuses it before anything is sent.
 func TestRunSlicesCSV(t *testing.T) {
 	url := startSim(t, "", "")
-	code, out, errOut := execute(t, "run", "--base-url", url, "--rate", "10", "--duration", "2s", "--slice", "500ms",
+	code, out, errOut := execute(t, "run", "--base-url", url, "--rate", "10", "--duration", "3s", "--slice", "1s",
 		"--input-tokens", "64", "--max-tokens", "8", "--slices-csv", "-")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	rows := readCSV(t, out)
-	if len(rows) < 4 || rows[0]["load"] != "" || rows[0]["start_s"] != "0" || rows[0]["end_s"] != "0.5" {
-		t.Errorf("want half-second slices with no load named, from 0:\n%s", out)
+	if len(rows) < 3 || rows[0]["load"] != "" || rows[0]["start_s"] != "0" || rows[0]["end_s"] != "1" {
+		t.Errorf("want one-second slices with no load named, from 0:\n%s", out)
+	}
+	judged := 0
+	for _, r := range rows {
+		// A second of the window holds about 200 wake-ups, judged how the
+		// machine allows; one a starved host took half of goes unjudged.
+		switch v := r["client_verdict"]; v {
+		case "healthy", "noisy", "client-limited", "host-starved":
+			judged++
+		case "":
+		default:
+			t.Errorf("slice from %s s: client verdict %q", r["start_s"], v)
+		}
 	}
 	code, _, errOut = execute(t, "run", "--base-url", url, "--rate", "10", "--duration", "2s", "--slice", "0", "--slices-csv", "-")
 	if code != ExitUsage || !strings.Contains(errOut, "--slice 0") {
 		t.Errorf("--slices-csv with --slice 0: exit %d, %s", code, errOut)
+	}
+	if judged == 0 {
+		t.Skip("no slice judged: the host starved the client's timers below 100 wake-ups in every second")
 	}
 }

@@ -55,6 +55,8 @@ type Monitor struct {
 	cpu0     time.Duration
 	gc0      debug.GCStats
 	host0    hostCPU
+	// ticks is the run's timeline, TickWidth a tick, for Span.
+	ticks []tick
 }
 
 // Start begins monitoring; Stop ends it and returns the report.
@@ -93,6 +95,7 @@ func (m *Monitor) loop() {
 			}
 			m.mu.Lock()
 			_ = m.lag.RecordValue(min(lag.Microseconds(), 60_000_000))
+			m.record(now, lag)
 			m.mu.Unlock()
 			next = next.Add(m.interval)
 			if next.Before(now) {
@@ -152,6 +155,9 @@ func (m *Monitor) Snapshot() Report {
 func (m *Monitor) Stop() Report {
 	close(m.stop)
 	<-m.done
+	m.mu.Lock()
+	m.closeTicks()
+	m.mu.Unlock()
 	return m.Snapshot()
 }
 

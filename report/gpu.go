@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/kneebench/knee/results"
 )
@@ -70,17 +71,31 @@ func SlicesLine(r *results.Run) string {
 		}
 		line += fmt.Sprintf(" %s/%d", p, s.Completed)
 	}
-	if !slices.ContainsFunc(r.Slices, func(s results.Slice) bool { return s.Server != nil && s.Server.Waiting != nil }) {
-		return line
-	}
-	line += "\nslices   the server's waiting / running requests as each slice ended:"
-	for _, s := range r.Slices {
-		g := s.Server
-		if g == nil || g.Waiting == nil || g.Running == nil {
-			line += " -"
-			continue
+	if slices.ContainsFunc(r.Slices, func(s results.Slice) bool { return s.Server != nil && s.Server.Waiting != nil }) {
+		line += "\nslices   the server's waiting / running requests as each slice ended:"
+		for _, s := range r.Slices {
+			g := s.Server
+			if g == nil || g.Waiting == nil || g.Running == nil {
+				line += " -"
+				continue
+			}
+			line += fmt.Sprintf(" %s/%s", num(*g.Waiting, 0), num(*g.Running, 0))
 		}
-		line += fmt.Sprintf(" %s/%s", num(*g.Waiting, 0), num(*g.Running, 0))
 	}
-	return line
+	return line + sliceClientLine(r.Slices)
+}
+
+// sliceClientLine names the slices whose client was not healthy, by
+// their start ("" when every judged slice was).
+func sliceClientLine(ss []results.Slice) string {
+	var bad []string
+	for _, s := range ss {
+		if c := s.Client; c != nil && c.Verdict != results.VerdictHealthy {
+			bad = append(bad, fmt.Sprintf("%s s %s", num(s.StartS, 1), c.Verdict))
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return "\nslices   the client was not healthy in every slice: " + strings.Join(bad, " · ")
 }

@@ -22,6 +22,20 @@ type Slice struct {
 	// Server is the server's gauges as last sampled in the slice (about
 	// its end), when the server publishes them.
 	Server *SliceGauges `json:"server,omitempty"`
+	// Client is the client's account of itself over the slice, live.
+	Client *SliceClient `json:"client,omitempty"`
+}
+
+// SliceClient is the client's health over one slice: its verdict by the
+// level's rules (timer lag and CPU; send lateness is the level's alone),
+// the latest timer wake-up, the share of wake-ups later than the noisy
+// bound (5 ms), and the client's CPU as a share of the machine.
+type SliceClient struct {
+	Verdict       string   `json:"verdict"`
+	Reasons       []string `json:"reasons,omitempty"`
+	TimerLagMaxMs float64  `json:"timer_lag_max_ms"`
+	LateWakeups   float64  `json:"late_wakeups"`
+	CPUPercent    float64  `json:"cpu_percent"`
 }
 
 // SliceGauges are the server's gauges at one instant of a slice: requests

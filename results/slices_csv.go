@@ -10,13 +10,16 @@ import (
 // SlicesCSVHeader are the columns of a slices CSV: the level's load (empty
 // for a run's own), the slice's bounds and counts, each latency's
 // p50/p95/p99 in ms over the requests due in it, and the server's gauges
-// about its end (empty where not read).
+// about its end (empty where not read), and the client's verdict on
+// itself over it with its CPU and latest timer wake-up (empty where not
+// judged: a prediction).
 var SlicesCSVHeader = []string{
 	"load", "start_s", "end_s", "sent", "failed", "completed", "output_tokens_per_s",
 	"ttft_sched_count", "ttft_sched_p50_ms", "ttft_sched_p95_ms", "ttft_sched_p99_ms",
 	"tpot_p50_ms", "tpot_p95_ms", "tpot_p99_ms",
 	"e2e_sched_p50_ms", "e2e_sched_p95_ms", "e2e_sched_p99_ms",
 	"server_at_s", "server_running", "server_waiting", "server_kv_cache_usage",
+	"client_verdict", "client_cpu_percent", "client_timer_lag_max_ms",
 }
 
 // SlicesCSV renders a run's slices, one row each; load is written in the
@@ -79,6 +82,11 @@ func writeSliceRows(w *csv.Writer, r *Run, load float64) error {
 			row = append(row, "", "", "", "")
 		} else {
 			row = append(row, csvNumber(g.AtS), csvPointer(g.Running), csvPointer(g.Waiting), csvPointer(g.KVCacheUsage))
+		}
+		if c := sl.Client; c == nil {
+			row = append(row, "", "", "")
+		} else {
+			row = append(row, c.Verdict, csvNumber(c.CPUPercent), csvNumber(c.TimerLagMaxMs))
 		}
 		if err := w.Write(row); err != nil {
 			return err
