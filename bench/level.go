@@ -166,7 +166,7 @@ func (lv *Level) Drive(ctx context.Context, d *driver.Driver, sum *summary.Summa
 	switch w := lv.Work.(type) {
 	case Requests:
 		out, err := d.RunRequests(ctx, driver.Requests{Load: w.Load, Source: w.Source, StartAt: win.StartAt,
-			OnWindowStart: win.OnWindowStart, OnWindowEnd: win.OnWindowEnd})
+			OnWindowStart: win.OnWindowStart, OnWindowEnd: win.OnWindowEnd, OnBase: sum.SetOrigin})
 		return Driven{WindowStart: out.Window.Start, Late: out.Late,
 			result: func(rep health.Report) *results.Run { return sum.Requests(rep, out.Window) }}, err
 	case Calls:

@@ -45,7 +45,7 @@ func TestRampUp(t *testing.T) {
 		t.Errorf("the window sent %d (%d arrivals) with a ramp, %d (%d) without: a ramp must leave the window's schedule alone",
 			rq.Sent, ramped.Arrivals.WindowArrivals, plain.Requests.Sent, plain.Arrivals.WindowArrivals)
 	}
-	code, out, errOut := execute(t, append([]string{"predict", "--rates", "20", "--step-duration", "2s", "--ramp-up", "2s",
+	code, out, errOut := execute(t, append([]string{"predict", "--rates", "20", "--step-duration", "2s", "--ramp-up", "2s", "--slice", "500ms",
 		"--out-dir", dir, "--label", "predicted"}, common...)...)
 	if code != 0 {
 		t.Fatalf("predict: exit %d\n%s\n%s", code, out, errOut)
@@ -56,6 +56,19 @@ func TestRampUp(t *testing.T) {
 	}
 	if p := predicted.Levels[0].Run; p.Requests.Ramp != rq.Ramp || p.Requests.Sent != rq.Sent {
 		t.Errorf("predicted ramp %d and window %d, live %d and %d: the same seed draws the same arrivals", p.Requests.Ramp, p.Requests.Sent, rq.Ramp, rq.Sent)
+	}
+	// The slices are cut from the window's start, which the ramp put off
+	// the tenth-of-a-second grid: every request due in the window falls
+	// in a slice of it, none in the drain's.
+	var inWindow int64
+	for _, sl := range predicted.Levels[0].Run.Slices {
+		if sl.StartS >= 2 && sl.Sent > 0 {
+			t.Errorf("slice from %v s (after the 2 s window) holds %d requests due", sl.StartS, sl.Sent)
+		}
+		inWindow += sl.Sent
+	}
+	if inWindow != predicted.Levels[0].Run.Requests.Sent {
+		t.Errorf("the slices hold %d requests due, the window sent %d", inWindow, predicted.Levels[0].Run.Requests.Sent)
 	}
 }
 

@@ -22,6 +22,10 @@ type Requests struct {
 	// measured window (e.g. to reset the server's summary); OnWindowEnd
 	// after the window drained.
 	OnWindowStart, OnWindowEnd func(ctx context.Context)
+	// OnBase, when set, learns the window's start (the instant its
+	// schedule counts from, on the driver's clock) before any of its
+	// requests is sent: a summary's time slices are cut from it.
+	OnBase func(base time.Duration)
 }
 
 // RequestsOutcome is what a level of requests did beyond its records.
@@ -99,6 +103,9 @@ func (d *Driver) RunRequests(ctx context.Context, lv Requests) (RequestsOutcome,
 		// The schedule's window started at StartAt, however late this
 		// driver came to it: its arrivals are all in it.
 		start = min(start, base)
+	}
+	if lv.OnBase != nil {
+		lv.OnBase(start)
 	}
 	p := d.newRequests(lv, s, load.Requests, load.Duration, true, base, warm)
 	var rampRunning int64

@@ -66,8 +66,10 @@ func (c *collector) slices(start, end, w time.Duration) []results.Slice {
 		return nil
 	}
 	// On the ticks' grid, so that a request's tick and its own time fall
-	// in one slice.
-	start, w = start/tick*tick, max(w/tick*tick, tick)
+	// in one slice: from the window's start when it set the grid
+	// (SetOrigin), else from the last tick before it.
+	origin := c.gridOrigin()
+	start, w = origin+(start-origin)/tick*tick, max(w/tick*tick, tick)
 	n := int(math.Ceil(float64(end-start) / float64(w)))
 	out := make([]results.Slice, n)
 	for i := range out {
@@ -83,7 +85,7 @@ func (c *collector) slices(start, end, w time.Duration) []results.Slice {
 	for _, s := range c.shards {
 		s.mu.Lock()
 		for k, t := range s.ticks {
-			at := time.Duration(k) * tick
+			at := origin + time.Duration(k)*tick
 			if i := index(at); i >= 0 {
 				out[i].Sent += t.sent
 				out[i].Failed += t.failed
@@ -198,3 +200,6 @@ func spearman(x, y []float64) float64 {
 	}
 	return 1 - 6*d2/(n*(n*n-1))
 }
+
+// gridOrigin is the instant the slices' tick grid counts from.
+func (c *collector) gridOrigin() time.Duration { return time.Duration(c.origin.Load()) }

@@ -3,6 +3,7 @@ package summary
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -184,6 +185,9 @@ func (a *aggregate) add(o *aggregate) {
 // collector aggregates measured records.
 type collector struct {
 	shards []*shard
+	// origin is the window's start, which the slices' tick grid counts
+	// from, so that a slice's bounds are the window's own to the tick.
+	origin atomic.Int64
 	// coldThreshold, when positive, counts a measured request as cold
 	// when it cached fewer tokens than this.
 	coldThreshold int
@@ -258,12 +262,12 @@ func (c *collector) add(r *record.Record) {
 	}
 	switch {
 	case r.Class == record.ClassInterrupted:
-		s.ticks.sent(r.Scheduled, false)
+		s.ticks.sent(r.Scheduled-c.gridOrigin(), false)
 		a.interrupted++
 		a.partial += int64(r.Chunks)
 		return
 	case r.Class != "":
-		s.ticks.sent(r.Scheduled, true)
+		s.ticks.sent(r.Scheduled-c.gridOrigin(), true)
 		a.failed++
 		if a.errors == nil {
 			a.errors = map[string]int64{}
@@ -272,7 +276,7 @@ func (c *collector) add(r *record.Record) {
 		a.partial += int64(r.Chunks)
 		return
 	}
-	s.ticks.sent(r.Scheduled, false)
+	s.ticks.sent(r.Scheduled-c.gridOrigin(), false)
 	a.ok++
 	if c.goodput.Set() && c.goodput.good(r) {
 		a.good++
@@ -288,7 +292,7 @@ func (c *collector) add(r *record.Record) {
 	out := r.OutputTokens()
 	a.done.add(completion{tag: int32(r.Tag), doneMs: int32(done.Milliseconds()), ageMs: int32((done - origin).Milliseconds()),
 		ttftUs: sliceMicros(r.FirstToken-r.Scheduled, r.FirstToken > 0), tpotUs: sliceMicros((r.LastToken-r.FirstToken)/time.Duration(max(out-1, 1)), out > 1 && r.FirstToken > 0)})
-	s.ticks.completed(r.Done, int64(out))
+	s.ticks.completed(r.Done-c.gridOrigin(), int64(out))
 	a.inputs += int64(r.Inputs)
 	if r.Images > 0 {
 		im := &a.images

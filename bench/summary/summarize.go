@@ -71,6 +71,10 @@ func New(l Level, shards int) *Summary {
 	return s
 }
 
+// SetOrigin sets the window's start, before any of its records is added
+// (driver.Requests.OnBase): the slices' counts are cut on a grid from it.
+func (s *Summary) SetOrigin(base time.Duration) { s.coll.origin.Store(int64(base)) }
+
 // Add collects a measured record (driver.Options.Measured).
 func (s *Summary) Add(r *record.Record) {
 	s.coll.add(r)
