@@ -74,3 +74,11 @@ func TestSpanOfALiveMonitor(t *testing.T) {
 		t.Errorf("300 ms of a live monitor: %d wake-ups, CPU share %v", s.Samples, s.CPUShare)
 	}
 }
+
+// BenchmarkTickClose is what the timeline costs each 100 ms tick: the
+// process's and the machine's CPU clocks read once (docs/performance.md).
+func BenchmarkTickClose(b *testing.B) {
+	for b.Loop() {
+		_, _ = processCPU(), readHostCPU()
+	}
+}
