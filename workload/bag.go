@@ -3,6 +3,7 @@ package workload
 import (
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 )
 
 // BagFrom is the shortest synthetic text, in words, drawn from a bag.
@@ -27,28 +28,63 @@ const opening = 3
 // 64-token prompt on a small vocabulary, as a sweep level's mean once
 // missed by). The fresh opening keeps texts from sharing their first
 // words, so none warms another.
-func bagged(n int, bagSeed, seed, stream uint64) string {
-	bag := rand.New(rand.NewPCG(bagSeed, 0xba9))
+func bagged(n int, bagSeed, seed, stream uint64, pad int) string {
 	order := rand.New(rand.NewPCG(seed, stream*0x9e3779b97f4a7c15+1))
 	picks := make([]int, n)
-	for k := range picks {
-		if k < opening {
-			picks[k] = order.IntN(len(fillerWords))
-		} else {
-			picks[k] = bag.IntN(len(fillerWords))
-		}
+	for k := range min(opening, n) {
+		picks[k] = order.IntN(len(fillerWords))
+	}
+	copy(picks[opening:], bagOf(bagSeed, n))
+	size := n - 1 + pad*(1+len(PadWord))
+	for _, w := range picks {
+		size += len(fillerWords[w])
 	}
 	rest := picks[opening:]
 	order.Shuffle(len(rest), func(a, b int) { rest[a], rest[b] = rest[b], rest[a] })
+	// Sized exactly: a long prompt is written once, never regrown.
 	var b strings.Builder
-	b.Grow(n * 6)
+	b.Grow(size)
 	for k, w := range picks {
 		if k > 0 {
 			b.WriteByte(' ')
 		}
 		b.WriteString(fillerWords[w])
 	}
+	for range pad {
+		b.WriteByte(' ')
+		b.WriteString(PadWord)
+	}
 	return b.String()
+}
+
+// aBag is the words a bag seed draws, in the order drawn: a text of n
+// words takes the first n−opening.
+type aBag struct {
+	seed  uint64
+	words []int
+}
+
+// lastBag keeps the bag drawn last: every text of a level is drawn from
+// the same bag, so drawing it once saves half of a long prompt's random
+// draws. A bag's draws are a sequence, so a longer text's bag starts
+// with a shorter one's, and texts of spread lengths share one.
+var lastBag atomic.Pointer[aBag]
+
+// bagOf is the bag of an n-word text under bagSeed, drawn from bagSeed
+// alone (the same draws bagged made when it drew them in line). The
+// slice is shared: read it, never write it.
+func bagOf(bagSeed uint64, n int) []int {
+	want := max(n-opening, 0)
+	if b := lastBag.Load(); b != nil && b.seed == bagSeed && len(b.words) >= want {
+		return b.words[:want]
+	}
+	r := rand.New(rand.NewPCG(bagSeed, 0xba9))
+	words := make([]int, want)
+	for k := range words {
+		words[k] = r.IntN(len(fillerWords))
+	}
+	lastBag.Store(&aBag{bagSeed, words})
+	return words
 }
 
 // wordsFor is how many filler words stand for tokens tokens.
@@ -63,12 +99,10 @@ func wordsFor(tokens int, wordsPerToken float64) int {
 // else drawn fresh (see Filler), then pad PadWords.
 func fillerText(tokens int, wordsPerToken float64, bagSeed, seed, stream uint64, pad int) string {
 	n := wordsFor(tokens, wordsPerToken)
-	var text string
 	if n >= BagFrom {
-		text = bagged(n, bagSeed, seed, stream)
-	} else {
-		text = Filler(tokens, wordsPerToken, seed, stream)
+		return bagged(n, bagSeed, seed, stream, pad)
 	}
+	text := Filler(tokens, wordsPerToken, seed, stream)
 	if pad > 0 {
 		text += strings.Repeat(" "+PadWord, pad)
 	}

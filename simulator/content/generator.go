@@ -1,9 +1,7 @@
 package content
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"strings"
 )
 
@@ -130,7 +128,10 @@ func (r *Responder) Generate(g *GenRequest, contextLength int) (*Plan, error) {
 	}
 	raw := LastUserText(g)
 	text := strings.TrimSpace(raw)
-	res := r.match(text, lowerASCII(text))
+	var res matchResult
+	if len(r.entries) > 0 {
+		res = r.match(text, lowerASCII(text))
+	}
 	id, ans := "default", r.def
 	if res.entry != nil {
 		id, ans = res.entry.id, res.entry.answer
@@ -231,14 +232,16 @@ func LastUserText(g *GenRequest) string {
 // digestOf hashes the seed, the entry and the input, so the same request
 // gets the same answer across restarts.
 func digestOf(seed uint64, id, text string) uint64 {
-	h := fnv.New64a()
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], seed)
-	h.Write(b[:])
-	h.Write([]byte(id))
-	h.Write([]byte{0})
-	h.Write([]byte(text))
-	return h.Sum64()
+	// FNV-1a over the seed's eight bytes (little-endian), the id, a zero
+	// byte and the text, hashed in place: a prompt is not copied to be
+	// hashed.
+	h := uint64(fnvOffset)
+	for k := range 8 {
+		h = (h ^ (seed >> (8 * k) & 0xff)) * fnvPrime
+	}
+	h = fnvString(h, id)
+	h *= fnvPrime // the zero byte: h ^ 0 is h
+	return fnvString(h, text)
 }
 
 // fillerVocabulary holds lower-case words; each, with a leading space, is

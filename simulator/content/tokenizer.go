@@ -198,20 +198,65 @@ func CountTokens(s string) int {
 // TokenID is a stable identifier of a token string (64-bit FNV-1a), so the
 // same text always gives the same ids and prefix-cache blocks.
 func TokenID(tok string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(tok); i++ {
-		h ^= uint64(tok[i])
-		h *= 1099511628211
+	return fnvString(fnvOffset, tok)
+}
+
+// fnvString continues the FNV-1a hash h over s's bytes.
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
 	}
 	return h
 }
 
-// AppendTokenIDs appends the ids of s's tokens to dst.
+// AppendTokenIDs appends the ids of s's tokens to dst. An ASCII word,
+// with or without its leading space (most of any prompt), is scanned and
+// hashed in one pass; anything else goes through nextToken. Both give the
+// same ids (TestAppendTokenIDsMatchesTokenize).
 func AppendTokenIDs(dst []uint64, s string) []uint64 {
 	for i := 0; i < len(s); {
+		if end, id, ok := asciiWord(s, i); ok {
+			dst = append(dst, id)
+			i = end
+			continue
+		}
 		j := nextToken(s, i)
 		dst = append(dst, TokenID(s[i:j]))
 		i = j
 	}
 	return dst
 }
+
+// asciiWord matches, at i, an optional space then ASCII letters ending
+// at an ASCII byte or the text's end, and hashes it as TokenID does. It
+// declines (ok false) anything nextToken might split otherwise: no
+// letter, or a letter run that meets a non-ASCII byte, which may be a
+// letter continuing the word.
+func asciiWord(s string, i int) (end int, id uint64, ok bool) {
+	h := uint64(fnvOffset)
+	k := i
+	if s[k] == ' ' {
+		h = (h ^ ' ') * fnvPrime
+		k++
+	}
+	start := k
+	for k < len(s) {
+		c := s[k]
+		if c|0x20 < 'a' || c|0x20 > 'z' {
+			break
+		}
+		h = (h ^ uint64(c)) * fnvPrime
+		k++
+	}
+	if k == start || k < len(s) && s[k] >= 0x80 {
+		return 0, 0, false
+	}
+	return k, h, true
+}
+
+// fnvOffset and fnvPrime are 64-bit FNV-1a's.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)

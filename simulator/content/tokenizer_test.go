@@ -1,6 +1,8 @@
 package content
 
 import (
+	"encoding/binary"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"testing"
@@ -60,5 +62,51 @@ func FuzzTokenize(f *testing.F) {
 		if CountTokens(s) != len(toks) {
 			t.Fatal("count differs")
 		}
+		if !slices.Equal(AppendTokenIDs(nil, s), idsOfTokens(toks)) {
+			t.Fatalf("AppendTokenIDs(%q) differs from the ids of Tokenize's tokens", s)
+		}
 	})
+}
+
+// idsOfTokens is what AppendTokenIDs must give: each token's TokenID.
+func idsOfTokens(toks []string) []uint64 {
+	ids := make([]uint64, len(toks))
+	for i, tok := range toks {
+		ids[i] = TokenID(tok)
+	}
+	return ids
+}
+
+// TestAppendTokenIDsMatchesTokenize holds the one-pass ASCII word path
+// to the scanner's tokens where the two could part: a word meeting a
+// non-ASCII letter or mark, a contraction, a space run, a word at the
+// text's end.
+func TestAppendTokenIDsMatchesTokenize(t *testing.T) {
+	for _, s := range []string{
+		"the model answers", " leading space", "café au lait", "naïve words", "e\u0301t\u00e9",
+		"don't we'll", "two  spaces", "end\n\nnext", "word", " ", "a 12 b", "x,y", "ends in é",
+		"Hello WORLD", "you're'", "日本 語", "tab\tword",
+	} {
+		if got, want := AppendTokenIDs(nil, s), idsOfTokens(Tokenize(s)); !slices.Equal(got, want) {
+			t.Errorf("AppendTokenIDs(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestDigestIsFNV holds the in-place digest to FNV-1a over the bytes it
+// was defined on, so a request's answer stays what it was.
+func TestDigestIsFNV(t *testing.T) {
+	for _, tc := range []struct {
+		seed     uint64
+		id, text string
+	}{{0, "default", ""}, {42, "default", "hello there"}, {1 << 63, "entry-3", "naïve café 日本"}} {
+		h := fnv.New64a()
+		h.Write(binary.LittleEndian.AppendUint64(nil, tc.seed))
+		h.Write([]byte(tc.id))
+		h.Write([]byte{0})
+		h.Write([]byte(tc.text))
+		if got, want := digestOf(tc.seed, tc.id, tc.text), h.Sum64(); got != want {
+			t.Errorf("digestOf(%d, %q, %q) = %x, want %x", tc.seed, tc.id, tc.text, got, want)
+		}
+	}
 }
