@@ -14,14 +14,12 @@ import (
 // is sent.
 func TestRepeatRefused(t *testing.T) {
 	dir := t.TempDir()
-	mix := writeFile(t, dir, "mix.yml", "classes:\n  - name: a\n    rate: 1\n")
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"sweep", "--repeat", "0", "--base-url", "http://127.0.0.1:1/v1"}, "--repeat must be 1–100"},
 		{[]string{"predict", "--repeat", "101"}, "--repeat must be 1–100"},
-		{[]string{"sweep", "--repeat", "2", "--mix", mix, "--base-url", "http://127.0.0.1:1/v1"}, "a mix's classes are not pooled"},
 		{[]string{"sweep", "--repeat", "2", "--shard", "0/2", "--base-url", "http://127.0.0.1:1/v1", "--rates", "1"}, "shards' repeats are not pooled"},
 	} {
 		code, out, errOut := execute(t, append(c.args, "--out-dir", dir)...)
@@ -146,5 +144,62 @@ func TestRepeatRun(t *testing.T) {
 	}
 	if len(seen) != 3 || seen[1] == 0 || seen[2] == 0 || seen[3] == 0 {
 		t.Errorf("records by repeat: %v, want repeats 1, 2 and 3", seen)
+	}
+}
+
+// TestRepeatMix: a mix repeated pools each class repeat by repeat, in
+// virtual time: every class of every level carries its three repeats
+// (their seeds the level's), its interval, and its verdict on the pooled
+// figures; the classes' requests add up to the level's; the class knees
+// are found on the pooled levels.
+func TestRepeatMix(t *testing.T) {
+	dir := t.TempDir()
+	mix := writeFile(t, dir, "mix.yaml", `classes:
+  - name: chat
+    share: 0.7
+    input_tokens: 256
+    max_tokens: 32
+    slo: ttft_sched_p95:300
+  - name: batch
+    share: 0.3
+    input_tokens: 2048
+    max_tokens: 128
+    slo: e2e_sched_p95:3000
+`)
+	code, out, errOut := execute(t, "predict", "--mix", mix, "--rates", "8,24", "--step-duration", "30s", "--repeat", "3", "--label", "m", "--out-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	s, err := results.ReadSweep(filepath.Join(dir, "m.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range s.Levels {
+		r := l.Run
+		if r == nil || r.Repeats == nil || len(r.Classes) != 2 {
+			t.Fatalf("level %g: %+v", l.Load, l)
+		}
+		var ok int64
+		for name, c := range r.Classes {
+			ok += c.Requests.OK
+			if c.Repeats == nil || c.Repeats.Count != 3 || c.MixClass == nil || c.MixClass.MetSLO == nil {
+				t.Errorf("level %g class %s: repeats %+v, class %+v; want 3 repeats and a verdict", l.Load, name, c.Repeats, c.MixClass)
+				continue
+			}
+			for i, e := range c.Repeats.Each {
+				if e.Seed != r.Repeats.Each[i].Seed {
+					t.Errorf("level %g class %s repeat %d: seed %d, the level's %d", l.Load, name, i+1, e.Seed, r.Repeats.Each[i].Seed)
+				}
+			}
+			if _, ok := c.Repeats.Intervals["ttft_sched.p95"]; !ok {
+				t.Errorf("level %g class %s: no ttft_sched.p95 interval", l.Load, name)
+			}
+		}
+		if ok != r.Requests.OK {
+			t.Errorf("level %g: the classes completed %d, the level %d", l.Load, ok, r.Requests.OK)
+		}
+	}
+	if len(s.ClassKnees) != 2 || !strings.Contains(out, "class knee") {
+		t.Errorf("class knees %+v\n%s", s.ClassKnees, out)
 	}
 }

@@ -98,8 +98,6 @@ func (o *runOptions) prepare(c *cobra.Command) (*bench.Prepared, time.Time, erro
 	switch {
 	case o.repeat < 1 || o.repeat > maxRepeat:
 		return nil, time.Time{}, usageErr("--repeat must be 1–%d, got %d", maxRepeat, o.repeat)
-	case o.repeat > 1 && o.load.Mix != "":
-		return nil, time.Time{}, usageErr("--repeat with --mix: a mix's classes are not pooled across repeats yet; measure the mix once per seed (--seed) instead")
 	case o.repeat > 1 && shard.Sharded():
 		return nil, time.Time{}, usageErr("--repeat with --shard: run each repeat as its own sharded run (--seed) and merge each; shards' repeats are not pooled")
 	}

@@ -116,8 +116,6 @@ func (o *sweepFlags) checkRepeat() error {
 	switch {
 	case o.repeat < 1 || o.repeat > maxRepeat:
 		return usageErr("--repeat must be 1–%d, got %d", maxRepeat, o.repeat)
-	case o.repeat > 1 && o.load.Mix != "":
-		return usageErr("--repeat with --mix: a mix's classes are not pooled across repeats yet; measure the mix once per seed (--seed) instead")
 	}
 	return nil
 }

@@ -36,17 +36,64 @@ func mergeClasses(m *Run, shards []*Run) error {
 			return fmt.Errorf("class %s: %w", name, err)
 		}
 		mc.Config, mc.Shard = Config{}, nil
-		if first := parts[0].MixClass; first != nil {
-			judged := *first
-			bounds, _, err := ParseBounds(first.SLO)
-			if first.SLO == "" || err != nil {
-				bounds = nil
-			}
-			judged.JudgeClass(mc, bounds)
-			mc.MixClass = &judged
-		}
+		judgeClass(mc, parts[0].MixClass)
 		m.Classes[name] = mc
 	}
 	m.Fairness = JainFairness(m.Classes)
 	return nil
+}
+
+// poolClasses pools a mix's classes repeat by repeat, each as a level of
+// its own (PoolRepeats over the class's requests alone, with its interval
+// across the repeats), then judged again against the class's SLO. Every
+// repeat ran the same mix, so a class one lacks is an error.
+func poolClasses(m *Run, runs []*Run) error {
+	if runs[0].Classes == nil {
+		for i, r := range runs {
+			if r.Classes != nil {
+				return fmt.Errorf("repeat %d measured a mix and repeat 1 did not", i+1)
+			}
+		}
+		return nil
+	}
+	m.Classes = map[string]*Run{}
+	for _, name := range slices.Sorted(maps.Keys(runs[0].Classes)) {
+		parts := make([]*Run, 0, len(runs))
+		for i, r := range runs {
+			c := r.Classes[name]
+			if c == nil || len(r.Classes) != len(runs[0].Classes) {
+				return fmt.Errorf("repeat %d's classes differ from repeat 1's: the repeats ran different mixes", i+1)
+			}
+			// A class's run keeps its own counts and histograms; its window
+			// is its repeat's.
+			cp := *c
+			cp.StartedAt, cp.WindowStartedAt, cp.WindowSeconds, cp.Classes = r.StartedAt, r.WindowStartedAt, r.WindowSeconds, nil
+			cp.Config.Seed, cp.Health = r.Config.Seed, r.Health
+			parts = append(parts, &cp)
+		}
+		pc, err := PoolRepeats(parts)
+		if err != nil {
+			return fmt.Errorf("class %s: %w", name, err)
+		}
+		pc.Config = Config{}
+		judgeClass(pc, parts[0].MixClass)
+		m.Classes[name] = pc
+	}
+	m.Fairness = JainFairness(m.Classes)
+	return nil
+}
+
+// judgeClass judges a merged or pooled class's run against its class's
+// SLO, keeping the class's description.
+func judgeClass(c *Run, class *MixClass) {
+	if class == nil {
+		return
+	}
+	judged := *class
+	bounds, _, err := ParseBounds(class.SLO)
+	if class.SLO == "" || err != nil {
+		bounds = nil
+	}
+	judged.JudgeClass(c, bounds)
+	c.MixClass = &judged
 }

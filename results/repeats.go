@@ -171,7 +171,7 @@ func NewRepeats(runs []*Run) *Repeats {
 // percentiles are those of the union of the repeats' requests; counts
 // summed; rates over the sum of their windows. It carries every repeat's
 // own figures and the intervals across them (Repeats). A mix's classes
-// are not pooled: a mix is refused.
+// are pooled alike, class by class.
 func PoolRepeats(runs []*Run) (*Run, error) {
 	if len(runs) < 2 {
 		return nil, errors.New("pooling needs two repeats or more")
@@ -180,9 +180,6 @@ func PoolRepeats(runs []*Run) (*Run, error) {
 	m := &Run{SchemaVersion: SchemaVersion, Config: first.Config, Environment: first.Environment, StartedAt: first.StartedAt,
 		WindowStartedAt: first.WindowStartedAt, Histograms: Histograms{}}
 	for i, r := range runs {
-		if r.Classes != nil {
-			return nil, errors.New("a mix's repeats are not pooled: its classes would need pooling too")
-		}
 		if r.Histograms == nil {
 			return nil, fmt.Errorf("repeat %d kept no histograms: its percentiles cannot be pooled", i+1)
 		}
@@ -218,6 +215,9 @@ func PoolRepeats(runs []*Run) (*Run, error) {
 		return nil, err
 	}
 	poolGPU(m, runs)
+	if err := poolClasses(m, runs); err != nil {
+		return nil, err
+	}
 	m.Repeats = NewRepeats(runs)
 	m.Notes = append(m.Notes, fmt.Sprintf("pooled from %d repeats run one after another: percentiles are of the union of their requests, counts summed, rates over the sum of their windows (%.1f s); each figure's interval is across the repeats", len(runs), m.WindowSeconds))
 	if first.Server != nil {

@@ -94,3 +94,66 @@ func TestPoolRepeats(t *testing.T) {
 		t.Error("a mix's repeats pooled")
 	}
 }
+
+// TestPoolRepeatsOfAMix: a mix's classes pool repeat by repeat, each
+// class from its own requests alone, with its own interval across the
+// repeats and its verdict judged again on the pooled figures; repeats
+// that ran different mixes are refused.
+func TestPoolRepeatsOfAMix(t *testing.T) {
+	slo := func(s string) *MixClass { return &MixClass{Share: 0.5, SLO: s} }
+	mixRuns := func() []*Run {
+		var runs []*Run
+		for i := range 3 {
+			var fast, slow []int64
+			for j := range 100 {
+				fast = append(fast, int64(1000*(j+1)))
+				slow = append(slow, int64(10_000*(j+1)*(i+1)))
+			}
+			r := shardRun(0, 1, append(append([]int64(nil), fast...), slow...), uint64(i+1))
+			r.Shard = nil
+			r.WindowStartedAt = r.WindowStartedAt.Add(time.Duration(i) * time.Minute)
+			f, s := shardRun(0, 1, fast, 0), shardRun(0, 1, slow, 0)
+			f.Shard, s.Shard = nil, nil
+			f.MixClass, s.MixClass = slo("ttft_p95:200"), slo("ttft_p95:200")
+			f.Stats.TTFT = Summary{Count: 100, P50: 50.5, P90: 90.5, P95: 95.5, P99: 99.5}
+			k := float64(10 * (i + 1))
+			s.Stats.TTFT = Summary{Count: 100, P50: 50.5 * k, P90: 90.5 * k, P95: 95.5 * k, P99: 99.5 * k}
+			r.Classes = map[string]*Run{"fast": f, "slow": s}
+			runs = append(runs, r)
+		}
+		return runs
+	}
+	m, err := PoolRepeats(mixRuns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, slow := m.Classes["fast"], m.Classes["slow"]
+	if fast == nil || slow == nil || len(m.Classes) != 2 {
+		t.Fatalf("pooled classes %v", m.Classes)
+	}
+	for name, c := range m.Classes {
+		if c.Requests.OK != 300 || c.WindowSeconds != 30 || c.Repeats == nil || c.Repeats.Count != 3 {
+			t.Errorf("class %s: ok %d, window %g s, repeats %+v; want 300, 30, 3", name, c.Requests.OK, c.WindowSeconds, c.Repeats)
+			continue
+		}
+		for i, e := range c.Repeats.Each {
+			if e.Seed != uint64(i+1) {
+				t.Errorf("class %s repeat %d: seed %d, want %d", name, i+1, e.Seed, i+1)
+			}
+		}
+	}
+	// fast: 1..100 ms every repeat, p95 95 ms; slow: p95 of 10..1000,
+	// 20..2000 and 30..3000 ms together, far past 200 ms.
+	if fast.MixClass == nil || fast.MixClass.MetSLO == nil || !*fast.MixClass.MetSLO ||
+		slow.MixClass == nil || slow.MixClass.MetSLO == nil || *slow.MixClass.MetSLO {
+		t.Errorf("verdicts: fast %+v, slow %+v; want fast met and slow missed", fast.MixClass, slow.MixClass)
+	}
+	if iv, ok := slow.Repeats.Intervals["ttft.p50"]; !ok || !(iv.Mean > 900 && iv.Mean < 1100) {
+		t.Errorf("slow ttft.p50 across repeats %+v; want a mean near 1,000 ms (505, 1,010, 1,515)", iv)
+	}
+	runs := mixRuns()
+	delete(runs[1].Classes, "slow")
+	if _, err := PoolRepeats(runs); err == nil || !strings.Contains(err.Error(), "different mixes") {
+		t.Errorf("repeats of different mixes pooled: %v", err)
+	}
+}
