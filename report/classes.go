@@ -103,6 +103,10 @@ func classOrder(r *results.Run) []string {
 // class degraded first.
 func classKnees(w io.Writer, s *results.Sweep, unit string) {
 	for _, ck := range s.ClassKnees {
+		if ck.Judged == 0 {
+			fmt.Fprintf(w, "class knee      %s: not judged — it finished no request at any level judged, so no level can say whether it met %s; give it a larger share, a higher load or a longer window\n", ck.Class, ck.SLO)
+			continue
+		}
 		knee := "none — it missed its SLO at the lightest load judged"
 		if ck.Knee != nil {
 			knee = fmt.Sprintf("%g%s", ck.Knee.Load, unit)

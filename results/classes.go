@@ -12,10 +12,14 @@ import (
 type ClassKnee struct {
 	Class string `json:"class"`
 	SLO   string `json:"slo"`
-	// Knee is nil when the class missed its SLO at the lightest load.
+	// Knee is nil when the class missed its SLO at the lightest load
+	// judged, or when no level judged it (Judged 0).
 	Knee *Knee `json:"knee"`
 	// FirstMissed is the first load at which it missed (nil: never).
 	FirstMissed *float64 `json:"first_missed,omitempty"`
+	// Judged is how many levels, up to its first miss, judged the class:
+	// a level that dealt it no finished request cannot.
+	Judged int `json:"judged"`
 }
 
 // findClassKnees finds each class's knee, as the SLO knee is found: a
@@ -46,6 +50,7 @@ func (s *Sweep) findClassKnees() {
 			if c == nil || c.MixClass == nil || c.MixClass.MetSLO == nil {
 				continue
 			}
+			ck.Judged++
 			if !*c.MixClass.MetSLO {
 				load := l.Load
 				ck.FirstMissed = &load
