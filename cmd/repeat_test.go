@@ -151,7 +151,7 @@ func TestRepeatRun(t *testing.T) {
 // virtual time: every class of every level carries its three repeats
 // (their seeds the level's), its interval, and its verdict on the pooled
 // figures; the classes' requests add up to the level's; the class knees
-// are found on the pooled levels.
+// are found on the pooled levels, and each pass's on its own.
 func TestRepeatMix(t *testing.T) {
 	dir := t.TempDir()
 	mix := writeFile(t, dir, "mix.yaml", `classes:
@@ -201,5 +201,12 @@ func TestRepeatMix(t *testing.T) {
 	}
 	if len(s.ClassKnees) != 2 || !strings.Contains(out, "class knee") {
 		t.Errorf("class knees %+v\n%s", s.ClassKnees, out)
+	}
+	// Each pass's class knees, found on its own levels.
+	for _, name := range []string{"chat", "batch"} {
+		k := s.Repeats.Classes[name]
+		if k == nil || len(k.Loads) != 3 || !strings.Contains(out, "across repeats  class "+name+"'s knee") {
+			t.Errorf("class %s across repeats %+v\n%s", name, k, out)
+		}
 	}
 }

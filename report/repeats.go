@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	"github.com/kneebench/knee/results"
 )
@@ -83,6 +85,9 @@ func repeatKnees(w io.Writer, s *results.Sweep, unit string) {
 	}
 	fmt.Fprintf(w, "across repeats  SLO knee %s; saturation %s. Each repeat's knees are found on its own levels; those above are the pooled levels'.\n",
 		rp.SLO.Range(unit), rp.Saturation.Range(unit))
+	for _, name := range slices.Sorted(maps.Keys(rp.Classes)) {
+		fmt.Fprintf(w, "across repeats  class %s's knee %s\n", name, rp.Classes[name].Range(unit))
+	}
 	if rp.Passes < rp.Count {
 		fmt.Fprintf(w, "                only %d of the %d repeats ran: the sweep was cut.\n", rp.Passes, rp.Count)
 	}

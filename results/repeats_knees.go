@@ -13,6 +13,8 @@ type SweepRepeats struct {
 	Method     string      `json:"method"`
 	SLO        KneesAcross `json:"slo_knee"`
 	Saturation KneesAcross `json:"saturation"`
+	// Classes are a mix's classes' own knees in every pass, by class.
+	Classes map[string]*KneesAcross `json:"class_knees,omitempty"`
 }
 
 // KneesAcross is one knee in every pass: Loads[k] is pass k's (nil: not
@@ -58,6 +60,19 @@ func KneesAcrossPasses(passes []*Sweep, count int) *SweepRepeats {
 		p.FindKnees()
 		rp.SLO.add(p.Knees.SLO, p.Knees.SLONotReached)
 		rp.Saturation.add(p.Knees.Saturation, false)
+		for _, ck := range p.ClassKnees {
+			if rp.Classes == nil {
+				rp.Classes = map[string]*KneesAcross{}
+			}
+			k := rp.Classes[ck.Class]
+			if k == nil {
+				k = &KneesAcross{}
+				rp.Classes[ck.Class] = k
+			}
+			// A class that met its SLO at every level judged has the
+			// highest of them for its knee, as the SLO knee has.
+			k.add(ck.Knee, ck.Knee != nil && ck.FirstMissed == nil)
+		}
 	}
 	return rp
 }
