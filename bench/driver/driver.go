@@ -295,9 +295,9 @@ type Flight struct {
 	req      workload.Request
 	built    bool
 	// paced marks a request sent on a schedule (an open loop's arrival, a
-	// call's turn): its lateness is counted from lateFrom (when it was
-	// due, or when the slot it waited for came free) to when the sender
-	// stamped it sent.
+	// call's turn, a closed loop's stream ready again): its lateness is
+	// counted from lateFrom (when it was due, or when the slot it waited
+	// for came free) to when the sender stamped it sent.
 	paced    bool
 	lateFrom time.Duration
 }

@@ -358,3 +358,47 @@ func TestStarvedOpenLoopWaitsForNoSlot(t *testing.T) {
 		t.Errorf("only %d of %d requests were counted late on a clock 50 ms late", late, len(k.recs))
 	}
 }
+
+// slowHandOff is the sender of a starved client: each request goes out
+// 20 ms after the dispatcher handed it over.
+type slowHandOff struct{ *simServer }
+
+func (s slowHandOff) Send(ctx context.Context, f *Flight) {
+	s.now += 20 * ms
+	s.simServer.Send(ctx, f)
+}
+
+// TestStarvedClosedLoopCountedLate: a closed loop's stream is due again
+// the moment its last request ended, so a client too slow to hand its
+// next request over sends it late, counted so (and judged by the health
+// rules as an open loop's lateness is); a client that keeps up is never
+// late.
+func TestStarvedClosedLoopCountedLate(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		sender  func(*simServer) Sender
+		starved bool
+	}{
+		{"on time", func(s *simServer) Sender { return s }, false},
+		{"starved", func(s *simServer) Sender { return slowHandOff{s} }, true},
+	} {
+		sim := &simServer{service: constant(10 * ms)}
+		k := &keep{}
+		d := New(Options{Clock: sim, Sender: c.sender(sim), Measured: k.measured})
+		lv := Requests{Source: fixed, Load: Load{Concurrency: 4, Requests: 40, Warmup: -1}}
+		if _, err := d.RunRequests(context.Background(), lv); err != nil {
+			t.Fatal(err)
+		}
+		late := 0
+		for _, r := range k.recs {
+			if r.Lateness >= 10*ms {
+				late++
+			} else if !c.starved && r.Lateness != 0 {
+				t.Fatalf("%s: request %d counted %v late", c.name, r.Index, r.Lateness)
+			}
+		}
+		if c.starved && late < len(k.recs)/2 || !c.starved && late != 0 || len(k.recs) != 40 {
+			t.Errorf("%s: %d of %d requests counted late", c.name, late, len(k.recs))
+		}
+	}
+}

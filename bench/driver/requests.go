@@ -330,6 +330,12 @@ func (p *requests) stepClosed(now time.Duration) {
 		f := p.d.flight(p.measured)
 		f.src, f.worker, f.Rec.Warmup = p.src, w, !p.measured
 		f.Rec.Index, f.Rec.Scheduled = p.shard.Global(p.indexBase, p.issued), now
+		// A stream's next request is due the moment its last ended (or
+		// its think time passed): how late it went out is the client's
+		// own delay, judged as an open loop's lateness is, so a client
+		// too busy to keep its streams going is not read as a slow
+		// server.
+		f.paced, f.lateFrom = true, at
 		p.issued++
 		p.inflight++
 		p.d.start(f)
