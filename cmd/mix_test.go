@@ -222,15 +222,9 @@ func TestMixFileErrors(t *testing.T) {
 	}
 }
 
-// TestMixKneesPredicted: a sweep of a mix finds each class's own knee,
-// in virtual time on knee sim's default model: the chat class (TTFT
-// sched p95 207 ms at 24/s, 619 at 32/s) holds its 300 ms to 24/s, the
-// batch class (E2E sched p95 2.2 s at 16/s, 4.5 s at 24/s) its 3 s to
-// 16/s, so batch degrades first; Jain's index over the classes' goodput
-// falls as the load rises.
-func TestMixKneesPredicted(t *testing.T) {
-	dir := t.TempDir()
-	mix := writeFile(t, dir, "mix.yaml", `classes:
+// chatBatchSLOMix is a chat class and a batch class, each with its own
+// SLO, on knee sim's default model.
+const chatBatchSLOMix = `classes:
   - name: chat
     share: 0.7
     input_tokens: 256
@@ -241,7 +235,17 @@ func TestMixKneesPredicted(t *testing.T) {
     input_tokens: 2048
     max_tokens: 128
     slo: e2e_sched_p95:3000
-`)
+`
+
+// TestMixKneesPredicted: a sweep of a mix finds each class's own knee,
+// in virtual time on knee sim's default model: the chat class (TTFT
+// sched p95 207 ms at 24/s, 619 at 32/s) holds its 300 ms to 24/s, the
+// batch class (E2E sched p95 2.2 s at 16/s, 4.5 s at 24/s) its 3 s to
+// 16/s, so batch degrades first; Jain's index over the classes' goodput
+// falls as the load rises.
+func TestMixKneesPredicted(t *testing.T) {
+	dir := t.TempDir()
+	mix := writeFile(t, dir, "mix.yaml", chatBatchSLOMix)
 	code, out, errOut := execute(t, "predict", "--mix", mix, "--rates", "4,8,16,24,32", "--step-duration", "60s", "--out-dir", dir, "--label", "mix")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)

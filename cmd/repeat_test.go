@@ -154,18 +154,7 @@ func TestRepeatRun(t *testing.T) {
 // are found on the pooled levels, and each pass's on its own.
 func TestRepeatMix(t *testing.T) {
 	dir := t.TempDir()
-	mix := writeFile(t, dir, "mix.yaml", `classes:
-  - name: chat
-    share: 0.7
-    input_tokens: 256
-    max_tokens: 32
-    slo: ttft_sched_p95:300
-  - name: batch
-    share: 0.3
-    input_tokens: 2048
-    max_tokens: 128
-    slo: e2e_sched_p95:3000
-`)
+	mix := writeFile(t, dir, "mix.yaml", chatBatchSLOMix)
 	code, out, errOut := execute(t, "predict", "--mix", mix, "--rates", "8,24", "--step-duration", "30s", "--repeat", "3", "--label", "m", "--out-dir", dir)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)

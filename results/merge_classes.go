@@ -48,25 +48,22 @@ func mergeClasses(m *Run, shards []*Run) error {
 // across the repeats), then judged again against the class's SLO. Every
 // repeat ran the same mix, so a class one lacks is an error.
 func poolClasses(m *Run, runs []*Run) error {
-	if runs[0].Classes == nil {
-		for i, r := range runs {
-			if r.Classes != nil {
-				return fmt.Errorf("repeat %d measured a mix and repeat 1 did not", i+1)
-			}
+	names := slices.Sorted(maps.Keys(runs[0].Classes))
+	for i, r := range runs {
+		if len(r.Classes) != len(names) || !allIn(names, r.Classes) {
+			return fmt.Errorf("repeat %d's classes differ from repeat 1's: the repeats ran different mixes", i+1)
 		}
+	}
+	if len(names) == 0 {
 		return nil
 	}
 	m.Classes = map[string]*Run{}
-	for _, name := range slices.Sorted(maps.Keys(runs[0].Classes)) {
+	for _, name := range names {
 		parts := make([]*Run, 0, len(runs))
-		for i, r := range runs {
-			c := r.Classes[name]
-			if c == nil || len(r.Classes) != len(runs[0].Classes) {
-				return fmt.Errorf("repeat %d's classes differ from repeat 1's: the repeats ran different mixes", i+1)
-			}
+		for _, r := range runs {
 			// A class's run keeps its own counts and histograms; its window
 			// is its repeat's.
-			cp := *c
+			cp := *r.Classes[name]
 			cp.StartedAt, cp.WindowStartedAt, cp.WindowSeconds, cp.Classes = r.StartedAt, r.WindowStartedAt, r.WindowSeconds, nil
 			cp.Config.Seed, cp.Health = r.Config.Seed, r.Health
 			parts = append(parts, &cp)
@@ -81,6 +78,16 @@ func poolClasses(m *Run, runs []*Run) error {
 	}
 	m.Fairness = JainFairness(m.Classes)
 	return nil
+}
+
+// allIn reports whether every name is a key of classes.
+func allIn(names []string, classes map[string]*Run) bool {
+	for _, n := range names {
+		if classes[n] == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // judgeClass judges a merged or pooled class's run against its class's

@@ -33,7 +33,8 @@ const opening = 3
 func bagged(n int, bagSeed, seed, stream uint64, pad int) string {
 	order := rand.New(rand.NewPCG(seed, stream*0x9e3779b97f4a7c15+1))
 	picks := make([]int, n)
-	for k := range min(opening, n) {
+	// n ≥ BagFrom > opening: fillerText draws short texts afresh.
+	for k := range opening {
 		picks[k] = order.IntN(len(fillerWords))
 	}
 	copy(picks[opening:], bagOf(bagSeed, n))
