@@ -90,6 +90,24 @@ type Watcher interface {
 	Fill(res *results.Run)
 }
 
+// GaugeReader is a watcher that reads the server's gauges while the
+// window runs (bench/serverview's View): a live view shows the latest,
+// its instant from start (the level's).
+type GaugeReader interface {
+	LatestGauges(start time.Time) (*results.SliceGauges, bool)
+}
+
+// LatestGauges implements GaugeReader with the first watcher that reads
+// gauges.
+func (ws Watchers) LatestGauges(start time.Time) (*results.SliceGauges, bool) {
+	for _, w := range ws {
+		if g, ok := w.(GaugeReader); ok {
+			return g.LatestGauges(start)
+		}
+	}
+	return nil, false
+}
+
 // Probe implements Prober with a small client of its own.
 func (l *Live) Probe(r *workload.Request, rec *record.Record) {
 	c, err := l.probeClient()
@@ -175,6 +193,9 @@ func (l *Live) Run(ctx context.Context, lv *Level) (*results.Run, error) {
 	if l.Progress != nil {
 		progress = func(p Progress) { l.Progress(lv, p) }
 	}
+	if g, ok := watch.(GaugeReader); ok {
+		run.gauges = func() (*results.SliceGauges, bool) { return g.LatestGauges(start) }
+	}
 	stopProgress := run.startProgress(ctx, mon, progress, l.LiveDetail)
 	out, err := lv.Drive(ctx, run.driver, run.sum, win)
 	profiled.finish(l)
@@ -224,6 +245,8 @@ type live struct {
 	sender *liveSender
 	driver *driver.Driver
 	sum    *summary.Summary
+	// gauges, when set, is the server's latest gauges, for a live view.
+	gauges func() (*results.SliceGauges, bool)
 }
 
 // newLive sets up a level's driver: record times from start, measured

@@ -61,6 +61,9 @@ func (l *live) progress(mon *health.Monitor, hists *summary.Live, ttft, itl *rec
 	if hists.TTFTSched.TotalCount() > 0 {
 		p.TTFTP50ms, p.TTFTP95ms = float64(hists.TTFTSched.ValueAtPercentile(50))/1e3, float64(hists.TTFTSched.ValueAtPercentile(95))/1e3
 	}
+	if l.gauges != nil {
+		p.Server, _ = l.gauges()
+	}
 	if mon == nil {
 		return p
 	}

@@ -119,7 +119,7 @@ func TestDashboardFollowsASweep(t *testing.T) {
 	}
 	var progress, levels int
 	var last report.LiveStatus
-	sawRecent := false
+	sawRecent, sawServer := false, false
 	for _, e := range events {
 		switch e.name {
 		case "progress":
@@ -136,14 +136,20 @@ func TestDashboardFollowsASweep(t *testing.T) {
 			if s.RecentCount > 0 && s.TTFTP50 > 0 && s.ITLP50 > 0 && s.TTFTP95 >= s.TTFTP50 {
 				sawRecent = true
 			}
+			if s.ServerRunning != nil && s.ServerWaiting != nil && s.ServerKVPercent != nil {
+				if s.ServerAtS <= 0 || s.ServerAtS > s.ElapsedS+1 || *s.ServerKVPercent < 0 || *s.ServerKVPercent > 100 {
+					t.Errorf("the server's gauges in a progress event: %+v", s)
+				}
+				sawServer = true
+			}
 			last = s
 			progress++
 		case "level":
 			levels++
 		}
 	}
-	if progress < 4 || levels != 2 || !sawRecent {
-		t.Errorf("%d progress events (want several), %d level events (want 2), recent latencies seen: %v", progress, levels, sawRecent)
+	if progress < 4 || levels != 2 || !sawRecent || !sawServer {
+		t.Errorf("%d progress events (want several), %d level events (want 2), recent latencies seen: %v, the server's gauges seen: %v", progress, levels, sawRecent, sawServer)
 	}
 	final := events[len(events)-1]
 	var page string

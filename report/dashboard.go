@@ -42,6 +42,13 @@ type LiveStatus struct {
 	Health        string  `json:"health"`
 	LevelsDone    int     `json:"levelsDone"`
 	Levels        int     `json:"levels,omitempty"`
+	// The server's gauges as last read, when they are (--no-server-metrics
+	// off and the server publishes them): ServerAtS is their instant in
+	// seconds into the level, KV cache use is in %.
+	ServerAtS       float64  `json:"serverAtS,omitempty"`
+	ServerRunning   *float64 `json:"serverRunning,omitempty"`
+	ServerWaiting   *float64 `json:"serverWaiting,omitempty"`
+	ServerKVPercent *float64 `json:"serverKvPercent,omitempty"`
 }
 
 // Dashboard serves a live view of a run or a sweep while it runs: the page
@@ -335,6 +342,13 @@ func LiveStatusOf(p results.Progress, level string, done, levels int, window tim
 	}
 	if p.Elapsed > 0 {
 		s.SentPerS = float64(p.Sent) / p.Elapsed.Seconds()
+	}
+	if g := p.Server; g != nil {
+		s.ServerAtS, s.ServerRunning, s.ServerWaiting = g.AtS, g.Running, g.Waiting
+		if g.KVCacheUsage != nil {
+			pct := 100 * *g.KVCacheUsage
+			s.ServerKVPercent = &pct
+		}
 	}
 	return s
 }

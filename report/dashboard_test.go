@@ -155,14 +155,17 @@ func TestDashboardAddress(t *testing.T) {
 
 // TestLiveViewDrawsProgressOverTime: a run's live view opened late draws
 // the progress so far (kept by the server and embedded in the page) as
-// time series under its status, not only the last status. The page the
+// time series under its status, not only the last status: the client's
+// latencies and rates, and the server's gauges under them. The page the
 // server would serve is opened from a file, where its event stream fails
 // at once (a browser left on the live stream never finishes loading).
 func TestLiveViewDrawsProgressOverTime(t *testing.T) {
 	bin, d := browserAndDashboard(t)
 	for i := 1; i <= 8; i++ {
+		running, waiting, kv := 4.0, float64(i), 10*float64(i)
 		d.Status(LiveStatus{Level: "run", ElapsedS: float64(i), Sent: int64(10 * i), OK: int64(9 * i), InFlight: 3, TTFTP50: 20 + float64(i),
-			TTFTP95: 30 + float64(i), ITLP50: 8, RecentCount: 9, SentPerS: 10, Health: "healthy"})
+			TTFTP95: 30 + float64(i), ITLP50: 8, RecentCount: 9, SentPerS: 10, Health: "healthy",
+			ServerAtS: float64(i) - 0.3, ServerRunning: &running, ServerWaiting: &waiting, ServerKVPercent: &kv})
 	}
 	resp, err := http.Get(d.URL())
 	if err != nil {
@@ -175,7 +178,7 @@ func TestLiveViewDrawsProgressOverTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := openInBrowser(t, bin, "file://"+file, 1400)
-	for _, id := range []string{`id="live-latency"`, `id="live-rates"`} {
+	for _, id := range []string{`id="live-latency"`, `id="live-rates"`, `id="live-server"`, `id="live-kv"`} {
 		i := strings.Index(page, id)
 		if i < 0 || !strings.Contains(page[i:min(len(page), i+20000)], "<path") {
 			t.Errorf("the live view drew no %s series:\n%.3000s", id, page)

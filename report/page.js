@@ -462,6 +462,28 @@
     lineChart(parent, Object.assign({ id: "live-rates", title: "Sent per second and requests in flight", ylabel: "per second, or in flight", ylog: false,
       series: [{ name: "sent/s", points: t(function (s) { return s.sentPerS; }) },
         { name: "in flight", points: t(function (s) { return s.inFlight; }), dash: "4 3" }] }, base));
+    // The server's gauges under the client's latencies, each reading once
+    // (two beats may carry the same one), at the instant it was read.
+    var g = function (key) {
+      var out = [], at = -1;
+      hist.forEach(function (s) { if (s[key] !== undefined && s.serverAtS !== at) { at = s.serverAtS; out.push([s.serverAtS, s[key]]); } });
+      return out;
+    };
+    var gauges = [["serverRunning", "running", PALETTE[0]], ["serverWaiting", "waiting", PALETTE[1]]].map(function (x) { return { name: x[1], points: g(x[0]), color: x[2] }; }).filter(function (x) { return x.points.length > 1; });
+    if (gauges.length)
+      lineChart(parent, Object.assign({ id: "live-server", title: "The server's requests running and waiting, as it reports them", ylabel: "requests", yunit: "", ylog: false, series: gauges }, base));
+    if (g("serverKvPercent").length > 1)
+      lineChart(parent, Object.assign({ id: "live-kv", title: "The server's KV cache in use", ylabel: "in use (%)", yunit: "%", ylog: false,
+        series: [{ name: "KV cache", points: g("serverKvPercent"), color: PALETTE[5] }] }, base));
+  }
+
+  // serverGauges is the server's last reading as the status says it.
+  function serverGauges(s) {
+    var parts = [];
+    if (s.serverRunning !== undefined) parts.push(fmt(s.serverRunning) + " running");
+    if (s.serverWaiting !== undefined) parts.push(fmt(s.serverWaiting) + " waiting");
+    if (s.serverKvPercent !== undefined) parts.push("KV " + fmt(s.serverKvPercent) + "%");
+    return parts.length ? parts.join(" · ") + " (at " + fmt(s.serverAtS) + " s)" : "not read";
   }
 
   if (data.dashboard && window.EventSource) {
@@ -487,7 +509,8 @@
         ["ITL p50 / p95, last 5 s", s.recentCount ? fmt(s.itlP50) + " / " + fmt(s.itlP95) + " ms" : "-"],
         ["TTFT sched p95, level so far", s.levelTtftP95 ? fmt(s.levelTtftP95) + " ms" : "-"],
         ["sent at", fmt(s.sentPerS) + "/s" + (s.offeredPerS ? " of " + fmt(s.offeredPerS) + "/s asked" : "")],
-        ["client", s.health + " · timer lag p99 " + fmt(s.timerLagP99Ms) + " ms · CPU " + fmt(s.cpuPercent) + "%"]].forEach(function (kv) {
+        ["client", s.health + " · timer lag p99 " + fmt(s.timerLagP99Ms) + " ms · CPU " + fmt(s.cpuPercent) + "%"],
+        ["server", serverGauges(s)]].forEach(function (kv) {
         var span = html("span", "", undefined, row);
         html("b", "", kv[0] + " ", span);
         span.appendChild(document.createTextNode(typeof kv[1] === "number" ? fmt(kv[1]) : kv[1]));

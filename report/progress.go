@@ -39,6 +39,9 @@ type Status struct {
 	Sent, OK, Failed     int64
 	InFlight             int64
 	TTFTP50ms, TTFTP95ms float64
+	// ServerRunning and ServerWaiting are the server's own gauges as last
+	// read, nil when they are not.
+	ServerRunning, ServerWaiting *float64
 }
 
 // Segments are the parts of a status line, most important first: a line
@@ -61,7 +64,11 @@ func (s Status) Segments() []string {
 	if s.TTFTP95ms > 0 {
 		segs = append(segs, fmt.Sprintf("TTFTs p50 %s p95 %s ms", ms(s.TTFTP50ms), ms(s.TTFTP95ms)))
 	}
-	return append(segs, fmt.Sprintf("%d in flight", s.InFlight))
+	segs = append(segs, fmt.Sprintf("%d in flight", s.InFlight))
+	if s.ServerRunning != nil && s.ServerWaiting != nil {
+		segs = append(segs, fmt.Sprintf("server %.0f running, %.0f waiting", *s.ServerRunning, *s.ServerWaiting))
+	}
+	return segs
 }
 
 // FitLine joins segments with " · " into at most width columns: segments
@@ -212,8 +219,12 @@ func unitAfter(r []rune) bool {
 // StatusOf is a progress line's status for a level's progress, level
 // naming it and total its window (0: not a timed window).
 func StatusOf(p results.Progress, level string, total time.Duration) Status {
-	return Status{Level: level, Elapsed: p.Elapsed, Total: total, Sent: p.Sent, OK: p.OK, Failed: p.Errors,
+	s := Status{Level: level, Elapsed: p.Elapsed, Total: total, Sent: p.Sent, OK: p.OK, Failed: p.Errors,
 		InFlight: p.InFlight, TTFTP50ms: p.TTFTP50ms, TTFTP95ms: p.TTFTP95ms}
+	if g := p.Server; g != nil {
+		s.ServerRunning, s.ServerWaiting = g.Running, g.Waiting
+	}
+	return s
 }
 
 // NewTerminalProgress renders progress on w: in place, cut to the

@@ -83,8 +83,9 @@ func TestSweepNarrowTable(t *testing.T) {
 // TestProgressFitsTheTerminal: the live line at 80 and 200 columns, never
 // longer than the terminal, never cutting a part in the middle.
 func TestProgressFitsTheTerminal(t *testing.T) {
+	running, waiting := 3.0, 12.0
 	st := Status{Level: "level 3/8 (4)", Elapsed: 7*time.Second + 300*time.Millisecond, Total: 15 * time.Second,
-		Sent: 28, OK: 24, Failed: 1, InFlight: 3, TTFTP50ms: 41.2, TTFTP95ms: 78.9}
+		Sent: 28, OK: 24, Failed: 1, InFlight: 3, TTFTP50ms: 41.2, TTFTP95ms: 78.9, ServerRunning: &running, ServerWaiting: &waiting}
 	var b bytes.Buffer
 	for _, width := range []int{80, 200} {
 		var out bytes.Buffer

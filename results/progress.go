@@ -28,6 +28,10 @@ type Progress struct {
 	Health        string
 	TimerLagP99ms float64
 	CPUPercent    float64
+	// Server is the server's gauges as last read (about a second ago at
+	// most), its AtS from the level's start; nil when they are not read
+	// or the last reading is stale.
+	Server *SliceGauges
 }
 
 // NewEnvironment describes this machine, and knee's version, for result

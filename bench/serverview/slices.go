@@ -62,14 +62,33 @@ func placeSamples(ss []results.Slice, start time.Time, timeline []gaugeSample, e
 		if last == nil {
 			continue
 		}
-		g := &results.SliceGauges{AtS: last.at.Sub(start).Seconds()}
-		for name, field := range map[string]**float64{"running": &g.Running, "waiting": &g.Waiting, "kv_cache_usage": &g.KVCacheUsage} {
-			if val, ok := last.values[name]; ok {
-				*field = &val
-			}
-		}
-		sl.Server = g
+		sl.Server = last.gauges(start)
 	}
+}
+
+// gauges is the sample as a slice's reading, its instant from start.
+func (s *gaugeSample) gauges(start time.Time) *results.SliceGauges {
+	g := &results.SliceGauges{AtS: s.at.Sub(start).Seconds()}
+	for name, field := range map[string]**float64{"running": &g.Running, "waiting": &g.Waiting, "kv_cache_usage": &g.KVCacheUsage} {
+		if val, ok := s.values[name]; ok {
+			*field = &val
+		}
+	}
+	return g
+}
+
+// LatestGauges is the gauges' last reading in the window so far, its
+// instant from start, for a live view; ok is false before the first, or
+// when the last is older than three sampling intervals (the scrapes
+// stopped working, or the window ended).
+func (v *View) LatestGauges(start time.Time) (g *results.SliceGauges, ok bool) {
+	v.mu.Lock()
+	last := v.latest
+	v.mu.Unlock()
+	if last.at.IsZero() || time.Since(last.at) > 3*v.sampleEvery {
+		return nil, false
+	}
+	return last.gauges(start), true
 }
 
 // waitingMetric is the engine's name for its queue gauge.

@@ -87,33 +87,10 @@ func TestQueueTrend(t *testing.T) {
 // carry its gauges in order, each read inside its slice.
 func TestSlicesCarryServerGauges(t *testing.T) {
 	t.Parallel()
-	var scrapes atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := scrapes.Add(1)
-		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{model_name=\"m\"} %d\n"+
-			"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\"} 4\n"+
-			"# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{model_name=\"m\"} 0.5\n", n)
-	}))
-	t.Cleanup(srv.Close)
-	v := New(transport.Target{BaseURL: srv.URL + "/v1", Model: "m"}, "")
-	if v.Kind() != "vllm" {
-		t.Fatalf("kind %q (%s), want vllm", v.Kind(), v.Note())
-	}
-	v.sampleEvery = 10 * time.Millisecond
+	v, scrapes := growingQueue(t)
 	res := &results.Run{WindowStartedAt: time.Now()}
 	v.Start(t.Context())
-	// Enough samples for several slices; bounded so a starved host ends
-	// the test instead of hanging it.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		v.mu.Lock()
-		n := len(v.timeline)
-		v.mu.Unlock()
-		if n >= 12 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitForSamples(v, 12)
 	v.End(t.Context())
 	elapsed := time.Since(res.WindowStartedAt).Seconds()
 	width := elapsed / 4
@@ -142,5 +119,71 @@ func TestSlicesCarryServerGauges(t *testing.T) {
 	}
 	if filled == 0 {
 		t.Errorf("no slice carries the server's gauges (%d scrapes): %+v", scrapes.Load(), res.Slices)
+	}
+}
+
+// growingQueue is a view of a vLLM-like server whose queue grows by one
+// at every scrape (4 running, KV half full), sampled every 10 ms, and
+// the count of its scrapes.
+func growingQueue(t *testing.T) (*View, *atomic.Int64) {
+	t.Helper()
+	var scrapes atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := scrapes.Add(1)
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{model_name=\"m\"} %d\n"+
+			"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\"} 4\n"+
+			"# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{model_name=\"m\"} 0.5\n", n)
+	}))
+	t.Cleanup(srv.Close)
+	v := New(transport.Target{BaseURL: srv.URL + "/v1", Model: "m"}, "")
+	if v.Kind() != "vllm" {
+		t.Fatalf("kind %q (%s), want vllm", v.Kind(), v.Note())
+	}
+	v.sampleEvery = 10 * time.Millisecond
+	return v, &scrapes
+}
+
+// waitForSamples waits until the view holds n samples, or 10 s: a
+// starved host ends the test rather than hanging it.
+func waitForSamples(v *View, n int) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		v.mu.Lock()
+		have := len(v.timeline)
+		v.mu.Unlock()
+		if have >= n {
+			return
+		}
+	}
+}
+
+// TestLatestGaugesFollowTheServer: a live view reads the last sample, its
+// instant from the level's start; none before the first sample, and none
+// once the readings stop (three sampling intervals after the last), so a
+// view never shows an ended window's queue as the server's state now.
+func TestLatestGaugesFollowTheServer(t *testing.T) {
+	t.Parallel()
+	v, _ := growingQueue(t)
+	start := time.Now().Add(-2 * time.Second)
+	if g, ok := v.LatestGauges(start); ok {
+		t.Fatalf("gauges %+v before the window started", g)
+	}
+	v.Start(t.Context())
+	waitForSamples(v, 3)
+	g, ok := v.LatestGauges(start)
+	v.mu.Lock()
+	last := v.timeline[len(v.timeline)-1]
+	v.mu.Unlock()
+	switch {
+	case !ok:
+		t.Fatal("no gauges while the window runs")
+	case g.Waiting == nil || *g.Waiting < 3 || *g.Waiting > last.values["waiting"] || *g.Running != 4 || *g.KVCacheUsage != 0.5:
+		t.Errorf("gauges %+v, want a queue of 3 to %v, 4 running, KV 0.5", g, last.values["waiting"])
+	case g.AtS < 2 || g.AtS > time.Since(start).Seconds():
+		t.Errorf("read at %.3f s into the level, which started 2 s before the window", g.AtS)
+	}
+	v.End(t.Context())
+	time.Sleep(4 * v.sampleEvery)
+	if g, ok := v.LatestGauges(start); ok {
+		t.Errorf("gauges %+v shown after the readings stopped", g)
 	}
 }

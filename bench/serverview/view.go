@@ -37,6 +37,9 @@ type View struct {
 	// timeline is every sample of the gauges, in order, for the time
 	// slices.
 	timeline []gaugeSample
+	// latest is the last sample, kept past the timeline's bound, for
+	// a live view.
+	latest gaugeSample
 	// sampleEvery is how often the gauges are read in the window.
 	sampleEvery time.Duration
 	stop        chan struct{}
@@ -265,8 +268,11 @@ func (v *View) sample(ctx context.Context) {
 				}
 				g.Samples++
 			}
-			if len(at.values) > 0 && len(v.timeline) < maxTimeline {
-				v.timeline = append(v.timeline, at)
+			if len(at.values) > 0 {
+				v.latest = at
+				if len(v.timeline) < maxTimeline {
+					v.timeline = append(v.timeline, at)
+				}
 			}
 			v.mu.Unlock()
 		}
