@@ -127,7 +127,8 @@ func (w Calls) Shard() driver.Shard { return w.Load.Shard }
 // noHistograms leaves the encoded histograms out (for results only
 // compared, never written).
 func (lv *Level) Summary(prefixes *workload.PrefixTracker, noHistograms bool) summary.Level {
-	l := summary.Level{Config: lv.Config, Goodput: lv.Goodput, Slice: lv.Slice, Prefixes: prefixes, NoHistograms: noHistograms, TemplateTokens: lv.TemplateTokens, Classes: lv.Classes}
+	l := summary.Level{Config: lv.Config, Goodput: lv.Goodput, Slice: lv.Slice, Prefixes: prefixes, NoHistograms: noHistograms, TemplateTokens: lv.TemplateTokens, Classes: lv.Classes,
+		SliceHistograms: lv.Work.Shard().Sharded() && !noHistograms}
 	switch w := lv.Work.(type) {
 	case Requests:
 		l.Load = w.Load

@@ -38,7 +38,7 @@ func TestShardsMergeToOneProcess(t *testing.T) {
 		// scheduled late would: it must keep the schedule, not shift it.
 		late time.Duration
 	}{
-		{"open", []string{"--model", "knee-sim", "--rate", "30", "--requests", "80", "--input-tokens", "64", "--max-tokens", "8"}, 0},
+		{"open", []string{"--model", "knee-sim", "--rate", "30", "--requests", "80", "--input-tokens", "64", "--max-tokens", "8", "--slice", "1s"}, 0},
 		{"open, shard 3 late", []string{"--model", "knee-sim", "--rate", "30", "--requests", "80", "--input-tokens", "64", "--max-tokens", "8"}, 1200 * time.Millisecond},
 		{"closed", []string{"--model", "knee-sim", "--concurrency", "8", "--requests", "64", "--input-tokens", "64", "--max-tokens", "8"}, 0},
 		{"voice", []string{"--model", "knee-sim", "--workload", "voice", "--rate", "6", "--calls", "12", "--system-prompt-tokens", "300",
@@ -138,6 +138,9 @@ func TestShardsMergeToOneProcess(t *testing.T) {
 			if w.late > 0 && !lateSaid {
 				t.Errorf("the merge does not name shard 3, started %v late", w.late)
 			}
+			if one.Slices != nil {
+				sameSlices(t, one, m)
+			}
 			pooled := pooledTTFTSched(t, dir)
 			for _, p := range []float64{50, 90, 95, 99} {
 				want := float64(pooled.ValueAtPercentile(p)) / 1000
@@ -149,6 +152,39 @@ func TestShardsMergeToOneProcess(t *testing.T) {
 				t.Errorf("merged %d ttft_sched values, pooled records %d", m.Stats.TTFTSched.Count, pooled.TotalCount())
 			}
 		})
+	}
+}
+
+// sameSlices holds that the shards' merged slices count what one
+// process's did: the arrivals due in each slice are one schedule's, split
+// four ways and joined again, and every measured request is in one, in
+// either.
+func sameSlices(t *testing.T, one, m *results.Run) {
+	t.Helper()
+	if len(m.Slices) == 0 || m.SliceS != one.SliceS {
+		t.Fatalf("merged: %d slices of %g s, one process %d of %g s (notes %q)", len(m.Slices), m.SliceS, len(one.Slices), one.SliceS, m.Notes)
+	}
+	var s1, c1 int64
+	for _, sl := range one.Slices {
+		s1 += sl.Sent
+		c1 += sl.TTFTSched.Count
+	}
+	if s1 != one.Requests.Sent || c1 != one.Stats.TTFTSched.Count {
+		// A closed loop's first requests are due as their streams'
+		// warm-ups end, before the window opens: they are the first
+		// slice's.
+		t.Errorf("one process: the slices hold %d requests and %d TTFTs; the run %d and %d", s1, c1, one.Requests.Sent, one.Stats.TTFTSched.Count)
+	}
+	var sent, counted int64
+	for k, sl := range m.Slices {
+		sent += sl.Sent
+		counted += sl.TTFTSched.Count
+		if k < len(one.Slices) && sl.Sent != one.Slices[k].Sent {
+			t.Errorf("slice %d: %d due merged, %d in one process", k, sl.Sent, one.Slices[k].Sent)
+		}
+	}
+	if sent != m.Requests.Sent || counted != m.Stats.TTFTSched.Count {
+		t.Errorf("the merged slices hold %d requests and %d TTFTs; the run %d and %d", sent, counted, m.Requests.Sent, m.Stats.TTFTSched.Count)
 	}
 }
 

@@ -98,10 +98,8 @@ func MergeRuns(runs []*Run) (*Run, error) {
 	if oneTarget(shards) {
 		m.Server = mergeServer(m, shards)
 	}
-	if shards[0].Slices != nil {
-		// A slice's percentiles are of its own requests, with no histogram
-		// kept to merge them by.
-		m.Notes = append(m.Notes, "the shards' time slices are in their own files: a merge keeps none (their percentiles cannot be merged)")
+	if err := mergeSlices(m, shards); err != nil {
+		return nil, err
 	}
 	if g := shards[0].GPU; g != nil {
 		// Only shard 0 scrapes the GPUs: their energy is the whole load's,

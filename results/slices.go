@@ -24,6 +24,11 @@ type Slice struct {
 	Server *SliceGauges `json:"server,omitempty"`
 	// Client is the client's account of itself over the slice, live.
 	Client *SliceClient `json:"client,omitempty"`
+	// Histograms, on a shard's slices, are their latencies' histograms
+	// (µs, keyed "ttft_sched", "tpot", "e2e_sched", encoded as Run's), so
+	// that a merge of the shards gives each slice the union's
+	// percentiles (MergeRuns).
+	Histograms Histograms `json:"histograms,omitempty"`
 }
 
 // SliceClient is the client's health over one slice: its verdict by the

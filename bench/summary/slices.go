@@ -60,8 +60,9 @@ func sliceMicros(d time.Duration, ok bool) int32 {
 
 // slices cuts the window [start, end) into slices of width w: counts from
 // the shards' ticks (exact), latencies from the completions kept (every
-// one, or a weighted sample in a long level), by scheduled arrival.
-func (c *collector) slices(start, end, w time.Duration) []results.Slice {
+// one, or a weighted sample in a long level), by scheduled arrival. With
+// keep, each slice keeps its latencies' histograms too (sliceHistograms).
+func (c *collector) slices(start, end, w time.Duration, keep bool) []results.Slice {
 	if w <= 0 || end <= start {
 		return nil
 	}
@@ -77,8 +78,15 @@ func (c *collector) slices(start, end, w time.Duration) []results.Slice {
 		out[i].EndS = min(time.Duration(i+1)*w, end-start).Seconds()
 	}
 	index := func(d time.Duration) int {
-		if d < start || d >= start+time.Duration(n)*w {
+		switch {
+		case d >= start+time.Duration(n)*w:
 			return -1
+		case d < start:
+			// Measured, but due before the window opened: a closed
+			// loop's stream due again as its warm-up request ended.
+			// It is the window's, so its first slice's, for its count
+			// and its latencies alike.
+			return 0
 		}
 		return int((d - start) / w)
 	}
@@ -140,6 +148,20 @@ func (c *collector) slices(start, end, w time.Duration) []results.Slice {
 			out[i].OutputTokensPerS /= width
 		}
 		out[i].TTFTSched, out[i].TPOT, out[i].E2ESched = dist(ttft[i]), dist(tpot[i]), dist(e2e[i])
+		if keep {
+			out[i].Histograms = results.Histograms{}
+			for name, vs := range map[string][]weighted{"ttft_sched": ttft[i], "tpot": tpot[i], "e2e_sched": e2e[i]} {
+				if len(vs) > 0 {
+					h := newHist()
+					for _, v := range vs {
+						// Each kept completion stands for its weight's
+						// worth: whole requests, at least one.
+						h.RecordValues(max(int64(math.Round(v.v*1000)), 1), max(int64(math.Round(v.w)), 1))
+					}
+					out[i].Histograms[name] = results.EncodeHistogram(h)
+				}
+			}
+		}
 	}
 	return out
 }

@@ -17,7 +17,16 @@ import (
 // count each second's 20 arrivals exactly, show the slowdown in the third
 // and fourth, and put the failure in the fourth.
 func TestSlicesShowAScriptedSlowdown(t *testing.T) {
-	s := New(Level{Load: driver.Load{Rate: 20, Duration: 4 * time.Second}, Slice: time.Second}, 4)
+	for _, keep := range []bool{false, true} {
+		t.Run(map[bool]string{false: "a run", true: "a shard"}[keep], func(t *testing.T) { scriptedSlowdown(t, keep) })
+	}
+}
+
+// scriptedSlowdown is TestSlicesShowAScriptedSlowdown, the slices keeping
+// their histograms (a shard's) or not; kept, each holds the slice's
+// requests and reads its percentiles to HDR's three figures.
+func scriptedSlowdown(t *testing.T, keep bool) {
+	s := New(Level{Load: driver.Load{Rate: 20, Duration: 4 * time.Second}, Slice: time.Second, SliceHistograms: keep}, 4)
 	start := 700 * time.Millisecond // the window starts off the ticks' grid
 	for i := range 80 {
 		due := start + time.Duration(i)*50*time.Millisecond
@@ -47,6 +56,21 @@ func TestSlicesShowAScriptedSlowdown(t *testing.T) {
 		}
 		if sl.TPOT.P50 != 10 {
 			t.Errorf("slice %d: TPOT p50 %v ms, want 10", i, sl.TPOT.P50)
+		}
+		if !keep {
+			if sl.Histograms != nil {
+				t.Errorf("slice %d of a run keeps histograms", i)
+			}
+			continue
+		}
+		for name, d := range map[string]results.SliceDist{"ttft_sched": sl.TTFTSched, "tpot": sl.TPOT, "e2e_sched": sl.E2ESched} {
+			h, err := results.DecodeHistogram(sl.Histograms[name])
+			if err != nil {
+				t.Fatalf("slice %d, %s: %v", i, name, err)
+			}
+			if p50 := float64(h.ValueAtPercentile(50)) / 1000; h.TotalCount() != d.Count || p50 < d.P50 || p50 > d.P50*1.001 {
+				t.Errorf("slice %d, %s: histogram of %d, p50 %v ms; slice %d, p50 %v ms", i, name, h.TotalCount(), p50, d.Count, d.P50)
+			}
 		}
 	}
 	var completed int64
@@ -82,5 +106,30 @@ func TestSliceTrendNeedsARise(t *testing.T) {
 		if got := sliceTrend(mk(c.p50s...)) != ""; got != c.want {
 			t.Errorf("%v: trend %v, want %v", c.p50s, got, c.want)
 		}
+	}
+}
+
+// TestSlicesKeepRequestsDueBeforeTheWindow: a measured request due before
+// the window opened (a closed loop's stream, due again as its warm-up
+// request ended) is the first slice's, for its count and its latency
+// alike, whether it was due a hair or a second before.
+func TestSlicesKeepRequestsDueBeforeTheWindow(t *testing.T) {
+	s := New(Level{Load: driver.Load{Concurrency: 2}, Slice: time.Second}, 1)
+	start := 2 * time.Second
+	s.SetOrigin(start)
+	for i, due := range []time.Duration{start - 30*time.Millisecond, start - time.Second, start + 1500*time.Millisecond} {
+		sent := max(due, start)
+		s.Add(&record.Record{Index: i, Scheduled: due, Sent: sent, FirstToken: sent + 50*time.Millisecond, LastToken: sent + 90*time.Millisecond,
+			Done: sent + 90*time.Millisecond, Status: 200, Chunks: 3, CompletionTokens: 3, UsageReported: true})
+	}
+	res := s.Requests(health.Report{}, driver.Window{Start: start, End: start + 2*time.Second})
+	if len(res.Slices) != 2 {
+		t.Fatalf("%d slices, want 2", len(res.Slices))
+	}
+	if first := res.Slices[0]; first.Sent != 2 || first.TTFTSched.Count != 2 || first.Completed != 2 {
+		t.Errorf("first slice: %d due, %d TTFTs, %d completed; want the 2 due before the window, both ended in it", first.Sent, first.TTFTSched.Count, first.Completed)
+	}
+	if second := res.Slices[1]; second.Sent != 1 || second.TTFTSched.Count != 1 || second.Completed != 1 {
+		t.Errorf("second slice: %d due, %d TTFTs, %d completed; want 1 of each", second.Sent, second.TTFTSched.Count, second.Completed)
 	}
 }

@@ -27,8 +27,11 @@ type Level struct {
 	// Goodput, when set, counts the requests that meet every bound.
 	Goodput Goodput
 	// Slice, when set, cuts a level of requests' window into slices of
-	// this width, each with its own figures (results.Slice).
-	Slice time.Duration
+	// this width, each with its own figures (results.Slice);
+	// SliceHistograms keeps each slice's latency histograms too, for a
+	// shard whose slices a merge joins.
+	Slice           time.Duration
+	SliceHistograms bool
 	// Prefixes is the tracker that filled the records' PrefixShare, so the
 	// result states the cache hit the workload expects.
 	Prefixes *workload.PrefixTracker
@@ -140,7 +143,7 @@ func (s *Summary) windowResult(rep health.Report, w driver.Window) *results.Run 
 	res.Arrivals.Unsent = w.Unsent
 	res.Requests.Ramp, res.Requests.RampRunning = w.RampSent, w.RampRunning
 	if width := s.level.Slice; width > 0 {
-		res.SliceS, res.Slices = width.Seconds(), s.coll.slices(w.Start, w.End, width)
+		res.SliceS, res.Slices = width.Seconds(), s.coll.slices(w.Start, w.End, width, s.level.SliceHistograms)
 		if trend := sliceTrend(res.Slices); trend != "" {
 			res.Warnings = append(res.Warnings, trend)
 		}
