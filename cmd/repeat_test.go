@@ -129,6 +129,16 @@ func TestRepeatRun(t *testing.T) {
 	if r.Repeats == nil || r.Repeats.Count != 3 || len(r.Repeats.Each) != 3 || r.WindowSeconds < 2.9 {
 		t.Fatalf("repeats %+v, window %g s", r.Repeats, r.WindowSeconds)
 	}
+	// What is not pooled is each repeat's, kept: knee sim's own account
+	// (exact, so with intervals across the repeats) and the slices.
+	for i, e := range r.Repeats.Each {
+		if e.Server == nil || e.Server.Source != "knee-sim" || len(e.Slices) == 0 {
+			t.Errorf("repeat %d keeps server %+v and %d slices", i+1, e.Server, len(e.Slices))
+		}
+	}
+	if _, ok := r.Repeats.ServerIntervals["TTFT p50"]; !ok || !strings.Contains(stdout, "the server's own account, repeat by repeat") {
+		t.Errorf("no interval of the server's TTFT p50 across repeats (%v), or no table of it:\n%s", r.Repeats.ServerIntervals, stdout)
+	}
 	// Every record says which repeat sent it.
 	b, err := os.ReadFile(recs)
 	if err != nil {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kneebench/knee/results"
@@ -75,12 +76,22 @@ func runSection(r *results.Run, i int) htmlRun {
 	if cn := r.Connections; cn != nil {
 		hr.Facts = append(hr.Facts, fact{"connections", fmt.Sprintf("%d opened · %d found closed before reuse · %d requests resent", cn.Opened, cn.StaleClosed, cn.Resent)})
 	}
+	if rp := r.Repeats; rp != nil {
+		hr.Facts = append(hr.Facts, fact{"repeats", fmt.Sprintf("%d, each from its own seed and prompts: the figures are pooled over them, ± is half the %s",
+			rp.Count, results.RepeatMethod)})
+		if i := slices.IndexFunc(hr.Facts, func(f fact) bool { return f.Name == "throughput" }); i >= 0 {
+			if p := rp.Plus("throughput", func(v float64) string { return num(v, 2) }); p != "" {
+				hr.Facts[i].Value = strings.Replace(hr.Facts[i].Value, " req/s", " "+p+" req/s", 1)
+			}
+		}
+	}
 	hr.Latency = &htmlTable{Header: []string{"", "mean", "min", "p50", "p90", "p95", "p99", "max", "n"}}
 	for _, row := range []struct {
 		name string
 		s    results.Summary
-	}{{"TTFT", r.Stats.TTFT}, {"TTFT sched", r.Stats.TTFTSched}, {"ITL", r.Stats.ITL}, {"TPOT", r.Stats.TPOT},
-		{"E2E", r.Stats.E2E}, {"E2E sched", r.Stats.E2ESched}, {"queue wait", r.Stats.QueueWait}} {
+		key  string
+	}{{"TTFT", r.Stats.TTFT, "ttft"}, {"TTFT sched", r.Stats.TTFTSched, "ttft_sched"}, {"ITL", r.Stats.ITL, "itl"}, {"TPOT", r.Stats.TPOT, "tpot"},
+		{"E2E", r.Stats.E2E, "e2e"}, {"E2E sched", r.Stats.E2ESched, "e2e_sched"}, {"queue wait", r.Stats.QueueWait, "queue_wait"}} {
 		if row.name == "queue wait" && r.Reasoning != nil {
 			// A reasoning model's first answer token, apart from its
 			// first token of thought.
@@ -91,7 +102,16 @@ func runSection(r *results.Run, i int) htmlRun {
 			// No token streamed: no TTFT, ITL or TPOT to show.
 			continue
 		}
-		hr.Latency.Rows = append(hr.Latency.Rows, latencyRow(row.name, row.s))
+		lr := latencyRow(row.name, row.s)
+		if row.s.Count > 0 {
+			// A repeated run's percentiles carry their interval.
+			for i, p := range []string{"p50", "p90", "p95", "p99"} {
+				if plus := r.Repeats.Plus(row.key+"."+p, ms); plus != "" {
+					lr.Cells[3+i] += " " + plus
+				}
+			}
+		}
+		hr.Latency.Rows = append(hr.Latency.Rows, lr)
 	}
 	hr.Classes = classesHTML(r)
 	hr.Detail = levelDetails(r, "this run")

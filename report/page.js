@@ -398,6 +398,21 @@
       barChart(grid, { id: "r" + idx + "-rates", title: "Rates of the window (a timeline needs knee report --records)", unit: "/s", bars: r.rates });
     }
     runSliceCharts(grid, r.slices, idx);
+    repeatSliceCharts(grid, r.repeatSlices, idx);
+  }
+
+  // repeatSliceCharts set a repeated run's repeats side by side, slice by
+  // slice: TTFT p95 from the schedule and the server's queue through each
+  // repeat's window, so drift between repeats shows.
+  function repeatSliceCharts(grid, reps, idx) {
+    if (!reps || !reps.length) return;
+    var per = function (name) { return reps.map(function (sl, i) { return { name: "repeat " + (i + 1), points: slicePoints(sl, name), color: PALETTE[i % PALETTE.length] }; }).filter(function (x) { return x.points.length; }); };
+    var lat = per("ttft_sched.p95");
+    if (lat.length)
+      lineChart(grid, Object.assign({}, SLICE_BASE, { id: "r" + idx + "-repeat-slices-ttft", title: "TTFT p95 from schedule through each repeat's window", ylabel: "ms", yunit: " ms", series: lat }));
+    var queue = per("waiting");
+    if (queue.length)
+      lineChart(grid, Object.assign({}, SLICE_BASE, { id: "r" + idx + "-repeat-slices-waiting", title: "The server's waiting requests through each repeat's window", ylabel: "waiting", yunit: "", ylog: false, series: queue }));
   }
 
   // dayCharts are a day plan's minutes: the rate, each policy's replicas

@@ -94,6 +94,9 @@ var pageKinds = []pageKind{
 		}
 		return HTMLInput{Runs: []*results.Run{r}, Records: map[int][]results.RecordLine{0: lines}}
 	}},
+	{name: "run-repeated", charts: 4, input: func(t *testing.T) HTMLInput {
+		return HTMLInput{Runs: []*results.Run{repeatedRun(t)}}
+	}},
 	{name: "run-server", charts: 1, input: func(t *testing.T) HTMLInput {
 		return HTMLInput{Runs: []*results.Run{sampleServerRun()}}
 	}},
@@ -259,4 +262,31 @@ func FuzzReportPage(f *testing.F) {
 		}
 		_ = HTML(io.Discard, in)
 	})
+}
+
+// repeatedRun is the sample run measured twice (two seeds) and pooled,
+// each repeat with slices whose TTFT and server queue drift apart.
+func repeatedRun(t *testing.T) *results.Run {
+	t.Helper()
+	var runs []*results.Run
+	for i := range 2 {
+		r, err := results.DecodeRun("run.json", readPage(t, "run.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Config.Seed = uint64(i + 1)
+		r.Stats.TTFTSched.P95 *= 1 + 0.1*float64(i)
+		r.SliceS = 5
+		for k := range 4 {
+			waiting := float64(k * (i + 1))
+			r.Slices = append(r.Slices, results.Slice{StartS: float64(5 * k), EndS: float64(5 * (k + 1)), Sent: 50,
+				TTFTSched: results.SliceDist{Count: 50, P50: 20, P95: 30 + float64(5*k*i), P99: 40}, Server: &results.SliceGauges{AtS: float64(5*k) + 4.9, Waiting: &waiting}})
+		}
+		runs = append(runs, r)
+	}
+	m, err := results.PoolRepeats(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -74,10 +74,13 @@ type levelJS struct {
 }
 
 type runJS struct {
-	Dist     map[string][][2]float64 `json:"dist,omitempty"`
-	Slices   *slicesJS               `json:"slices,omitempty"`
-	Rates    []barJS                 `json:"rates,omitempty"`
-	Timeline *timelineJS             `json:"timeline,omitempty"`
+	Dist   map[string][][2]float64 `json:"dist,omitempty"`
+	Slices *slicesJS               `json:"slices,omitempty"`
+	// RepeatSlices are a repeated run's slices, repeat by repeat (a
+	// pooled run has none of its own).
+	RepeatSlices []*slicesJS `json:"repeatSlices,omitempty"`
+	Rates        []barJS     `json:"rates,omitempty"`
+	Timeline     *timelineJS `json:"timeline,omitempty"`
 }
 
 type barJS struct {
@@ -244,6 +247,13 @@ func verdicts(s *results.Sweep) []results.Level {
 // timeline from records when given, else its rates.
 func runData(r *results.Run, recs []results.RecordLine) runJS {
 	js := runJS{Dist: distJS(r), Slices: sliceData(r)}
+	if rp := r.Repeats; rp != nil {
+		for _, e := range rp.Each {
+			if sl := sliceData(&results.Run{SliceS: e.SliceS, Slices: e.Slices}); sl != nil {
+				js.RepeatSlices = append(js.RepeatSlices, sl)
+			}
+		}
+	}
 	if tl := timeline(recs); tl != nil {
 		js.Timeline = tl
 		return js

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/kneebench/knee/results"
@@ -143,5 +144,49 @@ func RepeatFigures(w io.Writer, r *results.Run) error {
 		}
 		rows = append(rows, row)
 	}
+	if err := renderTable(w, header, rows); err != nil {
+		return err
+	}
+	return serverAcrossRepeats(w, rp)
+}
+
+// serverAcrossRepeats prints the server's own figures that every repeat's
+// server gave exactly: the mean with its interval, and each repeat's.
+func serverAcrossRepeats(w io.Writer, rp *results.Repeats) error {
+	if len(rp.ServerIntervals) == 0 {
+		return nil
+	}
+	header := []string{"server's figure", "mean ± 95%"}
+	for i := range rp.Each {
+		header = append(header, fmt.Sprintf("#%d", i+1))
+	}
+	var rows [][]string
+	for _, name := range slices.Sorted(maps.Keys(rp.ServerIntervals)) {
+		iv := rp.ServerIntervals[name]
+		row := []string{name, ms(iv.Mean) + " ± " + ms(iv.HalfWidth)}
+		for _, e := range rp.Each {
+			v := serverFigure(e.Server, name)
+			if math.IsNaN(v) {
+				row = append(row, "-")
+				continue
+			}
+			row = append(row, ms(v))
+		}
+		rows = append(rows, row)
+	}
+	fmt.Fprintln(w, "\nthe server's own account, repeat by repeat (not pooled: each read its own; a percentile it knows only within a bucket has no interval):")
 	return renderTable(w, header, rows)
+}
+
+// serverFigure is the server's value of the named figure in its view.
+func serverFigure(s *results.Server, name string) float64 {
+	if s == nil {
+		return math.NaN()
+	}
+	for _, f := range s.Figures {
+		if f.Name == name && f.Server != nil {
+			return *f.Server
+		}
+	}
+	return math.NaN()
 }

@@ -30,14 +30,26 @@ type Repeats struct {
 	// Intervals are keyed by figure name (FigureNames), for figures every
 	// repeat measured.
 	Intervals map[string]Interval `json:"intervals,omitempty"`
+	// ServerIntervals are the server's own figures' intervals across the
+	// repeats, keyed by the figure's name in its view ("TTFT p50"), for
+	// those every repeat's server gave exactly. A percentile the server
+	// only knows within a histogram bucket has none: an interval over
+	// points interpolated in buckets would claim more than the buckets
+	// say.
+	ServerIntervals map[string]Interval `json:"server_intervals,omitempty"`
 }
 
 // RepeatFigures is one repeat's figures, by name (FigureNames), with the
-// seed it drew its schedule from and its client's health.
+// seed it drew its schedule from and its client's health; and what is
+// not pooled across repeats, kept whole: the server's view of the
+// repeat's window and its time slices.
 type RepeatFigures struct {
 	Seed    uint64             `json:"seed"`
 	Health  string             `json:"health"`
 	Figures map[string]float64 `json:"figures"`
+	Server  *Server            `json:"server,omitempty"`
+	SliceS  float64            `json:"slice_s,omitempty"`
+	Slices  []Slice            `json:"slices,omitempty"`
 }
 
 // Interval is a 95% confidence interval for the mean of a figure over
@@ -147,23 +159,41 @@ func IntervalOf(values []float64) (Interval, bool) {
 func NewRepeats(runs []*Run) *Repeats {
 	rp := &Repeats{Count: len(runs), Method: RepeatMethod, Intervals: map[string]Interval{}}
 	values := map[string][]float64{}
+	server := map[string][]float64{}
 	for _, r := range runs {
 		f := Figures(r)
-		rp.Each = append(rp.Each, RepeatFigures{Seed: r.Config.Seed, Health: r.Health.Verdict, Figures: f})
+		rp.Each = append(rp.Each, RepeatFigures{Seed: r.Config.Seed, Health: r.Health.Verdict, Figures: f, Server: r.Server, SliceS: r.SliceS, Slices: r.Slices})
 		for k, v := range f {
 			values[k] = append(values[k], v)
 		}
+		if r.Server != nil {
+			for _, fig := range r.Server.Figures {
+				if fig.Server != nil && !fig.Estimate && !math.IsNaN(*fig.Server) && !math.IsInf(*fig.Server, 0) {
+					server[fig.Name] = append(server[fig.Name], *fig.Server)
+				}
+			}
+		}
 	}
+	rp.Intervals = intervalsOver(values, len(runs))
+	if len(server) > 0 {
+		rp.ServerIntervals = intervalsOver(server, len(runs))
+	}
+	return rp
+}
+
+// intervalsOver is the interval of each figure every one of n repeats
+// measured: a figure some repeat did not has none.
+func intervalsOver(values map[string][]float64, n int) map[string]Interval {
+	out := map[string]Interval{}
 	for k, vs := range values {
-		if len(vs) != len(runs) {
-			// A figure some repeat did not measure has no interval.
+		if len(vs) != n {
 			continue
 		}
 		if iv, ok := IntervalOf(vs); ok {
-			rp.Intervals[k] = iv
+			out[k] = iv
 		}
 	}
-	return rp
+	return out
 }
 
 // PoolRepeats joins the runs of one level measured again and again, one
@@ -221,10 +251,10 @@ func PoolRepeats(runs []*Run) (*Run, error) {
 	m.Repeats = NewRepeats(runs)
 	m.Notes = append(m.Notes, fmt.Sprintf("pooled from %d repeats run one after another: percentiles are of the union of their requests, counts summed, rates over the sum of their windows (%.1f s); each figure's interval is across the repeats", len(runs), m.WindowSeconds))
 	if first.Server != nil {
-		m.Notes = append(m.Notes, "the server's view is not pooled: each repeat read its own, and none is kept")
+		m.Notes = append(m.Notes, "the server's view is not pooled: each repeat's is kept whole (repeats.each[].server), with intervals across the repeats of the figures the server gave exactly (repeats.server_intervals)")
 	}
 	if first.Slices != nil {
-		m.Notes = append(m.Notes, "the repeats' time slices are not pooled: a slice's percentiles are of its own requests")
+		m.Notes = append(m.Notes, "the repeats' time slices are not pooled (each covers its own window): each repeat's are kept (repeats.each[].slices)")
 	}
 	m.Warnings = append(m.Warnings, SmallPrint(m)...)
 	m.Warnings = append(m.Warnings, repeatWarnings(runs)...)

@@ -157,3 +157,44 @@ func TestPoolRepeatsOfAMix(t *testing.T) {
 		t.Errorf("repeats of different mixes pooled: %v", err)
 	}
 }
+
+// TestRepeatsKeepServerAndSlices: what is not pooled across repeats is
+// kept whole, repeat by repeat: the server's view and the time slices;
+// the server's exact figures get an interval across the repeats, and a
+// percentile the server gave only within a bucket gets none.
+func TestRepeatsKeepServerAndSlices(t *testing.T) {
+	var runs []*Run
+	for i := range 3 {
+		r := shardRun(0, 1, []int64{1000, 2000}, uint64(i+1))
+		r.Shard = nil
+		exact, point := 40+float64(i), 50.0
+		r.Server = &Server{Source: "vllm", Figures: []Figure{{Name: "prefill ms/token", Server: &exact}, {Name: "TTFT p50", Server: &point, Estimate: true}}}
+		r.SliceS, r.Slices = 5, []Slice{{StartS: 0, EndS: 5, Sent: int64(10 + i)}, {StartS: 5, EndS: 10, Sent: 3}}
+		runs = append(runs, r)
+	}
+	m, err := PoolRepeats(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Server != nil || m.Slices != nil {
+		t.Errorf("the pooled run carries a server view or slices of one repeat: %+v, %d slices", m.Server, len(m.Slices))
+	}
+	for i, e := range m.Repeats.Each {
+		if e.Server != runs[i].Server || e.SliceS != 5 || len(e.Slices) != 2 || e.Slices[0].Sent != int64(10+i) {
+			t.Errorf("repeat %d keeps server %p (want %p), %g s slices, %+v", i+1, e.Server, runs[i].Server, e.SliceS, e.Slices)
+		}
+	}
+	iv, ok := m.Repeats.ServerIntervals["prefill ms/token"]
+	if !ok || math.Abs(iv.Mean-41) > 1e-9 || iv.HalfWidth <= 0 {
+		t.Errorf("the server's prefill ms/token across repeats: %+v (found %v), want mean 41 and a width", iv, ok)
+	}
+	if iv, ok := m.Repeats.ServerIntervals["TTFT p50"]; ok {
+		t.Errorf("a bucket estimate has an interval: %+v", iv)
+	}
+	notes := strings.Join(m.Notes, "\n")
+	for _, want := range []string{"repeats.each[].server", "repeats.each[].slices"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("the notes do not say where %s is: %q", want, m.Notes)
+		}
+	}
+}
