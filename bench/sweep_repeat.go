@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/kneebench/knee/results"
 )
@@ -37,32 +36,8 @@ func repeatPasses(ctx context.Context, r Runner, o SweepOptions, s *results.Swee
 		}
 		passes = append(passes, pass(ctx, r, po))
 	}
-	for i := range s.Levels {
-		var runs []*results.Run
-		for _, p := range passes {
-			if i < len(p.Levels) && p.Levels[i].Run != nil {
-				runs = append(runs, p.Levels[i].Run)
-			}
-		}
-		l := &s.Levels[i]
-		switch {
-		case len(runs) >= 2:
-			pooled, err := results.PoolRepeats(runs)
-			if err != nil {
-				l.Error = fmt.Sprintf("%d repeats measured, not pooled: %v", len(runs), err)
-				continue
-			}
-			l.Run = pooled
-			if len(runs) < o.Repeat {
-				pooled.Warnings = append(pooled.Warnings, fmt.Sprintf("only %d of the %d repeats measured this level", len(runs), o.Repeat))
-			}
-		case len(runs) == 1:
-			l.Run.Warnings = append(l.Run.Warnings, fmt.Sprintf("only 1 of the %d repeats measured this level: it has no interval", o.Repeat))
-		}
-	}
-	s.Repeats = results.KneesAcrossPasses(passes, o.Repeat)
 	s.Interrupted = ctx.Err() != nil
-	s.FindKnees()
+	results.PoolPasses(s, passes, o.Repeat)
 }
 
 // passCopy is s's header with levels, for one pass's knees.

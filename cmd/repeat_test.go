@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ func TestRepeatRefused(t *testing.T) {
 	}{
 		{[]string{"sweep", "--repeat", "0", "--base-url", "http://127.0.0.1:1/v1"}, "--repeat must be 1–100"},
 		{[]string{"predict", "--repeat", "101"}, "--repeat must be 1–100"},
-		{[]string{"sweep", "--repeat", "2", "--shard", "0/2", "--base-url", "http://127.0.0.1:1/v1", "--rates", "1"}, "shards' repeats are not pooled"},
+		{[]string{"sweep", "--repeat", "2", "--shard", "0/2", "--base-url", "http://127.0.0.1:1/v1", "--rates", "1"}, "knee merge --repeats"},
 	} {
 		code, out, errOut := execute(t, append(c.args, "--out-dir", dir)...)
 		if code != ExitUsage || !strings.Contains(errOut, c.want) {
@@ -72,6 +73,60 @@ func TestRepeatPredict(t *testing.T) {
 		if got := l.Run.Throughput.RequestsPerS; got < ok/3*0.999 || got > ok/3*1.001 {
 			t.Errorf("level %g: pooled %g req/s, repeats' mean %g", l.Load, got, ok/3)
 		}
+	}
+}
+
+// TestMergeRepeatsOfPredictions: two predictions, each from the seed one
+// repeat of --repeat 2 drew, pooled by knee merge --repeats are --repeat
+// 2's sweep exactly (figures, intervals, knees across repeats): pooling
+// separate files is the same pooling. Pooling a run's repeats this way is
+// how a sharded load is repeated.
+func TestMergeRepeatsOfPredictions(t *testing.T) {
+	dir := t.TempDir()
+	predict := func(label string, args ...string) *results.Sweep {
+		t.Helper()
+		args = append([]string{"predict", "--rates", "2,6", "--step-duration", "20s", "--label", label, "--out-dir", dir}, args...)
+		if code, out, errOut := execute(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, errOut)
+		}
+		s, err := results.ReadSweep(filepath.Join(dir, label+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	together := predict("together", "--repeat", "2")
+	second := together.Levels[0].Run.Repeats.Each[1].Seed
+	predict("first", "--seed", "1")
+	predict("second", "--seed", fmt.Sprint(second))
+	pooled := filepath.Join(dir, "pooled.json")
+	code, out, errOut := execute(t, "merge", "--repeats", filepath.Join(dir, "second.json"), filepath.Join(dir, "first.json"), "-o", pooled)
+	if code != 0 {
+		t.Fatalf("merge --repeats: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if strings.Count(out, "SLO knee  ") != 1 || !strings.Contains(out, "pooled 2 repeats' sweeps into") {
+		t.Errorf("want the knees said once and the files named:\n%s", out)
+	}
+	got, err := results.ReadSweep(pooled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(got.Repeats)
+	b, _ := json.Marshal(together.Repeats)
+	if string(a) != string(b) || len(got.Levels) != len(together.Levels) {
+		t.Fatalf("knees across repeats: pooled files %s, --repeat %s", a, b)
+	}
+	for i, l := range got.Levels {
+		want := together.Levels[i].Run
+		if l.Run.Stats.TTFTSched != want.Stats.TTFTSched || l.Run.Requests.OK != want.Requests.OK ||
+			fmt.Sprint(l.Run.Repeats.Intervals) != fmt.Sprint(want.Repeats.Intervals) {
+			t.Errorf("level %g: pooled files %+v (%d ok), --repeat %+v (%d ok)", l.Load, l.Run.Stats.TTFTSched, l.Run.Requests.OK, want.Stats.TTFTSched, want.Requests.OK)
+		}
+	}
+	// A repeat's sharded parts are refused, naming the way.
+	code, _, errOut = execute(t, "merge", "--repeats", filepath.Join(dir, "first.json"), filepath.Join(dir, "first.json"), filepath.Join(dir, "together.json"), "-o", filepath.Join(dir, "x.json"))
+	if code != ExitUsage || !strings.Contains(errOut, "already pooled") {
+		t.Errorf("a pooled sweep among the repeats: exit %d, %s", code, errOut)
 	}
 }
 

@@ -99,7 +99,7 @@ func (o *runOptions) prepare(c *cobra.Command) (*bench.Prepared, time.Time, erro
 	case o.repeat < 1 || o.repeat > maxRepeat:
 		return nil, time.Time{}, usageErr("--repeat must be 1–%d, got %d", maxRepeat, o.repeat)
 	case o.repeat > 1 && shard.Sharded():
-		return nil, time.Time{}, usageErr("--repeat with --shard: run each repeat as its own sharded run (--seed) and merge each; shards' repeats are not pooled")
+		return nil, time.Time{}, usageErr("--repeat with --shard: run each repeat as its own sharded run (its own --seed), merge each repeat's shards (knee merge), then pool the merged files (knee merge --repeats)")
 	}
 	plan.Load.Shard = shard
 	plan.SetLoad(plan.Load)

@@ -40,7 +40,7 @@ func (o *sweepOptions) prepare(c *cobra.Command) (*liveSweep, error) {
 	st.plan.Load.Shard = shard
 	st.plan.SetLoad(st.plan.Load)
 	if shard.Sharded() && o.repeat > 1 {
-		return nil, usageErr("--repeat with --shard: run each repeat as its own sharded sweep (--seed) and merge each; shards' repeats are not pooled")
+		return nil, usageErr("--repeat with --shard: run each repeat as its own sharded sweep (its own --seed), merge each repeat's shards (knee merge), then pool the merged sweeps (knee merge --repeats)")
 	}
 	if shard.Sharded() {
 		// Every shard must run every level, whatever its own part shows,
