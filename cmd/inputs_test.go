@@ -28,6 +28,7 @@ var notFiles = map[string]string{
 	"k8s sim --inputs-configmap":  "a ConfigMap's name, read by the pods",
 	"sim --print-config":          "the name of a built-in file",
 	"calibrate --accept-poor-fit": "a switch: whether the models file is written",
+	"merge --repeats":             "a switch: how the files given as arguments (each read bounded, as a shard's) are joined",
 	// A folder: the dataset's images in it are checked one by one (a
 	// regular file, bounded; TestImageDataset holds a FIFO and /dev/zero).
 	"run --image-dir":     "a folder of images, each checked",
