@@ -3,7 +3,6 @@ package results
 import (
 	"fmt"
 	"math"
-	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -91,8 +90,8 @@ func mergeSlices(m *Run, shards []*Run) error {
 		}
 		out.Client = worstSliceClient(clients)
 	}
-	m.Notes = append(m.Notes, fmt.Sprintf("the time slices join the shards' slice by slice (their windows started within %s of one another): counts summed, percentiles of the union's requests (their histograms merged), the server's gauges shard 0's, the client's health the worst shard's",
-		time.Duration(spread(shards)*float64(time.Second)).Round(time.Millisecond)))
+	m.Notes = append(m.Notes, fmt.Sprintf("the time slices join the shards' slice by slice (their windows started within %.1f ms of one another): counts summed, percentiles of the union's requests (their histograms merged), the server's gauges shard 0's, the client's health the worst shard's",
+		1000*spread(shards)))
 	return nil
 }
 
