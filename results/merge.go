@@ -295,6 +295,15 @@ func plausibleCounts(r *Run) error {
 	for k, v := range r.Requests.Errors {
 		counts["requests.errors."+k] = v
 	}
+	for i, sl := range r.Slices {
+		// Checked in place: a long run at a fine --slice has many.
+		if v := min(sl.Sent, sl.Failed, sl.Completed); v < 0 {
+			return fmt.Errorf("slices[%d] counts %d: not a count a run measures", i, v)
+		}
+		if v := max(sl.Sent, sl.Failed, sl.Completed); v > maxCount {
+			return fmt.Errorf("slices[%d] counts %d: not a count a run measures", i, v)
+		}
+	}
 	for _, k := range slices.Sorted(maps.Keys(counts)) {
 		if v := counts[k]; v < 0 || v > maxCount {
 			return fmt.Errorf("%s is %d: not a count a run measures", k, v)

@@ -98,3 +98,14 @@ func TestMergeSlicesRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestForgedSliceCounts: a result file whose slices count what no run
+// measures is refused, as its own counts would be.
+func TestForgedSliceCounts(t *testing.T) {
+	a := slicedShard(0, 2, [2][]int64{{10}, {20}}, VerdictHealthy)
+	b := slicedShard(1, 2, [2][]int64{{30}, {40}}, VerdictHealthy)
+	b.Slices[1].Failed = -3
+	if _, err := MergeRuns([]*Run{a, b}); err == nil || !strings.Contains(err.Error(), "slices[1] counts -3") {
+		t.Errorf("a slice of -3 failed merged: %v", err)
+	}
+}

@@ -160,13 +160,17 @@ func BenchmarkMerge64(b *testing.B) {
 }
 
 // FuzzMerge: no pair of shard files, however damaged or forged, makes the
-// merge panic.
+// merge (or the pooling of repeats' files) panic.
 func FuzzMerge(f *testing.F) {
 	a, _ := json.Marshal(shardRun(0, 2, []int64{100, 300}, 7))
 	b, _ := json.Marshal(shardRun(1, 2, []int64{200}, 7))
 	f.Add(a, b)
 	f.Add(a, a)
 	f.Add([]byte(`{"schema_version":1,"shard":{"index":7,"count":2}}`), b)
+	// Shards with slices, for the slices' merge.
+	sa, _ := json.Marshal(slicedShard(0, 2, [2][]int64{{10, 20}, {30}}, VerdictHealthy))
+	sb, _ := json.Marshal(slicedShard(1, 2, [2][]int64{{40}, {50, 60}}, VerdictNoisy))
+	f.Add(sa, sb)
 	f.Fuzz(func(t *testing.T, x, y []byte) {
 		rx, err := DecodeRun("x", x)
 		if err != nil {
@@ -177,6 +181,7 @@ func FuzzMerge(f *testing.F) {
 			return
 		}
 		MergeRuns([]*Run{rx, ry})
+		PoolRunFiles([]*Run{rx, ry})
 		MergeSweeps([]*Sweep{{Axis: "rate", Levels: []Level{{Load: 1, Run: rx}}}, {Axis: "rate", Levels: []Level{{Load: 1, Run: ry}}}})
 	})
 }
