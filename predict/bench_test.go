@@ -124,8 +124,8 @@ func BenchmarkPredictorAgainstCore(b *testing.B) {
 	}
 	reqs := make([]sched.Request, n)
 	for i := range reqs {
-		sd := memo.get(i)
-		if sd == nil {
+		sd, ok := memo.get(i)
+		if !ok {
 			b.Fatalf("request %d not in the memo", i)
 		}
 		reqs[i] = sd.sr

@@ -189,7 +189,7 @@ func (s *simServer) Send(_ context.Context, f *driver.Flight) {
 // when it has one (measured single requests asking for max_tokens only: a
 // warm-up's index may be a trace's line too, a call's turns depend on its
 // answers, and an answer with no max_tokens runs to the model's context).
-func (s *simServer) say(f *driver.Flight) *said {
+func (s *simServer) say(f *driver.Flight) said {
 	m := s.memo
 	if !f.Measured() || f.IsTurn() {
 		m = nil
@@ -198,10 +198,10 @@ func (s *simServer) say(f *driver.Flight) *said {
 	if m != nil {
 		// A chain kept under another block size is no use to this model:
 		// said afresh, and not kept.
-		if sd := m.get(f.Rec.Index); sd != nil && (sd.sr.Chain == nil || sd.sr.ChainBlock == bs) {
+		if sd, ok := m.get(f.Rec.Index); ok && (sd.sr.Chain == nil || sd.sr.ChainBlock == bs) {
 			f.Rec.Tag, f.Rec.PrefixShare, f.Rec.MixClass = sd.tag, sd.share, sd.class
 			return sd
-		} else if sd != nil {
+		} else if ok {
 			m = nil
 		}
 	}
@@ -216,7 +216,7 @@ func (s *simServer) say(f *driver.Flight) *said {
 	}
 	sd := &said{tag: f.Rec.Tag, maxTokens: req.MaxTokens, share: f.Rec.PrefixShare, class: f.Rec.MixClass}
 	if s.target.Pooled {
-		return s.sayPooled(req, sd, context)
+		return *s.sayPooled(req, sd, context)
 	}
 	gen := s.target.genRequest(req)
 	plan, err := s.target.Responder.Generate(gen, context)
@@ -259,7 +259,7 @@ func (s *simServer) say(f *driver.Flight) *said {
 	if m != nil {
 		m.put(f.Rec.Index, sd)
 	}
-	return sd
+	return *sd
 }
 
 // anyContext is the context an answer kept in a memo is said for: none
