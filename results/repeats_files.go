@@ -18,7 +18,13 @@ func PoolPasses(s *Sweep, passes []*Sweep, count int) {
 		l := &s.Levels[i]
 		var runs []*Run
 		for _, p := range passes {
-			k := slices.IndexFunc(p.Levels, func(o Level) bool { return o.Load == l.Load })
+			// The same place when it holds the same load (a live
+			// sweep's passes run the first's levels in order, a load
+			// twice included), else wherever the load is.
+			k := i
+			if k >= len(p.Levels) || p.Levels[k].Load != l.Load {
+				k = slices.IndexFunc(p.Levels, func(o Level) bool { return o.Load == l.Load })
+			}
 			if k >= 0 && p.Levels[k].Run != nil {
 				runs = append(runs, p.Levels[k].Run)
 			}
@@ -57,7 +63,7 @@ func PoolRunFiles(runs []*Run) (*Run, error) {
 		switch {
 		case r.Repeats != nil:
 			return nil, fmt.Errorf("file %d is already pooled from %d repeats: pool the repeats' own files", i+1, r.Repeats.Count)
-		case r.Shard != nil && r.Shard.Count > 1 && r.MergedShards == 0:
+		case shardPart(r):
 			return nil, fmt.Errorf("file %d is shard %d of %d: merge each repeat's shards first (knee merge SHARD.json... -o REPEAT.json), then pool the merged files", i+1, r.Shard.Index, r.Shard.Count)
 		}
 		if i > 0 {
@@ -106,7 +112,7 @@ func PoolSweepFiles(sweeps []*Sweep) (*Sweep, error) {
 			}
 		}
 		for _, l := range s.Levels {
-			if r := l.Run; r != nil && r.Shard != nil && r.Shard.Count > 1 && r.MergedShards == 0 {
+			if r := l.Run; r != nil && shardPart(r) {
 				return nil, fmt.Errorf("sweep %q is shard %d of %d: merge each repeat's shards first, then pool the merged sweeps", s.Label, r.Shard.Index, r.Shard.Count)
 			}
 		}
@@ -131,6 +137,10 @@ func PoolSweepFiles(sweeps []*Sweep) (*Sweep, error) {
 	}
 	return &first, nil
 }
+
+// shardPart reports whether r is one shard's part of a load, not yet
+// merged with the others.
+func shardPart(r *Run) bool { return r.Shard != nil && r.Shard.Count > 1 && r.MergedShards == 0 }
 
 // repeatKey is a configuration as repeats must share it: all but the
 // seed (and the base URL, as for shards).

@@ -63,3 +63,31 @@ func TestPoolRunFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolPassesKeepsLevelsApart: a load swept twice in a pass (4/s, then
+// 4/s again) pools each level with the same place in the other passes,
+// not both with the first.
+func TestPoolPassesKeepsLevelsApart(t *testing.T) {
+	pass := func(seed uint64) *Sweep {
+		s := &Sweep{SchemaVersion: SchemaVersion, Axis: "rate"}
+		for k, ttft := range []int64{1000, 90000} {
+			r := shardRun(0, 1, []int64{ttft * int64(seed)}, seed)
+			r.Shard = nil
+			r.StartedAt = r.StartedAt.Add(time.Duration(k) * time.Minute)
+			s.Levels = append(s.Levels, Level{Load: 4, Run: r})
+		}
+		return s
+	}
+	s := pass(1)
+	PoolPasses(s, []*Sweep{pass(1), pass(2)}, 2)
+	// Each level pools its own TTFTs, x and 2x: the union's largest is 2x.
+	for k, want := range []float64{2, 180} {
+		r := s.Levels[k].Run
+		if r == nil || r.Repeats == nil {
+			t.Fatalf("level %d not pooled: %+v", k, s.Levels[k])
+		}
+		if got := r.Stats.TTFT.Max; got < want*0.99 || got > want*1.01 {
+			t.Errorf("level %d: pooled TTFT max %g ms, want %g (its own place's repeats)", k, got, want)
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/kneebench/knee/results"
 )
 
@@ -143,6 +145,12 @@ func (c *collector) slices(start, end, w time.Duration, keep bool) []results.Sli
 		}
 		return results.SliceDist{Count: int64(math.Round(total)), P50: q(0.5), P95: q(0.95), P99: q(0.99)}
 	}
+	// One histogram, cleared for each slice's latencies: a fresh one is
+	// 180 KB, and a shard's hour in 10 s slices would make a thousand.
+	var h *hdrhistogram.Histogram
+	if keep {
+		h = newHist()
+	}
 	for i := range out {
 		if width := out[i].EndS - out[i].StartS; width > 0 {
 			out[i].OutputTokensPerS /= width
@@ -152,7 +160,7 @@ func (c *collector) slices(start, end, w time.Duration, keep bool) []results.Sli
 			out[i].Histograms = results.Histograms{}
 			for name, vs := range map[string][]weighted{"ttft_sched": ttft[i], "tpot": tpot[i], "e2e_sched": e2e[i]} {
 				if len(vs) > 0 {
-					h := newHist()
+					h.Reset()
 					for _, v := range vs {
 						// Each kept completion stands for its weight's
 						// worth: whole requests, at least one.
