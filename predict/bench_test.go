@@ -9,6 +9,7 @@ import (
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/simulator/engine"
 	"github.com/kneebench/knee/simulator/sched"
 	"github.com/kneebench/knee/workload"
 )
@@ -138,6 +139,27 @@ func BenchmarkPredictorAgainstCore(b *testing.B) {
 	report := func(b *testing.B, sent int) {
 		b.ReportMetric(float64(sent)/b.Elapsed().Seconds(), "sim-req/s")
 	}
+	// The same requests as token ids, as the core's own benchmark
+	// (sched.BenchmarkVirtual) and knee sim feed it: the core hashes their
+	// blocks itself.
+	withIDs := make([]sched.Request, n)
+	for i := range withIDs {
+		req := src.Request(i)
+		plan, err := target.Responder.Generate(target.genRequest(&req), anyContext)
+		if err != nil {
+			b.Fatal(err)
+		}
+		withIDs[i] = engine.Request(plan, 0)
+		withIDs[i].ID, withIDs[i].Arrival = reqs[i].ID, reqs[i].Arrival
+	}
+	b.Run("core-ids", func(b *testing.B) {
+		sent := 0
+		for b.Loop() {
+			sched.RunVirtual(cfg, withIDs, nil)
+			sent += n
+		}
+		report(b, sent)
+	})
 	b.Run("core", func(b *testing.B) {
 		sent := 0
 		for b.Loop() {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kneebench/knee/bench/driver"
@@ -66,6 +67,8 @@ type simServer struct {
 	spec *server.ModelSpec
 	// tally, when set, counts every step by what bounded it.
 	tally *StepTally
+	// words is the buffer a request said as words is drawn into.
+	words []uint16
 }
 
 func newSimServer(t Target, cfg sched.Config, contextLength, replicas int, routing Routing, seed uint64, memo *Memo) *simServer {
@@ -205,7 +208,16 @@ func (s *simServer) say(f *driver.Flight) said {
 			m = nil
 		}
 	}
-	req := f.Request()
+	req, words, asWords := (*workload.Request)(nil), []uint16(nil), false
+	if !s.target.Pooled {
+		// Said as words: what is said needs the prompt's tokens and hash,
+		// which the words give without the text being written.
+		req, words, asWords = f.RequestWords(s.words[:0])
+		s.words = words
+	}
+	if !asWords {
+		req = f.Request()
+	}
 	context := s.contextLength
 	if m != nil {
 		if req.MaxTokens <= 0 {
@@ -219,6 +231,9 @@ func (s *simServer) say(f *driver.Flight) said {
 		return *s.sayPooled(req, sd, context)
 	}
 	gen := s.target.genRequest(req)
+	if asWords {
+		gen.Words, gen.Vocab = words, fillerTable()
+	}
 	plan, err := s.target.Responder.Generate(gen, context)
 	if urls := imagesOf(req); err == nil && len(urls) > 0 {
 		if s.vision == nil {
@@ -261,6 +276,15 @@ func (s *simServer) say(f *driver.Flight) said {
 	}
 	return *sd
 }
+
+// fillerTable is the synthetic prompts' words' table, built once.
+var fillerTable = sync.OnceValue(func() *content.WordTable {
+	t, ok := content.NewWordTable(workload.FillerVocabulary())
+	if !ok {
+		panic("predict: a filler word holds white space")
+	}
+	return t
+})
 
 // anyContext is the context an answer kept in a memo is said for: none
 // limits it (each model's is checked when it is sent).

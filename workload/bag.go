@@ -2,8 +2,9 @@ package workload
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"math/rand/v2"
-	"strings"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 )
@@ -31,33 +32,89 @@ const opening = 3
 // missed by). The fresh opening keeps texts from sharing their first
 // words, so none warms another.
 func bagged(n int, bagSeed, seed, stream uint64, pad int) string {
-	order := rand.New(rand.NewPCG(seed, stream*0x9e3779b97f4a7c15+1))
-	picks := make([]int, n)
+	return writeWords(appendBagged(nil, n, bagSeed, seed, stream, pad))
+}
+
+// appendBagged appends bagged's words to dst, as indices into
+// FillerVocabulary.
+func appendBagged(dst []uint16, n int, bagSeed, seed, stream uint64, pad int) []uint16 {
+	pcg := rand.NewPCG(seed, stream*0x9e3779b97f4a7c15+1)
+	order := rand.New(pcg)
 	// n ≥ BagFrom > opening: fillerText draws short texts afresh.
-	for k := range opening {
-		picks[k] = order.IntN(len(fillerWords))
+	at := len(dst)
+	for range opening {
+		dst = append(dst, uint16(order.IntN(len(fillerWords))))
 	}
-	copy(picks[opening:], bagOf(bagSeed, n))
-	size := n - 1 + pad*(1+len(PadWord))
-	for _, w := range picks {
-		size += len(fillerWords[w])
+	for _, w := range bagOf(bagSeed, n) {
+		dst = append(dst, uint16(w))
 	}
-	rest := picks[opening:]
-	order.Shuffle(len(rest), func(a, b int) { rest[a], rest[b] = rest[b], rest[a] })
+	shuffle(pcg, dst[at+opening:])
+	for range pad {
+		dst = append(dst, padIndex)
+	}
+	return dst
+}
+
+// writeWords is the text words stand for: the words of FillerVocabulary
+// they index, joined by single spaces.
+func writeWords(words []uint16) string {
+	if len(words) == 0 {
+		return ""
+	}
+	size := textSize(words)
 	// Sized exactly, and each spaced word stored as two 8-byte words
 	// rather than copied: a long prompt's thousand short copies were a
 	// fifth of a predicted level's time. The slack takes the last
-	// store's overhang.
-	buf := make([]byte, size+packedSlack)
-	off := copy(buf, fillerWords[picks[0]])
-	for _, w := range picks[1:] {
+	// store's overhang; the first word's space is stored, then skipped.
+	buf := make([]byte, 1+size+packedSlack)
+	putWords(buf, 0, words)
+	// buf is never written again, so the string may share it.
+	return unsafe.String(&buf[1], size)
+}
+
+// textSize is the length of the text words stand for.
+func textSize(words []uint16) int {
+	if len(words) == 0 {
+		return 0
+	}
+	size := len(words) - 1
+	for _, w := range words {
+		size += int(spacedFiller[w].n) - 1
+	}
+	return size
+}
+
+// appendWordsText appends the text words stand for to dst.
+func appendWordsText(dst []byte, words []uint16) []byte {
+	if len(words) == 0 {
+		return dst
+	}
+	n := len(dst)
+	size := textSize(words)
+	// The first word's space lands on the last byte of dst, or on a byte
+	// added for it.
+	at := n - 1
+	if n == 0 {
+		dst = append(dst, 0)
+		at = 0
+	}
+	keep := dst[at]
+	dst = slices.Grow(dst, size+packedSlack)[:at+1+size+packedSlack]
+	putWords(dst, at, words)
+	dst[at] = keep
+	if n == 0 {
+		return append(dst[:0], dst[1:1+size]...)
+	}
+	return dst[:n+size]
+}
+
+// putWords writes the words spaced at off in buf (a space, the first word,
+// a space, the next word...), which has packedSlack bytes past them.
+func putWords(buf []byte, off int, words []uint16) int {
+	for _, w := range words {
 		off = spacedFiller[w].put(buf, off)
 	}
-	for range pad {
-		off = spacedPad.put(buf, off)
-	}
-	// buf is never written again, so the string may share it.
-	return unsafe.String(&buf[0], off)
+	return off
 }
 
 // packedWord is a word with its leading space, in two little-endian
@@ -87,17 +144,14 @@ func (p *packedWord) put(buf []byte, off int) int {
 	return off + p.n
 }
 
-// spacedFiller is fillerWords packed, and spacedPad PadWord.
-var (
-	spacedFiller = func() []packedWord {
-		out := make([]packedWord, len(fillerWords))
-		for i, w := range fillerWords {
-			out[i] = packWord(w)
-		}
-		return out
-	}()
-	spacedPad = packWord(PadWord)
-)
+// spacedFiller is FillerVocabulary packed.
+var spacedFiller = func() []packedWord {
+	out := make([]packedWord, len(fillerVocabulary))
+	for i, w := range fillerVocabulary {
+		out[i] = packWord(w)
+	}
+	return out
+}()
 
 // aBag is the words a bag seed draws, in the order drawn: a text of n
 // words takes the first n−opening.
@@ -140,13 +194,46 @@ func wordsFor(tokens int, wordsPerToken float64) int {
 // fillerText is tokens tokens of filler: from the bag when long enough,
 // else drawn fresh (see Filler), then pad PadWords.
 func fillerText(tokens int, wordsPerToken float64, bagSeed, seed, stream uint64, pad int) string {
+	return writeWords(appendFillerText(nil, tokens, wordsPerToken, bagSeed, seed, stream, pad))
+}
+
+// appendFillerText appends fillerText's words to dst.
+func appendFillerText(dst []uint16, tokens int, wordsPerToken float64, bagSeed, seed, stream uint64, pad int) []uint16 {
 	n := wordsFor(tokens, wordsPerToken)
 	if n >= BagFrom {
-		return bagged(n, bagSeed, seed, stream, pad)
+		return appendBagged(dst, n, bagSeed, seed, stream, pad)
 	}
-	text := Filler(tokens, wordsPerToken, seed, stream)
-	if pad > 0 {
-		text += strings.Repeat(" "+PadWord, pad)
+	// Filler's draws.
+	r := rand.New(rand.NewPCG(seed, stream*0x9e3779b97f4a7c15+1))
+	for range n {
+		dst = append(dst, uint16(r.IntN(len(fillerWords))))
 	}
-	return text
+	for range pad {
+		dst = append(dst, padIndex)
+	}
+	return dst
+}
+
+// shuffle shuffles words as rand.New(p).Shuffle would, draw for draw
+// (TestShuffleAsRand): Fisher–Yates with math/rand/v2's bounded draws,
+// on the generator itself rather than through an interface and a swap
+// function per word, which were a tenth of a predicted level's time.
+func shuffle(p *rand.PCG, words []uint16) {
+	for i := len(words) - 1; i > 0; i-- {
+		n := uint64(i + 1)
+		var j uint64
+		if n&(n-1) == 0 {
+			j = p.Uint64() & (n - 1)
+		} else {
+			hi, lo := bits.Mul64(p.Uint64(), n)
+			if lo < n {
+				thresh := -n % n
+				for lo < thresh {
+					hi, lo = bits.Mul64(p.Uint64(), n)
+				}
+			}
+			j = hi
+		}
+		words[i], words[j] = words[j], words[i]
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // prefixBlock is the grain, in bytes of prompt text, at which the tracker
@@ -38,6 +39,8 @@ type PrefixTracker struct {
 	// (every request of a run shares one list).
 	tools     *Tool
 	toolsText string
+	// scratch holds the text ShareWords writes.
+	scratch []byte
 }
 
 // NewPrefixTracker returns a tracker that has seen nothing.
@@ -52,7 +55,31 @@ func (t *PrefixTracker) Share(req *Request) float32 {
 	defer t.mu.Unlock()
 	// The tools come first: a chat template renders them before the
 	// messages, where every request that offers them shares them.
-	text := t.toolsOf(req.Tools) + promptText(req)
+	return t.share(t.toolsOf(req.Tools) + promptText(req))
+}
+
+// ShareWords is Share of req, one message whose text is words
+// (Synthetic.RequestWords) and whose Content is empty: the same share,
+// its text written into a buffer the tracker keeps rather than a new
+// string.
+func (t *PrefixTracker) ShareWords(req *Request, words []uint16) float32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(req.Inputs) > 0 || len(req.Messages) != 1 || req.Messages[0].Content != "" || len(req.Messages[0].Images) > 0 {
+		panic("workload: ShareWords of a request that is not one message of words")
+	}
+	b := append(t.scratch[:0], t.toolsOf(req.Tools)...)
+	b = append(b, req.Messages[0].Role...)
+	b = append(b, 0)
+	b = appendWordsText(b, words)
+	b = append(b, 1)
+	t.scratch = b
+	// The tracker keeps no part of the text, so it may be read in place.
+	return t.share(unsafe.String(unsafe.SliceData(b), len(b)))
+}
+
+// share is Share of text, the lock held.
+func (t *PrefixTracker) share(text string) float32 {
 	if len(text) == 0 {
 		return 0
 	}

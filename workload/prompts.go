@@ -205,11 +205,9 @@ func (s Synthetic) Request(i int) Request {
 	if s.Vocabulary != nil {
 		return Request{Messages: []Message{{Role: "user", Content: s.exact(in, seed, i)}}, MaxTokens: out}
 	}
-	text := fillerText(in, s.WordsPerToken, s.Seed, seed, uint64(i), s.Pad)
-	if s.Prefix.Tokens > 0 {
-		text = s.Prefix.text(s.prefixWords(), s.Seed, seed, s.Prefix.Of(s.Seed, i)) + " " + text
-	}
-	return Request{Messages: []Message{{Role: "user", Content: text}}, MaxTokens: out}
+	req, words, _ := s.RequestWords(i, nil)
+	req.Messages[0].Content = writeWords(words)
+	return req
 }
 
 // exact is request i's text of in tokens (the prefix's included in
@@ -245,12 +243,12 @@ func (p Pool) Of(seed uint64, i int) int {
 	return r.IntN(p.Count)
 }
 
-// text is prefix k's words: every prefix holds the same words (the
+// appendWords appends prefix k's words to dst: every prefix holds the same words (the
 // pool's bag, from the run's seed) in its own order, drawn from the
 // run's nonce (in seed), so all cost alike and another run's prefixes
 // are other text.
-func (p Pool) text(wordsPerToken float64, bagSeed, seed uint64, k int) string {
-	return fillerText(p.Tokens, wordsPerToken, bagSeed^0x9001, seed^0x9001, 0x9001_0000_0000+uint64(k), 0)
+func (p Pool) appendWords(dst []uint16, wordsPerToken float64, bagSeed, seed uint64, k int) []uint16 {
+	return appendFillerText(dst, p.Tokens, wordsPerToken, bagSeed^0x9001, seed^0x9001, 0x9001_0000_0000+uint64(k), 0)
 }
 
 func (s Synthetic) prefixWords() float64 {

@@ -294,6 +294,9 @@ type Flight struct {
 	turn     int
 	req      workload.Request
 	built    bool
+	// unwritten marks a request said as words (RequestWords), its text
+	// not yet written.
+	unwritten bool
 	// paced marks a request sent on a schedule (an open loop's arrival, a
 	// call's turn, a closed loop's stream ready again): its lateness is
 	// counted from lateFrom (when it was due, or when the slot it waited
@@ -316,6 +319,10 @@ func (f *Flight) Measured() bool { return f.measured }
 // share (PrefixShare) is taken from it then, in the order sent.
 func (f *Flight) Request() *workload.Request {
 	if f.built {
+		if f.unwritten {
+			// Said as words: the text, written now (and shared before).
+			f.req.Messages, f.unwritten = f.src.Request(f.Rec.Index).Messages, false
+		}
 		return &f.req
 	}
 	f.built = true

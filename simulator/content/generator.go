@@ -29,6 +29,11 @@ type GenRequest struct {
 	// ToolChoice its tool_choice: "" (auto), none, required, or a name.
 	Tools      []string
 	ToolChoice string
+	// Words, when Vocab is set, is the text of the last message, a
+	// user's (or the prompt, of a completion), whose Text (or Prompt) is left empty: a
+	// prompt of Vocab's words, said without being written out.
+	Words []uint16
+	Vocab *WordTable
 }
 
 // Plan is what will be said: everything the timing side needs, and nothing
@@ -74,6 +79,9 @@ var (
 
 // promptTokens counts (and, if asked, lists) the prompt's tokens.
 func PromptTokens(g *GenRequest) (int, []uint64) {
+	if g.Vocab != nil {
+		return wordPromptTokens(g)
+	}
 	if !g.Chat {
 		if g.WantIDs {
 			ids := AppendTokenIDs(nil, g.Prompt)
@@ -118,6 +126,9 @@ func (e *APIError) Error() string { return e.Message }
 // length. Matching uses the last user message with surrounding whitespace
 // removed, case-insensitively.
 func (r *Responder) Generate(g *GenRequest, contextLength int) (*Plan, error) {
+	if g.Vocab != nil && (!r.saysWithoutText() || g.Chat && (len(g.Messages) == 0 || g.Messages[len(g.Messages)-1].Role != "user")) {
+		g = g.spelled()
+	}
 	n, ids := PromptTokens(g)
 	if err := CheckContext(n, g.MaxTokens, contextLength); err != nil {
 		return nil, err
@@ -140,7 +151,12 @@ func (r *Responder) Generate(g *GenRequest, contextLength int) (*Plan, error) {
 	if g.Seed != nil {
 		seed = uint64(*g.Seed)
 	}
-	digest := digestOf(seed, id, text)
+	var digest uint64
+	if g.Vocab != nil {
+		digest = g.Vocab.fnv(digestHead(seed, id), g.Words)
+	} else {
+		digest = digestOf(seed, id, text)
+	}
 	fill := func(name string) string {
 		switch name {
 		case "last_user_message":
@@ -235,13 +251,17 @@ func digestOf(seed uint64, id, text string) uint64 {
 	// FNV-1a over the seed's eight bytes (little-endian), the id, a zero
 	// byte and the text, hashed in place: a prompt is not copied to be
 	// hashed.
+	return fnvString(digestHead(seed, id), text)
+}
+
+// digestHead is digestOf's hash before the text.
+func digestHead(seed uint64, id string) uint64 {
 	h := uint64(fnvOffset)
 	for k := range 8 {
 		h = (h ^ (seed >> (8 * k) & 0xff)) * fnvPrime
 	}
 	h = fnvString(h, id)
-	h *= fnvPrime // the zero byte: h ^ 0 is h
-	return fnvString(h, text)
+	return h * fnvPrime // the zero byte: h ^ 0 is h
 }
 
 // fillerVocabulary holds lower-case words; each, with a leading space, is

@@ -107,8 +107,14 @@ func Request(plan *Plan, arrival float64) sched.Request {
 	req := sched.Request{Arrival: arrival, PromptLen: plan.PromptTokens, OutputLen: len(plan.Tokens), EncoderFLOPs: plan.EncoderFLOPs,
 		Adapter: plan.Adapter, Priority: plan.Priority}
 	if plan.PromptIDs != nil {
-		ids := make([]uint64, 0, len(plan.PromptIDs)+len(plan.Tokens))
-		ids = append(ids, plan.PromptIDs...)
+		// The answer's ids follow the prompt's in the room left for them
+		// (content.GenRequest.Words leaves it), or in a new slice: the
+		// prompt's are the same either way.
+		ids := plan.PromptIDs[:len(plan.PromptIDs):cap(plan.PromptIDs)]
+		if cap(ids)-len(ids) < len(plan.Tokens) {
+			ids = make([]uint64, 0, len(plan.PromptIDs)+len(plan.Tokens))
+			ids = append(ids, plan.PromptIDs...)
+		}
 		for _, t := range plan.Tokens {
 			ids = append(ids, content.TokenID(t))
 		}
