@@ -104,9 +104,11 @@ func BenchmarkPredictFleet16(b *testing.B) {
 // per wall-second beside the bare scheduler core's, on the same requests
 // (an H100 8B at 20/s for ten simulated minutes of 1,000-token prompts and
 // 200-token answers): the core alone (sched.RunVirtual, no client, no
-// records, no summary), the predictor with what is said kept in a memo (as
-// a calibration's and a plan's repeated levels run), and the predictor
-// saying every request afresh (one knee predict level).
+// records, no summary) fed the requests' token ids as knee sim and the
+// core's own benchmark feed it (core-ids), or their blocks' hashes already
+// chained, as a memo keeps them (core); the predictor with what is said
+// kept in a memo (as a calibration's and a plan's repeated levels run);
+// and the predictor saying every request afresh (one knee predict level).
 func BenchmarkPredictorAgainstCore(b *testing.B) {
 	target := presetTarget(b, "h100-80gb/llama-3.1-8b")
 	memo := &Memo{}

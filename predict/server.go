@@ -67,9 +67,18 @@ type simServer struct {
 	spec *server.ModelSpec
 	// tally, when set, counts every step by what bounded it.
 	tally *StepTally
-	// words is the buffer a request said as words is drawn into.
-	words []uint16
+	// words is the buffer a request said as words is drawn into, and
+	// freeIDs the token id slices of ended requests, for the next ones'.
+	words   []uint16
+	freeIDs [][]uint64
 }
+
+// maxFreeIDs and maxFreeIDLen bound the id slices kept for reuse: a few
+// hundred requests' worth, none past a long prompt's.
+const (
+	maxFreeIDs   = 256
+	maxFreeIDLen = 1 << 16
+)
 
 func newSimServer(t Target, cfg sched.Config, contextLength, replicas int, routing Routing, seed uint64, memo *Memo) *simServer {
 	s := &simServer{target: t, memo: memo, fleet: newFleet(cfg, max(replicas, 1), routing, seed), contextLength: contextLength,
@@ -233,6 +242,9 @@ func (s *simServer) say(f *driver.Flight) said {
 	gen := s.target.genRequest(req)
 	if asWords {
 		gen.Words, gen.Vocab = words, fillerTable()
+		if n := len(s.freeIDs); n > 0 {
+			gen.IDs, s.freeIDs = s.freeIDs[n-1], s.freeIDs[:n-1]
+		}
 	}
 	plan, err := s.target.Responder.Generate(gen, context)
 	if urls := imagesOf(req); err == nil && len(urls) > 0 {
@@ -301,6 +313,11 @@ func (s *simServer) complete(st *sched.Step) {
 	}
 	stamp(st, !s.noChunks, func(q *sched.Seq) *record.Record { return &q.Owner.(*driver.Flight).Rec }, func(q *sched.Seq) {
 		f := q.Owner.(*driver.Flight)
+		if q.IDs != nil && len(s.freeIDs) < maxFreeIDs && cap(q.IDs) <= maxFreeIDLen {
+			// Its ids are done with: the core reads them only while it
+			// runs, and nothing else kept them (a memo keeps chains).
+			s.freeIDs = append(s.freeIDs, q.IDs[:0])
+		}
 		delete(s.flights, q.ID)
 		s.fleet.done(q.ID)
 		f.Done()

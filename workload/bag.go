@@ -86,25 +86,17 @@ func textSize(words []uint16) int {
 
 // appendWordsText appends the text words stand for to dst.
 func appendWordsText(dst []byte, words []uint16) []byte {
-	if len(words) == 0 {
-		return dst
-	}
 	n := len(dst)
+	if n == 0 || len(words) == 0 {
+		return append(dst, writeWords(words)...)
+	}
+	// The first word's space is stored over dst's last byte, then put
+	// back.
 	size := textSize(words)
-	// The first word's space lands on the last byte of dst, or on a byte
-	// added for it.
-	at := n - 1
-	if n == 0 {
-		dst = append(dst, 0)
-		at = 0
-	}
-	keep := dst[at]
-	dst = slices.Grow(dst, size+packedSlack)[:at+1+size+packedSlack]
-	putWords(dst, at, words)
-	dst[at] = keep
-	if n == 0 {
-		return append(dst[:0], dst[1:1+size]...)
-	}
+	last := dst[n-1]
+	dst = slices.Grow(dst, size+packedSlack)[:n+size+packedSlack]
+	putWords(dst, n-1, words)
+	dst[n-1] = last
 	return dst[:n+size]
 }
 

@@ -34,6 +34,10 @@ type GenRequest struct {
 	// prompt of Vocab's words, said without being written out.
 	Words []uint16
 	Vocab *WordTable
+	// IDs, when set, is a slice the prompt's ids said from words may be
+	// listed in (its contents are overwritten): a caller that knows when
+	// the last ones it was handed are done with hands them back.
+	IDs []uint64
 }
 
 // Plan is what will be said: everything the timing side needs, and nothing
@@ -80,7 +84,7 @@ var (
 // promptTokens counts (and, if asked, lists) the prompt's tokens.
 func PromptTokens(g *GenRequest) (int, []uint64) {
 	if g.Vocab != nil {
-		return wordPromptTokens(g)
+		return wordPromptTokens(g, 0)
 	}
 	if !g.Chat {
 		if g.WantIDs {
@@ -129,6 +133,24 @@ func (r *Responder) Generate(g *GenRequest, contextLength int) (*Plan, error) {
 	if g.Vocab != nil && (!r.saysWithoutText() || g.Chat && (len(g.Messages) == 0 || g.Messages[len(g.Messages)-1].Role != "user")) {
 		g = g.spelled()
 	}
+	if g.Vocab == nil || !g.WantIDs {
+		return r.generate(g, contextLength)
+	}
+	// Said from words: the prompt's ids are listed once the answer's
+	// length is known, with room for the answer's after them, which
+	// engine.Request puts there rather than copying both.
+	counted := *g
+	counted.WantIDs = false
+	plan, err := r.generate(&counted, contextLength)
+	if err == nil {
+		_, plan.PromptIDs = wordPromptTokens(g, len(plan.Tokens))
+	}
+	return plan, err
+}
+
+// generate is Generate of a request whose words, if any, the responder
+// answers without their text.
+func (r *Responder) generate(g *GenRequest, contextLength int) (*Plan, error) {
 	n, ids := PromptTokens(g)
 	if err := CheckContext(n, g.MaxTokens, contextLength); err != nil {
 		return nil, err

@@ -1,6 +1,9 @@
 package content
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // WordTable holds what the simulator derives from a vocabulary's words,
 // so that a text made of them (the words joined by single spaces) is
@@ -119,18 +122,13 @@ func (g *GenRequest) spelled() *GenRequest {
 }
 
 // wordPromptTokens is PromptTokens of a prompt whose last text is words.
-func wordPromptTokens(g *GenRequest) (int, []uint64) {
-	// The ids leave room for the answer's, which engine.Request puts
-	// after them rather than copying both.
-	answer := 0
-	if g.MaxTokens != nil && *g.MaxTokens > 0 {
-		answer = min(*g.MaxTokens, 1<<15)
-	}
+// Its ids leave room for answer more.
+func wordPromptTokens(g *GenRequest, answer int) (int, []uint64) {
 	if !g.Chat {
 		if !g.WantIDs {
 			return g.Vocab.Count(g.Words), nil
 		}
-		ids := g.Vocab.AppendIDs(make([]uint64, 0, len(g.Words)+answer), g.Words)
+		ids := g.Vocab.AppendIDs(slices.Grow(g.IDs[:0], len(g.Words)+answer), g.Words)
 		return len(ids), ids
 	}
 	last := len(g.Messages) - 1
@@ -145,7 +143,7 @@ func wordPromptTokens(g *GenRequest) (int, []uint64) {
 	for _, m := range g.Messages[:last] {
 		size += chatOverhead + len(m.Text)/3
 	}
-	ids := make([]uint64, 0, size)
+	ids := slices.Grow(g.IDs[:0], size)
 	for k, m := range g.Messages {
 		ids = append(ids, idStart, TokenID(m.Role), idNewline)
 		if k == last {

@@ -88,6 +88,9 @@ func TestGenerateFromWords(t *testing.T) {
 			if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(got, want) {
 				t.Fatalf("trial %d: from words %+v (%v), from the text %+v (%v)", trial, got, gerr, want, werr)
 			}
+			if g.WantIDs && resp == plain && cap(got.PromptIDs) < len(got.PromptIDs)+len(got.Tokens) {
+				t.Fatalf("trial %d: room for %d ids after the prompt's, the answer has %d", trial, cap(got.PromptIDs)-len(got.PromptIDs), len(got.Tokens))
+			}
 		}
 	}
 }
