@@ -71,14 +71,17 @@ type simServer struct {
 	// freeIDs the token id slices of ended requests, for the next ones'.
 	words   []uint16
 	freeIDs [][]uint64
+	// freeKept is the ids freeIDs can hold; wordsSaid says a request was
+	// said as words, which the free slices are kept for.
+	freeKept  int
+	wordsSaid bool
+	// known keeps long messages' ids across a call's turns.
+	known content.IDCache
 }
 
-// maxFreeIDs and maxFreeIDLen bound the id slices kept for reuse: a few
-// hundred requests' worth, none past a long prompt's.
-const (
-	maxFreeIDs   = 256
-	maxFreeIDLen = 1 << 16
-)
+// maxFreeIDs bounds the ids the slices kept for reuse hold: 8 MB, a few
+// hundred long prompts' worth.
+const maxFreeIDs = 1 << 20
 
 func newSimServer(t Target, cfg sched.Config, contextLength, replicas int, routing Routing, seed uint64, memo *Memo) *simServer {
 	s := &simServer{target: t, memo: memo, fleet: newFleet(cfg, max(replicas, 1), routing, seed), contextLength: contextLength,
@@ -240,10 +243,13 @@ func (s *simServer) say(f *driver.Flight) said {
 		return *s.sayPooled(req, sd, context)
 	}
 	gen := s.target.genRequest(req)
+	gen.Known = &s.known
 	if asWords {
 		gen.Words, gen.Vocab = words, fillerTable()
+		s.wordsSaid = true
 		if n := len(s.freeIDs); n > 0 {
 			gen.IDs, s.freeIDs = s.freeIDs[n-1], s.freeIDs[:n-1]
+			s.freeKept -= cap(gen.IDs)
 		}
 	}
 	plan, err := s.target.Responder.Generate(gen, context)
@@ -313,10 +319,10 @@ func (s *simServer) complete(st *sched.Step) {
 	}
 	stamp(st, !s.noChunks, func(q *sched.Seq) *record.Record { return &q.Owner.(*driver.Flight).Rec }, func(q *sched.Seq) {
 		f := q.Owner.(*driver.Flight)
-		if q.IDs != nil && len(s.freeIDs) < maxFreeIDs && cap(q.IDs) <= maxFreeIDLen {
+		if q.IDs != nil && s.wordsSaid && s.freeKept+cap(q.IDs) <= maxFreeIDs {
 			// Its ids are done with: the core reads them only while it
 			// runs, and nothing else kept them (a memo keeps chains).
-			s.freeIDs = append(s.freeIDs, q.IDs[:0])
+			s.freeIDs, s.freeKept = append(s.freeIDs, q.IDs[:0]), s.freeKept+cap(q.IDs)
 		}
 		delete(s.flights, q.ID)
 		s.fleet.done(q.ID)

@@ -38,6 +38,9 @@ type GenRequest struct {
 	// listed in (its contents are overwritten): a caller that knows when
 	// the last ones it was handed are done with hands them back.
 	IDs []uint64
+	// Known, when set, keeps long messages' ids from one request to the
+	// next (a conversation's turns).
+	Known *IDCache
 }
 
 // Plan is what will be said: everything the timing side needs, and nothing
@@ -107,7 +110,7 @@ func PromptTokens(g *GenRequest) (int, []uint64) {
 	ids := make([]uint64, 0, size)
 	for _, m := range g.Messages {
 		ids = append(ids, idStart, TokenID(m.Role), idNewline)
-		ids = AppendTokenIDs(ids, m.Text)
+		ids = g.Known.appendIDs(ids, m.Text)
 		ids = append(ids, idEnd)
 	}
 	ids = append(ids, idStart, idAssistant, idNewline)

@@ -149,7 +149,7 @@ func wordPromptTokens(g *GenRequest, answer int) (int, []uint64) {
 		if k == last {
 			ids = g.Vocab.AppendIDs(ids, g.Words)
 		} else {
-			ids = AppendTokenIDs(ids, m.Text)
+			ids = g.Known.appendIDs(ids, m.Text)
 		}
 		ids = append(ids, idEnd)
 	}

@@ -108,10 +108,13 @@ func Request(plan *Plan, arrival float64) sched.Request {
 		Adapter: plan.Adapter, Priority: plan.Priority}
 	if plan.PromptIDs != nil {
 		// The answer's ids follow the prompt's in the room left for them
-		// (content.GenRequest.Words leaves it), or in a new slice: the
-		// prompt's are the same either way.
+		// (content.GenRequest.Words leaves it), or in a new slice of the
+		// size needed: a prompt's ids listed with room to spare (a guess
+		// from its text's length) would keep that room while the request
+		// runs. The prompt's ids are the same either way.
 		ids := plan.PromptIDs[:len(plan.PromptIDs):cap(plan.PromptIDs)]
-		if cap(ids)-len(ids) < len(plan.Tokens) {
+		need := len(ids) + len(plan.Tokens)
+		if cap(ids) < need || cap(ids) > need+need/8+64 {
 			ids = make([]uint64, 0, len(plan.PromptIDs)+len(plan.Tokens))
 			ids = append(ids, plan.PromptIDs...)
 		}
