@@ -39,7 +39,8 @@ type GenRequest struct {
 	// the last ones it was handed are done with hands them back.
 	IDs []uint64
 	// Known, when set, keeps long messages' ids from one request to the
-	// next (a conversation's turns).
+	// next (a conversation's turns): every message's but the last, which
+	// a later turn sends again.
 	Known *IDCache
 }
 
@@ -108,9 +109,14 @@ func PromptTokens(g *GenRequest) (int, []uint64) {
 		size += chatOverhead + len(m.Text)/3
 	}
 	ids := make([]uint64, 0, size)
-	for _, m := range g.Messages {
+	for k, m := range g.Messages {
 		ids = append(ids, idStart, TokenID(m.Role), idNewline)
-		ids = g.Known.appendIDs(ids, m.Text)
+		if k < len(g.Messages)-1 {
+			// Sent again by the next turn, if there is one.
+			ids = g.Known.appendIDs(ids, m.Text)
+		} else {
+			ids = AppendTokenIDs(ids, m.Text)
+		}
 		ids = append(ids, idEnd)
 	}
 	ids = append(ids, idStart, idAssistant, idNewline)

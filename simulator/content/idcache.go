@@ -2,7 +2,8 @@ package content
 
 import "slices"
 
-// IDCache keeps the token ids of long message texts, so that a
+// IDCache keeps the token ids of long message texts (a request's but its
+// last, which is new to it: see GenRequest.Known), so that a
 // conversation, whose every turn sends again each message before it,
 // has each text tokenised once rather than once a turn: a voice call's
 // system prompt of thousands of tokens was tokenised at every turn, two
@@ -17,10 +18,11 @@ type IDCache struct {
 }
 
 // Texts shorter than minCachedText are tokenised each time (a lookup
-// would cost about as much); past maxCachedIDs ids the cache starts over.
+// would cost about as much); past maxCachedIDs ids (64 MB, a few hundred
+// calls' system prompts) the cache starts over.
 const (
 	minCachedText = 512
-	maxCachedIDs  = 2 << 20
+	maxCachedIDs  = 8 << 20
 )
 
 // appendIDs appends text's token ids to dst, as AppendTokenIDs does.
