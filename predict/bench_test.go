@@ -154,22 +154,19 @@ func BenchmarkPredictorAgainstCore(b *testing.B) {
 		withIDs[i] = engine.Request(plan, 0)
 		withIDs[i].ID, withIDs[i].Arrival = reqs[i].ID, reqs[i].Arrival
 	}
-	b.Run("core-ids", func(b *testing.B) {
-		sent := 0
-		for b.Loop() {
-			sched.RunVirtual(cfg, withIDs, nil)
-			sent += n
-		}
-		report(b, sent)
-	})
-	b.Run("core", func(b *testing.B) {
-		sent := 0
-		for b.Loop() {
-			sched.RunVirtual(cfg, reqs, nil)
-			sent += n
-		}
-		report(b, sent)
-	})
+	for _, fed := range []struct {
+		name string
+		reqs []sched.Request
+	}{{"core-ids", withIDs}, {"core", reqs}} {
+		b.Run(fed.name, func(b *testing.B) {
+			sent := 0
+			for b.Loop() {
+				sched.RunVirtual(cfg, fed.reqs, nil)
+				sent += n
+			}
+			report(b, sent)
+		})
+	}
 	b.Run("predictor", func(b *testing.B) {
 		sent := 0
 		for b.Loop() {
