@@ -246,6 +246,9 @@ func (s *simServer) say(f *driver.Flight) said {
 	gen.Known = &s.known
 	if asWords {
 		gen.Words, gen.Vocab = words, fillerTable()
+		// A single request's answer is read for its length alone: no
+		// turn sends it again, and no tool or thought is drawn from it.
+		gen.AnswerUnread = !f.KeepText && s.tools == nil && s.reasoning == nil
 		s.wordsSaid = true
 		if n := len(s.freeIDs); n > 0 {
 			gen.IDs, s.freeIDs = s.freeIDs[n-1], s.freeIDs[:n-1]

@@ -42,6 +42,11 @@ type GenRequest struct {
 	// next (a conversation's turns): every message's but the last, which
 	// a later turn sends again.
 	Known *IDCache
+	// AnswerUnread says the caller reads of the answer only its length
+	// and, through its ids, that it differs from every other prompt's
+	// (a prediction's single requests): a synthetic answer whose length
+	// needs no digest is then said as UnreadToken repeated (see unread.go).
+	AnswerUnread bool
 }
 
 // Plan is what will be said: everything the timing side needs, and nothing
@@ -66,6 +71,8 @@ type Plan struct {
 	// Adapter is the LoRA adapter serving it (0: the base model) and
 	// Priority its priority, for the scheduler core.
 	Adapter, Priority int
+	// Unread says every one of Tokens is UnreadToken (GenRequest.AnswerUnread).
+	Unread bool
 }
 
 // chatOverhead is the fixed number of tokens a chat template adds around
@@ -177,6 +184,12 @@ func (r *Responder) generate(g *GenRequest, contextLength int) (*Plan, error) {
 	id, ans := "default", r.def
 	if res.entry != nil {
 		id, ans = res.entry.id, res.entry.answer
+	}
+	if g.AnswerUnread {
+		if plan, ok := unreadPlan(ans, g, limit); ok {
+			plan.PromptTokens, plan.PromptIDs, plan.EntryID = n, ids, id
+			return plan, nil
+		}
 	}
 	seed := r.seed
 	if g.Seed != nil {

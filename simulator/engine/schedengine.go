@@ -118,8 +118,16 @@ func Request(plan *Plan, arrival float64) sched.Request {
 			ids = make([]uint64, 0, len(plan.PromptIDs)+len(plan.Tokens))
 			ids = append(ids, plan.PromptIDs...)
 		}
-		for _, t := range plan.Tokens {
-			ids = append(ids, content.TokenID(t))
+		if plan.Unread && len(plan.Tokens) > 0 {
+			// One token repeated: its id is found once.
+			id := content.TokenID(content.UnreadToken)
+			for range plan.Tokens {
+				ids = append(ids, id)
+			}
+		} else {
+			for _, t := range plan.Tokens {
+				ids = append(ids, content.TokenID(t))
+			}
 		}
 		req.IDs = ids
 	}
