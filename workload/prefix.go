@@ -32,20 +32,25 @@ type PrefixTracker struct {
 	// nothing costs one map entry, not one per block. A chained hash is in
 	// the tree once at most: as a head, or inside one branch, right after
 	// the hash before it.
-	heads  map[uint64][]uint64
+	heads map[uint64][]uint64
+	// lazy maps a head whose branch is not hashed yet to how its prompt
+	// is written again (ShareWords): most prompts' heads are never
+	// reached again, and a branch is hashed only when one is.
+	lazy   map[uint64]lazyBranch
 	stored int
 	full   bool
 	// tools and toolsText are the last tools list seen and its text
 	// (every request of a run shares one list).
 	tools     *Tool
 	toolsText string
-	// scratch holds the text ShareWords writes.
-	scratch []byte
+	// scratch holds the text ShareWords writes, again the text a waiting
+	// branch's prompt is written again in.
+	scratch, again []byte
 }
 
 // NewPrefixTracker returns a tracker that has seen nothing.
 func NewPrefixTracker() *PrefixTracker {
-	return &PrefixTracker{seed: maphash.MakeSeed(), heads: map[uint64][]uint64{}}
+	return &PrefixTracker{seed: maphash.MakeSeed(), heads: map[uint64][]uint64{}, lazy: map[uint64]lazyBranch{}}
 }
 
 // Share returns the shared share of req's prompt text and records its
@@ -55,32 +60,14 @@ func (t *PrefixTracker) Share(req *Request) float32 {
 	defer t.mu.Unlock()
 	// The tools come first: a chat template renders them before the
 	// messages, where every request that offers them shares them.
-	return t.share(t.toolsOf(req.Tools) + promptText(req))
+	text := t.toolsOf(req.Tools) + promptText(req)
+	return t.share(&prompt{b: unsafe.Slice(unsafe.StringData(text), len(text)), size: len(text), closed: true}, nil)
 }
 
-// ShareWords is Share of req, one message whose text is words
-// (Synthetic.RequestWords) and whose Content is empty: the same share,
-// its text written into a buffer the tracker keeps rather than a new
-// string.
-func (t *PrefixTracker) ShareWords(req *Request, words []uint16) float32 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(req.Inputs) > 0 || len(req.Messages) != 1 || req.Messages[0].Content != "" || len(req.Messages[0].Images) > 0 {
-		panic("workload: ShareWords of a request that is not one message of words")
-	}
-	b := append(t.scratch[:0], t.toolsOf(req.Tools)...)
-	b = append(b, req.Messages[0].Role...)
-	b = append(b, 0)
-	b = appendWordsText(b, words)
-	b = append(b, 1)
-	t.scratch = b
-	// The tracker keeps no part of the text, so it may be read in place.
-	return t.share(unsafe.String(unsafe.SliceData(b), len(b)))
-}
-
-// share is Share of text, the lock held.
-func (t *PrefixTracker) share(text string) float32 {
-	if len(text) == 0 {
+// share is Share of the text p writes, the lock held; again, when set,
+// says how to write it again, so its unseen part's hashes may wait.
+func (t *PrefixTracker) share(p *prompt, again *lazyBranch) float32 {
+	if p.size == 0 {
 		return 0
 	}
 	var h maphash.Hash
@@ -89,37 +76,45 @@ func (t *PrefixTracker) share(text string) float32 {
 	// branch is the branch the walk follows, next its next hash's index.
 	var branch []uint64
 	next := 0
-	for off := 0; off+prefixBlock <= len(text); off += prefixBlock {
-		h.WriteString(text[off : off+prefixBlock])
+	for end := prefixBlock; end <= p.size; end += prefixBlock {
+		h.Write(p.upTo(end)[end-prefixBlock:])
 		sum := h.Sum64()
 		if next < len(branch) && branch[next] == sum {
 			next++
-		} else if b, ok := t.heads[sum]; ok {
+		} else if b, ok := t.branchOf(sum); ok {
 			branch, next = b, 0
 		} else {
-			t.store(sum, &h, text[off+prefixBlock:])
+			t.store(sum, &h, p, end, again)
 			break
 		}
-		shared = off + prefixBlock
+		shared = end
 	}
-	return float32(shared) / float32(len(text))
+	return float32(shared) / float32(p.size)
 }
 
-// store adds the branch from head on: head, and the chained hashes of
-// the whole blocks of rest, continuing h.
-func (t *PrefixTracker) store(head uint64, h *maphash.Hash, rest string) {
-	n := len(rest) / prefixBlock
+// store adds the branch from head, which ends at headEnd in p's text:
+// head, and the chained hashes of the text's whole blocks after it,
+// continuing h, or how to write the text again to find them later.
+func (t *PrefixTracker) store(head uint64, h *maphash.Hash, p *prompt, headEnd int, again *lazyBranch) {
+	n := (p.size - headEnd) / prefixBlock
 	if t.stored+1+n > maxPrefixBlocks {
 		t.full = true
 		return
 	}
+	t.stored += 1 + n
+	if again != nil {
+		lb := *again
+		lb.headEnd = headEnd
+		t.lazy[head] = lb
+		return
+	}
+	text := p.upTo(p.size)
 	branch := make([]uint64, n)
 	for i := range branch {
-		h.WriteString(rest[i*prefixBlock : (i+1)*prefixBlock])
+		h.Write(text[headEnd+i*prefixBlock : headEnd+(i+1)*prefixBlock])
 		branch[i] = h.Sum64()
 	}
 	t.heads[head] = branch
-	t.stored += 1 + n
 }
 
 // toolsOf is the text of a tools list, kept for the next request that

@@ -61,30 +61,50 @@ func TestRequestWordsSpellTheRequest(t *testing.T) {
 
 // TestShareWordsAsShare holds a tracker fed requests as words to one fed
 // their text: the same shares, request by request, through a prefix pool
-// (shares well above zero), padding and a tools list.
+// (shares well above zero), padding, a tools list, prompts sent again
+// (whose branches waited to be hashed until then), and a tracker fed
+// both ways in turn, as a mix of sources feeds it.
 func TestShareWordsAsShare(t *testing.T) {
-	s := Synthetic{Tokens: 300, MaxTokens: 20, Seed: 9, Pad: 1, Prefix: Pool{Tokens: 700, Count: 3}}
+	s := Synthetic{Tokens: 300, MaxTokens: 20, Seed: 9, Pad: 1, Prefix: Pool{Tokens: 700, Count: 3},
+		Spread: Spread{InputStddev: 100}}
 	tools := []Tool{{Name: "lookup", Description: "finds a thing"}}
-	byText, byWords := NewPrefixTracker(), NewPrefixTracker()
+	byText, byWords, byTurns := NewPrefixTracker(), NewPrefixTracker(), NewPrefixTracker()
 	var buf []uint16
-	positive := 0
-	for i := range 40 {
+	positive, whole := 0, 0
+	for k := range 60 {
+		// Requests 0 to 39, then ten of them again.
+		i := k
+		if k >= 40 {
+			i = (k * 7) % 40
+		}
 		text := s.Request(i)
 		req, words, _ := s.RequestWords(i, buf[:0])
 		if i%2 == 1 {
 			text.Tools, req.Tools = tools, tools
 		}
-		want, got := byText.Share(&text), byWords.ShareWords(&req, words)
+		want, got := byText.Share(&text), byWords.ShareWords(&req, words, s, i)
 		if got != want {
-			t.Fatalf("request %d: %v shared as words, %v as text", i, got, want)
+			t.Fatalf("request %d (%d): %v shared as words, %v as text", k, i, got, want)
+		}
+		var mixed float32
+		if k%3 == 0 {
+			mixed = byTurns.Share(&text)
+		} else {
+			mixed = byTurns.ShareWords(&req, words, s, i)
+		}
+		if mixed != want {
+			t.Fatalf("request %d (%d): %v shared fed both ways, %v as text", k, i, mixed, want)
 		}
 		if want > 0.5 {
 			positive++
 		}
+		if want > 0.9 && k >= 40 {
+			whole++
+		}
 		buf = words
 	}
-	if positive < 30 {
-		t.Errorf("only %d of 40 requests shared most of their prompt: the pool's prefixes went unseen", positive)
+	if positive < 40 || whole < 15 {
+		t.Errorf("%d of 60 requests shared most of their prompt, %d of 20 sent again nearly all: the pool's prefixes or the repeats went unseen", positive, whole)
 	}
 }
 

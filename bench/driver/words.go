@@ -20,6 +20,6 @@ func (f *Flight) RequestWords(buf []uint16) (req *workload.Request, words []uint
 	}
 	f.req, f.built, f.unwritten = r, true, true
 	f.Rec.Tag, f.Rec.MixClass = r.Tag, r.Class
-	f.Rec.PrefixShare = f.d.o.Prefixes.ShareWords(&f.req, words)
+	f.Rec.PrefixShare = f.d.o.Prefixes.ShareWords(&f.req, words, ws, f.Rec.Index)
 	return &f.req, words, true
 }
