@@ -154,6 +154,11 @@ func (f *fleet) abort(id int64) {
 	}
 }
 
+// routesByPrefix reports whether pick reads a request's prefix key.
+func (f *fleet) routesByPrefix() bool {
+	return f.routing == PrefixAffinity && len(f.cores) > 1
+}
+
 // prefixKey is what prefix affinity routes by: a hash of the first
 // prefixTokens token ids.
 func prefixKey(ids []uint64) uint64 {

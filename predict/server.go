@@ -282,7 +282,10 @@ func (s *simServer) say(f *driver.Flight) said {
 	}
 	if err == nil {
 		sd.sr = engine.Request(plan, 0)
-		sd.routeKey = prefixKey(sd.sr.IDs)
+		if m != nil || s.fleet.routesByPrefix() {
+			// Kept, a memo's answer may be routed by another fleet.
+			sd.routeKey = prefixKey(sd.sr.IDs)
+		}
 		if m == nil {
 			sd.plan = plan
 		} else if sd.sr.IDs != nil {
