@@ -108,13 +108,19 @@ func (t *PrefixTracker) store(head uint64, h *maphash.Hash, p *prompt, headEnd i
 		t.lazy[head] = lb
 		return
 	}
-	text := p.upTo(p.size)
-	branch := make([]uint64, n)
+	t.heads[head] = branchAfter(h, p.upTo(p.size), headEnd)
+}
+
+// branchAfter is the chained hashes of text's whole blocks from headEnd
+// on, continuing h (which has hashed text up to headEnd).
+func branchAfter(h *maphash.Hash, text []byte, headEnd int) []uint64 {
+	branch := make([]uint64, (len(text)-headEnd)/prefixBlock)
 	for i := range branch {
-		h.Write(text[headEnd+i*prefixBlock : headEnd+(i+1)*prefixBlock])
+		from := headEnd + i*prefixBlock
+		h.Write(text[from : from+prefixBlock])
 		branch[i] = h.Sum64()
 	}
-	t.heads[head] = branch
+	return branch
 }
 
 // toolsOf is the text of a tools list, kept for the next request that

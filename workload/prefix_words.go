@@ -119,11 +119,5 @@ func (t *PrefixTracker) hashAgain(lb lazyBranch, head uint64) []uint64 {
 	if h.Sum64() != head {
 		return nil
 	}
-	branch := make([]uint64, (p.size-lb.headEnd)/prefixBlock)
-	for i := range branch {
-		from := lb.headEnd + i*prefixBlock
-		h.Write(text[from : from+prefixBlock])
-		branch[i] = h.Sum64()
-	}
-	return branch
+	return branchAfter(&h, text, lb.headEnd)
 }

@@ -72,7 +72,7 @@ func TestShareWordsAsShare(t *testing.T) {
 	var buf []uint16
 	positive, whole := 0, 0
 	for k := range 60 {
-		// Requests 0 to 39, then ten of them again.
+		// Requests 0 to 39, then twenty of them again.
 		i := k
 		if k >= 40 {
 			i = (k * 7) % 40

@@ -23,9 +23,7 @@ func unreadPlan(ans *compiledAnswer, g *GenRequest, limit int) (*Plan, bool) {
 	}
 	room := max(limit, 0)
 	switch {
-	case g.IgnoreEOS && g.MaxTokens != nil:
-		return &Plan{Tokens: unreadTokens(room), FinishReason: "length", Unread: true}, true
-	case ans.min > limit:
+	case g.IgnoreEOS && g.MaxTokens != nil, ans.min > limit:
 		return &Plan{Tokens: unreadTokens(room), FinishReason: "length", Unread: true}, true
 	case ans.min == ans.max:
 		return &Plan{Tokens: unreadTokens(ans.min), FinishReason: "stop", Unread: true}, true

@@ -118,7 +118,7 @@ func Request(plan *Plan, arrival float64) sched.Request {
 			ids = make([]uint64, 0, len(plan.PromptIDs)+len(plan.Tokens))
 			ids = append(ids, plan.PromptIDs...)
 		}
-		if plan.Unread && len(plan.Tokens) > 0 {
+		if plan.Unread {
 			// One token repeated: its id is found once.
 			id := content.TokenID(content.UnreadToken)
 			for range plan.Tokens {
