@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -31,7 +32,12 @@ type CacheReset struct {
 
 // NewCacheReset is a reset of target's prefix cache.
 func NewCacheReset(target transport.Target) *CacheReset {
-	return &CacheReset{target: target, client: &http.Client{Timeout: 30 * time.Second}, Retry: 10 * time.Second}
+	c := &http.Client{Timeout: 30 * time.Second}
+	if target.Network != nil {
+		c.Transport = &http.Transport{DisableKeepAlives: true,
+			DialContext: func(_ context.Context, _, addr string) (net.Conn, error) { return target.Dial(addr, 10*time.Second) }}
+	}
+	return &CacheReset{target: target, client: c, Retry: 10 * time.Second}
 }
 
 // resetPaths are the engines' reset endpoints, in the order tried.

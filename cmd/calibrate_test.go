@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -25,7 +24,7 @@ import (
 // millisecond or two to every TTFT and the wall clock's timer slack to
 // every step, which the step overhead absorbs; the tolerances say so.
 func TestCalibrateLiveSweep(t *testing.T) {
-	slow(t)
+	t.Parallel()
 	dir := t.TempDir()
 	spec := "h100-80gb/llama-3.1-8b"
 	f, err := simulator.PresetModels(spec)
@@ -44,29 +43,17 @@ func TestCalibrateLiveSweep(t *testing.T) {
 	if err := os.WriteFile(truthPath, yml, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	url := startSim(t, truthPath, "")
-	// A level the client limited (a machine busy with other work) is no
-	// measurement of the server, and calibrate skips it, which leaves
-	// nothing held out: measure again, as a user would, a few times.
-	var code int
-	var out, errOut, measured string
-	quiet.Retry(t, 3, func(attempt int) quiet.Try {
-		label := fmt.Sprintf("measured%d", attempt)
-		measured = filepath.Join(dir, label+".json")
-		code, out, errOut = execute(t, "sweep", "--base-url", url, "--model", m.Name, "--concurrency", "1,4,16", "--requests", "32",
+	measured := filepath.Join(dir, "measured.json")
+	inBubble(t, func(t *testing.T) {
+		url := startSim(t, truthPath, "")
+		if code, out, errOut := execute(t, "sweep", "--base-url", url, "--model", m.Name, "--concurrency", "1,4,16", "--requests", "32",
 			"--input-tokens", "1024", "--input-tokens-stddev", "350", "--max-tokens", "32", "--max-tokens-stddev", "6", "--seed", "7",
-			"--out-dir", dir, "--label", label, "--no-server-metrics")
-		if code != 0 {
+			"--out-dir", dir, "--label", "measured", "--no-server-metrics"); code != 0 {
 			t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
 		}
-		s, err := results.ReadSweep(measured)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sweepTry(s)
 	})
 	fitted, calJSON := filepath.Join(dir, "fitted.yml"), filepath.Join(dir, "cal.json")
-	code, out, errOut = execute(t, "calibrate", measured, "--sim-preset", spec, "-o", fitted, "--json", calJSON)
+	code, out, errOut := execute(t, "calibrate", measured, "--sim-preset", spec, "-o", fitted, "--json", calJSON)
 	t.Logf("\n%s", out)
 	if code != 0 {
 		t.Fatalf("calibrate: exit %d\n%s", code, errOut)
@@ -126,19 +113,14 @@ func TestCalibrateLiveSweep(t *testing.T) {
 // its reasons in the JSON. --accept-poor-fit writes it with the verdict,
 // and a prediction from it says so.
 func TestPoorFitIsRefused(t *testing.T) {
-	slow(t) // serial: its sweep's levels must pass the client's health checks
+	t.Parallel()
 	dir := t.TempDir()
-	url := startSim(t, "", "")
-	quiet.Retry(t, 3, func(int) quiet.Try {
+	inBubble(t, func(t *testing.T) {
+		url := startSim(t, "", "")
 		if code, out, errOut := execute(t, "sweep", "--base-url", url, "--model", "knee-sim-fixed", "--concurrency", "1,4,16,32", "--requests", "24",
 			"--input-tokens", "512", "--max-tokens", "12", "--out-dir", dir, "--label", "fixed", "--no-server-metrics"); code != 0 {
 			t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
 		}
-		s, err := results.ReadSweep(filepath.Join(dir, "fixed.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sweepTry(s)
 	})
 	fitted, calJSON := filepath.Join(dir, "fit.yml"), filepath.Join(dir, "cal.json")
 	args := []string{"calibrate", filepath.Join(dir, "fixed.json"), "--sim-preset", "h100-80gb/llama-3.1-8b", "-o", fitted, "--json", calJSON, "--max-evaluations", "80"}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator"
 )
@@ -37,6 +38,9 @@ func execute(t *testing.T, args ...string) (int, string, string) {
 func executeCtx(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
+	if n := netOf(t); n != nil {
+		ctx = transport.WithDial(ctx, n.Dial)
+	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	code := Execute(ctx, args, &out, &errOut)
@@ -78,6 +82,9 @@ func startSimWith(t *testing.T, models, apiKey, responses string) string {
 // startSimOptions is startSimWith with the server's options set by opt.
 func startSimOptions(t *testing.T, models, responses string, opt func(*simulator.Options)) string {
 	t.Helper()
+	if n := netOf(t); n != nil {
+		return n.Sim(t, models, responses, opt)
+	}
 	if models == "" {
 		models = "builtin:models"
 	}
@@ -166,6 +173,10 @@ func TestBadUsage(t *testing.T) {
 // fix, not just a failure.
 func TestBaseURLHints(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testBaseURLHints)
+}
+
+func testBaseURLHints(t *testing.T) {
 	url := startSim(t, "", "")
 	root := strings.TrimSuffix(url, "/v1")
 	for _, tc := range []struct{ base, want string }{
@@ -184,6 +195,10 @@ func TestBaseURLHints(t *testing.T) {
 // the JSON file and that the API key is never written.
 func TestRunAgainstSimulator(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testRunAgainstSimulator)
+}
+
+func testRunAgainstSimulator(t *testing.T) {
 	url := startSim(t, "", "sekrit-key")
 	out := filepath.Join(t.TempDir(), "run.json")
 	code, stdout, stderr := execute(t, "run", "--base-url", url, "--api-key", "sekrit-key", "--model", "knee-sim-instant",
@@ -232,6 +247,10 @@ func TestRunAgainstSimulator(t *testing.T) {
 
 func TestEveryRequestFailedExitsOne(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testEveryRequestFailedExitsOne)
+}
+
+func testEveryRequestFailedExitsOne(t *testing.T) {
 	url := startSim(t, "", "")
 	code, stdout, _ := execute(t, "run", "--base-url", url, "--header", "X-Knee-Fault:error_500", "--concurrency", "2", "--requests", "4")
 	if code != ExitFailed {
@@ -246,6 +265,10 @@ func TestEveryRequestFailedExitsOne(t *testing.T) {
 // before anything is measured, and the error lists what is served.
 func TestUnknownModelIsAUsageError(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testUnknownModelIsAUsageError)
+}
+
+func testUnknownModelIsAUsageError(t *testing.T) {
 	url := startSim(t, "", "")
 	code, _, errOut := execute(t, "run", "--base-url", url, "--model", "no-such-model", "--requests", "2")
 	if code != ExitUsage || !strings.Contains(errOut, "no-such-model") || !strings.Contains(errOut, "it serves:") {
@@ -269,6 +292,11 @@ func TestVersion(t *testing.T) {
 // consistent, and the reset after warm-up keeps warm-up requests out of the
 // server's count.
 func TestServerViewOfSimulator(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testServerViewOfSimulator)
+}
+
+func testServerViewOfSimulator(t *testing.T) {
 	url := startSim(t, "", "")
 	out := filepath.Join(t.TempDir(), "run.json")
 	code, stdout, stderr := execute(t, "run", "--base-url", url, "--model", "knee-sim-fixed", "--concurrency", "4",
@@ -316,6 +344,10 @@ func TestServerViewOfSimulator(t *testing.T) {
 // TestCompletionsEndpoint drives /v1/completions with a dataset.
 func TestCompletionsEndpoint(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testCompletionsEndpoint)
+}
+
+func testCompletionsEndpoint(t *testing.T) {
 	url := startSim(t, "", "")
 	ds := filepath.Join(t.TempDir(), "ds.jsonl")
 	os.WriteFile(ds, []byte("{\"prompt\": \"one\", \"max_tokens\": 5}\n{\"prompt\": \"two\"}\n"), 0o644)

@@ -34,6 +34,10 @@ func runWithOutput(t *testing.T, args ...string) (*results.Run, string) {
 // and prompt JSONL files run too, sized against the server's own counts.
 func TestDatasetsDriveRuns(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testDatasetsDriveRuns)
+}
+
+func testDatasetsDriveRuns(t *testing.T) {
 	url := startSim(t, "", "")
 	share, tok := "../workload/testdata/sharegpt.json", "../workload/testdata/tokenizer.json"
 	r, stdout := runWithOutput(t, "run", "--base-url", url, "--dataset", share, "--tokenizer", tok, "--requests", "4", "--concurrency", "1")
@@ -74,6 +78,10 @@ func TestDatasetsDriveRuns(t *testing.T) {
 // the prompts the server counts; the run reports what it measured.
 func TestLengthSpreadMeasured(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testLengthSpreadMeasured)
+}
+
+func testLengthSpreadMeasured(t *testing.T) {
 	url := startSim(t, "", "")
 	r, _ := runWithOutput(t, "run", "--base-url", url, "--model", "knee-sim-instant", "--input-tokens", "300", "--input-tokens-stddev", "60",
 		"--max-tokens", "20", "--max-tokens-stddev", "5", "--requests", "200", "--concurrency", "8")
@@ -94,6 +102,11 @@ func TestLengthSpreadMeasured(t *testing.T) {
 // TestGoodputEndToEnd: --goodput reaches the run's JSON and report, and a
 // goodput sweep names its SLO knee in good requests.
 func TestGoodputEndToEnd(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testGoodputEndToEnd)
+}
+
+func testGoodputEndToEnd(t *testing.T) {
 	// Serial: its knees need a healthy client, which other tests' load
 	// would make unhealthy.
 	url := startSim(t, "", "")
@@ -119,6 +132,10 @@ func TestGoodputEndToEnd(t *testing.T) {
 // request of every level, each with its level.
 func TestSweepRecordsCarryTheirLevel(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testSweepRecordsCarryTheirLevel)
+}
+
+func testSweepRecordsCarryTheirLevel(t *testing.T) {
 	url := startSim(t, "", "")
 	dir := t.TempDir()
 	recs := filepath.Join(dir, "records.jsonl")

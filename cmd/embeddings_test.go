@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kneebench/knee/health/quiet"
 	"github.com/kneebench/knee/results"
 )
 
@@ -26,6 +25,11 @@ models:
 // the batch's; a sweep's default SLO bounds E2E, and a TTFT bound is
 // refused.
 func TestEmbeddingsAgainstSim(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testEmbeddingsAgainstSim)
+}
+
+func testEmbeddingsAgainstSim(t *testing.T) {
 	dir := t.TempDir()
 	url := startSim(t, writeFile(t, dir, "models.yml", poolingModels), "")
 	out := filepath.Join(dir, "run.json")
@@ -77,6 +81,7 @@ func TestEmbeddingsAgainstSim(t *testing.T) {
 // batch size doubles the prompt tokens a request; knee plan sizes a
 // fleet for it; a pooling model asked to generate is refused.
 func TestEmbeddingsPredicted(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	predicted := func(label string, batch string) *results.Run {
 		code, stdout, errOut := execute(t, "predict", "--sim-preset", "h100-80gb/llama-3.1-8b", "--endpoint", "embeddings", "--batch-size", batch,
@@ -115,6 +120,11 @@ func TestEmbeddingsPredicted(t *testing.T) {
 // and predicted: pairs a second six times the requests, no token
 // timings; --documents without rerank is refused.
 func TestRerankAgainstSim(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testRerankAgainstSim)
+}
+
+func testRerankAgainstSim(t *testing.T) {
 	dir := t.TempDir()
 	url := startSim(t, writeFile(t, dir, "models.yml", poolingModels), "")
 	r := runJSON(t, "run", "--base-url", url, "--endpoint", "rerank", "--documents", "6", "--input-tokens", "64",
@@ -142,6 +152,11 @@ func TestRerankAgainstSim(t *testing.T) {
 // TestScoreAgainstSim: --endpoint score --documents 3 scores a query
 // against three documents a request on knee sim's pooling model.
 func TestScoreAgainstSim(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testScoreAgainstSim)
+}
+
+func testScoreAgainstSim(t *testing.T) {
 	url := startSim(t, writeFile(t, t.TempDir(), "models.yml", poolingModels), "")
 	r := runJSON(t, "run", "--base-url", url, "--endpoint", "score", "--documents", "3", "--input-tokens", "32",
 		"--concurrency", "2", "--requests", "8", "--no-server-metrics")
@@ -157,7 +172,11 @@ func TestScoreAgainstSim(t *testing.T) {
 // of the same model), so a sweep at 3, 6, 24 and 36 a second keeps up
 // with the first two and not the last two.
 func TestEmbeddingsSweepKnee(t *testing.T) {
-	slow(t) // a live sweep whose levels must pass the client's health checks
+	t.Parallel()
+	inBubble(t, testEmbeddingsSweepKnee)
+}
+
+func testEmbeddingsSweepKnee(t *testing.T) {
 	dir := t.TempDir()
 	url := startSim(t, writeFile(t, dir, "models.yml", `
 models:
@@ -165,19 +184,15 @@ models:
     preset: l40s/llama-3.1-8b
     pooling: {dimension: 64}
 `), "")
-	var sw *results.Sweep
-	quiet.Retry(t, 3, func(int) quiet.Try {
-		code, out, errOut := execute(t, "sweep", "--base-url", url, "--model", "encoder", "--endpoint", "embeddings", "--batch-size", "8",
-			"--input-tokens", "128", "--rates", "3,6,24,36", "--step-duration", "4s", "--drain-timeout", "2s", "--no-server-metrics", "--out-dir", dir, "--label", "emb")
-		if code != 0 && code != ExitFailed {
-			t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
-		}
-		var err error
-		if sw, err = results.ReadSweep(filepath.Join(dir, "emb.json")); err != nil {
-			t.Fatal(err)
-		}
-		return sweepTry(sw)
-	})
+	code, out, errOut := execute(t, "sweep", "--base-url", url, "--model", "encoder", "--endpoint", "embeddings", "--batch-size", "8",
+		"--input-tokens", "128", "--rates", "3,6,24,36", "--step-duration", "4s", "--drain-timeout", "2s", "--no-server-metrics", "--out-dir", dir, "--label", "emb")
+	if code != 0 && code != ExitFailed {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
+	}
+	sw, err := results.ReadSweep(filepath.Join(dir, "emb.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	sat := sw.Knees.Saturation
 	if sat == nil || sat.Load < 6 || sat.Load > 24 {
 		t.Fatalf("saturation knee %+v; want it past 6/s and by 24/s", sat)

@@ -30,6 +30,10 @@ func runJSON(t *testing.T, args ...string) *results.Run {
 // for successes.
 func TestFaultsByHeader(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testFaultsByHeader)
+}
+
+func testFaultsByHeader(t *testing.T) {
 	url := startSim(t, "testdata/faults.yml", "")
 	cases := []struct{ kind, class string }{
 		{"error_429", "http_429:rate_limit_error"},
@@ -85,6 +89,10 @@ func classesByPrompt(t *testing.T, path string) map[int]string {
 // and nonce give the same faults on the same requests in a fresh
 // simulator.
 func TestFaultsByRateRepeat(t *testing.T) {
+	inBubble(t, testFaultsByRateRepeat)
+}
+
+func testFaultsByRateRepeat(t *testing.T) {
 	// The same prompts too: each command draws its own nonce unless told.
 	t.Setenv("KNEE_RUN_NONCE", "fa017e57")
 	var runs []map[int]string
@@ -116,6 +124,10 @@ func TestFaultsByRateRepeat(t *testing.T) {
 // 0.3³ = 2.7%.
 func TestRetriesReportFirstAttempts(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testRetriesReportFirstAttempts)
+}
+
+func testRetriesReportFirstAttempts(t *testing.T) {
 	url := startSim(t, "testdata/faults.yml", "")
 	res := runJSON(t, "run", "--base-url", url, "--model", "flaky", "--concurrency", "8", "--requests", "300", "--warmup", "0",
 		"--max-tokens", "4", "--input-tokens", "20", "--retries", "2", "--no-server-metrics")
@@ -140,6 +152,10 @@ func TestRetriesReportFirstAttempts(t *testing.T) {
 // at once to requests beyond the queue, instead of letting them wait.
 func TestOverloadSheds(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testOverloadSheds)
+}
+
+func testOverloadSheds(t *testing.T) {
 	url := startSim(t, "testdata/faults.yml", "")
 	res := runJSON(t, "run", "--base-url", url, "--model", "busy", "--concurrency", "8", "--requests", "40", "--warmup", "0",
 		"--max-tokens", "4", "--input-tokens", "50", "--no-server-metrics")

@@ -101,7 +101,9 @@ func (f *targetFlags) resolve(ctx context.Context, c *cobra.Command, sim *simFla
 		}
 		base, r.builtin, r.stop = s.BaseURL, true, s.Stop
 	}
-	res, err := bench.Resolve(ctx, f.Target(base, "knee/"+version()))
+	t := f.Target(base, "knee/"+version())
+	t.Network = transport.DialFrom(ctx)
+	res, err := bench.Resolve(ctx, t)
 	if err != nil {
 		r.stop()
 		if errors.Is(err, transport.ErrRedirect) || errors.Is(err, bench.ErrNotServed) {

@@ -68,6 +68,10 @@ func TestUsageHints(t *testing.T) {
 // lists (max_model_len) is refused before anything is sent.
 func TestContextChecked(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testContextChecked)
+}
+
+func testContextChecked(t *testing.T) {
 	url := startSim(t, "", "")
 	for _, args := range [][]string{
 		{"run", "--base-url", url, "--model", "knee-sim", "--input-tokens", "200000", "--requests", "1"},

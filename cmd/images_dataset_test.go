@@ -48,6 +48,11 @@ func writeImage(t *testing.T, path string, w, h int) {
 // text; an AIPerf single_turn file's "images" too. A path that is not a
 // readable image is refused naming its line before anything is sent.
 func TestImageDataset(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testImageDataset)
+}
+
+func testImageDataset(t *testing.T) {
 	url, seen := visionServer(t)
 	dir := t.TempDir()
 	pics := filepath.Join(dir, "pics")
@@ -194,6 +199,11 @@ models:
 // KV note counts the images' tokens. A vision family knee sim knows
 // counts by its rule (Gemma 3: 256 an image, whatever its size).
 func TestImagesPlanned(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testImagesPlanned)
+}
+
+func testImagesPlanned(t *testing.T) {
 	dir := t.TempDir()
 	plan := func(label string, extra ...string) *results.Plan {
 		args := append([]string{"plan", "--rate", "4", "--input-tokens", "128", "--max-tokens", "64", "--gpus", "h100-80gb", "--models", "llama-3.1-8b",

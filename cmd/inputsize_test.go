@@ -15,6 +15,10 @@ import (
 // both endpoints. Before calibration the simulator counted 270.
 func TestInputTokensAreServerTokens(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testInputTokensAreServerTokens)
+}
+
+func testInputTokensAreServerTokens(t *testing.T) {
 	url := startSim(t, "", "")
 	for _, endpoint := range []string{"chat", "completions"} {
 		out := filepath.Join(t.TempDir(), "run.json")

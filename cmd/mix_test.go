@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,7 +13,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kneebench/knee/health/quiet"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
@@ -24,7 +22,7 @@ import (
 func tenantServer(t *testing.T) (string, func() []string) {
 	var mu sync.Mutex
 	var seen []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	url := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/models") {
 			fmt.Fprint(w, `{"data":[{"id":"base"}]}`)
 			return
@@ -59,8 +57,7 @@ func tenantServer(t *testing.T) (string, func() []string) {
 		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\n")
 		fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n", words)
 	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/v1", func() []string {
+	return url + "/v1", func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]string(nil), seen...)
@@ -92,6 +89,11 @@ const twoClassMix = `classes:
 // count what a summary of that class's records alone counts; shards of
 // the mix merge into the same classes.
 func TestMixSendsEachClass(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testMixSendsEachClass)
+}
+
+func testMixSendsEachClass(t *testing.T) {
 	url, seen := tenantServer(t)
 	dir := t.TempDir()
 	mix := writeFile(t, dir, "mix.yaml", twoClassMix)
@@ -189,6 +191,11 @@ func TestMixSendsEachClass(t *testing.T) {
 // TestMixFileErrors: a bad mix file is refused before anything is sent,
 // naming the line.
 func TestMixFileErrors(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testMixFileErrors)
+}
+
+func testMixFileErrors(t *testing.T) {
 	url, seen := tenantServer(t)
 	dir := t.TempDir()
 	for _, c := range []struct{ text, want string }{
@@ -282,6 +289,11 @@ func TestMixKneesPredicted(t *testing.T) {
 // sched p95 is 511 ms at both under priority, tens of seconds under
 // FCFS.
 func TestPriorityWhoWaits(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testPriorityWhoWaits)
+}
+
+func testPriorityWhoWaits(t *testing.T) {
 	dir := t.TempDir()
 	models := func(policy string) string {
 		return writeFile(t, dir, policy+".yml", "models:\n  - name: base\n    preset: h100-80gb/llama-3.1-8b\n    scheduling_policy: "+policy+"\n")
@@ -332,7 +344,7 @@ func TestPriorityWhoWaits(t *testing.T) {
 // live and predicted alike, each class's TTFT sched p50 and p95 within
 // 10%.
 func TestLoRASwaps(t *testing.T) {
-	slow(t) // a live mix of 30 s, its timing judged
+	t.Parallel()
 	dir := t.TempDir()
 	models := func(slots int) string {
 		return writeFile(t, dir, fmt.Sprintf("lora%d.yml", slots), fmt.Sprintf(
@@ -367,11 +379,10 @@ func TestLoRASwaps(t *testing.T) {
 	if want := 84e6/2e9*1000 + 84e6/25e9*1000; math.Abs(swap-want) > 0.1*want {
 		t.Errorf("a second slot takes %.1f ms off TTFT sched p50; the load it spares is %.1f ms", swap, want)
 	}
-	url := startSim(t, models(1), "")
 	var live *results.Run
-	quiet.Retry(t, 3, func(int) quiet.Try {
+	inBubble(t, func(t *testing.T) {
+		url := startSim(t, models(1), "")
 		live = runJSON(t, "run", "--base-url", url, "--model", "base", "--mix", mix, "--rate", "2", "--duration", "30s", "--reset-cache")
-		return simTry(live)
 	})
 	for _, class := range []string{"a", "b"} {
 		l, p := live.Classes[class].Stats.TTFTSched, one.Classes[class].Stats.TTFTSched
@@ -421,6 +432,11 @@ func TestMixPlanned(t *testing.T) {
 // batch passes 10/s, and the interference row says how much chat's tail
 // moved per unit of batch.
 func TestMixVary(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testMixVary)
+}
+
+func testMixVary(t *testing.T) {
 	dir := t.TempDir()
 	mix := writeFile(t, dir, "rates.yaml", `classes:
   - name: chat
@@ -478,6 +494,11 @@ func TestMixVary(t *testing.T) {
 // time); adapter affinity keeps each adapter on one replica, which never
 // swaps after the first load.
 func TestAdapterAffinity(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testAdapterAffinity)
+}
+
+func testAdapterAffinity(t *testing.T) {
 	dir := t.TempDir()
 	models := writeFile(t, dir, "lora.yml", "models:\n  - name: base\n    preset: h100-80gb/llama-3.1-8b\n    lora: {adapters: [a-lora, b-lora], max_loras: 1, max_cpu_loras: 1}\n")
 	mix := writeFile(t, dir, "ab.yaml", "classes:\n  - name: a\n    share: 0.7\n    input_tokens: 64\n    max_tokens: 8\n    model: a-lora\n  - name: b\n    share: 0.3\n    input_tokens: 64\n    max_tokens: 8\n    model: b-lora\n")
@@ -543,6 +564,11 @@ func TestPlanPolicyAndAdapters(t *testing.T) {
 // --dataset reads one, relative to the mix file) beside a synthetic
 // class; each level of a sweep continues through the class's entries.
 func TestMixDatasetClass(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testMixDatasetClass)
+}
+
+func testMixDatasetClass(t *testing.T) {
 	url, seen := tenantServer(t)
 	dir := t.TempDir()
 	var lines []string

@@ -17,6 +17,10 @@ import (
 // the whole run and then fail on the rename.
 func TestOutputFolderIsRefusedBeforeMeasuring(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testOutputFolderIsRefusedBeforeMeasuring)
+}
+
+func testOutputFolderIsRefusedBeforeMeasuring(t *testing.T) {
 	url := startSim(t, "", "")
 	dir := t.TempDir()
 	for _, flag := range []string{"--output", "--records"} {
@@ -41,6 +45,10 @@ func TestOutputFolderIsRefusedBeforeMeasuring(t *testing.T) {
 // and the report on stderr.
 func TestOutputDashIsStdout(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testOutputDashIsStdout)
+}
+
+func testOutputDashIsStdout(t *testing.T) {
 	url := startSim(t, "", "")
 	code, stdout, errOut := execute(t, "run", "--base-url", url, "--requests", "3", "--output", "-", "--no-server-metrics")
 	if code != 0 {
@@ -60,6 +68,10 @@ func TestOutputDashIsStdout(t *testing.T) {
 // loss with exit 3 instead of "wrote" and 0.
 func TestRecordsWriteErrorExitsThree(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testRecordsWriteErrorExitsThree)
+}
+
+func testRecordsWriteErrorExitsThree(t *testing.T) {
 	url := startSim(t, "", "")
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "records")
@@ -89,6 +101,10 @@ func TestRecordsWriteErrorExitsThree(t *testing.T) {
 // them with their error classes, writes JSON, CSV and PNG, and exits 1.
 func TestAllFailingSweepWritesEverything(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testAllFailingSweepWritesEverything)
+}
+
+func testAllFailingSweepWritesEverything(t *testing.T) {
 	url := startSim(t, "", "")
 	dir := t.TempDir()
 	code, stdout, errOut := execute(t, "sweep", "--base-url", url, "--header", "X-Knee-Fault:error_503", "--rates", "2,4",

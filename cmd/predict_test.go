@@ -23,7 +23,10 @@ import (
 // scheduled), and the live client's TTFT includes the HTTP path. The SLO
 // knee is the same level.
 func TestPredictAgreesWithLiveSweep(t *testing.T) {
-	slow(t)
+	inBubble(t, testPredictAgreesWithLiveSweep)
+}
+
+func testPredictAgreesWithLiveSweep(t *testing.T) {
 	t.Setenv("KNEE_RUN_NONCE", "feedc0de")
 	url := startSim(t, "", "")
 	dir := t.TempDir()
@@ -69,7 +72,10 @@ func TestPredictAgreesWithLiveSweep(t *testing.T) {
 // live one, so both send the same prompts: equal counts and token totals.
 func TestPredictDataset(t *testing.T) {
 	t.Parallel()
-	slow(t)
+	inBubble(t, testPredictDataset)
+}
+
+func testPredictDataset(t *testing.T) {
 	dir := t.TempDir()
 	ds := filepath.Join(dir, "prompts.jsonl")
 	var lines []string
@@ -99,7 +105,10 @@ func TestPredictDataset(t *testing.T) {
 // predicts it on the same seed and nonce: the same calls and turns, the
 // same tokens, and cache-hit rates and TTFT that agree.
 func TestPredictVoiceAgreesWithLive(t *testing.T) {
-	slow(t)
+	inBubble(t, testPredictVoiceAgreesWithLive)
+}
+
+func testPredictVoiceAgreesWithLive(t *testing.T) {
 	t.Setenv("KNEE_RUN_NONCE", "feedc0de")
 	models := "testdata/small-kv.yml"
 	url := startSim(t, models, "")
@@ -179,19 +188,11 @@ func TestPredictFleet(t *testing.T) {
 // flags and writing into dir, and reads the two sweep files.
 func liveAndPredicted(t *testing.T, url, dir string, flags, liveOnly, predOnly []string) (live, pred *results.Sweep) {
 	t.Helper()
-	// Every level cold, as each predicted level's server is: a retry
-	// sends the same prompts to the same simulator.
+	// Every level cold, as each predicted level's server is.
 	args := append(append([]string{"sweep", "--base-url", url, "--label", "live", "--out-dir", dir, "--reset-cache"}, liveOnly...), flags...)
-	quiet.Retry(t, 2, func(int) quiet.Try {
-		if code, out, errOut := execute(t, args...); code != 0 {
-			t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
-		}
-		s, err := results.ReadSweep(filepath.Join(dir, "live.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sweepTry(s)
-	})
+	if code, out, errOut := execute(t, args...); code != 0 {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, out, errOut)
+	}
 	args = append(append([]string{"predict", "--label", "pred", "--out-dir", dir}, predOnly...), flags...)
 	code, out, errOut := execute(t, args...)
 	if code != 0 {

@@ -13,7 +13,11 @@ import (
 // (its schedule is its own), live and predicted alike, and both draw the
 // same ramp for the same seed.
 func TestRampUp(t *testing.T) {
-	slow(t)
+	t.Parallel()
+	inBubble(t, testRampUp)
+}
+
+func testRampUp(t *testing.T) {
 	url := startSim(t, "", "")
 	dir := t.TempDir()
 	common := []string{"--input-tokens", "32", "--max-tokens", "8", "--seed", "3"}

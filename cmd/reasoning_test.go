@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kneebench/knee/health/quiet"
 	"github.com/kneebench/knee/results"
 )
 
@@ -29,6 +28,11 @@ models:
 // comes, the run says the budget was spent on thought, and TTFAT counts
 // nothing.
 func TestReasoningModelAgainstSim(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testReasoningModelAgainstSim)
+}
+
+func testReasoningModelAgainstSim(t *testing.T) {
 	dir := t.TempDir()
 	url := startSim(t, writeFile(t, dir, "models.yml", reasoningModels), "")
 	out := filepath.Join(dir, "run.json")
@@ -119,25 +123,25 @@ func TestReasoningModelPredicted(t *testing.T) {
 
 // TestReasoningTimingAgainstSim: the first answer token comes the
 // thinking's 20 tokens of 10 ms after the first token (within 5%), and the
-// answer's tokens come at the pace of all. It judges live timing: a try
-// whose client knee judged starved is measured again (quiet.Retry).
+// answer's tokens come at the pace of all.
 func TestReasoningTimingAgainstSim(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testReasoningTimingAgainstSim)
+}
+
+func testReasoningTimingAgainstSim(t *testing.T) {
 	dir := t.TempDir()
 	url := startSim(t, writeFile(t, dir, "models.yml", reasoningModels), "")
 	out := filepath.Join(dir, "run.json")
-	var r *results.Run
-	quiet.Retry(t, 3, func(int) quiet.Try {
-		code, stdout, errOut := execute(t, "run", "--base-url", url, "--model", "thinker", "--concurrency", "2", "--requests", "10",
-			"--max-tokens", "40", "--input-tokens", "64", "--no-server-metrics", "--quiet", "-o", out)
-		if code != 0 {
-			t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
-		}
-		var err error
-		if r, err = results.ReadRun(out); err != nil || r.Reasoning == nil {
-			t.Fatalf("%v; reasoning %+v", err, r.Reasoning)
-		}
-		return quiet.Try{Verdict: r.Health.Verdict, Reasons: r.Health.Reasons}
-	})
+	code, stdout, errOut := execute(t, "run", "--base-url", url, "--model", "thinker", "--concurrency", "2", "--requests", "10",
+		"--max-tokens", "40", "--input-tokens", "64", "--no-server-metrics", "--quiet", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	r, err := results.ReadRun(out)
+	if err != nil || r.Reasoning == nil {
+		t.Fatalf("%v; reasoning %+v", err, r.Reasoning)
+	}
 	gap := r.Stats.TTFAT.P50 - r.Stats.TTFT.P50
 	if want := 20 * r.Stats.ITL.P50; math.Abs(gap-want) > 0.05*want {
 		t.Errorf("TTFAT - TTFT = %.1f ms, want 20 × ITL = %.1f ms within 5%%", gap, want)
@@ -163,6 +167,11 @@ func writeFile(t *testing.T, dir, name, text string) string {
 // enable_thinking=false in chat_template_kwargs turns it off, as Qwen3's
 // template does.
 func TestThinkingBudgetKnobs(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testThinkingBudgetKnobs)
+}
+
+func testThinkingBudgetKnobs(t *testing.T) {
 	dir := t.TempDir()
 	spec := strings.Replace(reasoningModels, "reasoning: {tokens: 20,", "reasoning: {tokens: 20, efforts: {low: 5, high: 30},", 1)
 	url := startSim(t, writeFile(t, dir, "models.yml", spec), "")
@@ -199,6 +208,11 @@ func TestThinkingBudgetKnobs(t *testing.T) {
 // thought from tokens ± spread, live and predicted alike: every request
 // within the range, the answers not all alike, the median near tokens.
 func TestThinkingSpread(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testThinkingSpread)
+}
+
+func testThinkingSpread(t *testing.T) {
 	dir := t.TempDir()
 	spec := "models:\n  - name: thinker\n    preset: h100-80gb/llama-3.1-8b\n    reasoning: {tokens: 50, spread: 20, report_tokens: true}\n"
 	models := writeFile(t, dir, "models.yml", spec)

@@ -134,7 +134,11 @@ func TestMergeRepeatsOfPredictions(t *testing.T) {
 // then again, each repeat with prompts of its own (so the second finds
 // none of the first's prefixes cached), and pools them.
 func TestRepeatSweepLive(t *testing.T) {
-	slow(t)
+	t.Parallel()
+	inBubble(t, testRepeatSweepLive)
+}
+
+func testRepeatSweepLive(t *testing.T) {
 	url := startSim(t, "", "")
 	dir := t.TempDir()
 	code, out, errOut := execute(t, "sweep", "--base-url", url, "--rates", "2,4", "--step-duration", "2s", "--repeat", "2",
@@ -165,6 +169,11 @@ func TestRepeatSweepLive(t *testing.T) {
 // TestRepeatRun: knee run --repeat pools its repeats into one result
 // with each repeat's figures and a table of them.
 func TestRepeatRun(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testRepeatRun)
+}
+
+func testRepeatRun(t *testing.T) {
 	url := startSim(t, "", "")
 	out := filepath.Join(t.TempDir(), "run.json")
 	recs := filepath.Join(t.TempDir(), "records.jsonl")

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +15,11 @@ import (
 // TestSweepResetCache: knee sweep --reset-cache against knee sim drops
 // its prefix cache before each level, and each level says so.
 func TestSweepResetCache(t *testing.T) {
-	slow(t)
+	t.Parallel()
+	inBubble(t, testSweepResetCache)
+}
+
+func testSweepResetCache(t *testing.T) {
 	url := startSim(t, "", "")
 	dir := t.TempDir()
 	code, out, errOut := execute(t, "sweep", "--reset-cache", "--base-url", url, "--model", "knee-sim", "--rates", "2,4", "--step-duration", "2s",
@@ -39,16 +42,20 @@ func TestSweepResetCache(t *testing.T) {
 // without its dev mode, llama.cpp) is refused before any request is sent,
 // with what to do.
 func TestResetCacheRefusedFirst(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testResetCacheRefusedFirst)
+}
+
+func testResetCacheRefusedFirst(t *testing.T) {
 	var completions atomic.Int64
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	url := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/completions") {
 			completions.Add(1)
 		}
 		http.NotFound(w, r)
 	}))
-	defer ts.Close()
 	dir := t.TempDir()
-	code, out, errOut := execute(t, "run", "--reset-cache", "--base-url", ts.URL+"/v1", "--model", "m", "--rate", "1", "--duration", "2s",
+	code, out, errOut := execute(t, "run", "--reset-cache", "--base-url", url+"/v1", "--model", "m", "--rate", "1", "--duration", "2s",
 		"--no-server-metrics", "--output", filepath.Join(dir, "r.json"))
 	if code != ExitRuntime || !strings.Contains(errOut, "VLLM_SERVER_DEV_MODE=1") {
 		t.Errorf("exit %d, %s%s; want a runtime error naming vLLM's dev mode", code, out, errOut)
@@ -63,7 +70,11 @@ func TestResetCacheRefusedFirst(t *testing.T) {
 // knee sim's --profile-dir; a server with no profiler leaves the level a
 // warning saying so, and the level is measured all the same.
 func TestRunProfile(t *testing.T) {
-	slow(t)
+	t.Parallel()
+	inBubble(t, testRunProfile)
+}
+
+func testRunProfile(t *testing.T) {
 	profiles := t.TempDir()
 	url := startSimOptions(t, "", "builtin:bench-responses", func(o *simulator.Options) { o.ProfileDir = profiles })
 	dir := t.TempDir()

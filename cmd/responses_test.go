@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kneebench/knee/health/quiet"
 	"github.com/kneebench/knee/results"
 )
 
@@ -18,30 +17,27 @@ import (
 // thinking's 20 tokens after the first (within 5%). It judges live
 // timing: a try whose client knee judged starved is measured again.
 func TestResponsesEndpointAgainstSim(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testResponsesEndpointAgainstSim)
+}
+
+func testResponsesEndpointAgainstSim(t *testing.T) {
 	dir := t.TempDir()
 	url := startSim(t, writeFile(t, dir, "models.yml", reasoningModels), "")
 	runs := map[string]*results.Run{}
-	quiet.Retry(t, 3, func(int) quiet.Try {
-		var reasons []string
-		verdict := ""
-		for _, ep := range []string{"chat", "responses", "chat", "responses"} {
-			out := filepath.Join(dir, ep+".json")
-			code, stdout, errOut := execute(t, "run", "--base-url", url, "--model", "thinker", "--endpoint", ep, "--concurrency", "2", "--requests", "10",
-				"--max-tokens", "40", "--input-tokens", "64", "--no-server-metrics", "--quiet", "-o", out)
-			if code != 0 {
-				t.Fatalf("%s: exit %d\n%s\n%s", ep, code, stdout, errOut)
-			}
-			r, err := results.ReadRun(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			runs[ep] = r
-			if !quiet.Judgeable(r.Health.Verdict) {
-				verdict, reasons = r.Health.Verdict, append(reasons, r.Health.Reasons...)
-			}
+	for _, ep := range []string{"chat", "responses"} {
+		out := filepath.Join(dir, ep+".json")
+		code, stdout, errOut := execute(t, "run", "--base-url", url, "--model", "thinker", "--endpoint", ep, "--concurrency", "2", "--requests", "10",
+			"--max-tokens", "40", "--input-tokens", "64", "--no-server-metrics", "--quiet", "-o", out)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", ep, code, stdout, errOut)
 		}
-		return quiet.Try{Verdict: verdict, Reasons: reasons}
-	})
+		r, err := results.ReadRun(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[ep] = r
+	}
 	chat, resp := runs["chat"], runs["responses"]
 	if rs := resp.Reasoning; resp.Requests.OK != 10 || rs == nil || rs.Source != "usage" || rs.ReasoningPerRequest.P50 != 20 || rs.AnswerPerRequest.P50 != 20 ||
 		resp.Config.Endpoint != "responses" {
@@ -75,6 +71,11 @@ func TestResponsesEndpointAgainstSim(t *testing.T) {
 // holds what the client no longer sends. --history server replays the
 // live answers by itself: they are what the server continues.
 func TestServerHeldHistory(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testServerHeldHistory)
+}
+
+func testServerHeldHistory(t *testing.T) {
 	url := startSim(t, "", "")
 	file := writeLines(t, "sessions.jsonl", []any{map[string]any{"session_id": "s1", "turns": []any{
 		map[string]any{"role": "system", "text": "be terse"},

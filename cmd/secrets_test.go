@@ -13,6 +13,10 @@ import (
 // stderr, --output, --records, and the sweep's files.
 func TestSecretsNeverLeave(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testSecretsNeverLeave)
+}
+
+func testSecretsNeverLeave(t *testing.T) {
 	url := startSim(t, "", "S3CR3T-KEY")
 	host := strings.TrimPrefix(url, "http://")
 	base := "http://alice:PA55WORD@" + host + "?api_key=QU3RYK3Y"
@@ -61,6 +65,10 @@ func TestSecretsNeverLeave(t *testing.T) {
 // knee says so.
 func TestAuthorizationHeaderAndAPIKeyWarn(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testAuthorizationHeaderAndAPIKeyWarn)
+}
+
+func testAuthorizationHeaderAndAPIKeyWarn(t *testing.T) {
 	url := startSim(t, "", "")
 	_, _, stderr := execute(t, "run", "--base-url", url, "--api-key", "k", "--header", "Authorization: Bearer other", "--requests", "1", "--no-server-metrics")
 	if !strings.Contains(stderr, "replaces the Bearer token of --api-key") {

@@ -27,8 +27,11 @@ import (
 // It judges counts and merged percentiles, not timing, so it runs beside
 // the other tests, its workloads side by side.
 func TestShardsMergeToOneProcess(t *testing.T) {
-	slow(t)
 	t.Parallel()
+	inBubble(t, testShardsMergeToOneProcess)
+}
+
+func testShardsMergeToOneProcess(t *testing.T) {
 	bin := kneeBinary(t)
 	url := startSim(t, "", "")
 	for _, w := range []struct {

@@ -37,7 +37,11 @@ func readCSV(t *testing.T, text string) []map[string]string {
 // CSV, one row per slice of every level, whose sent counts add up to the
 // level's and whose server columns carry knee sim's gauges.
 func TestSweepSlicesCSV(t *testing.T) {
-	slow(t)
+	t.Parallel()
+	inBubble(t, testSweepSlicesCSV)
+}
+
+func testSweepSlicesCSV(t *testing.T) {
 	url := startSim(t, "", "")
 	dir := t.TempDir()
 	code, out, errOut := execute(t, "sweep", "--base-url", url, "--rates", "4,8", "--step-duration", "3s", "--slice", "1s",
@@ -79,6 +83,11 @@ func TestSweepSlicesCSV(t *testing.T) {
 // TestRunSlicesCSV: knee run --slices-csv - writes the CSV alone to
 // standard output; --slice 0 refuses it before anything is sent.
 func TestRunSlicesCSV(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testRunSlicesCSV)
+}
+
+func testRunSlicesCSV(t *testing.T) {
 	url := startSim(t, "", "")
 	code, out, errOut := execute(t, "run", "--base-url", url, "--rate", "10", "--duration", "3s", "--slice", "1s",
 		"--input-tokens", "64", "--max-tokens", "8", "--slices-csv", "-")

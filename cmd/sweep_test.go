@@ -8,36 +8,19 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/kneebench/knee/health/quiet"
 	"github.com/kneebench/knee/results"
 )
 
 // sweepSmallKV runs a short sweep against the small-cache scheduler model
-// and returns the result and its files' folder, measuring again when knee
-// judged the host starved (quiet.Retry).
+// and returns the result and its files' folder.
 func sweepSmallKV(t *testing.T, url, label string) (*results.Sweep, string) {
 	t.Helper()
-	var dir, out string
-	var took time.Duration
-	quiet.Retry(t, 2, func(int) quiet.Try {
-		dir = t.TempDir()
-		start := time.Now()
-		code, o, errOut := execute(t, "sweep", "--base-url", url, "--model", "small-kv", "--rates", "4,8,16,32",
-			"--step-duration", "3s", "--input-tokens", "1000", "--max-tokens", "32", "--label", label, "--out-dir", dir)
-		if code != 0 {
-			t.Fatalf("exit %d\n%s\n%s", code, o, errOut)
-		}
-		out, took = o, time.Since(start)
-		s, err := results.ReadSweep(filepath.Join(dir, label+".json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sweepTry(s)
-	})
-	if took > time.Minute {
-		t.Errorf("the sweep took %v, want well under a minute", took)
+	dir := t.TempDir()
+	code, out, errOut := execute(t, "sweep", "--base-url", url, "--model", "small-kv", "--rates", "4,8,16,32",
+		"--step-duration", "3s", "--input-tokens", "1000", "--max-tokens", "32", "--label", label, "--out-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	for _, ext := range []string{".json", ".csv", ".png"} {
 		if fi, err := os.Stat(filepath.Join(dir, label+ext)); err != nil || fi.Size() == 0 {
@@ -53,7 +36,11 @@ func sweepSmallKV(t *testing.T, url, label string) (*results.Sweep, string) {
 }
 
 func TestSweepAgainstSimulator(t *testing.T) {
-	slow(t)
+	t.Parallel()
+	inBubble(t, testSweepAgainstSimulator)
+}
+
+func testSweepAgainstSimulator(t *testing.T) {
 	url := startSim(t, "testdata/small-kv.yml", "")
 	s, dir := sweepSmallKV(t, url, "small")
 	if len(s.Levels) != 4 {
@@ -114,8 +101,11 @@ func p95s(s *results.Sweep) []float64 {
 }
 
 func TestCompare(t *testing.T) {
-	// Serial: its knees need a healthy client, which other tests' load
-	// would make unhealthy.
+	t.Parallel()
+	inBubble(t, testCompare)
+}
+
+func testCompare(t *testing.T) {
 	url := startSim(t, "testdata/small-kv.yml", "")
 	_, dirA := sweepSmallKVQuick(t, url, "A")
 	_, dirB := sweepSmallKVQuick(t, url, "B")
@@ -172,23 +162,22 @@ func sweepSmallKVQuick(t *testing.T, url, label string) (*results.Sweep, string)
 // level's requests shows the share in its row, CSV and knees, and leaves
 // the level out of the SLO knee with that reason.
 func TestDrainCutsReachEveryView(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testDrainCutsReachEveryView)
+}
+
+func testDrainCutsReachEveryView(t *testing.T) {
 	url := startSim(t, "", "")
-	var dir, out string
-	var s *results.Sweep
-	quiet.Retry(t, 3, func(int) quiet.Try {
-		dir = t.TempDir()
-		code, o, errOut := execute(t, "sweep", "--base-url", url, "--model", "knee-sim", "--rates", "5", "--step-duration", "2s",
-			"--input-tokens", "64", "--max-tokens", "400", "--drain-timeout", "50ms", "--out-dir", dir, "--label", "cut", "--no-server-metrics")
-		if code != 0 && code != ExitFailed {
-			t.Fatalf("exit %d\n%s%s", code, o, errOut)
-		}
-		var err error
-		if s, err = results.ReadSweep(filepath.Join(dir, "cut.json")); err != nil {
-			t.Fatal(err)
-		}
-		out = o
-		return sweepTry(s)
-	})
+	dir := t.TempDir()
+	code, out, errOut := execute(t, "sweep", "--base-url", url, "--model", "knee-sim", "--rates", "5", "--step-duration", "2s",
+		"--input-tokens", "64", "--max-tokens", "400", "--drain-timeout", "50ms", "--out-dir", dir, "--label", "cut", "--no-server-metrics")
+	if code != 0 && code != ExitFailed {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	s, err := results.ReadSweep(filepath.Join(dir, "cut.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := s.Levels[0].Run
 	if r.MissingShare() < 0.5 {
 		t.Fatalf("only %.0f%% cut; the test needs most of the level cut (%+v)", 100*r.MissingShare(), r.Requests)

@@ -23,6 +23,11 @@ models:
 // choice naming no tool, a choice without tools and a file that is no
 // tool list are refused before the first request.
 func TestToolCallsAgainstSim(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testToolCallsAgainstSim)
+}
+
+func testToolCallsAgainstSim(t *testing.T) {
 	dir := t.TempDir()
 	url := startSim(t, writeFile(t, dir, "models.yml", toolModels), "")
 	run := func(extra ...string) *results.Run {
@@ -130,6 +135,11 @@ func TestToolsAndEffortsPredicted(t *testing.T) {
 // with the history held by the server; with --tool-rounds 0 a call ends
 // its turn.
 func TestToolLoopInCalls(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testToolLoopInCalls)
+}
+
+func testToolLoopInCalls(t *testing.T) {
 	dir := t.TempDir()
 	url := startSim(t, writeFile(t, dir, "models.yml", strings.Replace(toolModels, "share: 0.5", "share: 1", 1)), "")
 	file := writeLines(t, "sessions.jsonl", []any{map[string]any{"session_id": "s1", "turns": []any{
@@ -197,6 +207,11 @@ func TestPlanWithReasoningAndTools(t *testing.T) {
 // fitted: the replay would ask for the lengths the run asked for, which
 // the calls cut short.
 func TestCalibrateRefusesToolCalls(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testCalibrateRefusesToolCalls)
+}
+
+func testCalibrateRefusesToolCalls(t *testing.T) {
 	dir := t.TempDir()
 	url := startSim(t, writeFile(t, dir, "models.yml", toolModels), "")
 	out := filepath.Join(dir, "run.json")

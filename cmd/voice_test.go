@@ -4,18 +4,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/kneebench/knee/health/quiet"
 	"github.com/kneebench/knee/results"
 )
 
 func TestValidatePasses(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testValidatePasses)
+}
+
+func testValidatePasses(t *testing.T) {
 	url := startSim(t, "testdata/small-kv.yml", "")
 	code, out, errOut := execute(t, "validate", "--base-url", url, "--model", "small-kv", "--system-prompt-tokens", "1000", "--gap", "50ms")
 	if code != 0 || !strings.Contains(out, "OK: turn 2 reused the warm prefix") {
@@ -25,6 +27,10 @@ func TestValidatePasses(t *testing.T) {
 
 func TestValidateFailsWithoutPrefixCaching(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testValidateFailsWithoutPrefixCaching)
+}
+
+func testValidateFailsWithoutPrefixCaching(t *testing.T) {
 	url := startSim(t, "testdata/small-kv.yml", "")
 	code, out, _ := execute(t, "validate", "--base-url", url, "--model", "small-kv-nocache", "--system-prompt-tokens", "1000", "--gap", "50ms")
 	if code != ExitFailed || !strings.Contains(out, "FAIL: turn 2 cached 0 of") || !strings.Contains(out, "prefix caching is off") {
@@ -43,13 +49,15 @@ func noCacheServer(t *testing.T) string {
 		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n")
 		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n")
 	})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv.URL + "/v1"
+	return serveHTTP(t, h) + "/v1"
 }
 
 func TestValidateSaysCachedTokensAreMissing(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testValidateSaysCachedTokensAreMissing)
+}
+
+func testValidateSaysCachedTokensAreMissing(t *testing.T) {
 	code, out, _ := execute(t, "validate", "--base-url", noCacheServer(t), "--gap", "10ms")
 	if code != ExitFailed || !strings.Contains(out, "does not report cached tokens") || !strings.Contains(out, "--enable-prompt-tokens-details") {
 		t.Errorf("exit %d:\n%s", code, out)
@@ -57,25 +65,19 @@ func TestValidateSaysCachedTokensAreMissing(t *testing.T) {
 }
 
 // voiceLevel runs the voice workload at rate and returns its result.
-// voiceLevel runs a level of calls, measuring again when knee judged the
-// host starved (quiet.Retry).
 func voiceLevel(t *testing.T, url string, rate float64, calls int) *results.Run {
 	t.Helper()
-	var res *results.Run
-	quiet.Retry(t, 2, func(int) quiet.Try {
-		out := filepath.Join(t.TempDir(), "voice.json")
-		code, stdout, stderr := execute(t, "run", "--workload", "voice", "--base-url", url, "--model", "small-kv",
-			"--rate", fmt.Sprint(rate), "--calls", fmt.Sprint(calls), "--system-prompt-tokens", "1000", "--user-tokens", "20",
-			"--turns", "4", "--gap", "300ms,500ms", "--output-tokens", "30", "--output", out)
-		if code != 0 {
-			t.Fatalf("rate %v: exit %d\n%s%s", rate, code, stdout, stderr)
-		}
-		var err error
-		if res, err = results.ReadRun(out); err != nil {
-			t.Fatal(err)
-		}
-		return runTry(res)
-	})
+	out := filepath.Join(t.TempDir(), "voice.json")
+	code, stdout, stderr := execute(t, "run", "--workload", "voice", "--base-url", url, "--model", "small-kv",
+		"--rate", fmt.Sprint(rate), "--calls", fmt.Sprint(calls), "--system-prompt-tokens", "1000", "--user-tokens", "20",
+		"--turns", "4", "--gap", "300ms,500ms", "--output-tokens", "30", "--output", out)
+	if code != 0 {
+		t.Fatalf("rate %v: exit %d\n%s%s", rate, code, stdout, stderr)
+	}
+	res, err := results.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return res
 }
 
@@ -84,10 +86,11 @@ func voiceLevel(t *testing.T, url string, rate float64, calls int) *results.Run 
 // cache holds, eviction forces cold re-prefills, the hit rate falls and
 // TTFT p95 rises.
 func TestVoiceCacheCollapsesWithLoad(t *testing.T) {
-	// Serial: it compares TTFT across two levels, and a warm turn's few
-	// milliseconds read as a second on a machine shared with the other
-	// parallel tests (6.8 ms alone, 1,079 ms once in a full run).
-	slow(t)
+	t.Parallel()
+	inBubble(t, testVoiceCacheCollapsesWithLoad)
+}
+
+func testVoiceCacheCollapsesWithLoad(t *testing.T) {
 	url := startSim(t, "testdata/small-kv.yml", "")
 	low := voiceLevel(t, url, 1, 4)
 	high := voiceLevel(t, url, 12, 24)
@@ -119,6 +122,10 @@ func TestVoiceCacheCollapsesWithLoad(t *testing.T) {
 // counted as shed, never silently dropped.
 func TestVoiceShedsPastTheCap(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testVoiceShedsPastTheCap)
+}
+
+func testVoiceShedsPastTheCap(t *testing.T) {
 	url := startSim(t, "testdata/small-kv.yml", "")
 	out := filepath.Join(t.TempDir(), "v.json")
 	code, stdout, stderr := execute(t, "run", "--workload", "voice", "--base-url", url, "--model", "small-kv",
@@ -144,6 +151,10 @@ func TestVoiceShedsPastTheCap(t *testing.T) {
 // refused before the server counted its prompt has no prompt_tokens.
 func TestFailedCallsAreCounted(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testFailedCallsAreCounted)
+}
+
+func testFailedCallsAreCounted(t *testing.T) {
 	url := startSim(t, "testdata/faults.yml", "")
 	records := filepath.Join(t.TempDir(), "calls.jsonl")
 	res := runJSON(t, "run", "--base-url", url, "--model", "flaky", "--workload", "voice", "--rate", "20", "--calls", "40",
@@ -182,24 +193,24 @@ func TestFailedCallsAreCounted(t *testing.T) {
 // alike): before the caller's pauses were taken out of the turns' ages,
 // these read 9–17% short and saturated.
 func TestVoiceSweepKeepingUpIsNotSaturated(t *testing.T) {
-	slow(t)
+	t.Parallel()
+	inBubble(t, testVoiceSweepKeepingUpIsNotSaturated)
+}
+
+func testVoiceSweepKeepingUpIsNotSaturated(t *testing.T) {
 	url := startSim(t, "", "")
 	for _, step := range []string{"1.5s", "4.5s"} {
-		var s *results.Sweep
-		quiet.Retry(t, 2, func(int) quiet.Try {
-			dir := t.TempDir()
-			code, out, errOut := execute(t, "sweep", "--base-url", url, "--model", "knee-sim-instant", "--workload", "voice",
-				"--rates", "5,20", "--step-duration", step, "--gap", "500ms,700ms", "--system-prompt-tokens", "200",
-				"--output-tokens", "20", "--seed", "6", "--out-dir", dir, "--label", "v", "--no-server-metrics")
-			if code != 0 {
-				t.Fatalf("%s: exit %d\n%s%s", step, code, out, errOut)
-			}
-			var err error
-			if s, err = results.ReadSweep(filepath.Join(dir, "v.json")); err != nil {
-				t.Fatal(err)
-			}
-			return sweepTry(s)
-		})
+		dir := t.TempDir()
+		code, out, errOut := execute(t, "sweep", "--base-url", url, "--model", "knee-sim-instant", "--workload", "voice",
+			"--rates", "5,20", "--step-duration", step, "--gap", "500ms,700ms", "--system-prompt-tokens", "200",
+			"--output-tokens", "20", "--seed", "6", "--out-dir", dir, "--label", "v", "--no-server-metrics")
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", step, code, out, errOut)
+		}
+		s, err := results.ReadSweep(filepath.Join(dir, "v.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
 		if k := s.Knees.Saturation; k != nil {
 			t.Errorf("%s levels: saturation at %v calls/s on a simulator that keeps up", step, k.Load)
 			for _, l := range s.Levels {

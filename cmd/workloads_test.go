@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kneebench/knee/health/quiet"
 	"github.com/kneebench/knee/results"
 )
 
@@ -66,6 +64,10 @@ func cacheOf(t *testing.T, r *results.Run) (server, expected float64) {
 // share no opening, and the second level takes entries after the first's.
 func TestNothingMeasuredIsWarm(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testNothingMeasuredIsWarm)
+}
+
+func testNothingMeasuredIsWarm(t *testing.T) {
 	url := startSim(t, "", "")
 	ds := writeLines(t, "prompts.jsonl", wordPrompts(60, 120, 1))
 	for _, args := range [][]string{
@@ -123,6 +125,10 @@ func TestNothingMeasuredIsWarm(t *testing.T) {
 // points.
 func TestSharedPrefixesCacheAsExpected(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testSharedPrefixesCacheAsExpected)
+}
+
+func testSharedPrefixesCacheAsExpected(t *testing.T) {
 	url := startSim(t, "", "")
 	pool := runJSON(t, "run", "--base-url", url, "--input-tokens", "64", "--prefix-tokens", "512", "--prefix-pool", "4",
 		"--requests", "40", "--concurrency", "2", "--max-tokens", "4")
@@ -150,6 +156,11 @@ func TestSharedPrefixesCacheAsExpected(t *testing.T) {
 // at its timestamps divided by the speedup, line k as request k, and go
 // out within a few milliseconds of them.
 func TestTraceKeepsItsTimestamps(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testTraceKeepsItsTimestamps)
+}
+
+func testTraceKeepsItsTimestamps(t *testing.T) {
 	url := startSim(t, "", "")
 	stamps := []int{0, 40, 90, 300, 310, 320, 700, 1000}
 	var lines []any
@@ -157,13 +168,8 @@ func TestTraceKeepsItsTimestamps(t *testing.T) {
 		lines = append(lines, map[string]any{"timestamp": 5000 + ms, "input_length": 100 + i, "output_length": 2})
 	}
 	trace := writeLines(t, "trace.jsonl", lines)
-	var recs string
-	var r *results.Run
-	quiet.Retry(t, 3, func(int) quiet.Try {
-		recs = filepath.Join(t.TempDir(), "recs.jsonl")
-		r = runJSON(t, "run", "--base-url", url, "--dataset", trace, "--trace-speedup", "2", "--records", recs)
-		return runTry(r)
-	})
+	recs := filepath.Join(t.TempDir(), "recs.jsonl")
+	r := runJSON(t, "run", "--base-url", url, "--dataset", trace, "--trace-speedup", "2", "--records", recs)
 	if r.Requests.OK != int64(len(stamps)) || r.Config.TraceSpeedup != 2 || r.Config.Workload != "trace" {
 		t.Fatalf("%d ok, speedup %v, workload %q", r.Requests.OK, r.Config.TraceSpeedup, r.Config.Workload)
 	}
@@ -226,9 +232,7 @@ func recordingServer(t *testing.T) (string, func() [][]map[string]string) {
 		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"live answer\"}}]}\n\n")
 		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":50,\"completion_tokens\":2,\"prompt_tokens_details\":{\"cached_tokens\":0}}}\n\ndata: [DONE]\n\n")
 	})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv.URL + "/v1", func() [][]map[string]string {
+	return serveHTTP(t, h) + "/v1", func() [][]map[string]string {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([][]map[string]string(nil), got...)
@@ -241,6 +245,10 @@ func recordingServer(t *testing.T) (string, func() [][]map[string]string) {
 // server's own).
 func TestConversationReplaySendsHistory(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testConversationReplaySendsHistory)
+}
+
+func testConversationReplaySendsHistory(t *testing.T) {
 	url, sent := recordingServer(t)
 	file := writeLines(t, "sessions.jsonl", []any{map[string]any{"session_id": "s1", "turns": []any{
 		map[string]any{"role": "system", "text": "be terse"},
@@ -281,6 +289,10 @@ func TestConversationReplaySendsHistory(t *testing.T) {
 // /generate (SGLang's native API) with prompts sized against its count.
 func TestGenerateEndpointEndToEnd(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testGenerateEndpointEndToEnd)
+}
+
+func testGenerateEndpointEndToEnd(t *testing.T) {
 	url := startSim(t, "", "")
 	r := runJSON(t, "run", "--base-url", url, "--endpoint", "generate", "--input-tokens", "100", "--max-tokens", "12",
 		"--requests", "8", "--concurrency", "2", "--no-server-metrics")
@@ -295,6 +307,10 @@ func TestGenerateEndpointEndToEnd(t *testing.T) {
 // target, where it is the default.
 func TestIgnoreEOS(t *testing.T) {
 	t.Parallel()
+	inBubble(t, testIgnoreEOS)
+}
+
+func testIgnoreEOS(t *testing.T) {
 	url := startSimWith(t, "", "", "builtin:responses")
 	args := []string{"run", "--base-url", url, "--model", "knee-sim-instant", "--requests", "30", "--concurrency", "3", "--max-tokens", "64",
 		"--input-tokens", "32", "--no-server-metrics"}

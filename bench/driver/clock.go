@@ -38,10 +38,10 @@ type WallClock struct {
 	start time.Time
 	wake  chan struct{}
 	timer *time.Timer
-	// precise sleeps the last stretch of a wait (preciseSleep; a test in
-	// a synctest bubble, whose time a system call would not advance,
-	// sleeps it in Go).
-	precise func(time.Duration)
+	// precise sleeps the last stretch of a wait (preciseSleep), and
+	// reports false when Go's clock is a synctest bubble's, whose time a
+	// system call does not advance: the clock then sleeps in Go.
+	precise func(time.Duration) bool
 }
 
 // NewWallClock returns a clock whose zero is start. Record times taken
@@ -102,8 +102,11 @@ func (c *WallClock) Wait(ctx context.Context, until time.Duration, precise bool)
 		return true
 	default:
 	}
-	if wait > 0 {
-		c.precise(wait)
+	if wait > 0 && !c.precise(wait) {
+		c.precise = goSleep
 	}
 	return true
 }
+
+// goSleep is a precise sleep in Go's own timers.
+func goSleep(d time.Duration) bool { time.Sleep(d); return true }

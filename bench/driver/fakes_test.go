@@ -213,7 +213,7 @@ func (sc scenario) live(t *testing.T) outcome {
 	var out outcome
 	synctest.Test(t, func(t *testing.T) {
 		clock := NewWallClock(time.Now())
-		clock.precise = time.Sleep
+		clock.precise = goSleep
 		srv := &liveServer{clock: clock, service: sc.service, abort: make(chan struct{})}
 		k := &keep{}
 		d := New(Options{Clock: clock, Sender: srv, Measured: k.measured, Turnaround: sc.turnaround})

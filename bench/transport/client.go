@@ -63,6 +63,9 @@ type Target struct {
 	// answer before them on the server (the Responses API's
 	// previous_response_id), sending only their new messages.
 	ServerHistory bool
+	// Network, when set, is how connections to the target are opened
+	// (WithDial); nil dials TCP.
+	Network DialFunc
 	// Retries is how many times a request that got 429, 503 or a
 	// connection error is sent again, after an exponential backoff that
 	// honours Retry-After. Zero (the default) never retries.
@@ -144,7 +147,7 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 	if maxConns < 1 {
 		maxConns = 1
 	}
-	c.dialer = &dialer{firstByte: t.Timeout, total: t.RequestTimeout, conns: map[*trackedConn]struct{}{}}
+	c.dialer = &dialer{firstByte: t.Timeout, total: t.RequestTimeout, conns: map[*trackedConn]struct{}{}, network: t.Network}
 	if u.Scheme == "https" {
 		c.dialer.tlsHost = u.Hostname()
 	}

@@ -22,6 +22,8 @@ type dialer struct {
 	// tlsHost, when set, is the server name of an https target: the
 	// dialer makes the TLS handshake itself, bounded (see handshake).
 	tlsHost string
+	// network opens the connections (Target.Network).
+	network DialFunc
 
 	mu      sync.Mutex
 	conns   map[*trackedConn]struct{}
@@ -43,7 +45,7 @@ func (d *dialer) dial(addr string) (net.Conn, error) {
 	if d.aborted.Load() {
 		return nil, errAborted
 	}
-	nc, err := (&net.Dialer{Timeout: 10 * time.Second}).Dial("tcp", addr)
+	nc, err := Target{Network: d.network}.Dial(addr, 10*time.Second)
 	if err != nil {
 		return nil, err
 	}

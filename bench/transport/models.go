@@ -149,7 +149,7 @@ func callWithLocation(t Target, method, rawURL string, body []byte, timeout time
 		req.SetBodyRaw(body)
 	}
 	c := &fasthttp.Client{MaxResponseBodySize: 64 << 20, Dial: func(addr string) (net.Conn, error) {
-		nc, err := (&net.Dialer{Timeout: timeout}).Dial("tcp", addr)
+		nc, err := t.Dial(addr, timeout)
 		if err != nil || !strings.HasPrefix(rawURL, "https:") {
 			return nc, err
 		}

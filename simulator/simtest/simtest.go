@@ -1,0 +1,186 @@
+// Package simtest runs knee's simulator, and the client that measures it,
+// inside a testing/synctest bubble over an in-memory network. Time in a
+// bubble moves only when every goroutine in it waits, so a test of a
+// minute's load takes the CPU the load costs and no wall time, and what
+// it measures is exact: no scheduler, timer or neighbour on the host adds
+// a microsecond. It is for tests only.
+package simtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"sync"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/kneebench/knee/simulator"
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttputil"
+)
+
+// Net is an in-memory network of named hosts: servers listen on it,
+// clients dial it. Made inside a bubble, its connections block as the
+// bubble's clock needs (on channels, never on sockets).
+type Net struct {
+	mu    sync.Mutex
+	hosts map[string]*fasthttputil.InmemoryListener
+}
+
+// Listen opens a listener on a new host of the network and returns it
+// with its address (host:port, e.g. sim1.test:80).
+func (n *Net) Listen() (net.Listener, string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.hosts == nil {
+		n.hosts = map[string]*fasthttputil.InmemoryListener{}
+	}
+	addr := fmt.Sprintf("host%d.test:80", len(n.hosts)+1)
+	ln := fasthttputil.NewInmemoryListener()
+	n.hosts[addr] = ln
+	return listener{ln}, addr
+}
+
+// listener hands out conns that fail as TCP's do.
+type listener struct{ *fasthttputil.InmemoryListener }
+
+func (l listener) Accept() (net.Conn, error) {
+	c, err := l.InmemoryListener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return conn{c}, nil
+}
+
+// conn is one end of an in-memory connection whose write after the other
+// end closed fails as a socket's does (a broken pipe), which servers take
+// for a client that went away rather than report.
+type conn struct{ net.Conn }
+
+func (c conn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if errors.Is(err, fasthttputil.ErrConnectionClosed) {
+		err = &net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE}
+	}
+	return n, err
+}
+
+// Dial connects to addr, a host a listener of the network opened (a URL's
+// host without a port stands for port 80). It has the shape of
+// transport.DialFunc.
+func (n *Net) Dial(addr string, _ time.Duration) (net.Conn, error) {
+	n.mu.Lock()
+	ln := n.hosts[addr]
+	if ln == nil {
+		ln = n.hosts[addr+":80"]
+	}
+	n.mu.Unlock()
+	if ln == nil {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("connection refused: no host %s on the test network", addr)}
+	}
+	c, err := ln.Dial()
+	if err != nil {
+		return nil, err
+	}
+	return conn{c}, nil
+}
+
+// Serve serves a simulator with o on a new host of the network until the
+// test ends, and returns its API root (http://hostN.test/v1).
+func (n *Net) Serve(t testing.TB, o simulator.Options) string {
+	t.Helper()
+	_, url := n.Server(t, o)
+	return url
+}
+
+// Server is Serve that also returns the server, for a test that reads
+// its state.
+func (n *Net) Server(t testing.TB, o simulator.Options) (*simulator.Server, string) {
+	t.Helper()
+	s, err := simulator.NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, addr := n.Listen()
+	go s.Serve(ln)
+	// Closing the listener as well ends a Serve that had not begun when
+	// Shutdown looked for what to close.
+	t.Cleanup(func() { _ = s.Shutdown(time.Second); _ = ln.Close() })
+	return s, "http://" + addr + "/v1"
+}
+
+// ServeHTTP serves h on a new host of the network until the test ends,
+// and returns its root URL (http://hostN.test).
+func (n *Net) ServeHTTP(t testing.TB, h http.Handler) string {
+	t.Helper()
+	ln, addr := n.Listen()
+	srv := &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0)}
+	go srv.Serve(ln)
+	t.Cleanup(func() { _ = srv.Close(); _ = ln.Close() })
+	return "http://" + addr
+}
+
+// Sim serves the simulator with a models and a responses file (built-in
+// names or paths; "" for builtin:models and builtin:bench-responses),
+// options set by opt when given.
+func (n *Net) Sim(t testing.TB, models, responses string, opt func(*simulator.Options)) string {
+	t.Helper()
+	if models == "" {
+		models = "builtin:models"
+	}
+	if responses == "" {
+		responses = "builtin:bench-responses"
+	}
+	mf, err := simulator.LoadModels(context.Background(), models)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := simulator.LoadResponses(context.Background(), responses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := simulator.Options{Models: mf, Responder: r}
+	if opt != nil {
+		opt(&o)
+	}
+	return n.Serve(t, o)
+}
+
+// Run runs f in a synctest bubble with a network of its own. Servers f
+// serves stop when it returns; the bubble then waits, on its own clock,
+// for their idle connections and workers to go.
+func Run(t *testing.T, f func(t *testing.T, n *Net)) {
+	t.Helper()
+	prime.Do(primeFasthttp)
+	synctest.Test(t, func(t *testing.T) {
+		// Registered first, so it runs last: once every server the test
+		// started has shut down, a fake minute lets fasthttp's idle
+		// connections, cleaners and workers end, as the bubble requires.
+		t.Cleanup(func() { time.Sleep(time.Minute) })
+		f(t, &Net{})
+	})
+}
+
+var prime sync.Once
+
+// primeFasthttp serves one request outside any bubble: fasthttp starts a
+// goroutine that updates its Date header forever the first time a server
+// answers, and one started inside a bubble would keep it from ending.
+func primeFasthttp() {
+	ln := fasthttputil.NewInmemoryListener()
+	s := &fasthttp.Server{Handler: func(*fasthttp.RequestCtx) {}}
+	go s.Serve(ln)
+	c := &fasthttp.HostClient{Addr: "prime", Dial: func(string) (net.Conn, error) { return ln.Dial() }}
+	var req fasthttp.Request
+	var resp fasthttp.Response
+	req.SetRequestURI("http://prime/")
+	_ = c.Do(&req, &resp)
+	c.CloseIdleConnections()
+	_ = s.Shutdown()
+}
