@@ -15,12 +15,17 @@ import (
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/health/quiet"
 	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/simulator/simtest"
 	"github.com/kneebench/knee/workload"
 )
 
 func newTestClient(t *testing.T, url string, timeout time.Duration, conns int) *transport.Client {
 	t.Helper()
-	c, err := transport.NewClient(transport.Target{BaseURL: url, Model: "m", Timeout: timeout}, conns)
+	tg := transport.Target{BaseURL: url, Model: "m", Timeout: timeout}
+	if n := simtest.Of(t); n != nil {
+		tg.Network = n.Dial
+	}
+	c, err := transport.NewClient(tg, conns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,12 +89,18 @@ func TestTimingMatchesServerSchedule(t *testing.T) {
 // the schedule) grow with it while TTFT from the send stays at the server's
 // 40 ms.
 func TestCoordinatedOmission(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testCoordinatedOmission)
+}
+
+func testCoordinatedOmission(t *testing.T) {
 	srv := &fakeserver.Stream{TTFT: 40 * time.Millisecond, ITL: 3 * time.Millisecond, Tokens: 20, Busy: make(chan struct{}, 1)}
 	url := fakeserver.Start(t, srv)
-	res := liveRetry(t, func() (*results.Run, error) {
-		return runLevel(context.Background(), newTestClient(t, url, 10*time.Second, 1), workload.FixedPrompt{Text: "hi", MaxTokens: 20},
-			driver.Load{Rate: 20, Burstiness: 1, MaxConcurrency: 1, Requests: 20, Warmup: 0, Seed: 7})
-	})
+	res, err := runLevel(context.Background(), newTestClient(t, url, 10*time.Second, 1), workload.FixedPrompt{Text: "hi", MaxTokens: 20},
+		driver.Load{Rate: 20, Burstiness: 1, MaxConcurrency: 1, Requests: 20, Warmup: 0, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := res.Stats
 	// From the send, TTFT is the server's 40 ms plus the client's own
 	// delays; a measurement that let the queue in would carry the backlog,
@@ -147,6 +158,11 @@ func TestFaultsAreClassified(t *testing.T) {
 }
 
 func TestInterruptKeepsMeasurements(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testInterruptKeepsMeasurements)
+}
+
+func testInterruptKeepsMeasurements(t *testing.T) {
 	srv := &fakeserver.Stream{TTFT: 10 * time.Millisecond, ITL: 20 * time.Millisecond, Tokens: 200}
 	url := fakeserver.Start(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
@@ -244,4 +260,12 @@ func liveRetry(t *testing.T, run func() (*results.Run, error)) *results.Run {
 		return quiet.Try{Verdict: res.Health.Verdict, Reasons: res.Health.Reasons}
 	})
 	return res
+}
+
+// inBubble runs f in a synctest bubble (simtest.Run): fakeserver.Start
+// serves on its in-memory network and newTestClient dials through it, so
+// a load of seconds takes no wall time and its timing is exact.
+func inBubble(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	simtest.Run(t, func(t *testing.T, _ *simtest.Net) { f(t) })
 }

@@ -225,6 +225,11 @@ func TestDrainTimeoutCutsStragglers(t *testing.T) {
 // on time; the arrivals still waiting for the slot are counted as unsent,
 // not sent after it; and the slot wait is not the client's lateness.
 func TestWindowEndsWhileWaitingForSlots(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testWindowEndsWhileWaitingForSlots)
+}
+
+func testWindowEndsWhileWaitingForSlots(t *testing.T) {
 	srv := &fakeserver.Stream{TTFT: 40 * time.Millisecond, ITL: 5 * time.Millisecond, Tokens: 3}
 	url := fakeserver.Start(t, srv)
 	c := newTestClient(t, url, 5*time.Second, 1)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/internal/fakeserver"
-	"github.com/kneebench/knee/health/quiet"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
 )
@@ -19,30 +18,23 @@ import (
 // completions at 60% of the offer; over the shifted window they match it.
 // TTFT is the same at every level, so there is no curvature knee either.
 func TestLongRequestsInShortWindowsAreNotSaturation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a 10-second sweep")
-	}
+	t.Parallel()
+	inBubble(t, testLongRequestsInShortWindowsAreNotSaturation)
+}
+
+func testLongRequestsInShortWindowsAreNotSaturation(t *testing.T) {
 	srv := &fakeserver.Stream{TTFT: 40 * time.Millisecond, ITL: 20 * time.Millisecond, Tokens: 49}
 	url := fakeserver.Start(t, srv)
 	sw := &results.Sweep{Axis: "rate", Workload: "requests",
 		SLO: results.SLO{Bounds: []results.Bound{{Metric: "ttft_sched", Percentile: 95, Ms: 300}}, MaxErrorRate: 0.02}}
 	live := &Live{Client: newTestClient(t, url, 5*time.Second, 256)}
-	quiet.Retry(t, 2, func(int) quiet.Try {
-		sw.Levels = nil
-		Sweep(context.Background(), live, SweepOptions{
-			Loads: []float64{8, 16, 32},
-			Sweep: sw,
-			Level: func(i int, load float64) (*Level, error) {
-				return &Level{Index: i, Load: load, Work: Requests{Source: workload.FixedPrompt{Text: "hi", MaxTokens: 49},
-					Load: driver.Load{Rate: load, Burstiness: 1, Duration: 1500 * time.Millisecond, Warmup: 0, Seed: 7}}}, nil
-			},
-		})
-		for _, l := range sw.Levels {
-			if l.Run != nil && !quiet.Judgeable(l.Run.Health.Verdict) {
-				return quiet.Try{Verdict: l.Run.Health.Verdict, Reasons: l.Run.Health.Reasons}
-			}
-		}
-		return quiet.Try{}
+	Sweep(context.Background(), live, SweepOptions{
+		Loads: []float64{8, 16, 32},
+		Sweep: sw,
+		Level: func(i int, load float64) (*Level, error) {
+			return &Level{Index: i, Load: load, Work: Requests{Source: workload.FixedPrompt{Text: "hi", MaxTokens: 49},
+				Load: driver.Load{Rate: load, Burstiness: 1, Duration: 1500 * time.Millisecond, Warmup: 0, Seed: 7}}}, nil
+		},
 	})
 	for _, l := range sw.Levels {
 		a := l.Run.Arrivals

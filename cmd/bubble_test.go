@@ -3,37 +3,24 @@ package cmd
 import (
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 
 	"github.com/kneebench/knee/simulator/simtest"
 )
 
-// bubbles maps a test running in a synctest bubble (inBubble) to the
-// bubble's in-memory network. startSim* serve on it and execute* dial
-// through it, so a test moves into a bubble by wrapping its body and
-// nothing else: its loads then take the CPU they cost and no wall time,
-// and their timing is exact (client, server and simulated views agree to
-// the microsecond), whatever else the host is doing.
-var bubbles sync.Map
-
-// inBubble runs f in a synctest bubble whose simulators and commands meet
-// on an in-memory network (simtest.Run).
+// inBubble runs f in a synctest bubble (simtest.Run). startSim* and
+// serveHTTP serve on its in-memory network and execute* dial through it,
+// so a test moves into a bubble by wrapping its body and nothing else: its
+// loads then take the CPU they cost and no wall time, and their timing is
+// exact (client, server and simulated views agree to the microsecond),
+// whatever else the host is doing.
 func inBubble(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	simtest.Run(t, func(t *testing.T, n *simtest.Net) {
-		bubbles.Store(t, n)
-		t.Cleanup(func() { bubbles.Delete(t) })
-		f(t)
-	})
+	simtest.Run(t, func(t *testing.T, _ *simtest.Net) { f(t) })
 }
 
 // netOf is the in-memory network of t's bubble, or nil outside one.
-func netOf(t testing.TB) *simtest.Net {
-	n, _ := bubbles.Load(t)
-	net, _ := n.(*simtest.Net)
-	return net
-}
+func netOf(t testing.TB) *simtest.Net { return simtest.Of(t) }
 
 // serveHTTP serves h until the test ends, on its bubble's network when it
 // runs in one (else on 127.0.0.1), and returns the root URL.

@@ -28,10 +28,6 @@ import (
 // the other tests, its workloads side by side.
 func TestShardsMergeToOneProcess(t *testing.T) {
 	t.Parallel()
-	inBubble(t, testShardsMergeToOneProcess)
-}
-
-func testShardsMergeToOneProcess(t *testing.T) {
 	bin := kneeBinary(t)
 	url := startSim(t, "", "")
 	for _, w := range []struct {

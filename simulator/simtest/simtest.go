@@ -14,6 +14,8 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"testing"
@@ -58,17 +60,31 @@ func (l listener) Accept() (net.Conn, error) {
 	return conn{c}, nil
 }
 
-// conn is one end of an in-memory connection whose write after the other
-// end closed fails as a socket's does (a broken pipe), which servers take
-// for a client that went away rather than report.
+// conn is one end of an in-memory connection that fails as a socket does:
+// servers take a broken pipe for a client that went away, and clients
+// class a passed deadline as a timeout.
 type conn struct{ net.Conn }
 
 func (c conn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
-	if errors.Is(err, fasthttputil.ErrConnectionClosed) {
-		err = &net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE}
+	return n, tcpError("write", err)
+}
+
+func (c conn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	return n, tcpError("read", err)
+}
+
+// tcpError is err as a TCP socket would say it: a write to a closed peer
+// is a broken pipe, a deadline passed is os.ErrDeadlineExceeded.
+func tcpError(op string, err error) error {
+	switch {
+	case errors.Is(err, fasthttputil.ErrConnectionClosed):
+		return &net.OpError{Op: op, Net: "tcp", Err: syscall.EPIPE}
+	case errors.Is(err, fasthttputil.ErrTimeout):
+		return &net.OpError{Op: op, Net: "tcp", Err: os.ErrDeadlineExceeded}
 	}
-	return n, err
+	return err
 }
 
 // Dial connects to addr, a host a listener of the network opened (a URL's
@@ -152,19 +168,47 @@ func (n *Net) Sim(t testing.TB, models, responses string, opt func(*simulator.Op
 	return n.Serve(t, o)
 }
 
-// Run runs f in a synctest bubble with a network of its own. Servers f
-// serves stop when it returns; the bubble then waits, on its own clock,
-// for their idle connections and workers to go.
+// Run runs f in a synctest bubble with a network of its own, which Of
+// finds from the bubble's test. Servers f serves stop when it returns; the
+// bubble then waits, on its own clock, for their idle connections and
+// workers to go.
 func Run(t *testing.T, f func(t *testing.T, n *Net)) {
 	t.Helper()
 	prime.Do(primeFasthttp)
+	// A goroutine waiting on what a bubble's clock cannot see (a socket,
+	// a system call, a CPU profile's writer) stops its clock for good:
+	// say so with every goroutine's stack, long before go test's own
+	// timeout would.
+	watchdog := time.AfterFunc(Watchdog, func() {
+		debug.SetTraceback("all")
+		panic(fmt.Sprintf("simtest: %s's bubble ran %s of real time: one of its goroutines waits on something its clock cannot see (a socket, a system call, a CPU profile); see the stacks marked \"synctest bubble\" that are not durable", t.Name(), Watchdog))
+	})
+	defer watchdog.Stop()
 	synctest.Test(t, func(t *testing.T) {
 		// Registered first, so it runs last: once every server the test
 		// started has shut down, a fake minute lets fasthttp's idle
 		// connections, cleaners and workers end, as the bubble requires.
 		t.Cleanup(func() { time.Sleep(time.Minute) })
-		f(t, &Net{})
+		n := &Net{}
+		bubbles.Store(t, n)
+		t.Cleanup(func() { bubbles.Delete(t) })
+		f(t, n)
 	})
+}
+
+// Watchdog is the real time a bubble may take before Run gives up on it.
+var Watchdog = 3 * time.Minute
+
+// bubbles maps the test of each running bubble to its network.
+var bubbles sync.Map
+
+// Of is the network of t's bubble (Run), or nil when t runs outside one:
+// test helpers serve and dial through it when it is there, so a test
+// moves into a bubble by wrapping its body and nothing else.
+func Of(t testing.TB) *Net {
+	n, _ := bubbles.Load(t)
+	net, _ := n.(*Net)
+	return net
 }
 
 var prime sync.Once

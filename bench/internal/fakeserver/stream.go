@@ -13,7 +13,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
 	"time"
+
+	"github.com/kneebench/knee/simulator/simtest"
 )
 
 // Stream is an in-test OpenAI-style server with a known schedule: the
@@ -53,9 +56,13 @@ func (s *Stream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.Flush()
 }
 
-// Start serves h on 127.0.0.1 and returns its base URL.
+// Start serves h on 127.0.0.1, or on the network of the test's synctest
+// bubble when it runs in one (simtest.Run), and returns its base URL.
 func Start(t *testing.T, h http.Handler) string {
 	t.Helper()
+	if n := simtest.Of(t); n != nil {
+		return n.ServeHTTP(t, h) + "/v1"
+	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/v1"
