@@ -248,11 +248,11 @@ func TestMultiTokenChunks(t *testing.T) {
 }
 
 // liveRetry runs a live level, measuring again when knee judged its
-// client starved, and skips the test when every try was (quiet.Retry).
+// client starved, and skips the test when every try was (quiet.Live).
 func liveRetry(t *testing.T, run func() (*results.Run, error)) *results.Run {
 	t.Helper()
 	var res *results.Run
-	quiet.Retry(t, 2, func(int) quiet.Try {
+	quiet.Live(t, 2, func(int) quiet.Try {
 		var err error
 		if res, err = run(); err != nil {
 			t.Fatal(err)

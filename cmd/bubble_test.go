@@ -1,10 +1,13 @@
 package cmd
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
+	"github.com/kneebench/knee/simulator"
 	"github.com/kneebench/knee/simulator/simtest"
 )
 
@@ -32,4 +35,34 @@ func serveHTTP(t *testing.T, h http.Handler) string {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// simServer serves a simulator with o until the test ends, on t's bubble's
+// network (which t must run in), and returns it with its API root.
+func simServer(t *testing.T, o simulator.Options) (*simulator.Server, string) {
+	t.Helper()
+	s, err := simulator.NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := netOf(t).Serve(t, s.Serve, func() { _ = s.Shutdown(time.Second) })
+	return s, root + "/v1"
+}
+
+// simIn serves the simulator with a models and a responses file on t's
+// bubble's network, options set by opt, and returns its API root.
+func simIn(t *testing.T, models, responses string, opt func(*simulator.Options)) string {
+	t.Helper()
+	mf, err := simulator.LoadModels(context.Background(), models)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := simulator.LoadResponses(context.Background(), responses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := simulator.Options{Models: mf, Responder: r}
+	opt(&o)
+	_, url := simServer(t, o)
+	return url
 }

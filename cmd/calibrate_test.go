@@ -161,7 +161,7 @@ func TestCalibrateStopsAtASignal(t *testing.T) {
 	var code int
 	var out, errOut string
 	var stopped time.Duration
-	quiet.Retry(t, 2, func(int) quiet.Try {
+	quiet.Live(t, 2, func(int) quiet.Try {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var signalled time.Time

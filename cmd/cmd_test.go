@@ -82,11 +82,11 @@ func startSimWith(t *testing.T, models, apiKey, responses string) string {
 // startSimOptions is startSimWith with the server's options set by opt.
 func startSimOptions(t *testing.T, models, responses string, opt func(*simulator.Options)) string {
 	t.Helper()
-	if n := netOf(t); n != nil {
-		return n.Sim(t, models, responses, opt)
-	}
 	if models == "" {
 		models = "builtin:models"
+	}
+	if netOf(t) != nil {
+		return simIn(t, models, responses, opt)
 	}
 	mf, err := simulator.LoadModels(context.Background(), models)
 	if err != nil {

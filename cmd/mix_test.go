@@ -290,10 +290,6 @@ func TestMixKneesPredicted(t *testing.T) {
 // FCFS.
 func TestPriorityWhoWaits(t *testing.T) {
 	t.Parallel()
-	inBubble(t, testPriorityWhoWaits)
-}
-
-func testPriorityWhoWaits(t *testing.T) {
 	dir := t.TempDir()
 	models := func(policy string) string {
 		return writeFile(t, dir, policy+".yml", "models:\n  - name: base\n    preset: h100-80gb/llama-3.1-8b\n    scheduling_policy: "+policy+"\n")
@@ -323,14 +319,16 @@ func testPriorityWhoWaits(t *testing.T) {
 		r := sw.Levels[0].Run
 		return got{r.Classes["chat"].Stats.TTFTSched.P95, r.Throughput.OutputTokensPerS}
 	}
+	prios := map[int]got{}
 	for _, batch := range []int{14, 20} {
 		fcfs, prio := predict("fcfs", batch), predict("priority", batch)
+		prios[batch] = prio
 		t.Logf("batch %d/s: chat TTFT sched p95 %.0f ms FCFS, %.0f ms priority; output %.0f vs %.0f tok/s", batch, fcfs.chatP95, prio.chatP95, fcfs.outputPerS, prio.outputPerS)
 		if prio.chatP95 > 1000 || fcfs.chatP95 < 10*prio.chatP95 || math.Abs(prio.outputPerS-fcfs.outputPerS) > 0.05*fcfs.outputPerS {
 			t.Errorf("batch %d/s: chat p95 %.0f ms FCFS, %.0f priority; output %.0f vs %.0f tok/s", batch, fcfs.chatP95, prio.chatP95, fcfs.outputPerS, prio.outputPerS)
 		}
 	}
-	low, high := predict("priority", 14), predict("priority", 20)
+	low, high := prios[14], prios[20]
 	if math.Abs(high.chatP95-low.chatP95) > 0.1*low.chatP95 {
 		t.Errorf("under priority chat's p95 moved from %.0f to %.0f ms as batch rose from 14 to 20/s; want flat", low.chatP95, high.chatP95)
 	}
@@ -495,10 +493,6 @@ func testMixVary(t *testing.T) {
 // swaps after the first load.
 func TestAdapterAffinity(t *testing.T) {
 	t.Parallel()
-	inBubble(t, testAdapterAffinity)
-}
-
-func testAdapterAffinity(t *testing.T) {
 	dir := t.TempDir()
 	models := writeFile(t, dir, "lora.yml", "models:\n  - name: base\n    preset: h100-80gb/llama-3.1-8b\n    lora: {adapters: [a-lora, b-lora], max_loras: 1, max_cpu_loras: 1}\n")
 	mix := writeFile(t, dir, "ab.yaml", "classes:\n  - name: a\n    share: 0.7\n    input_tokens: 64\n    max_tokens: 8\n    model: a-lora\n  - name: b\n    share: 0.3\n    input_tokens: 64\n    max_tokens: 8\n    model: b-lora\n")

@@ -161,7 +161,7 @@ func TestPlanReplicasHoldLive(t *testing.T) {
 	live := func(t *testing.T, replicas int) *results.Run {
 		urls := make([]string, replicas)
 		for i := range urls {
-			urls[i] = netOf(t).Serve(t, simulator.Options{Models: models, Responder: responder})
+			_, urls[i] = simServer(t, simulator.Options{Models: models, Responder: responder})
 		}
 		start := time.Now().Add(10 * time.Second).Format(time.RFC3339Nano)
 		files := make([]string, replicas)

@@ -220,7 +220,7 @@ func TestPredictStopsAtASignal(t *testing.T) {
 	var code int
 	var stopped time.Duration
 	var out, errOut bytes.Buffer
-	quiet.Retry(t, 2, func(int) quiet.Try {
+	quiet.Live(t, 2, func(int) quiet.Try {
 		// The signal comes once the first level (1,200 requests: 0.3 s
 		// alone here, 2.3 s under the race detector) is done, as long again
 		// as this machine took to predict it alone, and long before the

@@ -7,7 +7,7 @@ import (
 	"github.com/kneebench/knee/results"
 )
 
-// runTry is what a live run's client said of itself, for quiet.Retry.
+// runTry is what a live run's client said of itself, for quiet.Live.
 func runTry(r *results.Run) quiet.Try {
 	if r == nil {
 		return quiet.Try{Verdict: results.VerdictHealthy}
@@ -28,7 +28,7 @@ func simTry(r *results.Run) quiet.Try {
 }
 
 // sweepTry is the worst of a sweep's levels' client health, naming the
-// level, for quiet.Retry.
+// level, for quiet.Live.
 func sweepTry(s *results.Sweep) quiet.Try {
 	for _, l := range s.Levels {
 		if l.Run != nil && !quiet.Judgeable(l.Run.Health.Verdict) {

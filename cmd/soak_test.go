@@ -34,7 +34,7 @@ func testSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ := simulator.LoadResponses(context.Background(), "builtin:bench-responses")
-	srv, base := netOf(t).Server(t, simulator.Options{Models: mf, Responder: r})
+	srv, base := simServer(t, simulator.Options{Models: mf, Responder: r})
 
 	// 200 raw clients, each streaming and hanging up at a random point.
 	var hungUp, rawDone atomic.Int64

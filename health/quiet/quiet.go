@@ -1,11 +1,12 @@
-// Package quiet lets a test that judges live timing ask knee's own
-// verdict on the host it runs on, so that a machine too busy to time
-// anything skips the test, naming the figures, instead of failing it. A
-// test measures, reads the client's health verdict of what it measured
-// (results.Health, the same verdict a sweep uses to leave a starved level
-// out of its knees), measures again when the host starved it, and skips
-// only when every try was starved: what it asserts when it runs is never
-// weakened.
+// Package quiet is how a test reaches knee's live path — real sockets,
+// real processes, the wall clock — rather than a synctest bubble's
+// (simulator/simtest), and the one way it does: Live. A test that judges
+// live timing asks knee's own verdict on the host it ran on (the
+// client's results.Health, the same verdict a sweep uses to leave a
+// starved level out of its knees), measures again when the host starved
+// it, and skips, naming the figures, only when every try was starved:
+// what it asserts when it runs is never weakened. TestEveryLiveTestIsHeld
+// lists the tests that reach the live path and holds each to Live.
 package quiet
 
 import (
@@ -24,22 +25,36 @@ func Judgeable(verdict string) bool {
 	return verdict == health.Healthy || verdict == health.Noisy || verdict == "virtual" || verdict == ""
 }
 
-// Try is what one measurement's client said of itself.
+// Try is what one measurement's client said of itself. The zero Try is
+// judgeable: a try that judges no timing (bytes on the wire, counts)
+// returns it.
 type Try struct {
 	Verdict string
 	Reasons []string
 }
 
-// Retry runs measure up to tries times, until the client health it
+// TryBudget is the wall time a judgeable try of a live test may take. Live
+// tests test the live path with a few seconds of load (three at most);
+// rules belong on a virtual clock. A try the host starved is not held to
+// it.
+var TryBudget = 15 * time.Second
+
+// Live runs measure up to tries times, until the client health a try
 // reports lets the test judge its timing, and returns which try that was.
 // When every try was starved (or the client limited) it skips t with the
-// verdicts and their figures.
-func Retry(t testing.TB, tries int, measure func(try int) Try) int {
+// verdicts and their figures. A judgeable try that took longer than
+// TryBudget fails t: it is no longer a test of the live path.
+func Live(t testing.TB, tries int, measure func(try int) Try) int {
 	t.Helper()
 	var said []string
 	for i := range tries {
+		start := time.Now()
 		got := measure(i)
 		if Judgeable(got.Verdict) {
+			if took := time.Since(start); took > TryBudget {
+				t.Errorf("a try of this live test took %s of wall time (budget %s): test the live path with seconds of load, and rules on a virtual clock (simtest.Run)",
+					took.Round(time.Millisecond), TryBudget)
+			}
 			return i
 		}
 		said = append(said, fmt.Sprintf("try %d: %s (%s)", i+1, got.Verdict, strings.Join(got.Reasons, "; ")))
@@ -50,6 +65,13 @@ func Retry(t testing.TB, tries int, measure func(try int) Try) int {
 	return -1
 }
 
+// Wire is Live for a test that judges no timing — bytes on a real socket,
+// a process's exit, counts — so one try, never skipped.
+func Wire(t testing.TB, f func()) {
+	t.Helper()
+	Live(t, 1, func(int) Try { f(); return Try{} })
+}
+
 // Host watches the machine for d with knee's health monitor and returns
 // its verdict of a client that did nothing but wait on timers.
 func Host(d time.Duration) Try {
@@ -57,17 +79,6 @@ func Host(d time.Duration) Try {
 	time.Sleep(d)
 	v, reasons := health.Verdict(m.Stop(), health.Sends{})
 	return Try{Verdict: v, Reasons: reasons}
-}
-
-// Need skips t, naming the figures, when a second's watch of the machine
-// finds its timers too late to judge live timing on, before a test spends
-// a minute measuring what it could not judge.
-func Need(t testing.TB) {
-	t.Helper()
-	if h := Host(time.Second); !Judgeable(h.Verdict) {
-		t.Skipf("not a quiet host: knee's health monitor, idle for a second, judged it %s (%s); the test judges live timing",
-			h.Verdict, strings.Join(h.Reasons, "; "))
-	}
 }
 
 // OthersBusy is the share of the machine other processes must take

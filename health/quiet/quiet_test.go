@@ -9,7 +9,7 @@ import (
 // TestRetry: the first try a verdict lets the test judge is the one kept;
 // only when every try was starved is the test skipped, and then with the
 // verdicts and their reasons.
-func TestRetry(t *testing.T) {
+func TestLive(t *testing.T) {
 	starved := Try{Verdict: health.HostStarved, Reasons: []string{"timers 40 ms late"}}
 	cases := []struct {
 		name     string
@@ -27,7 +27,7 @@ func TestRetry(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			calls, got := 0, -2
 			ran := t.Run("inner", func(t *testing.T) {
-				got = Retry(t, len(c.verdicts), func(i int) Try { calls++; return c.verdicts[i] })
+				got = Live(t, len(c.verdicts), func(i int) Try { calls++; return c.verdicts[i] })
 			})
 			switch {
 			case c.want >= 0 && (got != c.want || calls != c.want+1 || !ran):

@@ -115,6 +115,11 @@ func hangUp(t *testing.T, ts *testServer, body string) {
 // TestValidationNamesTheParam: wrong types and out-of-range values are
 // 400s that name the parameter, as OpenAI and vLLM answer them.
 func TestValidationNamesTheParam(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testValidationNamesTheParam)
+}
+
+func testValidationNamesTheParam(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	base := `{"model":"instant","messages":[{"role":"user","content":"hi"}]`
 	for _, tc := range []struct{ extra, param string }{
@@ -150,6 +155,11 @@ func TestValidationNamesTheParam(t *testing.T) {
 // TestFaultHeader: an unknown kind is a 400 listing the kinds; the numeric
 // forms the README uses work.
 func TestFaultHeader(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testFaultHeader)
+}
+
+func testFaultHeader(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	status, body := post(t, ts.URL+"/v1/chat/completions", chatBody("instant", false), "X-Knee-Fault", "explode")
 	if status != 400 || !strings.Contains(string(body), "error_429") || !strings.Contains(string(body), "stall") {
@@ -171,10 +181,15 @@ func TestFaultHeader(t *testing.T) {
 // cache configuration as vLLM publishes it, and the summary reset behind
 // the key.
 func TestRoutesAsVLLM(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testRoutesAsVLLM)
+}
+
+func testRoutesAsVLLM(t *testing.T) {
 	ts := startSim(t, testModels, "", "key")
 	auth := func(req *http.Request) *http.Response {
 		req.Header.Set("Authorization", "Bearer key")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client(t).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +204,7 @@ func TestRoutesAsVLLM(t *testing.T) {
 	}
 	req, _ := http.NewRequest("GET", ts.URL+"/v1/models/sched", nil)
 	req.Header.Set("Authorization", "Bearer key")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client(t).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +283,7 @@ func TestShutdownEndsStreamsWithAnError(t *testing.T) {
 	go s.Serve(ln)
 	body := `{"model":"fixed","messages":[{"role":"user","content":"Tell me a long story."}],"max_tokens":2000,"ignore_eos":true,"stream":true}`
 	req, _ := http.NewRequestWithContext(context.Background(), "POST", "http://"+ln.Addr().String()+"/v1/chat/completions", strings.NewReader(body))
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client(t).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,11 @@ func (l *writeLog) send(f []byte) error {
 // unless the engine says what follows is already due, and that grouping
 // never changes the bytes sent.
 func TestStreamWritesFollowMore(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testStreamWritesFollowMore)
+}
+
+func testStreamWritesFollowMore(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	m := ts.models["instant"]
 	orig := m.engine
@@ -88,6 +93,11 @@ func TestStreamWritesFollowMore(t *testing.T) {
 // engine released early for grouping: everything before the stall is on
 // the wire before the stall begins.
 func TestStallFlushesHeldTokens(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testStallFlushesHeldTokens)
+}
+
+func testStallFlushesHeldTokens(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	m := ts.models["instant"]
 	orig := m.engine

@@ -80,7 +80,7 @@ func TestFleetReplicasAreIndependent(t *testing.T) {
 	req, _ := http.NewRequestWithContext(reqCtx, http.MethodPost, urls[0]+"/v1/completions", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	go func() {
-		if resp, err := http.DefaultClient.Do(req); err == nil {
+		if resp, err := client(t).Do(req); err == nil {
 			defer resp.Body.Close()
 			buf := make([]byte, 4096)
 			for {

@@ -13,6 +13,11 @@ import (
 // object, and the stream ends with [DONE]; bad bodies are 400s naming the
 // field.
 func TestGenerateEndpoint(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testGenerateEndpoint)
+}
+
+func testGenerateEndpoint(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	status, b := post(t, ts.URL+"/generate", `{"text":"hello there","sampling_params":{"max_new_tokens":4,"ignore_eos":true},"stream":true}`)
 	if status != 200 {

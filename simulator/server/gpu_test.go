@@ -36,6 +36,11 @@ func TestPowerMeter(t *testing.T) {
 // exporter's names, idle at the preset's idle draw; a model without power
 // figures has none, and the route says what to give.
 func TestGPUMetricsEndpoint(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testGPUMetricsEndpoint)
+}
+
+func testGPUMetricsEndpoint(t *testing.T) {
 	ts := startSim(t, "models:\n  - name: m\n    preset: h100-80gbx2/llama-3.1-8b\n", "", "")
 	code, b := get(t, ts.URL+"/gpu/metrics")
 	text := string(b)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/simulator/sched"
+	"github.com/kneebench/knee/simulator/simtest"
 )
 
 // testModels has one model per engine; the fixed_rate timing is chosen to
@@ -59,6 +60,9 @@ func startSim(t testing.TB, models, responses string, apiKey string) *testServer
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n := simtest.Of(t); n != nil {
+		return &testServer{Server: s, URL: n.Serve(t, s.Serve, func() { _ = s.Shutdown(2 * time.Second) })}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +70,23 @@ func startSim(t testing.TB, models, responses string, apiKey string) *testServer
 	go s.Serve(ln)
 	t.Cleanup(func() { _ = s.Shutdown(2 * time.Second) })
 	return &testServer{Server: s, URL: "http://" + ln.Addr().String()}
+}
+
+// inBubble runs f in a synctest bubble (simtest.Run): startSim serves on
+// its in-memory network and post and get reach it there, so a server's
+// seconds take no wall time and its timing is exact.
+func inBubble(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	simtest.Run(t, func(t *testing.T, _ *simtest.Net) { f(t) })
+}
+
+// client is how a test reaches its servers: over its bubble's network
+// when it runs in one.
+func client(t testing.TB) *http.Client {
+	if n := simtest.Of(t); n != nil {
+		return n.Client()
+	}
+	return http.DefaultClient
 }
 
 // post sends a JSON body and returns status and body.
@@ -78,7 +99,7 @@ func post(t testing.TB, url, body string, headers ...string) (int, []byte) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	resp, err := client(t).Do(req.WithContext(ctx))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +110,7 @@ func post(t testing.TB, url, body string, headers ...string) (int, []byte) {
 
 func get(t testing.TB, url string) (int, []byte) {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := client(t).Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}

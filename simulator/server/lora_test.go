@@ -30,6 +30,11 @@ models:
 // come first served (vLLM's message) and taken by one that schedules by
 // priority; vllm:lora_requests_info publishes the slots.
 func TestLoRAAndPriorityAsVLLM(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testLoRAAndPriorityAsVLLM)
+}
+
+func testLoRAAndPriorityAsVLLM(t *testing.T) {
 	ts := startSim(t, loraModels, "", "")
 	_, b := get(t, ts.URL+"/v1/models")
 	var list struct {

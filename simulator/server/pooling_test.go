@@ -25,6 +25,11 @@ models:
 // generative model refuses embeddings, as vLLM's routes do; bad input
 // is a 400 naming the field.
 func TestEmbeddingsAsVLLM(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testEmbeddingsAsVLLM)
+}
+
+func testEmbeddingsAsVLLM(t *testing.T) {
 	ts := startSim(t, poolingModels, "", "")
 	code, b := post(t, ts.URL+"/v1/embeddings", `{"model":"embedder","input":["the sea is calm","tell me about the sea tonight","the sea is calm"]}`)
 	if code != 200 {
@@ -84,6 +89,11 @@ func TestEmbeddingsAsVLLM(t *testing.T) {
 // with its index, its document and a score the same pair always gets;
 // usage counts the pairs' tokens; bad input is a 400 naming the field.
 func TestRerankAsVLLM(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testRerankAsVLLM)
+}
+
+func testRerankAsVLLM(t *testing.T) {
 	ts := startSim(t, poolingModels, "", "")
 	body := `{"model":"embedder","query":"where is the sea","documents":["the sea is west","mountains rise east",{"text":"x"}],"top_n":2}`
 	code, _ := post(t, ts.URL+"/v1/rerank", body)
@@ -134,6 +144,11 @@ func TestRerankAsVLLM(t *testing.T) {
 // text_2 in order, the same for the same pair; text_1 of as many texts
 // pairs them one to one; mismatched lists are a 400 naming text_1.
 func TestScoreAsVLLM(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testScoreAsVLLM)
+}
+
+func testScoreAsVLLM(t *testing.T) {
 	ts := startSim(t, poolingModels, "", "")
 	var got struct {
 		Data []struct {

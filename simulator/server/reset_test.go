@@ -15,6 +15,11 @@ import (
 // find nothing cached, and a reset while a request streams is refused
 // with 409 naming the model.
 func TestResetPrefixCacheOverHTTP(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testResetPrefixCacheOverHTTP)
+}
+
+func testResetPrefixCacheOverHTTP(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	system := strings.Repeat("You are a patient assistant. ", 60)
 	body := fmt.Sprintf(`{"model":"sched","max_tokens":4,"messages":[{"role":"system","content":%q},{"role":"user","content":"hello"}]}`, system)
@@ -51,7 +56,7 @@ func TestResetPrefixCacheOverHTTP(t *testing.T) {
 	stream := fmt.Sprintf(`{"model":"sched","max_tokens":4000,"stream":true,"ignore_eos":true,"messages":[{"role":"user","content":%q}]}`, system)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/v1/chat/completions", strings.NewReader(stream))
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client(t).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

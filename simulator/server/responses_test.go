@@ -71,6 +71,11 @@ func detail(u map[string]any, obj, key string) float64 {
 // response.completed carrying usage (response.incomplete when the budget
 // ran out), never [DONE].
 func TestResponsesStreamAsVLLM(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testResponsesStreamAsVLLM)
+}
+
+func testResponsesStreamAsVLLM(t *testing.T) {
 	ts := startSim(t, reasoningModels, "", "")
 	for _, c := range []struct {
 		body              string
@@ -112,6 +117,11 @@ func TestResponsesStreamAsVLLM(t *testing.T) {
 // the prompt counts the whole conversation, as vLLM's does; a response
 // not stored (store false) or unknown is a 404 naming the field.
 func TestResponsesContinue(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testResponsesContinue)
+}
+
+func testResponsesContinue(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	turn := func(extra string) (int, map[string]any, string) {
 		code, body := post(t, ts.URL+"/v1/responses", `{"model":"instant","input":"Tell me about the sea.","max_output_tokens":8,"stream":true`+extra+`}`)
@@ -146,6 +156,11 @@ func TestResponsesContinue(t *testing.T) {
 // TestResponsesBadInput: every malformed Responses request is a 400
 // naming its field.
 func TestResponsesBadInput(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testResponsesBadInput)
+}
+
+func testResponsesBadInput(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	for body, param := range map[string]string{
 		`{"model":"instant"}`:                                                                               "input",

@@ -13,6 +13,11 @@ import (
 // TestDisconnectFreesBlocks: clients that hang up mid-stream free their KV
 // blocks; once they are gone, KV-cache usage is back to zero.
 func TestDisconnectFreesBlocks(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testDisconnectFreesBlocks)
+}
+
+func testDisconnectFreesBlocks(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
@@ -23,7 +28,7 @@ func TestDisconnectFreesBlocks(t *testing.T) {
 			defer cancel()
 			body := fmt.Sprintf(`{"model":"sched","max_tokens":5000,"ignore_eos":true,"stream":true,"messages":[{"role":"user","content":"client %d %s"}]}`, i, strings.Repeat("x ", 300))
 			req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/chat/completions", strings.NewReader(body))
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := client(t).Do(req)
 			if err == nil {
 				buf := make([]byte, 4096)
 				for {
@@ -54,6 +59,11 @@ func TestDisconnectFreesBlocks(t *testing.T) {
 // TestSchedulerPrefixHitOverHTTP: the second turn of a conversation
 // reports the first turn's prompt as cached tokens.
 func TestSchedulerPrefixHitOverHTTP(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testSchedulerPrefixHitOverHTTP)
+}
+
+func testSchedulerPrefixHitOverHTTP(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	system := strings.Repeat("You are a patient assistant. ", 60)
 	turn1 := fmt.Sprintf(`{"model":"sched","max_tokens":8,"messages":[{"role":"system","content":%q},{"role":"user","content":"hello"}]}`, system)

@@ -23,8 +23,14 @@ import (
 // TestOpenAISDK drives the simulator with the official Go SDK, unchanged:
 // chat and completions, streamed and not.
 func TestOpenAISDK(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testOpenAISDK)
+}
+
+func testOpenAISDK(t *testing.T) {
 	ts := startSim(t, testModels, "", "secret")
-	client := openai.NewClient(option.WithBaseURL(ts.URL+"/v1"), option.WithAPIKey("secret"))
+	hc := client(t)
+	client := openai.NewClient(option.WithBaseURL(ts.URL+"/v1"), option.WithAPIKey("secret"), option.WithHTTPClient(hc))
 	ctx := context.Background()
 	for _, m := range []string{"fixed", "instant", "sched"} {
 		chat, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
@@ -81,7 +87,7 @@ func TestOpenAISDK(t *testing.T) {
 		}
 	}
 	// The SDK without the key gets a 401.
-	bad := openai.NewClient(option.WithBaseURL(ts.URL+"/v1"), option.WithAPIKey("wrong"), option.WithMaxRetries(0))
+	bad := openai.NewClient(option.WithBaseURL(ts.URL+"/v1"), option.WithAPIKey("wrong"), option.WithMaxRetries(0), option.WithHTTPClient(hc))
 	_, err := bad.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "fixed", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
 	var apiErr *openai.Error
 	if !errorsAs(err, &apiErr) || apiErr.StatusCode != 401 {
@@ -100,6 +106,11 @@ func errorsAs(err error, target **openai.Error) bool {
 // TestMetricsExposition parses /metrics with Prometheus's own parser and
 // checks vLLM's names, labels and buckets.
 func TestMetricsExposition(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testMetricsExposition)
+}
+
+func testMetricsExposition(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	for _, m := range []string{"fixed", "sched"} {
 		post(t, ts.URL+"/v1/chat/completions", `{"model":"`+m+`","messages":[{"role":"user","content":"hello"}],"stream":true}`)
@@ -180,6 +191,11 @@ func TestMetricsExposition(t *testing.T) {
 // TestDeterministicAnswers: the same request gives the same bytes across
 // restarts; a request seed changes the variant; max_tokens truncates.
 func TestDeterministicAnswers(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testDeterministicAnswers)
+}
+
+func testDeterministicAnswers(t *testing.T) {
 	ask := func(ts *testServer, body string) string {
 		_, b := post(t, ts.URL+"/v1/chat/completions", body)
 		var v struct {
@@ -225,6 +241,11 @@ func TestDeterministicAnswers(t *testing.T) {
 // formula exactly; observed values within the Go timer's ~1–2 ms overshoot
 // plus loopback delivery, so +6 ms on TTFT and ±3 ms on the ITL median.
 func TestFixedRateTiming(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testFixedRateTiming)
+}
+
+func testFixedRateTiming(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	body := `{"model":"fixed","max_tokens":20,"ignore_eos":true,"stream":true,"messages":[{"role":"user","content":"hello"}]}`
 	post(t, ts.URL+"/v1/chat/completions", body) // warm the connection
@@ -323,6 +344,11 @@ func TestErrors(t *testing.T) {
 }
 
 func TestSummaryReset(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testSummaryReset)
+}
+
+func testSummaryReset(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	post(t, ts.URL+"/v1/chat/completions", `{"model":"instant","messages":[{"role":"user","content":"hi"}]}`)
 	if s := summaryOf(t, ts, "instant"); s.Requests.Total != 1 {
@@ -337,6 +363,11 @@ func TestSummaryReset(t *testing.T) {
 // TestAdminFaults: faults set at run time through /admin/faults take
 // effect, are counted in /metrics and the summary, and need the API key.
 func TestAdminFaults(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testAdminFaults)
+}
+
+func testAdminFaults(t *testing.T) {
 	ts := startSim(t, testModels, "", "k")
 	auth := []string{"Authorization", "Bearer k"}
 	if status, _ := post(t, ts.URL+"/admin/faults?model=instant", `{"rules":[{"kind":"error_503","rate":1}]}`); status != 401 {

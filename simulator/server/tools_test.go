@@ -47,6 +47,11 @@ func chatEvents(t *testing.T, body []byte) []map[string]any {
 // counts the pieces as completion tokens. After a tool's result it
 // answers in words; with tool_choice none it never calls.
 func TestToolCallsStreamAsVLLM(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testToolCallsStreamAsVLLM)
+}
+
+func testToolCallsStreamAsVLLM(t *testing.T) {
 	ts := startSim(t, toolModels, "", "")
 	body := func(msgs, extra string) string {
 		return `{"model":"caller","messages":` + msgs + `,"stream":true,"stream_options":{"include_usage":true},"tools":` + weatherTool + extra + `}`
@@ -115,6 +120,11 @@ func TestToolCallsStreamAsVLLM(t *testing.T) {
 // function_call item's argument deltas after the thought, and takes the
 // call and its output back as input items.
 func TestToolCallsInResponses(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testToolCallsInResponses)
+}
+
+func testToolCallsInResponses(t *testing.T) {
 	ts := startSim(t, toolModels, "", "")
 	tools := `[{"type":"function","name":"get_weather","parameters":{"type":"object"}}]`
 	code, b := post(t, ts.URL+"/v1/responses", `{"model":"thinking-caller","input":"Weather?","stream":true,"tools":`+tools+`}`)
@@ -156,6 +166,11 @@ default:
 // a call (made when the request offers the function; the words after
 // its result, or when it is not offered).
 func TestScriptedThinkingAndCalls(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testScriptedThinkingAndCalls)
+}
+
+func testScriptedThinkingAndCalls(t *testing.T) {
 	ts := startSim(t, testModels, scriptedResponses, "")
 	ask := func(msgs, tools string) (reasoning, content, args string, finish string) {
 		body := `{"model":"instant","messages":` + msgs + `,"stream":true` + tools + `}`

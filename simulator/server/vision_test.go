@@ -39,6 +39,11 @@ func pngURL(t *testing.T, w, h int) string {
 // fixed 256 for a Gemma-3-like model; a text-only model refuses images
 // naming the part, and a URL that is no data URL is refused naming it.
 func TestImageTokensByRule(t *testing.T) {
+	t.Parallel()
+	inBubble(t, testImageTokensByRule)
+}
+
+func testImageTokensByRule(t *testing.T) {
 	ts := startSim(t, visionModels, "", "")
 	prompt := func(model, parts string) (int, []byte) {
 		body := fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":[{"type":"text","text":"what is this"}%s]}],"max_tokens":2}`, model, parts)

@@ -1,5 +1,6 @@
-// Package simtest runs knee's simulator, and the client that measures it,
-// inside a testing/synctest bubble over an in-memory network. Time in a
+// Package simtest runs servers, knee's simulator among them, and the
+// client that measures them inside a testing/synctest bubble over an
+// in-memory network. Time in a
 // bubble moves only when every goroutine in it waits, so a test of a
 // minute's load takes the CPU the load costs and no wall time, and what
 // it measures is exact: no scheduler, timer or neighbour on the host adds
@@ -22,7 +23,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/kneebench/knee/simulator"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 )
@@ -107,28 +107,23 @@ func (n *Net) Dial(addr string, _ time.Duration) (net.Conn, error) {
 	return conn{c}, nil
 }
 
-// Serve serves a simulator with o on a new host of the network until the
-// test ends, and returns its API root (http://hostN.test/v1).
-func (n *Net) Serve(t testing.TB, o simulator.Options) string {
+// Serve serves srv (a fasthttp or net/http server's Serve) on a new host
+// of the network until the test ends, closing it with stop, and returns
+// its root URL (http://hostN.test).
+func (n *Net) Serve(t testing.TB, serve func(net.Listener) error, stop func()) string {
 	t.Helper()
-	_, url := n.Server(t, o)
-	return url
+	ln, addr := n.Listen()
+	go serve(ln)
+	// Closing the listener as well ends a Serve that had not begun when
+	// stop looked for what to close.
+	t.Cleanup(func() { stop(); _ = ln.Close() })
+	return "http://" + addr
 }
 
-// Server is Serve that also returns the server, for a test that reads
-// its state.
-func (n *Net) Server(t testing.TB, o simulator.Options) (*simulator.Server, string) {
-	t.Helper()
-	s, err := simulator.NewServer(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, addr := n.Listen()
-	go s.Serve(ln)
-	// Closing the listener as well ends a Serve that had not begun when
-	// Shutdown looked for what to close.
-	t.Cleanup(func() { _ = s.Shutdown(time.Second); _ = ln.Close() })
-	return s, "http://" + addr + "/v1"
+// Client is an HTTP client of the network.
+func (n *Net) Client() *http.Client {
+	return &http.Client{Transport: &http.Transport{DisableKeepAlives: true,
+		DialContext: func(_ context.Context, _, addr string) (net.Conn, error) { return n.Dial(addr, time.Second) }}}
 }
 
 // ServeHTTP serves h on a new host of the network until the test ends,
@@ -140,32 +135,6 @@ func (n *Net) ServeHTTP(t testing.TB, h http.Handler) string {
 	go srv.Serve(ln)
 	t.Cleanup(func() { _ = srv.Close(); _ = ln.Close() })
 	return "http://" + addr
-}
-
-// Sim serves the simulator with a models and a responses file (built-in
-// names or paths; "" for builtin:models and builtin:bench-responses),
-// options set by opt when given.
-func (n *Net) Sim(t testing.TB, models, responses string, opt func(*simulator.Options)) string {
-	t.Helper()
-	if models == "" {
-		models = "builtin:models"
-	}
-	if responses == "" {
-		responses = "builtin:bench-responses"
-	}
-	mf, err := simulator.LoadModels(context.Background(), models)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := simulator.LoadResponses(context.Background(), responses)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := simulator.Options{Models: mf, Responder: r}
-	if opt != nil {
-		opt(&o)
-	}
-	return n.Serve(t, o)
 }
 
 // Run runs f in a synctest bubble with a network of its own, which Of
