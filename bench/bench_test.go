@@ -127,6 +127,10 @@ func testCoordinatedOmission(t *testing.T) {
 // TestFaultsAreClassified runs one short load per fault and checks that
 // each fault lands in its own class and the run still completes.
 func TestFaultsAreClassified(t *testing.T) {
+	quiet.Wire(t, func() { testFaultsAreClassified(t) })
+}
+
+func testFaultsAreClassified(t *testing.T) {
 	cases := []struct {
 		kind, class string
 	}{
@@ -228,6 +232,10 @@ func TestDiagnose(t *testing.T) {
 // TestMultiTokenChunks: a server that packs two tokens into each chunk gets
 // a warning, and output tokens come from usage, not from the chunk count.
 func TestMultiTokenChunks(t *testing.T) {
+	quiet.Wire(t, func() { testMultiTokenChunks(t) })
+}
+
+func testMultiTokenChunks(t *testing.T) {
 	url := fakeserver.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		for i := 0; i < 5; i++ {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/bench/internal/fakeserver"
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/bench/transport"
@@ -51,6 +53,10 @@ func TestSizedPromptsWithSpread(t *testing.T) {
 // still warming: 503) is retried as the run's requests are, so the run's
 // calibration does not end on it.
 func TestProbeRetries(t *testing.T) {
+	quiet.Wire(t, func() { testProbeRetries(t) })
+}
+
+func testProbeRetries(t *testing.T) {
 	var calls atomic.Int64
 	ok := &fakeserver.Stream{TTFT: time.Millisecond, ITL: time.Millisecond, Tokens: 2}
 	url := fakeserver.Start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/internal/fakeserver"
 	"github.com/kneebench/knee/bench/record"
@@ -38,6 +40,10 @@ func wantNoFailures(t *testing.T, name string, res *results.Run, ok int64) {
 // headers and closes the connection right after [DONE]. Reusing the dead
 // connection used to fail every other request as connection_reset.
 func TestServerClosesAfterEveryStream(t *testing.T) {
+	quiet.Wire(t, func() { testServerClosesAfterEveryStream(t) })
+}
+
+func testServerClosesAfterEveryStream(t *testing.T) {
 	s := &fakeserver.Raw{Serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
 		fakeserver.WriteSSE(w, 3, "Connection: keep-alive\r\nKeep-Alive: timeout=5, max=100\r\n")
 		return false
@@ -57,6 +63,10 @@ func TestServerClosesAfterEveryStream(t *testing.T) {
 // closes connections idle for 5 s, and the voice workload waits 5–7 s
 // between turns. Here the server closes after 1 s and the gaps are 1.5 s.
 func TestServerClosesIdleConnections(t *testing.T) {
+	quiet.Wire(t, func() { testServerClosesIdleConnections(t) })
+}
+
+func testServerClosesIdleConnections(t *testing.T) {
 	s := &fakeserver.Raw{IdleClose: time.Second, Serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
 		fakeserver.WriteSSE(w, 3, "")
 		return true
@@ -85,6 +95,10 @@ func TestServerClosesIdleConnections(t *testing.T) {
 // in which a keep-alive close crosses the next request). Each such request
 // goes out once more on a fresh connection and succeeds; none fails.
 func TestResendWhenReusedConnectionClosesUnanswered(t *testing.T) {
+	quiet.Wire(t, func() { testResendWhenReusedConnectionClosesUnanswered(t) })
+}
+
+func testResendWhenReusedConnectionClosesUnanswered(t *testing.T) {
 	s := &fakeserver.Raw{Serve: func(w *bufio.Writer, _ *http.Request, n int) bool {
 		if n > 1 {
 			return false
@@ -105,6 +119,10 @@ func TestResendWhenReusedConnectionClosesUnanswered(t *testing.T) {
 // connection without answering has failed the request; knee must not send
 // it again (that would double the load on a failing server).
 func TestFreshConnectionFailureIsNotResent(t *testing.T) {
+	quiet.Wire(t, func() { testFreshConnectionFailureIsNotResent(t) })
+}
+
+func testFreshConnectionFailureIsNotResent(t *testing.T) {
 	s := &fakeserver.Raw{Serve: func(*bufio.Writer, *http.Request, int) bool { return false }}
 	url := fakeserver.StartRaw(t, s)
 	c := newTestClient(t, url, 5*time.Second, 1)
@@ -120,6 +138,10 @@ func TestFreshConnectionFailureIsNotResent(t *testing.T) {
 // TestConnectionCloseAndHTTP10: servers that say Connection: close, and
 // HTTP/1.0 servers that end the body by closing, keep working.
 func TestConnectionCloseAndHTTP10(t *testing.T) {
+	quiet.Wire(t, func() { testConnectionCloseAndHTTP10(t) })
+}
+
+func testConnectionCloseAndHTTP10(t *testing.T) {
 	closing := &fakeserver.Raw{Serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
 		fakeserver.WriteSSE(w, 3, "Connection: close\r\n")
 		return false
@@ -168,6 +190,10 @@ func dripServer(period time.Duration, comments bool) *fakeserver.Raw {
 // pings are not content, so the request ends as an idle timeout after
 // --timeout rather than never.
 func TestCommentsDoNotResetTheTimeout(t *testing.T) {
+	quiet.Wire(t, func() { testCommentsDoNotResetTheTimeout(t) })
+}
+
+func testCommentsDoNotResetTheTimeout(t *testing.T) {
 	url := fakeserver.StartRaw(t, dripServer(50*time.Millisecond, true))
 	c := newTestClient(t, url, 400*time.Millisecond, 1)
 	start := time.Now()
@@ -183,6 +209,10 @@ func TestCommentsDoNotResetTheTimeout(t *testing.T) {
 // TestRequestTimeoutBoundsADrip: a token every 100 ms never trips the
 // 1 s gap timeout, so only the total deadline ends the request.
 func TestRequestTimeoutBoundsADrip(t *testing.T) {
+	quiet.Wire(t, func() { testRequestTimeoutBoundsADrip(t) })
+}
+
+func testRequestTimeoutBoundsADrip(t *testing.T) {
 	url := fakeserver.StartRaw(t, dripServer(100*time.Millisecond, false))
 	c, err := transport.NewClient(transport.Target{BaseURL: url, Model: "m", Timeout: time.Second, RequestTimeout: 600 * time.Millisecond}, 1)
 	if err != nil {
@@ -204,6 +234,10 @@ func TestRequestTimeoutBoundsADrip(t *testing.T) {
 // window and a 400 ms drain: the run ends in well under a second after the
 // window, the cut requests count as interrupted with the tokens they had.
 func TestDrainTimeoutCutsStragglers(t *testing.T) {
+	quiet.Wire(t, func() { testDrainTimeoutCutsStragglers(t) })
+}
+
+func testDrainTimeoutCutsStragglers(t *testing.T) {
 	url := fakeserver.StartRaw(t, dripServer(100*time.Millisecond, false))
 	c := newTestClient(t, url, 5*time.Second, 2)
 	start := time.Now()
@@ -278,6 +312,10 @@ func llamaServer() *fakeserver.Raw {
 // server passes on timings.cache_n, and its connections closing after
 // every stream break nothing.
 func TestValidateAgainstLlamaCpp(t *testing.T) {
+	quiet.Wire(t, func() { testValidateAgainstLlamaCpp(t) })
+}
+
+func testValidateAgainstLlamaCpp(t *testing.T) {
 	c := newTestClient(t, fakeserver.StartRaw(t, llamaServer()), 5*time.Second, 1)
 	v := workload.Voice{SystemPromptTokens: 100, UserTokens: 5, Turns: 3, OutputTokens: 4, Seed: 1}
 	got := CheckPrefixCache(context.Background(), c, v)
@@ -292,6 +330,10 @@ func TestValidateAgainstLlamaCpp(t *testing.T) {
 // TestLlamaCppTimingsInTheResult: the timings of every response are
 // summarised in the run's result, next to the client's own figures.
 func TestLlamaCppTimingsInTheResult(t *testing.T) {
+	quiet.Wire(t, func() { testLlamaCppTimingsInTheResult(t) })
+}
+
+func testLlamaCppTimingsInTheResult(t *testing.T) {
 	c := newTestClient(t, fakeserver.StartRaw(t, llamaServer()), 5*time.Second, 2)
 	res := runAgainst(t, c, driver.Load{Concurrency: 2, Requests: 10, Warmup: 0})
 	wantNoFailures(t, "llama.cpp", res, 10)
@@ -305,6 +347,10 @@ func TestLlamaCppTimingsInTheResult(t *testing.T) {
 // (its last read deadline long past) is still alive and is reused, not
 // mistaken for one the server closed.
 func TestIdleConnectionsAreReused(t *testing.T) {
+	quiet.Wire(t, func() { testIdleConnectionsAreReused(t) })
+}
+
+func testIdleConnectionsAreReused(t *testing.T) {
 	s := &fakeserver.Raw{Serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
 		fakeserver.WriteSSE(w, 2, "")
 		return true
@@ -339,6 +385,10 @@ func runLevel(ctx context.Context, c *transport.Client, src workload.Source, loa
 // every one cut and counted, the result marked interrupted and a warning
 // saying why, instead of growing until the client dies of memory.
 func TestHostFullStopsTheLevel(t *testing.T) {
+	quiet.Wire(t, func() { testHostFullStopsTheLevel(t) })
+}
+
+func testHostFullStopsTheLevel(t *testing.T) {
 	url := fakeserver.StartRaw(t, dripServer(200*time.Millisecond, true))
 	c := newTestClient(t, url, time.Minute, 100)
 	start := time.Now()

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/internal/fakeserver"
 	"github.com/kneebench/knee/bench/transport"
@@ -50,6 +52,10 @@ func (s *resetServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // keeps it for the next level, waits out a refusal while requests run,
 // sends the key, and names what to do when the server offers none.
 func TestCacheResetFindsTheEngine(t *testing.T) {
+	quiet.Wire(t, func() { testCacheResetFindsTheEngine(t) })
+}
+
+func testCacheResetFindsTheEngine(t *testing.T) {
 	for _, tc := range []struct {
 		name, serves string
 		busy         int
@@ -91,6 +97,10 @@ func TestCacheResetFindsTheEngine(t *testing.T) {
 // TestCacheResetGivesUp: a server that stays busy past the retry, or
 // answers with another error, is refused with its answer.
 func TestCacheResetGivesUp(t *testing.T) {
+	quiet.Wire(t, func() { testCacheResetGivesUp(t) })
+}
+
+func testCacheResetGivesUp(t *testing.T) {
 	srv := &resetServer{serves: "/reset_prefix_cache", busy: 1 << 20, busyStatus: http.StatusConflict}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -107,6 +117,10 @@ func TestCacheResetGivesUp(t *testing.T) {
 // completion, the start after the 2 warm-up requests and the stop after
 // all 7; the level's notes say both.
 func TestHooksAroundTheWindow(t *testing.T) {
+	quiet.Wire(t, func() { testHooksAroundTheWindow(t) })
+}
+
+func testHooksAroundTheWindow(t *testing.T) {
 	stream := &fakeserver.Stream{Tokens: 2}
 	var mu sync.Mutex
 	seen := map[string]int64{}

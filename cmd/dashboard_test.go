@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/report"
 )
 
@@ -74,6 +76,10 @@ func readEvents(ctx context.Context, url string) ([]sse, error) {
 func TestDashboardFollowsASweep(t *testing.T) {
 	slow(t)
 	t.Parallel()
+	quiet.Wire(t, func() { testDashboardFollowsASweep(t) })
+}
+
+func testDashboardFollowsASweep(t *testing.T) {
 	dir, url := t.TempDir(), startSim(t, "", "")
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	type result struct {
@@ -82,7 +88,7 @@ func TestDashboardFollowsASweep(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		code, out, errOut := execute(t, "sweep", "--base-url", url, "--model", "knee-sim", "--rates", "4,8", "--step-duration", "3s", "--input-tokens", "256", "--max-tokens", "32",
+		code, out, errOut := execute(t, "sweep", "--base-url", url, "--model", "knee-sim", "--rates", "4,8", "--step-duration", "1500ms", "--input-tokens", "256", "--max-tokens", "32",
 			"--out-dir", dir, "--label", "dash", "--dashboard", addr)
 		done <- result{code, out, errOut}
 	}()

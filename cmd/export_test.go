@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/report/otlpexport/otlptest"
 	"github.com/kneebench/knee/results"
 )
@@ -19,6 +21,10 @@ import (
 // level's figures.
 func TestSweepExportsWhileItRuns(t *testing.T) {
 	slow(t)
+	quiet.Wire(t, func() { testSweepExportsWhileItRuns(t) })
+}
+
+func testSweepExportsWhileItRuns(t *testing.T) {
 	url := startSim(t, "", "")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -29,7 +35,7 @@ func TestSweepExportsWhileItRuns(t *testing.T) {
 	done := make(chan int)
 	go func() {
 		code, _, _ := execute(t, "sweep", "--export", "prometheus="+addr, "--base-url", url, "--model", "knee-sim", "--rates", "4,8",
-			"--step-duration", "3s", "--input-tokens", "32", "--max-tokens", "8", "--no-server-metrics", "--out-dir", t.TempDir(), "--label", "exp")
+			"--step-duration", "1500ms", "--input-tokens", "32", "--max-tokens", "8", "--no-server-metrics", "--out-dir", t.TempDir(), "--label", "exp")
 		done <- code
 	}()
 	var inProgress, finished bool
@@ -66,6 +72,10 @@ func TestSweepExportsWhileItRuns(t *testing.T) {
 // receiver's is a usage error before anything is sent.
 func TestRunExportsOTLP(t *testing.T) {
 	slow(t)
+	quiet.Wire(t, func() { testRunExportsOTLP(t) })
+}
+
+func testRunExportsOTLP(t *testing.T) {
 	url := startSim(t, "", "")
 	col := otlptest.Start(t)
 	out := filepath.Join(t.TempDir(), "run.json")

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/results"
 )
 
@@ -15,6 +17,10 @@ import (
 // predict of the same level gives its own from the same power model.
 func TestRunGPUMetrics(t *testing.T) {
 	slow(t)
+	quiet.Wire(t, func() { testRunGPUMetrics(t) })
+}
+
+func testRunGPUMetrics(t *testing.T) {
 	url := startSim(t, "", "")
 	root := url[:len(url)-len("/v1")]
 	dir := t.TempDir()

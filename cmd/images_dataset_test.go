@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/results"
 )
 
@@ -114,6 +116,10 @@ func testImageDataset(t *testing.T) {
 // server waits 300 ms before reading a 16 MB body, more than the
 // sockets' buffers hold, so no upload can end sooner.
 func TestUploadTime(t *testing.T) {
+	quiet.Wire(t, func() { testUploadTime(t) })
+}
+
+func testUploadTime(t *testing.T) {
 	const wait = 300 * time.Millisecond
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/models") {
@@ -153,6 +159,10 @@ func TestUploadTime(t *testing.T) {
 // rule, exactly as the same images sent inline; a dataset's files go as
 // URLs under --image-url-base, here a file server of their folder.
 func TestImagesByURL(t *testing.T) {
+	quiet.Wire(t, func() { testImagesByURL(t) })
+}
+
+func testImagesByURL(t *testing.T) {
 	dir := t.TempDir()
 	url := startSim(t, writeFile(t, dir, "models.yml", `
 models:

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/results"
 )
 
@@ -71,6 +73,10 @@ func testOutputDashIsStdout(t *testing.T) {
 // synctest bubble's clock cannot wait out.
 func TestRecordsWriteErrorExitsThree(t *testing.T) {
 	t.Parallel()
+	quiet.Wire(t, func() { testRecordsWriteErrorExitsThree(t) })
+}
+
+func testRecordsWriteErrorExitsThree(t *testing.T) {
 	url := startSim(t, "", "")
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "records")
@@ -86,7 +92,7 @@ func TestRecordsWriteErrorExitsThree(t *testing.T) {
 		f.Close()
 	}()
 	out := filepath.Join(dir, "run.json")
-	code, _, errOut := execute(t, "run", "--base-url", url, "--model", "knee-sim-instant", "--requests", "2000", "--concurrency", "8", "--records", fifo, "--output", out, "--no-server-metrics")
+	code, _, errOut := execute(t, "run", "--base-url", url, "--model", "knee-sim-instant", "--requests", "400", "--concurrency", "8", "--records", fifo, "--output", out, "--no-server-metrics")
 	if code != ExitRuntime || !strings.Contains(errOut, "records") {
 		t.Errorf("exit %d, stderr %q; want 3 naming the records file", code, errOut)
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/results"
 )
 
@@ -70,6 +72,10 @@ func simChildren(bin string) []int {
 // TestDefaultTarget runs knee run with no base URL: the built-in simulator
 // starts as a child, is measured, and is gone afterwards.
 func TestDefaultTarget(t *testing.T) {
+	quiet.Wire(t, func() { testDefaultTarget(t) })
+}
+
+func testDefaultTarget(t *testing.T) {
 	bin := kneeBinary(t)
 	cmd := exec.Command(bin, "run", "--concurrency", "2", "--requests", "10", "--max-tokens", "8")
 	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL=")
@@ -95,6 +101,10 @@ func TestDefaultTarget(t *testing.T) {
 // level: the JSON and CSV hold the levels measured, and no simulator child
 // is left behind.
 func TestInterruptedSweepKeepsLevels(t *testing.T) {
+	quiet.Wire(t, func() { testInterruptedSweepKeepsLevels(t) })
+}
+
+func testInterruptedSweepKeepsLevels(t *testing.T) {
 	bin := kneeBinary(t)
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "sweep", "--rates", "1,2,3,4,5", "--step-duration", "2s", "--input-tokens", "64",
@@ -159,6 +169,10 @@ func exitCode(err error) int {
 // and then its group, a millisecond apart. The run still writes what it
 // measured, and exits 130.
 func TestTwoSignalsStillWrite(t *testing.T) {
+	quiet.Wire(t, func() { testTwoSignalsStillWrite(t) })
+}
+
+func testTwoSignalsStillWrite(t *testing.T) {
 	bin := kneeBinary(t)
 	for try := 0; try < 2; try++ {
 		out := filepath.Join(t.TempDir(), "run.json")

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/results"
 )
 
@@ -111,6 +113,10 @@ func TestOutputsNeverAliasInputs(t *testing.T) {
 // as --records /dev/stdout does.
 func TestDescriptorOutputs(t *testing.T) {
 	t.Parallel()
+	quiet.Wire(t, func() { testDescriptorOutputs(t) })
+}
+
+func testDescriptorOutputs(t *testing.T) {
 	bin := kneeBinary(t)
 	url := startSim(t, "", "")
 	out, err := exec.Command(bin, "run", "--base-url", url, "--requests", "2", "-o", "/dev/stdout", "--quiet").Output()
@@ -197,6 +203,10 @@ func TestBoundedInputs(t *testing.T) {
 // wait on it at once.
 func TestTLSBlackHole(t *testing.T) {
 	t.Parallel()
+	quiet.Wire(t, func() { testTLSBlackHole(t) })
+}
+
+func testTLSBlackHole(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -250,6 +260,10 @@ func TestTLSBlackHole(t *testing.T) {
 // reader as --records, holds knee only until the first signal.
 func TestFIFOWaitsEndAtASignal(t *testing.T) {
 	t.Parallel()
+	quiet.Wire(t, func() { testFIFOWaitsEndAtASignal(t) })
+}
+
+func testFIFOWaitsEndAtASignal(t *testing.T) {
 	dir := t.TempDir()
 	// One FIFO each: an abandoned open still waits on its own.
 	fifo := func(name string) string {

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator"
 )
@@ -74,6 +76,10 @@ func testResetCacheRefusedFirst(t *testing.T) {
 // call, which a synctest bubble cannot wait out.
 func TestRunProfile(t *testing.T) {
 	t.Parallel()
+	quiet.Wire(t, func() { testRunProfile(t) })
+}
+
+func testRunProfile(t *testing.T) {
 	profiles := t.TempDir()
 	url := startSimOptions(t, "", "builtin:bench-responses", func(o *simulator.Options) { o.ProfileDir = profiles })
 	dir := t.TempDir()

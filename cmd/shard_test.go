@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/results"
@@ -28,6 +30,10 @@ import (
 // the other tests, its workloads side by side.
 func TestShardsMergeToOneProcess(t *testing.T) {
 	t.Parallel()
+	quiet.Wire(t, func() { testShardsMergeToOneProcess(t) })
+}
+
+func testShardsMergeToOneProcess(t *testing.T) {
 	bin := kneeBinary(t)
 	url := startSim(t, "", "")
 	for _, w := range []struct {
@@ -221,6 +227,10 @@ func pooledTTFTSched(t *testing.T, dir string) *hdrhistogram.Histogram {
 // shards' requests and whose knees are found again.
 func TestShardedSweepMerges(t *testing.T) {
 	t.Parallel()
+	quiet.Wire(t, func() { testShardedSweepMerges(t) })
+}
+
+func testShardedSweepMerges(t *testing.T) {
 	bin := kneeBinary(t)
 	url := startSim(t, "", "")
 	dir := t.TempDir()

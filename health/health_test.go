@@ -3,6 +3,7 @@ package health
 import (
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -33,6 +34,11 @@ func TestVerdict(t *testing.T) {
 // hogs every P cannot delay it on a multi-core machine, but the monitor
 // must at least wake and record samples at its interval.
 func TestMonitorRecords(t *testing.T) {
+	// On a bubble's clock: the monitor's own accounting, not the host's timers.
+	synctest.Test(t, testMonitorRecords)
+}
+
+func testMonitorRecords(t *testing.T) {
 	m := Start(2 * time.Millisecond)
 	time.Sleep(60 * time.Millisecond)
 	r := m.Stop()

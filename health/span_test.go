@@ -2,6 +2,7 @@ package health
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -66,6 +67,11 @@ func TestSpan(t *testing.T) {
 // TestSpanOfALiveMonitor: a real monitor's timeline covers its run, one
 // tick every TickWidth, and its CPU share is a share.
 func TestSpanOfALiveMonitor(t *testing.T) {
+	// On a bubble's clock: the monitor's own accounting, not the host's timers.
+	synctest.Test(t, testSpanOfALiveMonitor)
+}
+
+func testSpanOfALiveMonitor(t *testing.T) {
 	m := Start(DefaultInterval)
 	time.Sleep(350 * time.Millisecond)
 	m.Stop()

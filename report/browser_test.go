@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kneebench/knee/health/quiet"
 )
 
 // browser is the headless Chromium the page tests use, or "" where none is
@@ -98,6 +100,10 @@ func readSelfCheck(t *testing.T, dom string) selfCheck {
 // nothing loaded from anywhere, and the SLO explorer's answer to a known
 // case. Skipped where no Chromium is installed.
 func TestPagesInChromium(t *testing.T) {
+	quiet.Wire(t, func() { testPagesInChromium(t) })
+}
+
+func testPagesInChromium(t *testing.T) {
 	bin := browser()
 	if bin == "" || testing.Short() {
 		t.Skip("no Chromium here (Debian: apt-get install chromium)")

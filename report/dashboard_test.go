@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kneebench/knee/health/quiet"
 )
 
 // streamsOpened is how many event streams viewers have opened.
@@ -53,6 +55,10 @@ func browserAndDashboard(t *testing.T) (string, *Dashboard) {
 // again) and, when it ends, becomes the report: the final page, drawn
 // whole, with nothing wider than the window.
 func TestDashboardInChromium(t *testing.T) {
+	quiet.Wire(t, func() { testDashboardInChromium(t) })
+}
+
+func testDashboardInChromium(t *testing.T) {
 	bin, d := browserAndDashboard(t)
 	sweep := pageSweep(t, "live.json")
 	dom := make(chan string, 1)
@@ -160,6 +166,10 @@ func TestDashboardAddress(t *testing.T) {
 // server would serve is opened from a file, where its event stream fails
 // at once (a browser left on the live stream never finishes loading).
 func TestLiveViewDrawsProgressOverTime(t *testing.T) {
+	quiet.Wire(t, func() { testLiveViewDrawsProgressOverTime(t) })
+}
+
+func testLiveViewDrawsProgressOverTime(t *testing.T) {
 	bin, d := browserAndDashboard(t)
 	for i := 1; i <= 8; i++ {
 		running, waiting, kv := 4.0, float64(i), 10*float64(i)

@@ -8,11 +8,17 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kneebench/knee/health/quiet"
 )
 
 // TestCleanLeftovers: a folder whose knee was killed goes; one whose knee
 // still runs stays.
 func TestCleanLeftovers(t *testing.T) {
+	quiet.Wire(t, func() { testCleanLeftovers(t) })
+}
+
+func testCleanLeftovers(t *testing.T) {
 	tmp := t.TempDir()
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {

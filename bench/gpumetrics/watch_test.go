@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/results"
 )
 
@@ -46,6 +48,10 @@ func (d *dcgm) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 // window of 36,000 output tokens is 0.01 J a token, whatever power was
 // sampled in between.
 func TestJoulesPerTokenFromTheCounter(t *testing.T) {
+	quiet.Wire(t, func() { testJoulesPerTokenFromTheCounter(t) })
+}
+
+func testJoulesPerTokenFromTheCounter(t *testing.T) {
 	d := &dcgm{powerW: [2]float64{650, 120}, energyMJ: [2]float64{5e9, 7e9}}
 	ts := httptest.NewServer(d)
 	defer ts.Close()
@@ -86,6 +92,10 @@ func TestJoulesPerTokenFromTheCounter(t *testing.T) {
 // the counter gives, 4,000 J a GPU; a counter that went back falls back
 // to the integral and says so.
 func TestIntegratedPowerAgreesWithTheCounter(t *testing.T) {
+	quiet.Wire(t, func() { testIntegratedPowerAgreesWithTheCounter(t) })
+}
+
+func testIntegratedPowerAgreesWithTheCounter(t *testing.T) {
 	window := func(noEnergy, reset bool) *results.GPUFigures {
 		d := &dcgm{powerW: [2]float64{400, 400}, energyMJ: [2]float64{1e9, 1e9}, noEnergy: noEnergy}
 		ts := httptest.NewServer(d)
@@ -121,6 +131,10 @@ func TestIntegratedPowerAgreesWithTheCounter(t *testing.T) {
 // TestNotAnExporter: an endpoint that is not a DCGM exporter leaves a
 // warning naming it, and no figures are invented.
 func TestNotAnExporter(t *testing.T) {
+	quiet.Wire(t, func() { testNotAnExporter(t) })
+}
+
+func testNotAnExporter(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("vllm:num_requests_running 3\n")) }))
 	defer ts.Close()
 	w := New([]string{ts.URL}, time.Hour)
@@ -156,6 +170,10 @@ func (a *amd) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 // J a token; socket power wins over GPU power; the GPU is named by its
 // AMD labels.
 func TestAMDExporter(t *testing.T) {
+	quiet.Wire(t, func() { testAMDExporter(t) })
+}
+
+func testAMDExporter(t *testing.T) {
 	a := &amd{energyUJ: 8.5e12}
 	ts := httptest.NewServer(a)
 	defer ts.Close()

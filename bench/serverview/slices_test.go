@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 )
@@ -87,6 +89,10 @@ func TestQueueTrend(t *testing.T) {
 // carry its gauges in order, each read inside its slice.
 func TestSlicesCarryServerGauges(t *testing.T) {
 	t.Parallel()
+	quiet.Wire(t, func() { testSlicesCarryServerGauges(t) })
+}
+
+func testSlicesCarryServerGauges(t *testing.T) {
 	v, scrapes := growingQueue(t)
 	res := &results.Run{WindowStartedAt: time.Now()}
 	v.Start(t.Context())
@@ -162,6 +168,10 @@ func waitForSamples(v *View, n int) {
 // view never shows an ended window's queue as the server's state now.
 func TestLatestGaugesFollowTheServer(t *testing.T) {
 	t.Parallel()
+	quiet.Wire(t, func() { testLatestGaugesFollowTheServer(t) })
+}
+
+func testLatestGaugesFollowTheServer(t *testing.T) {
 	v, _ := growingQueue(t)
 	start := time.Now().Add(-2 * time.Second)
 	if g, ok := v.LatestGauges(start); ok {

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 )
@@ -65,6 +67,10 @@ func approx(t *testing.T, what string, got *float64, want float64) {
 // The median is rank 100 of 200: the top of the first bucket, 60 ms. p99 is
 // rank 198: 18 of the 20 in (0.1, 0.25], so 100 + 150 × 18/20 = 235 ms.
 func TestVLLMPrometheusView(t *testing.T) {
+	quiet.Wire(t, func() { testVLLMPrometheusView(t) })
+}
+
+func testVLLMPrometheusView(t *testing.T) {
 	url := promServer(t, "vllm_before.txt", "vllm_before.txt", "vllm_after.txt")
 	v := New(transport.Target{BaseURL: url, Model: "m"}, "")
 	if v.Kind() != "vllm" {
@@ -110,6 +116,10 @@ func TestVLLMPrometheusView(t *testing.T) {
 // noise; the exact means ((1152 − 960)/200 = 960 ms against 950) still
 // give a delivery of −10 ms.
 func TestBucketMidpointIsNotADelivery(t *testing.T) {
+	quiet.Wire(t, func() { testBucketMidpointIsNotADelivery(t) })
+}
+
+func testBucketMidpointIsNotADelivery(t *testing.T) {
 	url := promServer(t, "vllm_before.txt", "vllm_before.txt", "vllm_after.txt")
 	v := New(transport.Target{BaseURL: url, Model: "m"}, "")
 	v.Start(t.Context())
@@ -131,6 +141,10 @@ func TestBucketMidpointIsNotADelivery(t *testing.T) {
 // the window. A client that sent 150 sees other traffic; one that
 // completed 250 sees a restart or a reset.
 func TestTrafficWarningsFromPrometheus(t *testing.T) {
+	quiet.Wire(t, func() { testTrafficWarningsFromPrometheus(t) })
+}
+
+func testTrafficWarningsFromPrometheus(t *testing.T) {
 	for _, tc := range []struct {
 		sent, ok int64
 		want     string
@@ -157,6 +171,10 @@ func TestTrafficWarningsFromPrometheus(t *testing.T) {
 // TestMissingMetricsAreNamed: a server without the queue-time histogram
 // gets its name in the view, and its rows show no server value.
 func TestMissingMetricsAreNamed(t *testing.T) {
+	quiet.Wire(t, func() { testMissingMetricsAreNamed(t) })
+}
+
+func testMissingMetricsAreNamed(t *testing.T) {
 	var texts []string
 	for _, f := range []string{"vllm_before.txt", "vllm_before.txt", "vllm_after.txt"} {
 		b, err := os.ReadFile("testdata/" + f)
@@ -187,6 +205,10 @@ func TestMissingMetricsAreNamed(t *testing.T) {
 // TestMetricsWithStatus500AreUsed: a body that parses is read whatever the
 // status, and the view says so.
 func TestMetricsWithStatus500AreUsed(t *testing.T) {
+	quiet.Wire(t, func() { testMetricsWithStatus500AreUsed(t) })
+}
+
+func testMetricsWithStatus500AreUsed(t *testing.T) {
 	var texts []string
 	for _, f := range []string{"vllm_before.txt", "vllm_before.txt", "vllm_after.txt"} {
 		b, _ := os.ReadFile("testdata/" + f)
@@ -210,6 +232,10 @@ func TestMetricsWithStatus500AreUsed(t *testing.T) {
 // prompt token and 20 ms per generated token; the responses' timings give
 // the per-request figures.
 func TestLlamaCppView(t *testing.T) {
+	quiet.Wire(t, func() { testLlamaCppView(t) })
+}
+
+func testLlamaCppView(t *testing.T) {
 	url := promServer(t, "llamacpp_before.txt", "llamacpp_before.txt", "llamacpp_after.txt")
 	v := New(transport.Target{BaseURL: url, Model: "m"}, "")
 	if v.Kind() != "llamacpp" {
@@ -255,6 +281,10 @@ func serveTexts(t *testing.T, status int, texts ...string) string {
 }
 
 func TestSGLangPrometheusView(t *testing.T) {
+	quiet.Wire(t, func() { testSGLangPrometheusView(t) })
+}
+
+func testSGLangPrometheusView(t *testing.T) {
 	url := promServer(t, "sglang_before.txt", "sglang_before.txt", "sglang_after.txt")
 	v := New(transport.Target{BaseURL: url, Model: "m"}, "")
 	if v.Kind() != "sglang" {
@@ -282,6 +312,10 @@ func TestSGLangPrometheusView(t *testing.T) {
 // TestCounterResetBetweenScrapes: counters that went down mean a restart;
 // the window is counted from zero and a warning says so.
 func TestCounterResetBetweenScrapes(t *testing.T) {
+	quiet.Wire(t, func() { testCounterResetBetweenScrapes(t) })
+}
+
+func testCounterResetBetweenScrapes(t *testing.T) {
 	url := promServer(t, "vllm_before.txt", "vllm_before.txt", "vllm_reset.txt")
 	res := &results.Run{WindowSeconds: 10}
 	fillView(t, url, res)
@@ -291,6 +325,10 @@ func TestCounterResetBetweenScrapes(t *testing.T) {
 }
 
 func TestNoServerMetrics(t *testing.T) {
+	quiet.Wire(t, func() { testNoServerMetrics(t) })
+}
+
+func testNoServerMetrics(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
 	v := New(transport.Target{BaseURL: srv.URL + "/v1", Model: "m"}, "")

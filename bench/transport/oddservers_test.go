@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/bench/internal/fakeserver"
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
@@ -41,6 +43,10 @@ func doOne(t *testing.T, url string) *record.Record {
 
 // TestOddButLegalServers: what servers nobody here wrote really send.
 func TestOddButLegalServers(t *testing.T) {
+	quiet.Wire(t, func() { testOddButLegalServers(t) })
+}
+
+func testOddButLegalServers(t *testing.T) {
 	tok := func(s string) string { return fmt.Sprintf(`{"choices":[{"delta":{"content":%q}}]}`, s) }
 	usage := `{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}`
 	cases := []struct {
@@ -77,6 +83,10 @@ func TestOddButLegalServers(t *testing.T) {
 // TestImplausibleUsageIsFlagged: a completion count above the max_tokens
 // asked, or negative, is not summed into throughput.
 func TestImplausibleUsageIsFlagged(t *testing.T) {
+	quiet.Wire(t, func() { testImplausibleUsageIsFlagged(t) })
+}
+
+func testImplausibleUsageIsFlagged(t *testing.T) {
 	tok := `data: {"choices":[{"delta":{"content":"a"}}]}` + "\n\n"
 	for _, u := range []string{`"completion_tokens":1000000`, `"completion_tokens":-5`} {
 		rec := doOne(t, oddServer(t, sse(tok, tok, `data: {"choices":[],"usage":{"prompt_tokens":3,`+u+`}}`+"\n\n", "data: [DONE]\n\n")))
@@ -89,6 +99,10 @@ func TestImplausibleUsageIsFlagged(t *testing.T) {
 // TestImplausiblePromptTokens: a prompt_tokens no request has is not
 // believed, and what the server wrote is kept to be named.
 func TestImplausiblePromptTokens(t *testing.T) {
+	quiet.Wire(t, func() { testImplausiblePromptTokens(t) })
+}
+
+func testImplausiblePromptTokens(t *testing.T) {
 	tok := `data: {"choices":[{"delta":{"content":"a"}}]}` + "\n\n"
 	for _, tc := range []struct{ usage, raw string }{
 		{`"prompt_tokens":1000000000000`, "1000000000000"},
@@ -106,6 +120,10 @@ func TestImplausiblePromptTokens(t *testing.T) {
 // TestStreamsThatEndWithoutDone: a stream closed after its finish_reason
 // finished (and is marked); one closed before it was cut.
 func TestStreamsThatEndWithoutDone(t *testing.T) {
+	quiet.Wire(t, func() { testStreamsThatEndWithoutDone(t) })
+}
+
+func testStreamsThatEndWithoutDone(t *testing.T) {
 	tok := `data: {"choices":[{"delta":{"content":"a"}}]}` + "\n\n"
 	fin := `data: {"choices":[{"delta":{},"finish_reason":"stop"}]}` + "\n\n"
 	if rec := doOne(t, oddServer(t, sse(tok, fin))); rec.Class != "" || !rec.NoDone {
@@ -119,6 +137,10 @@ func TestStreamsThatEndWithoutDone(t *testing.T) {
 // TestRedirectsAreNamed: a 307 is an error that says where it points and
 // what to do, not a bare status.
 func TestRedirectsAreNamed(t *testing.T) {
+	quiet.Wire(t, func() { testRedirectsAreNamed(t) })
+}
+
+func testRedirectsAreNamed(t *testing.T) {
 	rec := doOne(t, oddServer(t, "HTTP/1.1 307 Temporary Redirect\r\nLocation: https://elsewhere.example/v1/chat/completions\r\nContent-Length: 0\r\n\r\n"))
 	if !strings.HasPrefix(rec.Class, "http_307") || !strings.Contains(rec.Message, "https://elsewhere.example") || !strings.Contains(rec.Message, "--base-url") {
 		t.Errorf("class %q, message %q", rec.Class, rec.Message)

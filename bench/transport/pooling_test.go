@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/bench/internal/fakeserver"
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
@@ -36,6 +38,10 @@ func vllmEmbeddings(dims ...int) string {
 // its prompt tokens from usage and no output; one vector missing, or of
 // another dimension, is a malformed answer.
 func TestEmbeddingsReadRight(t *testing.T) {
+	quiet.Wire(t, func() { testEmbeddingsReadRight(t) })
+}
+
+func testEmbeddingsReadRight(t *testing.T) {
 	bodies := make(chan map[string]any, 8)
 	answer := make(chan string, 8)
 	url := fakeserver.StartRaw(t, &fakeserver.Raw{Serve: func(w *bufio.Writer, r *http.Request, _ int) bool {
@@ -88,6 +94,10 @@ func TestEmbeddingsReadRight(t *testing.T) {
 // total_tokens) is read to one score a document, and a score missing is
 // a malformed answer.
 func TestRerankReadRight(t *testing.T) {
+	quiet.Wire(t, func() { testRerankReadRight(t) })
+}
+
+func testRerankReadRight(t *testing.T) {
 	bodies := make(chan map[string]any, 4)
 	answer := make(chan string, 4)
 	url := fakeserver.StartRaw(t, &fakeserver.Raw{Serve: func(w *bufio.Writer, r *http.Request, _ int) bool {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/bench/internal/fakeserver"
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
@@ -23,6 +25,10 @@ import (
 // the counts and cached tokens come from meta_info, and the text kept is
 // the whole answer (events carry it cumulatively).
 func TestGenerateProtocol(t *testing.T) {
+	quiet.Wire(t, func() { testGenerateProtocol(t) })
+}
+
+func testGenerateProtocol(t *testing.T) {
 	stream, err := os.ReadFile("testdata/sglang-generate.sse")
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/kneebench/knee/health/quiet"
 )
 
 // vllmChunk is one chat.completion.chunk event as vLLM's OpenAI server
@@ -48,6 +50,10 @@ func deltas(field string, pieces ...string) []string {
 // read to the time of the first answer token (its chunk's index), the
 // reasoning and answer counts, and whether the answer came at all.
 func TestReasoningReadRight(t *testing.T) {
+	quiet.Wire(t, func() { testReasoningReadRight(t) })
+}
+
+func testReasoningReadRight(t *testing.T) {
 	role := vllmChunk(`{"role":"assistant","content":""}`, "")
 	cases := []struct {
 		name          string
@@ -116,6 +122,10 @@ func TestReasoningReadRight(t *testing.T) {
 // thought (captured from the recipe's tiny model, its output held to
 // "<think>…</think>…" by a grammar, no reasoning parser on).
 func TestThinkTagsInPieces(t *testing.T) {
+	quiet.Wire(t, func() { testThinkTagsInPieces(t) })
+}
+
+func testThinkTagsInPieces(t *testing.T) {
 	raw, err := os.ReadFile("testdata/llama-cpp-split-think.sse")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/bench/internal/fakeserver"
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
@@ -90,6 +92,10 @@ func doResponses(t *testing.T, url string, req *workload.Request) *record.Record
 // reasoning tokens, the end at response.completed (no [DONE] comes), and
 // failures as errors.
 func TestResponsesStreamRead(t *testing.T) {
+	quiet.Wire(t, func() { testResponsesStreamRead(t) })
+}
+
+func testResponsesStreamRead(t *testing.T) {
 	completed := "response.completed|" + vllmResponse("completed", responsesUsageJSON(12, 8, 5, 3), "")
 	cases := []struct {
 		name                         string
@@ -149,6 +155,10 @@ func TestResponsesStreamRead(t *testing.T) {
 // TestResponsesNotStreamed: a server that ignores stream and answers
 // with one whole response object is told apart from a malformed answer.
 func TestResponsesNotStreamed(t *testing.T) {
+	quiet.Wire(t, func() { testResponsesNotStreamed(t) })
+}
+
+func testResponsesNotStreamed(t *testing.T) {
 	rec := doResponses(t, oddServer(t, plainJSON(`{"id":"resp_1","object":"response","status":"completed","output":[],"usage":{"input_tokens":3,"output_tokens":1}}`)),
 		&workload.Request{Messages: []workload.Message{{Role: "user", Content: "x"}}})
 	if rec.Class != record.ClassNotStreamed {
@@ -160,6 +170,10 @@ func TestResponsesNotStreamed(t *testing.T) {
 // as max_output_tokens, store off unless a later turn will name the
 // response, and previous_response_id when the server holds the history.
 func TestResponsesBody(t *testing.T) {
+	quiet.Wire(t, func() { testResponsesBody(t) })
+}
+
+func testResponsesBody(t *testing.T) {
 	bodies := make(chan map[string]any, 2)
 	url := fakeserver.StartRaw(t, &fakeserver.Raw{Serve: func(w *bufio.Writer, r *http.Request, _ int) bool {
 		b, _ := io.ReadAll(r.Body)
@@ -199,6 +213,10 @@ func TestResponsesBody(t *testing.T) {
 // (function_call_arguments deltas): each piece is output, for TTFT and
 // ITL, and the answer, for TTFAT.
 func TestToolCallsCounted(t *testing.T) {
+	quiet.Wire(t, func() { testToolCallsCounted(t) })
+}
+
+func testToolCallsCounted(t *testing.T) {
 	role := vllmChunk(`{"role":"assistant","content":""}`, "")
 	name := vllmChunk(`{"tool_calls":[{"id":"chatcmpl-tool-1","type":"function","index":0,"function":{"name":"get_weather"}}]}`, "")
 	args := func(s string) string {
@@ -305,6 +323,10 @@ func TestToolBodies(t *testing.T) {
 // recipe's tiny model): type first in each event, no reasoning tokens in
 // usage, its per-response timings beside the response.
 func TestLlamaCppResponsesStream(t *testing.T) {
+	quiet.Wire(t, func() { testLlamaCppResponsesStream(t) })
+}
+
+func testLlamaCppResponsesStream(t *testing.T) {
 	raw, err := os.ReadFile("testdata/llama-cpp-responses.sse")
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,60 @@ import (
 // process, the wall clock's sleep — outside a synctest bubble, each held
 // to Live (or Wire). A new one is listed here on purpose: rules are tested
 // in a bubble (simulator/simtest) or on the virtual clock.
-var liveTests = []string{}
+var liveTests = []string{
+	// bench
+	"bench TestCacheResetFindsTheEngine", "bench TestCacheResetGivesUp",
+	"bench TestCommentsDoNotResetTheTimeout", "bench TestConnectionCloseAndHTTP10",
+	"bench TestDrainTimeoutCutsStragglers", "bench TestFaultsAreClassified",
+	"bench TestFreshConnectionFailureIsNotResent", "bench TestHooksAroundTheWindow",
+	"bench TestHostFullStopsTheLevel", "bench TestIdleConnectionsAreReused",
+	"bench TestLlamaCppTimingsInTheResult", "bench TestMultiTokenChunks", "bench TestProbeRetries",
+	"bench TestRequestTimeoutBoundsADrip", "bench TestResendWhenReusedConnectionClosesUnanswered",
+	"bench TestServerClosesAfterEveryStream", "bench TestServerClosesIdleConnections",
+	"bench TestTimingMatchesServerSchedule", "bench TestValidateAgainstLlamaCpp",
+	// bench/gpumetrics
+	"bench/gpumetrics TestAMDExporter", "bench/gpumetrics TestIntegratedPowerAgreesWithTheCounter",
+	"bench/gpumetrics TestJoulesPerTokenFromTheCounter", "bench/gpumetrics TestNotAnExporter",
+	// bench/serverview
+	"bench/serverview TestBucketMidpointIsNotADelivery",
+	"bench/serverview TestCounterResetBetweenScrapes",
+	"bench/serverview TestLatestGaugesFollowTheServer", "bench/serverview TestLlamaCppView",
+	"bench/serverview TestMetricsWithStatus500AreUsed", "bench/serverview TestMissingMetricsAreNamed",
+	"bench/serverview TestNoServerMetrics", "bench/serverview TestSGLangPrometheusView",
+	"bench/serverview TestSlicesCarryServerGauges",
+	"bench/serverview TestTrafficWarningsFromPrometheus", "bench/serverview TestVLLMPrometheusView",
+	// bench/transport
+	"bench/transport TestEmbeddingsReadRight", "bench/transport TestGenerateProtocol",
+	"bench/transport TestImplausiblePromptTokens", "bench/transport TestImplausibleUsageIsFlagged",
+	"bench/transport TestLlamaCppResponsesStream", "bench/transport TestOddButLegalServers",
+	"bench/transport TestReasoningReadRight", "bench/transport TestRedirectsAreNamed",
+	"bench/transport TestRerankReadRight", "bench/transport TestResponsesBody",
+	"bench/transport TestResponsesNotStreamed", "bench/transport TestResponsesStreamRead",
+	"bench/transport TestStreamsThatEndWithoutDone", "bench/transport TestThinkTagsInPieces",
+	"bench/transport TestToolCallsCounted",
+	// cmd
+	"cmd TestDashboardFollowsASweep", "cmd TestDefaultTarget", "cmd TestDescriptorOutputs",
+	"cmd TestFIFOWaitsEndAtASignal", "cmd TestImagesByURL", "cmd TestInterruptedSweepKeepsLevels",
+	"cmd TestRecordsWriteErrorExitsThree", "cmd TestRunExportsOTLP", "cmd TestRunGPUMetrics",
+	"cmd TestRunProfile", "cmd TestShardedSweepMerges", "cmd TestShardsMergeToOneProcess",
+	"cmd TestSweepExportsWhileItRuns", "cmd TestTLSBlackHole", "cmd TestTwoSignalsStillWrite",
+	"cmd TestUploadTime",
+	// report
+	"report TestDashboardInChromium", "report TestLiveViewDrawsProgressOverTime",
+	"report TestPagesInChromium",
+	// report/otlpexport
+	"report/otlpexport TestPushes",
+	// simulator
+	"simulator TestCleanLeftovers",
+	// simulator/server
+	"simulator/server TestAnswersOnTheWire", "simulator/server TestBodiesInFlightAreBounded",
+	"simulator/server TestErrorPathsReleaseGauges", "simulator/server TestErrors",
+	"simulator/server TestFasthttpChunkFramer", "simulator/server TestFleetConsecutivePorts",
+	"simulator/server TestFleetReplicasAreIndependent", "simulator/server TestGarbageOnTheWire",
+	"simulator/server TestShutdownDeadline", "simulator/server TestShutdownDrains",
+	"simulator/server TestShutdownEndsStreamsWithAnError",
+	"simulator/server TestTrickledHeadersGet408", "simulator/server TestWireBytesGolden",
+}
 
 // liveCalls start something of the live path.
 var liveCalls = map[string]bool{

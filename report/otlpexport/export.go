@@ -80,6 +80,10 @@ type Exporter struct {
 	mu       sync.Mutex
 	failures int
 	lastErr  error
+	// closing is set while Close pushes the last time; cutAtClose is a
+	// periodic push it cut short.
+	closing    bool
+	cutAtClose error
 }
 
 // Endpoint checks an --export otlp= URL and returns it with the OTLP
@@ -166,10 +170,16 @@ func (e *Exporter) instruments(m metric.Meter) error {
 	return errors.Join(errs...)
 }
 
-// failed counts an export the collector did not take.
+// failed counts an export the collector did not take. A periodic push
+// that Close cut short is set aside: it is no loss when Close's own push
+// of the (cumulative) figures goes through.
 func (e *Exporter) failed(err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.closing && errors.Is(err, context.Canceled) {
+		e.cutAtClose = err
+		return
+	}
 	e.failures++
 	e.lastErr = err
 }
@@ -271,11 +281,20 @@ func (e *Exporter) Sweep(label string, s *results.Sweep) {
 // Close pushes what is left and stops. It reports how many pushes the
 // collector did not take, and the last one's error.
 func (e *Exporter) Close(ctx context.Context) error {
-	if err := e.provider.Shutdown(ctx); err != nil {
-		e.failed(err)
-	}
+	e.mu.Lock()
+	e.closing = true
+	e.mu.Unlock()
+	err := e.provider.Shutdown(ctx)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.closing = false
+	if err != nil {
+		e.failures++
+		e.lastErr = err
+		if e.cutAtClose != nil {
+			e.failures++
+		}
+	}
 	if e.failures > 0 {
 		return fmt.Errorf("%d pushes to the collector failed, the last: %w", e.failures, e.lastErr)
 	}

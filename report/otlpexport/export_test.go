@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/kneebench/knee/report/otlpexport/otlptest"
 	"github.com/kneebench/knee/results"
 )
@@ -50,6 +52,10 @@ next:
 // count and sum; a finished level's figures as knee.* gauges; the push
 // comes every interval while the work runs, and once more at Close.
 func TestPushes(t *testing.T) {
+	quiet.Wire(t, func() { testPushes(t) })
+}
+
+func testPushes(t *testing.T) {
 	col := otlptest.Start(t)
 	url, err := Endpoint(col.URL)
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kneebench/knee/health/quiet"
 )
 
 // gauges reads the running and waiting gauges of every model from
@@ -58,6 +60,10 @@ func waitIdle(t *testing.T, ts *testServer, what string) {
 // `"prompt": ""` on the scheduler engine used to hang and hold a running
 // request forever.
 func TestErrorPathsReleaseGauges(t *testing.T) {
+	quiet.Wire(t, func() { testErrorPathsReleaseGauges(t) })
+}
+
+func testErrorPathsReleaseGauges(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	for _, model := range []string{"fixed", "instant", "sched"} {
 		cases := []struct {
@@ -235,6 +241,10 @@ func testRoutesAsVLLM(t *testing.T) {
 // TestTrickledHeadersGet408: a client that sends its headers a byte at a
 // time gets 408 after the header timeout, not a 60 s wait.
 func TestTrickledHeadersGet408(t *testing.T) {
+	quiet.Wire(t, func() { testTrickledHeadersGet408(t) })
+}
+
+func testTrickledHeadersGet408(t *testing.T) {
 	mf, _ := ParseModels("m", []byte(testModels))
 	b, _ := builtinFile("responses")
 	r, _ := ParseResponses("r", b)
@@ -272,6 +282,10 @@ func TestTrickledHeadersGet408(t *testing.T) {
 // TestShutdownEndsStreamsWithAnError: a stream still open when the grace
 // runs out gets an error event before its connection closes.
 func TestShutdownEndsStreamsWithAnError(t *testing.T) {
+	quiet.Wire(t, func() { testShutdownEndsStreamsWithAnError(t) })
+}
+
+func testShutdownEndsStreamsWithAnError(t *testing.T) {
 	mf, _ := ParseModels("m", []byte(testModels))
 	b, _ := builtinFile("responses")
 	r, _ := ParseResponses("r", b)

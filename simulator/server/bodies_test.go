@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kneebench/knee/health/quiet"
 )
 
 // heldBody opens a connection that announces a body of n bytes, sends
@@ -31,6 +33,10 @@ func heldBody(t *testing.T, addr string, n int) (net.Conn, *bufio.Reader) {
 // (16 bodies of 30 MB at once killed knee sim); small requests are still
 // served, and once the held bodies go, large ones are read again.
 func TestBodiesInFlightAreBounded(t *testing.T) {
+	quiet.Wire(t, func() { testBodiesInFlightAreBounded(t) })
+}
+
+func testBodiesInFlightAreBounded(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	ts.Server.opts.MaxBodyBytesInFlight = 2 << 20
 	addr := strings.TrimPrefix(ts.URL, "http://")

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/valyala/fasthttp"
 )
 
@@ -167,6 +169,10 @@ func TestStreamBodyWrites(t *testing.T) {
 // answer (role, tokens, finish, usage, [DONE]) leaves as one HTTP chunk and
 // a fixed_rate answer as one chunk per token after the role chunk.
 func TestAnswersOnTheWire(t *testing.T) {
+	quiet.Wire(t, func() { testAnswersOnTheWire(t) })
+}
+
+func testAnswersOnTheWire(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	const req = `{"model":%q,"max_tokens":5,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hello"}]}`
 	instant := rawChunks(t, ts.URL, fmt.Sprintf(req, "instant"))
@@ -250,6 +256,10 @@ func (c *logConn) Write(p []byte) (int, error) {
 // write framed chunks to the connection itself. The bytes on the wire must
 // be exactly those fasthttp would have sent.
 func TestFasthttpChunkFramer(t *testing.T) {
+	quiet.Wire(t, func() { testFasthttpChunkFramer(t) })
+}
+
+func testFasthttpChunkFramer(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

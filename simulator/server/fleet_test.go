@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kneebench/knee/health/quiet"
 )
 
 // gauge reads one sample of a Prometheus text exposition.
@@ -33,6 +35,10 @@ func gauge(t *testing.T, body, name, model string) float64 {
 // replica it is, and a request streaming on replica 0 fills only replica
 // 0's KV cache.
 func TestFleetReplicasAreIndependent(t *testing.T) {
+	quiet.Wire(t, func() { testFleetReplicasAreIndependent(t) })
+}
+
+func testFleetReplicasAreIndependent(t *testing.T) {
 	mf, err := ParseModels("test-models", []byte(testModels))
 	if err != nil {
 		t.Fatal(err)
@@ -114,6 +120,10 @@ func TestFleetReplicasAreIndependent(t *testing.T) {
 
 // TestFleetConsecutivePorts: replicas listen on --port, --port+1, ...
 func TestFleetConsecutivePorts(t *testing.T) {
+	quiet.Wire(t, func() { testFleetConsecutivePorts(t) })
+}
+
+func testFleetConsecutivePorts(t *testing.T) {
 	mf, err := ParseModels("test-models", []byte(testModels))
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kneebench/knee/health/quiet"
+
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/prometheus/common/expfmt"
@@ -282,6 +284,10 @@ func testFixedRateTiming(t *testing.T) {
 
 // TestErrors covers every error case of the API with its status and code.
 func TestErrors(t *testing.T) {
+	quiet.Wire(t, func() { testErrors(t) })
+}
+
+func testErrors(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	chat := ts.URL + "/v1/chat/completions"
 	cases := []struct {
@@ -400,6 +406,10 @@ func testAdminFaults(t *testing.T) {
 // TestGarbageOnTheWire: bytes that are not HTTP get an OpenAI-shaped 400,
 // and the server keeps serving.
 func TestGarbageOnTheWire(t *testing.T) {
+	quiet.Wire(t, func() { testGarbageOnTheWire(t) })
+}
+
+func testGarbageOnTheWire(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
 	if err != nil {

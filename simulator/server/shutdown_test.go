@@ -8,11 +8,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kneebench/knee/health/quiet"
 )
 
 // TestShutdownDeadline: a stream that would run for 10 s does not hold up
 // a graceful shutdown with a 300 ms grace.
 func TestShutdownDeadline(t *testing.T) {
+	quiet.Wire(t, func() { testShutdownDeadline(t) })
+}
+
+func testShutdownDeadline(t *testing.T) {
 	url, cancel, done := runUntilCancel(t, 300*time.Millisecond)
 	go func() {
 		resp, err := http.Post(url+"/v1/chat/completions", "application/json",
@@ -38,6 +44,10 @@ func TestShutdownDeadline(t *testing.T) {
 // TestShutdownDrains: a stream that ends within the grace period finishes
 // normally, with [DONE], while the server shuts down.
 func TestShutdownDrains(t *testing.T) {
+	quiet.Wire(t, func() { testShutdownDrains(t) })
+}
+
+func testShutdownDrains(t *testing.T) {
 	url, cancel, done := runUntilCancel(t, 3*time.Second)
 	got := make(chan string, 1)
 	go func() {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kneebench/knee/health/quiet"
 )
 
 var updateWire = flag.Bool("update", false, "rewrite golden files")
@@ -59,6 +61,10 @@ func rawExchange(t *testing.T, addr, path, body string) string {
 
 // TestWireBytesGolden keeps the bytes of streamed and unary answers.
 func TestWireBytesGolden(t *testing.T) {
+	quiet.Wire(t, func() { testWireBytesGolden(t) })
+}
+
+func testWireBytesGolden(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
 	addr := strings.TrimPrefix(ts.URL, "http://")
 	var out bytes.Buffer

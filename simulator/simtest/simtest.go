@@ -146,13 +146,11 @@ func Run(t *testing.T, f func(t *testing.T, n *Net)) {
 	prime.Do(primeFasthttp)
 	// A goroutine waiting on what a bubble's clock cannot see (a socket,
 	// a system call, a CPU profile's writer) stops its clock for good:
-	// say so with every goroutine's stack, long before go test's own
-	// timeout would.
-	watchdog := time.AfterFunc(Watchdog, func() {
-		debug.SetTraceback("all")
-		panic(fmt.Sprintf("simtest: %s's bubble ran %s of real time: one of its goroutines waits on something its clock cannot see (a socket, a system call, a CPU profile); see the stacks marked \"synctest bubble\" that are not durable", t.Name(), Watchdog))
-	})
-	defer watchdog.Stop()
+	// once the process has sat idle a while, say so with every
+	// goroutine's stack, long before go test's own timeout would.
+	done := make(chan struct{})
+	defer close(done)
+	go watch(t.Name(), done)
 	synctest.Test(t, func(t *testing.T) {
 		// Registered first, so it runs last: once every server the test
 		// started has shut down, a fake minute lets fasthttp's idle
@@ -165,8 +163,47 @@ func Run(t *testing.T, f func(t *testing.T, n *Net)) {
 	})
 }
 
-// Watchdog is the real time a bubble may take before Run gives up on it.
-var Watchdog = 3 * time.Minute
+// Idle is how long the process may use next to no CPU while a bubble has
+// not ended before Run gives up on the bubble: a bubble working through
+// its load (under the race detector, minutes) keeps a core busy; one
+// stuck on a system call leaves it idle.
+var Idle = time.Minute
+
+// watch panics, with every goroutine's stack, when the process stays all
+// but idle for Idle before done closes.
+func watch(name string, done <-chan struct{}) {
+	const every = 10 * time.Second
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	cpu, idleFor := processCPU(), time.Duration(0)
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		now := processCPU()
+		if now-cpu < every/20 {
+			idleFor += every
+		} else {
+			idleFor = 0
+		}
+		cpu = now
+		if idleFor >= Idle {
+			debug.SetTraceback("all")
+			panic(fmt.Sprintf("simtest: %s's bubble has not ended and the process sat idle for %s: one of its goroutines waits on something its clock cannot see (a socket, a system call, a CPU profile); see the stacks marked \"synctest bubble\" that are not durable", name, idleFor))
+		}
+	}
+}
+
+// processCPU is the user and system CPU time the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 // bubbles maps the test of each running bubble to its network.
 var bubbles sync.Map
