@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -245,4 +246,26 @@ func reaches(g map[string][]string, fn string, marks map[string]bool) bool {
 		return false
 	}
 	return walk(fn)
+}
+
+// TestEveryFuzzTargetRunsInCI: each fuzz target of the module is run,
+// briefly, by .ci/run.
+func TestEveryFuzzTargetRunsInCI(t *testing.T) {
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir, files := range testFiles(t, "../..") {
+		for _, f := range files {
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || !strings.HasPrefix(fd.Name.Name, "Fuzz") {
+					continue
+				}
+				if want := "fuzz ./" + dir + " " + fd.Name.Name + " "; !strings.Contains(string(ci), want) {
+					t.Errorf(".ci/run does not run %s (want a line %q)", fd.Name.Name, want+"EXECS")
+				}
+			}
+		}
+	}
 }
