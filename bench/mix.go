@@ -15,6 +15,7 @@ import (
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/results/input"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/kind"
 )
 
 // MaxMixBytes bounds a --mix file.
@@ -198,8 +199,8 @@ func (sp *Spec) classDataset(ctx context.Context, c workload.MixClass) (*Dataset
 		return nil, errors.New("its dataset is a trace (timestamped lines): a class's arrivals come from the mix's one schedule")
 	case f.Parsed.Sessions:
 		return nil, errors.New("its dataset holds sessions: a class sends single requests, not conversations")
-	case f.images != nil && !sp.Endpoint.Chat():
-		return nil, fmt.Errorf("its dataset names images, which go in messages (--endpoint chat or responses), not to %s", sp.Endpoint)
+	case f.images != nil && !sp.Endpoint.Kind().Chat():
+		return nil, fmt.Errorf("its dataset names images, which go in messages (--endpoint %s), not to %s", kind.Where(kind.Kind.Chat), sp.Endpoint)
 	}
 	return f, nil
 }

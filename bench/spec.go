@@ -12,6 +12,7 @@ import (
 	"github.com/kneebench/knee/bench/summary"
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/kind"
 )
 
 // Spec is what a run, sweep, prediction or plan sends and how much, as
@@ -193,7 +194,7 @@ func (sp *Spec) Series(ctx context.Context, nonce string) (*Prepared, error) {
 			p.Calls, conv = true, pd
 		}
 	}
-	if sp.Endpoint.Pooled() && (p.Calls || sp.Workload != "requests") {
+	if sp.Endpoint.Kind().Pooled() && (p.Calls || sp.Workload != "requests") {
 		return nil, fmt.Errorf("--endpoint %s answers single requests, not calls (a voice workload, a dataset's conversations or sessions)", sp.Endpoint)
 	}
 	if sp.Workload == "conversations" {
@@ -206,7 +207,7 @@ func (sp *Spec) Series(ctx context.Context, nonce string) (*Prepared, error) {
 		if err != nil {
 			return nil, err
 		}
-		if w.Dataset != nil && sp.Endpoint.SendsText() {
+		if w.Dataset != nil && sp.Endpoint.Kind().Input == kind.Text {
 			if err := w.Dataset.CheckText(sp.Endpoint); err != nil {
 				return nil, fmt.Errorf("--dataset %w", err)
 			}
@@ -279,7 +280,7 @@ func (sp *Spec) calls(conv *DatasetFile) (Workload, error) {
 // build checks a load of single requests and returns it and what it
 // sends.
 func (sp *Spec) build(ctx context.Context) (driver.Load, Workload, error) {
-	w := Workload{MaxTokens: sp.MaxTokens, NoCalibrate: sp.NoCalibrate, Batch: sp.BatchSize, Pairs: sp.Endpoint.Pairs()}
+	w := Workload{MaxTokens: sp.MaxTokens, NoCalibrate: sp.NoCalibrate, Batch: sp.BatchSize, Pairs: sp.Endpoint.Kind().Input == kind.Pairs}
 	if sp.Documents > 0 {
 		// The query, then the documents.
 		w.Batch = sp.Documents + 1

@@ -5,20 +5,20 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/kind"
 )
 
 // checkBatch checks --batch-size against the endpoint: only a pooling
 // endpoint takes a batch of inputs.
 func (sp *Spec) checkBatch() error {
 	switch {
-	case sp.BatchSize != 0 && sp.Endpoint != transport.EndpointEmbeddings:
-		return fmt.Errorf("--batch-size batches an embeddings request's inputs (--endpoint embeddings), not %s's", sp.Endpoint)
+	case sp.BatchSize != 0 && sp.Endpoint.Kind().Input != kind.Batch:
+		return fmt.Errorf("--batch-size batches the inputs of a request to embed (--endpoint %s), not %s's", kind.Where(batched), sp.Endpoint)
 	case sp.BatchSize < 0 || sp.BatchSize > 4096:
 		return fmt.Errorf("--batch-size %d: between 1 and 4096 inputs a request", sp.BatchSize)
-	case sp.Documents != 0 && !sp.Endpoint.Pairs():
-		return fmt.Errorf("--documents is a rerank or score request's (--endpoint rerank, score), not %s's", sp.Endpoint)
+	case sp.Documents != 0 && sp.Endpoint.Kind().Input != kind.Pairs:
+		return fmt.Errorf("--documents are what a query is scored against (--endpoint %s), not %s's", kind.Where(paired), sp.Endpoint)
 	case sp.Documents < 0 || sp.Documents > 4096:
 		return fmt.Errorf("--documents %d: between 1 and 4096 a request", sp.Documents)
 	}
@@ -37,8 +37,8 @@ func (sp *Spec) images(ctx context.Context) (*workload.Images, error) {
 		}
 		return nil, nil
 	}
-	if !sp.Endpoint.Chat() {
-		return nil, fmt.Errorf("--image-count sends images in messages (--endpoint chat or responses), not to %s", sp.Endpoint)
+	if !sp.Endpoint.Kind().Chat() {
+		return nil, fmt.Errorf("--image-count sends images in messages (--endpoint %s), not to %s", kind.Where(kind.Kind.Chat), sp.Endpoint)
 	}
 	sizes, err := workload.ParseSizes(sp.ImageSizes)
 	if err != nil {
@@ -106,10 +106,15 @@ func (sp *Spec) readDataset(ctx context.Context) (*DatasetFile, error) {
 		return pd, nil
 	}
 	switch {
-	case !sp.Endpoint.Chat():
-		return nil, fmt.Errorf("--dataset %s names images, which go in messages (--endpoint chat or responses), not to %s", sp.Data.Path, sp.Endpoint)
+	case !sp.Endpoint.Kind().Chat():
+		return nil, fmt.Errorf("--dataset %s names images, which go in messages (--endpoint %s), not to %s", sp.Data.Path, kind.Where(kind.Kind.Chat), sp.Endpoint)
 	case sp.ImageCount > 0:
 		return nil, fmt.Errorf("--dataset %s names its own images: --image-count would add synthetic ones beside them; give one or the other", sp.Data.Path)
 	}
 	return pd, nil
 }
+
+// batched and paired pick the kinds whose requests carry a batch to embed
+// and a query with documents.
+func batched(k kind.Kind) bool { return k.Input == kind.Batch }
+func paired(k kind.Kind) bool  { return k.Input == kind.Pairs }

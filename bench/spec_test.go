@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench/transport"
+	"github.com/kneebench/knee/workload/kind"
 )
 
 // spec is a request spec as the flags' defaults give it.
@@ -40,8 +41,8 @@ func TestEmptyTextPromptsRefused(t *testing.T) {
 		sp := spec()
 		sp.Data.Path, sp.Endpoint = path, e
 		_, err := sp.Series(context.Background(), "n")
-		if refused := errors.Is(err, ErrEmptyPrompt); refused != e.SendsText() {
-			t.Errorf("--endpoint %s: %v; want refused %v", e, err, e.SendsText())
+		if refused := errors.Is(err, ErrEmptyPrompt); refused != (e.Kind().Input == kind.Text) {
+			t.Errorf("--endpoint %s: %v; want refused %v", e, err, e.Kind().Input == kind.Text)
 		}
 		if err != nil && !strings.Contains(err.Error(), "line 2") {
 			t.Errorf("--endpoint %s: %q does not name the line", e, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/kind"
 )
 
 // TargetSpec is the endpoint to drive, as the target flags give it: each
@@ -57,8 +58,8 @@ type TargetSpec struct {
 
 // Validate checks what needs no network.
 func (t TargetSpec) Validate() error {
-	if !slices.Contains(transport.Endpoints, t.Endpoint) {
-		return fmt.Errorf("--endpoint must be chat, completions, generate (SGLang's native API), responses (OpenAI's Responses API), embeddings, rerank or score, got %q", t.Endpoint)
+	if err := kind.Check(t.Endpoint); err != nil {
+		return fmt.Errorf("--endpoint %w", err)
 	}
 	for _, d := range []struct {
 		flag string
@@ -87,8 +88,9 @@ func (t TargetSpec) Validate() error {
 	switch t.History {
 	case "", "full":
 	case "server":
-		if t.Endpoint != transport.EndpointResponses {
-			return fmt.Errorf("--history server needs --endpoint responses (previous_response_id is the Responses API's); got --endpoint %s", t.Endpoint)
+		if !t.Endpoint.Kind().History {
+			return fmt.Errorf("--history server needs an API whose server holds the conversation (--endpoint %s: previous_response_id); got --endpoint %s",
+				kind.Where(func(k kind.Kind) bool { return k.History }), t.Endpoint)
 		}
 	default:
 		return fmt.Errorf("--history must be full or server, got %q", t.History)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kneebench/knee/bench/transport"
+	"github.com/kneebench/knee/workload/kind"
 )
 
 // Body is the JSON merged into every request body: --extra-body with
@@ -27,10 +27,15 @@ func (t TargetSpec) Body() (string, error) {
 		default:
 			return "", fmt.Errorf("--reasoning-effort %q: use low, medium or high", e)
 		}
-		// The Responses API takes the effort as reasoning: {effort}.
-		key, value := "reasoning_effort", any(e)
-		if t.Endpoint == transport.EndpointResponses {
-			key, value = "reasoning", map[string]string{"effort": e}
+		// Each API names the effort in its own field (the Responses API
+		// nests it: reasoning: {effort}).
+		field := t.Endpoint.Kind().Effort
+		if field == "" {
+			return "", fmt.Errorf("--reasoning-effort: the %s API takes no reasoning effort (--endpoint %s do)", t.Endpoint, kind.Where(func(k kind.Kind) bool { return k.Effort != "" }))
+		}
+		key, value := field, any(e)
+		if outer, inner, nested := strings.Cut(field, "."); nested {
+			key, value = outer, map[string]string{inner: e}
 		}
 		if _, ok := m[key]; ok {
 			return "", fmt.Errorf("--extra-body sets %s and --reasoning-effort is given: give one", key)

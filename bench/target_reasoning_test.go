@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kneebench/knee/bench/transport"
+	"github.com/kneebench/knee/workload/kind"
 )
 
 // TestBodyCarriesTheThinkingKnobs: --reasoning-effort and
@@ -19,8 +19,8 @@ func TestBodyCarriesTheThinkingKnobs(t *testing.T) {
 		{TargetSpec{}, "", ""},
 		{TargetSpec{ExtraBody: `{"top_k":5}`}, `{"top_k":5}`, ""},
 		{TargetSpec{ReasoningEffort: "low"}, `{"reasoning_effort":"low"}`, ""},
-		{TargetSpec{ReasoningEffort: "high", Endpoint: transport.EndpointResponses}, `{"reasoning":{"effort":"high"}}`, ""},
-		{TargetSpec{ReasoningEffort: "high", Endpoint: transport.EndpointResponses, ExtraBody: `{"reasoning":{}}`}, "", "sets reasoning and"},
+		{TargetSpec{ReasoningEffort: "high", Endpoint: kind.Name("responses")}, `{"reasoning":{"effort":"high"}}`, ""},
+		{TargetSpec{ReasoningEffort: "high", Endpoint: kind.Name("responses"), ExtraBody: `{"reasoning":{}}`}, "", "sets reasoning and"},
 		{TargetSpec{TemplateKwargs: []string{"enable_thinking=false", "name=qwen", "depth=3"}, ExtraBody: `{"top_k":5}`},
 			`{"chat_template_kwargs":{"depth":3,"enable_thinking":false,"name":"qwen"},"top_k":5}`, ""},
 		{TargetSpec{ReasoningEffort: "max"}, "", "--reasoning-effort"},

@@ -106,17 +106,7 @@ func (f *exportFlag) startOTLP(c *cobra.Command, endpoint transport.Endpoint, mo
 // operationName is gen_ai.operation.name for an endpoint: the
 // conventions' chat, text_completion and embeddings, and the endpoint's
 // own name where they have none.
-func operationName(e transport.Endpoint) string {
-	switch e {
-	case "", transport.EndpointChat, transport.EndpointResponses:
-		return "chat"
-	case transport.EndpointCompletions, transport.EndpointGenerate:
-		return "text_completion"
-	case transport.EndpointEmbeddings:
-		return "embeddings"
-	}
-	return string(e)
-}
+func operationName(e transport.Endpoint) string { return e.Kind().Operation }
 
 func cmpDuration(a, b time.Duration) time.Duration {
 	if a > 0 {

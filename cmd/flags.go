@@ -10,6 +10,7 @@ import (
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload/kind"
 	"github.com/spf13/cobra"
 )
 
@@ -22,7 +23,7 @@ func (f *targetFlags) register(c *cobra.Command) {
 	fs.StringVar(&f.BaseURL, "base-url", os.Getenv("OPENAI_BASE_URL"), "API root of the target, e.g. http://host:8000/v1 (default $OPENAI_BASE_URL)")
 	fs.StringVar(&f.Model, "model", "", "model name (default: the first id from GET /v1/models)")
 	fs.StringVar(&f.APIKey, "api-key", os.Getenv("OPENAI_API_KEY"), "API key sent as a Bearer token (default $OPENAI_API_KEY; never printed or written)")
-	fs.StringVar((*string)(&f.Endpoint), "endpoint", "chat", "chat (/v1/chat/completions), completions (/v1/completions), generate (SGLang's native /generate) or responses (OpenAI's /v1/responses)")
+	fs.StringVar((*string)(&f.Endpoint), "endpoint", string(kind.Default), "the API requests go to: "+kind.Help())
 	fs.StringVar(&f.Tools, "tools", "", "offer tools with every request: builtin (four everyday functions) or a JSON file of tool schemas (OpenAI's or BFCL's function list)")
 	markInputs(c, "tools")
 	fs.StringVar(&f.ToolChoice, "tool-choice", "", "tool_choice sent with the tools: auto, required, none or a tool's name (default: the server's, auto)")

@@ -22,8 +22,7 @@ func (o *planOptions) candidates(ctx context.Context) ([]*predict.Candidate, err
 		return nil, withCode(ExitRuntime, fmt.Errorf("--sim-responses: %w", err))
 	}
 	spec := predict.CandidateSpec{GPUs: o.gpus, Models: o.models, TPs: o.tps, FindMax: o.findMax, CalibratedName: o.calibrated,
-		Responder: responder, Chat: o.target.Endpoint.Chat(), Pooled: o.target.Endpoint.Pooled(),
-		Rerank: o.target.Endpoint.Pairs()}
+		Responder: responder, Endpoint: o.target.Endpoint}
 	if err := o.behaviour(&spec); err != nil {
 		return nil, err
 	}

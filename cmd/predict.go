@@ -101,7 +101,7 @@ func shapeRequests(ctx context.Context, t *predict.Target, spec *bench.TargetSpe
 		}
 	}
 	tools := spec.ToolList
-	t.ToolList, t.ToolsFlat = tools, spec.Endpoint == transport.EndpointResponses
+	t.ToolList = tools
 	t.ToolChoice = spec.ToolChoice
 	t.ToolRounds, t.ToolResult = spec.ToolRounds, spec.ToolResult
 	return nil
@@ -112,7 +112,7 @@ func shapeRequests(ctx context.Context, t *predict.Target, spec *bench.TargetSpe
 // returns what the models came from.
 func simTarget(ctx context.Context, sim *simFlags, model string, ep transport.Endpoint) (predict.Target, string, error) {
 	t, origin, err := predict.TargetSpec{Preset: sim.preset, Models: sim.models, Responses: sim.responses, Model: model,
-		Chat: ep.Chat(), Pooled: ep.Pooled(), Rerank: ep.Pairs()}.Load(ctx)
+		Endpoint: ep}.Load(ctx)
 	if errors.As(err, new(*simulator.UsageError)) {
 		return t, origin, usageErr("%w", err)
 	}

@@ -3,8 +3,8 @@ package cmd
 import (
 	"strings"
 
-	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload/kind"
 	"github.com/spf13/cobra"
 )
 
@@ -54,7 +54,7 @@ func (f *sloFlags) parse(c *cobra.Command, goodput string) (results.SLO, error) 
 // and a bound on a token's timing is refused, there being none.
 func (f *sloFlags) pooled(c *cobra.Command) error {
 	ep := c.Flags().Lookup("endpoint")
-	if ep == nil || !transport.Endpoint(ep.Value.String()).Pooled() {
+	if ep == nil || !kind.Name(ep.Value.String()).Kind().Pooled() {
 		return nil
 	}
 	fs := c.Flags()

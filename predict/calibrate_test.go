@@ -34,7 +34,7 @@ func presetTarget(t testing.TB, spec string) Target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Target{Models: f, Model: f.Models[0].Name, Responder: r, Chat: true}
+	return Target{Models: f, Model: f.Models[0].Name, Responder: r}
 }
 
 // truth is the tuning the "measured" sweep is made with: far enough from

@@ -12,6 +12,7 @@ import (
 	"github.com/kneebench/knee/simulator"
 	"github.com/kneebench/knee/simulator/content"
 	"github.com/kneebench/knee/simulator/server"
+	"github.com/kneebench/knee/workload/kind"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -29,10 +30,8 @@ type CandidateSpec struct {
 	// CalibratedName) whose models are the candidates.
 	Calibrated     *simulator.ModelsFile
 	CalibratedName string
-	// Responder says what the simulated server answers; Chat selects the
-	// chat endpoint.
+	// Responder says what the simulated server answers.
 	Responder *content.Responder
-	Chat      bool
 	// Reasoning and Tools, when set, make every candidate's model think
 	// before it answers and call the tools requests offer, as a models
 	// file's reasoning and tools do.
@@ -51,9 +50,10 @@ type CandidateSpec struct {
 	// SchedulesAs, when set, is whose rules every candidate schedules by
 	// (server.SchedulesVLLM or server.SchedulesSGLang).
 	SchedulesAs string
-	// Pooled plans a pooling endpoint (embeddings): every candidate's
-	// model serves as an encoder of its architecture.
-	Pooled, Rerank bool
+	// Endpoint is the kind of request planned for: a pooling kind's
+	// (embeddings) every candidate's model serves as an encoder of its
+	// architecture.
+	Endpoint kind.Name
 }
 
 // behave gives a candidate's models the spec's reasoning, tools and
@@ -83,7 +83,7 @@ func (o CandidateSpec) behave(models *simulator.ModelsFile) {
 			l := *o.LoRA
 			models.Models[i].LoRA = &l
 		}
-		if o.Pooled && models.Models[i].Pooling == nil {
+		if o.Endpoint.Kind().Pooled() && models.Models[i].Pooling == nil {
 			models.Models[i].Pooling = &server.PoolingSpec{Dimension: DefaultPoolingDimension}
 		}
 	}
@@ -132,7 +132,7 @@ func (o CandidateSpec) calibrated() ([]*Candidate, error) {
 		if m.Engine != "scheduler" {
 			continue
 		}
-		t := Target{Models: models, Model: m.Name, Responder: o.Responder, Chat: o.Chat, Pooled: o.Pooled, Rerank: o.Rerank}
+		t := Target{Models: models, Model: m.Name, Responder: o.Responder, Endpoint: o.Endpoint}
 		out = append(out, &Candidate{Name: o.CalibratedName + ":" + m.Name, GPU: m.Hardware, Model: m.Name, TP: max(m.TensorParallel, 1),
 			Target: t, Budget: max(m.TensorParallel, 1), Calibration: results.CalibrationMeasured})
 	}
@@ -171,7 +171,7 @@ func (o CandidateSpec) ofModel(g, name string, n int, m string) ([]*Candidate, e
 			continue
 		}
 		o.behave(models)
-		t := Target{Models: models, Model: models.Models[0].Name, Responder: o.Responder, Chat: o.Chat, Pooled: o.Pooled, Rerank: o.Rerank}
+		t := Target{Models: models, Model: models.Models[0].Name, Responder: o.Responder, Endpoint: o.Endpoint}
 		fits = append(fits, &Candidate{Name: canonical(spec), GPU: name, Model: m, TP: tp, Target: t, Budget: n, Calibration: calibrationOf(name)})
 	}
 	if len(fits) == 0 {

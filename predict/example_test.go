@@ -17,7 +17,7 @@ import (
 // requests a second of 1,000-token prompts for a simulated minute. The
 // same flags give the same figures, byte for byte.
 func ExampleVirtual_Run() {
-	target, _, err := predict.TargetSpec{Preset: "h100-80gb/llama-3.1-8b", Responses: "builtin:bench-responses", Chat: true}.Load(context.Background())
+	target, _, err := predict.TargetSpec{Preset: "h100-80gb/llama-3.1-8b", Responses: "builtin:bench-responses"}.Load(context.Background())
 	if err != nil {
 		panic(err)
 	}
@@ -39,7 +39,7 @@ func ExampleVirtual_Run() {
 // A sweep in virtual time with its knees, on one Runner: the same loop
 // knee sweep runs live.
 func ExampleVirtual_sweep() {
-	target, _, err := predict.TargetSpec{Preset: "h100-80gb/llama-3.1-8b", Responses: "builtin:bench-responses", Chat: true}.Load(context.Background())
+	target, _, err := predict.TargetSpec{Preset: "h100-80gb/llama-3.1-8b", Responses: "builtin:bench-responses"}.Load(context.Background())
 	if err != nil {
 		panic(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/kneebench/knee/simulator/sched"
 	"github.com/kneebench/knee/simulator/server"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/kind"
 )
 
 // Target is the simulated server: one scheduler model of a models file
@@ -43,19 +44,20 @@ type Target struct {
 	NoThinking bool
 	ToolChoice string
 	// ToolList is the tools every request offers, put in each request
-	// as a live run puts them (the server reads them into the prompt);
-	// ToolsFlat says they are sent as the Responses API lays them.
-	ToolList  []workload.Tool
-	ToolsFlat bool
+	// as a live run puts them (the server reads them into the prompt).
+	ToolList []workload.Tool
 	// ToolRounds and ToolResult answer a call's tool calls, as a live
 	// run does (driver.Options).
 	ToolRounds int
 	ToolResult string
-	// Pooled selects a pooling endpoint (embeddings, or with Rerank a
-	// rerank): each request's inputs prefilled (a rerank's query with
-	// each document), one pooled result, no decode.
-	Pooled, Rerank bool
+	// Endpoint is the kind of request sent (kind.Default when empty): a
+	// pooling kind's requests have their inputs prefilled (a query with
+	// each document when paired), one pooled result, no decode.
+	Endpoint kind.Name
 }
+
+// kind is the kind of the requests sent to the target.
+func (t Target) kind() kind.Kind { return t.Endpoint.Kind() }
 
 // model returns the target's model spec.
 func (t Target) model() (*server.ModelSpec, error) {
@@ -171,12 +173,13 @@ func (t Target) Probe(r *workload.Request, rec *record.Record) {
 
 // genRequest is r as the simulator's request decoder would hand it over.
 func (t Target) genRequest(r *workload.Request) *content.GenRequest {
-	g := &content.GenRequest{Model: t.Model, Chat: t.Chat, IgnoreEOS: r.IgnoreEOS, WantIDs: true}
+	chat := t.kind().Chat()
+	g := &content.GenRequest{Model: t.Model, Chat: chat, IgnoreEOS: r.IgnoreEOS, WantIDs: true}
 	if r.MaxTokens > 0 {
 		n := r.MaxTokens
 		g.MaxTokens = &n
 	}
-	if t.Chat {
+	if chat {
 		for _, m := range r.Messages {
 			text := m.Content
 			for _, c := range m.ToolCalls {
@@ -192,7 +195,7 @@ func (t Target) genRequest(r *workload.Request) *content.GenRequest {
 		if len(g.Tools) > 0 {
 			// As knee sim reads them: the tools, as sent, first in the
 			// prompt.
-			tools := string(transport.AppendTools(nil, r.Tools, t.ToolsFlat))
+			tools := string(transport.AppendTools(nil, r.Tools, t.kind().ToolsFlat))
 			g.Messages = append([]content.Message{{Role: "system", Text: tools}}, g.Messages...)
 		}
 	} else {

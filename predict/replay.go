@@ -9,11 +9,11 @@ import (
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/bench/driver"
-	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/results/input"
 	"github.com/kneebench/knee/simulator/server"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/kind"
 )
 
 // replayDrain is the drain timeout of a replayed level: knee's default, as
@@ -63,7 +63,7 @@ func Replay(t Target, run *results.Run, nonce string) (Replayed, string, error) 
 		work, err = replayConversations(c)
 		note = "the conversations are replayed with their recorded text, which the target counts with its own tokenizer"
 	default:
-		t.Chat = transport.Endpoint(c.Endpoint).Chat()
+		t.Endpoint = kind.Name(c.Endpoint)
 		work, note, err = replayRequests(t, run, nonce)
 	}
 	if err != nil {
@@ -79,7 +79,9 @@ func replayCalls(t Target, run *results.Run, nonce string) (bench.Work, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.Chat = true
+	if !t.kind().Chat() {
+		t.Endpoint = kind.Default
+	}
 	v.WordsPerToken = bench.Calibrate(t).WordsPerToken
 	return bench.Calls{Source: v, Load: load}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/kneebench/knee/simulator/sched"
 	"github.com/kneebench/knee/simulator/server"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/kind"
 )
 
 // refusedCost is the virtual time a refused request takes to come back.
@@ -90,7 +91,7 @@ func newSimServer(t Target, cfg sched.Config, contextLength, replicas int, routi
 	if err == nil {
 		s.spec = spec
 	}
-	if err != nil || !t.Chat {
+	if err != nil || !t.kind().Chat() {
 		return s
 	}
 	if r := spec.Reasoning.ForRequest(t.Effort, t.NoThinking); r != nil && r.Tokens > 0 {
@@ -221,7 +222,7 @@ func (s *simServer) say(f *driver.Flight) said {
 		}
 	}
 	req, words, asWords := (*workload.Request)(nil), []uint16(nil), false
-	if !s.target.Pooled {
+	if !s.target.kind().Pooled() {
 		// Said as words: what is said needs the prompt's tokens and hash,
 		// which the words give without the text being written.
 		req, words, asWords = f.RequestWords(s.words[:0])
@@ -239,7 +240,7 @@ func (s *simServer) say(f *driver.Flight) said {
 		}
 	}
 	sd := &said{tag: f.Rec.Tag, maxTokens: req.MaxTokens, share: f.Rec.PrefixShare, class: f.Rec.MixClass}
-	if s.target.Pooled {
+	if s.target.kind().Pooled() {
 		return *s.sayPooled(req, sd, context)
 	}
 	gen := s.target.genRequest(req)
@@ -266,7 +267,7 @@ func (s *simServer) say(f *driver.Flight) said {
 	if err == nil && s.tools != nil {
 		server.CallTool(plan, s.tools, gen, context)
 	}
-	if r := s.reasoning; err == nil && s.target.Chat {
+	if r := s.reasoning; err == nil && s.target.kind().Chat() {
 		if r = server.Scripted(plan, r, s.target.NoThinking); r != nil {
 			server.Think(plan, r, gen.MaxTokens, context)
 			sd.thinking, sd.reported = min(plan.ThoughtTokens, len(plan.Tokens)), r.ReportTokens
@@ -355,7 +356,7 @@ func (s *simServer) sayPooled(req *workload.Request, sd *said, context int) *sai
 	if len(inputs) == 0 {
 		inputs = []string{req.Text()}
 	}
-	if s.target.Rerank {
+	if s.target.kind().Input == kind.Pairs {
 		// As knee sim reads a rerank: each document after the query.
 		query, docs := transport.RerankParts(req)
 		inputs = make([]string, len(docs))

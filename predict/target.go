@@ -8,6 +8,7 @@ import (
 	"github.com/kneebench/knee/simulator"
 	"github.com/kneebench/knee/simulator/sched"
 	"github.com/kneebench/knee/simulator/server"
+	"github.com/kneebench/knee/workload/kind"
 )
 
 // TargetSpec is the simulated server as the --sim flags give it: a
@@ -15,11 +16,11 @@ import (
 // model (the file's first when empty) and the endpoint.
 type TargetSpec struct {
 	Preset, Models, Responses, Model string
-	Chat                             bool
-	// Pooled selects a pooling endpoint (embeddings): a model without a
-	// pooling spec serves as an encoder of its architecture, with
-	// DefaultPoolingDimension; a pooling model refuses to generate.
-	Pooled, Rerank bool
+	// Endpoint is the kind of request sent. A pooling kind's (embeddings,
+	// rerank) model without a pooling spec serves as an encoder of its
+	// architecture, with DefaultPoolingDimension; a pooling model refuses
+	// to generate.
+	Endpoint kind.Name
 }
 
 // DefaultPoolingDimension is the vectors' size of a model made a pooling
@@ -46,7 +47,8 @@ func (s TargetSpec) Load(ctx context.Context) (Target, string, error) {
 	if err != nil {
 		return Target{}, "", err
 	}
-	t := Target{Models: models, Model: s.Model, Responder: responder, Chat: s.Chat, Pooled: s.Pooled, Rerank: s.Rerank}
+	t := Target{Models: models, Model: s.Model, Responder: responder, Endpoint: s.Endpoint}
+	pooled := s.Endpoint.Kind().Pooled()
 	if t.Model == "" {
 		t.Model = models.Models[0].Name
 	}
@@ -54,10 +56,10 @@ func (s TargetSpec) Load(ctx context.Context) (Target, string, error) {
 		m := &models.Models[i]
 		switch {
 		case m.Name != t.Model:
-		case s.Pooled && m.Pooling == nil:
+		case pooled && m.Pooling == nil:
 			m.Pooling = &server.PoolingSpec{Dimension: DefaultPoolingDimension}
-		case !s.Pooled && m.Pooling != nil:
-			return Target{}, "", &simulator.UsageError{Err: fmt.Errorf("model %s is a pooling model (pooling: in the models file): predict it with --endpoint embeddings", m.Name)}
+		case !pooled && m.Pooling != nil:
+			return Target{}, "", &simulator.UsageError{Err: fmt.Errorf("model %s is a pooling model (pooling: in the models file): predict it with --endpoint %s", m.Name, kind.Where(kind.Kind.Pooled))}
 		}
 	}
 	if _, _, err := t.Config(); err != nil {

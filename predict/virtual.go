@@ -13,6 +13,7 @@ import (
 	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/kind"
 )
 
 // Virtual runs levels in virtual time on the simulator's scheduler core
@@ -79,7 +80,10 @@ func (v *Virtual) Run(ctx context.Context, lv *bench.Level) (*results.Run, error
 	case bench.Requests:
 		seed = w.Load.Seed
 	case bench.Calls:
-		target.Chat, memo, seed = true, nil, w.Load.Seed
+		memo, seed = nil, w.Load.Seed
+		if !target.kind().Chat() {
+			target.Endpoint = kind.Default
+		}
 	}
 	cfg, ctxLen, err := target.Config()
 	if err != nil {

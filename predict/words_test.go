@@ -40,7 +40,9 @@ func TestWordsPredictAsText(t *testing.T) {
 	} {
 		load := driver.Load{Rate: c.rate, Burstiness: 1, Duration: time.Minute, Seed: 2}
 		target := presetTarget(t, c.preset)
-		target.Chat = c.chat
+		if !c.chat {
+			target.Endpoint = "completions"
+		}
 		run := func(s workload.Source) string {
 			tally := &StepTally{}
 			res, err := (&Virtual{Target: target, Tally: tally}).Run(context.Background(), requestsLevel(s, load))

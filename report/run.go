@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/workload/kind"
 )
 
 // Run writes the terminal summary of one run, wrapped to ReportColumns.
@@ -205,9 +206,9 @@ func describeLoad(c results.Config) string {
 			fmt.Fprintf(&b, " after one of %d shared %d-token prefixes", c.PrefixPool, c.PrefixTokens)
 		}
 		switch {
-		case c.Endpoint == "rerank" || c.Endpoint == "score":
+		case c.Kind().Input == kind.Pairs:
 			// Nothing is generated: the batch says what a request is (a
-			// rerank's, its query and documents).
+			// query and its documents).
 			fmt.Fprintf(&b, " · %d documents a request", max(c.Batch-1, 1))
 		case c.Pooled():
 			fmt.Fprintf(&b, " · %d inputs a request", max(c.Batch, 1))

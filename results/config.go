@@ -1,5 +1,7 @@
 package results
 
+import "github.com/kneebench/knee/workload/kind"
+
 // A run's configuration: what was sent, to what, and how much.
 
 // Config is the run's configuration as given, with secrets redacted.
@@ -143,8 +145,9 @@ type ConversationConfig struct {
 	MaxConcurrentCalls int     `json:"max_concurrent_calls,omitempty"`
 }
 
-// Pooled says the run drove a pooling endpoint (embeddings, rerank): one answer
-// a request, no tokens streamed, E2E its latency.
-func (c Config) Pooled() bool {
-	return c.Endpoint == "embeddings" || c.Endpoint == "rerank" || c.Endpoint == "score"
-}
+// Kind is the kind of request the run sent (workload/kind).
+func (c Config) Kind() kind.Kind { return kind.Name(c.Endpoint).Kind() }
+
+// Pooled says the run drove a pooling endpoint (embeddings, rerank): one
+// answer a request, no tokens streamed, E2E its latency.
+func (c Config) Pooled() bool { return c.Kind().Pooled() }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/kind"
 	"github.com/valyala/fasthttp"
 )
 
@@ -111,8 +112,9 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 		return nil, err
 	}
 	if t.Endpoint == "" {
-		t.Endpoint = EndpointChat
+		t.Endpoint = kind.Default
 	}
+	k := t.Endpoint.Kind()
 	addr := u.Host
 	if u.Port() == "" {
 		if u.Scheme == "https" {
@@ -122,7 +124,7 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 		}
 	}
 	c := &Client{t: t, proto: proto, start: time.Now(), extraMaxTokens: -1}
-	c.uri = proto.uri(t.BaseURL)
+	c.uri = kindURI(k, t.BaseURL)
 	if t.APIKey != "" {
 		c.auth = "Bearer " + t.APIKey
 	}
@@ -134,11 +136,7 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 		for k, v := range m {
 			c.extra = append(c.extra, extraField{k, v})
 		}
-		budget := "max_tokens"
-		if t.Endpoint == EndpointResponses {
-			budget = "max_output_tokens"
-		}
-		if v, ok := m[budget]; ok {
+		if v, ok := fieldAt(m, k.Budget); ok {
 			c.extraMaxTokens = 0
 			_ = json.Unmarshal(v, &c.extraMaxTokens)
 		}
@@ -161,6 +159,34 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 	}
 	c.hc = c.newHostClient(addr, u.Scheme == "https", ua, idle, maxConns, HeaderBytes)
 	return c, nil
+}
+
+// kindURI is where requests of kind k go from the API root base: under
+// it, or under the server's root for a kind served beside /v1.
+func kindURI(k kind.Kind, base string) string {
+	path, underAPI := k.ClientPath()
+	if underAPI {
+		return joinURL(base, path)
+	}
+	return joinURL(rootURL(base), path)
+}
+
+// fieldAt is the value at a dotted path of a JSON object's fields
+// ("sampling_params.max_new_tokens"), when there is one.
+func fieldAt(m map[string]json.RawMessage, path string) (json.RawMessage, bool) {
+	if path == "" {
+		return nil, false
+	}
+	head, rest, nested := strings.Cut(path, ".")
+	v, ok := m[head]
+	if !ok || !nested {
+		return v, ok
+	}
+	var inner map[string]json.RawMessage
+	if json.Unmarshal(v, &inner) != nil {
+		return nil, false
+	}
+	return fieldAt(inner, rest)
 }
 
 // joinURL appends path to the base URL's path, keeping its query (some

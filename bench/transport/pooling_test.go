@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/health/quiet"
+	"github.com/kneebench/knee/workload/kind"
 
 	"github.com/kneebench/knee/bench/internal/fakeserver"
 	"github.com/kneebench/knee/bench/record"
@@ -53,7 +54,7 @@ func testEmbeddingsReadRight(t *testing.T) {
 		w.WriteString(plainJSON(<-answer))
 		return false
 	}})
-	c, err := NewClient(Target{BaseURL: url, Model: "e5", Endpoint: EndpointEmbeddings, Timeout: 5 * time.Second}, 1)
+	c, err := NewClient(Target{BaseURL: url, Model: "e5", Endpoint: kind.Name("embeddings"), Timeout: 5 * time.Second}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func testRerankReadRight(t *testing.T) {
 		w.WriteString(plainJSON(<-answer))
 		return false
 	}})
-	c, err := NewClient(Target{BaseURL: url, Model: "rr", Endpoint: EndpointRerank, Timeout: 5 * time.Second}, 1)
+	c, err := NewClient(Target{BaseURL: url, Model: "rr", Endpoint: kind.Name("rerank"), Timeout: 5 * time.Second}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestScoreReadRight(t *testing.T) {
 	if err := (scoreProtocol{}).readAnswer([]byte(strings.Replace(vllm, `,"score":0.1`, "", 1)), req, &record.Record{}); err == nil {
 		t.Error("a score missing was read as well formed")
 	}
-	c, _ := NewClient(Target{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Endpoint: EndpointScore}, 1)
+	c, _ := NewClient(Target{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Endpoint: kind.Name("score")}, 1)
 	body := string(c.appendBody(nil, req))
 	if !strings.Contains(body, `"text_1":"a query","text_2":["doc one","doc two"]`) || c.uri != "http://127.0.0.1:1/v1/score" {
 		t.Errorf("sent %s to %s", body, c.uri)

@@ -7,11 +7,13 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/kneebench/knee/health/quiet"
+	"github.com/kneebench/knee/workload/kind"
 
 	"github.com/kneebench/knee/bench/internal/fakeserver"
 	"github.com/kneebench/knee/bench/record"
@@ -47,7 +49,7 @@ func testGenerateProtocol(t *testing.T) {
 		fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(stream), stream)
 		return false
 	}})
-	c, err := NewClient(Target{BaseURL: url, Model: "m", Endpoint: EndpointGenerate, Timeout: 5 * time.Second}, 1)
+	c, err := NewClient(Target{BaseURL: url, Model: "m", Endpoint: kind.Name("generate"), Timeout: 5 * time.Second}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,5 +72,23 @@ func testGenerateProtocol(t *testing.T) {
 	}
 	if rec.NoDone {
 		t.Error("the [DONE] was missed")
+	}
+}
+
+// TestEveryKindHasItsProtocol: each kind of the table is spoken, and read
+// as the table says its answer comes (register refuses the rest).
+func TestEveryKindHasItsProtocol(t *testing.T) {
+	for _, k := range kind.All() {
+		p, err := protocolFor(k.Name)
+		if err != nil {
+			t.Errorf("%s: %v", k.Name, err)
+			continue
+		}
+		if _, streams := p.(streamProtocol); streams != k.Streamed {
+			t.Errorf("%s: streamed %v, the table says %v", k.Name, streams, k.Streamed)
+		}
+	}
+	if _, err := protocolFor("audio"); err == nil || !strings.Contains(err.Error(), kind.List()) {
+		t.Errorf("an unknown kind: %v; want the kinds listed", err)
 	}
 }

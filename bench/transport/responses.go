@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
 )
 
@@ -14,7 +15,12 @@ import (
 // response.incomplete) rather than data: [DONE].
 type responsesProtocol struct{}
 
-func (responsesProtocol) uri(base string) string { return joinURL(base, "/responses") }
+func init() { register("responses", responsesProtocol{}) }
+
+// keepCall keeps a function call's item as the next turn sends it back.
+func (responsesProtocol) keepCall(rec *record.Record, payload []byte) {
+	keepResponsesToolCall(rec, payload)
+}
 
 // appendBody writes input as a list of {role, content} items: with a
 // previous response named (the server holds the history), only the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/health/quiet"
+	"github.com/kneebench/knee/workload/kind"
 
 	"github.com/kneebench/knee/bench/internal/fakeserver"
 	"github.com/kneebench/knee/bench/record"
@@ -76,7 +77,7 @@ func responsesStream(thought, answer []string, end string) []string {
 
 func doResponses(t *testing.T, url string, req *workload.Request) *record.Record {
 	t.Helper()
-	c, err := NewClient(Target{BaseURL: url, Model: "m", Endpoint: EndpointResponses, Timeout: 5 * time.Second}, 1)
+	c, err := NewClient(Target{BaseURL: url, Model: "m", Endpoint: kind.Name("responses"), Timeout: 5 * time.Second}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,12 +294,12 @@ func TestToolBodies(t *testing.T) {
 		tools  []workload.Tool
 		want   []string
 	}{
-		{EndpointChat, "required", nil, []string{`"tools":[{"type":"function","function":{"name":"get_weather","description":"Get the current weather in a city.","parameters":{"type":"object"`,
+		{kind.Name("chat"), "required", nil, []string{`"tools":[{"type":"function","function":{"name":"get_weather","description":"Get the current weather in a city.","parameters":{"type":"object"`,
 			`"tool_choice":"required"`, `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}`,
 			`{"role":"tool","content":"{\"temp\":18}","tool_call_id":"c1"}`}},
-		{EndpointChat, "calculate", own, []string{`"tools":[{"type":"function","function":{"name":"lookup","parameters":{"type":"object"}}}]`,
+		{kind.Name("chat"), "calculate", own, []string{`"tools":[{"type":"function","function":{"name":"lookup","parameters":{"type":"object"}}}]`,
 			`"tool_choice":{"type":"function","function":{"name":"calculate"}}`}},
-		{EndpointResponses, "get_weather", nil, []string{`"tools":[{"type":"function","name":"get_weather","description":`, `"tool_choice":{"type":"function","name":"get_weather"}`,
+		{kind.Name("responses"), "get_weather", nil, []string{`"tools":[{"type":"function","name":"get_weather","description":`, `"tool_choice":{"type":"function","name":"get_weather"}`,
 			`{"type":"function_call","call_id":"c1","name":"get_weather","arguments":"{\"city\":\"Paris\"}"}`,
 			`{"type":"function_call_output","call_id":"c1","output":"{\"temp\":18}"}`}},
 	} {

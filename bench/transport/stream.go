@@ -145,8 +145,9 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 		rec.Class, rec.Message = class, text
 		return
 	}
-	if p, ok := c.proto.(pooledProtocol); ok {
-		c.readPooled(p, body, r, rec, fail)
+	sp, ok := c.proto.(streamProtocol)
+	if !ok {
+		c.readPooled(c.proto.(pooledProtocol), body, r, rec, fail)
 		return
 	}
 	if ct := resp.Header.ContentType(); !bytes.HasPrefix(ct, []byte("text/event-stream")) {
@@ -155,7 +156,7 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 	}
 	lr := s.lr
 	lr.reset(body)
-	st := &streamState{c: c, rec: rec, s: s, keepText: keepText, limit: limit, fail: fail}
+	st := &streamState{c: c, p: sp, rec: rec, s: s, keepText: keepText, limit: limit, fail: fail}
 	defer st.think.flush(rec)
 	// Lines are grouped into events as SSE defines them: data lines joined
 	// with "\n" until a blank line. A data line that opens a new JSON object
@@ -234,6 +235,7 @@ func wholeObject(b []byte) bool {
 // streamState is what one stream's events update.
 type streamState struct {
 	c              *Client
+	p              streamProtocol
 	rec            *record.Record
 	s              *scratch
 	keepText       bool
@@ -261,7 +263,7 @@ func (st *streamState) event(payload []byte) (stop bool) {
 		return true
 	}
 	ch := &st.s.ch
-	st.c.proto.scan(payload, ch, &st.prog)
+	st.p.scan(payload, ch, &st.prog)
 	if ch.hasError {
 		st.fail(record.ClassStreamError, fmt.Errorf("error event: %.200s", payload))
 		return true
@@ -276,7 +278,7 @@ func (st *streamState) event(payload []byte) (stop bool) {
 		rec.ChunkTimes = append(rec.ChunkTimes, t)
 		st.think.classify(rec, ch, t)
 		if st.keepText {
-			rec.Text = st.c.proto.text(rec.Text, payload)
+			rec.Text = st.p.text(rec.Text, payload)
 		}
 	}
 	if ch.finished {
@@ -291,11 +293,8 @@ func (st *streamState) event(payload []byte) (stop bool) {
 		if ch.responseID != nil {
 			rec.ResponseID = string(ch.responseID)
 		}
-		switch {
-		case st.c.t.Endpoint == EndpointResponses && (ch.tool || ch.toolItem):
-			keepResponsesToolCall(rec, payload)
-		case ch.tool:
-			keepToolCall(rec, payload)
+		if ch.tool || ch.toolItem {
+			st.p.keepCall(rec, payload)
 		}
 	}
 	if ch.timings {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/kind"
 )
 
 // TestImageParts: a message with images goes as content parts, its text
@@ -14,8 +15,8 @@ import (
 func TestImageParts(t *testing.T) {
 	msg := workload.Message{Role: "user", Content: "what is this?", Images: []string{"data:image/png;base64,AAAA", "data:image/png;base64,BBBB"}}
 	for ep, want := range map[Endpoint]string{
-		EndpointChat:      `"content":[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}},{"type":"image_url","image_url":{"url":"data:image/png;base64,BBBB"}}]`,
-		EndpointResponses: `"content":[{"type":"input_text","text":"what is this?"},{"type":"input_image","image_url":"data:image/png;base64,AAAA"},{"type":"input_image","image_url":"data:image/png;base64,BBBB"}]`,
+		kind.Name("chat"):      `"content":[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}},{"type":"image_url","image_url":{"url":"data:image/png;base64,BBBB"}}]`,
+		kind.Name("responses"): `"content":[{"type":"input_text","text":"what is this?"},{"type":"input_image","image_url":"data:image/png;base64,AAAA"},{"type":"input_image","image_url":"data:image/png;base64,BBBB"}]`,
 	} {
 		c, err := NewClient(Target{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Endpoint: ep}, 1)
 		if err != nil {

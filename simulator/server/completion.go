@@ -10,34 +10,17 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// completion serves one chat or completions request.
-func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path string) {
-	chat := path == "/v1/chat/completions" || path == "/v1/responses"
-	if h := ctx.Request.Header.Peek("X-Knee-Fault"); len(h) > 0 {
-		if _, ok := faultKindOf(string(h)); !ok {
+// completion serves one request of the kind h handles.
+func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, h *handler) {
+	if f := ctx.Request.Header.Peek("X-Knee-Fault"); len(f) > 0 {
+		if _, ok := faultKindOf(string(f)); !ok {
 			writeError(ctx, &APIError{Status: 400, Type: "invalid_request_error", Param: "X-Knee-Fault",
-				Message: fmt.Sprintf("unknown fault %.40q: use one of %s (or 429, 500, 503, 401)", h, strings.Join(faultKinds, ", "))})
+				Message: fmt.Sprintf("unknown fault %.40q: use one of %s (or 429, 500, 503, 401)", f, strings.Join(faultKinds, ", "))})
 			return
 		}
 	}
-	var d *decoded
-	var err error
-	switch path {
-	case "/generate":
-		d, err = s.decodeGenerate(ctx.PostBody())
-	case "/v1/responses":
-		if d, err = decodeResponses(ctx.PostBody()); err == nil {
-			err = s.continueFrom(d)
-		}
-	case "/v1/embeddings":
-		d, err = decodeEmbeddings(ctx.PostBody())
-	case "/v1/rerank", "/rerank", "/v2/rerank":
-		d, err = decodeRerank(ctx.PostBody())
-	case "/v1/score", "/score":
-		d, err = decodeScore(ctx.PostBody())
-	default:
-		d, err = decodeRequest(ctx.PostBody(), chat)
-	}
+	chat := h.kind.Chat()
+	d, err := h.decode(s, ctx.PostBody())
 	if err != nil {
 		writeError(ctx, err.(*APIError))
 		return
@@ -60,10 +43,8 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 		writeError(ctx, badRequest(d.images.params[0]+".type", "The model %s is not a multimodal model: it takes no images", d.Model))
 		return
 	}
-	if pooling := m.spec.Pooling != nil; pooling != d.pooled {
-		api := map[string]string{"/v1/chat/completions": "Chat Completions", "/v1/completions": "Completions", "/v1/responses": "Responses",
-			"/generate": "Generate", "/v1/embeddings": "Embeddings", "/v1/rerank": "Rerank", "/rerank": "Rerank", "/v2/rerank": "Rerank", "/v1/score": "Score", "/score": "Score"}[path]
-		writeError(ctx, badRequest("model", "The model %s does not support the %s API (it is a %s model)", d.Model, api, map[bool]string{true: "pooling", false: "generative"}[pooling]))
+	if pooling := m.spec.Pooling != nil; pooling != h.kind.Pooled() {
+		writeError(ctx, badRequest("model", "The model %s does not support the %s API (it is a %s model)", d.Model, h.kind.Title, map[bool]string{true: "pooling", false: "generative"}[pooling]))
 		return
 	}
 	if err := checkTools(&d.Gen, m.spec.Tools, d.Model); err != nil {
@@ -90,7 +71,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 		return
 	}
 	var plan *Plan
-	if d.pooled {
+	if h.kind.Pooled() {
 		plan = PoolPlan(d.inputs, m.wantIDs)
 		err = content.CheckContext(plan.PromptTokens, nil, m.spec.ContextLength)
 	} else {
@@ -100,7 +81,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 	if err == nil && len(d.images.raws) > 0 {
 		err = withImages(plan, &d.images, m.spec.Vision, &m.encoded, FetchImage, d.Gen.MaxTokens, m.spec.ContextLength)
 	}
-	if err == nil && chat && !d.generate {
+	if err == nil && chat {
 		CallTool(plan, m.spec.Tools, &d.Gen, m.spec.ContextLength)
 		reasoning = Scripted(plan, reasoning, d.noThinking)
 		Think(plan, reasoning, d.Gen.MaxTokens, m.spec.ContextLength)
@@ -116,10 +97,10 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 	if d.Gen.MaxTokens != nil {
 		m.mm.MaxTokens.Observe(float64(*d.Gen.MaxTokens))
 	}
-	r := &run{s: s, m: m, plan: plan, arrival: arrival, chat: chat, model: d.Model,
-		id: s.ids.Add(1), includeUsage: d.IncludeUsage, generate: d.generate, reasoning: reasoning,
-		responses: d.responses, store: d.store, pooled: d.pooled, inputs: d.inputs, docs: d.docs, topN: d.topN, scores: d.scores}
-	if d.responses {
+	r := &run{s: s, h: h, m: m, plan: plan, arrival: arrival, chat: chat, model: d.Model,
+		id: s.ids.Add(1), includeUsage: d.IncludeUsage, reasoning: reasoning,
+		store: d.store, inputs: d.inputs, docs: d.docs, topN: d.topN}
+	if h.kind.History {
 		// What a later request continues: the conversation, without the
 		// tools (it sends its own).
 		r.messages = d.Gen.Messages
@@ -146,14 +127,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, path st
 		ctx.SetConnectionClose()
 	}
 	s.open.Add(1)
-	write := r.stream
-	switch {
-	case r.generate:
-		write = r.streamGenerate
-	case r.responses:
-		write = r.streamResponses
-	}
-	ctx.SetBodyStream(newStreamBody(write, s.open.Done, ctx.Conn()), -1)
+	ctx.SetBodyStream(newStreamBody(r.stream, s.open.Done, ctx.Conn()), -1)
 }
 
 // waiting is the number of requests queued for the model's engine.

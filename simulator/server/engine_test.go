@@ -72,7 +72,7 @@ func testStreamWritesFollowMore(t *testing.T) {
 	var first string
 	for _, tt := range tests {
 		m.engine = scriptedEngine{more: tt.more}
-		r := &run{s: ts.Server, m: m, chat: true, model: "instant", id: 7, includeUsage: true,
+		r := &run{s: ts.Server, h: handlers["chat"], m: m, chat: true, model: "instant", id: 7, includeUsage: true,
 			arrival: time.Now(), plan: &Plan{PromptTokens: 8, Tokens: []string{"a", " b", "\"c", "\n"}, FinishReason: "length"}}
 		var log writeLog
 		r.stream(log.send)
@@ -106,7 +106,7 @@ func testStallFlushesHeldTokens(t *testing.T) {
 	t.Cleanup(func() { m.engine = orig })
 	m.engine = scriptedEngine{more: "MMMM"}
 	var log writeLog
-	r := &run{s: ts.Server, m: m, chat: true, model: "instant", id: 7, arrival: time.Now(),
+	r := &run{s: ts.Server, h: handlers["chat"], m: m, chat: true, model: "instant", id: 7, arrival: time.Now(),
 		fault: &FaultRule{Kind: FaultStall, AfterTokens: 2, DurationMs: 1},
 		plan:  &Plan{PromptTokens: 8, Tokens: []string{"a", "b", "c", "d"}, FinishReason: "length"}}
 	r.stream(log.send)

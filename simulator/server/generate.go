@@ -42,7 +42,7 @@ func (s *Server) decodeGenerate(body []byte) (*decoded, error) {
 	if r.Text == nil {
 		return nil, badRequest("text", "a /generate request needs \"text\"")
 	}
-	d := &decoded{Gen: GenRequest{Prompt: *r.Text}, IncludeUsage: true, generate: true}
+	d := &decoded{Gen: GenRequest{Prompt: *r.Text}, IncludeUsage: true}
 	d.Model = s.order[0]
 	if r.Model != nil && *r.Model != "" {
 		d.Model = *r.Model
@@ -97,36 +97,31 @@ func (r *run) appendGenerateEvent(b []byte, finish string, cached int) []byte {
 	return append(b, "},\"index\":0}\n\n"...)
 }
 
-// streamGenerate writes a /generate answer: an event per token with the
-// whole text so far, then one more with the finish reason and the final
-// counts (the prefix-cache hit is known only at the end here), and
-// [DONE].
-func (r *run) streamGenerate(send sendFunc) {
-	defer r.running()()
-	r.buf = make([]byte, chunkRoom, 512)
-	cut := false
-	info, err := r.m.engine.Stream(r.s.streams, r.plan, r.arrival, func(ev TokenEvent) error {
-		if r.fault != nil && !r.applyFault(ev, func() error { return nil }) {
-			cut = true
-			return errClientGone
-		}
-		r.text = append(r.text, r.plan.Tokens[ev.Index]...)
-		r.observe(ev)
-		r.buf = r.appendGenerateEvent(r.buf[:chunkRoom], "", 0)
-		if err := send(r.buf); err != nil {
-			return errClientGone
-		}
-		return nil
-	})
-	if err != nil || cut {
-		r.finish("abort", info)
-		return
-	}
-	b := r.appendGenerateEvent(r.buf[:chunkRoom], r.plan.FinishReason, info.CachedTokens)
-	b = append(b, "data: [DONE]\n\n"...)
-	_ = send(b)
-	r.finish(r.plan.FinishReason, info)
+// generateAnswer writes SGLang's /generate answer: an event per token
+// with the whole text so far, then one more with the finish reason and
+// the final counts (the prefix-cache hit is known only at the end here),
+// and [DONE].
+type generateAnswer struct{}
+
+func init() { register("generate", (*Server).decodeGenerate, generateAnswer{}) }
+
+func (generateAnswer) open(r *run) { r.event = make([]byte, chunkRoom, 512) }
+
+func (generateAnswer) token(r *run, i int) []byte {
+	r.text = append(r.text, r.plan.Tokens[i]...)
+	r.event = r.appendGenerateEvent(r.event[:chunkRoom], "", 0)
+	return r.event
 }
+
+func (generateAnswer) close(r *run, info StreamInfo) {
+	r.buf = r.appendGenerateEvent(r.buf, r.plan.FinishReason, info.CachedTokens)
+	r.buf = append(r.buf, "data: [DONE]\n\n"...)
+}
+
+// shutdown says nothing: SGLang's stream just ends.
+func (generateAnswer) shutdown(*run) {}
+
+func (generateAnswer) body(r *run, info StreamInfo) []byte { return r.unaryGenerate(info) }
 
 // unaryGenerate writes an unstreamed /generate answer.
 func (r *run) unaryGenerate(info StreamInfo) []byte {

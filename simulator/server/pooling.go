@@ -63,7 +63,7 @@ func decodeEmbeddings(body []byte) (*decoded, error) {
 	if f := r.EncodingFormat; f != nil && *f != "float" {
 		return nil, badRequest("encoding_format", "encoding_format %q is not served here: use float", *f)
 	}
-	d := &decoded{Model: *r.Model, pooled: true}
+	d := &decoded{Model: *r.Model}
 	inputs, err := inputsOf(r.Input)
 	if err != nil {
 		return nil, err
@@ -252,7 +252,7 @@ func decodeRerank(body []byte) (*decoded, error) {
 	if _, err := checkInputs(docs); err != nil {
 		return nil, badRequest("documents", "'documents' must hold 1 to %d non-empty texts", maxInputs)
 	}
-	d := &decoded{Model: *r.Model, pooled: true, query: *r.Query, topN: len(docs)}
+	d := &decoded{Model: *r.Model, query: *r.Query, topN: len(docs)}
 	if r.TopN != nil {
 		if *r.TopN < 1 {
 			return nil, badRequest("top_n", "top_n must be at least 1, got %d", *r.TopN)
@@ -351,7 +351,7 @@ func decodeScore(body []byte) (*decoded, error) {
 	if len(t1) != 1 && len(t1) != len(t2) {
 		return nil, badRequest("text_1", "text_1 holds %d texts for text_2's %d: give one, or one a pair", len(t1), len(t2))
 	}
-	d := &decoded{Model: *r.Model, pooled: true, scores: true, docs: t2, topN: len(t2)}
+	d := &decoded{Model: *r.Model, docs: t2, topN: len(t2)}
 	for i, doc := range t2 {
 		d.inputs = append(d.inputs, t1[min(i, len(t1)-1)]+"\n"+doc)
 	}
@@ -386,3 +386,20 @@ func (r *run) scoreBody() []byte {
 	b = strconv.AppendInt(b, int64(r.plan.PromptTokens), 10)
 	return append(b, "}}"...)
 }
+
+// The pooling kinds' answers, each one body.
+type (
+	embeddingsAnswer struct{}
+	rerankAnswer     struct{}
+	scoreAnswer      struct{}
+)
+
+func init() {
+	register("embeddings", func(_ *Server, b []byte) (*decoded, error) { return decodeEmbeddings(b) }, embeddingsAnswer{})
+	register("rerank", func(_ *Server, b []byte) (*decoded, error) { return decodeRerank(b) }, rerankAnswer{})
+	register("score", func(_ *Server, b []byte) (*decoded, error) { return decodeScore(b) }, scoreAnswer{})
+}
+
+func (embeddingsAnswer) body(r *run, info StreamInfo) []byte { return r.embeddingsBody(info) }
+func (rerankAnswer) body(r *run, _ StreamInfo) []byte        { return r.rerankBody() }
+func (scoreAnswer) body(r *run, _ StreamInfo) []byte         { return r.scoreBody() }

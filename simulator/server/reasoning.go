@@ -145,7 +145,7 @@ func thoughtFor(plan *Plan, spec *ReasoningSpec) int {
 // answer's tokens are thought, and the event they stream in.
 func (r *run) thinkEnvelope() {
 	spec := r.reasoning
-	if spec == nil || !r.chat || r.generate || spec.Tokens == 0 {
+	if spec == nil || !r.chat || spec.Tokens == 0 {
 		return
 	}
 	r.thinking = min(r.plan.ThoughtTokens, len(r.plan.Tokens))

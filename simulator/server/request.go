@@ -108,30 +108,23 @@ type decoded struct {
 	Gen          GenRequest
 	Stream       bool
 	IncludeUsage bool
-	// generate marks SGLang's native /generate, answered in its shape.
-	generate bool
 	// effort is reasoning_effort; noThinking says chat_template_kwargs
 	// set enable_thinking to false.
 	effort     string
 	noThinking bool
-	// responses marks the Responses API: previous is the response it
-	// continues, store whether to keep it for a later one.
-	responses bool
-	previous  string
-	store     bool
+	// previous is the Responses API response a request continues, store
+	// whether to keep it for a later one.
+	previous string
+	store    bool
 	// toolsFirst says the first message is the request's tools
 	// (withTools), not part of its conversation.
 	toolsFirst bool
-	// pooled marks an embeddings or rerank request, inputs its texts
-	// (a rerank's query and document pairs); a rerank's query, docs and
-	// topN are its own.
-	pooled bool
+	// inputs are a pooled request's texts (a query's pairs with its
+	// documents); query, docs and topN are a paired request's own.
 	inputs []string
 	query  string
 	docs   []string
 	topN   int
-	// scores marks a /v1/score request.
-	scores bool
 	// images are the request's images, for a vision model to count.
 	images images
 	// priority is the request's "priority" (0 when not given).

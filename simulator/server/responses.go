@@ -63,7 +63,7 @@ func decodeResponses(body []byte) (*decoded, error) {
 	if r.Model == nil || *r.Model == "" {
 		return nil, badRequest("model", "you must provide a model parameter")
 	}
-	d := &decoded{Model: *r.Model, responses: true, store: r.Store == nil || *r.Store, IncludeUsage: true}
+	d := &decoded{Model: *r.Model, store: r.Store == nil || *r.Store, IncludeUsage: true}
 	d.Gen = GenRequest{Chat: true, Model: d.Model, Seed: r.Seed, IgnoreEOS: r.IgnoreEOS != nil && *r.IgnoreEOS}
 	if r.Instructions != nil && *r.Instructions != "" {
 		d.Gen.Messages = append(d.Gen.Messages, Message{Role: "system", Text: *r.Instructions})

@@ -271,66 +271,57 @@ func (w *respStream) token(b []byte, i int) []byte {
 	})
 }
 
-// streamResponses writes a Responses API answer (see respStream): the
+// responsesAnswer writes a Responses API answer (see respStream): the
 // opening events at once, so headers go out as vLLM sends them; each
 // token's delta, grouped with the tokens due with it; the end; and the
 // conversation stored for a later previous_response_id when asked.
-func (r *run) streamResponses(send sendFunc) {
-	defer r.running()()
-	r.buf = make([]byte, chunkRoom, 1024)
-	r.setThinking()
-	w := &respStream{r: r}
-	flush := func() error {
-		if len(r.buf) == chunkRoom {
-			return nil
+type responsesAnswer struct{}
+
+func init() {
+	register("responses", func(s *Server, b []byte) (*decoded, error) {
+		d, err := decodeResponses(b)
+		if err == nil {
+			err = s.continueFrom(d)
 		}
-		err := send(r.buf)
-		r.buf = r.buf[:chunkRoom]
-		return err
-	}
+		return d, err
+	}, responsesAnswer{})
+}
+
+func (responsesAnswer) open(r *run) {
+	r.setThinking()
+	r.resp = &respStream{r: r}
+	w := r.resp
+	r.event = make([]byte, chunkRoom, 1024)
 	r.buf = w.event(r.buf, "response.created", func(b []byte) []byte { return w.response(b, "in_progress", false, StreamInfo{}) })
 	r.buf = w.event(r.buf, "response.in_progress", func(b []byte) []byte { return w.response(b, "in_progress", false, StreamInfo{}) })
-	if _, instant := r.m.engine.(Instant); !instant {
-		if err := flush(); err != nil {
-			r.finish("abort", StreamInfo{})
-			return
-		}
-	}
-	cut := false
-	info, err := r.m.engine.Stream(r.s.streams, r.plan, r.arrival, func(ev TokenEvent) error {
-		if !r.applyFault(ev, flush) {
-			cut = true
-			return errClientGone
-		}
-		r.buf = w.token(r.buf, ev.Index)
-		if !ev.More || len(r.buf) >= chunkRoom+sendAt {
-			if flush() != nil {
-				return errClientGone
-			}
-		}
-		r.observe(ev)
-		return nil
-	})
-	if err != nil || cut {
-		if err != nil && r.s.streams.Err() != nil {
-			r.buf = w.event(r.buf, "error", func(b []byte) []byte {
-				return append(b, `"code":"service_unavailable","message":"the server is shutting down","param":null`...)
-			})
-		}
-		_ = flush()
-		r.finish("abort", info)
-		return
-	}
+}
+
+func (responsesAnswer) token(r *run, i int) []byte {
+	r.event = r.resp.token(r.event[:chunkRoom], i)
+	return r.event
+}
+
+// close ends the open item and the response: response.completed, or
+// response.incomplete when the budget ran out; then keeps the
+// conversation when asked.
+func (responsesAnswer) close(r *run, info StreamInfo) {
+	w := r.resp
 	r.buf = w.close(r.buf)
 	status, typ := "completed", "response.completed"
 	if r.plan.FinishReason == "length" {
 		status, typ = "incomplete", "response.incomplete"
 	}
 	r.buf = w.event(r.buf, typ, func(b []byte) []byte { return w.response(b, status, true, info) })
-	_ = flush()
 	r.keep()
-	r.finish(r.plan.FinishReason, info)
 }
+
+func (responsesAnswer) shutdown(r *run) {
+	r.buf = r.resp.event(r.buf, "error", func(b []byte) []byte {
+		return append(b, `"code":"service_unavailable","message":"the server is shutting down","param":null`...)
+	})
+}
+
+func (responsesAnswer) body(r *run, info StreamInfo) []byte { return r.unaryResponse(info) }
 
 // keep stores the conversation with its answer, when the request asked.
 func (r *run) keep() {

@@ -197,16 +197,8 @@ func (s *Server) Handler() fasthttp.RequestHandler { return s.handle }
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	arrival := time.Now()
 	path := string(ctx.Path())
-	switch path {
-	case "/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/embeddings", "/v1/rerank", "/rerank", "/v2/rerank", "/v1/score", "/score", "/generate":
-	default:
-		// Other routes take small bodies (a fault spec) or none.
-		if !readBody(ctx, 1<<20) {
-			return
-		}
-	}
-	switch path {
-	case "/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/embeddings", "/v1/rerank", "/rerank", "/v2/rerank", "/v1/score", "/score", "/generate":
+	if h := handlerAt(path); h != nil {
+		// A request kind's path: its body is read as it is admitted.
 		if !s.method(ctx, fasthttp.MethodPost) || !s.authorized(ctx) {
 			return
 		}
@@ -215,7 +207,14 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 			return
 		}
 		defer release()
-		s.completion(ctx, arrival, path)
+		s.completion(ctx, arrival, h)
+		return
+	}
+	// Other routes take small bodies (a fault spec) or none.
+	if !readBody(ctx, 1<<20) {
+		return
+	}
+	switch path {
 	case "/v1/models":
 		if s.method(ctx, fasthttp.MethodGet) && s.authorized(ctx) {
 			s.listModels(ctx)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"strconv"
 	"time"
 
 	"github.com/kneebench/knee/simulator/telemetry"
@@ -32,63 +31,25 @@ type run struct {
 	toolFirst, toolPrefix, toolEvent []byte
 
 	s            *Server
+	h            *handler
 	arrival      time.Time
 	chat         bool
 	model        string
 	id           int64
 	includeUsage bool
-	generate     bool
 	first        time.Time
 	firstSim     float64
 	text         []byte
-	// responses marks a Responses API answer: store asks for its
-	// conversation (messages and the answer) to be kept.
-	responses bool
-	store     bool
-	messages  []Message
-	// pooled marks an embeddings or rerank answer, inputs its texts;
-	// docs and topN are a rerank's.
-	pooled bool
+	// store asks for a Responses API answer's conversation (messages and
+	// the answer) to be kept; resp is its stream's state.
+	store    bool
+	messages []Message
+	resp     *respStream
+	// inputs are a pooled request's texts; docs and topN are a query's
+	// against documents.
 	inputs []string
 	docs   []string
 	topN   int
-	scores bool
-}
-
-func (r *run) idString() string {
-	if r.chat {
-		return "chatcmpl-knee-" + strconv.FormatInt(r.id, 10)
-	}
-	return "cmpl-knee-" + strconv.FormatInt(r.id, 10)
-}
-
-// The bytes after a token's text close its event. They are constants, not
-// per-request copies: read on every token of every stream, one shared copy
-// stays in the cache.
-const (
-	chatSuffix = "},\"logprobs\":null,\"finish_reason\":null}]}\n\n"
-	textSuffix = ",\"logprobs\":null,\"finish_reason\":null}]}\n\n"
-)
-
-// chunkEnvelope builds the bytes around a token, once per request, so the
-// per-token path only escapes the token itself.
-func (r *run) chunkEnvelope() {
-	head := `data: {"id":"` + r.idString() + `","object":"`
-	if r.chat {
-		head += `chat.completion.chunk","created":` + strconv.FormatInt(r.s.created, 10) + `,"model":` + jsonString(r.model) +
-			`,"choices":[{"index":0,"delta":{"content":`
-		r.suffix = chatSuffix
-	} else {
-		head += `text_completion","created":` + strconv.FormatInt(r.s.created, 10) + `,"model":` + jsonString(r.model) +
-			`,"choices":[{"index":0,"text":`
-		r.suffix = textSuffix
-	}
-	r.prefix = []byte(head)
-	// Both buffers keep chunkRoom free in front for the chunk's size line.
-	r.event = append(make([]byte, chunkRoom, chunkRoom+len(head)+len(r.suffix)+64), head...)
-	r.buf = make([]byte, chunkRoom, 512)
-	r.thinkEnvelope()
-	r.toolEnvelope()
 }
 
 func jsonString(s string) string {
@@ -175,27 +136,20 @@ func (r *run) running() (done func()) {
 	}
 }
 
-// tokenEvent formats one token's event in r.event and returns it, with
-// chunkRoom free in front. The event buffer keeps its prefix from token to
-// token, so only the token and the suffix are copied in.
-func (r *run) tokenEvent(tok string) []byte {
-	e := appendJSONString(r.event[:chunkRoom+len(r.prefix)], tok)
-	e = append(e, r.suffix...)
-	r.event = e
-	return e
-}
-
 // sendAt is how much a stream may hold back for grouping before it sends
 // anyway: tokens already due together share a write, but an instant answer
 // of many thousand tokens must not sit in memory whole.
 const sendAt = 4096
 
-// stream writes the answer as server-sent events: the role chunk at once
-// (so headers go out immediately, as vLLM does), one event per token, the
-// finish chunk, the usage chunk when asked, and [DONE]. Events gather in
-// r.buf and leave in one send whenever nothing more is already due.
+// stream writes a generating kind's answer as server-sent events, through
+// its streamAnswer: what goes before the first token at once (so headers
+// go out immediately, as vLLM does), one event per token, and the end.
+// Events gather in r.buf and leave in one send whenever nothing more is
+// already due.
 func (r *run) stream(send sendFunc) {
 	defer r.running()()
+	a := r.h.answer.(streamAnswer)
+	r.buf = make([]byte, chunkRoom, 512)
 	flush := func() error {
 		if len(r.buf) == chunkRoom {
 			return nil
@@ -204,17 +158,8 @@ func (r *run) stream(send sendFunc) {
 		r.buf = r.buf[:chunkRoom]
 		return err
 	}
-	r.chunkEnvelope()
-	r.buf = append(r.buf, r.prefix...)
-	if r.chat {
-		// Replace the content delta with the role delta for the first chunk.
-		r.buf = r.buf[:len(r.buf)-len(`"content":`)]
-		r.buf = append(r.buf, `"role":"assistant","content":""`...)
-	} else {
-		r.buf = append(r.buf, `""`...)
-	}
-	r.buf = append(r.buf, r.suffix...)
-	// An instant answer is due as a whole, so its role chunk goes out with
+	a.open(r)
+	// An instant answer is due as a whole, so what opens it goes out with
 	// it; any other waits for its first token, and the headers must not.
 	if _, instant := r.m.engine.(Instant); !instant {
 		if err := flush(); err != nil {
@@ -228,15 +173,7 @@ func (r *run) stream(send sendFunc) {
 			cut = true
 			return errClientGone
 		}
-		var e []byte
-		switch {
-		case ev.Index < r.thinking:
-			e = r.thinkTokenEvent(r.plan.Tokens[ev.Index])
-		case r.plan.ToolName != "" && r.chat:
-			e = r.toolTokenEvent(r.plan.Tokens[ev.Index], ev.Index == r.thinking)
-		default:
-			e = r.tokenEvent(r.plan.Tokens[ev.Index])
-		}
+		e := a.token(r, ev.Index)
 		var err error
 		switch {
 		case !ev.More && len(r.buf) == chunkRoom:
@@ -257,65 +194,15 @@ func (r *run) stream(send sendFunc) {
 	})
 	if err != nil || cut {
 		if err != nil && r.s.streams.Err() != nil {
-			// The shutdown grace ran out with this stream open: say so in
-			// the stream before the connection closes, so the client can
-			// tell a shutdown from a network failure.
-			r.buf = append(r.buf, shutdownEvent...)
+			a.shutdown(r)
 		}
 		_ = flush()
 		r.finish("abort", info)
 		return
 	}
-	r.buf = append(r.buf, r.prefix...)
-	if r.chat {
-		r.buf = r.buf[:len(r.buf)-len(`"content":`)]
-		r.buf = append(r.buf, "},\"logprobs\":null,\"finish_reason\":"...)
-	} else {
-		r.buf = append(r.buf, "\"\",\"logprobs\":null,\"finish_reason\":"...)
-	}
-	r.buf = appendJSONString(r.buf, r.plan.FinishReason)
-	r.buf = append(r.buf, "}]}\n\n"...)
-	if r.includeUsage {
-		r.buf = append(r.buf, "data: "...)
-		r.buf = r.appendHead(r.buf, "chat.completion.chunk")
-		r.buf = append(r.buf, `,"choices":[],"usage":`...)
-		r.buf = r.appendUsage(r.buf, info)
-		r.buf = append(r.buf, "}\n\n"...)
-	}
-	r.buf = append(r.buf, "data: [DONE]\n\n"...)
+	a.close(r, info)
 	_ = flush()
 	r.finish(r.plan.FinishReason, info)
-}
-
-// appendHead opens a response object: id, object, created and model. The
-// chat object name is given; completions always use text_completion.
-func (r *run) appendHead(b []byte, chatObject string) []byte {
-	b = append(b, `{"id":"`...)
-	b = append(b, r.idString()...)
-	b = append(b, `","object":"`...)
-	if r.chat {
-		b = append(b, chatObject...)
-	} else {
-		b = append(b, "text_completion"...)
-	}
-	b = append(b, `","created":`...)
-	b = strconv.AppendInt(b, r.s.created, 10)
-	b = append(b, `,"model":`...)
-	return appendJSONString(b, r.model)
-}
-
-func (r *run) appendUsage(b []byte, info StreamInfo) []byte {
-	p, c := r.plan.PromptTokens, r.emitted
-	b = append(b, `{"prompt_tokens":`...)
-	b = strconv.AppendInt(b, int64(p), 10)
-	b = append(b, `,"completion_tokens":`...)
-	b = strconv.AppendInt(b, int64(c), 10)
-	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, int64(p+c), 10)
-	b = r.appendReasoningUsage(b)
-	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
-	b = strconv.AppendInt(b, int64(info.CachedTokens), 10)
-	return append(b, "}}"...)
 }
 
 // finish records a finished (or aborted) request.
@@ -327,7 +214,8 @@ func (r *run) finish(reason string, info StreamInfo) {
 	}
 	mm := r.m.mm
 	gen := r.emitted
-	if r.pooled {
+	pooled := r.h.kind.Pooled()
+	if pooled {
 		// The pooled result is no generated token.
 		gen = 0
 	}
@@ -370,7 +258,7 @@ func (r *run) finish(reason string, info StreamInfo) {
 			mm.TPOT.Observe(server.TPOT)
 		}
 	}
-	if r.pooled && r.emitted > 0 {
+	if pooled && r.emitted > 0 {
 		gen = telemetry.Pooled
 	}
 	r.m.sum.Finish(reason, r.plan.PromptTokens, gen, info.CachedTokens, server, sim, time.Now())

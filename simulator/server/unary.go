@@ -9,9 +9,8 @@ import (
 // errCut stops an unstreamed answer at its injected cut.
 var errCut = errors.New("cut by an injected fault")
 
-// unary waits out the whole answer, then writes one JSON body: a chat or
-// completions answer, SGLang's, a Responses object, or a pooling model's
-// embeddings or ranking.
+// unary waits out the whole answer, then writes it as one JSON body, its
+// kind's answer.
 func (r *run) unary(ctx *fasthttp.RequestCtx) {
 	defer r.running()()
 	cut := false
@@ -38,50 +37,8 @@ func (r *run) unary(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, &APIError{Status: 503, Type: "server_error", Message: "the server is shutting down"})
 		return
 	}
-	if r.generate {
-		ctx.SetStatusCode(200)
-		ctx.SetContentType("application/json")
-		ctx.SetBody(r.unaryGenerate(info))
-		r.finish(r.plan.FinishReason, info)
-		return
-	}
-	if r.pooled {
-		ctx.SetStatusCode(200)
-		ctx.SetContentType("application/json")
-		switch {
-		case r.scores:
-			ctx.SetBody(r.scoreBody())
-		case r.docs != nil:
-			ctx.SetBody(r.rerankBody())
-		default:
-			ctx.SetBody(r.embeddingsBody(info))
-		}
-		r.finish(r.plan.FinishReason, info)
-		return
-	}
-	if r.responses {
-		ctx.SetStatusCode(200)
-		ctx.SetContentType("application/json")
-		ctx.SetBody(r.unaryResponse(info))
-		r.finish(r.plan.FinishReason, info)
-		return
-	}
-	b := r.appendHead(nil, "chat.completion")
-	if r.chat {
-		b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-		b = appendJSONString(b, string(r.text))
-		b = append(b, `},"logprobs":null,"finish_reason":`...)
-	} else {
-		b = append(b, `,"choices":[{"index":0,"text":`...)
-		b = appendJSONString(b, string(r.text))
-		b = append(b, `,"logprobs":null,"finish_reason":`...)
-	}
-	b = appendJSONString(b, r.plan.FinishReason)
-	b = append(b, `}],"usage":`...)
-	b = r.appendUsage(b, info)
-	b = append(b, '}')
 	ctx.SetStatusCode(200)
 	ctx.SetContentType("application/json")
-	ctx.SetBody(b)
+	ctx.SetBody(r.h.answer.body(r, info))
 	r.finish(r.plan.FinishReason, info)
 }
