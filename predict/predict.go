@@ -195,7 +195,7 @@ func (t Target) genRequest(r *workload.Request) *content.GenRequest {
 		if len(g.Tools) > 0 {
 			// As knee sim reads them: the tools, as sent, first in the
 			// prompt.
-			tools := string(transport.AppendTools(nil, r.Tools, t.kind().ToolsFlat))
+			tools := string(transport.AppendTools(nil, r.Tools, t.kind().Tools))
 			g.Messages = append([]content.Message{{Role: "system", Text: tools}}, g.Messages...)
 		}
 	} else {

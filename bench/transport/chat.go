@@ -24,7 +24,7 @@ func (chatProtocol) appendBody(b *body, r *workload.Request, model string) {
 		}
 		b.dst = append(b.dst, ']')
 	}
-	writeTools(b, r, false)
+	writeTools(b, r)
 	openAIBody(b, r)
 }
 

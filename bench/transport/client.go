@@ -315,7 +315,8 @@ func (c *Client) appendBody(dst []byte, r *workload.Request) []byte {
 	if len(r.Fields) > 0 {
 		extra = withFields(c.extra, r.Fields)
 	}
-	w := &body{dst: append(dst, '{'), extra: extra, ignoreEOS: c.t.IgnoreEOS, tools: c.t.Tools, toolChoice: c.t.ToolChoice}
+	w := &body{dst: append(dst, '{'), extra: extra, ignoreEOS: c.t.IgnoreEOS, tools: c.t.Tools, toolChoice: c.t.ToolChoice,
+		layout: c.t.Endpoint.Kind().Tools}
 	model := c.t.Model
 	if r.Model != "" {
 		model = r.Model
@@ -355,6 +356,8 @@ type body struct {
 	// of their own.
 	tools      []workload.Tool
 	toolChoice string
+	// layout is how the kind lays out tools.
+	layout kind.ToolLayout
 }
 
 // field writes key (and the colon) and reports true, unless --extra-body

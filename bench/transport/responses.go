@@ -42,7 +42,7 @@ func (responsesProtocol) appendBody(b *body, r *workload.Request, model string) 
 		}
 		b.dst = append(b.dst, ']')
 	}
-	writeTools(b, r, true)
+	writeTools(b, r)
 	if r.PreviousResponse != "" && b.field("previous_response_id") {
 		b.dst = appendJSONString(b.dst, r.PreviousResponse)
 	}

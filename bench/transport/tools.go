@@ -6,19 +6,24 @@ import (
 
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/kind"
 )
 
-// AppendTools writes tools as the API takes them: chat nests each
-// function under "function", the Responses API lays it flat (knee
-// predict counts the same text the server would read).
-func AppendTools(dst []byte, tools []workload.Tool, flat bool) []byte {
+// AppendTools writes tools as an API lays them out (kind.ToolLayout):
+// chat nests each under "function", the Responses API lays it flat,
+// Anthropic's Messages API names its schema input_schema. Simulated
+// servers render the same bytes into the prompt.
+func AppendTools(dst []byte, tools []workload.Tool, l kind.ToolLayout) []byte {
 	dst = append(dst, '[')
 	for i, t := range tools {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(dst, `{"type":"function",`...)
-		if !flat {
+		dst = append(dst, '{')
+		if l.Typed {
+			dst = append(dst, `"type":"function",`...)
+		}
+		if l.Nested {
 			dst = append(dst, `"function":{`...)
 		}
 		dst = append(dst, `"name":`...)
@@ -28,10 +33,12 @@ func AppendTools(dst []byte, tools []workload.Tool, flat bool) []byte {
 			dst = appendJSONString(dst, t.Description)
 		}
 		if len(t.Parameters) > 0 {
-			dst = append(dst, `,"parameters":`...)
+			dst = append(dst, ',')
+			dst = appendJSONString(dst, l.Schema)
+			dst = append(dst, ':')
 			dst = append(dst, t.Parameters...)
 		}
-		if !flat {
+		if l.Nested {
 			dst = append(dst, '}')
 		}
 		dst = append(dst, '}')
@@ -39,25 +46,36 @@ func AppendTools(dst []byte, tools []workload.Tool, flat bool) []byte {
 	return append(dst, ']')
 }
 
-// appendToolChoice writes tool_choice: auto, required and none as
-// strings, anything else as the function of that name.
-func appendToolChoice(dst []byte, choice string, flat bool) []byte {
+// appendToolChoice writes tool_choice as an API takes it: auto, required
+// and none as words (or {"type": word}), anything else as the tool of
+// that name.
+func appendToolChoice(dst []byte, choice string, l kind.ToolLayout) []byte {
 	if slices.Contains(workload.ToolChoices, choice) {
-		return appendJSONString(dst, choice)
-	}
-	if flat {
-		dst = append(dst, `{"type":"function","name":`...)
+		if choice == "required" {
+			choice = l.Required
+		}
+		if !l.Objects {
+			return appendJSONString(dst, choice)
+		}
+		dst = append(dst, `{"type":`...)
 		dst = appendJSONString(dst, choice)
 		return append(dst, '}')
 	}
-	dst = append(dst, `{"type":"function","function":{"name":`...)
+	dst = append(dst, `{"type":`...)
+	dst = appendJSONString(dst, l.Named)
+	if l.Nested {
+		dst = append(dst, `,"function":{"name":`...)
+		dst = appendJSONString(dst, choice)
+		return append(dst, "}}"...)
+	}
+	dst = append(dst, `,"name":`...)
 	dst = appendJSONString(dst, choice)
-	return append(dst, "}}"...)
+	return append(dst, '}')
 }
 
 // writeTools adds a request's tools (its own, or the target's) and the
-// target's tool_choice to b.
-func writeTools(b *body, r *workload.Request, flat bool) {
+// target's tool_choice to b, laid out as the kind lays them.
+func writeTools(b *body, r *workload.Request) {
 	tools := b.tools
 	if r.Tools != nil {
 		tools = r.Tools
@@ -66,10 +84,10 @@ func writeTools(b *body, r *workload.Request, flat bool) {
 		return
 	}
 	if b.field("tools") {
-		b.dst = AppendTools(b.dst, tools, flat)
+		b.dst = AppendTools(b.dst, tools, b.layout)
 	}
 	if b.toolChoice != "" && b.field("tool_choice") {
-		b.dst = appendToolChoice(b.dst, b.toolChoice, flat)
+		b.dst = appendToolChoice(b.dst, b.toolChoice, b.layout)
 	}
 }
 

@@ -50,9 +50,8 @@ type Kind struct {
 	// History says the server can hold a conversation, a later turn
 	// sending only its new messages (previous_response_id).
 	History bool
-	// ToolsFlat says tools are laid out flat ({type, name, parameters})
-	// rather than under "function".
-	ToolsFlat bool
+	// Tools is how the API lays out tools and tool_choice.
+	Tools ToolLayout
 	// Effort is the body's field for a reasoning effort, a dotted path
 	// when nested ("reasoning.effort"); "" when the API takes none.
 	Effort string
@@ -61,6 +60,31 @@ type Kind struct {
 	// Unit names what a pooled request's inputs are ("inputs", "pairs").
 	Unit string
 }
+
+// ToolLayout is how an API lays out the tools a request offers and its
+// tool_choice.
+type ToolLayout struct {
+	// Nested puts a tool's fields under "function" ({"type":"function",
+	// "function":{…}}) rather than beside its type.
+	Nested bool
+	// Typed gives each tool "type":"function".
+	Typed bool
+	// Schema is the key of a tool's JSON schema ("parameters").
+	Schema string
+	// Required is tool_choice's word for "call one of them" ("required";
+	// Anthropic's "any"), Named the type of a choice that names a tool
+	// ("function"; Anthropic's "tool"), and Objects says every choice is an
+	// object ({"type":"auto"}) rather than a bare word.
+	Required, Named string
+	Objects         bool
+}
+
+// OpenAI's layouts: Chat Completions nests a tool under "function", the
+// Responses API lays it flat.
+var (
+	chatTools      = ToolLayout{Nested: true, Typed: true, Schema: "parameters", Required: "required", Named: "function"}
+	responsesTools = ToolLayout{Typed: true, Schema: "parameters", Required: "required", Named: "function"}
+)
 
 // Chat says the kind carries messages laid out by a chat template.
 func (k Kind) Chat() bool { return k.Input == Messages }
@@ -74,13 +98,13 @@ const Default Name = "chat"
 // table is every kind, in the order help lists them.
 var table = []Kind{
 	{Name: "chat", Title: "Chat Completions", Doc: "/v1/chat/completions", Paths: []string{"/v1/chat/completions"},
-		Input: Messages, Streamed: true, Budget: "max_tokens", Effort: "reasoning_effort", Operation: "chat"},
+		Input: Messages, Streamed: true, Budget: "max_tokens", Effort: "reasoning_effort", Tools: chatTools, Operation: "chat"},
 	{Name: "completions", Title: "Completions", Doc: "/v1/completions", Paths: []string{"/v1/completions"},
 		Input: Text, Streamed: true, Budget: "max_tokens", Operation: "text_completion"},
 	{Name: "generate", Title: "Generate", Doc: "SGLang's native /generate", Paths: []string{"/generate"},
 		Input: Text, Streamed: true, Budget: "sampling_params.max_new_tokens", Operation: "text_completion"},
 	{Name: "responses", Title: "Responses", Doc: "OpenAI's /v1/responses", Paths: []string{"/v1/responses"},
-		Input: Messages, Streamed: true, Budget: "max_output_tokens", History: true, ToolsFlat: true, Effort: "reasoning.effort", Operation: "chat"},
+		Input: Messages, Streamed: true, Budget: "max_output_tokens", History: true, Tools: responsesTools, Effort: "reasoning.effort", Operation: "chat"},
 	{Name: "embeddings", Title: "Embeddings", Doc: "/v1/embeddings, a pooling model", Paths: []string{"/v1/embeddings"},
 		Input: Batch, Operation: "embeddings", Unit: "inputs"},
 	{Name: "rerank", Title: "Rerank", Doc: "/v1/rerank, a pooling model", Paths: []string{"/v1/rerank", "/rerank", "/v2/rerank"},
