@@ -45,6 +45,11 @@ type progress struct {
 	// completion is the completion count the last event reported
 	// (cumulative protocols say how far they are, not what is new).
 	completion int
+	// prompt and cached are the prompt's and the cache's tokens an
+	// earlier event reported (when seen), for a protocol whose usage
+	// comes in parts: the input at the start, the output at the end.
+	prompt, cached         int
+	promptSeen, cachedSeen bool
 }
 
 // protocols are the registered kinds' protocols.

@@ -61,8 +61,7 @@ func (responsesProtocol) appendBody(b *body, r *workload.Request, model string) 
 }
 
 var (
-	keyRespType   = []byte(`"type":"response.`)
-	keyTypeError  = []byte(`"type":"error"`)
+	respPrefix    = []byte("response.")
 	keyDelta      = []byte(`"delta":`)
 	keyResponse   = []byte(`"response":`)
 	keyID         = []byte(`"id":`)
@@ -80,22 +79,16 @@ var (
 	evCreated     = []byte("created")
 )
 
-// scan reads one typed event. Its type is found from the end: vLLM
-// writes it last (pydantic keeps the field order of OpenAI's types,
-// which sort it last), OpenAI first, and no object nested in an event
-// has a type that starts with "response.".
+// scan reads one typed event by its type, read as JSON (typeFrom): vLLM
+// writes it last, OpenAI first, a Python server with spaces.
 func (responsesProtocol) scan(p []byte, c *chunk, _ *progress) {
 	*c = chunk{}
-	i := bytes.LastIndex(p, keyRespType)
-	if i < 0 {
+	name, ok := bytes.CutPrefix(typeFrom(p, respPrefix), respPrefix)
+	if !ok {
 		// An error event ({"type":"error", ...}), or a bare error object
 		// as a server that is shutting down may send.
-		c.hasError = bytes.Contains(p, keyTypeError) || len(p) > 0 && bytes.HasPrefix(skipSpace(p[1:]), keyError)
+		c.hasError = string(memberString(p, keyType)) == "error" || len(p) > 0 && bytes.HasPrefix(skipSpace(p[1:]), keyError)
 		return
-	}
-	name := p[i+len(keyRespType):]
-	if end := bytes.IndexByte(name, '"'); end >= 0 {
-		name = name[:end]
 	}
 	switch {
 	case bytes.Equal(name, evOutputText), bytes.Equal(name, evRefusal):
@@ -122,7 +115,7 @@ func (responsesProtocol) scan(p []byte, c *chunk, _ *progress) {
 			readTimings(p[t+len(keyTimings):], c)
 		}
 	case bytes.Equal(name, evItemAdded):
-		c.toolItem = bytes.Contains(p, valueFnCall)
+		c.toolItem = string(memberString(objectAfter(p, keyItem), keyType)) == "function_call"
 	case bytes.Equal(name, evFailed):
 		c.hasError = true
 	case bytes.Equal(name, evCreated):
@@ -159,8 +152,7 @@ func responsesUsage(p []byte, c *chunk) {
 
 // text adds an output_text delta's text to dst.
 func (responsesProtocol) text(dst, payload []byte) []byte {
-	i := bytes.LastIndex(payload, keyRespType)
-	if i < 0 || !bytes.HasPrefix(payload[i+len(keyRespType):], evOutputText) {
+	if name, _ := bytes.CutPrefix(typeFrom(payload, respPrefix), respPrefix); !bytes.Equal(name, evOutputText) {
 		return dst
 	}
 	return appendStringAfter(dst, payload, keyDelta)

@@ -339,3 +339,44 @@ func testLlamaCppResponsesStream(t *testing.T) {
 			rec.PromptTokens, rec.CompletionTokens, rec.CachedReported, rec.Timings, rec.ResponseID)
 	}
 }
+
+// TestResponsesStreamWithPythonSpacing: a Responses stream written as a
+// Python server writes JSON (a space after every colon and comma) reads
+// as the compact one: its type is read as JSON, not as bytes.
+func TestResponsesStreamWithPythonSpacing(t *testing.T) {
+	compact := []string{
+		`{"response":{"id":"resp_1","status":"in_progress"},"sequence_number":0,"type":"response.created"}`,
+		`{"content_index":0,"delta":"Hel","item_id":"m","output_index":0,"sequence_number":1,"type":"response.output_text.delta"}`,
+		`{"content_index":0,"delta":"lo","item_id":"m","output_index":0,"sequence_number":2,"type":"response.output_text.delta"}`,
+		`{"response":{"id":"resp_1","status":"completed","usage":{"input_tokens":7,"output_tokens":2,"input_tokens_details":{"cached_tokens":3}}},"sequence_number":3,"type":"response.completed"}`,
+	}
+	read := func(events []string) (chunks, prompt, out, cached int, done bool, text string) {
+		var c chunk
+		var pr progress
+		var dst []byte
+		for _, e := range events {
+			responsesProtocol{}.scan([]byte(e), &c, &pr)
+			if c.content {
+				chunks++
+				dst = responsesProtocol{}.text(dst, []byte(e))
+			}
+			if c.usage {
+				prompt, out, cached = c.promptTokens, c.outTokens, c.cachedTokens
+			}
+			done = done || c.terminal
+		}
+		return chunks, prompt, out, cached, done, string(dst)
+	}
+	spaced := make([]string, len(compact))
+	for i, e := range compact {
+		spaced[i] = strings.NewReplacer(`":`, `": `, `,"`, `, "`).Replace(e)
+	}
+	c1, p1, o1, k1, d1, t1 := read(compact)
+	c2, p2, o2, k2, d2, t2 := read(spaced)
+	if c1 != 2 || p1 != 7 || o1 != 2 || k1 != 3 || !d1 || t1 != "Hello" {
+		t.Fatalf("compact: %d chunks, usage %d/%d/%d, done %v, text %q", c1, p1, o1, k1, d1, t1)
+	}
+	if c2 != c1 || p2 != p1 || o2 != o1 || k2 != k1 || d2 != d1 || t2 != t1 {
+		t.Errorf("spaced: %d chunks, usage %d/%d/%d, done %v, text %q; compact read %d, %d/%d/%d, %v, %q", c2, p2, o2, k2, d2, t2, c1, p1, o1, k1, d1, t1)
+	}
+}

@@ -182,7 +182,7 @@ var (
 	keyName      = []byte(`"name":`)
 	keyArguments = []byte(`"arguments":`)
 	keyCallID    = []byte(`"call_id":`)
-	valueFnCall  = []byte(`"type":"function_call"`)
+	keyItem      = []byte(`"item":`)
 	evItemAdded  = []byte("output_item.added")
 )
 
@@ -218,13 +218,9 @@ func keepToolCall(rec *record.Record, payload []byte) {
 // function_call item's output_item.added opens a call (its call_id and
 // name), each arguments delta adds to the last.
 func keepResponsesToolCall(rec *record.Record, payload []byte) {
-	i := bytes.LastIndex(payload, keyRespType)
-	if i < 0 {
-		return
-	}
-	name := payload[i+len(keyRespType):]
+	name, _ := bytes.CutPrefix(typeFrom(payload, respPrefix), respPrefix)
 	switch {
-	case bytes.HasPrefix(name, evItemAdded) && bytes.Contains(payload, valueFnCall):
+	case bytes.Equal(name, evItemAdded) && string(memberString(objectAfter(payload, keyItem), keyType)) == "function_call":
 		var c record.ToolCall
 		if id, ok := appendString(nil, payload, keyCallID); ok {
 			c.ID = string(id)
@@ -233,7 +229,7 @@ func keepResponsesToolCall(rec *record.Record, payload []byte) {
 			c.Name = string(n)
 		}
 		rec.ToolCalls = append(rec.ToolCalls, c)
-	case bytes.HasPrefix(name, evToolArgs) && len(rec.ToolCalls) > 0:
+	case bytes.Equal(name, evToolArgs) && len(rec.ToolCalls) > 0:
 		d, _ := appendString(nil, payload, keyDelta)
 		rec.ToolCalls[len(rec.ToolCalls)-1].Arguments += string(d)
 	}
