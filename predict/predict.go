@@ -163,6 +163,13 @@ func (t Target) Probe(r *workload.Request, rec *record.Record) {
 		rec.Class, rec.Message = record.ClassOther, err.Error()
 		return
 	}
+	if t.kind().Pooled() {
+		// Counted as knee sim counts a pooled request, so prompts are
+		// sized to the same shape a live run's probes see.
+		plan := server.PoolPlan(t.pooledInputs(r), false)
+		rec.PromptTokens, rec.UsageReported = plan.PromptTokens, true
+		return
+	}
 	plan, err := t.Responder.Generate(t.genRequest(r), ctx)
 	if err != nil {
 		rec.Class, rec.Message = errorClass(err), err.Error()

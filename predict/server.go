@@ -352,18 +352,7 @@ func (s *simServer) Abort() {
 // sayPooled is what a pooling model says to req: its inputs prefilled,
 // one pooled result (server.PoolPlan), as knee sim answers embeddings.
 func (s *simServer) sayPooled(req *workload.Request, sd *said, context int) *said {
-	inputs := req.Inputs
-	if len(inputs) == 0 {
-		inputs = []string{req.Text()}
-	}
-	if s.target.kind().Input == kind.Pairs {
-		// As knee sim reads a rerank: each document after the query.
-		query, docs := transport.RerankParts(req)
-		inputs = make([]string, len(docs))
-		for i, d := range docs {
-			inputs[i] = query + "\n" + d
-		}
-	}
+	inputs := s.target.pooledInputs(req)
 	plan := server.PoolPlan(inputs, true)
 	sd.inputs, sd.maxTokens = len(inputs), 0
 	sd.prompt, sd.output = plan.PromptTokens, len(plan.Tokens)
@@ -405,4 +394,21 @@ func (s *simServer) route(req *workload.Request, plan *server.Plan) error {
 		}
 	}
 	return nil
+}
+
+// pooledInputs are the texts a pooling kind's request is counted by, as
+// knee sim reads them: each input, or a query's pairs with its documents.
+func (t Target) pooledInputs(req *workload.Request) []string {
+	inputs := req.Inputs
+	if len(inputs) == 0 {
+		inputs = []string{req.Text()}
+	}
+	if t.kind().Input == kind.Pairs {
+		query, docs := transport.RerankParts(req)
+		inputs = make([]string, len(docs))
+		for i, d := range docs {
+			inputs[i] = query + "\n" + d
+		}
+	}
+	return inputs
 }
