@@ -42,7 +42,7 @@ var liveTests = []string{
 	// bench/transport
 	"bench/transport TestEmbeddingsReadRight", "bench/transport TestGenerateProtocol",
 	"bench/transport TestImplausiblePromptTokens", "bench/transport TestImplausibleUsageIsFlagged",
-	"bench/transport TestLlamaCppResponsesStream", "bench/transport TestOddButLegalServers",
+	"bench/transport TestLlamaCppResponsesStream", "bench/transport TestMessagesStreamRead", "bench/transport TestOddButLegalServers",
 	"bench/transport TestReasoningReadRight", "bench/transport TestRedirectsAreNamed",
 	"bench/transport TestRerankReadRight", "bench/transport TestResponsesBody",
 	"bench/transport TestResponsesNotStreamed", "bench/transport TestResponsesStreamRead",

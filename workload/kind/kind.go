@@ -84,6 +84,7 @@ type ToolLayout struct {
 var (
 	chatTools      = ToolLayout{Nested: true, Typed: true, Schema: "parameters", Required: "required", Named: "function"}
 	responsesTools = ToolLayout{Typed: true, Schema: "parameters", Required: "required", Named: "function"}
+	anthropicTools = ToolLayout{Schema: "input_schema", Required: "any", Named: "tool", Objects: true}
 )
 
 // Chat says the kind carries messages laid out by a chat template.
@@ -105,6 +106,8 @@ var table = []Kind{
 		Input: Text, Streamed: true, Budget: "sampling_params.max_new_tokens", Operation: "text_completion"},
 	{Name: "responses", Title: "Responses", Doc: "OpenAI's /v1/responses", Paths: []string{"/v1/responses"},
 		Input: Messages, Streamed: true, Budget: "max_output_tokens", History: true, Tools: responsesTools, Effort: "reasoning.effort", Operation: "chat"},
+	{Name: "messages", Title: "Messages", Doc: "Anthropic's /v1/messages", Paths: []string{"/v1/messages"},
+		Input: Messages, Streamed: true, Budget: "max_tokens", Effort: "output_config.effort", Tools: anthropicTools, Operation: "chat"},
 	{Name: "embeddings", Title: "Embeddings", Doc: "/v1/embeddings, a pooling model", Paths: []string{"/v1/embeddings"},
 		Input: Batch, Operation: "embeddings", Unit: "inputs"},
 	{Name: "rerank", Title: "Rerank", Doc: "/v1/rerank, a pooling model", Paths: []string{"/v1/rerank", "/rerank", "/v2/rerank"},
