@@ -19,13 +19,13 @@ import (
 	"strings"
 
 	"github.com/kneebench/knee/bench/record"
-	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator/content"
 	"github.com/kneebench/knee/simulator/sched"
 	"github.com/kneebench/knee/simulator/server"
 	"github.com/kneebench/knee/workload"
 	"github.com/kneebench/knee/workload/kind"
+	"github.com/kneebench/knee/workload/wire"
 )
 
 // Target is the simulated server: one scheduler model of a models file
@@ -202,7 +202,7 @@ func (t Target) genRequest(r *workload.Request) *content.GenRequest {
 		if len(g.Tools) > 0 {
 			// As knee sim reads them: the tools, as sent, first in the
 			// prompt.
-			tools := string(transport.AppendTools(nil, r.Tools, t.kind().Tools))
+			tools := string(wire.AppendTools(nil, r.Tools, t.kind().Tools))
 			g.Messages = append([]content.Message{{Role: "system", Text: tools}}, g.Messages...)
 		}
 	} else {

@@ -13,13 +13,13 @@ import (
 
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/record"
-	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/simulator/content"
 	"github.com/kneebench/knee/simulator/engine"
 	"github.com/kneebench/knee/simulator/sched"
 	"github.com/kneebench/knee/simulator/server"
 	"github.com/kneebench/knee/workload"
 	"github.com/kneebench/knee/workload/kind"
+	"github.com/kneebench/knee/workload/wire"
 )
 
 // refusedCost is the virtual time a refused request takes to come back.
@@ -404,7 +404,7 @@ func (t Target) pooledInputs(req *workload.Request) []string {
 		inputs = []string{req.Text()}
 	}
 	if t.kind().Input == kind.Pairs {
-		query, docs := transport.RerankParts(req)
+		query, docs := wire.Pairs(req.Inputs, req.Text())
 		inputs = make([]string, len(docs))
 		for i, d := range docs {
 			inputs[i] = query + "\n" + d

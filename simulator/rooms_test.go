@@ -24,8 +24,8 @@ func TestRoomsKeepTheirDoors(t *testing.T) {
 		{"simulator/telemetry", []string{"github.com/valyala/fasthttp", mod + "bench", mod + "simulator"},
 			[]string{mod + "simulator/telemetry", mod + "simulator/sched"}},
 		{"simulator/server", []string{mod + "bench", mod + "cmd", mod + "report", mod + "workload", mod + "simulator"},
-			[]string{mod + "simulator/server", mod + "simulator/content", mod + "simulator/engine", mod + "simulator/sched", mod + "simulator/telemetry", mod + "workload/kind"}},
-		{"simulator", []string{mod + "bench", mod + "cmd", mod + "report", mod + "workload"}, []string{mod + "workload/kind"}},
+			[]string{mod + "simulator/server", mod + "simulator/content", mod + "simulator/engine", mod + "simulator/sched", mod + "simulator/telemetry", mod + "workload/kind", mod + "workload/wire"}},
+		{"simulator", []string{mod + "bench", mod + "cmd", mod + "report", mod + "workload"}, []string{mod + "workload/kind", mod + "workload/wire"}},
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", mod+r.pkg).Output()

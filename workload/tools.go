@@ -6,16 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+
+	"github.com/kneebench/knee/workload/wire"
 )
 
 // Tool is a function a request offers the model to call, as OpenAI's
 // tools list declares one: its name, what it does, and its parameters'
 // JSON schema.
-type Tool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters,omitempty"`
-}
+type Tool = wire.Tool
 
 // ToolCall is a call the model made: the server's id for it, the
 // function's name and its arguments (JSON text).
@@ -159,4 +157,4 @@ func fixTypes(v any, depth int) {
 }
 
 // ToolChoices are the tool_choice values besides a function's name.
-var ToolChoices = []string{"auto", "required", "none"}
+var ToolChoices = wire.ToolChoices

@@ -3,6 +3,7 @@ package transport
 import (
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/wire"
 )
 
 func init() { register("chat", chatProtocol{}) }
@@ -12,7 +13,7 @@ type chatProtocol struct{}
 
 func (chatProtocol) appendBody(b *body, r *workload.Request, model string) {
 	if b.field("model") {
-		b.dst = appendJSONString(b.dst, model)
+		b.dst = wire.AppendString(b.dst, model)
 	}
 	if b.field("messages") {
 		b.dst = append(b.dst, '[')

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
@@ -379,21 +378,6 @@ func (b *body) key(key string) {
 	b.n++
 	b.dst = strconv.AppendQuote(b.dst, key)
 	b.dst = append(b.dst, ':')
-}
-
-// appendJSONString appends s as a JSON string.
-func appendJSONString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
-			b, _ := json.Marshal(s)
-			return append(dst, b...)
-		}
-	}
-	// Plain printable ASCII needs no escaping: skip json.Marshal and its
-	// allocation, once per request and message.
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
 }
 
 // JoinURL appends path to the base URL's path.

@@ -3,6 +3,7 @@ package transport
 import (
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/wire"
 )
 
 func init() { register("completions", completionsProtocol{}) }
@@ -13,10 +14,10 @@ type completionsProtocol struct{}
 
 func (completionsProtocol) appendBody(b *body, r *workload.Request, model string) {
 	if b.field("model") {
-		b.dst = appendJSONString(b.dst, model)
+		b.dst = wire.AppendString(b.dst, model)
 	}
 	if b.field("prompt") {
-		b.dst = appendJSONString(b.dst, r.Text())
+		b.dst = wire.AppendString(b.dst, r.Text())
 	}
 	openAIBody(b, r)
 }

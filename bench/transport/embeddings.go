@@ -6,6 +6,7 @@ import (
 
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/wire"
 )
 
 func init() { register("embeddings", embeddingsProtocol{}) }
@@ -16,11 +17,11 @@ type embeddingsProtocol struct{}
 
 func (embeddingsProtocol) appendBody(b *body, r *workload.Request, model string) {
 	if b.field("model") {
-		b.dst = appendJSONString(b.dst, model)
+		b.dst = wire.AppendString(b.dst, model)
 	}
 	if b.field("input") {
 		if len(r.Inputs) == 0 {
-			b.dst = appendJSONString(b.dst, r.Text())
+			b.dst = wire.AppendString(b.dst, r.Text())
 		} else {
 			b.dst = appendStrings(b.dst, r.Inputs)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/wire"
 )
 
 func init() { register("generate", generateProtocol{}) }
@@ -17,7 +18,7 @@ type generateProtocol struct{}
 
 func (generateProtocol) appendBody(b *body, r *workload.Request, _ string) {
 	if b.field("text") {
-		b.dst = appendJSONString(b.dst, r.Text())
+		b.dst = wire.AppendString(b.dst, r.Text())
 	}
 	if b.field("sampling_params") {
 		b.dst = append(b.dst, '{')

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/wire"
 )
 
 func init() { register("messages", messagesProtocol{}) }
@@ -28,7 +29,7 @@ const defaultMaxTokens = 4096
 
 func (messagesProtocol) appendBody(b *body, r *workload.Request, model string) {
 	if b.field("model") {
-		b.dst = appendJSONString(b.dst, model)
+		b.dst = wire.AppendString(b.dst, model)
 	}
 	if b.field("max_tokens") {
 		n := r.MaxTokens
@@ -44,7 +45,7 @@ func (messagesProtocol) appendBody(b *body, r *workload.Request, model string) {
 		}
 	}
 	if len(system) > 0 && b.field("system") {
-		b.dst = appendJSONString(b.dst, strings.Join(system, "\n"))
+		b.dst = wire.AppendString(b.dst, strings.Join(system, "\n"))
 	}
 	if b.field("messages") {
 		b.dst = append(b.dst, '[')
@@ -78,24 +79,24 @@ func appendAnthropicMessage(dst []byte, m workload.Message) []byte {
 		role = "user"
 	}
 	dst = append(dst, `{"role":`...)
-	dst = appendJSONString(dst, role)
+	dst = wire.AppendString(dst, role)
 	dst = append(dst, `,"content":`...)
 	switch {
 	case m.Role == "tool":
 		dst = append(dst, `[{"type":"tool_result","tool_use_id":`...)
-		dst = appendJSONString(dst, m.ToolCallID)
+		dst = wire.AppendString(dst, m.ToolCallID)
 		dst = append(dst, `,"content":`...)
-		dst = appendJSONString(dst, m.Content)
+		dst = wire.AppendString(dst, m.Content)
 		return append(dst, "}]}"...)
 	case len(m.Images) == 0 && len(m.ToolCalls) == 0:
-		dst = appendJSONString(dst, m.Content)
+		dst = wire.AppendString(dst, m.Content)
 		return append(dst, '}')
 	}
 	dst = append(dst, '[')
 	n := 0
 	if m.Content != "" || len(m.ToolCalls) == 0 {
 		dst = append(dst, `{"type":"text","text":`...)
-		dst = appendJSONString(dst, m.Content)
+		dst = wire.AppendString(dst, m.Content)
 		dst = append(dst, '}')
 		n++
 	}
@@ -110,9 +111,9 @@ func appendAnthropicMessage(dst []byte, m workload.Message) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"type":"tool_use","id":`...)
-		dst = appendJSONString(dst, c.ID)
+		dst = wire.AppendString(dst, c.ID)
 		dst = append(dst, `,"name":`...)
-		dst = appendJSONString(dst, c.Name)
+		dst = wire.AppendString(dst, c.Name)
 		dst = append(dst, `,"input":`...)
 		if args := bytes.TrimSpace([]byte(c.Arguments)); wholeObject(args) {
 			dst = append(dst, args...)
@@ -130,14 +131,14 @@ func appendImageSource(dst []byte, url string) []byte {
 	if rest, ok := strings.CutPrefix(url, "data:"); ok {
 		if media, data, ok := strings.Cut(rest, ";base64,"); ok {
 			dst = append(dst, `{"type":"image","source":{"type":"base64","media_type":`...)
-			dst = appendJSONString(dst, media)
+			dst = wire.AppendString(dst, media)
 			dst = append(dst, `,"data":`...)
-			dst = appendJSONString(dst, data)
+			dst = wire.AppendString(dst, data)
 			return append(dst, "}}"...)
 		}
 	}
 	dst = append(dst, `{"type":"image","source":{"type":"url","url":`...)
-	dst = appendJSONString(dst, url)
+	dst = wire.AppendString(dst, url)
 	return append(dst, "}}"...)
 }
 

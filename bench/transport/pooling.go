@@ -7,6 +7,7 @@ import (
 
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/wire"
 )
 
 // pooledProtocol is an API whose answer is one JSON body, not a stream:
@@ -60,7 +61,7 @@ func appendStrings(dst []byte, texts []string) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, t)
+		dst = wire.AppendString(dst, t)
 	}
 	return append(dst, ']')
 }

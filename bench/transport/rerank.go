@@ -7,6 +7,7 @@ import (
 
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/wire"
 )
 
 func init() { register("rerank", rerankProtocol{}) }
@@ -17,12 +18,12 @@ func init() { register("rerank", rerankProtocol{}) }
 type rerankProtocol struct{}
 
 func (rerankProtocol) appendBody(b *body, r *workload.Request, model string) {
-	query, docs := RerankParts(r)
+	query, docs := wire.Pairs(r.Inputs, r.Text())
 	if b.field("model") {
-		b.dst = appendJSONString(b.dst, model)
+		b.dst = wire.AppendString(b.dst, model)
 	}
 	if b.field("query") {
-		b.dst = appendJSONString(b.dst, query)
+		b.dst = wire.AppendString(b.dst, query)
 	}
 	if b.field("documents") {
 		b.dst = appendStrings(b.dst, docs)
@@ -30,32 +31,6 @@ func (rerankProtocol) appendBody(b *body, r *workload.Request, model string) {
 	if b.field("top_n") {
 		b.dst = strconv.AppendInt(b.dst, int64(len(docs)), 10)
 	}
-}
-
-// RerankParts is a rerank request's query (its first input's first
-// queryWords words: a question is shorter than the passages it ranks)
-// and documents (the other inputs; the whole text when it has none).
-func RerankParts(r *workload.Request) (string, []string) {
-	if len(r.Inputs) < 2 {
-		t := r.Text()
-		return firstWords(t, queryWords), []string{t}
-	}
-	return firstWords(r.Inputs[0], queryWords), r.Inputs[1:]
-}
-
-// queryWords is a rerank query's length in words.
-const queryWords = 32
-
-func firstWords(s string, n int) string {
-	words := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == ' ' && i > 0 && s[i-1] != ' ' {
-			if words++; words == n {
-				return s[:i]
-			}
-		}
-	}
-	return s
 }
 
 var (
@@ -67,7 +42,7 @@ var (
 // readAnswer checks a rerank answer: a score for each document (top_n is
 // all of them), each a number, and the tokens from usage.
 func (rerankProtocol) readAnswer(b []byte, r *workload.Request, rec *record.Record) error {
-	_, docs := RerankParts(r)
+	_, docs := wire.Pairs(r.Inputs, r.Text())
 	rec.Inputs = len(docs)
 	if !bytes.Contains(b, keyResults) {
 		return fmt.Errorf("the answer has no results list: %.120q", b)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/wire"
 )
 
 // responsesProtocol is OpenAI's Responses API, POST /v1/responses, as vLLM
@@ -30,7 +31,7 @@ func (responsesProtocol) keepCall(rec *record.Record, payload []byte) {
 // VLLM_ENABLE_RESPONSES_API_STORE is set).
 func (responsesProtocol) appendBody(b *body, r *workload.Request, model string) {
 	if b.field("model") {
-		b.dst = appendJSONString(b.dst, model)
+		b.dst = wire.AppendString(b.dst, model)
 	}
 	if b.field("input") {
 		b.dst = append(b.dst, '[')
@@ -44,7 +45,7 @@ func (responsesProtocol) appendBody(b *body, r *workload.Request, model string) 
 	}
 	writeTools(b, r)
 	if r.PreviousResponse != "" && b.field("previous_response_id") {
-		b.dst = appendJSONString(b.dst, r.PreviousResponse)
+		b.dst = wire.AppendString(b.dst, r.PreviousResponse)
 	}
 	if r.MaxTokens > 0 && b.field("max_output_tokens") {
 		b.dst = strconv.AppendInt(b.dst, int64(r.MaxTokens), 10)

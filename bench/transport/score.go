@@ -6,6 +6,7 @@ import (
 
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/wire"
 )
 
 func init() { register("score", scoreProtocol{}) }
@@ -15,12 +16,12 @@ func init() { register("score", scoreProtocol{}) }
 type scoreProtocol struct{}
 
 func (scoreProtocol) appendBody(b *body, r *workload.Request, model string) {
-	query, docs := RerankParts(r)
+	query, docs := wire.Pairs(r.Inputs, r.Text())
 	if b.field("model") {
-		b.dst = appendJSONString(b.dst, model)
+		b.dst = wire.AppendString(b.dst, model)
 	}
 	if b.field("text_1") {
-		b.dst = appendJSONString(b.dst, query)
+		b.dst = wire.AppendString(b.dst, query)
 	}
 	if b.field("text_2") {
 		b.dst = appendStrings(b.dst, docs)
@@ -31,7 +32,7 @@ var keyScore = []byte(`"score":`)
 
 // readAnswer checks a score answer: a number for each document.
 func (scoreProtocol) readAnswer(b []byte, r *workload.Request, rec *record.Record) error {
-	_, docs := RerankParts(r)
+	_, docs := wire.Pairs(r.Inputs, r.Text())
 	rec.Inputs = len(docs)
 	if !bytes.Contains(b, keyData) {
 		return fmt.Errorf("the answer has no data list: %.120q", b)

@@ -2,76 +2,11 @@ package transport
 
 import (
 	"bytes"
-	"slices"
 
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/workload"
-	"github.com/kneebench/knee/workload/kind"
+	"github.com/kneebench/knee/workload/wire"
 )
-
-// AppendTools writes tools as an API lays them out (kind.ToolLayout):
-// chat nests each under "function", the Responses API lays it flat,
-// Anthropic's Messages API names its schema input_schema. Simulated
-// servers render the same bytes into the prompt.
-func AppendTools(dst []byte, tools []workload.Tool, l kind.ToolLayout) []byte {
-	dst = append(dst, '[')
-	for i, t := range tools {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, '{')
-		if l.Typed {
-			dst = append(dst, `"type":"function",`...)
-		}
-		if l.Nested {
-			dst = append(dst, `"function":{`...)
-		}
-		dst = append(dst, `"name":`...)
-		dst = appendJSONString(dst, t.Name)
-		if t.Description != "" {
-			dst = append(dst, `,"description":`...)
-			dst = appendJSONString(dst, t.Description)
-		}
-		if len(t.Parameters) > 0 {
-			dst = append(dst, ',')
-			dst = appendJSONString(dst, l.Schema)
-			dst = append(dst, ':')
-			dst = append(dst, t.Parameters...)
-		}
-		if l.Nested {
-			dst = append(dst, '}')
-		}
-		dst = append(dst, '}')
-	}
-	return append(dst, ']')
-}
-
-// appendToolChoice writes tool_choice as an API takes it: auto, required
-// and none as words (or {"type": word}), anything else as the tool of
-// that name.
-func appendToolChoice(dst []byte, choice string, l kind.ToolLayout) []byte {
-	if slices.Contains(workload.ToolChoices, choice) {
-		if choice == "required" {
-			choice = l.Required
-		}
-		if !l.Objects {
-			return appendJSONString(dst, choice)
-		}
-		dst = append(dst, `{"type":`...)
-		dst = appendJSONString(dst, choice)
-		return append(dst, '}')
-	}
-	dst = append(dst, `{"type":`...)
-	dst = appendJSONString(dst, l.Named)
-	if l.Nested {
-		dst = append(dst, `,"function":{"name":`...)
-		dst = appendJSONString(dst, choice)
-		return append(dst, "}}"...)
-	}
-	dst = append(dst, `,"name":`...)
-	dst = appendJSONString(dst, choice)
-	return append(dst, '}')
-}
 
 // writeTools adds a request's tools (its own, or the target's) and the
 // target's tool_choice to b, laid out as the kind lays them.
@@ -84,10 +19,10 @@ func writeTools(b *body, r *workload.Request) {
 		return
 	}
 	if b.field("tools") {
-		b.dst = AppendTools(b.dst, tools, b.layout)
+		b.dst = wire.AppendTools(b.dst, tools, b.layout)
 	}
 	if b.toolChoice != "" && b.field("tool_choice") {
-		b.dst = appendToolChoice(b.dst, b.toolChoice, b.layout)
+		b.dst = wire.AppendToolChoice(b.dst, b.toolChoice, b.layout)
 	}
 }
 
@@ -96,23 +31,23 @@ func writeTools(b *body, r *workload.Request) {
 // message with the call it answers.
 func appendChatMessage(dst []byte, m workload.Message) []byte {
 	dst = append(dst, `{"role":`...)
-	dst = appendJSONString(dst, m.Role)
+	dst = wire.AppendString(dst, m.Role)
 	dst = append(dst, `,"content":`...)
 	switch {
 	case len(m.Images) > 0:
 		dst = appendParts(dst, m, "text", func(dst []byte, url string) []byte {
 			dst = append(dst, `{"type":"image_url","image_url":{"url":`...)
-			dst = appendJSONString(dst, url)
+			dst = wire.AppendString(dst, url)
 			return append(dst, "}}"...)
 		})
 	case m.Content == "" && len(m.ToolCalls) > 0:
 		dst = append(dst, "null"...)
 	default:
-		dst = appendJSONString(dst, m.Content)
+		dst = wire.AppendString(dst, m.Content)
 	}
 	if m.ToolCallID != "" {
 		dst = append(dst, `,"tool_call_id":`...)
-		dst = appendJSONString(dst, m.ToolCallID)
+		dst = wire.AppendString(dst, m.ToolCallID)
 	}
 	if len(m.ToolCalls) > 0 {
 		dst = append(dst, `,"tool_calls":[`...)
@@ -121,11 +56,11 @@ func appendChatMessage(dst []byte, m workload.Message) []byte {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"id":`...)
-			dst = appendJSONString(dst, c.ID)
+			dst = wire.AppendString(dst, c.ID)
 			dst = append(dst, `,"type":"function","function":{"name":`...)
-			dst = appendJSONString(dst, c.Name)
+			dst = wire.AppendString(dst, c.Name)
 			dst = append(dst, `,"arguments":`...)
-			dst = appendJSONString(dst, c.Arguments)
+			dst = wire.AppendString(dst, c.Arguments)
 			dst = append(dst, "}}"...)
 		}
 		dst = append(dst, ']')
@@ -139,24 +74,24 @@ func appendChatMessage(dst []byte, m workload.Message) []byte {
 func appendInputItems(dst []byte, m workload.Message) []byte {
 	if m.Role == "tool" {
 		dst = append(dst, `{"type":"function_call_output","call_id":`...)
-		dst = appendJSONString(dst, m.ToolCallID)
+		dst = wire.AppendString(dst, m.ToolCallID)
 		dst = append(dst, `,"output":`...)
-		dst = appendJSONString(dst, m.Content)
+		dst = wire.AppendString(dst, m.Content)
 		return append(dst, '}')
 	}
 	n := 0
 	if m.Content != "" || len(m.ToolCalls) == 0 || len(m.Images) > 0 {
 		dst = append(dst, `{"role":`...)
-		dst = appendJSONString(dst, m.Role)
+		dst = wire.AppendString(dst, m.Role)
 		dst = append(dst, `,"content":`...)
 		if len(m.Images) > 0 {
 			dst = appendParts(dst, m, "input_text", func(dst []byte, url string) []byte {
 				dst = append(dst, `{"type":"input_image","image_url":`...)
-				dst = appendJSONString(dst, url)
+				dst = wire.AppendString(dst, url)
 				return append(dst, '}')
 			})
 		} else {
-			dst = appendJSONString(dst, m.Content)
+			dst = wire.AppendString(dst, m.Content)
 		}
 		dst = append(dst, '}')
 		n++
@@ -167,11 +102,11 @@ func appendInputItems(dst []byte, m workload.Message) []byte {
 		}
 		n++
 		dst = append(dst, `{"type":"function_call","call_id":`...)
-		dst = appendJSONString(dst, c.ID)
+		dst = wire.AppendString(dst, c.ID)
 		dst = append(dst, `,"name":`...)
-		dst = appendJSONString(dst, c.Name)
+		dst = wire.AppendString(dst, c.Name)
 		dst = append(dst, `,"arguments":`...)
-		dst = appendJSONString(dst, c.Arguments)
+		dst = wire.AppendString(dst, c.Arguments)
 		dst = append(dst, '}')
 	}
 	return dst
@@ -239,9 +174,9 @@ func keepResponsesToolCall(rec *record.Record, payload []byte) {
 // (a part of type textType), then each image as image writes it.
 func appendParts(dst []byte, m workload.Message, textType string, image func([]byte, string) []byte) []byte {
 	dst = append(dst, `[{"type":`...)
-	dst = appendJSONString(dst, textType)
+	dst = wire.AppendString(dst, textType)
 	dst = append(dst, `,"text":`...)
-	dst = appendJSONString(dst, m.Content)
+	dst = wire.AppendString(dst, m.Content)
 	dst = append(dst, '}')
 	for _, url := range m.Images {
 		dst = append(dst, ',')

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/kneebench/knee/workload/wire"
 )
 
 // SGLang's native /generate: the prompt is "text" (not messages), the
@@ -73,7 +75,7 @@ func (s *Server) decodeGenerate(body []byte) (*decoded, error) {
 // meta_info. finish is "" while the answer goes on.
 func (r *run) appendGenerateEvent(b []byte, finish string, cached int) []byte {
 	b = append(b, `data: {"text":`...)
-	b = appendJSONString(b, string(r.text))
+	b = wire.AppendString(b, string(r.text))
 	b = append(b, `,"meta_info":{"id":"`...)
 	b = strconv.AppendInt(b, r.id, 16)
 	b = append(b, `","finish_reason":`...)
@@ -81,7 +83,7 @@ func (r *run) appendGenerateEvent(b []byte, finish string, cached int) []byte {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, `{"type":`...)
-		b = appendJSONString(b, finish)
+		b = wire.AppendString(b, finish)
 		if finish == "length" {
 			b = append(b, `,"length":`...)
 			b = strconv.AppendInt(b, int64(r.emitted), 10)
@@ -126,7 +128,7 @@ func (generateAnswer) body(r *run, info StreamInfo) []byte { return r.unaryGener
 // unaryGenerate writes an unstreamed /generate answer.
 func (r *run) unaryGenerate(info StreamInfo) []byte {
 	b := append([]byte(nil), `{"text":`...)
-	b = appendJSONString(b, string(r.text))
+	b = wire.AppendString(b, string(r.text))
 	ev := r.appendGenerateEvent(nil, r.plan.FinishReason, info.CachedTokens)
 	if i := bytes.Index(ev, []byte(`"meta_info":`)); i >= 0 {
 		b = append(b, ',')

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kneebench/knee/workload/wire"
 )
 
 // Anthropic's Messages API, POST /v1/messages, as vLLM serves it
@@ -273,7 +275,7 @@ func (messagesAnswer) open(r *run) {
 	r.buf = append(r.buf, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\""...)
 	r.buf = append(r.buf, r.msgID()...)
 	r.buf = append(r.buf, `","content":[],"model":`...)
-	r.buf = appendJSONString(r.buf, r.model)
+	r.buf = wire.AppendString(r.buf, r.model)
 	r.buf = append(r.buf, `,"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":`...)
 	r.buf = strconv.AppendInt(r.buf, int64(r.plan.PromptTokens), 10)
 	r.buf = append(r.buf, ",\"output_tokens\":0}}}\n\n"...)
@@ -309,7 +311,7 @@ func (messagesAnswer) token(r *run, i int) []byte {
 	e = append(e, `","`...)
 	e = append(e, field...)
 	e = append(e, `":`...)
-	e = appendJSONString(e, r.plan.Tokens[i])
+	e = wire.AppendString(e, r.plan.Tokens[i])
 	e = append(e, `},"index":`...)
 	e = strconv.AppendInt(e, int64(r.block(i)), 10)
 	r.event = append(e, "}\n\n"...)
@@ -326,7 +328,7 @@ func (r *run) startBlock(e []byte, i int) []byte {
 		e = append(e, `{"type":"tool_use","id":"toolu_knee-`...)
 		e = strconv.AppendInt(e, r.id, 10)
 		e = append(e, `","name":`...)
-		e = appendJSONString(e, r.plan.ToolName)
+		e = wire.AppendString(e, r.plan.ToolName)
 		e = append(e, `,"input":{}}`...)
 	default:
 		e = append(e, `{"type":"text","text":""}`...)
@@ -379,7 +381,7 @@ func (messagesAnswer) body(r *run, _ StreamInfo) []byte {
 	b = append(b, `","type":"message","role":"assistant","content":[`...)
 	if th > 0 {
 		b = append(b, `{"type":"thinking","thinking":`...)
-		b = appendJSONString(b, strings.Join(r.plan.Tokens[:th], ""))
+		b = wire.AppendString(b, strings.Join(r.plan.Tokens[:th], ""))
 		b = append(b, '}')
 	}
 	if rest := strings.Join(r.plan.Tokens[th:r.emitted], ""); rest != "" {
@@ -390,18 +392,18 @@ func (messagesAnswer) body(r *run, _ StreamInfo) []byte {
 			b = append(b, `{"type":"tool_use","id":"toolu_knee-`...)
 			b = strconv.AppendInt(b, r.id, 10)
 			b = append(b, `","name":`...)
-			b = appendJSONString(b, r.plan.ToolName)
+			b = wire.AppendString(b, r.plan.ToolName)
 			b = append(b, `,"input":`...)
 			b = append(b, rest...)
 			b = append(b, '}')
 		} else {
 			b = append(b, `{"type":"text","text":`...)
-			b = appendJSONString(b, rest)
+			b = wire.AppendString(b, rest)
 			b = append(b, '}')
 		}
 	}
 	b = append(b, `],"model":`...)
-	b = appendJSONString(b, r.model)
+	b = wire.AppendString(b, r.model)
 	b = append(b, `,"stop_reason":"`...)
 	b = append(b, r.stopReason()...)
 	b = append(b, `","stop_sequence":null,"usage":{"input_tokens":`...)

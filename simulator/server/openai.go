@@ -2,6 +2,8 @@ package server
 
 import (
 	"strconv"
+
+	"github.com/kneebench/knee/workload/wire"
 )
 
 // openAIAnswer writes OpenAI's Chat Completions (chat) and Completions
@@ -49,7 +51,7 @@ func (r *run) chunkEnvelope() {
 // chunkRoom free in front. The event buffer keeps its prefix from token to
 // token, so only the token and the suffix are copied in.
 func (r *run) tokenEvent(tok string) []byte {
-	e := appendJSONString(r.event[:chunkRoom+len(r.prefix)], tok)
+	e := wire.AppendString(r.event[:chunkRoom+len(r.prefix)], tok)
 	e = append(e, r.suffix...)
 	r.event = e
 	return e
@@ -92,7 +94,7 @@ func (openAIAnswer) close(r *run, info StreamInfo) {
 	} else {
 		r.buf = append(r.buf, "\"\",\"logprobs\":null,\"finish_reason\":"...)
 	}
-	r.buf = appendJSONString(r.buf, r.plan.FinishReason)
+	r.buf = wire.AppendString(r.buf, r.plan.FinishReason)
 	r.buf = append(r.buf, "}]}\n\n"...)
 	if r.includeUsage {
 		r.buf = append(r.buf, "data: "...)
@@ -109,14 +111,14 @@ func (openAIAnswer) body(r *run, info StreamInfo) []byte {
 	b := r.appendHead(nil, "chat.completion")
 	if r.chat {
 		b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-		b = appendJSONString(b, string(r.text))
+		b = wire.AppendString(b, string(r.text))
 		b = append(b, `},"logprobs":null,"finish_reason":`...)
 	} else {
 		b = append(b, `,"choices":[{"index":0,"text":`...)
-		b = appendJSONString(b, string(r.text))
+		b = wire.AppendString(b, string(r.text))
 		b = append(b, `,"logprobs":null,"finish_reason":`...)
 	}
-	b = appendJSONString(b, r.plan.FinishReason)
+	b = wire.AppendString(b, r.plan.FinishReason)
 	b = append(b, `}],"usage":`...)
 	b = r.appendUsage(b, info)
 	return append(b, '}')
@@ -136,7 +138,7 @@ func (r *run) appendHead(b []byte, chatObject string) []byte {
 	b = append(b, `","created":`...)
 	b = strconv.AppendInt(b, r.s.created, 10)
 	b = append(b, `,"model":`...)
-	return appendJSONString(b, r.model)
+	return wire.AppendString(b, r.model)
 }
 
 func (r *run) appendUsage(b []byte, info StreamInfo) []byte {

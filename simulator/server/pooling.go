@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kneebench/knee/simulator/content"
+	"github.com/kneebench/knee/workload/wire"
 )
 
 // PoolingSpec makes a model a pooling model, as vLLM serves embedding
@@ -152,7 +153,7 @@ func (r *run) embeddingsBody(info StreamInfo) []byte {
 	b = append(b, `","object":"list","created":`...)
 	b = strconv.AppendInt(b, r.s.created, 10)
 	b = append(b, `,"model":`...)
-	b = appendJSONString(b, r.model)
+	b = wire.AppendString(b, r.model)
 	b = append(b, `,"data":[`...)
 	vec := make([]float64, dim)
 	for i, in := range r.inputs {
@@ -284,7 +285,7 @@ func (r *run) rerankBody() []byte {
 	b := append([]byte(nil), `{"id":"rerank-knee-`...)
 	b = strconv.AppendInt(b, r.id, 10)
 	b = append(b, `","model":`...)
-	b = appendJSONString(b, r.model)
+	b = wire.AppendString(b, r.model)
 	b = append(b, `,"usage":{"prompt_tokens":`...)
 	b = strconv.AppendInt(b, int64(r.plan.PromptTokens), 10)
 	b = append(b, `,"total_tokens":`...)
@@ -297,7 +298,7 @@ func (r *run) rerankBody() []byte {
 		b = append(b, `{"index":`...)
 		b = strconv.AppendInt(b, int64(s.i), 10)
 		b = append(b, `,"document":{"text":`...)
-		b = appendJSONString(b, r.docs[s.i])
+		b = wire.AppendString(b, r.docs[s.i])
 		b = append(b, `},"relevance_score":`...)
 		b = strconv.AppendFloat(b, s.score, 'f', 6, 64)
 		b = append(b, '}')
@@ -366,7 +367,7 @@ func (r *run) scoreBody() []byte {
 	b = append(b, `","object":"list","created":`...)
 	b = strconv.AppendInt(b, r.s.created, 10)
 	b = append(b, `,"model":`...)
-	b = appendJSONString(b, r.model)
+	b = wire.AppendString(b, r.model)
 	b = append(b, `,"data":[`...)
 	for i, in := range r.inputs {
 		if i > 0 {

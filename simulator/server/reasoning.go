@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+
+	"github.com/kneebench/knee/workload/wire"
 )
 
 // ReasoningSpec makes a model think before it answers, as gpt-oss, Qwen3
@@ -156,7 +158,7 @@ func (r *run) thinkEnvelope() {
 
 // thinkTokenEvent is tokenEvent for a thinking token.
 func (r *run) thinkTokenEvent(tok string) []byte {
-	e := appendJSONString(r.thinkEvent[:chunkRoom+len(r.thinkPrefix)], tok)
+	e := wire.AppendString(r.thinkEvent[:chunkRoom+len(r.thinkPrefix)], tok)
 	e = append(e, r.suffix...)
 	r.thinkEvent = e
 	return e

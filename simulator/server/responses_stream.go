@@ -3,6 +3,8 @@ package server
 import (
 	"strconv"
 	"strings"
+
+	"github.com/kneebench/knee/workload/wire"
 )
 
 // A Responses API stream, as vLLM writes it: each event an "event: TYPE"
@@ -71,7 +73,7 @@ func (w *respStream) response(b []byte, status string, end bool, info StreamInfo
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"model":`...)
-	b = appendJSONString(b, r.model)
+	b = wire.AppendString(b, r.model)
 	b = append(b, `,"object":"response","output":[`...)
 	if end {
 		b = w.output(b)
@@ -119,7 +121,7 @@ func (w *respStream) reasoningItem(b []byte) []byte {
 	b = append(b, `{"id":"`...)
 	b = append(b, w.r.rsID()...)
 	b = append(b, `","summary":[],"type":"reasoning","content":[{"text":`...)
-	b = appendJSONString(b, string(w.thought))
+	b = wire.AppendString(b, string(w.thought))
 	return append(b, `,"type":"reasoning_text"}],"status":"completed"}`...)
 }
 
@@ -128,7 +130,7 @@ func (w *respStream) messageItem(b []byte) []byte {
 	b = append(b, `{"id":"`...)
 	b = append(b, w.r.msgID()...)
 	b = append(b, `","content":[{"annotations":[],"text":`...)
-	b = appendJSONString(b, string(w.r.text))
+	b = wire.AppendString(b, string(w.r.text))
 	return append(b, `,"type":"output_text","logprobs":null}],"role":"assistant","status":"completed","type":"message"}`...)
 }
 
@@ -184,14 +186,14 @@ func (w *respStream) close(b []byte) []byte {
 			b = append(b, `"content_index":0,`...)
 			b = item(b, r.rsID())
 			b = append(b, `,"text":`...)
-			return appendJSONString(b, string(w.thought))
+			return wire.AppendString(b, string(w.thought))
 		})
 	case 2:
 		b = w.event(b, "response.output_text.done", func(b []byte) []byte {
 			b = append(b, `"content_index":0,`...)
 			b = item(b, r.msgID())
 			b = append(b, `,"logprobs":[],"text":`...)
-			return appendJSONString(b, string(r.text))
+			return wire.AppendString(b, string(r.text))
 		})
 		b = w.event(b, "response.content_part.done", func(b []byte) []byte {
 			b = append(b, `"content_index":0,`...)
@@ -200,7 +202,7 @@ func (w *respStream) close(b []byte) []byte {
 	case itemCall:
 		b = w.event(b, "response.function_call_arguments.done", func(b []byte) []byte {
 			b = append(b, `"arguments":`...)
-			b = appendJSONString(b, string(r.text))
+			b = wire.AppendString(b, string(r.text))
 			b = append(b, ',')
 			return item(b, r.fcID())
 		})
@@ -245,7 +247,7 @@ func (w *respStream) token(b []byte, i int) []byte {
 		r.text = append(r.text, tok...)
 		return w.event(b, "response.function_call_arguments.delta", func(b []byte) []byte {
 			b = append(b, `"delta":`...)
-			b = appendJSONString(b, tok)
+			b = wire.AppendString(b, tok)
 			b = append(b, `,"item_id":"`...)
 			b = append(b, r.fcID()...)
 			b = append(b, `","output_index":`...)
@@ -259,7 +261,7 @@ func (w *respStream) token(b []byte, i int) []byte {
 	}
 	return w.event(b, typ, func(b []byte) []byte {
 		b = append(b, `"content_index":0,"delta":`...)
-		b = appendJSONString(b, tok)
+		b = wire.AppendString(b, tok)
 		b = append(b, `,"item_id":"`...)
 		b = append(b, id...)
 		if typ == "response.output_text.delta" {
@@ -362,14 +364,14 @@ func (w *respStream) callItem(b []byte, status string) []byte {
 	r := w.r
 	b = append(b, `{"arguments":`...)
 	if status == "completed" {
-		b = appendJSONString(b, string(r.text))
+		b = wire.AppendString(b, string(r.text))
 	} else {
 		b = append(b, `""`...)
 	}
 	b = append(b, `,"call_id":"`...)
 	b = append(b, r.callID()...)
 	b = append(b, `","name":`...)
-	b = appendJSONString(b, r.plan.ToolName)
+	b = wire.AppendString(b, r.plan.ToolName)
 	b = append(b, `,"type":"function_call","id":"`...)
 	b = append(b, r.fcID()...)
 	b = append(b, `","status":"`...)

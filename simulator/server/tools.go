@@ -7,6 +7,8 @@ import (
 	"hash/fnv"
 	"slices"
 	"strconv"
+
+	"github.com/kneebench/knee/workload/wire"
 )
 
 // ToolSpec makes a model call the tools a request offers, as a model
@@ -117,7 +119,7 @@ func (r *run) toolTokenEvent(tok string, first bool) []byte {
 		head = r.toolFirst
 	}
 	e := append(r.toolEvent[:chunkRoom], head...)
-	e = appendJSONString(e, tok)
+	e = wire.AppendString(e, tok)
 	e = append(e, "}}]"...)
 	e = append(e, r.suffix...)
 	r.toolEvent = e

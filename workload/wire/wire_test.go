@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"encoding/json"
@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// TestAppendJSONString checks that every string, plain or not, comes back
+// TestAppendString checks that every string, plain or not, comes back
 // unchanged through a JSON decoder.
-func TestAppendJSONString(t *testing.T) {
+func TestAppendString(t *testing.T) {
 	for _, s := range []string{"", "plain text, 42 < 43 & more", `say "hi" \ bye`, "tab\tnew\nline\x00", "héllo 😀 \u2028", "bad \xff utf8"} {
-		b := appendJSONString([]byte("x"), s)
+		b := AppendString([]byte("x"), s)
 		var got string
 		if err := json.Unmarshal(b[1:], &got); err != nil {
 			t.Fatalf("%q gave invalid JSON %s: %v", s, b[1:], err)
