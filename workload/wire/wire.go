@@ -68,8 +68,8 @@ func AppendString(b []byte, s string) []byte {
 // Tool is a function a request offers: its name, description and JSON
 // schema.
 type Tool struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 }
 
