@@ -154,7 +154,7 @@ func seconds(s float64) time.Duration { return time.Duration(math.Round(s * floa
 // headers, ignore_eos and timeout.
 func RecordTarget(c *results.Config, t TargetSpec, baseURL, model string, builtin bool) {
 	c.BaseURL, c.Model, c.Endpoint, c.BuiltinSim = results.RedactURL(baseURL), model, string(t.Endpoint), builtin
-	c.ExtraBody, c.IgnoreEOS, c.TimeoutS = results.RedactJSON(t.bodyOrExtra()), t.IgnoreEOS, t.Timeout.Seconds()
+	c.ExtraBody, c.IgnoreEOS, c.TimeoutS = results.RedactJSON(t.BodyOrExtra()), t.IgnoreEOS, t.Timeout.Seconds()
 	if t.History == "server" {
 		c.History = t.History
 	}

@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 
 	"github.com/kneebench/knee/bench/driver"
-	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/kind"
 )
 
 // ErrFilteredOut is returned when a dataset's length bounds leave none of
@@ -179,7 +179,7 @@ func sizingOf(count workload.TokenCounter, f workload.Filters, kept, blocks int)
 // empty prompt on an endpoint that sends the prompt as text (completions,
 // /generate: the messages' contents joined): every such request would
 // fail.
-func (p *DatasetFile) CheckText(e transport.Endpoint) error {
+func (p *DatasetFile) CheckText(e kind.Name) error {
 	for _, entry := range p.Parsed.Entries {
 		if entry.InputLength > 0 {
 			continue

@@ -7,8 +7,8 @@ import (
 	"github.com/kneebench/knee/results"
 )
 
-// shardInfo is the result's record of the shard, nil for a whole load.
-func shardInfo(s driver.Shard, startAt time.Time, late time.Duration) *results.Shard {
+// ShardInfo is the result's record of the shard, nil for a whole load.
+func ShardInfo(s driver.Shard, startAt time.Time, late time.Duration) *results.Shard {
 	if !s.Sharded() && startAt.IsZero() {
 		return nil
 	}

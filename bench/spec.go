@@ -10,7 +10,6 @@ import (
 
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/summary"
-	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/workload"
 	"github.com/kneebench/knee/workload/kind"
 )
@@ -28,7 +27,7 @@ type Spec struct {
 	Workload string
 	// Endpoint is the target's (--endpoint): one that sends the prompt as
 	// text refuses a dataset whose entries would send an empty one.
-	Endpoint transport.Endpoint
+	Endpoint kind.Name
 	// BatchSize is --batch-size: an embeddings request's inputs (0:
 	// one); Documents is --documents: a rerank request's.
 	BatchSize, Documents int

@@ -69,9 +69,9 @@ func (t TargetSpec) Body() (string, error) {
 	return string(b), err
 }
 
-// bodyOrExtra is Body, or --extra-body alone when Body fails (Validate
+// BodyOrExtra is Body, or --extra-body alone when Body fails (Validate
 // has said why by then).
-func (t TargetSpec) bodyOrExtra() string {
+func (t TargetSpec) BodyOrExtra() string {
 	b, err := t.Body()
 	if err != nil {
 		return t.ExtraBody

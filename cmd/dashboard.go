@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/live"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
 	"github.com/spf13/cobra"
@@ -69,7 +69,7 @@ func (f *dashboardFlag) start(c *cobra.Command) error {
 func (f *dashboardFlag) on() bool { return f.d != nil }
 
 // status passes a level's progress on, when the view is on.
-func (f *dashboardFlag) status(p bench.Progress, level string, done, levels int, window time.Duration, offered float64) {
+func (f *dashboardFlag) status(p live.Progress, level string, done, levels int, window time.Duration, offered float64) {
 	if f.d != nil {
 		f.d.Status(report.LiveStatusOf(p, level, done, levels, window, offered))
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/live"
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/report"
@@ -118,7 +119,7 @@ func cmpDuration(a, b time.Duration) time.Duration {
 // on says the figures are being published.
 func (f *exportFlag) on() bool { return f.e != nil || f.otlp != "" }
 
-// observe is bench.Live's Observe for the OTLP push, or nil: label names
+// observe is live.Live's Observe for the OTLP push, or nil: label names
 // the work, and a level its load.
 func (f *exportFlag) observe(label string) func(*bench.Level, *record.Record) {
 	if f.o == nil {
@@ -135,7 +136,7 @@ func (f *exportFlag) observe(label string) func(*bench.Level, *record.Record) {
 	}
 }
 
-func (f *exportFlag) status(label string, load float64, p bench.Progress) {
+func (f *exportFlag) status(label string, load float64, p live.Progress) {
 	if f.e != nil {
 		f.e.Status(label, load, p)
 	}

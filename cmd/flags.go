@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/live"
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/workload/kind"
@@ -75,7 +76,7 @@ func (f *targetFlags) config(baseURL, model string) results.Config {
 // resolved is a target ready to be driven, and how to stop the built-in
 // simulator when knee started it.
 type resolved struct {
-	*bench.Resolved
+	*live.Resolved
 	builtin bool
 	stop    func()
 }
@@ -102,12 +103,12 @@ func (f *targetFlags) resolve(ctx context.Context, c *cobra.Command, sim *simFla
 		}
 		base, r.builtin, r.stop = s.BaseURL, true, s.Stop
 	}
-	t := f.Target(base, "knee/"+version())
+	t := live.TargetOf(f.TargetSpec, base, "knee/"+version())
 	t.Network = transport.DialFrom(ctx)
-	res, err := bench.Resolve(ctx, t)
+	res, err := live.Resolve(ctx, t)
 	if err != nil {
 		r.stop()
-		if errors.Is(err, transport.ErrRedirect) || errors.Is(err, bench.ErrNotServed) {
+		if errors.Is(err, transport.ErrRedirect) || errors.Is(err, live.ErrNotServed) {
 			return nil, usageErr("%w", err)
 		}
 		return nil, withCode(ExitRuntime, err)

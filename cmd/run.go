@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/live"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
 	"github.com/spf13/cobra"
@@ -184,22 +185,22 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 // measure runs the level live, its progress on errOut and the live view.
 func (o *runOptions) measure(c *cobra.Command, plan *bench.Prepared, tgt *resolved, startAt time.Time, records *results.CheckedWriter,
 	errOut io.Writer) (*results.Run, error) {
-	live := o.target.live(tgt, &o.server, o.dash.on() || o.export.on())
-	live.Observe = o.export.observe("run")
-	defer live.Close()
-	if err := o.server.checkReset(c.Context(), live); err != nil {
+	lr := o.target.runner(tgt, &o.server, o.dash.on() || o.export.on())
+	lr.Observe = o.export.observe("run")
+	defer lr.Close()
+	if err := o.server.checkReset(c.Context(), lr); err != nil {
 		return nil, err
 	}
-	live.StartAt = startAt
+	lr.StartAt = startAt
 	progress := report.NewTerminalProgress(errOut)
-	live.Progress = func(_ *bench.Level, p bench.Progress) {
+	lr.Progress = func(_ *bench.Level, p live.Progress) {
 		progress.Update(report.StatusOf(p, "", plan.Load.Duration))
 		o.dash.status(p, "run", 0, 0, plan.Load.Duration, plan.Load.Rate)
 		o.export.status("run", max(plan.Load.Rate, float64(plan.Load.Concurrency)), p)
 	}
 	var runs []*results.Run
 	for rep := 0; rep < o.repeat && (rep == 0 || c.Context().Err() == nil); rep++ {
-		level, err := plan.Series.RepeatLevel(rep, 0, live, plan.Load.Rate, plan.Load.Concurrency, o.target.levelConfig(tgt))
+		level, err := plan.Series.RepeatLevel(rep, 0, lr, plan.Load.Rate, plan.Load.Concurrency, o.target.levelConfig(tgt))
 		if err != nil {
 			return nil, seriesErr(err)
 		}
@@ -209,7 +210,7 @@ func (o *runOptions) measure(c *cobra.Command, plan *bench.Prepared, tgt *resolv
 		if o.repeat > 1 {
 			level.Repeat = rep + 1
 		}
-		one, err := live.Run(c.Context(), level)
+		one, err := lr.Run(c.Context(), level)
 		progress.Done()
 		if err != nil {
 			return nil, usageErr("%w", err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/bench/gpumetrics"
+	"github.com/kneebench/knee/bench/live"
 	"github.com/kneebench/knee/bench/serverview"
 
 	"github.com/kneebench/knee/results"
@@ -33,11 +34,11 @@ func (f *serverFlags) register(c *cobra.Command) {
 // checkReset makes the first reset before any request is sent, so a
 // server that offers none is refused at once rather than level after
 // level.
-func (f *serverFlags) checkReset(ctx context.Context, live *bench.Live) error {
-	if live.ResetCache == nil {
+func (f *serverFlags) checkReset(ctx context.Context, lr *live.Live) error {
+	if lr.ResetCache == nil {
 		return nil
 	}
-	if _, err := live.ResetCache.Reset(ctx); err != nil {
+	if _, err := lr.ResetCache.Reset(ctx); err != nil {
 		return withCode(ExitRuntime, fmt.Errorf("--reset-cache: %w", err))
 	}
 	return nil
@@ -64,18 +65,18 @@ func (f *serverFlags) watch(tgt *resolved) func() bench.Watcher {
 	}
 }
 
-// live is the live runner of the resolved target: every level's result
+// runner is the live runner of the resolved target: every level's result
 // carries the target's environment, and the server's view unless
 // --no-server-metrics; detail asks progress for what a live view shows.
-func (f *targetFlags) live(tgt *resolved, server *serverFlags, detail bool) *bench.Live {
-	live := &bench.Live{Target: tgt.Target, Watch: server.watch(tgt), LiveDetail: detail, Environment: environment()}
+func (f *targetFlags) runner(tgt *resolved, server *serverFlags, detail bool) *live.Live {
+	lr := &live.Live{Target: tgt.Target, Watch: server.watch(tgt), LiveDetail: detail, Environment: environment()}
 	if server.resetCache {
-		live.ResetCache = bench.NewCacheReset(tgt.Target)
+		lr.ResetCache = live.NewCacheReset(tgt.Target)
 	}
 	if server.profile {
-		live.Profile = bench.NewProfiler(tgt.Target)
+		lr.Profile = live.NewProfiler(tgt.Target)
 	}
-	return live
+	return lr
 }
 
 // levelConfig is the target's part of every level's configuration.

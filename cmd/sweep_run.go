@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/live"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
 	"github.com/spf13/cobra"
@@ -106,12 +107,12 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	}
 	defer records.Close()
 	sw := o.header(c, tgt, ls)
-	live, progress := o.liveRunner(c, tgt, ls)
-	defer live.Close()
-	if err := o.server.checkReset(c.Context(), live); err != nil {
+	lr, progress := o.liveRunner(c, tgt, ls)
+	defer lr.Close()
+	if err := o.server.checkReset(c.Context(), lr); err != nil {
 		return err
 	}
-	sw, writeErr := o.measure(c, live, progress, tgt, ls, sw, records)
+	sw, writeErr := o.measure(c, lr, progress, tgt, ls, sw, records)
 	if err := writeSweep(c, sw, ls.files, "wrote"); err != nil {
 		return err
 	}
@@ -151,12 +152,12 @@ func (o *sweepOptions) header(c *cobra.Command, tgt *resolved, ls *liveSweep) *r
 
 // liveRunner is the sweep's live runner: its progress on the terminal
 // and the live view, its shard's start.
-func (o *sweepOptions) liveRunner(c *cobra.Command, tgt *resolved, ls *liveSweep) (*bench.Live, *report.Progress) {
-	live := o.target.live(tgt, &o.server, o.dash.on() || o.export.on())
-	live.StartAt, live.Interval = ls.startAt, ls.interval
-	live.Observe = o.export.observe(ls.label)
+func (o *sweepOptions) liveRunner(c *cobra.Command, tgt *resolved, ls *liveSweep) (*live.Live, *report.Progress) {
+	lr := o.target.runner(tgt, &o.server, o.dash.on() || o.export.on())
+	lr.StartAt, lr.Interval = ls.startAt, ls.interval
+	lr.Observe = o.export.observe(ls.label)
 	progress := report.NewTerminalProgress(c.ErrOrStderr())
-	live.Progress = func(lv *bench.Level, p bench.Progress) {
+	lr.Progress = func(lv *bench.Level, p live.Progress) {
 		offered := 0.0
 		if ls.axis == "rate" {
 			offered = lv.Load
@@ -166,21 +167,21 @@ func (o *sweepOptions) liveRunner(c *cobra.Command, tgt *resolved, ls *liveSweep
 		o.dash.status(p, level, lv.Index, len(ls.loads), o.load.Duration, offered)
 		o.export.status(ls.label, lv.Load, p)
 	}
-	return live, progress
+	return lr, progress
 }
 
 // measure runs the levels, printing each row and rewriting the files as
 // each ends, then the warnings and the knees. It returns the first error
 // writing the files between levels.
-func (o *sweepOptions) measure(c *cobra.Command, live *bench.Live, progress *report.Progress, tgt *resolved, ls *liveSweep,
+func (o *sweepOptions) measure(c *cobra.Command, lr *live.Live, progress *report.Progress, tgt *resolved, ls *liveSweep,
 	sw *results.Sweep, records *results.CheckedWriter) (*results.Sweep, error) {
 	var writeErr error
 	out := c.OutOrStdout()
 	width := report.Width(out)
 	sw.StartedAt = time.Now().UTC()
-	levels := ls.plan.Series.Levels(live, ls.axis, o.target.levelConfig(tgt))
+	levels := ls.plan.Series.Levels(lr, ls.axis, o.target.levelConfig(tgt))
 	opts := bench.SweepOptions{Loads: ls.loads, StopOnSaturation: o.stopSat, Sweep: sw, Repeat: o.repeat,
-		RepeatLevel: repeatLevels(ls.plan.Series, live, ls.axis, o.target.levelConfig(tgt)),
+		RepeatLevel: repeatLevels(ls.plan.Series, lr, ls.axis, o.target.levelConfig(tgt)),
 		OnRepeat: func(rep int, l results.Level) {
 			progress.Done()
 			report.RepeatRow(out, sw, rep, o.repeat, l, width)
@@ -207,7 +208,7 @@ func (o *sweepOptions) measure(c *cobra.Command, live *bench.Live, progress *rep
 	if records.Open() {
 		opts.Records = records
 	}
-	sw = bench.Sweep(c.Context(), live, opts)
+	sw = bench.Sweep(c.Context(), lr, opts)
 	progress.Done()
 	o.dash.d.Sweep(sw)
 	fmt.Fprintln(out)

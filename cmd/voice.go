@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kneebench/knee/bench"
+	"github.com/kneebench/knee/bench/live"
 	"github.com/kneebench/knee/bench/transport"
 	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/workload"
@@ -90,7 +91,7 @@ func (o *validateOptions) run(c *cobra.Command, _ []string) error {
 	v.Nonce = "[" + bench.Nonce(c.Context()) + "]"
 	fmt.Fprintf(out, "validating %s · model %s · one call of %d turns, %d-token system prompt\n%s\n",
 		tgt.where(), tgt.Target.Model, v.Turns, v.SystemPromptTokens, cal)
-	res := bench.CheckPrefixCache(c.Context(), client, v)
+	res := live.CheckPrefixCache(c.Context(), client, v)
 	if err := report.Validation(out, res); err != nil {
 		return err
 	}

@@ -19,15 +19,15 @@ import (
 // in a bubble (simulator/simtest) or on the virtual clock.
 var liveTests = []string{
 	// bench
-	"bench TestCacheResetFindsTheEngine", "bench TestCacheResetGivesUp",
-	"bench TestCommentsDoNotResetTheTimeout", "bench TestConnectionCloseAndHTTP10",
-	"bench TestDrainTimeoutCutsStragglers", "bench TestFaultsAreClassified",
-	"bench TestFreshConnectionFailureIsNotResent", "bench TestHooksAroundTheWindow",
-	"bench TestHostFullStopsTheLevel", "bench TestIdleConnectionsAreReused",
-	"bench TestLlamaCppTimingsInTheResult", "bench TestMultiTokenChunks", "bench TestProbeRetries",
-	"bench TestRequestTimeoutBoundsADrip", "bench TestResendWhenReusedConnectionClosesUnanswered",
-	"bench TestServerClosesAfterEveryStream", "bench TestServerClosesIdleConnections",
-	"bench TestTimingMatchesServerSchedule", "bench TestValidateAgainstLlamaCpp",
+	"bench/live TestCacheResetFindsTheEngine", "bench/live TestCacheResetGivesUp",
+	"bench/live TestCommentsDoNotResetTheTimeout", "bench/live TestConnectionCloseAndHTTP10",
+	"bench/live TestDrainTimeoutCutsStragglers", "bench/live TestFaultsAreClassified",
+	"bench/live TestFreshConnectionFailureIsNotResent", "bench/live TestHooksAroundTheWindow",
+	"bench/live TestHostFullStopsTheLevel", "bench/live TestIdleConnectionsAreReused",
+	"bench/live TestLlamaCppTimingsInTheResult", "bench/live TestMultiTokenChunks", "bench TestProbeRetries",
+	"bench/live TestRequestTimeoutBoundsADrip", "bench/live TestResendWhenReusedConnectionClosesUnanswered",
+	"bench/live TestServerClosesAfterEveryStream", "bench/live TestServerClosesIdleConnections",
+	"bench/live TestTimingMatchesServerSchedule", "bench/live TestValidateAgainstLlamaCpp",
 	// bench/gpumetrics
 	"bench/gpumetrics TestAMDExporter", "bench/gpumetrics TestIntegratedPowerAgreesWithTheCounter",
 	"bench/gpumetrics TestJoulesPerTokenFromTheCounter", "bench/gpumetrics TestNotAnExporter",

@@ -1,4 +1,4 @@
-package bench
+package live
 
 import (
 	"bufio"
@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kneebench/knee/bench"
 
 	"github.com/kneebench/knee/health/quiet"
 
@@ -78,7 +80,7 @@ func testServerClosesIdleConnections(t *testing.T) {
 	}
 	defer c.Close()
 	v := workload.Voice{SystemPromptTokens: 30, UserTokens: 5, Turns: 3, GapMin: 1500 * time.Millisecond, GapMax: 1500 * time.Millisecond, OutputTokens: 3, Seed: 1}
-	res, err := (&Live{Client: c}).Run(context.Background(), &Level{Work: Calls{Source: v, Load: driver.CallLoad{Rate: 10, Calls: 4, Seed: 1}}})
+	res, err := (&Live{Client: c}).Run(context.Background(), &bench.Level{Work: bench.Calls{Source: v, Load: driver.CallLoad{Rate: 10, Calls: 4, Seed: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +378,7 @@ func testIdleConnectionsAreReused(t *testing.T) {
 
 // runLevel runs a level of requests live with the client c.
 func runLevel(ctx context.Context, c *transport.Client, src workload.Source, load driver.Load) (*results.Run, error) {
-	return (&Live{Client: c}).Run(ctx, &Level{Work: Requests{Source: src, Load: load}})
+	return (&Live{Client: c}).Run(ctx, &bench.Level{Work: bench.Requests{Source: src, Load: load}})
 }
 
 // TestHostFullStopsTheLevel: an uncapped open loop against a server that
@@ -392,7 +394,7 @@ func testHostFullStopsTheLevel(t *testing.T) {
 	url := fakeserver.StartRaw(t, dripServer(200*time.Millisecond, true))
 	c := newTestClient(t, url, time.Minute, 100)
 	start := time.Now()
-	res, err := (&Live{Client: c, MaxInFlight: 40}).Run(context.Background(), &Level{Work: Requests{
+	res, err := (&Live{Client: c, MaxInFlight: 40}).Run(context.Background(), &bench.Level{Work: bench.Requests{
 		Source: workload.FixedPrompt{Text: "hi", MaxTokens: 3},
 		Load:   driver.Load{Rate: 400, Burstiness: 1, Duration: 30 * time.Second, Seed: 1}}})
 	if err != nil {

@@ -1,4 +1,4 @@
-package bench
+package live
 
 import (
 	"bufio"
@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/kneebench/knee/bench"
 
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/internal/fakeserver"
@@ -20,7 +22,7 @@ func lateShardRun(t *testing.T, url string, startAt time.Time) (sent, ok int64, 
 	t.Helper()
 	var buf bytes.Buffer
 	live := &Live{Client: newTestClient(t, url, 5*time.Second, 32), StartAt: startAt}
-	res, err := live.Run(context.Background(), &Level{Records: &buf, Work: Requests{
+	res, err := live.Run(context.Background(), &bench.Level{Records: &buf, Work: bench.Requests{
 		Source: workload.FixedPrompt{Text: "hi", MaxTokens: 3},
 		Load:   driver.Load{Rate: 100, Burstiness: 1, Duration: time.Second, Seed: 7, Warmup: -1},
 	}})

@@ -1,4 +1,4 @@
-package bench
+package live
 
 import (
 	"cmp"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kneebench/knee/bench"
 
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/record"
@@ -32,7 +34,7 @@ type Live struct {
 	// running. LiveDetail makes it carry the recent percentiles and the
 	// client's health too, for a live view: they cost the client a few
 	// milliseconds of CPU a second, so only a view asks for them.
-	Progress   func(lv *Level, p Progress)
+	Progress   func(lv *bench.Level, p Progress)
 	LiveDetail bool
 	// StartAt, when set, is the wall instant level 0's measured window
 	// starts, and level i's Interval × i later: shards of one load all
@@ -43,11 +45,11 @@ type Live struct {
 	Interval time.Duration
 	// Watch, when set, makes a watcher of the server's own account for
 	// each level, reset as its window starts and read once it drained.
-	Watch func() Watcher
+	Watch func() bench.Watcher
 	// Environment is copied into every result.
 	Environment results.Environment
 	// MaxInFlight is the most requests a level may hold in flight before
-	// it stops, what it measured kept (0: InFlightBound()).
+	// it stops, what it measured kept (0: bench.InFlightBound()).
 	MaxInFlight int64
 	// ResetCache, when set, drops the server's prefix cache before each
 	// level's first request (its warm-up's included), so each starts
@@ -59,28 +61,15 @@ type Live struct {
 	// Observe, when set, sees every measured record of a level as it
 	// ends, from the goroutine that ended it (an OTLP export's
 	// histograms): it must be safe for concurrent use and quick.
-	Observe func(lv *Level, r *record.Record)
+	Observe func(lv *bench.Level, r *record.Record)
 
 	mu     sync.Mutex
 	prober *transport.Client
 }
 
-// InFlightBytes is what a request in flight costs the client, as
-// measured (docs/performance.md, "The client's memory"): its 16 KiB of
-// header buffer, its line reader, connection and goroutine. 9,130
-// requests held by a stalled server took 246 MB of RSS, 27 KB each.
-const InFlightBytes = 32 << 10
-
 // ErrHostFull stops a level whose requests in flight reach the most the
 // host's memory holds.
 var ErrHostFull = errors.New("the client's memory holds no more requests in flight")
-
-// InFlightBound is the most requests in flight the host's memory holds
-// (health.MemoryBudget over InFlightBytes), at least 1,000.
-func InFlightBound() int64 {
-	budget, _ := health.MemoryBudget()
-	return max(budget/InFlightBytes, 1000)
-}
 
 // Probe implements Prober with a small client of its own.
 func (l *Live) Probe(r *workload.Request, rec *record.Record) {
@@ -123,7 +112,7 @@ func (l *Live) Close() {
 // its stragglers. Cancelling ctx stops sending, cuts in-flight requests
 // short and still returns everything measured so far, with Interrupted
 // set.
-func (l *Live) Run(ctx context.Context, lv *Level) (*results.Run, error) {
+func (l *Live) Run(ctx context.Context, lv *bench.Level) (*results.Run, error) {
 	if err := lv.Work.Validate(); err != nil {
 		return nil, err
 	}
@@ -144,11 +133,11 @@ func (l *Live) Run(ctx context.Context, lv *Level) (*results.Run, error) {
 		defer c.Close()
 		client = c
 	}
-	win := Window{}
+	win := bench.Window{}
 	if !l.StartAt.IsZero() {
 		win.StartAt = l.StartAt.Add(time.Duration(lv.Index) * l.Interval)
 	}
-	var watch Watcher
+	var watch bench.Watcher
 	if l.Watch != nil {
 		watch = l.Watch()
 		win.OnWindowStart, win.OnWindowEnd = watch.Start, watch.End
@@ -158,7 +147,7 @@ func (l *Live) Run(ctx context.Context, lv *Level) (*results.Run, error) {
 	records := lv.RecordWriter(start)
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	bound := cmp.Or(l.MaxInFlight, InFlightBound())
+	bound := cmp.Or(l.MaxInFlight, bench.InFlightBound())
 	run := newLive(client, start, records, lv.Summary(workload.NewPrefixTracker(), false),
 		bound, func() { stop(ErrHostFull) }, l.observer(lv))
 	defer run.close()
@@ -167,7 +156,7 @@ func (l *Live) Run(ctx context.Context, lv *Level) (*results.Run, error) {
 	if l.Progress != nil {
 		progress = func(p Progress) { l.Progress(lv, p) }
 	}
-	if g, ok := watch.(GaugeReader); ok {
+	if g, ok := watch.(bench.GaugeReader); ok {
 		run.gauges = func() (*results.SliceGauges, bool) { return g.LatestGauges(start) }
 	}
 	stopProgress := run.startProgress(ctx, mon, progress, l.LiveDetail)
@@ -184,7 +173,7 @@ func (l *Live) Run(ctx context.Context, lv *Level) (*results.Run, error) {
 	res.Connections = run.connections()
 	res.StartedAt = start.UTC()
 	res.WindowStartedAt = start.Add(out.WindowStart).UTC()
-	res.Shard = shardInfo(lv.Work.Shard(), win.StartAt, out.Late)
+	res.Shard = bench.ShardInfo(lv.Work.Shard(), win.StartAt, out.Late)
 	res.Interrupted = ctx.Err() != nil
 	if errors.Is(context.Cause(ctx), ErrHostFull) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("stopped at %.1f s: %d requests were in flight, the most this host holds (%v); what was measured is kept. The server fell far behind the offered load: its capacity is below it. Cap what is in flight with --max-concurrency, or offer less",
@@ -246,7 +235,7 @@ func newLive(c *transport.Client, start time.Time, records *record.Writer, level
 }
 
 // observer is Observe for lv's records, or nil.
-func (l *Live) observer(lv *Level) func(*record.Record) {
+func (l *Live) observer(lv *bench.Level) func(*record.Record) {
 	if l.Observe == nil {
 		return nil
 	}
@@ -333,7 +322,7 @@ func (p *profiling) finish(l *Live) {
 // profile wraps the window's hooks so the server's profiler starts just
 // before the measured window (after the server view's reset) and stops
 // once it drained (before the view is read).
-func (l *Live) profile(win *Window) *profiling {
+func (l *Live) profile(win *bench.Window) *profiling {
 	if l.Profile == nil {
 		return nil
 	}

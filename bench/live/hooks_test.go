@@ -1,4 +1,4 @@
-package bench
+package live
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/kneebench/knee/bench"
 
 	"github.com/kneebench/knee/health/quiet"
 
@@ -136,7 +138,7 @@ func testHooksAroundTheWindow(t *testing.T) {
 	}
 	target := transport.Target{BaseURL: fakeserver.Start(t, mux), Model: "m"}
 	live := &Live{Target: target, ResetCache: NewCacheReset(target), Profile: NewProfiler(target)}
-	res, err := live.Run(context.Background(), &Level{Work: Requests{Source: workload.FixedPrompt{Text: "hi", MaxTokens: 2},
+	res, err := live.Run(context.Background(), &bench.Level{Work: bench.Requests{Source: workload.FixedPrompt{Text: "hi", MaxTokens: 2},
 		Load: driver.Load{Concurrency: 1, Requests: 5, Warmup: 2}}})
 	if err != nil {
 		t.Fatal(err)

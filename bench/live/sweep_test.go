@@ -1,9 +1,11 @@
-package bench
+package live
 
 import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/kneebench/knee/bench"
 
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/bench/internal/fakeserver"
@@ -28,11 +30,11 @@ func testLongRequestsInShortWindowsAreNotSaturation(t *testing.T) {
 	sw := &results.Sweep{Axis: "rate", Workload: "requests",
 		SLO: results.SLO{Bounds: []results.Bound{{Metric: "ttft_sched", Percentile: 95, Ms: 300}}, MaxErrorRate: 0.02}}
 	live := &Live{Client: newTestClient(t, url, 5*time.Second, 256)}
-	Sweep(context.Background(), live, SweepOptions{
+	bench.Sweep(context.Background(), live, bench.SweepOptions{
 		Loads: []float64{8, 16, 32},
 		Sweep: sw,
-		Level: func(i int, load float64) (*Level, error) {
-			return &Level{Index: i, Load: load, Work: Requests{Source: workload.FixedPrompt{Text: "hi", MaxTokens: 49},
+		Level: func(i int, load float64) (*bench.Level, error) {
+			return &bench.Level{Index: i, Load: load, Work: bench.Requests{Source: workload.FixedPrompt{Text: "hi", MaxTokens: 49},
 				Load: driver.Load{Rate: load, Burstiness: 1, Duration: 1500 * time.Millisecond, Warmup: 0, Seed: 7}}}, nil
 		},
 	})
