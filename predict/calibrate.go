@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/kneebench/knee/results"
-	"github.com/kneebench/knee/simulator/server"
+	"github.com/kneebench/knee/simulator/model"
 )
 
 // Tunable is one free parameter of the cost model that a calibration can
@@ -76,7 +76,7 @@ type CalibrateOptions struct {
 type calibration struct {
 	ctx   context.Context
 	o     CalibrateOptions
-	spec  *server.ModelSpec
+	spec  *model.ModelSpec
 	start []float64 // every tunable
 	free  []int     // indices of the searched tunables
 	// slots, when above 0, is the model's max_num_seqs in every replay.
@@ -95,7 +95,7 @@ type calibration struct {
 //
 // Cancelling ctx stops it with ctx's error: the replays under way end, and
 // the search's remaining steps each return at once.
-func Calibrate(ctx context.Context, o CalibrateOptions) (*results.Calibration, *server.ModelsFile, error) {
+func Calibrate(ctx context.Context, o CalibrateOptions) (*results.Calibration, *model.ModelsFile, error) {
 	spec, err := o.Target.model()
 	if err != nil {
 		return nil, nil, err

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/kneebench/knee/results"
-	"github.com/kneebench/knee/simulator/server"
+	"github.com/kneebench/knee/simulator/model"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -138,7 +138,7 @@ func (c *calibration) confidence(v []float64) []results.FittedParam {
 }
 
 // tuningOf reads a model's tuning in the order of Tunables.
-func tuningOf(m *server.ModelSpec) []float64 {
+func tuningOf(m *model.ModelSpec) []float64 {
 	v := []float64{1, 1, 0, 0}
 	if e := m.Efficiency; e != nil {
 		v[0], v[1] = e.Compute, e.Memory
@@ -151,13 +151,13 @@ func tuningOf(m *server.ModelSpec) []float64 {
 
 // tuned is the target's models file with the tuning v and the chosen
 // slot count.
-func (c *calibration) tuned(v []float64) *server.ModelsFile {
+func (c *calibration) tuned(v []float64) *model.ModelsFile {
 	f := tunedModels(c.o.Target.Models, c.spec.Name, v)
 	if c.slots > 0 {
 		for i := range f.Models {
 			m := &f.Models[i]
 			if m.Name == c.spec.Name {
-				s := server.SchedulerSpec{}
+				s := model.SchedulerSpec{}
 				if m.Scheduler != nil {
 					s = *m.Scheduler
 				}
@@ -194,7 +194,7 @@ func (c *calibration) chooseSlots(out *results.Calibration) error {
 }
 
 // tunedModels is a copy of f whose model name has the tuning v.
-func tunedModels(f *server.ModelsFile, name string, v []float64) *server.ModelsFile {
+func tunedModels(f *model.ModelsFile, name string, v []float64) *model.ModelsFile {
 	g := *f
 	g.Models = slices.Clone(f.Models)
 	for i := range g.Models {
@@ -202,8 +202,8 @@ func tunedModels(f *server.ModelsFile, name string, v []float64) *server.ModelsF
 		if m.Name != name {
 			continue
 		}
-		m.Efficiency = &server.EfficiencySpec{Compute: v[0], Memory: v[1]}
-		lat := server.LatencySpec{}
+		m.Efficiency = &model.EfficiencySpec{Compute: v[0], Memory: v[1]}
+		lat := model.LatencySpec{}
 		if m.Latency != nil {
 			lat = *m.Latency
 		}

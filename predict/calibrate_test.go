@@ -14,7 +14,7 @@ import (
 	"github.com/kneebench/knee/presets"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator/content"
-	"github.com/kneebench/knee/simulator/server"
+	"github.com/kneebench/knee/simulator/model"
 	"github.com/kneebench/knee/workload"
 )
 
@@ -26,7 +26,7 @@ func presetTarget(t testing.TB, spec string) Target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := server.PresetModels(s)
+	f, err := model.PresetModels(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/kneebench/knee/results"
-	"github.com/kneebench/knee/simulator/server"
+	"github.com/kneebench/knee/simulator/model"
 )
 
 // A calibration's verdict: whether a fit may be planned on, and the fit as
@@ -102,8 +102,8 @@ func (t Tunable) atBound(v float64) string {
 }
 
 // fitSpec is the fit as the models file carries it.
-func fitSpec(out *results.Calibration) *server.FitSpec {
-	f := &server.FitSpec{Measured: out.Measured, TrainLevels: out.Train.Levels, TrainErrorPct: round2(out.Train.FittedPercent),
+func fitSpec(out *results.Calibration) *model.FitSpec {
+	f := &model.FitSpec{Measured: out.Measured, TrainLevels: out.Train.Levels, TrainErrorPct: round2(out.Train.FittedPercent),
 		HeldOutLevels: out.HeldOut.Levels, HeldOutErrorPct: round2(out.HeldOut.FittedPercent), WorstErrorPct: round2(out.Train.WorstPercent),
 		Verdict: out.Verdict, Problems: out.Problems}
 	for _, p := range out.Params {

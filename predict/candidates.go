@@ -9,9 +9,8 @@ import (
 	"github.com/kneebench/knee/presets"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/results/input"
-	"github.com/kneebench/knee/simulator"
 	"github.com/kneebench/knee/simulator/content"
-	"github.com/kneebench/knee/simulator/server"
+	"github.com/kneebench/knee/simulator/model"
 	"github.com/kneebench/knee/workload/kind"
 	"go.yaml.in/yaml/v3"
 )
@@ -28,27 +27,27 @@ type CandidateSpec struct {
 	FindMax bool
 	// Calibrated, when set, is a fitted models file (read from the path
 	// CalibratedName) whose models are the candidates.
-	Calibrated     *simulator.ModelsFile
+	Calibrated     *model.ModelsFile
 	CalibratedName string
 	// Responder says what the simulated server answers.
 	Responder *content.Responder
 	// Reasoning and Tools, when set, make every candidate's model think
 	// before it answers and call the tools requests offer, as a models
 	// file's reasoning and tools do.
-	Reasoning *server.ReasoningSpec
-	Tools     *server.ToolSpec
+	Reasoning *model.ReasoningSpec
+	Tools     *model.ToolSpec
 	// Vision, when set, makes every candidate's model a vision-language
 	// model of that rule (its images' tokens and encoder work).
-	Vision *server.VisionSpec
+	Vision *model.VisionSpec
 	// Policy, when set, is every candidate's scheduling policy (fcfs or
 	// priority), and LoRA the adapters every candidate serves.
 	Policy string
-	LoRA   *server.LoRASpec
+	LoRA   *model.LoRASpec
 	// LongPrefill, when above 0, is every candidate's
 	// long_prefill_token_threshold (vLLM's --long-prefill-token-threshold).
 	LongPrefill int
 	// SchedulesAs, when set, is whose rules every candidate schedules by
-	// (server.SchedulesVLLM or server.SchedulesSGLang).
+	// (model.SchedulesVLLM or model.SchedulesSGLang).
 	SchedulesAs string
 	// Endpoint is the kind of request planned for: a pooling kind's
 	// (embeddings) every candidate's model serves as an encoder of its
@@ -58,7 +57,7 @@ type CandidateSpec struct {
 
 // behave gives a candidate's models the spec's reasoning, tools and
 // vision.
-func (o CandidateSpec) behave(models *simulator.ModelsFile) {
+func (o CandidateSpec) behave(models *model.ModelsFile) {
 	for i := range models.Models {
 		if o.Reasoning != nil {
 			models.Models[i].Reasoning = o.Reasoning
@@ -84,7 +83,7 @@ func (o CandidateSpec) behave(models *simulator.ModelsFile) {
 			models.Models[i].LoRA = &l
 		}
 		if o.Endpoint.Kind().Pooled() && models.Models[i].Pooling == nil {
-			models.Models[i].Pooling = &server.PoolingSpec{Dimension: DefaultPoolingDimension}
+			models.Models[i].Pooling = &model.PoolingSpec{Dimension: DefaultPoolingDimension}
 		}
 	}
 }
@@ -165,7 +164,7 @@ func (o CandidateSpec) ofModel(g, name string, n int, m string) ([]*Candidate, e
 		if formats == "" {
 			spec += "@bf16"
 		}
-		models, err := simulator.PresetModels(spec)
+		models, err := model.ModelsOfPreset(spec)
 		if err != nil {
 			lastErr = err
 			continue

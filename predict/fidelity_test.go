@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/kneebench/knee/presets"
+	"github.com/kneebench/knee/simulator/model"
 	"github.com/kneebench/knee/simulator/sched"
-	"github.com/kneebench/knee/simulator/server"
 )
 
 // anchor is one published measurement: vLLM's CI latency benchmark (vllm
@@ -38,7 +38,7 @@ func latencyBench(t *testing.T, spec string, tune func(*sched.Costs)) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := server.PresetModels(s)
+	f, err := model.PresetModels(s)
 	if err != nil {
 		t.Fatal(err)
 	}

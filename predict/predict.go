@@ -21,8 +21,8 @@ import (
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator/content"
+	"github.com/kneebench/knee/simulator/model"
 	"github.com/kneebench/knee/simulator/sched"
-	"github.com/kneebench/knee/simulator/server"
 	"github.com/kneebench/knee/workload"
 	"github.com/kneebench/knee/workload/kind"
 	"github.com/kneebench/knee/workload/wire"
@@ -31,7 +31,7 @@ import (
 // Target is the simulated server: one scheduler model of a models file
 // and the responses it answers with.
 type Target struct {
-	Models    *server.ModelsFile
+	Models    *model.ModelsFile
 	Model     string
 	Responder *content.Responder
 	// Chat selects the chat endpoint (messages and a chat template), else
@@ -60,12 +60,12 @@ type Target struct {
 func (t Target) kind() kind.Kind { return t.Endpoint.Kind() }
 
 // model returns the target's model spec.
-func (t Target) model() (*server.ModelSpec, error) {
+func (t Target) model() (*model.ModelSpec, error) {
 	var names []string
 	for i := range t.Models.Models {
 		m := &t.Models.Models[i]
 		if t.Model == "" || m.Name == t.Model {
-			if m.Engine != server.EngineScheduler {
+			if m.Engine != model.EngineScheduler {
 				return nil, fmt.Errorf("model %q runs the %s engine: knee predict needs the scheduler engine, whose timing it simulates", m.Name, m.Engine)
 			}
 			return m, nil
@@ -166,7 +166,7 @@ func (t Target) Probe(r *workload.Request, rec *record.Record) {
 	if t.kind().Pooled() {
 		// Counted as knee sim counts a pooled request, so prompts are
 		// sized to the same shape a live run's probes see.
-		plan := server.PoolPlan(t.pooledInputs(r), false)
+		plan := model.PoolPlan(t.pooledInputs(r), false)
 		rec.PromptTokens, rec.UsageReported = plan.PromptTokens, true
 		return
 	}

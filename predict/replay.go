@@ -11,7 +11,7 @@ import (
 	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/results/input"
-	"github.com/kneebench/knee/simulator/server"
+	"github.com/kneebench/knee/simulator/model"
 	"github.com/kneebench/knee/workload"
 	"github.com/kneebench/knee/workload/kind"
 )
@@ -36,7 +36,7 @@ type Replayed struct {
 
 // Run replays the level on the models file given (the target's own, or a
 // tuning of it); cancelling ctx stops it.
-func (r Replayed) Run(ctx context.Context, models *server.ModelsFile) (*results.Run, error) {
+func (r Replayed) Run(ctx context.Context, models *model.ModelsFile) (*results.Run, error) {
 	t := r.target
 	t.Models = models
 	// Replayed once per step of a search: say each request once, and skip

@@ -15,8 +15,8 @@ import (
 	"github.com/kneebench/knee/bench/record"
 	"github.com/kneebench/knee/simulator/content"
 	"github.com/kneebench/knee/simulator/engine"
+	"github.com/kneebench/knee/simulator/model"
 	"github.com/kneebench/knee/simulator/sched"
-	"github.com/kneebench/knee/simulator/server"
 	"github.com/kneebench/knee/workload"
 	"github.com/kneebench/knee/workload/kind"
 	"github.com/kneebench/knee/workload/wire"
@@ -56,16 +56,16 @@ type simServer struct {
 	guard *memGuard
 	stop  func()
 	// reasoning, when set, makes the model think before it answers, as
-	// knee sim's does (server.Think); tools, when set, makes it call the
-	// tools requests offer (server.CallTool).
-	reasoning *server.ReasoningSpec
-	tools     *server.ToolSpec
+	// knee sim's does (model.Think); tools, when set, makes it call the
+	// tools requests offer (model.CallTool).
+	reasoning *model.ReasoningSpec
+	tools     *model.ToolSpec
 	// vision, when set, counts requests' images as knee sim does, with
 	// its encoder cache.
-	vision  *server.VisionSpec
-	encoded server.EncoderCache
+	vision  *model.VisionSpec
+	encoded model.EncoderCache
 	// spec is the model's, for its adapters and scheduling policy.
-	spec *server.ModelSpec
+	spec *model.ModelSpec
 	// tally, when set, counts every step by what bounded it.
 	tally *StepTally
 	// words is the buffer a request said as words is drawn into, and
@@ -261,15 +261,15 @@ func (s *simServer) say(f *driver.Flight) said {
 		if s.vision == nil {
 			err = fmt.Errorf("model %s is not a multimodal model: it takes no images", s.target.Model)
 		} else {
-			err = server.AddImages(plan, urls, s.vision, &s.encoded, gen.MaxTokens, context)
+			err = model.AddImages(plan, urls, s.vision, &s.encoded, gen.MaxTokens, context)
 		}
 	}
 	if err == nil && s.tools != nil {
-		server.CallTool(plan, s.tools, gen, context)
+		model.CallTool(plan, s.tools, gen, context)
 	}
 	if r := s.reasoning; err == nil && s.target.kind().Chat() {
-		if r = server.Scripted(plan, r, s.target.NoThinking); r != nil {
-			server.Think(plan, r, gen.MaxTokens, context)
+		if r = model.Scripted(plan, r, s.target.NoThinking); r != nil {
+			model.Think(plan, r, gen.MaxTokens, context)
 			sd.thinking, sd.reported = min(plan.ThoughtTokens, len(plan.Tokens)), r.ReportTokens
 		}
 	}
@@ -350,10 +350,10 @@ func (s *simServer) Abort() {
 }
 
 // sayPooled is what a pooling model says to req: its inputs prefilled,
-// one pooled result (server.PoolPlan), as knee sim answers embeddings.
+// one pooled result (model.PoolPlan), as knee sim answers embeddings.
 func (s *simServer) sayPooled(req *workload.Request, sd *said, context int) *said {
 	inputs := s.target.pooledInputs(req)
-	plan := server.PoolPlan(inputs, true)
+	plan := model.PoolPlan(inputs, true)
 	sd.inputs, sd.maxTokens = len(inputs), 0
 	sd.prompt, sd.output = plan.PromptTokens, len(plan.Tokens)
 	if sd.err = content.CheckContext(plan.PromptTokens, nil, context); sd.err == nil {
@@ -375,7 +375,7 @@ func imagesOf(r *workload.Request) []string {
 // route gives a request's plan its adapter (a mix class's model that is
 // one of the model's LoRA adapters) and its priority, as knee sim's
 // server reads them, with the same refusals.
-func (s *simServer) route(req *workload.Request, plan *server.Plan) error {
+func (s *simServer) route(req *workload.Request, plan *model.Plan) error {
 	if req.Model != "" && req.Model != s.target.Model {
 		if s.spec == nil || s.spec.LoRA == nil || !slices.Contains(s.spec.LoRA.Adapters, req.Model) {
 			return fmt.Errorf("the model %s does not exist: it is neither %s nor one of its LoRA adapters", req.Model, s.target.Model)

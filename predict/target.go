@@ -5,9 +5,8 @@ import (
 	"fmt"
 
 	"github.com/kneebench/knee/results"
-	"github.com/kneebench/knee/simulator"
+	"github.com/kneebench/knee/simulator/model"
 	"github.com/kneebench/knee/simulator/sched"
-	"github.com/kneebench/knee/simulator/server"
 	"github.com/kneebench/knee/workload/kind"
 )
 
@@ -30,20 +29,20 @@ const DefaultPoolingDimension = 1024
 
 // Load builds the target and returns what its models came from;
 // cancelling ctx ends a wait on a FIFO. A bad
-// preset or model is a *simulator.UsageError.
+// preset or model is a *model.UsageError.
 func (s TargetSpec) Load(ctx context.Context) (Target, string, error) {
-	var models *simulator.ModelsFile
+	var models *model.ModelsFile
 	var err error
 	origin := s.Models
 	if s.Preset != "" {
 		origin = s.Preset
-		if models, err = simulator.PresetModels(s.Preset); err != nil {
-			return Target{}, "", &simulator.UsageError{Err: fmt.Errorf("--sim-preset: %w", err)}
+		if models, err = model.ModelsOfPreset(s.Preset); err != nil {
+			return Target{}, "", &model.UsageError{Err: fmt.Errorf("--sim-preset: %w", err)}
 		}
-	} else if models, err = simulator.LoadModels(ctx, s.Models); err != nil {
+	} else if models, err = model.LoadModels(ctx, s.Models); err != nil {
 		return Target{}, "", err
 	}
-	responder, err := simulator.LoadResponses(ctx, s.Responses)
+	responder, err := model.LoadResponses(ctx, s.Responses)
 	if err != nil {
 		return Target{}, "", err
 	}
@@ -57,13 +56,13 @@ func (s TargetSpec) Load(ctx context.Context) (Target, string, error) {
 		switch {
 		case m.Name != t.Model:
 		case pooled && m.Pooling == nil:
-			m.Pooling = &server.PoolingSpec{Dimension: DefaultPoolingDimension}
+			m.Pooling = &model.PoolingSpec{Dimension: DefaultPoolingDimension}
 		case !pooled && m.Pooling != nil:
-			return Target{}, "", &simulator.UsageError{Err: fmt.Errorf("model %s is a pooling model (pooling: in the models file): predict it with --endpoint %s", m.Name, kind.Where(kind.Kind.Pooled))}
+			return Target{}, "", &model.UsageError{Err: fmt.Errorf("model %s is a pooling model (pooling: in the models file): predict it with --endpoint %s", m.Name, kind.Where(kind.Kind.Pooled))}
 		}
 	}
 	if _, _, err := t.Config(); err != nil {
-		return Target{}, "", &simulator.UsageError{Err: err}
+		return Target{}, "", &model.UsageError{Err: err}
 	}
 	return t, origin, nil
 }

@@ -2,11 +2,13 @@ package simulator
 
 import (
 	"context"
-	"github.com/kneebench/knee/presets"
 	"net"
 	"time"
 
+	"github.com/kneebench/knee/presets"
+
 	"github.com/kneebench/knee/simulator/content"
+	"github.com/kneebench/knee/simulator/model"
 	"github.com/kneebench/knee/simulator/server"
 	"github.com/kneebench/knee/simulator/telemetry"
 )
@@ -43,13 +45,7 @@ func ParseResponses(name string, data []byte) (*Responder, error) {
 
 // PresetModels builds the models file of a preset,
 // GPU[xN]/MODEL[@DTYPE[,kv=DTYPE]] (see presets.ParseSpec).
-func PresetModels(spec string) (*ModelsFile, error) {
-	s, err := presets.ParseSpec(spec)
-	if err != nil {
-		return nil, err
-	}
-	return server.PresetModels(s)
-}
+func PresetModels(spec string) (*ModelsFile, error) { return model.ModelsOfPreset(spec) }
 
 // Run serves on addr until ctx ends (see server.Run).
 func Run(ctx context.Context, addr string, o Options, grace time.Duration, ready func(net.Addr)) error {
@@ -72,3 +68,17 @@ func PresetKV(spec string) (string, error) {
 	}
 	return server.PresetKV(s), nil
 }
+
+// The built-in files and the loading of models and responses files live
+// with the models (see model.LoadModels), where the predictor reads them
+// without the server.
+var (
+	LoadModels    = model.LoadModels
+	LoadResponses = model.LoadResponses
+	ReadSpec      = model.ReadSpec
+	Builtin       = model.Builtin
+	BuiltinNames  = model.BuiltinNames
+)
+
+// BuiltinPrefix marks a built-in file: builtin:NAME.
+const BuiltinPrefix = model.BuiltinPrefix

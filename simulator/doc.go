@@ -7,10 +7,12 @@
 //	sched     the pure scheduler core (no goroutines, no clock): batching, paged KV, prefix cache
 //	engine    when tokens are sent: instant, fixed_rate, the scheduler's wall-time driver
 //	telemetry vLLM-named Prometheus metrics and the exact-percentile summary
-//	server    HTTP (the only fasthttp importer), decoding, SSE, faults, admin; models.yml
+//	model     models.yml and what a model does: reasoning, tools, vision, pooling, LoRA, faults, engine rules
+//	server    HTTP (the only fasthttp importer): a handler a request kind, one stream loop, admin
 //
-// server → content, engine, telemetry, sched; engine → content's plain
-// types, sched; telemetry → sched; content → nothing of the simulator.
+// server → model, content, engine, telemetry, sched; model → content,
+// engine, sched; engine → content's plain types, sched; telemetry →
+// sched; content → nothing of the simulator.
 // Nothing here imports the bench. TestRoomsKeepTheirDoors and
 // TestOnlyTheServerSpeaksHTTP fail when a door is broken.
 package simulator

@@ -7,9 +7,9 @@ import (
 )
 
 // TestRoomsKeepTheirDoors fails when a room imports what it must never:
-// content and engine never see HTTP, Prometheus or the server; telemetry
-// sees no HTTP, content or engine; content sees no other room; nothing in
-// the simulator sees the bench.
+// content, engine and model never see HTTP, Prometheus or the server;
+// telemetry sees no HTTP, content or engine; content sees no other room;
+// nothing in the simulator sees the bench.
 func TestRoomsKeepTheirDoors(t *testing.T) {
 	const mod = "github.com/kneebench/knee/"
 	rules := []struct {
@@ -24,7 +24,12 @@ func TestRoomsKeepTheirDoors(t *testing.T) {
 		{"simulator/telemetry", []string{"github.com/valyala/fasthttp", mod + "bench", mod + "simulator"},
 			[]string{mod + "simulator/telemetry", mod + "simulator/sched"}},
 		{"simulator/server", []string{mod + "bench", mod + "cmd", mod + "report", mod + "workload", mod + "simulator"},
-			[]string{mod + "simulator/server", mod + "simulator/content", mod + "simulator/engine", mod + "simulator/sched", mod + "simulator/telemetry", mod + "workload/kind", mod + "workload/wire"}},
+			[]string{mod + "simulator/server", mod + "simulator/content", mod + "simulator/engine", mod + "simulator/sched", mod + "simulator/telemetry",
+				mod + "simulator/model", mod + "workload/kind", mod + "workload/wire"}},
+		// The models and what they do speak no HTTP and keep no metrics:
+		// the predictor reads them without linking a server.
+		{"simulator/model", []string{"github.com/valyala/fasthttp", "github.com/prometheus/", "net/http", mod + "bench", mod + "simulator"},
+			[]string{mod + "simulator/model", mod + "simulator/content", mod + "simulator/engine", mod + "simulator/sched", mod + "workload/wire"}},
 		{"simulator", []string{mod + "bench", mod + "cmd", mod + "report", mod + "workload"}, []string{mod + "workload/kind", mod + "workload/wire"}},
 	}
 	for _, r := range rules {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/presets"
+	"github.com/kneebench/knee/simulator/model"
 )
 
 // ServeSpec is what knee sim serves and where, as its flags give it: each
@@ -37,14 +38,11 @@ type ServeSpec struct {
 	ProfileDir string
 }
 
-// UsageError is an error of a spec's flags, as opposed to one serving.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
+// UsageError is an error of a spec's flags (see model.UsageError).
+type UsageError = model.UsageError
 
 // usage is an error of the flags.
-func usage(format string, a ...any) error { return &UsageError{fmt.Errorf(format, a...)} }
+func usage(format string, a ...any) error { return &UsageError{Err: fmt.Errorf(format, a...)} }
 
 // Check checks the spec's listening address and limits.
 func (s ServeSpec) Check() error {
@@ -74,7 +72,7 @@ func (s ServeSpec) PresetModels() (*ModelsFile, string, error) {
 	}
 	models, err := PresetModels(spec)
 	if err != nil {
-		return nil, "", &UsageError{err}
+		return nil, "", &UsageError{Err: err}
 	}
 	kv, _ := PresetKV(spec)
 	return models, kv, nil
@@ -145,7 +143,7 @@ func (s ServeSpec) Config(name string) ([]byte, error) {
 	}
 	b, err := Builtin(name)
 	if err != nil {
-		return nil, &UsageError{err}
+		return nil, &UsageError{Err: err}
 	}
 	return b, nil
 }

@@ -9,7 +9,7 @@ import (
 // builtinResponses reads one of the simulator's built-in responses files.
 func builtinResponses(tb testing.TB, name string) *Responder {
 	tb.Helper()
-	b, err := os.ReadFile("../builtin/" + name + ".yml")
+	b, err := os.ReadFile("../model/builtin/" + name + ".yml")
 	if err != nil {
 		tb.Fatal(err)
 	}

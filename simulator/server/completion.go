@@ -15,7 +15,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, h *hand
 	if f := ctx.Request.Header.Peek("X-Knee-Fault"); len(f) > 0 {
 		if _, ok := faultKindOf(string(f)); !ok {
 			writeError(ctx, &APIError{Status: 400, Type: "invalid_request_error", Param: "X-Knee-Fault",
-				Message: fmt.Sprintf("unknown fault %.40q: use one of %s (or 429, 500, 503, 401)", f, strings.Join(faultKinds, ", "))})
+				Message: fmt.Sprintf("unknown fault %.40q: use one of %s (or 429, 500, 503, 401)", f, strings.Join(FaultKinds, ", "))})
 			return
 		}
 	}
@@ -39,8 +39,8 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, h *hand
 		return
 	}
 	d.Gen.WantIDs = m.wantIDs
-	if len(d.images.raws) > 0 && m.spec.Vision == nil {
-		writeError(ctx, badRequest(d.images.params[0]+".type", "The model %s is not a multimodal model: it takes no images", d.Model))
+	if len(d.images.Raws) > 0 && m.spec.Vision == nil {
+		writeError(ctx, badRequest(d.images.Params[0]+".type", "The model %s is not a multimodal model: it takes no images", d.Model))
 		return
 	}
 	if pooling := m.spec.Pooling != nil; pooling != h.kind.Pooled() {
@@ -78,8 +78,8 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, h *hand
 		plan, err = s.opts.Responder.Generate(&d.Gen, m.spec.ContextLength)
 	}
 	reasoning := m.spec.Reasoning.ForRequest(d.effort, d.noThinking)
-	if err == nil && len(d.images.raws) > 0 {
-		err = withImages(plan, &d.images, m.spec.Vision, &m.encoded, FetchImage, d.Gen.MaxTokens, m.spec.ContextLength)
+	if err == nil && len(d.images.Raws) > 0 {
+		err = WithImages(plan, &d.images, m.spec.Vision, &m.encoded, FetchImage, d.Gen.MaxTokens, m.spec.ContextLength)
 	}
 	if err == nil && chat {
 		CallTool(plan, m.spec.Tools, &d.Gen, m.spec.ContextLength)
@@ -152,7 +152,7 @@ func (s *Server) decideFault(ctx *fasthttp.RequestCtx, m *model, g *GenRequest) 
 			said += msg.Role + "\x00" + msg.Text + "\x00"
 		}
 	}
-	return spec.decide(header, said, m.faults.occurrence(said))
+	return spec.Decide(header, said, m.faults.occurrence(said))
 }
 
 // errorFault answers with an injected error; it reports false for faults

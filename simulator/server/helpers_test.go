@@ -145,7 +145,9 @@ func cfgCore(cfg sched.Config) *sched.Core { return sched.New(cfg) }
 
 // builtinFile reads one of the simulator's built-in files (they live with
 // the composition root, which this package may not import).
-func builtinFile(name string) ([]byte, error) { return os.ReadFile("../builtin/" + name + ".yml") }
+func builtinFile(name string) ([]byte, error) {
+	return os.ReadFile("../model/builtin/" + name + ".yml")
+}
 
 // loadBuiltinResponses parses a built-in responses file.
 func loadBuiltinResponses(name string) (*Responder, error) {

@@ -173,7 +173,7 @@ func (d *decoded) contentOf(role string, raw json.RawMessage, param string) ([]M
 			if err != nil {
 				return nil, err
 			}
-			d.images.add(url, p)
+			d.images.Add(url, p)
 		case "tool_use":
 			text.WriteString(bl.Name)
 			text.Write(bl.Input)

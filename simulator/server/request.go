@@ -126,7 +126,7 @@ type decoded struct {
 	docs   []string
 	topN   int
 	// images are the request's images, for a vision model to count.
-	images images
+	images Images
 	// priority is the request's "priority" (0 when not given).
 	priority int
 }
@@ -256,7 +256,7 @@ func isNull(raw json.RawMessage) bool {
 	return len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
 
-func decodeMessages(raw json.RawMessage, imgs *images) ([]Message, error) {
+func decodeMessages(raw json.RawMessage, imgs *Images) ([]Message, error) {
 	if isNull(raw) {
 		return nil, badRequest("messages", "'messages' is a required property")
 	}
@@ -298,7 +298,7 @@ func decodeMessages(raw json.RawMessage, imgs *images) ([]Message, error) {
 // decodeContent accepts a string or a list of text parts, and image_url
 // parts, collected in imgs (whether the model takes them is judged once
 // it is known).
-func decodeContent(raw json.RawMessage, param, role string, imgs *images) (string, error) {
+func decodeContent(raw json.RawMessage, param, role string, imgs *Images) (string, error) {
 	if isNull(raw) {
 		if role == "assistant" || role == "tool" {
 			return "", nil
@@ -327,7 +327,7 @@ func decodeContent(raw json.RawMessage, param, role string, imgs *images) (strin
 			return "", badRequest(pp+".type", "missing 'type' in %s", pp)
 		}
 		if *p.Type == "image_url" && imgs != nil {
-			imgs.add(p.ImageURL, pp)
+			imgs.Add(p.ImageURL, pp)
 			continue
 		}
 		if *p.Type != "text" {

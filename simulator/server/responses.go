@@ -106,7 +106,7 @@ func decodeResponses(body []byte) (*decoded, error) {
 
 // decodeInput reads input: a string (one user message) or a list of
 // message items, their input_image parts collected in imgs.
-func decodeInput(raw json.RawMessage, imgs *images) ([]Message, error) {
+func decodeInput(raw json.RawMessage, imgs *Images) ([]Message, error) {
 	if isNull(raw) {
 		return nil, badRequest("input", "'input' is a required property")
 	}
@@ -173,7 +173,7 @@ func decodeInput(raw json.RawMessage, imgs *images) ([]Message, error) {
 // output_text, for an earlier answer) parts, and input_image parts,
 // collected in imgs (whether the model takes them is judged once it is
 // known).
-func decodeItemContent(raw json.RawMessage, param string, imgs *images) (string, error) {
+func decodeItemContent(raw json.RawMessage, param string, imgs *Images) (string, error) {
 	if isNull(raw) {
 		return "", badRequest(param, "missing '%s'", param)
 	}
@@ -199,7 +199,7 @@ func decodeItemContent(raw json.RawMessage, param string, imgs *images) (string,
 			if isNull(p.ImageURL) {
 				return "", badRequest(pp+".image_url", "missing 'image_url' in %s", pp)
 			}
-			imgs.add(p.ImageURL, pp)
+			imgs.Add(p.ImageURL, pp)
 			continue
 		}
 		if p.Type != "input_text" && p.Type != "output_text" && p.Type != "text" {

@@ -121,7 +121,7 @@ func NewServer(o Options) (*Server, error) {
 		case EngineInstant:
 			m.engine = Instant{}
 		case EngineFixedRate:
-			m.engine = fixedRate(&spec)
+			m.engine = FixedRateOf(&spec)
 		case EngineScheduler:
 			cfg := o.Models.SchedConfig(&spec)
 			m.schedConf = cfg

@@ -98,7 +98,7 @@ func (r *run) applyFault(ev TokenEvent, flush func() error) bool {
 			r.m.mm.Fault(f.Kind)
 			r.m.sum.Fault(f.Kind)
 			_ = flush()
-			r.sleep(f.stall())
+			r.sleep(f.Stall())
 		}
 	case FaultCut:
 		if ev.Index == f.AfterTokens {

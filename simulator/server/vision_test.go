@@ -70,7 +70,7 @@ func testImageTokensByRule(t *testing.T) {
 	}
 	gbase, _ := prompt("gemma-vl", "")
 	if got, _ := prompt("gemma-vl", img(640, 480)+img(100, 100)); got-gbase != 512 {
-		t.Errorf("two images on a fixed-count model: %d tokens past the text, want 512", got-gbase)
+		t.Errorf("two Images on a fixed-count model: %d tokens past the text, want 512", got-gbase)
 	}
 	for _, c := range []struct{ model, parts, param string }{
 		{"instant", img(64, 64), "messages[0].content[1].type"},
@@ -90,17 +90,17 @@ func TestEncoderCache(t *testing.T) {
 	v := &VisionSpec{PatchSize: 14, MergeSize: 2, EncoderParamsBillions: 0.5}
 	var cache EncoderCache
 	url, _ := json.Marshal(map[string]string{"url": pngURL(t, 448, 448)})
-	imgs := &images{}
-	imgs.add(url, "messages[0].content[1]")
+	imgs := &Images{}
+	imgs.Add(url, "messages[0].content[1]")
 	plan := &Plan{PromptTokens: 10}
-	if err := withImages(plan, imgs, v, &cache, nil, nil, 32768); err != nil {
+	if err := WithImages(plan, imgs, v, &cache, nil, nil, 32768); err != nil {
 		t.Fatal(err)
 	}
 	if want := 2 * 0.5e9 * 256 * 4; plan.PromptTokens != 266 || plan.EncoderFLOPs != want {
 		t.Errorf("%d prompt tokens, %g encoder FLOPs; want 266 and %g", plan.PromptTokens, plan.EncoderFLOPs, want)
 	}
 	again := &Plan{PromptTokens: 10}
-	if err := withImages(again, imgs, v, &cache, nil, nil, 32768); err != nil || again.EncoderFLOPs != 0 {
+	if err := WithImages(again, imgs, v, &cache, nil, nil, 32768); err != nil || again.EncoderFLOPs != 0 {
 		t.Errorf("the same image again: %g encoder FLOPs, want none (%v)", again.EncoderFLOPs, err)
 	}
 }

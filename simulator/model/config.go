@@ -1,4 +1,4 @@
-package server
+package model
 
 import (
 	"bytes"
@@ -140,12 +140,12 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 			return err
 		}
 		if m.Engine == EngineScheduler {
-			if _, err := m.LoRA.schedLoRA(loraShape(m)); err != nil {
+			if _, err := m.LoRA.SchedLoRA(loraShape(m)); err != nil {
 				return err
 			}
 		}
 	}
-	if err := checkRules(m); err != nil {
+	if err := CheckRules(m); err != nil {
 		return err
 	}
 	if t := m.LongPrefillTokenThreshold; t < 0 || t > 1<<24 {
@@ -277,7 +277,7 @@ func (f *ModelsFile) SchedConfig(m *ModelSpec) sched.Config {
 	}
 	if m.LoRA != nil {
 		// Checked by Validate (loraShape).
-		cfg.LoRA, _ = m.LoRA.schedLoRA(loraShape(m))
+		cfg.LoRA, _ = m.LoRA.SchedLoRA(loraShape(m))
 	}
 	if m.SchedulesAs == SchedulesSGLang {
 		SGLangRules(&cfg, hw.HBMGiB, m.ContextLength)
@@ -346,8 +346,8 @@ func kvElementBytes(kv *KVCacheSpec) (float64, bool) {
 	return d.Bytes, ok && d.Bytes >= 1
 }
 
-// fixedRate builds the fixed_rate engine of a validated model.
-func fixedRate(m *ModelSpec) *FixedRate {
+// FixedRateOf builds the fixed_rate engine of a validated model.
+func FixedRateOf(m *ModelSpec) *FixedRate {
 	return &FixedRate{
 		Overhead:      time.Duration(m.FixedRate.OverheadMs * float64(time.Millisecond)),
 		PrefillPerSec: m.FixedRate.PrefillTokensPerSecond,

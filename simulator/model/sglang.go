@@ -1,4 +1,4 @@
-package server
+package model
 
 import (
 	"fmt"
@@ -6,10 +6,10 @@ import (
 	"github.com/kneebench/knee/simulator/sched"
 )
 
-// checkRules checks a model's scheduling rules and policy: vLLM's
+// CheckRules checks a model's scheduling rules and policy: vLLM's
 // policies are fcfs and priority; SGLang's fcfs, lpm and priority, and it
 // has no long-prefill threshold.
-func checkRules(m *ModelSpec) error {
+func CheckRules(m *ModelSpec) error {
 	p := m.SchedulingPolicy
 	switch m.SchedulesAs {
 	case "", SchedulesVLLM:

@@ -1,4 +1,4 @@
-package simulator
+package model
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kneebench/knee/results/input"
+	"github.com/kneebench/knee/simulator/content"
 )
 
 //go:embed builtin/*.yml
@@ -50,12 +51,12 @@ const maxSpecBytes = 64 << 20
 
 // LoadResponses reads and validates a responses file (a path or
 // builtin:NAME).
-func LoadResponses(ctx context.Context, spec string) (*Responder, error) {
+func LoadResponses(ctx context.Context, spec string) (*content.Responder, error) {
 	b, err := ReadSpec(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	return ParseResponses(spec, b)
+	return content.ParseResponses(spec, b)
 }
 
 // LoadModels reads and validates a models file (a path or builtin:NAME);
@@ -67,3 +68,9 @@ func LoadModels(ctx context.Context, spec string) (*ModelsFile, error) {
 	}
 	return ParseModels(spec, b)
 }
+
+// UsageError is an error of a spec's flags, as opposed to one serving.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }

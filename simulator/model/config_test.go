@@ -1,4 +1,4 @@
-package server
+package model
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/kneebench/knee/presets"
+	"github.com/kneebench/knee/simulator/content"
+	"github.com/kneebench/knee/simulator/sched"
 )
 
 // TestModelsValidation has one case per rule: each file must be refused
@@ -59,7 +61,7 @@ models:
 
 func TestResponsesValidation(t *testing.T) {
 	base := "version: 1\nresponses:\n  - id: a\n    match: {contains: x}\n    content: \"ok\"\ndefault: {content: d}\n"
-	if _, err := ParseResponses("r.yml", []byte(base)); err != nil {
+	if _, err := content.ParseResponses("r.yml", []byte(base)); err != nil {
 		t.Fatalf("valid file refused: %v", err)
 	}
 	cases := []struct{ name, file, want string }{
@@ -75,7 +77,7 @@ func TestResponsesValidation(t *testing.T) {
 		{"stray brace", strings.Replace(base, `"ok"`, `"a } b"`, 1), "stray }"},
 	}
 	for _, tc := range cases {
-		_, err := ParseResponses("r.yml", []byte(tc.file))
+		_, err := content.ParseResponses("r.yml", []byte(tc.file))
 		if err == nil {
 			t.Errorf("%s: accepted", tc.name)
 			continue
@@ -87,7 +89,7 @@ func TestResponsesValidation(t *testing.T) {
 	// A named group is usable in its own entry.
 	ok := strings.Replace(base, "{contains: x}", `{regex: "in (?P<city>\\w+)"}`, 1)
 	ok = strings.Replace(ok, `"ok"`, `"sunny in {city}, {{braces}}"`, 1)
-	r, err := ParseResponses("r.yml", []byte(ok))
+	r, err := content.ParseResponses("r.yml", []byte(ok))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +118,7 @@ func TestPresetModels(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := f.SchedConfig(&f.Models[0])
-	core := cfgCore(cfg)
+	core := sched.New(cfg)
 	calls := cfg.NumBlocks / core.BlocksFor(18000)
 	if calls < 10 || calls > 16 {
 		t.Errorf("an L40S holds %d warm 18,000-token calls, want about a dozen", calls)
@@ -164,7 +166,7 @@ func TestKVDtypeAndReserve(t *testing.T) {
 // preset h100-80gb/llama-3.1-8b under the name knee-sim, so a sweep of
 // knee sim and a prediction of the preset are one machine.
 func TestBuiltinDefaultIsAPreset(t *testing.T) {
-	b, err := os.ReadFile("../builtin/models.yml")
+	b, err := os.ReadFile("builtin/models.yml")
 	if err != nil {
 		t.Fatal(err)
 	}

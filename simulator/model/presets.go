@@ -1,4 +1,4 @@
-package server
+package model
 
 import (
 	"fmt"
@@ -144,4 +144,14 @@ func commas(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// ModelsOfPreset is the models file of a preset spec,
+// GPU[xN]/MODEL[@DTYPE[,kv=DTYPE]] (see presets.ParseSpec).
+func ModelsOfPreset(spec string) (*ModelsFile, error) {
+	s, err := presets.ParseSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	return PresetModels(s)
 }

@@ -1,4 +1,4 @@
-package server
+package model
 
 // The models file's types, as models.yml spells them.
 
