@@ -116,22 +116,10 @@ func (sp *Spec) readMix(ctx context.Context, load *driver.Load) (*mixWorkload, e
 // request is good when it meets each bound's value (bounds on figures a
 // request has no one value of, ITL and queue wait, are left out).
 func goodputOf(bounds []results.Bound) summary.Goodput {
-	var g summary.Goodput
+	g := summary.Goodput{}
 	for _, b := range bounds {
-		d := time.Duration(b.Ms * float64(time.Millisecond))
-		switch b.Metric {
-		case "ttft":
-			g.TTFT = d
-		case "ttft_sched":
-			g.TTFTSched = d
-		case "tpot":
-			g.TPOT = d
-		case "e2e":
-			g.E2E = d
-		case "e2e_sched":
-			g.E2ESched = d
-		case "ttfat":
-			g.TTFAT = d
+		if m, ok := results.MetricNamed(b.Metric); ok && m.Goodput {
+			g[m.Field] = time.Duration(b.Ms * float64(time.Millisecond))
 		}
 	}
 	return g

@@ -136,12 +136,12 @@ type calLevelJS struct {
 // them.
 func statsJS(r *results.Run) map[string]map[string]float64 {
 	out := map[string]map[string]float64{}
-	for _, m := range []string{"ttft", "ttft_sched", "ttfat", "ttfat_sched", "itl", "tpot", "e2e", "e2e_sched", "queue_wait"} {
-		s, ok := r.Stats.SummaryOf(m)
-		if !ok || s.Count == 0 {
+	for _, m := range results.Metrics {
+		if !m.Latency() || m.Stat(&r.Stats).Count == 0 {
 			continue
 		}
-		out[m] = map[string]float64{"p50": s.P50, "p90": s.P90, "p95": s.P95, "p99": s.P99, "mean": s.Mean}
+		s := m.Stat(&r.Stats)
+		out[m.Name] = map[string]float64{"p50": s.P50, "p90": s.P90, "p95": s.P95, "p99": s.P99, "mean": s.Mean}
 	}
 	return out
 }

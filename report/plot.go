@@ -51,13 +51,15 @@ func axisLabel(s *results.Sweep) string {
 }
 
 func metricLabel(s *results.Sweep) string {
-	names := map[string]string{"ttft_sched": "TTFT from scheduled arrival", "ttft": "TTFT", "e2e": "E2E", "e2e_sched": "E2E from scheduled arrival",
-		"itl": "ITL", "tpot": "TPOT", "queue_wait": "queue wait", "goodput": "TTFT from scheduled arrival"}
-	n := names[s.SLO.Metric()]
-	if n == "" {
-		n = s.SLO.Metric()
+	metric := s.SLO.Metric()
+	if metric == results.GoodputMetric {
+		// The curve of a goodput SLO is TTFT's (sweepCurve).
+		metric = "ttft_sched"
 	}
-	return n + " (ms)"
+	if m, ok := results.MetricNamed(metric); ok {
+		return strings.Replace(m.Title, " sched", " from scheduled arrival", 1) + " (" + m.Unit + ")"
+	}
+	return metric + " (ms)"
 }
 
 func line(xy plotter.XYs, c color.Color, dashes []vg.Length) *plotter.Line {

@@ -292,9 +292,9 @@ func formatCounts(m map[string]int64) string {
 // boundsText lists goodput bounds in a fixed order.
 func boundsText(b map[string]float64) string {
 	var parts []string
-	for _, k := range []string{"ttft", "ttft_sched", "tpot", "e2e", "e2e_sched"} {
-		if v, ok := b[k]; ok {
-			parts = append(parts, fmt.Sprintf("%s ≤ %g ms", k, v))
+	for _, m := range results.Metrics {
+		if v, ok := b[m.Name]; ok {
+			parts = append(parts, fmt.Sprintf("%s ≤ %g ms", m.Name, v))
 		}
 	}
 	return strings.Join(parts, ", ")

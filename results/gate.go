@@ -52,11 +52,22 @@ func ParseGateRules(spec string) ([]GateRule, error) {
 		if err != nil || math.IsInf(amount, 0) || amount > 1e6 {
 			return nil, fmt.Errorf("gate rule %q: %q is not an amount", strings.TrimSpace(part), m[3])
 		}
-		r := GateRule{Text: strings.TrimSpace(part), Figure: name, Allowed: amount, Unit: unit}
 		knee := name == "slo_knee" || name == "saturation"
+		if m, err := ParseMeasure(name); !knee && err == nil {
+			// One spelling, whichever was written (ttft_sched_p95 too).
+			name = m.String()
+		} else if !knee && !slices.Contains(known, name) {
+			var scalars []string
+			for _, m := range Metrics {
+				if !m.Latency() {
+					scalars = append(scalars, m.Name)
+				}
+			}
+			return nil, fmt.Errorf("gate rule %q: no figure %q (%v); knee gates a latency at p50, p90, p95 or p99 (%s), %s, slo_knee and saturation",
+				strings.TrimSpace(part), name, err, strings.Join(Latencies(), ", "), strings.Join(scalars, ", "))
+		}
+		r := GateRule{Text: strings.TrimSpace(part), Figure: name, Allowed: amount, Unit: unit}
 		switch {
-		case !knee && !slices.Contains(known, name):
-			return nil, fmt.Errorf("gate rule %q: no figure %q; knee gates %s, slo_knee and saturation", r.Text, name, strings.Join(known, ", "))
 		case knee != (unit == "level"):
 			return nil, fmt.Errorf("gate rule %q: a knee moves by levels (slo_knee:-1 level), and only a knee does", r.Text)
 		case unit == "pp" && name != "errors":

@@ -3,7 +3,6 @@ package results
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -67,67 +66,30 @@ const RepeatMethod = "95% Student's t interval across repeats (one value per rep
 // Confidence is the level of every interval knee reports.
 const Confidence = 0.95
 
-// latencyFigures are the distributions whose percentiles are figures.
-var latencyFigures = []string{"ttft", "ttft_sched", "itl", "tpot", "e2e", "e2e_sched", "queue_wait"}
-
-// figurePercentiles are the percentiles of each distribution kept as
-// figures.
-var figurePercentiles = []float64{50, 90, 95, 99}
-
-// scalarFigures are the figures that are one number per run, with what
-// each is.
-var scalarFigures = map[string]string{
-	"throughput":              "completed requests per second",
-	"output_tokens_per_s":     "output tokens per second",
-	"goodput":                 "requests per second that met the goodput bounds",
-	"errors":                  "failed requests, % of those finished",
-	"joules_per_output_token": "GPU energy per output token (--gpu-metrics-url)",
-}
-
-// FigureNames lists every figure a run can have: "ttft_sched.p95" and the
-// like for each latency distribution and percentile, then the scalars.
+// FigureNames lists every figure a run can have (the metric table's
+// measures): "ttft_sched.p95" and the like for each latency and
+// percentile, then the scalars.
 func FigureNames() []string {
 	var names []string
-	for _, m := range latencyFigures {
-		for _, p := range figurePercentiles {
-			names = append(names, fmt.Sprintf("%s.p%g", m, p))
-		}
+	for _, m := range MeasureList() {
+		names = append(names, m.String())
 	}
-	return append(names, slices.Sorted(maps.Keys(scalarFigures))...)
+	return names
 }
 
 // HigherIsBetter says which way a figure improves.
 func HigherIsBetter(name string) bool {
-	return name == "throughput" || name == "output_tokens_per_s" || name == "goodput"
+	m, err := ParseMeasure(name)
+	return err == nil && m.Metric.Higher
 }
 
 // Figures are a run's figures by name (FigureNames): only those it
 // measured, and never NaN.
 func Figures(r *Run) map[string]float64 {
 	f := map[string]float64{}
-	for _, m := range latencyFigures {
-		s, _ := r.Stats.SummaryOf(m)
-		if s.Count == 0 {
-			continue
-		}
-		for _, p := range figurePercentiles {
-			f[fmt.Sprintf("%s.p%g", m, p)] = s.At(p)
-		}
-	}
-	f["throughput"] = r.Throughput.RequestsPerS
-	f["output_tokens_per_s"] = r.Throughput.OutputTokensPerS
-	if g := r.Goodput; g != nil {
-		f["goodput"] = g.RequestsPerS
-	}
-	if done := r.Requests.OK + r.Requests.Failed; done > 0 {
-		f["errors"] = 100 * float64(r.Requests.Failed) / float64(done)
-	}
-	if g := r.GPU; g != nil && g.JoulesPerOutputToken > 0 {
-		f["joules_per_output_token"] = g.JoulesPerOutputToken
-	}
-	for k, v := range f {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			delete(f, k)
+	for _, m := range MeasureList() {
+		if v, ok := m.Of(r); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			f[m.String()] = v
 		}
 	}
 	return f

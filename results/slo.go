@@ -22,22 +22,17 @@ type SLO struct {
 	MinGoodPercent float64
 }
 
-// Bound is one latency bound: a percentile of a metric (one of the stats
-// names: ttft, ttft_sched, ttfat, ttfat_sched, itl, tpot, e2e, e2e_sched,
-// queue_wait) at most
-// Ms.
+// Bound is one latency bound: a percentile of a latency of the metric
+// table (Latencies) at most Ms.
 type Bound struct {
 	Metric     string  `json:"metric"`
 	Percentile float64 `json:"percentile"`
 	Ms         float64 `json:"ms"`
 }
 
-// Percentiles are those a bound may name.
-var Percentiles = []float64{50, 90, 95, 99}
-
-// String writes the bound as --slo takes it.
+// String writes the bound as --slo takes it: ttft_sched.p95:500.
 func (b Bound) String() string {
-	return fmt.Sprintf("%s_p%s:%s", b.Metric, strconv.FormatFloat(b.Percentile, 'f', -1, 64), strconv.FormatFloat(b.Ms, 'f', -1, 64))
+	return fmt.Sprintf("%s.p%s:%s", b.Metric, strconv.FormatFloat(b.Percentile, 'f', -1, 64), strconv.FormatFloat(b.Ms, 'f', -1, 64))
 }
 
 // Value is the bound's metric in r, in ms, and whether r has it.
@@ -62,8 +57,9 @@ func (b Bound) Value(r *Run) (float64, bool) {
 // maxBoundMs is the largest latency bound taken: a day.
 const maxBoundMs = 86_400_000
 
-// ParseBounds reads an SLO's bounds as --slo gives them: METRIC_pNN:MS,
-// comma-separated (ttft_p95:500,tpot_p50:50), and goodput:PERCENT for the
+// ParseBounds reads an SLO's bounds as --slo gives them: METRIC.pNN:MS,
+// comma-separated (ttft.p95:500,tpot.p50:50; the older ttft_p95 is read
+// alike, ParseMeasure), and goodput:PERCENT for the
 // share of finished requests that must meet every --goodput bound. It
 // returns the bounds and the goodput share (0 when not given).
 func ParseBounds(s string) ([]Bound, float64, error) {
@@ -86,18 +82,17 @@ func ParseBounds(s string) ([]Bound, float64, error) {
 			good = v
 			continue
 		}
-		i := strings.LastIndex(key, "_p")
-		if !ok || i < 1 {
-			return nil, 0, fmt.Errorf("%q: want METRIC_pNN:MS, e.g. ttft_p95:500", part)
+		if !ok {
+			return nil, 0, fmt.Errorf("%q: want METRIC.pNN:MS, e.g. ttft_sched.p95:500", part)
 		}
-		metric := key[:i]
-		pct, err := strconv.ParseFloat(key[i+2:], 64)
-		if err != nil || (pct != 50 && pct != 90 && pct != 95 && pct != 99) {
-			return nil, 0, fmt.Errorf("%q: the percentile is one of 50, 90, 95, 99", part)
+		m, err := ParseMeasure(key)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%q: %w", part, err)
 		}
-		if _, ok := (Stats{}).SummaryOf(metric); !ok {
-			return nil, 0, fmt.Errorf("%q: the metric is one of ttft, ttft_sched, ttfat, ttfat_sched, itl, tpot, e2e, e2e_sched, queue_wait", part)
+		if !m.Metric.Latency() {
+			return nil, 0, fmt.Errorf("%q: a bound holds a latency (%s) at a percentile; %s is not one", part, strings.Join(Latencies(), ", "), m.Metric.Name)
 		}
+		metric, pct := m.Metric.Name, m.Pct
 		ms, err := strconv.ParseFloat(val, 64)
 		if err == nil && (math.IsNaN(ms) || math.IsInf(ms, 0)) {
 			return nil, 0, fmt.Errorf("%q: the bound is not a finite number", part)

@@ -120,29 +120,14 @@ type ExcludedLevel struct {
 	Saturation bool `json:"counts_for_saturation,omitempty"`
 }
 
-// SummaryOf picks a named distribution of a run's stats.
+// SummaryOf picks a named latency's distribution of a run's stats (the
+// metric table's).
 func (s Stats) SummaryOf(metric string) (Summary, bool) {
-	switch metric {
-	case "ttft":
-		return s.TTFT, true
-	case "ttft_sched":
-		return s.TTFTSched, true
-	case "itl":
-		return s.ITL, true
-	case "tpot":
-		return s.TPOT, true
-	case "e2e":
-		return s.E2E, true
-	case "e2e_sched":
-		return s.E2ESched, true
-	case "queue_wait":
-		return s.QueueWait, true
-	case "ttfat":
-		return s.TTFAT, true
-	case "ttfat_sched":
-		return s.TTFATSched, true
+	m, ok := MetricNamed(metric)
+	if !ok || !m.Latency() {
+		return Summary{}, false
 	}
-	return Summary{}, false
+	return *m.Stat(&s), true
 }
 
 // At returns the summary's value at percentile p (50, 90, 95, 99 or 100).

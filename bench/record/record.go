@@ -296,3 +296,30 @@ func (r *Record) line(start time.Time, level *float64) results.RecordLine {
 	}
 	return l
 }
+
+// Time is the record's time a latency of the metric table reads
+// (results.Field), and whether it has one: a request that streamed
+// nothing has no TTFT, one without an answer token no TTFAT, one of a
+// single token no TPOT.
+func (r *Record) Time(f results.Field) (time.Duration, bool) {
+	switch f {
+	case results.FieldTTFT:
+		return r.FirstToken - r.Sent, r.Chunks > 0
+	case results.FieldTTFTSched:
+		return r.FirstToken - r.Scheduled, r.Chunks > 0
+	case results.FieldTTFAT:
+		return r.FirstAnswer - r.Sent, r.FirstAnswer != 0
+	case results.FieldTTFATSched:
+		return r.FirstAnswer - r.Scheduled, r.FirstAnswer != 0
+	case results.FieldTPOT:
+		if out := r.OutputTokens(); out > 1 && r.Chunks > 0 {
+			return (r.LastToken - r.FirstToken) / time.Duration(out-1), true
+		}
+		return 0, false
+	case results.FieldE2E:
+		return r.LastToken - r.Sent, r.Chunks > 0
+	case results.FieldE2ESched:
+		return r.LastToken - r.Scheduled, r.Chunks > 0
+	}
+	return 0, false
+}

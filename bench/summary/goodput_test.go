@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/bench/record"
+	"github.com/kneebench/knee/results"
 )
 
 // TestGoodputHandCount: five records against ttft ≤ 100 ms, tpot ≤ 20 ms:
@@ -42,8 +43,8 @@ func TestGoodputHandCount(t *testing.T) {
 			t.Errorf("ParseGoodput(%q) accepted", bad)
 		}
 	}
-	if g, _ := ParseGoodput("e2el:4000"); g.E2E != 4*time.Second {
-		t.Errorf("vLLM's e2el is e2e: %v", g.E2E)
+	if g, _ := ParseGoodput("e2el:4000"); g[results.FieldE2E] != 4*time.Second {
+		t.Errorf("vLLM's e2el is e2e: %v", g)
 	}
 }
 
@@ -51,7 +52,7 @@ func TestGoodputHandCount(t *testing.T) {
 // a request that reasoned and never answered is never good.
 func TestGoodputBoundsTheFirstAnswer(t *testing.T) {
 	g, err := ParseGoodput("ttfat:500")
-	if err != nil || g.TTFAT != 500*time.Millisecond {
+	if err != nil || g[results.FieldTTFAT] != 500*time.Millisecond {
 		t.Fatalf("%+v, %v", g, err)
 	}
 	ms := time.Millisecond

@@ -241,19 +241,13 @@ func (e *Exporter) Level(label string, load float64, r *results.Run, v *results.
 		return
 	}
 	ctx := context.Background()
-	for _, m := range []struct {
-		name string
-		s    results.Summary
-	}{{"ttft", r.Stats.TTFT}, {"ttft_sched", r.Stats.TTFTSched}, {"itl", r.Stats.ITL}, {"tpot", r.Stats.TPOT},
-		{"e2e", r.Stats.E2E}, {"e2e_sched", r.Stats.E2ESched}} {
-		if m.s.Count == 0 {
+	for _, m := range results.Metrics {
+		if !m.Latency() || m.Stat(&r.Stats).Count == 0 {
 			continue
 		}
-		for _, q := range []struct {
-			q  string
-			ms float64
-		}{{"0.5", m.s.P50}, {"0.9", m.s.P90}, {"0.95", m.s.P95}, {"0.99", m.s.P99}} {
-			e.latency.Record(ctx, q.ms/1000, e.attrs(label, load, attribute.String("knee.metric", m.name), attribute.String("knee.quantile", q.q)))
+		for _, p := range results.Percentiles {
+			q := strconv.FormatFloat(p/100, 'g', -1, 64)
+			e.latency.Record(ctx, m.Stat(&r.Stats).At(p)/1000, e.attrs(label, load, attribute.String("knee.metric", m.Name), attribute.String("knee.quantile", q)))
 		}
 	}
 	opt := e.attrs(label, load)
