@@ -237,3 +237,8 @@ func mark(c *cobra.Command, key string, names []string) {
 		}
 	}
 }
+
+// sinkTarget is the resolved target as the sinks read it.
+func (f *targetFlags) sinkTarget(ctx context.Context, tgt *resolved) sinkTarget {
+	return sinkTarget{ctx: ctx, kind: f.Endpoint, model: tgt.Target.Model, baseURL: tgt.Target.BaseURL}
+}

@@ -26,8 +26,7 @@ type runOptions struct {
 	slicesCSV string
 	cpuProf   string
 	quiet     bool
-	dash      dashboardFlag
-	export    exportFlag
+	sinks     sinkFlags
 	// repeat is how many times the load is measured (--repeat).
 	repeat int
 }
@@ -61,8 +60,7 @@ simulator and benchmarks that.`,
 	o.sim.register(c)
 	o.server.register(c)
 	o.shard.register(c, false)
-	o.dash.register(c)
-	o.export.register(c)
+	o.sinks.register(c)
 	c.Flags().BoolVar(&o.quiet, "quiet", false, "print neither the report nor progress (e.g. with --output - in a pod, whose log is then the JSON alone)")
 	o.load.registerWorkload(c, "requests (independent requests), voice (multi-turn calls) or conversations (a --dataset's recorded conversations replayed as calls)")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the whole result to this JSON file")
@@ -115,7 +113,7 @@ func (o *runOptions) prepare(c *cobra.Command) (*bench.Prepared, time.Time, erro
 	if o.slicesCSV != "" && o.load.Slice == 0 {
 		return nil, time.Time{}, usageErr("--slices-csv with --slice 0: there are no slices to write")
 	}
-	if page := o.dash.keepPage(o.output); page != "" {
+	if page := o.sinks.keepPage(o.output); page != "" {
 		outputs["--dashboard (its final page)"] = page
 	}
 	if err := checkIO(outputs, o.load.Inputs()); err != nil {
@@ -132,26 +130,18 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	if err := o.export.check(); err != nil {
+	if err := o.sinks.check(); err != nil {
 		return err
 	}
-	if err := o.dash.start(c); err != nil {
-		return err
-	}
-	defer o.dash.finish()
-	if err := o.export.start(c); err != nil {
-		return err
-	}
-	defer o.export.finish(c)
 	tgt, err := o.target.resolve(c.Context(), c, &o.sim)
 	if err != nil {
 		return err
 	}
-	if err := o.export.startOTLP(c, o.target.Endpoint, tgt.Target.Model, tgt.Target.BaseURL); err != nil {
-		tgt.stop()
+	defer tgt.stop()
+	if err := o.sinks.open(c, o.target.sinkTarget(c.Context(), tgt)); err != nil {
 		return err
 	}
-	defer tgt.stop()
+	defer o.sinks.finish(c)
 	if err := usage(tgt.FitsContext(o.load.Longest())); err != nil {
 		return err
 	}
@@ -185,18 +175,19 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 // measure runs the level live, its progress on errOut and the live view.
 func (o *runOptions) measure(c *cobra.Command, plan *bench.Prepared, tgt *resolved, startAt time.Time, records *results.CheckedWriter,
 	errOut io.Writer) (*results.Run, error) {
-	lr := o.target.runner(tgt, &o.server, o.dash.on() || o.export.on())
-	lr.Observe = o.export.observe("run")
+	lr := o.target.runner(tgt, &o.server, o.sinks.on())
+	lr.Observe = o.sinks.observe("run")
 	defer lr.Close()
 	if err := o.server.checkReset(c.Context(), lr); err != nil {
 		return nil, err
 	}
 	lr.StartAt = startAt
 	progress := report.NewTerminalProgress(errOut)
+	load := max(plan.Load.Rate, float64(plan.Load.Concurrency))
 	lr.Progress = func(_ *bench.Level, p live.Progress) {
 		progress.Update(report.StatusOf(p, "", plan.Load.Duration))
-		o.dash.status(p, "run", 0, 0, plan.Load.Duration, plan.Load.Rate)
-		o.export.status("run", max(plan.Load.Rate, float64(plan.Load.Concurrency)), p)
+		o.sinks.sinks.OnProgress(report.Moment{Label: "run", Level: "run", Load: load, Offered: plan.Load.Rate,
+			Window: plan.Load.Duration, Progress: p})
 	}
 	var runs []*results.Run
 	for rep := 0; rep < o.repeat && (rep == 0 || c.Context().Err() == nil); rep++ {
@@ -231,8 +222,7 @@ func (o *runOptions) measure(c *cobra.Command, plan *bench.Prepared, tgt *resolv
 		}
 		res = pooled
 	}
-	o.dash.d.Run(res)
-	o.export.level("run", results.Level{Load: max(plan.Load.Rate, float64(plan.Load.Concurrency)), Run: res})
+	o.sinks.sinks.OnLevel("run", results.Level{Load: load, Run: res})
 	return res, nil
 }
 

@@ -49,8 +49,7 @@ type sweepOptions struct {
 	sweepFlags
 	shard        shardFlags
 	healthPolicy string
-	dash         dashboardFlag
-	export       exportFlag
+	sinks        sinkFlags
 }
 
 func newSweepCmd() *cobra.Command {
@@ -77,8 +76,7 @@ With no target, knee starts its built-in simulator and sweeps it with
 	}
 	o.register(c, 15*time.Second, "1m for calls")
 	o.shard.register(c, true)
-	o.dash.register(c)
-	o.export.register(c)
+	o.sinks.register(c)
 	c.Flags().StringVar(&o.healthPolicy, "health-policy", results.HealthExclude, "what a level whose client was unhealthy (client-limited, or host-starved: the whole machine stalled) does to the knees: exclude it, warn (judge it, and say so) or ignore (judge it)")
 	return c
 }

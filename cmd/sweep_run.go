@@ -64,7 +64,7 @@ func (o *sweepOptions) prepare(c *cobra.Command) (*liveSweep, error) {
 	if err != nil {
 		return ls, err
 	}
-	if page := o.dash.keepPage(ls.files.JSON); page != "" {
+	if page := o.sinks.keepPage(ls.files.JSON); page != "" {
 		if err := checkIO(map[string]string{"--dashboard (its final page)": page, "--records": o.records}, o.load.Inputs()); err != nil {
 			return ls, err
 		}
@@ -78,26 +78,18 @@ func (o *sweepOptions) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	if err := o.export.check(); err != nil {
+	if err := o.sinks.check(); err != nil {
 		return err
 	}
-	if err := o.dash.start(c); err != nil {
-		return err
-	}
-	defer o.dash.finish()
-	if err := o.export.start(c); err != nil {
-		return err
-	}
-	defer o.export.finish(c)
 	tgt, err := o.target.resolve(c.Context(), c, &o.sim)
 	if err != nil {
 		return err
 	}
-	if err := o.export.startOTLP(c, o.target.Endpoint, tgt.Target.Model, tgt.Target.BaseURL); err != nil {
-		tgt.stop()
+	defer tgt.stop()
+	if err := o.sinks.open(c, o.target.sinkTarget(c.Context(), tgt)); err != nil {
 		return err
 	}
-	defer tgt.stop()
+	defer o.sinks.finish(c)
 	if err := usage(tgt.FitsContext(o.load.Longest())); err != nil {
 		return err
 	}
@@ -153,9 +145,9 @@ func (o *sweepOptions) header(c *cobra.Command, tgt *resolved, ls *liveSweep) *r
 // liveRunner is the sweep's live runner: its progress on the terminal
 // and the live view, its shard's start.
 func (o *sweepOptions) liveRunner(c *cobra.Command, tgt *resolved, ls *liveSweep) (*live.Live, *report.Progress) {
-	lr := o.target.runner(tgt, &o.server, o.dash.on() || o.export.on())
+	lr := o.target.runner(tgt, &o.server, o.sinks.on())
 	lr.StartAt, lr.Interval = ls.startAt, ls.interval
-	lr.Observe = o.export.observe(ls.label)
+	lr.Observe = o.sinks.observe(ls.label)
 	progress := report.NewTerminalProgress(c.ErrOrStderr())
 	lr.Progress = func(lv *bench.Level, p live.Progress) {
 		offered := 0.0
@@ -164,8 +156,8 @@ func (o *sweepOptions) liveRunner(c *cobra.Command, tgt *resolved, ls *liveSweep
 		}
 		level := fmt.Sprintf("level %d/%d (%g)", lv.Index+1, len(ls.loads), lv.Load)
 		progress.Update(report.StatusOf(p, level, o.load.Duration))
-		o.dash.status(p, level, lv.Index, len(ls.loads), o.load.Duration, offered)
-		o.export.status(ls.label, lv.Load, p)
+		o.sinks.sinks.OnProgress(report.Moment{Label: ls.label, Level: level, Index: lv.Index, Levels: len(ls.loads),
+			Load: lv.Load, Offered: offered, Window: o.load.Duration, Progress: p})
 	}
 	return lr, progress
 }
@@ -196,13 +188,7 @@ func (o *sweepOptions) measure(c *cobra.Command, lr *live.Live, progress *report
 			if err := ls.files.WriteData(s); err != nil && writeErr == nil {
 				writeErr = err
 			}
-			o.dash.d.Sweep(s)
-			// Every level again: a later level can change an earlier one's
-			// verdict (FindKnees judges them together).
-			for _, l := range s.Levels {
-				o.export.level(s.Label, l)
-			}
-			o.export.sweep(s.Label, s)
+			o.sinks.sinks.OnSweep(s.Label, s)
 		},
 	}
 	if records.Open() {
@@ -210,7 +196,7 @@ func (o *sweepOptions) measure(c *cobra.Command, lr *live.Live, progress *report
 	}
 	sw = bench.Sweep(c.Context(), lr, opts)
 	progress.Done()
-	o.dash.d.Sweep(sw)
+	o.sinks.sinks.OnSweep(sw.Label, sw)
 	fmt.Fprintln(out)
 	if sw.Repeats != nil {
 		report.PooledTable(out, sw)

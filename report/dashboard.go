@@ -72,6 +72,10 @@ type Dashboard struct {
 	opened  int // event streams opened, for tests
 }
 
+// DoneGrace is how long the view's viewers get to take the report once
+// the work ended, before it stops serving.
+const DoneGrace = 2 * time.Second
+
 type event struct {
 	name string
 	data []byte

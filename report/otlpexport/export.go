@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -49,25 +50,14 @@ type Target struct {
 	Port    int
 }
 
-// Request is one measured request as the conventions read it: times
-// from when it was sent, its chunks' arrival times, its token counts,
-// and the class of its failure (empty when it succeeded).
-type Request struct {
-	Label string
-	Load  float64
-	// FirstChunk and Duration are from the send; Chunks are the
-	// instants the response's chunks came, from the same origin.
-	FirstChunk, Duration time.Duration
-	Chunks               []time.Duration
-	Streamed             bool
-	InputTokens          int
-	OutputTokens         int
-	Failure              string
-}
+// Request is one measured request as the conventions read it (the
+// sinks' report.Request).
+type Request = report.Request
 
 // Exporter pushes the figures every interval, and once more at Close.
 type Exporter struct {
 	provider *sdkmetric.MeterProvider
+	endpoint string
 	target   []attribute.KeyValue
 
 	duration, firstChunk, perChunk metric.Float64Histogram
@@ -112,7 +102,7 @@ func Start(ctx context.Context, endpoint string, interval time.Duration, t Targe
 	if err != nil {
 		return nil, err
 	}
-	e := &Exporter{}
+	e := &Exporter{endpoint: endpoint}
 	// A collector that is down costs a warning at the end, never a line
 	// of the SDK's own in the middle of the progress.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(e.failed))
