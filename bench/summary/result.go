@@ -8,14 +8,39 @@ import (
 	"github.com/kneebench/knee/results"
 )
 
-// result builds the run's result from the collected statistics.
+// gathered is what the shards hold, merged, and the measured span in
+// seconds: what every part of a result is read from.
+type gathered struct {
+	lat  *latencies
+	agg  aggregate
+	tags map[int]*turnHists
+	span float64
+}
+
+// result builds the run's result from the collected statistics, part by
+// part.
 func (s *Summary) result(rep health.Report, wStart, wEnd time.Duration, offered float64, warm int) *results.Run {
-	lat, agg, tags := s.coll.merged()
-	res := &results.Run{SchemaVersion: results.SchemaVersion, Config: s.level.Config}
+	var g gathered
+	g.lat, g.agg, g.tags = s.coll.merged()
 	// Throughput is over the whole measured phase: from the start of the
 	// window to the end of its drain.
-	span := (wEnd - wStart).Seconds()
-	res.WindowSeconds = span
+	g.span = (wEnd - wStart).Seconds()
+	res := &results.Run{SchemaVersion: results.SchemaVersion, Config: s.level.Config, WindowSeconds: g.span}
+	countsResult(res, &g, warm)
+	s.arrivalsResult(res, &g, offered)
+	healthResult(res, &g, rep)
+	s.cacheResult(res, &g)
+	if !s.level.NoHistograms {
+		histogramsResult(res, &g)
+	}
+	s.featuresResult(res, &g)
+	usageWarnings(res, &g.agg)
+	return res
+}
+
+// countsResult is the latencies, the requests and the tokens.
+func countsResult(res *results.Run, g *gathered, warm int) {
+	lat, agg := g.lat, &g.agg
 	res.Stats = results.Stats{
 		TTFT: summarize(lat.ttft, 1000), TTFTSched: summarize(lat.ttftSched, 1000),
 		ITL: summarize(lat.itl, 1000), TPOT: summarize(lat.tpot, 1000),
@@ -37,7 +62,15 @@ func (s *Summary) result(rep health.Report, wStart, wEnd time.Duration, offered 
 		UsageReported: agg.usageReported, CachedReported: agg.cachedReported,
 		MultiTokenChunks: agg.multiToken,
 	}
-	if span > 0 {
+	for _, k := range sortedTags(g.tags) {
+		res.ByTurn = append(res.ByTurn, results.TurnStats{Turn: k, TTFT: summarize(g.tags[k].ttft, 1000), ITL: summarize(g.tags[k].itl, 1000)})
+	}
+}
+
+// arrivalsResult is the throughput, and how the arrivals went out.
+func (s *Summary) arrivalsResult(res *results.Run, g *gathered, offered float64) {
+	agg := &g.agg
+	if span := g.span; span > 0 {
 		res.Throughput = results.Throughput{
 			RequestsPerS:     float64(agg.ok) / span,
 			OutputTokensPerS: float64(agg.outTotal) / span,
@@ -54,9 +87,14 @@ func (s *Summary) result(rep health.Report, wStart, wEnd time.Duration, offered 
 	}
 	res.Arrivals.Waited = agg.waited
 	res.Arrivals.LateSends = agg.late
-	lateP99 := time.Duration(lat.lateness.ValueAtPercentile(99)) * time.Microsecond
-	res.Arrivals.SendLatenessP50Ms = float64(lat.lateness.ValueAtPercentile(50)) / 1e3
-	res.Arrivals.SendLatenessP99Ms = float64(lateP99) / 1e6
+	res.Arrivals.SendLatenessP50Ms = float64(g.lat.lateness.ValueAtPercentile(50)) / 1e3
+	res.Arrivals.SendLatenessP99Ms = float64(g.lat.lateness.ValueAtPercentile(99)) / 1e3
+}
+
+// healthResult is the client's health: its own report, and its sends.
+func healthResult(res *results.Run, g *gathered, rep health.Report) {
+	agg := &g.agg
+	lateP99 := time.Duration(g.lat.lateness.ValueAtPercentile(99)) * time.Microsecond
 	verdict, reasons := health.Verdict(rep, health.Sends{Total: agg.sent, Late: agg.late, LatenessP99: lateP99})
 	res.Health = results.Health{
 		TimerLagP50Ms: float64(rep.TimerLagP50) / 1e6,
@@ -72,40 +110,53 @@ func (s *Summary) result(rep health.Report, wStart, wEnd time.Duration, offered 
 	if tokens := agg.outTotal + agg.partial; tokens > 0 {
 		res.Health.CPUPerTokenUs = rep.CPU.Seconds() * 1e6 / float64(tokens)
 	}
+}
+
+// cacheResult is the prefix cache: the hit rate reported, and the one
+// expected from the prompts' shared prefixes.
+func (s *Summary) cacheResult(res *results.Run, g *gathered) {
+	agg := &g.agg
 	if agg.cachedReported && agg.inTotal > 0 {
 		res.Cache = &results.Cache{Reported: true, HitRate: float64(agg.cachedTotal) / float64(agg.inTotal)}
 	}
-	if s.coll.prefixes != nil && agg.inTotal > 0 {
-		if res.Cache == nil {
-			res.Cache = &results.Cache{}
-		}
-		expected := agg.expectedCached / float64(agg.inTotal)
-		res.Cache.Expected = &expected
-		res.Warnings = append(res.Warnings, cacheWarnings(*res.Cache, res.Tokens.Input.Mean, s.level.TemplateTokens, s.coll.prefixes.Full())...)
+	if s.coll.prefixes == nil || agg.inTotal == 0 {
+		return
 	}
-	for _, k := range sortedTags(tags) {
-		res.ByTurn = append(res.ByTurn, results.TurnStats{Turn: k, TTFT: summarize(tags[k].ttft, 1000), ITL: summarize(tags[k].itl, 1000)})
+	if res.Cache == nil {
+		res.Cache = &results.Cache{}
 	}
-	if !s.level.NoHistograms {
-		res.Histograms = results.Histograms{
-			"ttft_us": encodeHist(lat.ttft), "ttft_sched_us": encodeHist(lat.ttftSched),
-			"itl_us": encodeHist(lat.itl), "tpot_us": encodeHist(lat.tpot),
-			"e2e_us": encodeHist(lat.e2e), "e2e_sched_us": encodeHist(lat.e2eSched),
-			"queue_wait_us": encodeHist(lat.queue), "send_lateness_us": encodeHist(lat.lateness),
-			"input_tokens": encodeHist(lat.in), "output_tokens": encodeHist(lat.out),
-		}
-		// What knee merge rebuilds the per-turn table and the server's
-		// per-response timings from.
-		for _, k := range sortedTags(tags) {
-			res.Histograms[results.TurnHistogram(k, "ttft")] = encodeHist(tags[k].ttft)
-			res.Histograms[results.TurnHistogram(k, "itl")] = encodeHist(tags[k].itl)
-		}
-		if agg.timings > 0 {
-			res.Histograms[results.ServerPromptHistogram] = encodeHist(lat.srvPrompt)
-			res.Histograms[results.ServerTPOTHistogram] = encodeHist(lat.srvTPOT)
-		}
+	expected := agg.expectedCached / float64(agg.inTotal)
+	res.Cache.Expected = &expected
+	res.Warnings = append(res.Warnings, cacheWarnings(*res.Cache, res.Tokens.Input.Mean, s.level.TemplateTokens, s.coll.prefixes.Full())...)
+}
+
+// histogramsResult is the histograms a merge rebuilds the run from.
+func histogramsResult(res *results.Run, g *gathered) {
+	lat := g.lat
+	res.Histograms = results.Histograms{
+		"ttft_us": encodeHist(lat.ttft), "ttft_sched_us": encodeHist(lat.ttftSched),
+		"itl_us": encodeHist(lat.itl), "tpot_us": encodeHist(lat.tpot),
+		"e2e_us": encodeHist(lat.e2e), "e2e_sched_us": encodeHist(lat.e2eSched),
+		"queue_wait_us": encodeHist(lat.queue), "send_lateness_us": encodeHist(lat.lateness),
+		"input_tokens": encodeHist(lat.in), "output_tokens": encodeHist(lat.out),
 	}
-	thinkResult(res, lat, agg.think, s.level.Config.MaxTokens, !s.level.NoHistograms)
+	// What knee merge rebuilds the per-turn table and the server's
+	// per-response timings from.
+	for _, k := range sortedTags(g.tags) {
+		res.Histograms[results.TurnHistogram(k, "ttft")] = encodeHist(g.tags[k].ttft)
+		res.Histograms[results.TurnHistogram(k, "itl")] = encodeHist(g.tags[k].itl)
+	}
+	if g.agg.timings > 0 {
+		res.Histograms[results.ServerPromptHistogram] = encodeHist(lat.srvPrompt)
+		res.Histograms[results.ServerTPOTHistogram] = encodeHist(lat.srvTPOT)
+	}
+}
+
+// featuresResult is what the features seen add: reasoning, images, tool
+// calls, goodput, llama.cpp's timings.
+func (s *Summary) featuresResult(res *results.Run, g *gathered) {
+	agg := &g.agg
+	thinkResult(res, g.lat, agg.think, s.level.Config.MaxTokens, !s.level.NoHistograms)
 	if agg.images.Requests > 0 {
 		im := agg.images
 		im.Derive()
@@ -115,34 +166,32 @@ func (s *Summary) result(rep health.Report, wStart, wEnd time.Duration, offered 
 		tools := agg.tools
 		res.ToolCalls = &tools
 	}
-	res.Goodput = goodputResult(s.coll.goodput, agg.good, agg.ok+agg.failed, span)
+	res.Goodput = goodputResult(s.coll.goodput, agg.good, agg.ok+agg.failed, g.span)
 	if agg.timings > 0 {
-		res.ServerTimings = &results.ServerTimings{Requests: agg.timings, PromptMs: summarize(lat.srvPrompt, 1000), TPOT: summarize(lat.srvTPOT, 1000)}
+		res.ServerTimings = &results.ServerTimings{Requests: agg.timings, PromptMs: summarize(g.lat.srvPrompt, 1000), TPOT: summarize(g.lat.srvTPOT, 1000)}
 	}
 	if agg.cachedFromTimings {
 		res.Notes = append(res.Notes, "cached tokens come from llama.cpp's timings.cache_n (the server sent no usage.prompt_tokens_details)")
 	}
-	if agg.noDone > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"%d streams closed after their finish_reason without data: [DONE]: counted as finished, since the answer said it was over", agg.noDone))
+}
+
+// usageWarnings says what in the server's usage was not believed, or
+// was missing.
+func usageWarnings(res *results.Run, agg *aggregate) {
+	warn := func(n int64, format string) {
+		if n > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf(format, n))
+		}
 	}
+	warn(agg.noDone, "%d streams closed after their finish_reason without data: [DONE]: counted as finished, since the answer said it was over")
 	if agg.oddPrompt > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf(
 			"%d responses reported a usage.prompt_tokens no request has (the server wrote %s): not believed, those prompts count as 0 tokens", agg.oddPrompt, agg.oddPromptValue))
 	}
-	if agg.oddUsage > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"%d responses reported a usage.completion_tokens that cannot be right (negative, not a number, or above the max_tokens asked): their chunk counts were used", agg.oddUsage))
-	}
-	if agg.multiToken > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"%d responses packed several tokens into one chunk: ITL is per chunk, and token counts come from usage", agg.multiToken))
-	}
+	warn(agg.oddUsage, "%d responses reported a usage.completion_tokens that cannot be right (negative, not a number, or above the max_tokens asked): their chunk counts were used")
+	warn(agg.multiToken, "%d responses packed several tokens into one chunk: ITL is per chunk, and token counts come from usage")
 	if !agg.usageReported && agg.ok > 0 {
 		res.Warnings = append(res.Warnings, "the server reported no usage: token counts are chunk counts")
 	}
-	if agg.clamped > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d latencies over one hour were clamped", agg.clamped))
-	}
-	return res
+	warn(agg.clamped, "%d latencies over one hour were clamped")
 }

@@ -138,6 +138,38 @@ var (
 // a JSON string a quote is always escaped, so an unescaped `"content":`
 // can only be a key. (Searching the payload once per key cost six passes
 // per token: a tenth of the client's CPU at 10,000 short requests/s.)
+// readUsage reads a chunk's usage object, u.
+func readUsage(u []byte, c *chunk) {
+	if len(u) == 0 || u[0] != '{' {
+		return
+	}
+	c.usage = true
+	var okIn bool
+	c.promptTokens, okIn = intAfter(u, keyPrompt)
+	if (!okIn && bytes.Contains(u, keyPrompt)) || c.promptTokens > MaxPlausiblePromptTokens {
+		c.promptOdd, c.promptRaw, c.promptTokens = true, rawAfter(u, keyPrompt), 0
+	}
+	var okOut bool
+	c.outTokens, okOut = intAfter(u, keyCompl)
+	c.usageOdd = !okOut && bytes.Contains(u, keyCompl)
+	c.cachedTokens, c.cachedSeen = intAfter(u, keyCached)
+	c.reasoningTokens, c.reasoningSeen = intAfter(u, keyReasonTok)
+}
+
+// answerFrom marks the chunk as carrying answer text where v, the value
+// after its content's key, is a non-empty string.
+func (c *chunk) answerFrom(v []byte) {
+	if nonEmptyValue(v) {
+		c.content, c.answer, c.answerTail = true, true, v
+	}
+}
+
+// startsObject says b opens a JSON object, after any space.
+func startsObject(b []byte) bool {
+	b = skipSpace(b)
+	return len(b) > 0 && b[0] == '{'
+}
+
 func scanChunk(p []byte, c *chunk) {
 	*c = chunk{}
 	var finishSeen, usageSeen, timingsSeen, choices bool
@@ -152,24 +184,18 @@ func scanChunk(p []byte, c *chunk) {
 		switch rest[1] {
 		case 'c':
 			if bytes.HasPrefix(rest, keyContent) {
-				if v := rest[len(keyContent):]; nonEmptyValue(v) {
-					c.content, c.answer, c.answerTail = true, true, v
-				}
+				c.answerFrom(rest[len(keyContent):])
 			} else if bytes.HasPrefix(rest, keyChoices) {
 				choices = true
 			}
 		case 't':
 			if bytes.HasPrefix(rest, keyText) {
-				if v := rest[len(keyText):]; nonEmptyValue(v) {
-					c.content, c.answer, c.answerTail = true, true, v
-				}
+				c.answerFrom(rest[len(keyText):])
 			} else if bytes.HasPrefix(rest, keyToolCalls) {
 				// A tool call's name or a piece of its arguments: output,
 				// as content is (an empty list is not).
-				if v := skipSpace(rest[len(keyToolCalls):]); len(v) > 0 && v[0] == '[' {
-					if w := skipSpace(v[1:]); len(w) > 0 && w[0] == '{' {
-						c.content, c.tool = true, true
-					}
+				if v := skipSpace(rest[len(keyToolCalls):]); len(v) > 0 && v[0] == '[' && startsObject(v[1:]) {
+					c.content, c.tool = true, true
 				}
 			} else if !timingsSeen && bytes.HasPrefix(rest, keyTimings) {
 				timingsSeen = true
@@ -191,20 +217,7 @@ func scanChunk(p []byte, c *chunk) {
 		case 'u':
 			if !usageSeen && bytes.HasPrefix(rest, keyUsage) {
 				usageSeen = true
-				u := skipSpace(rest[len(keyUsage):])
-				if len(u) > 0 && u[0] == '{' {
-					c.usage = true
-					var okIn bool
-					c.promptTokens, okIn = intAfter(u, keyPrompt)
-					if (!okIn && bytes.Contains(u, keyPrompt)) || c.promptTokens > MaxPlausiblePromptTokens {
-						c.promptOdd, c.promptRaw, c.promptTokens = true, rawAfter(u, keyPrompt), 0
-					}
-					var okOut bool
-					c.outTokens, okOut = intAfter(u, keyCompl)
-					c.usageOdd = !okOut && bytes.Contains(u, keyCompl)
-					c.cachedTokens, c.cachedSeen = intAfter(u, keyCached)
-					c.reasoningTokens, c.reasoningSeen = intAfter(u, keyReasonTok)
-				}
+				readUsage(skipSpace(rest[len(keyUsage):]), c)
 			}
 		case 'e':
 			if errAt < 0 && bytes.HasPrefix(rest, keyError) {

@@ -42,7 +42,40 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
+	c.prepare(req, s, r, rec)
+	rec.Sent = c.Now()
+	if err := c.send(req, resp, rec); err != nil {
+		rec.Done = c.Now()
+		rec.Class, rec.Message = c.classifyAt(err, false, rec.Sent), err.Error()
+		if headersTooLong(err) {
+			rec.Message = fmt.Sprintf("the response's headers are longer than the %d KiB knee reads", MaxHeaderBytes>>10)
+		}
+		return
+	}
+	rec.Status = resp.StatusCode()
+	a := c.open(resp, rec)
+	defer func() { rec.Done = c.Now() }()
+	if rec.Status != fasthttp.StatusOK {
+		c.refused(resp, a.body, rec)
+		return
+	}
+	sp, ok := c.proto.(streamProtocol)
+	if !ok {
+		c.readPooled(c.proto.(pooledProtocol), a.body, r, rec, a.fail)
+		return
+	}
+	if ct := resp.Header.ContentType(); !bytes.HasPrefix(ct, []byte("text/event-stream")) {
+		c.readUnstreamed(a.body, rec, a.fail, keepText)
+		return
+	}
+	st := &streamState{c: c, p: sp, rec: rec, s: s, keepText: keepText, limit: a.limit, fail: a.fail}
+	defer st.think.flush(rec)
+	st.read(a.body)
+}
 
+// prepare writes r into req, and what is known of it before it is sent
+// into rec.
+func (c *Client) prepare(req *fasthttp.Request, s *scratch, r *workload.Request, rec *record.Record) {
 	s.body = c.appendBody(s.body[:0], r)
 	rec.BodyBytes = len(s.body)
 	for _, m := range r.Messages {
@@ -65,20 +98,24 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 		req.Header.Set(h[0], h[1])
 	}
 	req.SetBodyRaw(s.body)
-
 	rec.MaxTokens = r.MaxTokens
 	if c.extraMaxTokens >= 0 {
 		rec.MaxTokens = c.extraMaxTokens
 	}
-	rec.Sent = c.Now()
+}
+
+// send sends req, again once where nothing was answered for a reason of
+// the connection's, not the server's. The clock keeps running from the
+// first send.
+func (c *Client) send(req *fasthttp.Request, resp *fasthttp.Response, rec *record.Record) error {
 	pool := c.pool()
 	err := pool.Do(req, resp)
 	if err != nil && pool == c.hc && headersTooLong(err) {
 		// The response's headers outgrew the narrow buffers: send it
-		// again, once, on wide ones, as every later request will go (and
-		// every one already out on the narrow pool is sent again too).
-		// The clock keeps running from the first send; the server has
-		// seen the prompt once already, so a prefix cache may serve it.
+		// again on wide ones, as every later request will go (and every
+		// one already out on the narrow pool is sent again too). The
+		// server has seen the prompt once already, so a prefix cache may
+		// serve it.
 		c.widen()
 		c.resent.Add(1)
 		rec.Resent = true
@@ -87,39 +124,42 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 	if err != nil && c.closedUnanswered(resp, err) {
 		// The server closed a kept-alive connection just as this request
 		// went out on it (llama.cpp's server closes after every stream):
-		// nothing was answered, so send it once more on a fresh one. The
-		// clock keeps running from the first send.
+		// nothing was answered, so send it once more on a fresh one.
 		c.resent.Add(1)
 		rec.Resent = true
 		err = c.pool().Do(req, resp)
 	}
-	if err != nil {
-		rec.Done = c.Now()
-		rec.Class, rec.Message = c.classifyAt(err, false, rec.Sent), err.Error()
-		if headersTooLong(err) {
-			rec.Message = fmt.Sprintf("the response's headers are longer than the %d KiB knee reads", MaxHeaderBytes>>10)
-		}
-		return
-	}
-	rec.Status = resp.StatusCode()
-	// From here on the read deadline follows the content: the time allowed
-	// between content chunks, within the request's total.
+	return err
+}
+
+// answer is a response being read: its body, how a read's deadline
+// follows the content, and how a failure ends it.
+type answer struct {
+	body  io.Reader
+	limit func(at time.Duration)
+	fail  func(class string, err error)
+}
+
+// open starts reading resp: from here on the read deadline follows the
+// content (the time allowed between content chunks, within the request's
+// total).
+func (c *Client) open(resp *fasthttp.Response, rec *record.Record) answer {
 	tc := connOf(resp.LocalAddr())
 	if tc != nil {
 		rec.Upload = max(tc.lastWrite().Sub(c.start.Add(rec.Sent)), 0)
 	}
-	limit := func(at time.Duration) {
+	a := answer{body: resp.BodyStream()}
+	a.limit = func(at time.Duration) {
 		if tc != nil {
 			tc.setLimit(earliest(c.start.Add(at), c.t.Timeout, c.start.Add(rec.Sent), c.t.RequestTimeout))
 		}
 	}
-	limit(c.Now())
-	body := resp.BodyStream()
-	if body == nil {
-		body = bytes.NewReader(resp.Body())
+	a.limit(c.Now())
+	if a.body == nil {
+		a.body = bytes.NewReader(resp.Body())
 	}
-	closer, _ := body.(fasthttp.ReadCloserWithError)
-	fail := func(class string, err error) {
+	closer, _ := a.body.(fasthttp.ReadCloserWithError)
+	a.fail = func(class string, err error) {
 		rec.Class = class
 		if err != nil {
 			rec.Message = err.Error()
@@ -128,65 +168,42 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 			_ = closer.CloseWithError(err)
 		}
 	}
-	defer func() { rec.Done = c.Now() }()
+	return a
+}
 
-	if rec.Status != fasthttp.StatusOK {
-		if ra := resp.Header.Peek("Retry-After"); len(ra) > 0 {
-			if secs, err := strconv.ParseFloat(string(ra), 64); err == nil && secs >= 0 {
-				rec.RetryAfter = time.Duration(secs * float64(time.Second))
-			}
+// refused reads an answer other than 200: the server's own words, its
+// Retry-After, where a redirect points.
+func (c *Client) refused(resp *fasthttp.Response, body io.Reader, rec *record.Record) {
+	if ra := resp.Header.Peek("Retry-After"); len(ra) > 0 {
+		if secs, err := strconv.ParseFloat(string(ra), 64); err == nil && secs >= 0 {
+			rec.RetryAfter = time.Duration(secs * float64(time.Second))
 		}
-		msg, _ := io.ReadAll(io.LimitReader(body, 64*1024))
-		_, _ = io.Copy(io.Discard, io.LimitReader(body, 1<<20))
-		class, text := httpErrorClass(rec.Status, msg)
-		if loc := resp.Header.Peek("Location"); rec.Status >= 300 && rec.Status < 400 && len(loc) > 0 {
-			text = redirectText(rec.Status, string(loc))
-		}
-		rec.Class, rec.Message = class, text
-		return
 	}
-	sp, ok := c.proto.(streamProtocol)
-	if !ok {
-		c.readPooled(c.proto.(pooledProtocol), body, r, rec, fail)
-		return
+	msg, _ := io.ReadAll(io.LimitReader(body, 64*1024))
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 1<<20))
+	class, text := httpErrorClass(rec.Status, msg)
+	if loc := resp.Header.Peek("Location"); rec.Status >= 300 && rec.Status < 400 && len(loc) > 0 {
+		text = redirectText(rec.Status, string(loc))
 	}
-	if ct := resp.Header.ContentType(); !bytes.HasPrefix(ct, []byte("text/event-stream")) {
-		c.readUnstreamed(body, rec, fail, keepText)
-		return
-	}
-	lr := s.lr
+	rec.Class, rec.Message = class, text
+}
+
+// read reads the stream's events. Lines are grouped into events as SSE
+// defines them: data lines joined with "\n" until a blank line. A data
+// line that opens a new JSON object (or is [DONE]) while the pending data
+// already holds a whole one starts a new event, for servers that leave
+// out the blank line.
+func (st *streamState) read(body io.Reader) {
+	lr := st.s.lr
 	lr.reset(body)
-	st := &streamState{c: c, p: sp, rec: rec, s: s, keepText: keepText, limit: limit, fail: fail}
-	defer st.think.flush(rec)
-	// Lines are grouped into events as SSE defines them: data lines joined
-	// with "\n" until a blank line. A data line that opens a new JSON object
-	// (or is [DONE]) while the pending data already holds a whole one starts
-	// a new event, for servers that leave out the blank line.
-	ev := s.ev[:0]
+	ev := st.s.ev[:0]
 	pending := false
-	defer func() { s.ev = ev[:0] }()
+	defer func() { st.s.ev = ev[:0] }()
 	for {
 		line, err := lr.next()
 		if err != nil {
-			if pending && err == io.EOF && st.event(ev) {
-				return
-			}
-			switch {
-			case err == io.EOF:
-				if st.done {
-					return
-				}
-				if st.finished {
-					// The answer said it was over (a finish_reason): only
-					// the terminator is missing. Kept, and counted.
-					rec.NoDone = true
-					return
-				}
-				fail(record.ClassTruncated, errors.New("stream ended without [DONE]"))
-			case err == errEventTooLarge:
-				fail(record.ClassMalformed, err)
-			default:
-				fail(c.classifyAt(err, rec.Chunks > 0, rec.Sent), err)
+			if !(pending && err == io.EOF && st.event(ev)) {
+				st.ended(err)
 			}
 			return
 		}
@@ -202,7 +219,7 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 		payload, ok := dataPayload(line)
 		if !ok {
 			if !isSSEField(line) {
-				fail(record.ClassMalformed, fmt.Errorf("not an SSE line: %.60q", line))
+				st.fail(record.ClassMalformed, fmt.Errorf("not an SSE line: %.60q", line))
 				return
 			}
 			continue
@@ -218,11 +235,32 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 			}
 		}
 		if len(ev)+len(payload) > maxEventBytes {
-			fail(record.ClassMalformed, errEventTooLarge)
+			st.fail(record.ClassMalformed, errEventTooLarge)
 			return
 		}
 		ev = append(ev, payload...)
 		pending = true
+	}
+}
+
+// ended is the stream's end, by err: whole, cut short or failed.
+func (st *streamState) ended(err error) {
+	switch {
+	case err == io.EOF:
+		if st.done {
+			return
+		}
+		if st.finished {
+			// The answer said it was over (a finish_reason): only the
+			// terminator is missing. Kept, and counted.
+			st.rec.NoDone = true
+			return
+		}
+		st.fail(record.ClassTruncated, errors.New("stream ended without [DONE]"))
+	case err == errEventTooLarge:
+		st.fail(record.ClassMalformed, err)
+	default:
+		st.fail(st.c.classifyAt(err, st.rec.Chunks > 0, st.rec.Sent), err)
 	}
 }
 
@@ -297,6 +335,14 @@ func (st *streamState) event(payload []byte) (stop bool) {
 			st.p.keepCall(rec, payload)
 		}
 	}
+	st.counts(ch)
+	return false
+}
+
+// counts keeps what a chunk says of the request's tokens: llama.cpp's
+// timings, the usage.
+func (st *streamState) counts(ch *chunk) {
+	rec := st.rec
 	if ch.timings {
 		rec.Timings = &record.Timings{CacheN: ch.cacheN, PromptMs: ch.promptMs, PredictedMs: ch.predictedMs, PredictedN: ch.predictedN}
 		if !rec.CachedReported {
@@ -320,7 +366,6 @@ func (st *streamState) event(payload []byte) (stop bool) {
 			rec.ReasoningTokens, rec.ReasoningReported = ch.reasoningTokens, true
 		}
 	}
-	return false
 }
 
 // DoRetry is Do with the target's retries. rec describes the final attempt;
