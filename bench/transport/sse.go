@@ -3,6 +3,7 @@ package transport
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"math"
@@ -365,4 +366,49 @@ func isSSEField(line []byte) bool {
 		}
 	}
 	return false
+}
+
+// appendContent appends the text of a chunk's content (or completion text)
+// field. It decodes just that string, only for workloads that keep text.
+func appendContent(dst, payload []byte) []byte {
+	for _, key := range [][]byte{keyContent, keyText} {
+		if out, ok := appendString(dst, payload, key); ok {
+			return out
+		}
+	}
+	return dst
+}
+
+// appendStringAfter appends the decoded JSON string that follows key in
+// payload (nothing when there is none).
+func appendStringAfter(dst, payload, key []byte) []byte {
+	out, _ := appendString(dst, payload, key)
+	return out
+}
+
+// appendString is appendStringAfter, saying whether key held a string.
+func appendString(dst, payload, key []byte) ([]byte, bool) {
+	i := bytes.Index(payload, key)
+	if i < 0 {
+		return dst, false
+	}
+	v := skipSpace(payload[i+len(key):])
+	if len(v) == 0 || v[0] != '"' {
+		return dst, false
+	}
+	end := 1
+	for end < len(v) && v[end] != '"' {
+		if v[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	if end >= len(v) {
+		return dst, true
+	}
+	var s string
+	if json.Unmarshal(v[:end+1], &s) == nil {
+		return append(dst, s...), true
+	}
+	return dst, false
 }

@@ -2,8 +2,6 @@ package transport
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -365,88 +363,5 @@ func (st *streamState) counts(ch *chunk) {
 		if ch.reasoningSeen {
 			rec.ReasoningTokens, rec.ReasoningReported = ch.reasoningTokens, true
 		}
-	}
-}
-
-// DoRetry is Do with the target's retries. rec describes the final attempt;
-// rec.Attempts and rec.FirstClass keep the first attempt's outcome, so
-// retries never hide errors.
-func (c *Client) DoRetry(ctx context.Context, r *workload.Request, rec *record.Record, keepText bool) {
-	c.Do(r, rec, keepText)
-	if c.t.Retries == 0 {
-		return
-	}
-	rec.Attempts, rec.FirstClass = 1, rec.Class
-	for rec.Attempts <= c.t.Retries && retryable(rec.Class) {
-		if !sleepCtx(ctx, backoff(rec.Attempts, rec.RetryAfter)) {
-			return
-		}
-		attempts, first := rec.Attempts, rec.FirstClass
-		sched, idx, tag, warm, late, waited, origin, paused := rec.Scheduled, rec.Index, rec.Tag, rec.Warmup, rec.Lateness, rec.Waited, rec.Origin, rec.Paused
-		rec.Reset()
-		rec.Scheduled, rec.Index, rec.Tag, rec.Warmup, rec.Lateness, rec.Waited, rec.Origin, rec.Paused = sched, idx, tag, warm, late, waited, origin, paused
-		c.Do(r, rec, keepText)
-		rec.Attempts, rec.FirstClass = attempts+1, first
-	}
-}
-
-// appendContent appends the text of a chunk's content (or completion text)
-// field. It decodes just that string, only for workloads that keep text.
-func appendContent(dst, payload []byte) []byte {
-	for _, key := range [][]byte{keyContent, keyText} {
-		if out, ok := appendString(dst, payload, key); ok {
-			return out
-		}
-	}
-	return dst
-}
-
-// appendStringAfter appends the decoded JSON string that follows key in
-// payload (nothing when there is none).
-func appendStringAfter(dst, payload, key []byte) []byte {
-	out, _ := appendString(dst, payload, key)
-	return out
-}
-
-// appendString is appendStringAfter, saying whether key held a string.
-func appendString(dst, payload, key []byte) ([]byte, bool) {
-	i := bytes.Index(payload, key)
-	if i < 0 {
-		return dst, false
-	}
-	v := skipSpace(payload[i+len(key):])
-	if len(v) == 0 || v[0] != '"' {
-		return dst, false
-	}
-	end := 1
-	for end < len(v) && v[end] != '"' {
-		if v[end] == '\\' {
-			end++
-		}
-		end++
-	}
-	if end >= len(v) {
-		return dst, true
-	}
-	var s string
-	if json.Unmarshal(v[:end+1], &s) == nil {
-		return append(dst, s...), true
-	}
-	return dst, false
-}
-
-// sleepCtx waits for d, or until ctx ends; it reports whether the wait ran
-// its course.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
