@@ -96,15 +96,61 @@ type calibration struct {
 // Cancelling ctx stops it with ctx's error: the replays under way end, and
 // the search's remaining steps each return at once.
 func Calibrate(ctx context.Context, o CalibrateOptions) (*results.Calibration, *model.ModelsFile, error) {
-	spec, err := o.Target.model()
+	c, err := newCalibration(ctx, o)
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &calibration{ctx: ctx, o: o, spec: spec, start: tuningOf(spec)}
-	out := &results.Calibration{Measured: o.Name, Model: spec.Name, Origin: o.Origin}
+	out := &results.Calibration{Measured: o.Name, Model: c.spec.Name, Origin: o.Origin}
 	for _, m := range results.CalibrationMetrics {
 		out.Metrics = append(out.Metrics, m.Name)
 	}
+	usable := c.replayLevels(out)
+	if len(usable) == 0 {
+		return nil, nil, errors.New("no measured level can be replayed: " + skippedReasons(out.Levels))
+	}
+	c.split(usable)
+	if len(c.held) == 0 {
+		out.Notes = append(out.Notes, "no level was held out, so the errors below are on the fitted data only")
+	}
+	for _, i := range c.held {
+		out.Levels[i].HeldOut = true
+	}
+	if o.FitSlots {
+		if err := c.chooseSlots(out); err != nil {
+			return c.stopped(out, c.start), nil, err
+		}
+	}
+	best, evaluations, err := c.search()
+	if ctx.Err() != nil {
+		return c.stopped(out, best), nil, ctx.Err()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	out.Evaluations = evaluations
+	out.Params = c.confidence(best)
+	c.compare(out, best, usable)
+	if err := ctx.Err(); err != nil {
+		return c.stopped(out, best), nil, err
+	}
+	out.Summarise()
+	c.judge(out)
+	models := c.tuned(best)
+	for i := range models.Models {
+		if models.Models[i].Name == c.spec.Name {
+			models.Models[i].Fit = fitSpec(out)
+		}
+	}
+	return out, models, nil
+}
+
+// newCalibration reads the target's model and which tunables are free.
+func newCalibration(ctx context.Context, o CalibrateOptions) (*calibration, error) {
+	spec, err := o.Target.model()
+	if err != nil {
+		return nil, err
+	}
+	c := &calibration{ctx: ctx, o: o, spec: spec, start: tuningOf(spec)}
 	for i, t := range Tunables {
 		if !slices.Contains(o.Fixed, t.Name) {
 			c.free = append(c.free, i)
@@ -112,20 +158,26 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*results.Calibration, *
 	}
 	for _, name := range o.Fixed {
 		if !slices.ContainsFunc(Tunables, func(t Tunable) bool { return t.Name == name }) {
-			return nil, nil, fmt.Errorf("no tunable %q (there are %s)", name, tunableNames())
+			return nil, fmt.Errorf("no tunable %q (there are %s)", name, tunableNames())
 		}
 	}
 	if len(c.free) == 0 {
-		return nil, nil, errors.New("every tunable is fixed: nothing to fit")
+		return nil, errors.New("every tunable is fixed: nothing to fit")
 	}
+	return c, nil
+}
+
+// replayLevels replays each measured level's workload once, noting in out
+// why a level cannot be, and returns the indices of those that can.
+func (c *calibration) replayLevels(out *results.Calibration) []int {
 	notes := map[string]bool{}
 	var usable []int
-	c.levels = make([]Replayed, len(o.Measured.Levels))
-	for i, l := range o.Measured.Levels {
+	c.levels = make([]Replayed, len(c.o.Measured.Levels))
+	for i, l := range c.o.Measured.Levels {
 		lv := results.CalibratedLevel{Load: l.Load}
 		if why := replayable(l); why != "" {
 			lv.Skipped = why
-		} else if rp, note, err := Replay(o.Target, l.Run, fmt.Sprintf("[calibrate.%d]", i+1)); err != nil {
+		} else if rp, note, err := Replay(c.o.Target, l.Run, fmt.Sprintf("[calibrate.%d]", i+1)); err != nil {
 			lv.Skipped = err.Error()
 		} else {
 			c.levels[i] = rp
@@ -137,17 +189,14 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*results.Calibration, *
 		}
 		out.Levels = append(out.Levels, lv)
 	}
-	if len(usable) == 0 {
-		return nil, nil, errors.New("no measured level can be replayed: " + skippedReasons(out.Levels))
-	}
-	c.split(usable)
-	if len(c.held) == 0 {
-		out.Notes = append(out.Notes, "no level was held out, so the errors below are on the fitted data only")
-	}
-	for _, i := range c.held {
-		out.Levels[i].HeldOut = true
-	}
+	return usable
+}
 
+// search minimises the training levels' loss over the free tunables. It
+// returns the best point (the start, or the best reached when stopped)
+// and how many evaluations it took.
+func (c *calibration) search() ([]float64, int, error) {
+	o := c.o
 	params := make([]Param, len(c.free))
 	for k, i := range c.free {
 		t := Tunables[i]
@@ -157,20 +206,15 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*results.Calibration, *
 	if maxEval <= 0 {
 		maxEval = 600
 	}
-	if o.FitSlots {
-		if err := c.chooseSlots(out); err != nil {
-			return c.stopped(out, c.start), nil, err
-		}
-	}
 	bestLoss, bestX, evals := math.Inf(1), []float64(nil), 0
 	fit, err := Fit(params, maxEval, func(x []float64) float64 {
-		if ctx.Err() != nil {
+		if c.ctx.Err() != nil {
 			// Stopped: the search's remaining steps cost nothing.
 			return math.Inf(1)
 		}
 		r := c.residuals(c.full(x), c.train)
 		l := sumSquares(r)
-		if ctx.Err() == nil && l < bestLoss {
+		if c.ctx.Err() == nil && l < bestLoss {
 			bestLoss, bestX = l, slices.Clone(x)
 		}
 		if evals++; o.Evaluated != nil && len(r) > 0 {
@@ -178,25 +222,25 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*results.Calibration, *
 		}
 		return l
 	})
-	if ctx.Err() != nil {
-		best := c.start
+	if c.ctx.Err() != nil {
 		if bestX != nil {
-			best = c.full(roundParams(bestX))
+			return c.full(roundParams(bestX)), 0, nil
 		}
-		return c.stopped(out, best), nil, ctx.Err()
+		return c.start, 0, nil
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
-	best := c.full(roundParams(fit.X))
-	out.Evaluations = fit.Evaluations
-	out.Params = c.confidence(best)
+	return c.full(roundParams(fit.X)), fit.Evaluations, nil
+}
 
-	// Every usable level, with the start and the fit, for the report.
+// compare replays every usable level with the start and the fit, for the
+// report.
+func (c *calibration) compare(out *results.Calibration, best []float64, usable []int) {
 	startRuns := c.replayAll(c.start, usable)
 	fitRuns := c.replayAll(best, usable)
 	for _, i := range usable {
-		meas := o.Measured.Levels[i].Run
+		meas := c.o.Measured.Levels[i].Run
 		for _, m := range results.CalibrationMetrics {
 			want, ok := m.Value(meas)
 			if !ok || want <= 0 {
@@ -212,18 +256,6 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*results.Calibration, *
 			out.Levels[i].Metrics = append(out.Levels[i].Metrics, mf)
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return c.stopped(out, best), nil, err
-	}
-	out.Summarise()
-	c.judge(out)
-	models := c.tuned(best)
-	for i := range models.Models {
-		if models.Models[i].Name == spec.Name {
-			models.Models[i].Fit = fitSpec(out)
-		}
-	}
-	return out, models, nil
 }
 
 // stopped is the calibration as far as it went when it was stopped: the

@@ -28,6 +28,23 @@ func Plan(w io.Writer, p *results.Plan) error {
 	} else {
 		fmt.Fprintf(w, "configurations serving %s%s meeting %s, cheapest first\n\n", num(p.Target, -1), unit, p.SLOText())
 	}
+	misses, apriori, err := planTable(w, p, unit)
+	if err != nil {
+		return err
+	}
+	planLegend(w, p, apriori)
+	if err := planMisses(w, p, misses); err != nil {
+		return err
+	}
+	if p.Day != nil {
+		return planDay(w, p.Day)
+	}
+	return nil
+}
+
+// planTable is the table of the fleets that meet the SLO; it returns the
+// rows that do not, and whether any row's cost model is a priori.
+func planTable(w io.Writer, p *results.Plan, unit string) ([]results.PlanRow, bool, error) {
 	var boundNames []string
 	for _, b := range p.SLO.Bounds {
 		boundNames = append(boundNames, b.String())
@@ -55,35 +72,43 @@ func Plan(w io.Writer, p *results.Plan) error {
 			apriori = true
 		}
 		row := []string{config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, loadText(r.PerReplica) + unit, limitText(r)}
-		for _, name := range boundNames {
-			v := "-"
-			if r.AtTarget != nil {
-				if x, ok := r.AtTarget.Bounds[name]; ok {
-					v = ms(x)
-				}
-			}
-			row = append(row, v)
-		}
-		tok := "-"
-		if r.AtTarget != nil {
-			tok = num(r.AtTarget.OutputTokensPerS, 0)
-		}
-		limit := "-"
-		if a := r.AtTarget; a != nil && a.BindingBound != "" {
-			if b, _, err := results.ParseBounds(a.BindingBound); err == nil && len(b) == 1 {
-				limit = fmt.Sprintf("%s p%g %.0f%%", b[0].Metric, b[0].Percentile, 100*a.BindingValue/b[0].Ms)
-			}
-		}
-		row = append(row, tok, money(r.CostPerHour), money(r.CostPerMOutputTokens), count(r.KVSequences), limit)
-		rows = append(rows, row)
+		rows = append(rows, append(row, planFigures(r, boundNames)...))
 	}
-	if len(rows) > 0 {
-		if err := renderTable(w, header, rows); err != nil {
-			return err
-		}
-	} else {
+	if len(rows) == 0 {
 		fmt.Fprintln(w, "no configuration searched meets the SLO.")
+		return misses, apriori, nil
 	}
+	return misses, apriori, renderTable(w, header, rows)
+}
+
+// planFigures is a row's bounds at the target, then its throughput, costs,
+// KV sequences and the bound nearest its limit.
+func planFigures(r results.PlanRow, boundNames []string) []string {
+	var row []string
+	for _, name := range boundNames {
+		v := "-"
+		if r.AtTarget != nil {
+			if x, ok := r.AtTarget.Bounds[name]; ok {
+				v = ms(x)
+			}
+		}
+		row = append(row, v)
+	}
+	tok := "-"
+	if r.AtTarget != nil {
+		tok = num(r.AtTarget.OutputTokensPerS, 0)
+	}
+	limit := "-"
+	if a := r.AtTarget; a != nil && a.BindingBound != "" {
+		if b, _, err := results.ParseBounds(a.BindingBound); err == nil && len(b) == 1 {
+			limit = fmt.Sprintf("%s p%g %.0f%%", b[0].Metric, b[0].Percentile, 100*a.BindingValue/b[0].Ms)
+		}
+	}
+	return append(row, tok, money(r.CostPerHour), money(r.CostPerMOutputTokens), count(r.KVSequences), limit)
+}
+
+// planLegend says what the table's columns mean.
+func planLegend(w io.Writer, p *results.Plan, apriori bool) {
 	what := "at the target"
 	if p.FindMax {
 		what = "at that load"
@@ -98,6 +123,11 @@ func Plan(w io.Writer, p *results.Plan) error {
 	if p.PriceSource != "" {
 		fmt.Fprintf(w, "prices: %s\n", p.PriceSource)
 	}
+}
+
+// planMisses is the table of configurations that do not meet the SLO and
+// why, the cliffs found, and the plan's notes.
+func planMisses(w io.Writer, p *results.Plan, misses []results.PlanRow) error {
 	if len(misses) > 0 {
 		fmt.Fprintln(w)
 		var mrows [][]string
@@ -125,9 +155,6 @@ func Plan(w io.Writer, p *results.Plan) error {
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
-	}
-	if p.Day != nil {
-		return planDay(w, p.Day)
 	}
 	return nil
 }

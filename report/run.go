@@ -18,6 +18,22 @@ func Run(out io.Writer, r *results.Run) error {
 }
 
 func run(w io.Writer, r *results.Run) error {
+	for _, part := range runParts {
+		if err := part(w, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runParts are a run's lines in the order the terminal shows them.
+var runParts = []func(io.Writer, *results.Run) error{
+	runHead, runArrivals, runLatencies, runOutcomes, runCache, runTail,
+}
+
+// runHead is what ran against what, how many requests ended how, and
+// the throughput.
+func runHead(w io.Writer, r *results.Run) error {
 	c := r.Config
 	target := c.BaseURL
 	if c.BuiltinSim {
@@ -43,7 +59,13 @@ func run(w io.Writer, r *results.Run) error {
 		fmt.Fprintf(w, "through  %s req/s · %s output tok/s · %s total tok/s (completed over the window and its drain)\n",
 			num(tp.RequestsPerS, 2), num(tp.OutputTokensPerS, 1), num(tp.TotalTokensPerS, 1))
 	}
-	a := r.Arrivals
+	return nil
+}
+
+// runArrivals is how the load went out: calls, arrivals, the ramp, and
+// what the client could not send.
+func runArrivals(w io.Writer, r *results.Run) error {
+	c, a := r.Config, r.Arrivals
 	switch {
 	case r.Calls != nil:
 		cl := r.Calls
@@ -77,7 +99,12 @@ func run(w io.Writer, r *results.Run) error {
 			cs.Opened, cs.StaleClosed, cs.Resent)
 	}
 	writeHealth(w, r.Health)
-	if err := latencyTable(w, r.Stats, c.Pooled()); err != nil {
+	return nil
+}
+
+// runLatencies is the latency table and the tokens per request.
+func runLatencies(w io.Writer, r *results.Run) error {
+	if err := latencyTable(w, r.Stats, r.Config.Pooled()); err != nil {
 		return err
 	}
 	tk := r.Tokens
@@ -87,6 +114,12 @@ func run(w io.Writer, r *results.Run) error {
 		fmt.Fprintf(w, " · cached %s of input", pct(float64(tk.CachedTotal)/float64(tk.InputTotal)))
 	}
 	fmt.Fprintln(w)
+	return nil
+}
+
+// runOutcomes is what the answers held (reasoning, tools, images), the
+// classes of a mix, goodput and calls in progress.
+func runOutcomes(w io.Writer, r *results.Run) error {
 	if rs := r.Reasoning; rs != nil {
 		fmt.Fprintln(w, ReasoningLine(r))
 	}
@@ -107,6 +140,12 @@ func run(w io.Writer, r *results.Run) error {
 		fmt.Fprintf(w, "in call  %.1f calls in progress on average while calls arrived; Little's law expects %.1f (calls of %.1f s, in a window that starts empty)\n",
 			cl.AchievedConcurrency, cl.LittlesLaw, cl.MeanCallSeconds)
 	}
+	return nil
+}
+
+// runCache is the prefix cache's hit rate, or why it is unknown, and the
+// figures by turn of a call.
+func runCache(w io.Writer, r *results.Run) error {
 	if ca := r.Cache; ca != nil {
 		expected := ""
 		if ca.Expected != nil {
@@ -124,10 +163,14 @@ func run(w io.Writer, r *results.Run) error {
 		}
 	}
 	if len(r.ByTurn) > 0 {
-		if err := turnTable(w, r.ByTurn); err != nil {
-			return err
-		}
+		return turnTable(w, r.ByTurn)
 	}
+	return nil
+}
+
+// runTail is the errors, retries, notes and warnings.
+func runTail(w io.Writer, r *results.Run) error {
+	rq := r.Requests
 	if len(rq.Errors) > 0 {
 		fmt.Fprintf(w, "errors   %s\n", formatCounts(rq.Errors))
 	}
