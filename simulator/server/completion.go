@@ -12,80 +12,28 @@ import (
 
 // completion serves one request of the kind h handles.
 func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, h *handler) {
-	if f := ctx.Request.Header.Peek("X-Knee-Fault"); len(f) > 0 {
-		if _, ok := faultKindOf(string(f)); !ok {
-			writeError(ctx, &APIError{Status: 400, Type: "invalid_request_error", Param: "X-Knee-Fault",
-				Message: fmt.Sprintf("unknown fault %.40q: use one of %s (or 429, 500, 503, 401)", f, strings.Join(FaultKinds, ", "))})
-			return
-		}
+	if apiErr := checkFaultHeader(ctx); apiErr != nil {
+		writeError(ctx, apiErr)
+		return
 	}
-	chat := h.kind.Chat()
 	d, err := h.decode(s, ctx.PostBody())
 	if err != nil {
 		writeError(ctx, err.(*APIError))
 		return
 	}
-	m, adapter := s.models[d.Model], 0
-	if m == nil {
-		m, adapter = s.adapterOf(d.Model)
-	}
-	if m == nil {
-		writeError(ctx, modelNotFound(d.Model))
-		return
-	}
-	if d.priority != 0 && m.spec.SchedulingPolicy != "priority" {
-		// vLLM refuses a priority its scheduler would not honour.
-		writeError(ctx, badRequest("priority", "Got priority %d but Priority scheduling is not enabled.", d.priority))
-		return
-	}
-	d.Gen.WantIDs = m.wantIDs
-	if len(d.images.Raws) > 0 && m.spec.Vision == nil {
-		writeError(ctx, badRequest(d.images.Params[0]+".type", "The model %s is not a multimodal model: it takes no images", d.Model))
-		return
-	}
-	if pooling := m.spec.Pooling != nil; pooling != h.kind.Pooled() {
-		writeError(ctx, badRequest("model", "The model %s does not support the %s API (it is a %s model)", d.Model, h.kind.Title, map[bool]string{true: "pooling", false: "generative"}[pooling]))
-		return
-	}
-	if err := checkTools(&d.Gen, m.spec.Tools, d.Model); err != nil {
-		writeError(ctx, err.(*APIError))
+	m, adapter, apiErr := s.modelFor(d, h)
+	if apiErr != nil {
+		writeError(ctx, apiErr)
 		return
 	}
 	fault, faulty := s.decideFault(ctx, m, &d.Gen)
 	if faulty && s.errorFault(ctx, m, fault) {
 		return
 	}
-	if fs := m.faults.get(); fs.MaxWaiting > 0 && m.waiting() >= fs.MaxWaiting {
-		status := fs.OverloadStatus
-		if status == 0 {
-			status = 429
-		}
-		m.mm.Fault(FaultOverload)
-		m.sum.Fault(FaultOverload)
-		if status == 429 {
-			ctx.Response.Header.Set("Retry-After", "1")
-			writeError(ctx, &APIError{Status: 429, Type: "rate_limit_error", Code: "rate_limit_exceeded", Message: "the server is overloaded: too many requests waiting"})
-		} else {
-			writeError(ctx, &APIError{Status: 503, Type: "server_error", Code: "service_unavailable", Message: "the server is overloaded: too many requests waiting"})
-		}
+	if m.overloaded(ctx) {
 		return
 	}
-	var plan *Plan
-	if h.kind.Pooled() {
-		plan = PoolPlan(d.inputs, m.wantIDs)
-		err = content.CheckContext(plan.PromptTokens, nil, m.spec.ContextLength)
-	} else {
-		plan, err = s.opts.Responder.Generate(&d.Gen, m.spec.ContextLength)
-	}
-	reasoning := m.spec.Reasoning.ForRequest(d.effort, d.noThinking)
-	if err == nil && len(d.images.Raws) > 0 {
-		err = WithImages(plan, &d.images, m.spec.Vision, &m.encoded, FetchImage, d.Gen.MaxTokens, m.spec.ContextLength)
-	}
-	if err == nil && chat {
-		CallTool(plan, m.spec.Tools, &d.Gen, m.spec.ContextLength)
-		reasoning = Scripted(plan, reasoning, d.noThinking)
-		Think(plan, reasoning, d.Gen.MaxTokens, m.spec.ContextLength)
-	}
+	plan, reasoning, err := s.plan(d, h, m)
 	if err == nil {
 		plan.Adapter, plan.Priority = adapter, d.priority
 		err = m.engine.Check(plan)
@@ -97,7 +45,7 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, h *hand
 	if d.Gen.MaxTokens != nil {
 		m.mm.MaxTokens.Observe(float64(*d.Gen.MaxTokens))
 	}
-	r := &run{s: s, h: h, m: m, plan: plan, arrival: arrival, chat: chat, model: d.Model,
+	r := &run{s: s, h: h, m: m, plan: plan, arrival: arrival, chat: h.kind.Chat(), model: d.Model,
 		id: s.ids.Add(1), includeUsage: d.IncludeUsage, reasoning: reasoning,
 		store: d.store, inputs: d.inputs, docs: d.docs, topN: d.topN}
 	if h.kind.History {
@@ -111,7 +59,98 @@ func (s *Server) completion(ctx *fasthttp.RequestCtx, arrival time.Time, h *hand
 	if faulty {
 		r.fault = &fault
 	}
-	if !d.Stream {
+	s.answer(ctx, r, d.Stream)
+}
+
+// checkFaultHeader refuses a fault the simulator does not know.
+func checkFaultHeader(ctx *fasthttp.RequestCtx) *APIError {
+	f := ctx.Request.Header.Peek("X-Knee-Fault")
+	if len(f) == 0 {
+		return nil
+	}
+	if _, ok := faultKindOf(string(f)); ok {
+		return nil
+	}
+	return &APIError{Status: 400, Type: "invalid_request_error", Param: "X-Knee-Fault",
+		Message: fmt.Sprintf("unknown fault %.40q: use one of %s (or 429, 500, 503, 401)", f, strings.Join(FaultKinds, ", "))}
+}
+
+// modelFor is the model (and LoRA adapter) a request names, or the
+// server's refusal: no such model, or one that cannot serve it.
+func (s *Server) modelFor(d *decoded, h *handler) (*model, int, *APIError) {
+	m, adapter := s.models[d.Model], 0
+	if m == nil {
+		m, adapter = s.adapterOf(d.Model)
+	}
+	if m == nil {
+		return nil, 0, modelNotFound(d.Model)
+	}
+	if d.priority != 0 && m.spec.SchedulingPolicy != "priority" {
+		// vLLM refuses a priority its scheduler would not honour.
+		return nil, 0, badRequest("priority", "Got priority %d but Priority scheduling is not enabled.", d.priority)
+	}
+	d.Gen.WantIDs = m.wantIDs
+	if len(d.images.Raws) > 0 && m.spec.Vision == nil {
+		return nil, 0, badRequest(d.images.Params[0]+".type", "The model %s is not a multimodal model: it takes no images", d.Model)
+	}
+	if pooling := m.spec.Pooling != nil; pooling != h.kind.Pooled() {
+		return nil, 0, badRequest("model", "The model %s does not support the %s API (it is a %s model)", d.Model, h.kind.Title, map[bool]string{true: "pooling", false: "generative"}[pooling])
+	}
+	if err := checkTools(&d.Gen, m.spec.Tools, d.Model); err != nil {
+		return nil, 0, err.(*APIError)
+	}
+	return m, adapter, nil
+}
+
+// overloaded refuses the request when the model's queue is full, as the
+// model's faults say (429 with Retry-After, or 503).
+func (m *model) overloaded(ctx *fasthttp.RequestCtx) bool {
+	fs := m.faults.get()
+	if fs.MaxWaiting <= 0 || m.waiting() < fs.MaxWaiting {
+		return false
+	}
+	status := fs.OverloadStatus
+	if status == 0 {
+		status = 429
+	}
+	m.mm.Fault(FaultOverload)
+	m.sum.Fault(FaultOverload)
+	if status == 429 {
+		ctx.Response.Header.Set("Retry-After", "1")
+		writeError(ctx, &APIError{Status: 429, Type: "rate_limit_error", Code: "rate_limit_exceeded", Message: "the server is overloaded: too many requests waiting"})
+	} else {
+		writeError(ctx, &APIError{Status: 503, Type: "server_error", Code: "service_unavailable", Message: "the server is overloaded: too many requests waiting"})
+	}
+	return true
+}
+
+// plan is what the engine will do for the request: its prompt and answer
+// tokens (or a pooling pass), its images, tools and reasoning.
+func (s *Server) plan(d *decoded, h *handler, m *model) (*Plan, *ReasoningSpec, error) {
+	var plan *Plan
+	var err error
+	if h.kind.Pooled() {
+		plan = PoolPlan(d.inputs, m.wantIDs)
+		err = content.CheckContext(plan.PromptTokens, nil, m.spec.ContextLength)
+	} else {
+		plan, err = s.opts.Responder.Generate(&d.Gen, m.spec.ContextLength)
+	}
+	reasoning := m.spec.Reasoning.ForRequest(d.effort, d.noThinking)
+	if err == nil && len(d.images.Raws) > 0 {
+		err = WithImages(plan, &d.images, m.spec.Vision, &m.encoded, FetchImage, d.Gen.MaxTokens, m.spec.ContextLength)
+	}
+	if err == nil && h.kind.Chat() {
+		CallTool(plan, m.spec.Tools, &d.Gen, m.spec.ContextLength)
+		reasoning = Scripted(plan, reasoning, d.noThinking)
+		Think(plan, reasoning, d.Gen.MaxTokens, m.spec.ContextLength)
+	}
+	return plan, reasoning, err
+}
+
+// answer sends r's answer: one body, or a stream that a cut fault ends
+// early with the connection closed.
+func (s *Server) answer(ctx *fasthttp.RequestCtx, r *run, stream bool) {
+	if !stream {
 		s.open.Add(1)
 		defer s.open.Done()
 		r.unary(ctx)
