@@ -34,72 +34,111 @@ func decodeCommon(body []byte, chat bool) *decoded {
 		return nil
 	}
 	top, err := v.Object()
-	if err != nil || !plainKeys(top, "model", "messages", "prompt", "max_tokens", "max_completion_tokens",
+	if err != nil || !commonShape(top) {
+		return nil
+	}
+	r := &fastReader{ok: true}
+	d := &decoded{}
+	if m := top.Get("model"); m != nil {
+		d.Model = r.str(m)
+	}
+	if !r.ok || d.Model == "" || !r.messages(d, top.Get("messages")) || !commonLimits(d, top) {
+		return nil
+	}
+	d.Stream = r.boolean(top.Get("stream"))
+	d.Gen.IgnoreEOS = r.boolean(top.Get("ignore_eos"))
+	if so := top.Get("stream_options"); so != nil && so.Type() != fastjson.TypeNull {
+		o, err := so.Object()
+		if err != nil || !plainKeys(o, "include_usage") {
+			return nil
+		}
+		d.IncludeUsage = r.boolean(o.Get("include_usage"))
+	}
+	if !r.ok {
+		return nil
+	}
+	return d
+}
+
+// commonShape reports whether the request holds only the fields the fast
+// path reads, sampling in range, and nothing the strict decoder must
+// judge.
+func commonShape(top *fastjson.Object) bool {
+	if !plainKeys(top, "model", "messages", "prompt", "max_tokens", "max_completion_tokens",
 		"seed", "stream", "stream_options", "ignore_eos", "stop", "n",
 		"temperature", "top_p", "presence_penalty", "frequency_penalty", "top_logprobs", "logprobs",
 		"tool_choice", "response_format") || !samplingInRange(top) {
-		return nil
+		return false
 	}
 	// Constraints the simulator may refuse are the strict decoder's to
 	// judge.
 	if top.Get("tool_choice") != nil || top.Get("response_format") != nil {
-		return nil
+		return false
 	}
 	// What shapes a reasoning model's thinking, and a priority, are read
 	// by the strict decoder too (rare, and a mistake in them is a 400).
-	if hasKeyFold(top, "reasoning_effort", "chat_template_kwargs", "tools", "priority") {
-		return nil
+	return !hasKeyFold(top, "reasoning_effort", "chat_template_kwargs", "tools", "priority")
+}
+
+// fastReader reads fastjson values, remembering whether any was not what
+// encoding/json would have read alike.
+type fastReader struct{ ok bool }
+
+// str is v's string. fastjson leaves a lone surrogate escape as written
+// where encoding/json puts U+FFFD, so a backslash left after unescaping
+// (rare in text) sends the request to the strict decoder.
+func (r *fastReader) str(v *fastjson.Value) string {
+	b, err := v.StringBytes()
+	if err != nil || !utf8.Valid(b) || bytes.IndexByte(b, '\\') >= 0 {
+		r.ok = false
 	}
-	d := &decoded{}
-	ok := true
-	// fastjson leaves a lone surrogate escape as written where
-	// encoding/json puts U+FFFD, so a backslash left after unescaping (rare
-	// in text) sends the request to the strict decoder.
-	str := func(v *fastjson.Value) string {
-		b, err := v.StringBytes()
-		if err != nil || !utf8.Valid(b) || bytes.IndexByte(b, '\\') >= 0 {
-			ok = false
-		}
-		return string(b)
+	return string(b)
+}
+
+// boolean is v's value, false when absent or null.
+func (r *fastReader) boolean(v *fastjson.Value) bool {
+	if v == nil || v.Type() == fastjson.TypeNull {
+		return false
 	}
-	boolean := func(v *fastjson.Value) bool {
-		if v == nil || v.Type() == fastjson.TypeNull {
-			return false
-		}
-		b, err := v.Bool()
-		ok = ok && err == nil
-		return b
-	}
-	if m := top.Get("model"); m != nil {
-		d.Model = str(m)
-	}
-	msgs := top.Get("messages")
-	if !ok || d.Model == "" || msgs == nil {
-		return nil
+	b, err := v.Bool()
+	r.ok = r.ok && err == nil
+	return b
+}
+
+// messages reads plain chat messages (role and text content) into d.
+func (r *fastReader) messages(d *decoded, msgs *fastjson.Value) bool {
+	if msgs == nil {
+		return false
 	}
 	items, err := msgs.Array()
 	if err != nil || len(items) == 0 {
-		return nil
+		return false
 	}
 	d.Gen = GenRequest{Chat: true, Model: d.Model, Messages: make([]Message, len(items))}
 	for i, it := range items {
 		o, err := it.Object()
 		if err != nil || !plainKeys(o, "role", "content") || o.Get("role") == nil || o.Get("content") == nil || hasKeyFold(o, "tool_calls") {
-			return nil
+			return false
 		}
-		role, text := str(o.Get("role")), str(o.Get("content"))
+		role, text := r.str(o.Get("role")), r.str(o.Get("content"))
 		switch role {
 		case "system", "user", "assistant", "developer", "tool":
 		default:
-			return nil
+			return false
 		}
 		d.Gen.Messages[i] = Message{Role: role, Text: text}
 	}
+	return true
+}
+
+// commonLimits reads the answer's bounds (max tokens, seed, n, stop) into
+// d; false sends the request to the strict decoder.
+func commonLimits(d *decoded, top *fastjson.Object) bool {
 	for _, key := range []string{"max_tokens", "max_completion_tokens"} {
 		if n := top.Get(key); n != nil && n.Type() != fastjson.TypeNull {
 			mt, err := n.Int()
 			if err != nil || mt < 1 {
-				return nil
+				return false
 			}
 			d.Gen.MaxTokens = &mt
 		}
@@ -107,31 +146,17 @@ func decodeCommon(body []byte, chat bool) *decoded {
 	if s := top.Get("seed"); s != nil && s.Type() != fastjson.TypeNull {
 		seed, err := s.Int64()
 		if err != nil {
-			return nil
+			return false
 		}
 		d.Gen.Seed = &seed
 	}
 	if n := top.Get("n"); n != nil && n.Type() != fastjson.TypeNull {
 		if k, err := n.Int(); err != nil || k != 1 {
-			return nil
+			return false
 		}
 	}
-	if s := top.Get("stop"); s != nil && s.Type() != fastjson.TypeNull {
-		return nil
-	}
-	d.Stream = boolean(top.Get("stream"))
-	d.Gen.IgnoreEOS = boolean(top.Get("ignore_eos"))
-	if so := top.Get("stream_options"); so != nil && so.Type() != fastjson.TypeNull {
-		o, err := so.Object()
-		if err != nil || !plainKeys(o, "include_usage") {
-			return nil
-		}
-		d.IncludeUsage = boolean(o.Get("include_usage"))
-	}
-	if !ok {
-		return nil
-	}
-	return d
+	s := top.Get("stop")
+	return s == nil || s.Type() == fastjson.TypeNull
 }
 
 // samplingInRange reports whether the sampling parameters present are of
