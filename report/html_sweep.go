@@ -34,46 +34,7 @@ type htmlLevel struct {
 }
 
 func sweepSection(s *results.Sweep, idx int) htmlSweep {
-	hs := htmlSweep{Index: idx, Label: s.Label}
-	c := s.Config
-	hs.Facts = facts(
-		fact{"target", targetOf(c)}, fact{"model", joinSome(" · ", c.Model, suffixed(c.Endpoint, " endpoint"))},
-		fact{"workload", s.Workload + " · asked: " + sizesOf(c) + measuredSizes(s)},
-		fact{"axis", s.Axis + " · " + plural(len(s.Levels), "level")},
-		fact{"window", windowOf(s)},
-		fact{"SLO", sloText(s.SLO) + fmt.Sprintf(", errors under %g%%", 100*s.SLO.MaxErrorRate)},
-		fact{"seed", fmt.Sprint(c.Seed)},
-	)
-	if !s.StartedAt.IsZero() {
-		hs.Facts = append(hs.Facts, fact{"started", s.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")})
-	}
-	if e := s.Environment; e.KneeVersion != "" {
-		hs.Facts = append(hs.Facts, fact{"measured with", fmt.Sprintf("knee %s on %s/%s, %d CPUs", e.KneeVersion, e.OS, e.Arch, e.CPUs)})
-	}
-	if rp := s.Repeats; rp != nil {
-		hs.Facts = append(hs.Facts, fact{"repeats", fmt.Sprintf("every level measured %d times, interleaved, each from its own seed and prompts; "+
-			"figures are pooled over them, ± is half the %s", rp.Count, results.RepeatMethod)})
-	}
-	if s.HealthPolicy != "" {
-		hs.Facts = append(hs.Facts, fact{"health policy", s.HealthPolicy})
-	}
-	if pr := s.Prediction; pr != nil {
-		what := pr.Model
-		if pr.Preset != "" {
-			what = pr.Preset
-		}
-		if pr.Replicas > 1 {
-			what = fmt.Sprintf("%d replicas of %s behind a %s router", pr.Replicas, what, pr.Routing)
-		}
-		hs.Facts = append(hs.Facts, fact{"predicted", what + ", in virtual time on the simulator's scheduler core"})
-		if pr.KVSequences > 0 {
-			hs.Facts = append(hs.Facts, fact{"KV cache", fmt.Sprintf("%s blocks of %d tokens per replica: %s sequences of the workload's %s tokens",
-				num(float64(pr.KVBlocks), 0), pr.KVBlockTokens, num(float64(pr.KVSequences), 0), num(pr.KVSequenceTokens, 0))})
-		}
-		if pr.Fit != "" {
-			hs.Facts = append(hs.Facts, fact{"fit", pr.Fit})
-		}
-	}
+	hs := htmlSweep{Index: idx, Label: s.Label, Facts: sweepFacts(s)}
 	var kb bytes.Buffer
 	Knees(&kb, s)
 	for _, line := range strings.Split(strings.TrimSpace(kb.String()), "\n") {
@@ -96,56 +57,112 @@ func sweepSection(s *results.Sweep, idx int) htmlSweep {
 			hs.Levels.Rows = append(hs.Levels.Rows, htmlRow{Class: "excluded", Cells: []string{load}, Note: "the level failed: " + l.Error})
 			continue
 		}
-		r := l.Run
-		// A repeated level's figures carry their 95% interval.
-		plus := func(key string, text string, format func(float64) string) string {
-			if p := r.Repeats.Plus(key, format); p != "" {
-				return text + " " + p
-			}
-			return text
-		}
-		q := func(sum results.Summary, v float64, key string) string {
-			if sum.Count == 0 {
-				return "-"
-			}
-			return plus(key, ms(v), ms)
-		}
-		tput := r.Throughput.RequestsPerS
-		if r.Calls != nil {
-			tput = r.Calls.TurnsPerS
-		}
-		good, hit, cut := "-", "-", "-"
-		if r.Goodput != nil {
-			good = pct(r.Goodput.Share)
-		}
-		if ca := r.Cache; ca != nil && ca.Reported {
-			hit = pct(ca.HitRate)
-		}
-		if c, u := r.Missing(); c+u > 0 {
-			cut = fmt.Sprintf("%s (%d cut, %d unsent)", pct(r.MissingShare()), c, u)
-		}
-		st := r.Stats
-		row := htmlRow{Cells: []string{load, num(r.Arrivals.OfferedRate, 2), num(float64(r.Requests.OK+r.Requests.Failed), 0),
-			q(st.TTFTSched, st.TTFTSched.P50, "ttft_sched.p50"), q(st.TTFTSched, st.TTFTSched.P95, "ttft_sched.p95"),
-			q(st.TTFTSched, st.TTFTSched.P99, "ttft_sched.p99"), q(st.TTFT, st.TTFT.P95, "ttft.p95"),
-			q(st.TPOT, st.TPOT.P50, "tpot.p50"), q(st.ITL, st.ITL.P50, "itl.p50"), q(st.E2E, st.E2E.P95, "e2e.p95"),
-			plus("throughput", num(tput, 2), func(v float64) string { return num(v, 2) }), num(r.Throughput.OutputTokensPerS, 0),
-			pct(r.Requests.ErrorRate()), cut, good, hit, r.Health.Verdict}}
-		if energy {
-			j := "-"
-			if g := r.GPU; g != nil && len(g.GPUs) > 0 {
-				j = num(g.JoulesPerOutputToken, 4)
-			}
-			row.Cells = append(row.Cells, j)
-		}
+		row := htmlLevelRow(l.Run, load, energy)
 		if why := excluded(s, l.Load); why != "" {
 			row.Class, row.Note = "excluded", "left out of the knees: "+why
 		}
 		hs.Levels.Rows = append(hs.Levels.Rows, row)
-		hs.Details = append(hs.Details, levelDetails(r, "level "+load))
+		hs.Details = append(hs.Details, levelDetails(l.Run, "level "+load))
 	}
 	hs.Warnings = append(hs.Warnings, CompareWarnings([]*results.Sweep{s})...)
 	return hs
+}
+
+// sweepFacts is what was measured how: target, workload, window, SLO,
+// repeats, and what predicted it when it was predicted.
+func sweepFacts(s *results.Sweep) []fact {
+	c := s.Config
+	out := facts(
+		fact{"target", targetOf(c)}, fact{"model", joinSome(" · ", c.Model, suffixed(c.Endpoint, " endpoint"))},
+		fact{"workload", s.Workload + " · asked: " + sizesOf(c) + measuredSizes(s)},
+		fact{"axis", s.Axis + " · " + plural(len(s.Levels), "level")},
+		fact{"window", windowOf(s)},
+		fact{"SLO", sloText(s.SLO) + fmt.Sprintf(", errors under %g%%", 100*s.SLO.MaxErrorRate)},
+		fact{"seed", fmt.Sprint(c.Seed)},
+	)
+	if !s.StartedAt.IsZero() {
+		out = append(out, fact{"started", s.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")})
+	}
+	if e := s.Environment; e.KneeVersion != "" {
+		out = append(out, fact{"measured with", fmt.Sprintf("knee %s on %s/%s, %d CPUs", e.KneeVersion, e.OS, e.Arch, e.CPUs)})
+	}
+	if rp := s.Repeats; rp != nil {
+		out = append(out, fact{"repeats", fmt.Sprintf("every level measured %d times, interleaved, each from its own seed and prompts; "+
+			"figures are pooled over them, ± is half the %s", rp.Count, results.RepeatMethod)})
+	}
+	if s.HealthPolicy != "" {
+		out = append(out, fact{"health policy", s.HealthPolicy})
+	}
+	if pr := s.Prediction; pr != nil {
+		out = append(out, predictionFacts(pr)...)
+	}
+	return out
+}
+
+// predictionFacts is what a predicted sweep was predicted on.
+func predictionFacts(pr *results.Prediction) []fact {
+	what := pr.Model
+	if pr.Preset != "" {
+		what = pr.Preset
+	}
+	if pr.Replicas > 1 {
+		what = fmt.Sprintf("%d replicas of %s behind a %s router", pr.Replicas, what, pr.Routing)
+	}
+	out := []fact{{"predicted", what + ", in virtual time on the simulator's scheduler core"}}
+	if pr.KVSequences > 0 {
+		out = append(out, fact{"KV cache", fmt.Sprintf("%s blocks of %d tokens per replica: %s sequences of the workload's %s tokens",
+			num(float64(pr.KVBlocks), 0), pr.KVBlockTokens, num(float64(pr.KVSequences), 0), num(pr.KVSequenceTokens, 0))})
+	}
+	if pr.Fit != "" {
+		out = append(out, fact{"fit", pr.Fit})
+	}
+	return out
+}
+
+// htmlLevelRow is a measured level's row of the page's levels table.
+func htmlLevelRow(r *results.Run, load string, energy bool) htmlRow {
+	// A repeated level's figures carry their 95% interval.
+	plus := func(key string, text string, format func(float64) string) string {
+		if p := r.Repeats.Plus(key, format); p != "" {
+			return text + " " + p
+		}
+		return text
+	}
+	q := func(sum results.Summary, v float64, key string) string {
+		if sum.Count == 0 {
+			return "-"
+		}
+		return plus(key, ms(v), ms)
+	}
+	tput := r.Throughput.RequestsPerS
+	if r.Calls != nil {
+		tput = r.Calls.TurnsPerS
+	}
+	good, hit, cut := "-", "-", "-"
+	if r.Goodput != nil {
+		good = pct(r.Goodput.Share)
+	}
+	if ca := r.Cache; ca != nil && ca.Reported {
+		hit = pct(ca.HitRate)
+	}
+	if c, u := r.Missing(); c+u > 0 {
+		cut = fmt.Sprintf("%s (%d cut, %d unsent)", pct(r.MissingShare()), c, u)
+	}
+	st := r.Stats
+	row := htmlRow{Cells: []string{load, num(r.Arrivals.OfferedRate, 2), num(float64(r.Requests.OK+r.Requests.Failed), 0),
+		q(st.TTFTSched, st.TTFTSched.P50, "ttft_sched.p50"), q(st.TTFTSched, st.TTFTSched.P95, "ttft_sched.p95"),
+		q(st.TTFTSched, st.TTFTSched.P99, "ttft_sched.p99"), q(st.TTFT, st.TTFT.P95, "ttft.p95"),
+		q(st.TPOT, st.TPOT.P50, "tpot.p50"), q(st.ITL, st.ITL.P50, "itl.p50"), q(st.E2E, st.E2E.P95, "e2e.p95"),
+		plus("throughput", num(tput, 2), func(v float64) string { return num(v, 2) }), num(r.Throughput.OutputTokensPerS, 0),
+		pct(r.Requests.ErrorRate()), cut, good, hit, r.Health.Verdict}}
+	if energy {
+		j := "-"
+		if g := r.GPU; g != nil && len(g.GPUs) > 0 {
+			j = num(g.JoulesPerOutputToken, 4)
+		}
+		row.Cells = append(row.Cells, j)
+	}
+	return row
 }
 
 // levelDetails is a level's (or a run's) small print.
