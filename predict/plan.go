@@ -316,7 +316,7 @@ func figuresOf(slo results.SLO, r *results.Run, load float64) *results.PlanFigur
 		OutputTokensPerS: r.Throughput.OutputTokensPerS, RequestsPerS: r.Throughput.RequestsPerS, ErrorRate: r.Requests.ErrorRate()}
 	for _, b := range slo.Bounds {
 		if v, ok := b.Value(r); ok {
-			f.Bounds[b.String()] = v
+			f.Bounds[b.Key()] = v
 		}
 	}
 	if name, slack := bindingClass(r); name != "" {
@@ -331,7 +331,7 @@ func figuresOf(slo results.SLO, r *results.Run, load float64) *results.PlanFigur
 	for _, b := range slo.Bounds {
 		if v, ok := b.Value(r); ok && b.Ms > 0 && (b.Ms-v)/b.Ms < best {
 			best = (b.Ms - v) / b.Ms
-			f.BindingBound, f.BindingValue = b.String(), v
+			f.BindingBound, f.BindingValue = b.Key(), v
 		}
 	}
 	return f

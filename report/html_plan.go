@@ -88,10 +88,8 @@ func planSection(p *results.Plan) htmlPlan {
 		a := r.AtTarget
 		for _, b := range p.SLO.Bounds {
 			v := "-"
-			if a != nil {
-				if x, ok := a.Bounds[b.String()]; ok {
-					v = ms(x)
-				}
+			if x, ok := a.Bound(b); ok {
+				v = ms(x)
 			}
 			row = append(row, v)
 		}

@@ -45,10 +45,6 @@ func Plan(w io.Writer, p *results.Plan) error {
 // planTable is the table of the fleets that meet the SLO; it returns the
 // rows that do not, and whether any row's cost model is a priori.
 func planTable(w io.Writer, p *results.Plan, unit string) ([]results.PlanRow, bool, error) {
-	var boundNames []string
-	for _, b := range p.SLO.Bounds {
-		boundNames = append(boundNames, b.String())
-	}
 	header := []string{"configuration", "replicas", "GPUs", "routing", "headroom", "per replica", "replica limit"}
 	for _, b := range p.SLO.Bounds {
 		header = append(header, fmt.Sprintf("%s p%g", b.Metric, b.Percentile))
@@ -72,7 +68,7 @@ func planTable(w io.Writer, p *results.Plan, unit string) ([]results.PlanRow, bo
 			apriori = true
 		}
 		row := []string{config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, loadText(r.PerReplica) + unit, limitText(r)}
-		rows = append(rows, append(row, planFigures(r, boundNames)...))
+		rows = append(rows, append(row, planFigures(r, p.SLO.Bounds)...))
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no configuration searched meets the SLO.")
@@ -83,14 +79,12 @@ func planTable(w io.Writer, p *results.Plan, unit string) ([]results.PlanRow, bo
 
 // planFigures is a row's bounds at the target, then its throughput, costs,
 // KV sequences and the bound nearest its limit.
-func planFigures(r results.PlanRow, boundNames []string) []string {
+func planFigures(r results.PlanRow, bounds []results.Bound) []string {
 	var row []string
-	for _, name := range boundNames {
+	for _, b := range bounds {
 		v := "-"
-		if r.AtTarget != nil {
-			if x, ok := r.AtTarget.Bounds[name]; ok {
-				v = ms(x)
-			}
+		if x, ok := r.AtTarget.Bound(b); ok {
+			v = ms(x)
 		}
 		row = append(row, v)
 	}

@@ -106,7 +106,7 @@ type PlanRow struct {
 // PlanFigures are a configuration's predicted figures at one load.
 type PlanFigures struct {
 	Load float64 `json:"load"`
-	// Bounds are the SLO's metrics, by their --slo names.
+	// Bounds are the SLO's metrics, by the bounds' Key (read with Bound).
 	Bounds           map[string]float64 `json:"bounds"`
 	TTFTP50          float64            `json:"ttft_p50_ms"`
 	TTFTP95          float64            `json:"ttft_p95_ms"`
@@ -129,6 +129,19 @@ type PlanFigures struct {
 	// GPU gives no power figures).
 	JoulesPerOutputToken float64 `json:"joules_per_output_token,omitempty"`
 	PowerW               float64 `json:"power_w,omitempty"`
+}
+
+// Bound is b's figure there, and whether there is one; files written
+// while the bounds were keyed by their --slo spelling read alike.
+func (f *PlanFigures) Bound(b Bound) (float64, bool) {
+	if f == nil {
+		return 0, false
+	}
+	if v, ok := f.Bounds[b.Key()]; ok {
+		return v, true
+	}
+	v, ok := f.Bounds[b.String()]
+	return v, ok
 }
 
 // Calibration states of a plan row's GPU.

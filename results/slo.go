@@ -35,6 +35,13 @@ func (b Bound) String() string {
 	return fmt.Sprintf("%s.p%s:%s", b.Metric, strconv.FormatFloat(b.Percentile, 'f', -1, 64), strconv.FormatFloat(b.Ms, 'f', -1, 64))
 }
 
+// Key is the bound as plan files name it ("ttft_p95:500"): the spelling
+// they were first written in, kept so that files old and new read alike
+// and a plan's bytes do not change with the flags' spelling.
+func (b Bound) Key() string {
+	return fmt.Sprintf("%s_p%s:%s", b.Metric, strconv.FormatFloat(b.Percentile, 'f', -1, 64), strconv.FormatFloat(b.Ms, 'f', -1, 64))
+}
+
 // Value is the bound's metric in r, in ms, and whether r has it.
 func (b Bound) Value(r *Run) (float64, bool) {
 	s, ok := r.Stats.SummaryOf(b.Metric)
