@@ -73,30 +73,66 @@ func (c *collector) slices(start, end, w time.Duration, keep bool) []results.Sli
 	// (SetOrigin), else from the last tick before it.
 	origin := c.gridOrigin()
 	start, w = origin+(start-origin)/tick*tick, max(w/tick*tick, tick)
-	n := int(math.Ceil(float64(end-start) / float64(w)))
-	out := make([]results.Slice, n)
+	g := sliceGrid{start: start, w: w, n: int(math.Ceil(float64(end-start) / float64(w)))}
+	out := make([]results.Slice, g.n)
 	for i := range out {
 		out[i].StartS = (time.Duration(i) * w).Seconds()
 		out[i].EndS = min(time.Duration(i+1)*w, end-start).Seconds()
 	}
-	index := func(d time.Duration) int {
-		switch {
-		case d >= start+time.Duration(n)*w:
-			return -1
-		case d < start:
-			// Measured, but due before the window opened: a closed
-			// loop's stream due again as its warm-up request ended.
-			// It is the window's, so its first slice's, for its count
-			// and its latencies alike.
-			return 0
-		}
-		return int((d - start) / w)
+	c.sliceTicks(out, g, origin)
+	ttft, tpot, e2e := c.sliceLatencies(g)
+	// One histogram, cleared for each slice's latencies: a fresh one is
+	// 180 KB, and a shard's hour in 10 s slices would make a thousand.
+	var h *hdrhistogram.Histogram
+	if keep {
+		h = newHist()
 	}
+	for i := range out {
+		if width := out[i].EndS - out[i].StartS; width > 0 {
+			out[i].OutputTokensPerS /= width
+		}
+		out[i].TTFTSched, out[i].TPOT, out[i].E2ESched = weightedDist(ttft[i]), weightedDist(tpot[i]), weightedDist(e2e[i])
+		if keep {
+			out[i].Histograms = results.Histograms{}
+			for name, vs := range map[string][]weighted{"ttft_sched": ttft[i], "tpot": tpot[i], "e2e_sched": e2e[i]} {
+				if len(vs) > 0 {
+					out[i].Histograms[name] = weightedHistogram(h, vs)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// sliceGrid is the window's slices: n of width w from start.
+type sliceGrid struct {
+	start, w time.Duration
+	n        int
+}
+
+// index is the slice d falls in, -1 past the last.
+func (g sliceGrid) index(d time.Duration) int {
+	switch {
+	case d >= g.start+time.Duration(g.n)*g.w:
+		return -1
+	case d < g.start:
+		// Measured, but due before the window opened: a closed loop's
+		// stream due again as its warm-up request ended. It is the
+		// window's, so its first slice's, for its count and its
+		// latencies alike.
+		return 0
+	}
+	return int((d - g.start) / g.w)
+}
+
+// sliceTicks adds the shards' ticks (sends, failures, completions,
+// tokens) to their slices.
+func (c *collector) sliceTicks(out []results.Slice, g sliceGrid, origin time.Duration) {
 	for _, s := range c.shards {
 		s.mu.Lock()
 		for k, t := range s.ticks {
 			at := origin + time.Duration(k)*tick
-			if i := index(at); i >= 0 {
+			if i := g.index(at); i >= 0 {
 				out[i].Sent += t.sent
 				out[i].Failed += t.failed
 				out[i].Completed += t.completed
@@ -105,11 +141,18 @@ func (c *collector) slices(start, end, w time.Duration, keep bool) []results.Sli
 		}
 		s.mu.Unlock()
 	}
-	type weighted struct{ v, w float64 }
-	ttft, tpot, e2e := make([][]weighted, n), make([][]weighted, n), make([][]weighted, n)
+}
+
+// weighted is a kept completion's value and the requests it stands for.
+type weighted struct{ v, w float64 }
+
+// sliceLatencies is each slice's kept TTFT, TPOT and E2E (ms, from the
+// schedule), by the slice each request was due in.
+func (c *collector) sliceLatencies(g sliceGrid) (ttft, tpot, e2e [][]weighted) {
+	ttft, tpot, e2e = make([][]weighted, g.n), make([][]weighted, g.n), make([][]weighted, g.n)
 	for _, cp := range c.completions() {
 		sched := time.Duration(int64(cp.doneMs)-int64(cp.ageMs)) * time.Millisecond
-		i := index(sched)
+		i := g.index(sched)
 		if i < 0 {
 			continue
 		}
@@ -122,56 +165,42 @@ func (c *collector) slices(start, end, w time.Duration, keep bool) []results.Sli
 			tpot[i] = append(tpot[i], weighted{float64(cp.tpotUs) / 1000, wt})
 		}
 	}
-	dist := func(vs []weighted) results.SliceDist {
-		if len(vs) == 0 {
-			return results.SliceDist{}
-		}
-		slices.SortFunc(vs, func(a, b weighted) int { return cmp.Compare(a.v, b.v) })
-		total := 0.0
+	return ttft, tpot, e2e
+}
+
+// weightedDist is the weighted values' count and percentiles.
+func weightedDist(vs []weighted) results.SliceDist {
+	if len(vs) == 0 {
+		return results.SliceDist{}
+	}
+	slices.SortFunc(vs, func(a, b weighted) int { return cmp.Compare(a.v, b.v) })
+	total := 0.0
+	for _, v := range vs {
+		total += v.w
+	}
+	q := func(p float64) float64 {
+		// The smallest value whose cumulative weight reaches p of the
+		// total, as an HDR histogram's percentile is.
+		target, acc := p*total, 0.0
 		for _, v := range vs {
-			total += v.w
-		}
-		q := func(p float64) float64 {
-			// The smallest value whose cumulative weight reaches p of the
-			// total, as an HDR histogram's percentile is.
-			target, acc := p*total, 0.0
-			for _, v := range vs {
-				acc += v.w
-				if acc >= target {
-					return v.v
-				}
-			}
-			return vs[len(vs)-1].v
-		}
-		return results.SliceDist{Count: int64(math.Round(total)), P50: q(0.5), P95: q(0.95), P99: q(0.99)}
-	}
-	// One histogram, cleared for each slice's latencies: a fresh one is
-	// 180 KB, and a shard's hour in 10 s slices would make a thousand.
-	var h *hdrhistogram.Histogram
-	if keep {
-		h = newHist()
-	}
-	for i := range out {
-		if width := out[i].EndS - out[i].StartS; width > 0 {
-			out[i].OutputTokensPerS /= width
-		}
-		out[i].TTFTSched, out[i].TPOT, out[i].E2ESched = dist(ttft[i]), dist(tpot[i]), dist(e2e[i])
-		if keep {
-			out[i].Histograms = results.Histograms{}
-			for name, vs := range map[string][]weighted{"ttft_sched": ttft[i], "tpot": tpot[i], "e2e_sched": e2e[i]} {
-				if len(vs) > 0 {
-					h.Reset()
-					for _, v := range vs {
-						// Each kept completion stands for its weight's
-						// worth: whole requests, at least one.
-						h.RecordValues(max(int64(math.Round(v.v*1000)), 1), max(int64(math.Round(v.w)), 1))
-					}
-					out[i].Histograms[name] = results.EncodeHistogram(h)
-				}
+			acc += v.w
+			if acc >= target {
+				return v.v
 			}
 		}
+		return vs[len(vs)-1].v
 	}
-	return out
+	return results.SliceDist{Count: int64(math.Round(total)), P50: q(0.5), P95: q(0.95), P99: q(0.99)}
+}
+
+// weightedHistogram is the values in h (reset first), encoded: each kept
+// completion stands for its weight's worth, whole requests, at least one.
+func weightedHistogram(h *hdrhistogram.Histogram, vs []weighted) string {
+	h.Reset()
+	for _, v := range vs {
+		h.RecordValues(max(int64(math.Round(v.v*1000)), 1), max(int64(math.Round(v.w)), 1))
+	}
+	return results.EncodeHistogram(h)
 }
 
 // sliceTrend says when TTFT rose through the window: over the slices
