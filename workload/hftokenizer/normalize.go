@@ -22,42 +22,35 @@ func parseNormalizer(raw json.RawMessage, depth int) (normalizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch typ {
-	case "Sequence":
-		var v struct {
-			Normalizers []json.RawMessage `json:"normalizers"`
-		}
-		if err := strictUnmarshal(raw, &v, "normalizer Sequence"); err != nil {
-			return nil, err
-		}
-		var seq normSequence
-		for _, r := range v.Normalizers {
-			n, err := parseNormalizer(r, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			if n != nil {
-				seq = append(seq, n)
-			}
-		}
-		return seq, nil
-	case "NFC":
-		return unicodeForm{norm.NFC}, nil
-	case "NFD":
-		return unicodeForm{norm.NFD}, nil
-	case "NFKC":
-		return unicodeForm{norm.NFKC}, nil
-	case "NFKD":
-		return unicodeForm{norm.NFKD}, nil
-	case "Lowercase":
-		return lowercase{}, nil
-	case "StripAccents":
-		return stripAccents{}, nil
-	case "Nmt":
-		return nmt{}, nil
-	case "ByteLevel":
-		return byteLevelNormalizer{}, nil
-	case "Strip":
+	if typ == "Sequence" {
+		return parseNormSequence(raw, depth)
+	}
+	if parse, ok := normalizers[typ]; ok {
+		return parse(raw)
+	}
+	if typ == "Precompiled" {
+		return nil, errors.New("normalizer Precompiled (a SentencePiece character map, as T5 and XLM-R use) is not one knee applies; pass a byte-level or Metaspace tokenizer, or leave out --tokenizer to count against the server")
+	}
+	return nil, fmt.Errorf("normalizer %q is not one knee can apply exactly", typ)
+}
+
+// fixed is a normalizer that has no settings.
+func fixed(n normalizer) func(json.RawMessage) (normalizer, error) {
+	return func(json.RawMessage) (normalizer, error) { return n, nil }
+}
+
+// normalizers reads each normalizer knee applies exactly, by its type in
+// tokenizer.json (Sequence, which nests them, aside).
+var normalizers = map[string]func(json.RawMessage) (normalizer, error){
+	"NFC":          fixed(unicodeForm{norm.NFC}),
+	"NFD":          fixed(unicodeForm{norm.NFD}),
+	"NFKC":         fixed(unicodeForm{norm.NFKC}),
+	"NFKD":         fixed(unicodeForm{norm.NFKD}),
+	"Lowercase":    fixed(lowercase{}),
+	"StripAccents": fixed(stripAccents{}),
+	"Nmt":          fixed(nmt{}),
+	"ByteLevel":    fixed(byteLevelNormalizer{}),
+	"Strip": func(raw json.RawMessage) (normalizer, error) {
 		var v struct {
 			Left  *bool `json:"strip_left"`
 			Right *bool `json:"strip_right"`
@@ -66,7 +59,8 @@ func parseNormalizer(raw json.RawMessage, depth int) (normalizer, error) {
 			return nil, err
 		}
 		return strip{left: v.Left == nil || *v.Left, right: v.Right == nil || *v.Right}, nil
-	case "Prepend":
+	},
+	"Prepend": func(raw json.RawMessage) (normalizer, error) {
 		var v struct {
 			Prepend *string `json:"prepend"`
 		}
@@ -77,39 +71,63 @@ func parseNormalizer(raw json.RawMessage, depth int) (normalizer, error) {
 			return nil, errors.New(`normalizer Prepend: missing "prepend"`)
 		}
 		return prepend(*v.Prepend), nil
-	case "Replace":
-		var v struct {
-			Pattern json.RawMessage `json:"pattern"`
-			Content *string         `json:"content"`
-		}
-		if err := strictUnmarshal(raw, &v, "normalizer Replace"); err != nil {
-			return nil, err
-		}
-		if v.Content == nil {
-			return nil, errors.New(`normalizer Replace: missing "content"`)
-		}
-		f, err := parsePattern(v.Pattern)
-		if err != nil {
-			return nil, fmt.Errorf("normalizer Replace: %v", err)
-		}
-		return replace{pattern: f, content: *v.Content}, nil
-	case "BertNormalizer":
-		var v struct {
-			CleanText          *bool `json:"clean_text"`
-			HandleChineseChars *bool `json:"handle_chinese_chars"`
-			StripAccents       *bool `json:"strip_accents"`
-			Lowercase          *bool `json:"lowercase"`
-		}
-		if err := strictUnmarshal(raw, &v, "normalizer BertNormalizer"); err != nil {
-			return nil, err
-		}
-		b := bert{clean: boolOr(v.CleanText, true), chinese: boolOr(v.HandleChineseChars, true), lower: boolOr(v.Lowercase, true)}
-		b.accents = boolOr(v.StripAccents, b.lower)
-		return b, nil
-	case "Precompiled":
-		return nil, errors.New("normalizer Precompiled (a SentencePiece character map, as T5 and XLM-R use) is not one knee applies; pass a byte-level or Metaspace tokenizer, or leave out --tokenizer to count against the server")
+	},
+	"Replace":        parseReplace,
+	"BertNormalizer": parseBertNormalizer,
+}
+
+// parseNormSequence reads a Sequence's normalizers, in order.
+func parseNormSequence(raw json.RawMessage, depth int) (normalizer, error) {
+	var v struct {
+		Normalizers []json.RawMessage `json:"normalizers"`
 	}
-	return nil, fmt.Errorf("normalizer %q is not one knee can apply exactly", typ)
+	if err := strictUnmarshal(raw, &v, "normalizer Sequence"); err != nil {
+		return nil, err
+	}
+	var seq normSequence
+	for _, r := range v.Normalizers {
+		n, err := parseNormalizer(r, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if n != nil {
+			seq = append(seq, n)
+		}
+	}
+	return seq, nil
+}
+
+func parseReplace(raw json.RawMessage) (normalizer, error) {
+	var v struct {
+		Pattern json.RawMessage `json:"pattern"`
+		Content *string         `json:"content"`
+	}
+	if err := strictUnmarshal(raw, &v, "normalizer Replace"); err != nil {
+		return nil, err
+	}
+	if v.Content == nil {
+		return nil, errors.New(`normalizer Replace: missing "content"`)
+	}
+	f, err := parsePattern(v.Pattern)
+	if err != nil {
+		return nil, fmt.Errorf("normalizer Replace: %v", err)
+	}
+	return replace{pattern: f, content: *v.Content}, nil
+}
+
+func parseBertNormalizer(raw json.RawMessage) (normalizer, error) {
+	var v struct {
+		CleanText          *bool `json:"clean_text"`
+		HandleChineseChars *bool `json:"handle_chinese_chars"`
+		StripAccents       *bool `json:"strip_accents"`
+		Lowercase          *bool `json:"lowercase"`
+	}
+	if err := strictUnmarshal(raw, &v, "normalizer BertNormalizer"); err != nil {
+		return nil, err
+	}
+	b := bert{clean: boolOr(v.CleanText, true), chinese: boolOr(v.HandleChineseChars, true), lower: boolOr(v.Lowercase, true)}
+	b.accents = boolOr(v.StripAccents, b.lower)
+	return b, nil
 }
 
 func boolOr(b *bool, def bool) bool {

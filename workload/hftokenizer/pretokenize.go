@@ -148,26 +148,19 @@ func parsePreTokenizer(raw json.RawMessage, depth int) (preTokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch typ {
-	case "Sequence":
-		var v struct {
-			Pretokenizers []json.RawMessage `json:"pretokenizers"`
-		}
-		if err := strictUnmarshal(raw, &v, "pre_tokenizer Sequence"); err != nil {
-			return nil, err
-		}
-		var seq preSequence
-		for _, r := range v.Pretokenizers {
-			p, err := parsePreTokenizer(r, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			if p != nil {
-				seq = append(seq, p)
-			}
-		}
-		return seq, nil
-	case "ByteLevel":
+	if typ == "Sequence" {
+		return parsePreSequence(raw, depth)
+	}
+	if parse, ok := preTokenizers[typ]; ok {
+		return parse(raw)
+	}
+	return nil, fmt.Errorf("pre_tokenizer %q is not one knee can apply exactly", typ)
+}
+
+// preTokenizers reads each pre-tokenizer knee applies exactly, by its
+// type in tokenizer.json (Sequence, which nests them, aside).
+var preTokenizers = map[string]func(json.RawMessage) (preTokenizer, error){
+	"ByteLevel": func(raw json.RawMessage) (preTokenizer, error) {
 		var v struct {
 			AddPrefixSpace *bool `json:"add_prefix_space"`
 			TrimOffsets    *bool `json:"trim_offsets"`
@@ -177,75 +170,110 @@ func parsePreTokenizer(raw json.RawMessage, depth int) (preTokenizer, error) {
 			return nil, err
 		}
 		return byteLevelPre{prefixSpace: boolOr(v.AddPrefixSpace, true), useRegex: boolOr(v.UseRegex, true)}, nil
-	case "Split":
-		var v struct {
-			Pattern  json.RawMessage `json:"pattern"`
-			Behavior string          `json:"behavior"`
-			Invert   bool            `json:"invert"`
-		}
-		if err := strictUnmarshal(raw, &v, "pre_tokenizer Split"); err != nil {
-			return nil, err
-		}
-		f, err := parsePattern(v.Pattern)
-		if err != nil {
-			return nil, fmt.Errorf("pre_tokenizer Split: %v", err)
-		}
-		b, err := parseBehavior(v.Behavior)
-		if err != nil {
-			return nil, fmt.Errorf("pre_tokenizer Split: %v", err)
-		}
-		return split{pattern: f, behavior: b, invert: v.Invert}, nil
-	case "Metaspace":
-		return parseMetaspace(raw)
-	case "Whitespace":
+	},
+	"Split":     parseSplit,
+	"Metaspace": parseMetaspace,
+	"Whitespace": func(json.RawMessage) (preTokenizer, error) {
 		return whitespace{}, nil
-	case "WhitespaceSplit":
+	},
+	"WhitespaceSplit": func(json.RawMessage) (preTokenizer, error) {
 		return split{pattern: runeFinder(unicode.IsSpace), behavior: removed}, nil
-	case "BertPreTokenizer":
+	},
+	"BertPreTokenizer": func(json.RawMessage) (preTokenizer, error) {
 		return preSequence{
 			split{pattern: runeFinder(unicode.IsSpace), behavior: removed},
 			split{pattern: runeFinder(isPunctuation), behavior: isolated},
 		}, nil
-	case "Punctuation":
-		var v struct {
-			Behavior *string `json:"behavior"`
-		}
-		if err := strictUnmarshal(raw, &v, "pre_tokenizer Punctuation"); err != nil {
-			return nil, err
-		}
-		b := isolated
-		if v.Behavior != nil {
-			if b, err = parseBehavior(*v.Behavior); err != nil {
-				return nil, fmt.Errorf("pre_tokenizer Punctuation: %v", err)
-			}
-		}
-		return split{pattern: runeFinder(isPunctuation), behavior: b}, nil
-	case "Digits":
-		var v struct {
-			Individual bool `json:"individual_digits"`
-		}
-		if err := strictUnmarshal(raw, &v, "pre_tokenizer Digits"); err != nil {
-			return nil, err
-		}
-		b := contiguous
-		if v.Individual {
-			b = isolated
-		}
-		return split{pattern: runeFinder(isNumeric), behavior: b}, nil
-	case "CharDelimiterSplit":
-		var v struct {
-			Delimiter string `json:"delimiter"`
-		}
-		if err := strictUnmarshal(raw, &v, "pre_tokenizer CharDelimiterSplit"); err != nil {
-			return nil, err
-		}
-		if utf8.RuneCountInString(v.Delimiter) != 1 {
-			return nil, fmt.Errorf("pre_tokenizer CharDelimiterSplit: the delimiter %q is not one character", v.Delimiter)
-		}
-		d, _ := utf8.DecodeRuneInString(v.Delimiter)
-		return split{pattern: runeFinder(func(r rune) bool { return r == d }), behavior: removed}, nil
+	},
+	"Punctuation":        parsePunctuation,
+	"Digits":             parseDigits,
+	"CharDelimiterSplit": parseCharDelimiter,
+}
+
+// parsePreSequence reads a Sequence's pre-tokenizers, in order.
+func parsePreSequence(raw json.RawMessage, depth int) (preTokenizer, error) {
+	var v struct {
+		Pretokenizers []json.RawMessage `json:"pretokenizers"`
 	}
-	return nil, fmt.Errorf("pre_tokenizer %q is not one knee can apply exactly", typ)
+	if err := strictUnmarshal(raw, &v, "pre_tokenizer Sequence"); err != nil {
+		return nil, err
+	}
+	var seq preSequence
+	for _, r := range v.Pretokenizers {
+		p, err := parsePreTokenizer(r, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			seq = append(seq, p)
+		}
+	}
+	return seq, nil
+}
+
+func parseSplit(raw json.RawMessage) (preTokenizer, error) {
+	var v struct {
+		Pattern  json.RawMessage `json:"pattern"`
+		Behavior string          `json:"behavior"`
+		Invert   bool            `json:"invert"`
+	}
+	if err := strictUnmarshal(raw, &v, "pre_tokenizer Split"); err != nil {
+		return nil, err
+	}
+	f, err := parsePattern(v.Pattern)
+	if err != nil {
+		return nil, fmt.Errorf("pre_tokenizer Split: %v", err)
+	}
+	b, err := parseBehavior(v.Behavior)
+	if err != nil {
+		return nil, fmt.Errorf("pre_tokenizer Split: %v", err)
+	}
+	return split{pattern: f, behavior: b, invert: v.Invert}, nil
+}
+
+func parsePunctuation(raw json.RawMessage) (preTokenizer, error) {
+	var v struct {
+		Behavior *string `json:"behavior"`
+	}
+	if err := strictUnmarshal(raw, &v, "pre_tokenizer Punctuation"); err != nil {
+		return nil, err
+	}
+	b := isolated
+	if v.Behavior != nil {
+		var err error
+		if b, err = parseBehavior(*v.Behavior); err != nil {
+			return nil, fmt.Errorf("pre_tokenizer Punctuation: %v", err)
+		}
+	}
+	return split{pattern: runeFinder(isPunctuation), behavior: b}, nil
+}
+
+func parseDigits(raw json.RawMessage) (preTokenizer, error) {
+	var v struct {
+		Individual bool `json:"individual_digits"`
+	}
+	if err := strictUnmarshal(raw, &v, "pre_tokenizer Digits"); err != nil {
+		return nil, err
+	}
+	b := contiguous
+	if v.Individual {
+		b = isolated
+	}
+	return split{pattern: runeFinder(isNumeric), behavior: b}, nil
+}
+
+func parseCharDelimiter(raw json.RawMessage) (preTokenizer, error) {
+	var v struct {
+		Delimiter string `json:"delimiter"`
+	}
+	if err := strictUnmarshal(raw, &v, "pre_tokenizer CharDelimiterSplit"); err != nil {
+		return nil, err
+	}
+	if utf8.RuneCountInString(v.Delimiter) != 1 {
+		return nil, fmt.Errorf("pre_tokenizer CharDelimiterSplit: the delimiter %q is not one character", v.Delimiter)
+	}
+	d, _ := utf8.DecodeRuneInString(v.Delimiter)
+	return split{pattern: runeFinder(func(r rune) bool { return r == d }), behavior: removed}, nil
 }
 
 type preSequence []preTokenizer
