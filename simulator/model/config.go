@@ -110,40 +110,8 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 	if m.ContextLength <= 0 {
 		return errors.New("context_length must be positive")
 	}
-	if m.Faults != nil {
-		if err := m.Faults.Validate(); err != nil {
-			return fmt.Errorf("faults: %v", err)
-		}
-	}
-	if m.Reasoning != nil {
-		if err := m.Reasoning.Validate(); err != nil {
-			return err
-		}
-	}
-	if m.Tools != nil {
-		if err := m.Tools.Validate(); err != nil {
-			return err
-		}
-	}
-	if m.Pooling != nil {
-		if err := m.Pooling.Validate(); err != nil {
-			return err
-		}
-	}
-	if m.Vision != nil {
-		if err := m.Vision.Validate(); err != nil {
-			return err
-		}
-	}
-	if m.LoRA != nil {
-		if err := m.LoRA.Validate(); err != nil {
-			return err
-		}
-		if m.Engine == EngineScheduler {
-			if _, err := m.LoRA.SchedLoRA(loraShape(m)); err != nil {
-				return err
-			}
-		}
+	if err := validateBehaviours(m); err != nil {
+		return err
 	}
 	if err := CheckRules(m); err != nil {
 		return err
@@ -164,54 +132,99 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 		}
 		return nil
 	case EngineScheduler:
-		for _, s := range []struct {
-			ok   bool
-			name string
-		}{{m.Hardware != "", "hardware"}, {m.Weights != nil, "weights"}, {m.KVCache != nil, "kv_cache"}, {m.Scheduler != nil, "scheduler"}} {
-			if !s.ok {
-				return fmt.Errorf("engine scheduler needs a %s section", s.name)
-			}
-		}
-		if _, ok := f.Hardware[m.Hardware]; !ok {
-			return fmt.Errorf("unknown hardware profile %q", m.Hardware)
-		}
-		if err := validateWeights(m); err != nil {
-			return err
-		}
-		kv := m.KVCache
-		if _, ok := kvElementBytes(kv); kv.BytesPerToken <= 0 && (kv.Layers <= 0 || kv.KVHeads <= 0 || kv.HeadDim <= 0 || !ok) {
-			return errors.New("kv_cache: give bytes_per_token, or layers, kv_heads, head_dim and bytes_per_element or dtype (bf16, fp16, fp8)")
-		}
-		if kv.ReserveGiB < 0 {
-			return errors.New("kv_cache: reserve_gib must not be negative")
-		}
-		if kv.SlidingWindow < 0 || (kv.SlidingWindow > 0 && (kv.Layers <= 0 || kv.GlobalLayers <= 0 || kv.GlobalLayers > kv.Layers)) {
-			return errors.New("kv_cache: sliding_window needs layers and 0 < global_layers ≤ layers")
-		}
-		if kv.BlockSize < 0 || kv.GPUMemoryUtilization < 0 || kv.GPUMemoryUtilization > 1 || kv.Watermark < 0 || kv.Watermark >= 1 {
-			return errors.New("kv_cache: block_size must be positive, gpu_memory_utilization in (0, 1], watermark in [0, 1)")
-		}
-		if m.Scheduler.MaxNumBatchedTokens <= 0 || m.Scheduler.MaxNumSeqs <= 0 {
-			return errors.New("scheduler: max_num_batched_tokens and max_num_seqs must be positive")
-		}
-		if m.TensorParallel < 0 {
-			return errors.New("tensor_parallel must be positive")
-		}
-		if e := m.Efficiency; e != nil && (e.Compute <= 0 || e.Compute > 1 || e.Memory <= 0 || e.Memory > 1) {
-			return errors.New("efficiency: compute and memory must be in (0, 1]")
-		}
-		if m.Latency != nil && (m.Latency.StepOverheadMs < 0 || m.Latency.PerSequenceOverheadMs < 0) {
-			return errors.New("latency: step_overhead_ms and per_sequence_overhead_ms must not be negative")
-		}
-		cfg := f.SchedConfig(m)
-		if err := cfg.Validate(); err != nil {
-			return err
-		}
-		return nil
+		return f.validateScheduler(m)
 	case "":
 		return errors.New("missing engine (instant, fixed_rate or scheduler)")
 	}
 	return fmt.Errorf("unknown engine %q (instant, fixed_rate or scheduler)", m.Engine)
+}
+
+// validateBehaviours checks each behaviour section the model has: faults,
+// reasoning, tools, pooling, vision and LoRA.
+func validateBehaviours(m *ModelSpec) error {
+	if m.Faults != nil {
+		if err := m.Faults.Validate(); err != nil {
+			return fmt.Errorf("faults: %v", err)
+		}
+	}
+	var checks []func() error
+	if m.Reasoning != nil {
+		checks = append(checks, m.Reasoning.Validate)
+	}
+	if m.Tools != nil {
+		checks = append(checks, m.Tools.Validate)
+	}
+	if m.Pooling != nil {
+		checks = append(checks, m.Pooling.Validate)
+	}
+	if m.Vision != nil {
+		checks = append(checks, m.Vision.Validate)
+	}
+	if m.LoRA != nil {
+		checks = append(checks, m.LoRA.Validate)
+		if m.Engine == EngineScheduler {
+			checks = append(checks, func() error { _, err := m.LoRA.SchedLoRA(loraShape(m)); return err })
+		}
+	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateScheduler checks a scheduler model's sections: hardware,
+// weights, KV cache, scheduler, and the core's configuration they make.
+func (f *ModelsFile) validateScheduler(m *ModelSpec) error {
+	for _, s := range []struct {
+		ok   bool
+		name string
+	}{{m.Hardware != "", "hardware"}, {m.Weights != nil, "weights"}, {m.KVCache != nil, "kv_cache"}, {m.Scheduler != nil, "scheduler"}} {
+		if !s.ok {
+			return fmt.Errorf("engine scheduler needs a %s section", s.name)
+		}
+	}
+	if _, ok := f.Hardware[m.Hardware]; !ok {
+		return fmt.Errorf("unknown hardware profile %q", m.Hardware)
+	}
+	if err := validateWeights(m); err != nil {
+		return err
+	}
+	if err := validateKV(m.KVCache); err != nil {
+		return err
+	}
+	if m.Scheduler.MaxNumBatchedTokens <= 0 || m.Scheduler.MaxNumSeqs <= 0 {
+		return errors.New("scheduler: max_num_batched_tokens and max_num_seqs must be positive")
+	}
+	if m.TensorParallel < 0 {
+		return errors.New("tensor_parallel must be positive")
+	}
+	if e := m.Efficiency; e != nil && (e.Compute <= 0 || e.Compute > 1 || e.Memory <= 0 || e.Memory > 1) {
+		return errors.New("efficiency: compute and memory must be in (0, 1]")
+	}
+	if m.Latency != nil && (m.Latency.StepOverheadMs < 0 || m.Latency.PerSequenceOverheadMs < 0) {
+		return errors.New("latency: step_overhead_ms and per_sequence_overhead_ms must not be negative")
+	}
+	cfg := f.SchedConfig(m)
+	return cfg.Validate()
+}
+
+// validateKV checks the KV cache's shape and its limits.
+func validateKV(kv *KVCacheSpec) error {
+	if _, ok := kvElementBytes(kv); kv.BytesPerToken <= 0 && (kv.Layers <= 0 || kv.KVHeads <= 0 || kv.HeadDim <= 0 || !ok) {
+		return errors.New("kv_cache: give bytes_per_token, or layers, kv_heads, head_dim and bytes_per_element or dtype (bf16, fp16, fp8)")
+	}
+	if kv.ReserveGiB < 0 {
+		return errors.New("kv_cache: reserve_gib must not be negative")
+	}
+	if kv.SlidingWindow < 0 || (kv.SlidingWindow > 0 && (kv.Layers <= 0 || kv.GlobalLayers <= 0 || kv.GlobalLayers > kv.Layers)) {
+		return errors.New("kv_cache: sliding_window needs layers and 0 < global_layers ≤ layers")
+	}
+	if kv.BlockSize < 0 || kv.GPUMemoryUtilization < 0 || kv.GPUMemoryUtilization > 1 || kv.Watermark < 0 || kv.Watermark >= 1 {
+		return errors.New("kv_cache: block_size must be positive, gpu_memory_utilization in (0, 1], watermark in [0, 1)")
+	}
+	return nil
 }
 
 // SchedConfig derives the scheduler core's configuration of a validated
