@@ -94,36 +94,88 @@ func SizedPrompts(c Prober, cal Calibration, syn workload.Synthetic) (workload.S
 		syn.Prefix.WordsPerToken = cal.WordsPerToken
 		want += syn.Prefix.Tokens
 	}
-	send := func(req workload.Request) (int, bool) {
-		req.MaxTokens = 1
-		rec := &record.Record{}
-		c.Probe(&req, rec)
-		return rec.PromptTokens, rec.Class == "" && rec.UsageReported && rec.PromptTokens > 0
+	z := newSizer(c)
+	f := z.fitShape(cal, syn, want)
+	fit := f.fit
+	got, ok := z.probe(fit)
+	if !ok {
+		return fit, fmt.Sprintf("input tokens: %d asked, scaled by the calibration only (the probe of the prompt shape failed)", want)
 	}
-	// Every probe opens with a tag of its own, so none warms a prefix a
-	// measured prompt will send (a shared prefix's above all); what the
-	// tag costs is measured once and taken off.
-	tag := func(k int) string { return fmt.Sprintf("[knee probe %02d]", k) }
-	word := workload.Request{Messages: []workload.Message{{Role: "user", Content: "the"}}}
-	plain, ok1 := send(word)
-	tagged, ok2 := send(workload.Unmeasured(word, tag(0)))
-	tagCost := 0
-	if ok1 && ok2 && tagged > plain {
-		tagCost = tagged - plain
-	}
-	next := 1
-	probeAt := func(s workload.Synthetic, k int) (int, bool) {
-		if k == 0 {
-			k = next
-			next++
+	searched, counted := 0, fmt.Sprintf("a last probe of the same shape (chat template included) counted %d (%s)", got, missText(want, got))
+	switch sp := syn.Spread; {
+	case f.fitted && sp.InputStddev == 0 && sp.RangeRatio == 0 && len(sp.Input) == 0:
+		// Every prompt of one length costs the same but for its opening
+		// words: search the word count, and pad the last tokens.
+		var mean float64
+		fit, mean, searched = refine(z.probeAt, fit, syn.Tokens, want, got, f.slope)
+		counted = fmt.Sprintf("%d probes of the same shape (chat template included) counted %.1f on average (%s)", meanOf, mean, missMean(want, mean))
+	case want != got:
+		fit.Tokens = max(fit.Tokens+want-got, 1)
+		if again, ok := z.probe(fit); ok {
+			got = again
 		}
-		// The probe has the asked size: a spread would draw it at random.
-		s.Spread = workload.Spread{}
-		n, ok := send(workload.Unmeasured(s.Request(-k), tag(k)))
-		return n - tagCost, ok && n > tagCost
 	}
-	probe := func(s workload.Synthetic) (int, bool) { return probeAt(s, 0) }
-	// Fit in filler words: Tokens words at one word per token.
+	return fit, f.note(syn, want, searched, counted)
+}
+
+// sizer sends the probes that size prompts: each opens with a tag of its
+// own, so none warms a prefix a measured prompt will send (a shared
+// prefix's above all); what the tag costs is measured once and taken off.
+type sizer struct {
+	c       Prober
+	tagCost int
+	next    int
+}
+
+func newSizer(c Prober) *sizer {
+	z := &sizer{c: c, next: 1}
+	word := workload.Request{Messages: []workload.Message{{Role: "user", Content: "the"}}}
+	plain, ok1 := z.send(word)
+	tagged, ok2 := z.send(workload.Unmeasured(word, probeTag(0)))
+	if ok1 && ok2 && tagged > plain {
+		z.tagCost = tagged - plain
+	}
+	return z
+}
+
+func probeTag(k int) string { return fmt.Sprintf("[knee probe %02d]", k) }
+
+// send is the prompt tokens the server counted for req, asked for one
+// token, and whether it counted them.
+func (z *sizer) send(req workload.Request) (int, bool) {
+	req.MaxTokens = 1
+	rec := &record.Record{}
+	z.c.Probe(&req, rec)
+	return rec.PromptTokens, rec.Class == "" && rec.UsageReported && rec.PromptTokens > 0
+}
+
+// probeAt counts s's prompt tagged k (the next tag when k is 0), the tag
+// taken off.
+func (z *sizer) probeAt(s workload.Synthetic, k int) (int, bool) {
+	if k == 0 {
+		k = z.next
+		z.next++
+	}
+	// The probe has the asked size: a spread would draw it at random.
+	s.Spread = workload.Spread{}
+	n, ok := z.send(workload.Unmeasured(s.Request(-k), probeTag(k)))
+	return n - z.tagCost, ok && n > z.tagCost
+}
+
+func (z *sizer) probe(s workload.Synthetic) (int, bool) { return z.probeAt(s, 0) }
+
+// shapeFit is a line through probes of the prompt's shape: tokens counted
+// against filler words, and the prompt it sizes.
+type shapeFit struct {
+	fit           workload.Synthetic
+	offset, slope float64
+	fitted        bool
+	probes        int
+}
+
+// fitShape probes three sizes across the top half of the asked one, in
+// filler words at one word per token, and fits a line through them.
+func (z *sizer) fitShape(cal Calibration, syn workload.Synthetic, want int) shapeFit {
 	words := func(s workload.Synthetic, w int) workload.Synthetic {
 		s.Tokens, s.WordsPerToken = max(w, 1), 1
 		return s
@@ -135,42 +187,29 @@ func SizedPrompts(c Prober, cal Calibration, syn workload.Synthetic) (workload.S
 	// the size allows.
 	low := max(guess/2, min(workload.BagFrom, guess/2+1), 1)
 	for _, w := range []int{low, max((low+guess)/2, low+1), max(guess, low+2)} {
-		if got, ok := probe(words(syn, w)); ok {
+		if got, ok := z.probe(words(syn, w)); ok {
 			xs, ys = append(xs, float64(w)), append(ys, float64(got))
 		}
 	}
-	offset, slope, fitted := fitLine(xs, ys)
-	fit := syn
-	if !fitted {
+	f := shapeFit{fit: syn, probes: len(xs)}
+	f.offset, f.slope, f.fitted = fitLine(xs, ys)
+	if !f.fitted {
 		// The old way: the calibration's ratio and overhead alone.
-		fit.WordsPerToken, fit.Tokens = cal.WordsPerToken, max(want-(cal.Overhead-1), 1)
+		f.fit.WordsPerToken, f.fit.Tokens = cal.WordsPerToken, max(want-(cal.Overhead-1), 1)
 	} else {
 		// count = offset + slope·words, so Tokens filler tokens of 1/slope
 		// words each land on want.
-		fit.WordsPerToken = 1 / slope
-		fit.Tokens = max(int(float64(want)-offset+0.5), 1)
+		f.fit.WordsPerToken = 1 / f.slope
+		f.fit.Tokens = max(int(float64(want)-f.offset+0.5), 1)
 	}
-	got, ok := probe(fit)
-	if !ok {
-		return fit, fmt.Sprintf("input tokens: %d asked, scaled by the calibration only (the probe of the prompt shape failed)", want)
-	}
-	searched, counted := 0, fmt.Sprintf("a last probe of the same shape (chat template included) counted %d (%s)", got, missText(want, got))
-	switch sp := syn.Spread; {
-	case fitted && sp.InputStddev == 0 && sp.RangeRatio == 0 && len(sp.Input) == 0:
-		// Every prompt of one length costs the same but for its opening
-		// words: search the word count, and pad the last tokens.
-		var mean float64
-		fit, mean, searched = refine(probeAt, fit, syn.Tokens, want, got, slope)
-		counted = fmt.Sprintf("%d probes of the same shape (chat template included) counted %.1f on average (%s)", meanOf, mean, missMean(want, mean))
-	case want != got:
-		fit.Tokens = max(fit.Tokens+want-got, 1)
-		if again, ok := probe(fit); ok {
-			got = again
-		}
-	}
+	return f
+}
+
+// note says how the prompts were sized and what the last probes counted.
+func (f shapeFit) note(syn workload.Synthetic, want, searched int, counted string) string {
 	how := "the calibration's ratio"
-	if fitted {
-		how = fmt.Sprintf("a fit of %d probes of the prompt's shape (%.1f tokens + %.3f per filler word)", len(xs), offset, slope)
+	if f.fitted {
+		how = fmt.Sprintf("a fit of %d probes of the prompt's shape (%.1f tokens + %.3f per filler word)", f.probes, f.offset, f.slope)
 	}
 	if searched > 0 {
 		how += fmt.Sprintf(" and a search of %d more", searched)
@@ -180,10 +219,10 @@ func SizedPrompts(c Prober, cal Calibration, syn workload.Synthetic) (workload.S
 		asked = fmt.Sprintf("%d (a %d-token shared prefix and %d of the request's own)", want, syn.Prefix.Tokens, syn.Tokens)
 	}
 	note := fmt.Sprintf("input tokens: %s asked; sized by %s; %s", asked, how, counted)
-	if floor := int(offset + slope + 0.5); fitted && want < floor {
+	if floor := int(f.offset + f.slope + 0.5); f.fitted && want < floor {
 		note += fmt.Sprintf("; the smallest prompt of this shape is about %d tokens", floor)
 	}
-	return fit, note
+	return note
 }
 
 // fitLine is the least-squares line through the points, when there are
