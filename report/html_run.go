@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/kneebench/knee/results"
@@ -28,12 +27,23 @@ func runSection(r *results.Run, i int) htmlRun {
 	if r.Shard != nil && r.Shard.Count > 1 {
 		hr.Heading += fmt.Sprintf(" (shard %d of %d)", r.Shard.Index, r.Shard.Count)
 	}
+	hr.Facts = runFacts(r)
+	hr.Latency = runLatency(r)
+	hr.Classes = classesHTML(r)
+	hr.Detail = levelDetails(r, "this run")
+	return hr
+}
+
+// runFacts is a run's header: what ran against what, how its requests
+// ended, its throughput and arrivals, then what else it measured.
+func runFacts(r *results.Run) []fact {
+	c := r.Config
 	rq, tp, a := r.Requests, r.Throughput, r.Arrivals
 	started := ""
 	if !r.StartedAt.IsZero() {
 		started = r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
-	hr.Facts = facts(
+	out := facts(
 		fact{"target", targetOf(c)}, fact{"model", joinSome(" · ", c.Model, suffixed(c.Endpoint, " endpoint"))}, fact{"workload", describeLoad(c)},
 		fact{"started", started}, fact{"window", fmt.Sprintf("%.2f s", r.WindowSeconds)},
 		fact{"requests", fmt.Sprintf("%d ok · %d failed · %d interrupted · %d warm-up%s", rq.OK, rq.Failed, rq.Interrupted, rq.Warmup, rampFact(rq))},
@@ -41,51 +51,64 @@ func runSection(r *results.Run, i int) htmlRun {
 	)
 	if c.Pooled() {
 		// A pooling endpoint generates nothing: its rate is its inputs'.
-		hr.Facts[len(hr.Facts)-1] = fact{"throughput", fmt.Sprintf("%s req/s · %s inputs/s · %s prompt tok/s", num(tp.RequestsPerS, 2), num(tp.InputsPerS, 1), num(tp.TotalTokensPerS, 1))}
+		out[len(out)-1] = fact{"throughput", fmt.Sprintf("%s req/s · %s inputs/s · %s prompt tok/s", num(tp.RequestsPerS, 2), num(tp.InputsPerS, 1), num(tp.TotalTokensPerS, 1))}
+	}
+	if p := r.Repeats.Plus("throughput", func(v float64) string { return num(v, 2) }); p != "" {
+		// A repeated run's throughput carries its interval.
+		out[len(out)-1].Value = strings.Replace(out[len(out)-1].Value, " req/s", " "+p+" req/s", 1)
 	}
 	if c.Mode == results.ModeOpen {
-		hr.Facts = append(hr.Facts, fact{"arrivals", fmt.Sprintf("target %s/s · offered %s/s · sent at %s/s · %d waited for a slot · %d unsent · send lateness p99 %s ms",
+		out = append(out, fact{"arrivals", fmt.Sprintf("target %s/s · offered %s/s · sent at %s/s · %d waited for a slot · %d unsent · send lateness p99 %s ms",
 			num(a.TargetRate, 2), num(a.OfferedRate, 2), num(a.AchievedRate, 2), a.Waited, a.Unsent, ms(a.SendLatenessP99Ms))})
 	}
 	if len(rq.Errors) > 0 {
-		hr.Facts = append(hr.Facts, fact{"errors", formatCounts(rq.Errors)})
+		out = append(out, fact{"errors", formatCounts(rq.Errors)})
 	}
+	return append(out, measuredFacts(r)...)
+}
+
+// measuredFacts is what else a run measured: energy, goodput, the cache,
+// reasoning, tools, images, connections and repeats.
+func measuredFacts(r *results.Run) []fact {
+	var out []fact
 	if g := r.GPU; g != nil && len(g.GPUs) > 0 {
-		hr.Facts = append(hr.Facts, fact{"GPU energy", fmt.Sprintf("%s J over %s s on %d GPUs · power mean %s W, max %s W · %s J per output token · %s output tokens per J",
+		out = append(out, fact{"GPU energy", fmt.Sprintf("%s J over %s s on %d GPUs · power mean %s W, max %s W · %s J per output token · %s output tokens per J",
 			num(g.EnergyJ, 0), num(g.WindowS, 1), len(g.GPUs), num(g.PowerMeanW, 0), num(g.PowerMaxW, 0), num(g.JoulesPerOutputToken, 4), num(g.OutputTokensPerJoule, 2))})
 	}
 	if g := r.Goodput; g != nil {
-		hr.Facts = append(hr.Facts, fact{"goodput", fmt.Sprintf("%s of %d met %s · %s good req/s", pct(g.Share), g.Finished, boundsText(g.Bounds), num(g.RequestsPerS, 2))})
+		out = append(out, fact{"goodput", fmt.Sprintf("%s of %d met %s · %s good req/s", pct(g.Share), g.Finished, boundsText(g.Bounds), num(g.RequestsPerS, 2))})
 	}
 	if ca := r.Cache; ca != nil && ca.Reported {
 		v := pct(ca.HitRate)
 		if ca.Expected != nil {
 			v += fmt.Sprintf(" (the prompts explain %s)", pct(*ca.Expected))
 		}
-		hr.Facts = append(hr.Facts, fact{"cache hit rate", v})
+		out = append(out, fact{"cache hit rate", v})
 	}
 	if r.Reasoning != nil {
-		hr.Facts = append(hr.Facts, fact{"reasoning", strings.Replace(ReasoningLine(r), "\n          ", " · ", 1)})
+		out = append(out, fact{"reasoning", strings.Replace(ReasoningLine(r), "\n          ", " · ", 1)})
 	}
 	if r.ToolCalls != nil {
-		hr.Facts = append(hr.Facts, fact{"tool calls", strings.TrimPrefix(ToolsLine(r), "tool calls  ")})
+		out = append(out, fact{"tool calls", strings.TrimPrefix(ToolsLine(r), "tool calls  ")})
 	}
 	if r.Images != nil {
-		hr.Facts = append(hr.Facts, fact{"images", strings.TrimPrefix(ImagesLine(r), "images   ")})
+		out = append(out, fact{"images", strings.TrimPrefix(ImagesLine(r), "images   ")})
 	}
 	if cn := r.Connections; cn != nil {
-		hr.Facts = append(hr.Facts, fact{"connections", fmt.Sprintf("%d opened · %d found closed before reuse · %d requests resent", cn.Opened, cn.StaleClosed, cn.Resent)})
+		out = append(out, fact{"connections", fmt.Sprintf("%d opened · %d found closed before reuse · %d requests resent", cn.Opened, cn.StaleClosed, cn.Resent)})
 	}
 	if rp := r.Repeats; rp != nil {
-		hr.Facts = append(hr.Facts, fact{"repeats", fmt.Sprintf("%d, each from its own seed and prompts: the figures are pooled over them, ± is half the %s",
+		out = append(out, fact{"repeats", fmt.Sprintf("%d, each from its own seed and prompts: the figures are pooled over them, ± is half the %s",
 			rp.Count, results.RepeatMethod)})
-		if i := slices.IndexFunc(hr.Facts, func(f fact) bool { return f.Name == "throughput" }); i >= 0 {
-			if p := rp.Plus("throughput", func(v float64) string { return num(v, 2) }); p != "" {
-				hr.Facts[i].Value = strings.Replace(hr.Facts[i].Value, " req/s", " "+p+" req/s", 1)
-			}
-		}
 	}
-	hr.Latency = &htmlTable{Header: []string{"", "mean", "min", "p50", "p90", "p95", "p99", "max", "n"}}
+	return out
+}
+
+// runLatency is a run's latency table, each repeated figure with its
+// interval.
+func runLatency(r *results.Run) *htmlTable {
+	c := r.Config
+	t := &htmlTable{Header: []string{"", "mean", "min", "p50", "p90", "p95", "p99", "max", "n"}}
 	for _, row := range []struct {
 		name string
 		s    results.Summary
@@ -95,7 +118,7 @@ func runSection(r *results.Run, i int) htmlRun {
 		if row.name == "queue wait" && r.Reasoning != nil {
 			// A reasoning model's first answer token, apart from its
 			// first token of thought.
-			hr.Latency.Rows = append(hr.Latency.Rows, latencyRow("TTFAT", r.Stats.TTFAT), latencyRow("TTFAT sched", r.Stats.TTFATSched),
+			t.Rows = append(t.Rows, latencyRow("TTFAT", r.Stats.TTFAT), latencyRow("TTFAT sched", r.Stats.TTFATSched),
 				latencyRow("TPOT answer", r.Reasoning.TPOTAnswer), latencyRow("ITL answer", r.Reasoning.ITLAnswer))
 		}
 		if c.Pooled() && row.s.Count == 0 && strings.HasPrefix(row.name, "T") || c.Pooled() && row.name == "ITL" {
@@ -111,11 +134,9 @@ func runSection(r *results.Run, i int) htmlRun {
 				}
 			}
 		}
-		hr.Latency.Rows = append(hr.Latency.Rows, lr)
+		t.Rows = append(t.Rows, lr)
 	}
-	hr.Classes = classesHTML(r)
-	hr.Detail = levelDetails(r, "this run")
-	return hr
+	return t
 }
 
 // latencyRow is a latency table's row of s.
