@@ -206,31 +206,12 @@ func (s *simServer) Send(_ context.Context, f *driver.Flight) {
 // warm-up's index may be a trace's line too, a call's turns depend on its
 // answers, and an answer with no max_tokens runs to the model's context).
 func (s *simServer) say(f *driver.Flight) said {
-	m := s.memo
-	if !f.Measured() || f.IsTurn() {
-		m = nil
-	}
 	bs := s.fleet.core().Config().BlockSize
-	if m != nil {
-		// A chain kept under another block size is no use to this model:
-		// said afresh, and not kept.
-		if sd, ok := m.get(f.Rec.Index); ok && (sd.sr.Chain == nil || sd.sr.ChainBlock == bs) {
-			f.Rec.Tag, f.Rec.PrefixShare, f.Rec.MixClass = sd.tag, sd.share, sd.class
-			return sd
-		} else if ok {
-			m = nil
-		}
+	m, kept, ok := s.memoFor(f, bs)
+	if ok {
+		return kept
 	}
-	req, words, asWords := (*workload.Request)(nil), []uint16(nil), false
-	if !s.target.kind().Pooled() {
-		// Said as words: what is said needs the prompt's tokens and hash,
-		// which the words give without the text being written.
-		req, words, asWords = f.RequestWords(s.words[:0])
-		s.words = words
-	}
-	if !asWords {
-		req = f.Request()
-	}
+	req, asWords := s.requestOf(f)
 	context := s.contextLength
 	if m != nil {
 		if req.MaxTokens <= 0 {
@@ -243,10 +224,66 @@ func (s *simServer) say(f *driver.Flight) said {
 	if s.target.kind().Pooled() {
 		return *s.sayPooled(req, sd, context)
 	}
+	plan, err := s.generate(f, req, asWords, sd, context)
+	if err == nil {
+		err = s.route(req, plan)
+	}
+	sd.err = err
+	if plan != nil {
+		sd.prompt, sd.output = plan.PromptTokens, len(plan.Tokens)
+		sd.length, sd.tool = plan.FinishReason == "length", plan.ToolName
+	}
+	if err == nil {
+		s.keepPlan(sd, plan, m != nil, bs)
+	}
+	if m != nil {
+		m.put(f.Rec.Index, sd)
+	}
+	return *sd
+}
+
+// memoFor is the level's memo for f (nil when f's answer is not kept)
+// and, when the memo holds f's answer said under this block size, that
+// answer.
+func (s *simServer) memoFor(f *driver.Flight, bs int) (*Memo, said, bool) {
+	m := s.memo
+	if !f.Measured() || f.IsTurn() || m == nil {
+		return nil, said{}, false
+	}
+	sd, ok := m.get(f.Rec.Index)
+	if !ok {
+		return m, said{}, false
+	}
+	if sd.sr.Chain == nil || sd.sr.ChainBlock == bs {
+		f.Rec.Tag, f.Rec.PrefixShare, f.Rec.MixClass = sd.tag, sd.share, sd.class
+		return m, sd, true
+	}
+	// A chain kept under another block size is no use to this model:
+	// said afresh, and not kept.
+	return nil, said{}, false
+}
+
+// requestOf is f's request, as words when it can be: what is said needs
+// the prompt's tokens and hash, which the words give without the text
+// being written.
+func (s *simServer) requestOf(f *driver.Flight) (*workload.Request, bool) {
+	if !s.target.kind().Pooled() {
+		req, words, asWords := f.RequestWords(s.words[:0])
+		s.words = words
+		if asWords {
+			return req, true
+		}
+	}
+	return f.Request(), false
+}
+
+// generate is the plan of f's answer: its tokens, images, tool call and
+// thinking.
+func (s *simServer) generate(f *driver.Flight, req *workload.Request, asWords bool, sd *said, context int) (*model.Plan, error) {
 	gen := s.target.genRequest(req)
 	gen.Known = &s.known
 	if asWords {
-		gen.Words, gen.Vocab = words, fillerTable()
+		gen.Words, gen.Vocab = s.words, fillerTable()
 		// A single request's answer is read for its length alone: no
 		// turn sends it again, and no tool or thought is drawn from it.
 		gen.AnswerUnread = !f.KeepText && s.tools == nil && s.reasoning == nil
@@ -273,33 +310,24 @@ func (s *simServer) say(f *driver.Flight) said {
 			sd.thinking, sd.reported = min(plan.ThoughtTokens, len(plan.Tokens)), r.ReportTokens
 		}
 	}
-	if err == nil {
-		err = s.route(req, plan)
+	return plan, err
+}
+
+// keepPlan makes sd's engine request; a memo's answer keeps its ids'
+// chained block hashes (all the cache reads) rather than the ids.
+func (s *simServer) keepPlan(sd *said, plan *model.Plan, memo bool, bs int) {
+	sd.sr = engine.Request(plan, 0)
+	if memo || s.fleet.routesByPrefix() {
+		// Kept, a memo's answer may be routed by another fleet.
+		sd.routeKey = prefixKey(sd.sr.IDs)
 	}
-	sd.err = err
-	if plan != nil {
-		sd.prompt, sd.output = plan.PromptTokens, len(plan.Tokens)
-		sd.length, sd.tool = plan.FinishReason == "length", plan.ToolName
+	if !memo {
+		sd.plan = plan
+	} else if sd.sr.IDs != nil {
+		sd.sr.PromptLen = len(sd.sr.IDs) - sd.sr.OutputLen
+		sd.sr.Chain, sd.sr.ChainBlock = sched.ChainOf(sd.sr.IDs, bs, sd.sr.Adapter), bs
+		sd.sr.IDs = nil
 	}
-	if err == nil {
-		sd.sr = engine.Request(plan, 0)
-		if m != nil || s.fleet.routesByPrefix() {
-			// Kept, a memo's answer may be routed by another fleet.
-			sd.routeKey = prefixKey(sd.sr.IDs)
-		}
-		if m == nil {
-			sd.plan = plan
-		} else if sd.sr.IDs != nil {
-			// Kept: the ids' chained block hashes, all the cache reads.
-			sd.sr.PromptLen = len(sd.sr.IDs) - sd.sr.OutputLen
-			sd.sr.Chain, sd.sr.ChainBlock = sched.ChainOf(sd.sr.IDs, bs, sd.sr.Adapter), bs
-			sd.sr.IDs = nil
-		}
-	}
-	if m != nil {
-		m.put(f.Rec.Index, sd)
-	}
-	return *sd
 }
 
 // fillerTable is the synthetic prompts' words' table, built once.
