@@ -105,6 +105,42 @@ func (v *View) fillProm(res *results.Run) {
 	s := &results.Server{Source: v.kind, BucketEstimates: v.kind != "llamacpp"}
 	requests, counted := w.counter("requests")
 	s.Requests = int64(requests)
+	w.counters(s)
+	w.histograms(s, res.Stats)
+	if v.kind == "llamacpp" {
+		v.llamaFigures(w, s, res)
+	}
+	v.gaugesInto(s, w)
+	for name := range w.missing {
+		s.Missing = append(s.Missing, name)
+	}
+	sort.Strings(s.Missing)
+	if len(s.Missing) > 0 {
+		w.warnings = append(w.warnings, fmt.Sprintf("the server does not export %d of the metrics knee reads (%v): their rows show -", len(s.Missing), s.Missing))
+	}
+	s.Warnings = w.warnings
+	mixed := false
+	if counted {
+		mixed = s.CheckTraffic(res, s.Requests, true)
+	} else {
+		s.RequestsFrom = "none"
+		if tm := res.ServerTimings; tm != nil && tm.Requests > 0 {
+			// llama.cpp counts no requests; each answer carried its timings.
+			s.Requests, s.RequestsFrom = tm.Requests, "timings"
+		}
+		mixed = s.CheckTraffic(res, 0, false)
+		mixed = s.CheckTokenTraffic(res) || mixed
+	}
+	if mixed {
+		s.DropDelivery()
+	} else {
+		s.CheckTTFTGap()
+	}
+	res.Server = s
+}
+
+// counters reads the window's token, preemption and prefix-cache counters.
+func (w *promWindow) counters(s *results.Server) {
 	if n, ok := w.counter("prompt"); ok {
 		s.PromptTokens = int64(n)
 	}
@@ -119,7 +155,11 @@ func (v *View) fillProm(res *results.Run) {
 			s.PrefixHitRate = ptr(h / q)
 		}
 	}
-	st := res.Stats
+}
+
+// histograms sets each latency the server buckets beside the client's:
+// the mean, and p50 and p99 as the bucket they fall in.
+func (w *promWindow) histograms(s *results.Server, st results.Stats) {
 	for _, row := range histogramRows {
 		if len(w.names[row.key]) == 0 {
 			continue
@@ -148,12 +188,13 @@ func (v *View) fillProm(res *results.Run) {
 			s.Figures = append(s.Figures, bucketFigure(row.name+" "+q.label, pick(q.pick), lo, hi, point))
 		}
 	}
-	if v.kind == "llamacpp" {
-		v.llamaFigures(w, s, res)
-	}
-	// No server rate: Prometheus counters carry no interval of the
-	// server's own, and a rate over the client's window would only
-	// restate the client's.
+}
+
+// gaugesInto copies the gauges sampled over the window, the LoRA view and
+// any oddity seen in the scrapes. No server rate: Prometheus counters
+// carry no interval of the server's own, and a rate over the client's
+// window would only restate the client's.
+func (v *View) gaugesInto(s *results.Server, w *promWindow) {
 	v.mu.Lock()
 	if len(v.gauges) > 0 {
 		s.Gauges = map[string]results.GaugeStats{}
@@ -167,32 +208,6 @@ func (v *View) fillProm(res *results.Run) {
 	if odd != "" {
 		w.warnings = append(w.warnings, odd)
 	}
-	for name := range w.missing {
-		s.Missing = append(s.Missing, name)
-	}
-	sort.Strings(s.Missing)
-	if len(s.Missing) > 0 {
-		w.warnings = append(w.warnings, fmt.Sprintf("the server does not export %d of the metrics knee reads (%v): their rows show -", len(s.Missing), s.Missing))
-	}
-	s.Warnings = w.warnings
-	mixed := false
-	if counted {
-		mixed = s.CheckTraffic(res, s.Requests, true)
-	} else {
-		s.RequestsFrom = "none"
-		if tm := res.ServerTimings; tm != nil && tm.Requests > 0 {
-			// llama.cpp counts no requests; each answer carried its timings.
-			s.Requests, s.RequestsFrom = tm.Requests, "timings"
-		}
-		mixed = s.CheckTraffic(res, 0, false)
-		mixed = s.CheckTokenTraffic(res) || mixed
-	}
-	if mixed {
-		s.DropDelivery()
-	} else {
-		s.CheckTTFTGap()
-	}
-	res.Server = s
 }
 
 // llamaFigures adds what llama.cpp's counters and per-response timings
