@@ -193,62 +193,11 @@ func figures(samples []*scrape) *results.GPUFigures {
 			}
 		}
 	}
-	keys := make([]key, 0, len(last.gpus))
-	for k := range last.gpus {
-		if _, ok := first.gpus[k]; ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.endpoint != b.endpoint {
-			return a.endpoint < b.endpoint
-		}
-		return a.gpu+a.uuid < b.gpu+b.uuid
-	})
+	keys := bothEnds(first, last)
 	for _, k := range keys {
-		f := results.GPUFigure{Endpoint: k.endpoint, GPU: k.gpu, UUID: k.uuid, Model: k.model, Host: k.host}
-		a, b := first.gpus[k], last.gpus[k]
-		var integrated float64
-		var prev *scrape
-		var utilSum float64
-		var utilN int
-		for _, s := range samples {
-			r, ok := s.gpus[k]
-			if !ok {
-				continue
-			}
-			if r.hasPower {
-				f.PowerMaxW = math.Max(f.PowerMaxW, r.power)
-				if prev != nil {
-					if p, ok := prev.gpus[k]; ok && p.hasPower {
-						integrated += (p.power + r.power) / 2 * s.at.Sub(prev.at).Seconds()
-					}
-				}
-				prev = s
-			}
-			if r.hasUtil {
-				utilSum += r.util
-				utilN++
-			}
-			if r.hasFB {
-				f.FBUsedMaxMiB = math.Max(f.FBUsedMaxMiB, r.fb)
-			}
-		}
-		switch {
-		case a.hasEnergy && b.hasEnergy && b.energyMJ >= a.energyMJ:
-			f.EnergyJ, f.EnergySource = (b.energyMJ-a.energyMJ)/1000, "counter"
-		default:
-			f.EnergyJ, f.EnergySource = integrated, "integrated power"
-			if a.hasEnergy && b.hasEnergy {
-				g.Warnings = append(g.Warnings, fmt.Sprintf("%s GPU %s: the energy counter went back across the window; power integrated instead", k.endpoint, k.gpu))
-			}
-		}
-		if span > 0 {
-			f.PowerMeanW = f.EnergyJ / span
-		}
-		if utilN > 0 {
-			f.UtilMeanPct = utilSum / float64(utilN)
+		f, warning := gpuFigure(samples, k, span)
+		if warning != "" {
+			g.Warnings = append(g.Warnings, warning)
 		}
 		g.GPUs = append(g.GPUs, f)
 		g.EnergyJ += f.EnergyJ
@@ -271,6 +220,74 @@ func figures(samples []*scrape) *results.GPUFigures {
 		g.Warnings = append(g.Warnings, "no GPU answered at both ends of the window")
 	}
 	return g
+}
+
+// bothEnds is the GPUs seen at both ends of the window, in order.
+func bothEnds(first, last *scrape) []key {
+	keys := make([]key, 0, len(last.gpus))
+	for k := range last.gpus {
+		if _, ok := first.gpus[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.endpoint != b.endpoint {
+			return a.endpoint < b.endpoint
+		}
+		return a.gpu+a.uuid < b.gpu+b.uuid
+	})
+	return keys
+}
+
+// gpuFigure is one GPU's figures over the window: energy from its counter
+// (or its power integrated when the counter is missing or went back), peak
+// and mean power, utilisation and memory.
+func gpuFigure(samples []*scrape, k key, span float64) (results.GPUFigure, string) {
+	f := results.GPUFigure{Endpoint: k.endpoint, GPU: k.gpu, UUID: k.uuid, Model: k.model, Host: k.host}
+	a, b := samples[0].gpus[k], samples[len(samples)-1].gpus[k]
+	var integrated, utilSum float64
+	var utilN int
+	var prev *scrape
+	for _, s := range samples {
+		r, ok := s.gpus[k]
+		if !ok {
+			continue
+		}
+		if r.hasPower {
+			f.PowerMaxW = math.Max(f.PowerMaxW, r.power)
+			if prev != nil {
+				if p, ok := prev.gpus[k]; ok && p.hasPower {
+					integrated += (p.power + r.power) / 2 * s.at.Sub(prev.at).Seconds()
+				}
+			}
+			prev = s
+		}
+		if r.hasUtil {
+			utilSum += r.util
+			utilN++
+		}
+		if r.hasFB {
+			f.FBUsedMaxMiB = math.Max(f.FBUsedMaxMiB, r.fb)
+		}
+	}
+	warning := ""
+	switch {
+	case a.hasEnergy && b.hasEnergy && b.energyMJ >= a.energyMJ:
+		f.EnergyJ, f.EnergySource = (b.energyMJ-a.energyMJ)/1000, "counter"
+	default:
+		f.EnergyJ, f.EnergySource = integrated, "integrated power"
+		if a.hasEnergy && b.hasEnergy {
+			warning = fmt.Sprintf("%s GPU %s: the energy counter went back across the window; power integrated instead", k.endpoint, k.gpu)
+		}
+	}
+	if span > 0 {
+		f.PowerMeanW = f.EnergyJ / span
+	}
+	if utilN > 0 {
+		f.UtilMeanPct = utilSum / float64(utilN)
+	}
+	return f, warning
 }
 
 // scrapeAll reads every endpoint now.
