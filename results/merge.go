@@ -60,6 +60,23 @@ func MergeRuns(runs []*Run) (*Run, error) {
 	m := &Run{SchemaVersion: SchemaVersion, Config: first.Config, Environment: first.Environment, StartedAt: first.StartedAt,
 		WindowStartedAt: first.WindowStartedAt, MergedShards: len(shards), Histograms: Histograms{}}
 	m.Warnings = append(m.Warnings, agreement(shards)...)
+	mergeWindow(m, shards)
+	if err := mergeFigures(m, shards); err != nil {
+		return nil, err
+	}
+	mergeGPU(m, shards)
+	if m.Server != nil {
+		m.Notes = append(m.Notes, "the server's side of its view is shard 0's reading over its window (only shard 0 reads it); the client's side is every shard's, merged")
+	} else {
+		m.Notes = append(m.Notes, "no server view: only shard 0 reads the server's metrics, and it read none (--no-server-metrics, or the server exports none knee reads)")
+	}
+	mergeSmallPrint(m, shards)
+	return m, nil
+}
+
+// mergeWindow is the union of the shards' windows: from the earliest start
+// to the latest end.
+func mergeWindow(m *Run, shards []*Run) {
 	var windowEnd time.Time
 	for _, r := range shards {
 		if r.StartedAt.Before(m.StartedAt) {
@@ -74,33 +91,40 @@ func MergeRuns(runs []*Run) (*Run, error) {
 		m.Interrupted = m.Interrupted || r.Interrupted
 	}
 	m.WindowSeconds = windowEnd.Sub(m.WindowStartedAt).Seconds()
+}
+
+// mergeFigures merges the shards' histograms, counts, rates, health,
+// calls, classes, turns, server view and slices, each exactly.
+func mergeFigures(m *Run, shards []*Run) error {
 	if err := mergeHistograms(m, shards); err != nil {
-		return nil, err
+		return err
 	}
 	mergeCounts(m, shards)
 	mergeTools(m, shards)
 	mergeImages(m, shards)
 	if err := mergeReasoning(m, shards); err != nil {
-		return nil, err
+		return err
 	}
 	mergeRates(m, shards)
 	mergeHealth(m, shards, "shard", 0)
 	mergeCalls(m, shards)
 	if err := mergeClasses(m, shards); err != nil {
-		return nil, err
+		return err
 	}
 	m.Notes = append(m.Notes, fmt.Sprintf("merged from %d shards: percentiles are of the union of their requests (HDR histograms merged), counts summed, throughput over the union of their windows (%.1f s)", len(shards), m.WindowSeconds))
 	// Before the server view: llama.cpp's rows come from the merged
 	// per-response timings.
 	if err := mergeTurns(m, shards); err != nil {
-		return nil, err
+		return err
 	}
 	if oneTarget(shards) {
 		m.Server = mergeServer(m, shards)
 	}
-	if err := mergeSlices(m, shards); err != nil {
-		return nil, err
-	}
+	return mergeSlices(m, shards)
+}
+
+// mergeGPU is shard 0's GPU figures, divided by every shard's work.
+func mergeGPU(m *Run, shards []*Run) {
 	if g := shards[0].GPU; g != nil {
 		// Only shard 0 scrapes the GPUs: their energy is the whole load's,
 		// over shard 0's window, and the work it is divided by is every
@@ -111,12 +135,11 @@ func MergeRuns(runs []*Run) (*Run, error) {
 		m.GPU = &c
 		m.Notes = append(m.Notes, "the GPUs' figures are shard 0's scrape over its window (only shard 0 scrapes them), divided by every shard's work")
 	}
-	if m.Server != nil {
-		m.Notes = append(m.Notes, "the server's side of its view is shard 0's reading over its window (only shard 0 reads it); the client's side is every shard's, merged")
-	} else {
-		m.Notes = append(m.Notes, "no server view: only shard 0 reads the server's metrics, and it read none (--no-server-metrics, or the server exports none knee reads)")
-	}
+}
 
+// mergeSmallPrint writes the merge's small print afresh and keeps each
+// shard's warnings that are not about its own sample.
+func mergeSmallPrint(m *Run, shards []*Run) {
 	// A shard's small print is about its own sample; the merge's is
 	// written afresh.
 	m.Warnings = append(m.Warnings, SmallPrint(m)...)
@@ -128,7 +151,6 @@ func MergeRuns(runs []*Run) (*Run, error) {
 			}
 		}
 	}
-	return m, nil
 }
 
 // orderShards checks that runs are the shards 0..N−1 of one split, each
