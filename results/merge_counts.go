@@ -14,35 +14,8 @@ func mergeCounts(m *Run, shards []*Run) {
 	cache, cached := &Cache{Reported: true}, false
 	var good, finished int64
 	for _, r := range shards {
-		q := r.Requests
-		m.Requests.Sent += q.Sent
-		m.Requests.OK += q.OK
-		m.Requests.Failed += q.Failed
-		m.Requests.Interrupted += q.Interrupted
-		m.Requests.Warmup += q.Warmup
-		m.Requests.Ramp += q.Ramp
-		m.Requests.RampRunning += q.RampRunning
-		m.Requests.PartialTokens += q.PartialTokens
-		for k, v := range q.Errors {
-			m.Requests.Errors[k] += v
-		}
-		if a := q.FirstAttempt; a != nil {
-			if m.Requests.FirstAttempt == nil {
-				m.Requests.FirstAttempt = &Attempts{Errors: map[string]int64{}}
-			}
-			f := m.Requests.FirstAttempt
-			f.OK, f.Failed, f.Retries = f.OK+a.OK, f.Failed+a.Failed, f.Retries+a.Retries
-			for k, v := range a.Errors {
-				f.Errors[k] += v
-			}
-		}
-		t := r.Tokens
-		m.Tokens.InputTotal += t.InputTotal
-		m.Tokens.OutputTotal += t.OutputTotal
-		m.Tokens.CachedTotal += t.CachedTotal
-		m.Tokens.MultiTokenChunks += t.MultiTokenChunks
-		m.Tokens.UsageReported = m.Tokens.UsageReported && t.UsageReported
-		m.Tokens.CachedReported = m.Tokens.CachedReported && t.CachedReported
+		m.Requests.add(r.Requests)
+		m.Tokens.add(r.Tokens)
 		m.Arrivals.Waited += r.Arrivals.Waited
 		m.Arrivals.Unsent += r.Arrivals.Unsent
 		m.Arrivals.LateSends += r.Arrivals.LateSends
@@ -86,6 +59,42 @@ func mergeCounts(m *Run, shards []*Run) {
 			m.Goodput.RequestsPerS = float64(good) / m.WindowSeconds
 		}
 	}
+}
+
+// add sums a shard's request counts, errors and first attempts into q.
+func (q *Requests) add(s Requests) {
+	q.Sent += s.Sent
+	q.OK += s.OK
+	q.Failed += s.Failed
+	q.Interrupted += s.Interrupted
+	q.Warmup += s.Warmup
+	q.Ramp += s.Ramp
+	q.RampRunning += s.RampRunning
+	q.PartialTokens += s.PartialTokens
+	for k, v := range s.Errors {
+		q.Errors[k] += v
+	}
+	if a := s.FirstAttempt; a != nil {
+		if q.FirstAttempt == nil {
+			q.FirstAttempt = &Attempts{Errors: map[string]int64{}}
+		}
+		f := q.FirstAttempt
+		f.OK, f.Failed, f.Retries = f.OK+a.OK, f.Failed+a.Failed, f.Retries+a.Retries
+		for k, v := range a.Errors {
+			f.Errors[k] += v
+		}
+	}
+}
+
+// add sums a shard's token totals into t; a total is reported when every
+// shard's is.
+func (t *Tokens) add(s Tokens) {
+	t.InputTotal += s.InputTotal
+	t.OutputTotal += s.OutputTotal
+	t.CachedTotal += s.CachedTotal
+	t.MultiTokenChunks += s.MultiTokenChunks
+	t.UsageReported = t.UsageReported && s.UsageReported
+	t.CachedReported = t.CachedReported && s.CachedReported
 }
 
 // mergeRates recomputes the rates over the merged window.
