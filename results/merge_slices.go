@@ -23,22 +23,9 @@ func mergeSlices(m *Run, shards []*Run) error {
 	if width <= 0 {
 		return nil
 	}
-	for i, r := range shards {
-		switch {
-		case r.SliceS != width:
-			m.Notes = append(m.Notes, fmt.Sprintf("no time slices: shard %d cut its window into slices of %g s, shard 0 into %g s", i, r.SliceS, width))
-			return nil
-		case r.WindowStartedAt.Sub(m.WindowStartedAt).Seconds() > sliceAlignment*width:
-			m.Notes = append(m.Notes, fmt.Sprintf("no time slices: shard %d's window started %.2f s after the first's, more than a tenth of a slice (%g s), so their slices cover different times",
-				i, r.WindowStartedAt.Sub(m.WindowStartedAt).Seconds(), width))
-			return nil
-		}
-		for _, sl := range r.Slices {
-			if sl.TTFTSched.Count+sl.TPOT.Count+sl.E2ESched.Count > 0 && len(sl.Histograms) == 0 {
-				m.Notes = append(m.Notes, fmt.Sprintf("no time slices: shard %d's file keeps no histograms for its slices (written by an older knee), and percentiles cannot be merged without them", i))
-				return nil
-			}
-		}
+	if why := slicesApart(m, shards, width); why != "" {
+		m.Notes = append(m.Notes, "no time slices: "+why)
+		return nil
 	}
 	n := 0
 	for _, r := range shards {
@@ -46,52 +33,82 @@ func mergeSlices(m *Run, shards []*Run) error {
 	}
 	m.SliceS, m.Slices = width, make([]Slice, n)
 	for k := range m.Slices {
-		out := &m.Slices[k]
-		out.StartS = float64(k) * width
-		out.EndS = out.StartS
-		var tokens float64
-		clients := make([]*SliceClient, len(shards))
-		merged := map[string]*hdrhistogram.Histogram{}
-		for i, r := range shards {
-			if k >= len(r.Slices) {
-				continue
-			}
-			sl := r.Slices[k]
-			out.EndS = max(out.EndS, sl.EndS)
-			out.Sent += sl.Sent
-			out.Failed += sl.Failed
-			out.Completed += sl.Completed
-			tokens += sl.OutputTokensPerS * (sl.EndS - sl.StartS)
-			if i == 0 {
-				out.Server = sl.Server
-			}
-			clients[i] = sl.Client
-			for name, enc := range sl.Histograms {
-				h, err := DecodeHistogram(enc)
-				if err != nil {
-					return fmt.Errorf("shard %d, slice %d, %s: %w", i, k, name, err)
-				}
-				if merged[name] == nil {
-					merged[name] = h
-				} else {
-					merged[name].Merge(h)
-				}
-			}
+		if err := mergeSlice(&m.Slices[k], k, width, shards); err != nil {
+			return err
 		}
-		if w := out.EndS - out.StartS; w > 0 {
-			out.OutputTokensPerS = tokens / w
-		}
-		out.Histograms = Histograms{}
-		for name, dist := range map[string]*SliceDist{"ttft_sched": &out.TTFTSched, "tpot": &out.TPOT, "e2e_sched": &out.E2ESched} {
-			if h := merged[name]; h != nil && h.TotalCount() > 0 {
-				*dist = sliceDist(h)
-				out.Histograms[name] = EncodeHistogram(h)
-			}
-		}
-		out.Client = worstSliceClient(clients)
 	}
 	m.Notes = append(m.Notes, fmt.Sprintf("the time slices join the shards' slice by slice (their windows started within %.1f ms of one another): counts summed, percentiles of the union's requests (their histograms merged), the server's gauges shard 0's, the client's health the worst shard's",
 		1000*spread(shards)))
+	return nil
+}
+
+// slicesApart is why the shards' slices cannot be joined ("" when they
+// can): another width, windows apart by more than a tenth of a slice, or
+// a file without the slices' histograms.
+func slicesApart(m *Run, shards []*Run, width float64) string {
+	for i, r := range shards {
+		switch {
+		case r.SliceS != width:
+			return fmt.Sprintf("shard %d cut its window into slices of %g s, shard 0 into %g s", i, r.SliceS, width)
+		case r.WindowStartedAt.Sub(m.WindowStartedAt).Seconds() > sliceAlignment*width:
+			return fmt.Sprintf("shard %d's window started %.2f s after the first's, more than a tenth of a slice (%g s), so their slices cover different times",
+				i, r.WindowStartedAt.Sub(m.WindowStartedAt).Seconds(), width)
+		}
+		for _, sl := range r.Slices {
+			if sl.TTFTSched.Count+sl.TPOT.Count+sl.E2ESched.Count > 0 && len(sl.Histograms) == 0 {
+				return fmt.Sprintf("shard %d's file keeps no histograms for its slices (written by an older knee), and percentiles cannot be merged without them", i)
+			}
+		}
+	}
+	return ""
+}
+
+// mergeSlice joins the shards' slice k into out: counts summed, tokens
+// over the slice's width, histograms merged, the server's gauges shard
+// 0's and the client's health the worst shard's.
+func mergeSlice(out *Slice, k int, width float64, shards []*Run) error {
+	out.StartS = float64(k) * width
+	out.EndS = out.StartS
+	var tokens float64
+	clients := make([]*SliceClient, len(shards))
+	merged := map[string]*hdrhistogram.Histogram{}
+	for i, r := range shards {
+		if k >= len(r.Slices) {
+			continue
+		}
+		sl := r.Slices[k]
+		out.EndS = max(out.EndS, sl.EndS)
+		out.Sent += sl.Sent
+		out.Failed += sl.Failed
+		out.Completed += sl.Completed
+		tokens += sl.OutputTokensPerS * (sl.EndS - sl.StartS)
+		if i == 0 {
+			out.Server = sl.Server
+		}
+		clients[i] = sl.Client
+		for name, enc := range sl.Histograms {
+			h, err := DecodeHistogram(enc)
+			if err != nil {
+				return fmt.Errorf("shard %d, slice %d, %s: %w", i, k, name, err)
+			}
+			if merged[name] == nil {
+				merged[name] = h
+			} else {
+				merged[name].Merge(h)
+			}
+		}
+	}
+	if w := out.EndS - out.StartS; w > 0 {
+		out.OutputTokensPerS = tokens / w
+	}
+	out.Histograms = Histograms{}
+	for name, dist := range map[string]*SliceDist{"ttft_sched": &out.TTFTSched, "tpot": &out.TPOT, "e2e_sched": &out.E2ESched} {
+		if h := merged[name]; h != nil && h.TotalCount() > 0 {
+			*dist = sliceDist(h)
+			out.Histograms[name] = EncodeHistogram(h)
+		}
+	}
+	out.Client = worstSliceClient(clients)
 	return nil
 }
 
