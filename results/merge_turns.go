@@ -1,10 +1,9 @@
 package results
 
 import (
+	"maps"
 	"slices"
 	"strconv"
-
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Histograms a call workload and a llama.cpp target add to a run, so that
@@ -24,11 +23,6 @@ func TurnHistogram(k int, metric string) string {
 // from the shards' histograms. What a shard's file lacks (an older knee)
 // is left out and said so.
 func mergeTurns(m *Run, shards []*Run) error {
-	// A shard without a turn's or timing's histogram had no such request.
-	merged := func(name string) (*hdrhistogram.Histogram, bool, error) {
-		sum, _, err := mergeNamed(shards, name)
-		return sum, sum != nil, err
-	}
 	var turns []int
 	lacking := false
 	for _, r := range shards {
@@ -47,22 +41,19 @@ func mergeTurns(m *Run, shards []*Run) error {
 	} else {
 		for _, k := range turns {
 			ts := TurnStats{Turn: k}
-			for _, part := range []struct {
-				metric string
-				into   *Summary
-			}{{"ttft", &ts.TTFT}, {"itl", &ts.ITL}} {
-				h, ok, err := merged(TurnHistogram(k, part.metric))
-				if err != nil {
-					return err
-				}
-				if ok {
-					m.Histograms[TurnHistogram(k, part.metric)] = EncodeHistogram(h)
-					*part.into = SummarizeHistogram(h, 1000)
-				}
+			err := mergeInto(m, shards, map[string]*Summary{TurnHistogram(k, "ttft"): &ts.TTFT, TurnHistogram(k, "itl"): &ts.ITL})
+			if err != nil {
+				return err
 			}
 			m.ByTurn = append(m.ByTurn, ts)
 		}
 	}
+	return mergeServerTimings(m, shards)
+}
+
+// mergeServerTimings merges the per-response timings (llama.cpp's) of the
+// shards that have them.
+func mergeServerTimings(m *Run, shards []*Run) error {
 	timed := slices.ContainsFunc(shards, func(r *Run) bool { return r.ServerTimings != nil })
 	if !timed {
 		return nil
@@ -78,19 +69,25 @@ func mergeTurns(m *Run, shards []*Run) error {
 		}
 		st.Requests += r.ServerTimings.Requests
 	}
-	for _, part := range []struct {
-		name string
-		into *Summary
-	}{{ServerPromptHistogram, &st.PromptMs}, {ServerTPOTHistogram, &st.TPOT}} {
-		h, ok, err := merged(part.name)
+	if err := mergeInto(m, shards, map[string]*Summary{ServerPromptHistogram: &st.PromptMs, ServerTPOTHistogram: &st.TPOT}); err != nil {
+		return err
+	}
+	m.ServerTimings = st
+	return nil
+}
+
+// mergeInto merges each named histogram over the shards into m and its
+// summary (in ms) into its place; a shard without one had no such request.
+func mergeInto(m *Run, shards []*Run, into map[string]*Summary) error {
+	for _, name := range slices.Sorted(maps.Keys(into)) {
+		h, _, err := mergeNamed(shards, name)
 		if err != nil {
 			return err
 		}
-		if ok {
-			m.Histograms[part.name] = EncodeHistogram(h)
-			*part.into = SummarizeHistogram(h, 1000)
+		if h != nil {
+			m.Histograms[name] = EncodeHistogram(h)
+			*into[name] = SummarizeHistogram(h, 1000)
 		}
 	}
-	m.ServerTimings = st
 	return nil
 }
