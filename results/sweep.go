@@ -336,7 +336,14 @@ func (s *Sweep) CSV() ([]byte, error) {
 // csvColumns fills a measured level's columns.
 func (s *Sweep) csvColumns(l Level, col map[string]string, f func(float64) string) {
 	r := l.Run
-	st := r.Stats
+	csvEnergyAndRepeats(r, col, f)
+	csvFigures(r, col, f)
+	csvServer(r.Server, col, f)
+}
+
+// csvEnergyAndRepeats fills a repeated level's intervals and the GPUs'
+// energy.
+func csvEnergyAndRepeats(r *Run, col map[string]string, f func(float64) string) {
 	if rp := r.Repeats; rp != nil {
 		col["repeats"] = strconv.Itoa(rp.Count)
 		for column, figure := range csvIntervals {
@@ -349,6 +356,12 @@ func (s *Sweep) csvColumns(l Level, col map[string]string, f func(float64) strin
 		col["gpu_energy_j"], col["gpu_power_mean_w"] = f(g.EnergyJ), f(g.PowerMeanW)
 		col["joules_per_output_token"], col["output_tokens_per_joule"] = f(g.JoulesPerOutputToken), f(g.OutputTokensPerJoule)
 	}
+}
+
+// csvFigures fills the client's figures: rates, latencies, counts, the
+// cache, reasoning, concurrency and goodput.
+func csvFigures(r *Run, col map[string]string, f func(float64) string) {
+	st := r.Stats
 	// Throughput is completions per second in the window, as the terminal
 	// and the plots say; the shifted-window estimate that saturation is
 	// judged by has its own column.
@@ -397,7 +410,10 @@ func (s *Sweep) csvColumns(l Level, col map[string]string, f func(float64) strin
 	if g := r.Goodput; g != nil {
 		col["goodput_share"], col["goodput_per_s"] = f(g.Share), f(g.RequestsPerS)
 	}
-	sv := r.Server
+}
+
+// csvServer fills the server view's measured figures and its lag.
+func csvServer(sv *Server, col map[string]string, f func(float64) string) {
 	if sv == nil {
 		return
 	}
