@@ -148,6 +148,48 @@ func decodeRequest(body []byte, chat bool) (*decoded, error) {
 // decodeRequestStrict is the complete decoder: it handles every accepted shape
 // and names the field at fault in every error.
 func decodeRequestStrict(body []byte, chat bool) (*decoded, error) {
+	r, err := parseAPIRequest(body, chat)
+	if err != nil {
+		return nil, err
+	}
+	d := &decoded{Gen: GenRequest{Chat: chat}}
+	if r.Model == nil || *r.Model == "" {
+		return nil, badRequest("model", "you must provide a model parameter")
+	}
+	d.Model = *r.Model
+	d.Gen.Model = d.Model
+	if chat {
+		msgs, err := decodeMessages(r.Messages, &d.images)
+		if err != nil {
+			return nil, err
+		}
+		d.Gen.Messages = msgs
+	} else {
+		p, err := decodePrompt(r.Prompt)
+		if err != nil {
+			return nil, err
+		}
+		d.Gen.Prompt = p
+	}
+	if err := r.answerInto(d); err != nil {
+		return nil, err
+	}
+	if err := r.thinkingInto(d); err != nil {
+		return nil, err
+	}
+	if d.Gen.Tools, err = toolsOf(r.Tools); err != nil {
+		return nil, err
+	}
+	d.toolsFirst = withTools(&d.Gen, r.Tools)
+	if d.Gen.ToolChoice, err = toolChoiceOf(r.ToolChoice); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// parseAPIRequest reads the body as one JSON object, with vLLM's words
+// for a wrong type, and checks its sampling and constraints.
+func parseAPIRequest(body []byte, chat bool) (*apiRequest, error) {
 	if !utf8.Valid(body) {
 		return nil, badRequest("", "the request body is not valid UTF-8")
 	}
@@ -173,36 +215,23 @@ func decodeRequestStrict(body []byte, chat bool) (*decoded, error) {
 	if err := r.checkConstraints(); err != nil {
 		return nil, err
 	}
-	d := &decoded{Gen: GenRequest{Chat: chat}}
-	if r.Model == nil || *r.Model == "" {
-		return nil, badRequest("model", "you must provide a model parameter")
-	}
-	d.Model = *r.Model
-	d.Gen.Model = d.Model
-	if chat {
-		msgs, err := decodeMessages(r.Messages, &d.images)
-		if err != nil {
-			return nil, err
-		}
-		d.Gen.Messages = msgs
-	} else {
-		p, err := decodePrompt(r.Prompt)
-		if err != nil {
-			return nil, err
-		}
-		d.Gen.Prompt = p
-	}
+	return &r, nil
+}
+
+// answerInto reads how the answer is bounded and sent: max tokens, seed,
+// n, streaming and usage, ignore_eos and priority.
+func (r *apiRequest) answerInto(d *decoded) error {
 	mt := r.MaxTokens
 	if r.MaxCompletionTokens != nil {
 		mt = r.MaxCompletionTokens
 	}
 	if mt != nil && *mt < 1 {
-		return nil, badRequest("max_tokens", "max_tokens must be at least 1, got %d", *mt)
+		return badRequest("max_tokens", "max_tokens must be at least 1, got %d", *mt)
 	}
 	d.Gen.MaxTokens = mt
 	d.Gen.Seed = r.Seed
 	if r.N != nil && *r.N != 1 {
-		return nil, badRequest("n", "only n=1 is supported, got %d", *r.N)
+		return badRequest("n", "only n=1 is supported, got %d", *r.N)
 	}
 	d.Stream = r.Stream != nil && *r.Stream
 	if r.StreamOptions != nil && r.StreamOptions.IncludeUsage != nil {
@@ -212,12 +241,18 @@ func decodeRequestStrict(body []byte, chat bool) (*decoded, error) {
 	if r.Priority != nil {
 		d.priority = *r.Priority
 	}
+	return nil
+}
+
+// thinkingInto reads what shapes a reasoning model's thinking, then the
+// stop sequences.
+func (r *apiRequest) thinkingInto(d *decoded) error {
 	if r.ReasoningEffort != nil {
 		switch e := *r.ReasoningEffort; e {
 		case "low", "medium", "high":
 			d.effort = e
 		default:
-			return nil, badRequest("reasoning_effort", "reasoning_effort must be low, medium or high, got %q", e)
+			return badRequest("reasoning_effort", "reasoning_effort must be low, medium or high, got %q", e)
 		}
 	}
 	if v, ok := r.ChatTemplateKwargs["enable_thinking"]; ok && string(bytes.TrimSpace(v)) == "false" {
@@ -225,17 +260,10 @@ func decodeRequestStrict(body []byte, chat bool) (*decoded, error) {
 	}
 	stop, err := decodeStop(r.Stop)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	d.Gen.Stop = stop
-	if d.Gen.Tools, err = toolsOf(r.Tools); err != nil {
-		return nil, err
-	}
-	d.toolsFirst = withTools(&d.Gen, r.Tools)
-	if d.Gen.ToolChoice, err = toolChoiceOf(r.ToolChoice); err != nil {
-		return nil, err
-	}
-	return d, nil
+	return nil
 }
 
 func jsonKind(k string) string {
