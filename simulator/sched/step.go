@@ -160,9 +160,20 @@ func (c *Core) admit(now float64, budget int) {
 // finishStep prices the step planned and completes it.
 func (c *Core) finishStep(now float64) *Step {
 	st := &c.step
+	load := c.stepLoad(st)
+	cost := c.cfg.Costs.StepTime(load)
+	st.Duration, st.Compute, st.Memory, st.Comm = cost.Duration, cost.Compute, cost.Memory, cost.Comm
+	st.End = now + st.Duration
+	c.complete(st)
+	st.Running, st.Waiting = len(c.running), c.waiting.len()
+	st.KVUsage = c.KVUsage()
+	return st
+}
 
-	// 3. Cost of the step: roofline over every scheduled token, the KV
-	// each scheduled sequence reads and its attention work.
+// stepLoad is step 3, the step's load for its cost: roofline over every
+// scheduled token, the KV each scheduled sequence reads, its attention
+// work, an image's encoding, and the LoRA adapters the batch uses.
+func (c *Core) stepLoad(st *Step) Load {
 	var load Load
 	for _, s := range c.running {
 		n := s.scheduledTokens
@@ -205,12 +216,13 @@ func (c *Core) finishStep(now float64) *Step {
 			load.AdapterFLOPs += l.AdapterBytes * float64(tokens) // 2 FLOPs a parameter, 2 bytes a parameter
 		}
 	}
-	cost := c.cfg.Costs.StepTime(load)
-	st.Duration, st.Compute, st.Memory, st.Comm = cost.Duration, cost.Compute, cost.Memory, cost.Comm
-	st.End = now + st.Duration
+	return load
+}
 
-	// 4. Complete: advance computed tokens, cache full blocks, and emit a
-	// token for every sequence that has caught up with its prompt.
+// complete is step 4: advance computed tokens, cache full blocks, and
+// emit a token for every sequence that has caught up with its prompt;
+// a finished sequence leaves the running set.
+func (c *Core) complete(st *Step) {
 	keep := c.running[:0]
 	for _, s := range c.running {
 		n := s.scheduledTokens
@@ -221,21 +233,8 @@ func (c *Core) finishStep(now float64) *Step {
 			}
 			s.computed += n
 			c.cacheComputed(s)
-			if s.computed >= s.total() {
-				idx := s.generated
-				s.generated++
-				if !s.hasFirstToken {
-					s.hasFirstToken = true
-					s.FirstTokenAt = st.End
-				}
-				st.Emitted = append(st.Emitted, Emission{Seq: s, Index: idx})
-				if s.generated >= s.OutputLen {
-					s.done = true
-					c.release(s)
-					delete(c.byID, s.ID)
-					st.Finished = append(st.Finished, s)
-					continue
-				}
+			if s.computed >= s.total() && c.emit(st, s) {
+				continue
 			}
 		}
 		keep = append(keep, s)
@@ -244,9 +243,26 @@ func (c *Core) finishStep(now float64) *Step {
 		c.running[i] = nil
 	}
 	c.running = keep
-	st.Running, st.Waiting = len(c.running), c.waiting.len()
-	st.KVUsage = c.KVUsage()
-	return st
+}
+
+// emit records s's next token in st and reports whether it was s's last
+// (s then released).
+func (c *Core) emit(st *Step, s *Seq) bool {
+	idx := s.generated
+	s.generated++
+	if !s.hasFirstToken {
+		s.hasFirstToken = true
+		s.FirstTokenAt = st.End
+	}
+	st.Emitted = append(st.Emitted, Emission{Seq: s, Index: idx})
+	if s.generated < s.OutputLen {
+		return false
+	}
+	s.done = true
+	c.release(s)
+	delete(c.byID, s.ID)
+	st.Finished = append(st.Finished, s)
+	return true
 }
 
 func (c *Core) anyScheduled() bool {
