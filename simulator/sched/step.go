@@ -83,77 +83,92 @@ func (c *Core) admit(now float64, budget int) {
 	if c.cfg.Policy == PolicyLPM {
 		c.orderByPrefix()
 	}
-	switch {
-	case len(st.Preempted) > 0:
+	if len(st.Preempted) > 0 {
 		if c.waiting.len() > 0 {
 			st.StopReason = StopPreempted
 		}
-	default:
-		watermark := int(math.Ceil(c.cfg.Watermark * float64(c.cfg.NumBlocks)))
-		// The adapters the batch holds: a request of another is passed
-		// over once they fill the GPU's slots (vLLM: max_loras).
-		var inUse map[int]bool
-		if c.cfg.LoRA != nil {
-			inUse = map[int]bool{}
-			for a := range adaptersOf(c.running) {
-				inUse[a] = true
-			}
+		return
+	}
+	c.admitWaiting(now, budget)
+}
+
+// admitWaiting admits waiting requests in order while the batch, the
+// token budget and the KV cache allow; a request of an adapter the GPU's
+// slots cannot take is passed over.
+func (c *Core) admitWaiting(now float64, budget int) {
+	st := &c.step
+	watermark := int(math.Ceil(c.cfg.Watermark * float64(c.cfg.NumBlocks)))
+	// The adapters the batch holds: a request of another is passed
+	// over once they fill the GPU's slots (vLLM: max_loras).
+	var inUse map[int]bool
+	if c.cfg.LoRA != nil {
+		inUse = map[int]bool{}
+		for a := range adaptersOf(c.running) {
+			inUse[a] = true
 		}
-		for k := 0; k < c.waiting.len(); {
-			if len(c.running) >= c.cfg.MaxNumSeqs {
-				st.StopReason = StopBatchFull
-				break
-			}
-			if budget <= 0 {
-				st.StopReason = StopBudget
-				break
-			}
-			s := c.waiting.at(k)
-			if inUse != nil && s.Adapter > 0 && !inUse[s.Adapter] && len(inUse) >= c.cfg.LoRA.MaxLoRAs {
-				k++
-				continue
-			}
-			hit, hashes := c.findPrefix(s)
-			hitTokens := len(hit) * c.cfg.BlockSize
-			n := min(c.capped(s.total()-hitTokens), budget)
-			reserve := 0
-			if c.anyScheduled() {
-				reserve = watermark
-			}
-			if !c.canAdmit(hit, hitTokens+n, reserve) {
-				st.StopReason = StopKVFull
-				break
-			}
-			for _, b := range hit {
-				c.pool.touch(b)
-			}
-			s.blocks = append(s.blocks[:0], hit...)
-			s.hashes = hashes
-			s.computed = hitTokens
-			c.grow(s, hitTokens+n, 0)
-			if c.cfg.PrefixCaching && s.hashed(c.cfg.BlockSize) {
-				c.PrefixQueries += int64(s.total())
-				c.PrefixHits += int64(hitTokens)
-				st.PrefixQueries += s.total()
-				st.PrefixHit += hitTokens
-			}
-			if !s.cachedSet {
-				s.CachedTokens, s.cachedSet = hitTokens, true
-			}
-			if k == 0 {
-				c.waiting.popFront()
-			} else {
-				c.waiting.removeAt(k)
-			}
-			if inUse != nil && s.Adapter > 0 {
-				inUse[s.Adapter] = true
-			}
-			s.ScheduledAt = now
-			s.scheduledTokens = n
-			budget -= n
-			c.running = append(c.running, s)
-			st.Admitted = append(st.Admitted, s)
+	}
+	for k := 0; k < c.waiting.len(); {
+		if len(c.running) >= c.cfg.MaxNumSeqs {
+			st.StopReason = StopBatchFull
+			break
 		}
+		if budget <= 0 {
+			st.StopReason = StopBudget
+			break
+		}
+		s := c.waiting.at(k)
+		if inUse != nil && s.Adapter > 0 && !inUse[s.Adapter] && len(inUse) >= c.cfg.LoRA.MaxLoRAs {
+			k++
+			continue
+		}
+		hit, hashes := c.findPrefix(s)
+		hitTokens := len(hit) * c.cfg.BlockSize
+		n := min(c.capped(s.total()-hitTokens), budget)
+		reserve := 0
+		if c.anyScheduled() {
+			reserve = watermark
+		}
+		if !c.canAdmit(hit, hitTokens+n, reserve) {
+			st.StopReason = StopKVFull
+			break
+		}
+		c.take(s, hit, hashes, n)
+		if k == 0 {
+			c.waiting.popFront()
+		} else {
+			c.waiting.removeAt(k)
+		}
+		if inUse != nil && s.Adapter > 0 {
+			inUse[s.Adapter] = true
+		}
+		s.ScheduledAt = now
+		s.scheduledTokens = n
+		budget -= n
+		c.running = append(c.running, s)
+		st.Admitted = append(st.Admitted, s)
+	}
+}
+
+// take gives s the cached blocks of its prefix hit and the blocks for its
+// next n tokens, counting the prefix cache's queries and hits.
+func (c *Core) take(s *Seq, hit []int32, hashes []uint64, n int) {
+	st := &c.step
+	hitTokens := len(hit) * c.cfg.BlockSize
+	for _, b := range hit {
+		c.pool.touch(b)
+	}
+	s.blocks = append(s.blocks[:0], hit...)
+	s.hashes = hashes
+	s.computed = hitTokens
+	c.grow(s, hitTokens+n, 0)
+	if c.cfg.PrefixCaching && s.hashed(c.cfg.BlockSize) {
+		c.PrefixQueries += int64(s.total())
+		c.PrefixHits += int64(hitTokens)
+		st.PrefixQueries += s.total()
+		st.PrefixHit += hitTokens
+	}
+	if !s.cachedSet {
+		s.CachedTokens, s.cachedSet = hitTokens, true
 	}
 }
 
