@@ -191,16 +191,7 @@ func (r *Responder) generate(g *GenRequest, contextLength int) (*Plan, error) {
 			return plan, nil
 		}
 	}
-	seed := r.seed
-	if g.Seed != nil {
-		seed = uint64(*g.Seed)
-	}
-	var digest uint64
-	if g.Vocab != nil {
-		digest = g.Vocab.fnv(digestHead(seed, id), g.Words)
-	} else {
-		digest = digestOf(seed, id, text)
-	}
+	digest := r.digest(g, id, text)
 	fill := func(name string) string {
 		switch name {
 		case "last_user_message":
@@ -211,29 +202,7 @@ func (r *Responder) generate(g *GenRequest, contextLength int) (*Plan, error) {
 		return res.groups[name]
 	}
 	plan := &Plan{PromptTokens: n, PromptIDs: ids, EntryID: id, FinishReason: "stop"}
-	if ans.synthetic {
-		want := ans.min + int(digest%uint64(ans.max-ans.min+1))
-		plan.Tokens = fillerTokens(min(want, max(limit, 0)), digest)
-		if want > limit {
-			plan.FinishReason = "length"
-		}
-	} else {
-		plan.Variant = int(digest % uint64(len(ans.variants)))
-		out := ans.variants[plan.Variant].render(fill)
-		for _, s := range g.Stop {
-			if s == "" {
-				continue
-			}
-			if i := strings.Index(out, s); i >= 0 {
-				out = out[:i]
-			}
-		}
-		plan.Tokens = Tokenize(out)
-		if len(plan.Tokens) > limit {
-			plan.Tokens = plan.Tokens[:max(limit, 0)]
-			plan.FinishReason = "length"
-		}
-	}
+	ans.say(plan, g, fill, digest, limit)
 	if ans.think != nil {
 		plan.Thought = Tokenize(ans.think.render(fill))
 	}
@@ -255,6 +224,47 @@ func (r *Responder) generate(g *GenRequest, contextLength int) (*Plan, error) {
 		plan.FinishReason = "length"
 	}
 	return plan, nil
+}
+
+// digest is what picks the request's answer: its seed (the request's, or
+// the responder's), the entry and the prompt's text or words.
+func (r *Responder) digest(g *GenRequest, id, text string) uint64 {
+	seed := r.seed
+	if g.Seed != nil {
+		seed = uint64(*g.Seed)
+	}
+	if g.Vocab != nil {
+		return g.Vocab.fnv(digestHead(seed, id), g.Words)
+	}
+	return digestOf(seed, id, text)
+}
+
+// say sets plan's answer tokens: synthetic filler of a drawn length, or a
+// variant rendered, cut at a stop sequence; either cut at limit.
+func (ans *compiledAnswer) say(plan *Plan, g *GenRequest, fill func(string) string, digest uint64, limit int) {
+	if ans.synthetic {
+		want := ans.min + int(digest%uint64(ans.max-ans.min+1))
+		plan.Tokens = fillerTokens(min(want, max(limit, 0)), digest)
+		if want > limit {
+			plan.FinishReason = "length"
+		}
+		return
+	}
+	plan.Variant = int(digest % uint64(len(ans.variants)))
+	out := ans.variants[plan.Variant].render(fill)
+	for _, s := range g.Stop {
+		if s == "" {
+			continue
+		}
+		if i := strings.Index(out, s); i >= 0 {
+			out = out[:i]
+		}
+	}
+	plan.Tokens = Tokenize(out)
+	if len(plan.Tokens) > limit {
+		plan.Tokens = plan.Tokens[:max(limit, 0)]
+		plan.FinishReason = "length"
+	}
 }
 
 // CheckContext refuses, as vLLM does, a request whose prompt of n tokens
