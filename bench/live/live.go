@@ -116,14 +116,7 @@ func (l *Live) Run(ctx context.Context, lv *bench.Level) (*results.Run, error) {
 	if err := lv.Work.Validate(); err != nil {
 		return nil, err
 	}
-	var resetNote, resetWarning string
-	if l.ResetCache != nil {
-		if how, err := l.ResetCache.Reset(ctx); err != nil {
-			resetWarning = fmt.Sprintf("the server's prefix cache was not reset before this level, which may have started warm: %v", err)
-		} else {
-			resetNote = fmt.Sprintf("the server's prefix cache was reset before this level (%s)", how)
-		}
-	}
+	resetNote, resetWarning := l.resetCache(ctx)
 	client := l.Client
 	if client == nil {
 		c, err := transport.NewClient(l.Target, lv.Work.PoolSize())
@@ -133,15 +126,7 @@ func (l *Live) Run(ctx context.Context, lv *bench.Level) (*results.Run, error) {
 		defer c.Close()
 		client = c
 	}
-	win := bench.Window{}
-	if !l.StartAt.IsZero() {
-		win.StartAt = l.StartAt.Add(time.Duration(lv.Index) * l.Interval)
-	}
-	var watch bench.Watcher
-	if l.Watch != nil {
-		watch = l.Watch()
-		win.OnWindowStart, win.OnWindowEnd = watch.Start, watch.End
-	}
+	win, watch := l.window(lv)
 	profiled := l.profile(&win)
 	start := time.Now()
 	records := lv.RecordWriter(start)
@@ -170,34 +155,67 @@ func (l *Live) Run(ctx context.Context, lv *bench.Level) (*results.Run, error) {
 	}
 	res := out.Result(rep)
 	sliceHealth(res, mon, start, out.WindowStart)
+	res.Warnings = appendSome(res.Warnings, hostFull(ctx, start, bound))
 	res.Connections = run.connections()
 	res.StartedAt = start.UTC()
 	res.WindowStartedAt = start.Add(out.WindowStart).UTC()
 	res.Shard = bench.ShardInfo(lv.Work.Shard(), win.StartAt, out.Late)
 	res.Interrupted = ctx.Err() != nil
-	if errors.Is(context.Cause(ctx), ErrHostFull) {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("stopped at %.1f s: %d requests were in flight, the most this host holds (%v); what was measured is kept. The server fell far behind the offered load: its capacity is below it. Cap what is in flight with --max-concurrency, or offer less",
-			time.Since(start).Seconds(), bound, ErrHostFull))
-	}
-	if resetNote != "" {
-		res.Notes = append(res.Notes, resetNote)
-	}
-	if resetWarning != "" {
-		res.Warnings = append(res.Warnings, resetWarning)
-	}
-	if profiled != nil {
-		if profiled.err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("the server's profiler did not cover this level's window: %v", profiled.err))
-		} else if profiled.stopped {
-			res.Notes = append(res.Notes, "the server's profiler ran over this level's measured window only (POST /start_profile, then /stop_profile once it drained)")
-		}
-	}
+	res.Notes = appendSome(res.Notes, resetNote)
+	res.Warnings = appendSome(res.Warnings, resetWarning)
+	profiled.note(res)
 	res.Environment = l.Environment
 	lv.Finish(res)
 	if watch != nil {
 		watch.Fill(res)
 	}
 	return res, nil
+}
+
+// window is the level's window: when it starts (shards share a start)
+// and the watcher (the server view, the GPUs) that hooks its start and end.
+func (l *Live) window(lv *bench.Level) (bench.Window, bench.Watcher) {
+	win := bench.Window{}
+	if !l.StartAt.IsZero() {
+		win.StartAt = l.StartAt.Add(time.Duration(lv.Index) * l.Interval)
+	}
+	var watch bench.Watcher
+	if l.Watch != nil {
+		watch = l.Watch()
+		win.OnWindowStart, win.OnWindowEnd = watch.Start, watch.End
+	}
+	return win, watch
+}
+
+// hostFull is why a level stopped early when the host could hold no more
+// requests in flight ("" when it did not).
+func hostFull(ctx context.Context, start time.Time, bound int64) string {
+	if !errors.Is(context.Cause(ctx), ErrHostFull) {
+		return ""
+	}
+	return fmt.Sprintf("stopped at %.1f s: %d requests were in flight, the most this host holds (%v); what was measured is kept. The server fell far behind the offered load: its capacity is below it. Cap what is in flight with --max-concurrency, or offer less",
+		time.Since(start).Seconds(), bound, ErrHostFull)
+}
+
+// appendSome appends s when it says something.
+func appendSome(to []string, s string) []string {
+	if s == "" {
+		return to
+	}
+	return append(to, s)
+}
+
+// resetCache resets the server's prefix cache before a level, when asked
+// to, and says so (a note) or why not (a warning).
+func (l *Live) resetCache(ctx context.Context) (note, warning string) {
+	if l.ResetCache == nil {
+		return "", ""
+	}
+	how, err := l.ResetCache.Reset(ctx)
+	if err != nil {
+		return "", fmt.Sprintf("the server's prefix cache was not reset before this level, which may have started warm: %v", err)
+	}
+	return fmt.Sprintf("the server's prefix cache was reset before this level (%s)", how), ""
 }
 
 // live is a level run against a real server: the driver on the wall
@@ -317,6 +335,17 @@ func (p *profiling) finish(l *Live) {
 		return
 	}
 	p.stopped = true
+}
+
+// note says in res whether the profiler covered the window.
+func (p *profiling) note(res *results.Run) {
+	switch {
+	case p == nil:
+	case p.err != nil:
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the server's profiler did not cover this level's window: %v", p.err))
+	case p.stopped:
+		res.Notes = append(res.Notes, "the server's profiler ran over this level's measured window only (POST /start_profile, then /stop_profile once it drained)")
+	}
 }
 
 // profile wraps the window's hooks so the server's profiler starts just
