@@ -19,88 +19,113 @@ import (
 // tp and price make GPU-hours and cost. Every replica counts from the
 // moment it is asked for: a loading replica holds its GPUs.
 func SimulateDay(curve workload.RateCurve, c ReplicaCurve, p Policy, tp int, price float64) results.DayPolicy {
-	out := results.DayPolicy{Name: cmp.Or(p.Name, p.String()), Policy: p.String(), Static: p.Target == targetStatic}
 	seconds := int(math.Ceil(curve.End.Seconds()))
-	interval := max(int(p.Interval/time.Second), 1)
-	delay := int(math.Ceil(p.Delay.Seconds()))
-	cooldown := int(math.Ceil(p.Cooldown.Seconds()))
-	rate := func(s int) float64 { return curve.RateAt(time.Duration(s) * time.Second) }
-
-	ready := p.desired(c, rate(0), 0)
-	var loading []int // when each replica asked for serves
-	asked := []askedAt{{0, ready}}
-	lastScale := math.MinInt / 2
-	backlog, observed := 0.0, rate(0)
-	replicaSeconds, met, arrived := 0.0, 0.0, 0.0
-	minute := newMinuteTally()
+	d := &day{c: c, p: p, curve: curve,
+		out:      results.DayPolicy{Name: cmp.Or(p.Name, p.String()), Policy: p.String(), Static: p.Target == targetStatic},
+		interval: max(int(p.Interval/time.Second), 1), delay: int(math.Ceil(p.Delay.Seconds())),
+		cooldown: int(math.Ceil(p.Cooldown.Seconds())), lastScale: math.MinInt / 2, minute: newMinuteTally()}
+	d.ready = p.desired(c, d.rate(0), 0)
+	d.asked = []askedAt{{0, d.ready}}
+	d.observed = d.rate(0)
 	for s := range seconds {
-		if s > 0 && s%interval == 0 {
-			observed = 0
-			for k := s - interval; k < s; k++ {
-				observed += rate(k) / float64(interval)
-			}
-			want := p.desired(c, observed, backlog)
-			asked = append(asked, askedAt{s, want})
-			total := ready + len(loading)
-			want = min(want, max(2*total, total+4))
-			switch {
-			case want > total:
-				for range want - total {
-					loading = append(loading, s+delay)
-				}
-				out.ScaleUps++
-				lastScale = s
-			case want < total && s-lastScale >= cooldown:
-				// Down only to the most asked for within the cooldown.
-				keep := want
-				for i := len(asked) - 1; i >= 0 && s-asked[i].at < cooldown; i-- {
-					keep = max(keep, asked[i].n)
-				}
-				if keep < total {
-					for total > keep && len(loading) > 0 {
-						loading, total = loading[:len(loading)-1], total-1
-					}
-					ready -= total - keep
-					out.ScaleDowns++
-					lastScale = s
-				}
-			}
-			for len(asked) > 1 && s-asked[0].at >= cooldown {
-				asked = asked[1:]
-			}
+		if s > 0 && s%d.interval == 0 {
+			d.rescale(s)
 		}
-		for len(loading) > 0 && loading[0] <= s {
-			loading, ready = loading[1:], ready+1
+		for len(d.loading) > 0 && d.loading[0] <= s {
+			d.loading, d.ready = d.loading[1:], d.ready+1
 		}
-		r := rate(s)
-		ok := ready > 0 && r <= float64(ready)*c.Capacity*(1+1e-9) && backlog <= 1e-9
-		why := ""
-		if !ok && r > 0 {
-			why = missReason(c, p, r, observed, ready, len(loading), backlog)
-			if out.MissedBy == nil {
-				out.MissedBy = map[string]float64{}
-			}
-			out.MissedBy[why] += r
-		}
-		served := math.Min(backlog+r, float64(ready)*c.Saturation)
-		backlog = math.Max(backlog+r-served, 0)
-		arrived += r
-		if ok {
-			met += r
-		}
-		replicaSeconds += float64(ready + len(loading))
-		out.PeakReplicas = max(out.PeakReplicas, ready+len(loading))
-		minute.add(s, r, ok, why, ready, len(loading), &out)
+		d.serve(s)
 	}
-	minute.flush(&out)
-	out.GPUHours = replicaSeconds * float64(tp) / 3600
+	out := d.out
+	d.minute.flush(&out)
+	out.GPUHours = d.replicaSeconds * float64(tp) / 3600
 	out.Cost = out.GPUHours * price
-	out.MeanReplicas = replicaSeconds / float64(max(seconds, 1))
+	out.MeanReplicas = d.replicaSeconds / float64(max(seconds, 1))
 	out.Attainment = 1
-	if arrived > 0 {
-		out.Attainment = met / arrived
+	if d.arrived > 0 {
+		out.Attainment = d.met / d.arrived
 	}
 	return out
+}
+
+// day is a fleet under a policy through a day, a second at a time.
+type day struct {
+	c                            ReplicaCurve
+	p                            Policy
+	curve                        workload.RateCurve
+	out                          results.DayPolicy
+	interval, delay, cooldown    int
+	ready                        int
+	loading                      []int // when each replica asked for serves
+	asked                        []askedAt
+	lastScale                    int
+	backlog, observed            float64
+	replicaSeconds, met, arrived float64
+	minute                       *minuteTally
+}
+
+func (d *day) rate(s int) float64 { return d.curve.RateAt(time.Duration(s) * time.Second) }
+
+// rescale is the policy's decision at second s, on the rate observed over
+// the last interval: up at once (at most doubling, or four more), down
+// only past the cooldown and only to the most asked for within it.
+func (d *day) rescale(s int) {
+	d.observed = 0
+	for k := s - d.interval; k < s; k++ {
+		d.observed += d.rate(k) / float64(d.interval)
+	}
+	want := d.p.desired(d.c, d.observed, d.backlog)
+	d.asked = append(d.asked, askedAt{s, want})
+	total := d.ready + len(d.loading)
+	want = min(want, max(2*total, total+4))
+	switch {
+	case want > total:
+		for range want - total {
+			d.loading = append(d.loading, s+d.delay)
+		}
+		d.out.ScaleUps++
+		d.lastScale = s
+	case want < total && s-d.lastScale >= d.cooldown:
+		keep := want
+		for i := len(d.asked) - 1; i >= 0 && s-d.asked[i].at < d.cooldown; i-- {
+			keep = max(keep, d.asked[i].n)
+		}
+		if keep < total {
+			for total > keep && len(d.loading) > 0 {
+				d.loading, total = d.loading[:len(d.loading)-1], total-1
+			}
+			d.ready -= total - keep
+			d.out.ScaleDowns++
+			d.lastScale = s
+		}
+	}
+	for len(d.asked) > 1 && s-d.asked[0].at >= d.cooldown {
+		d.asked = d.asked[1:]
+	}
+}
+
+// serve is second s's arrivals against the ready replicas: met when they
+// hold the rate with no backlog, else missed for a reason.
+func (d *day) serve(s int) {
+	r := d.rate(s)
+	ok := d.ready > 0 && r <= float64(d.ready)*d.c.Capacity*(1+1e-9) && d.backlog <= 1e-9
+	why := ""
+	if !ok && r > 0 {
+		why = missReason(d.c, d.p, r, d.observed, d.ready, len(d.loading), d.backlog)
+		if d.out.MissedBy == nil {
+			d.out.MissedBy = map[string]float64{}
+		}
+		d.out.MissedBy[why] += r
+	}
+	served := math.Min(d.backlog+r, float64(d.ready)*d.c.Saturation)
+	d.backlog = math.Max(d.backlog+r-served, 0)
+	d.arrived += r
+	if ok {
+		d.met += r
+	}
+	d.replicaSeconds += float64(d.ready + len(d.loading))
+	d.out.PeakReplicas = max(d.out.PeakReplicas, d.ready+len(d.loading))
+	d.minute.add(s, r, ok, why, d.ready, len(d.loading), &d.out)
 }
 
 // askedAt is what a policy asked for, and when.
