@@ -13,10 +13,23 @@ import (
 func Server(out io.Writer, s *results.Server) error {
 	w := newWrapWriter(out, 9)
 	defer w.Flush()
-	title := map[string]string{"knee-sim": "server view (knee sim /metrics/summary, exact)",
-		"vllm":     "server view (vLLM /metrics: means exact, percentiles as the histogram bucket (lo, hi] they fall in, ≈ interpolated)",
-		"sglang":   "server view (SGLang /metrics: means exact, percentiles as the histogram bucket (lo, hi] they fall in, ≈ interpolated)",
-		"llamacpp": "server view (llama.cpp /metrics counters and per-response timings, exact)"}[s.Source]
+	serverHead(w, s)
+	if err := serverFigures(w, s); err != nil {
+		return err
+	}
+	serverTail(w, s)
+	return nil
+}
+
+// serverTitles name each server view's source and how exact it is.
+var serverTitles = map[string]string{"knee-sim": "server view (knee sim /metrics/summary, exact)",
+	"vllm":     "server view (vLLM /metrics: means exact, percentiles as the histogram bucket (lo, hi] they fall in, ≈ interpolated)",
+	"sglang":   "server view (SGLang /metrics: means exact, percentiles as the histogram bucket (lo, hi] they fall in, ≈ interpolated)",
+	"llamacpp": "server view (llama.cpp /metrics counters and per-response timings, exact)"}
+
+// serverHead is the view's source, what the server counted and its cache.
+func serverHead(w io.Writer, s *results.Server) {
+	title := serverTitles[s.Source]
 	switch s.RequestsFrom {
 	case "none":
 		fmt.Fprintf(w, "%s · requests not counted by the server", title)
@@ -38,6 +51,11 @@ func Server(out io.Writer, s *results.Server) error {
 		fmt.Fprintf(w, " · prefix-cache hit rate %s", pct(*s.PrefixHitRate))
 	}
 	fmt.Fprintln(w)
+}
+
+// serverFigures sets each figure's client, server (a bucket when that is all
+// the server has), simulated and delivery values side by side.
+func serverFigures(w io.Writer, s *results.Server) error {
 	header := []string{"ms", "client", "server", "delivery"}
 	sim := s.Source == "knee-sim"
 	if sim {
@@ -61,9 +79,11 @@ func Server(out io.Writer, s *results.Server) error {
 		}
 		rows = append(rows, append(row, cell(f.Delivery)))
 	}
-	if err := renderTable(w, header, rows); err != nil {
-		return err
-	}
+	return renderTable(w, header, rows)
+}
+
+// serverTail is the simulator's lag, the gauges, LoRA and the warnings.
+func serverTail(w io.Writer, s *results.Server) {
 	if s.Lag != nil {
 		fmt.Fprintf(w, "fidelity server token lag p50 %s ms · p99 %s ms · max %s ms (how late the simulator released tokens against its own schedule)\n",
 			ms(s.Lag.P50), ms(s.Lag.P99), ms(s.Lag.Max))
@@ -91,7 +111,6 @@ func Server(out io.Writer, s *results.Server) error {
 	for _, warn := range s.AllWarnings() {
 		fmt.Fprintf(w, "warning  %s\n", warn)
 	}
-	return nil
 }
 
 // orNone is s, or "none" when it is empty.
