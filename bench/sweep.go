@@ -82,33 +82,7 @@ func pass(ctx context.Context, r Runner, o SweepOptions) *results.Sweep {
 	bufs := make([]*bytes.Buffer, n)
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		sem := make(chan struct{}, par)
-		for i, load := range o.Loads {
-			select {
-			case sem <- struct{}{}:
-			case <-runCtx.Done():
-			}
-			if runCtx.Err() != nil {
-				// Stopped: no level starts any more.
-				for _, d := range done[i:] {
-					close(d)
-				}
-				return
-			}
-			var rec io.Writer = o.Records
-			if o.Records != nil && par > 1 {
-				bufs[i] = &bytes.Buffer{}
-				rec = bufs[i]
-			}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				done[i] <- runOne(runCtx, r, o.Level, i, load, rec)
-			}()
-		}
-	}()
+	go startLevels(runCtx, r, o, par, done, bufs, &wg)
 	misses := 0
 	for i := range o.Loads {
 		// Every level started is kept, in order, cut short or not.
@@ -125,20 +99,8 @@ func pass(ctx context.Context, r Runner, o SweepOptions) *results.Sweep {
 		if o.OnLevel != nil {
 			o.OnLevel(s, l)
 		}
-		if o.StopOnSaturation {
-			// The level's verdict, as FindKnees just gave it; a level the
-			// SLO says nothing of (failed, cut, its client unhealthy)
-			// neither counts as a miss nor breaks a run of them.
-			switch v := s.Levels[len(s.Levels)-1].Verdict; {
-			case v == nil || !v.Judged:
-			case v.Meets:
-				misses = 0
-			default:
-				misses++
-			}
-			if misses >= 2 {
-				break
-			}
+		if o.StopOnSaturation && missedTwice(s, &misses) {
+			break
 		}
 	}
 	stopRest()
@@ -146,6 +108,53 @@ func pass(ctx context.Context, r Runner, o SweepOptions) *results.Sweep {
 	s.Interrupted = ctx.Err() != nil
 	s.FindKnees()
 	return s
+}
+
+// startLevels starts the sweep's levels in order, par at a time, each
+// sending its result to its own channel; once runCtx ends no level starts
+// and the rest's channels close. With levels in parallel, each keeps its
+// records apart (bufs) so that the file holds them level by level.
+func startLevels(runCtx context.Context, r Runner, o SweepOptions, par int, done []chan results.Level, bufs []*bytes.Buffer, wg *sync.WaitGroup) {
+	defer wg.Done()
+	sem := make(chan struct{}, par)
+	for i, load := range o.Loads {
+		select {
+		case sem <- struct{}{}:
+		case <-runCtx.Done():
+		}
+		if runCtx.Err() != nil {
+			// Stopped: no level starts any more.
+			for _, d := range done[i:] {
+				close(d)
+			}
+			return
+		}
+		var rec io.Writer = o.Records
+		if o.Records != nil && par > 1 {
+			bufs[i] = &bytes.Buffer{}
+			rec = bufs[i]
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			done[i] <- runOne(runCtx, r, o.Level, i, load, rec)
+		}()
+	}
+}
+
+// missedTwice counts the last level's verdict, as FindKnees just gave it,
+// into a run of misses and reports whether two levels in a row missed the
+// SLO; a level the SLO says nothing of (failed, cut, its client unhealthy)
+// neither counts as a miss nor breaks a run of them.
+func missedTwice(s *results.Sweep, misses *int) bool {
+	switch v := s.Levels[len(s.Levels)-1].Verdict; {
+	case v == nil || !v.Judged:
+	case v.Meets:
+		*misses = 0
+	default:
+		*misses++
+	}
+	return *misses >= 2
 }
 
 // runOne prepares and runs level i; a level that fails is kept with its
