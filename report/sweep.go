@@ -88,76 +88,81 @@ func LevelRow(w io.Writer, s *results.Sweep, l results.Level, width int) {
 		fmt.Fprintf(w, "%-9g FAILED: %s\n", l.Load, l.Error)
 		return
 	}
+	c := levelCells(s, l)
+	r, lat, q := l.Run, c.lat, c.q
+	if width >= WideColumns {
+		fmt.Fprintf(w, "%-9g %8s %6s %9s %9s %9s %9s %8s %10s %7s %7s %6s %9s %s\n",
+			l.Load, c.offered, c.count, q(lat, lat.P50), q(lat, lat.P95), q(lat, lat.P99), q(r.Stats.ITL, r.Stats.ITL.P50),
+			num(c.tput, 2), num(r.Throughput.OutputTokensPerS, 0), c.cache, pct(r.Requests.ErrorRate()), c.cut, c.lag, c.health)
+		return
+	}
+	if callSweep(s) {
+		fmt.Fprintf(w, "%-7g %7s %5s %9s %8s %8s %7s %6s %6s %6s %s\n",
+			l.Load, c.offered, c.count, q(lat, lat.P50), q(lat, lat.P95), q(lat, lat.P99),
+			num(c.tput, 2), c.cache, pct(r.Requests.ErrorRate()), c.cut, c.health)
+		return
+	}
+	fmt.Fprintf(w, "%-7g %7s %5s %9s %9s %9s %7s %6s %6s %s\n",
+		l.Load, c.offered, c.count, q(lat, lat.P50), q(lat, lat.P95), q(lat, lat.P99),
+		num(c.tput, 2), pct(r.Requests.ErrorRate()), c.cut, c.health)
+}
+
+// rowCells are a measured level's cells, formatted.
+type rowCells struct {
+	lat                                     results.Summary
+	tput                                    float64
+	offered, count, cache, lag, cut, health string
+	q                                       func(results.Summary, float64) string
+}
+
+// levelCells formats a measured level's cells: its latency (E2E for a
+// pooling endpoint, else TTFT, from the schedule), throughput, cache, the
+// simulator's lag, what was cut, and the client's verdict with notes.
+func levelCells(s *results.Sweep, l results.Level) rowCells {
 	r := l.Run
-	tput := r.Throughput.RequestsPerS
+	c := rowCells{tput: r.Throughput.RequestsPerS, cache: "-", lag: "-", offered: "-", cut: "-", health: r.Health.Verdict, lat: r.Stats.TTFTSched}
 	if r.Calls != nil {
-		tput = r.Calls.TurnsPerS
+		c.tput = r.Calls.TurnsPerS
 	}
-	cache := "-"
 	if r.Cache != nil && r.Cache.Reported {
-		cache = pct(r.Cache.HitRate)
+		c.cache = pct(r.Cache.HitRate)
 	}
-	lag := "-"
 	if r.Server != nil && r.Server.Lag != nil {
-		lag = ms(r.Server.Lag.P99)
+		c.lag = ms(r.Server.Lag.P99)
 	}
-	health := r.Health.Verdict
 	if r.Interrupted {
-		health += ", interrupted"
+		c.health += ", interrupted"
 	}
-	st := r.Stats
-	lat := st.TTFTSched
 	if s.Config.Pooled() {
-		lat = st.E2ESched
+		c.lat = r.Stats.E2ESched
 	}
 	// A distribution with no samples has no percentiles: "-", never 0.
-	q := func(s results.Summary, v float64) string {
+	c.q = func(s results.Summary, v float64) string {
 		if s.Count == 0 {
 			return "-"
 		}
 		return ms(v)
 	}
-	offered := "-"
 	if r.Arrivals.OfferedRate > 0 {
-		offered = num(r.Arrivals.OfferedRate, 2)
+		c.offered = num(r.Arrivals.OfferedRate, 2)
 	}
-	n := r.Requests.OK + r.Requests.Failed
-	count := num(float64(n), 0)
-	if lat.Count > 0 && lat.Count < 20 {
+	c.count = num(float64(r.Requests.OK+r.Requests.Failed), 0)
+	if c.lat.Count > 0 && c.lat.Count < 20 {
 		// p95 of fewer than 20 samples is the largest one seen.
-		count += "*"
-	}
-	good := "-"
-	if g := r.Goodput; g != nil {
-		good = pct(g.Share)
+		c.count += "*"
 	}
 	// Cut and unsent requests are in no percentile: say how many, and
 	// that the level's latencies read low when they are more than a few.
-	cut := "-"
-	if c, u := r.Missing(); c+u > 0 {
-		cut = pct(r.MissingShare())
+	if cut, u := r.Missing(); cut+u > 0 {
+		c.cut = pct(r.MissingShare())
 	}
 	if excl := excluded(s, l.Load); excl != "" {
-		health += " · excluded"
+		c.health += " · excluded"
 	}
-	if good != "-" {
-		health += " · good " + good
+	if g := r.Goodput; g != nil {
+		c.health += " · good " + pct(g.Share)
 	}
-	if width >= WideColumns {
-		fmt.Fprintf(w, "%-9g %8s %6s %9s %9s %9s %9s %8s %10s %7s %7s %6s %9s %s\n",
-			l.Load, offered, count, q(lat, lat.P50), q(lat, lat.P95), q(lat, lat.P99), q(st.ITL, st.ITL.P50),
-			num(tput, 2), num(r.Throughput.OutputTokensPerS, 0), cache, pct(r.Requests.ErrorRate()), cut, lag, health)
-		return
-	}
-	if callSweep(s) {
-		fmt.Fprintf(w, "%-7g %7s %5s %9s %8s %8s %7s %6s %6s %6s %s\n",
-			l.Load, offered, count, q(lat, lat.P50), q(lat, lat.P95), q(lat, lat.P99),
-			num(tput, 2), cache, pct(r.Requests.ErrorRate()), cut, health)
-		return
-	}
-	fmt.Fprintf(w, "%-7g %7s %5s %9s %9s %9s %7s %6s %6s %s\n",
-		l.Load, offered, count, q(lat, lat.P50), q(lat, lat.P95), q(lat, lat.P99),
-		num(tput, 2), pct(r.Requests.ErrorRate()), cut, health)
+	return c
 }
 
 // Knees explains the knees of a sweep, wrapped to ReportColumns.
