@@ -76,34 +76,7 @@ func planSection(p *results.Plan) htmlPlan {
 			hp.Misses.Rows = append(hp.Misses.Rows, htmlRow{Cells: []string{r.Config, r.Routing, why}})
 			continue
 		}
-		routing := r.Routing
-		if routing == "" {
-			routing = "-"
-		}
-		limit := "-"
-		if r.Limit != "" {
-			limit = r.Limit + ": " + r.LimitDetail
-		}
-		row := []string{r.Config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, loadText(r.PerReplica) + unit, limit}
-		a := r.AtTarget
-		for _, b := range p.SLO.Bounds {
-			v := "-"
-			if x, ok := a.Bound(b); ok {
-				v = ms(x)
-			}
-			row = append(row, v)
-		}
-		if a != nil {
-			row = append(row, ms(a.TTFTP50), ms(a.TPOTP50), num(a.OutputTokensPerS, 0))
-		} else {
-			row = append(row, "-", "-", "-")
-		}
-		nearest := "-"
-		if a != nil && a.BindingBound != "" {
-			nearest = fmt.Sprintf("%s at %s ms", a.BindingBound, ms(a.BindingValue))
-		}
-		row = append(row, money(r.CostPerHour), money(r.CostPerMOutputTokens), count(r.KVSequences), nearest, r.Calibration)
-		hp.Table.Rows = append(hp.Table.Rows, htmlRow{Cells: row})
+		hp.Table.Rows = append(hp.Table.Rows, htmlRow{Cells: planCells(r, p.SLO.Bounds, unit)})
 	}
 	if len(hp.Misses.Rows) == 0 {
 		hp.Misses = nil
@@ -121,6 +94,38 @@ func planSection(p *results.Plan) htmlPlan {
 		hp.Day = daySection(p.Day)
 	}
 	return hp
+}
+
+// planCells is a fleet's row on the plan page: its shape, headroom and
+// limit, its figures at the target, costs and calibration.
+func planCells(r results.PlanRow, bounds []results.Bound, unit string) []string {
+	routing := r.Routing
+	if routing == "" {
+		routing = "-"
+	}
+	limit := "-"
+	if r.Limit != "" {
+		limit = r.Limit + ": " + r.LimitDetail
+	}
+	row := []string{r.Config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, loadText(r.PerReplica) + unit, limit}
+	a := r.AtTarget
+	for _, b := range bounds {
+		v := "-"
+		if x, ok := a.Bound(b); ok {
+			v = ms(x)
+		}
+		row = append(row, v)
+	}
+	if a != nil {
+		row = append(row, ms(a.TTFTP50), ms(a.TPOTP50), num(a.OutputTokensPerS, 0))
+	} else {
+		row = append(row, "-", "-", "-")
+	}
+	nearest := "-"
+	if a != nil && a.BindingBound != "" {
+		nearest = fmt.Sprintf("%s at %s ms", a.BindingBound, ms(a.BindingValue))
+	}
+	return append(row, money(r.CostPerHour), money(r.CostPerMOutputTokens), count(r.KVSequences), nearest, r.Calibration)
 }
 
 type htmlCalibration struct {
