@@ -214,60 +214,17 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	if !readBody(ctx, 1<<20) {
 		return
 	}
-	switch path {
-	case "/v1/models":
-		if s.method(ctx, fasthttp.MethodGet) && s.authorized(ctx) {
-			s.listModels(ctx)
-		}
-	case "/health":
-		if s.method(ctx, fasthttp.MethodGet) {
-			ctx.SetStatusCode(200)
-		}
-	case "/metrics":
-		if s.method(ctx, fasthttp.MethodGet) {
-			s.prometheus(ctx)
-		}
-	case "/gpu/metrics":
-		if s.method(ctx, fasthttp.MethodGet) {
-			s.gpuMetrics(ctx)
-		}
-	case "/metrics/summary":
-		if s.method(ctx, fasthttp.MethodGet) {
-			s.writeSummary(ctx)
-		}
-	case "/metrics/summary/reset":
-		// Resetting changes what others read, so it takes the key.
-		if s.method(ctx, fasthttp.MethodPost) && s.authorized(ctx) {
-			s.resetSummary()
-			writeJSON(ctx, 200, map[string]any{"reset": true})
-		}
-	case "/reset_prefix_cache", "/flush_cache":
-		// vLLM's and SGLang's names for one thing; it changes what others
-		// get, so it takes the key.
-		if s.method(ctx, fasthttp.MethodPost) && s.authorized(ctx) {
-			s.resetPrefixCaches(ctx)
-		}
-	case "/start_profile", "/stop_profile":
-		if s.opts.ProfileDir == "" {
-			writeError(ctx, &APIError{Status: 404, Type: "not_found_error", Code: "not_found", Message: fmt.Sprintf("no route for %s: start knee sim with --profile-dir to profile it", path)})
-			return
-		}
-		if s.method(ctx, fasthttp.MethodPost) && s.authorized(ctx) {
-			s.profile(ctx, path == "/start_profile")
-		}
-	case "/admin/faults":
-		if (ctx.IsGet() || s.method(ctx, fasthttp.MethodPost)) && s.authorized(ctx) {
-			s.adminFaults(ctx)
-		}
-	default:
-		if id, ok := strings.CutPrefix(path, "/v1/models/"); ok && id != "" {
-			if s.method(ctx, fasthttp.MethodGet) && s.authorized(ctx) {
-				s.getModel(ctx, id)
-			}
-			return
-		}
-		writeError(ctx, &APIError{Status: 404, Type: "not_found_error", Code: "not_found", Message: fmt.Sprintf("no route for %s", path)})
+	if r, ok := routes[path]; ok {
+		s.serveRoute(ctx, path, r)
+		return
 	}
+	if id, ok := strings.CutPrefix(path, "/v1/models/"); ok && id != "" {
+		if s.method(ctx, fasthttp.MethodGet) && s.authorized(ctx) {
+			s.getModel(ctx, id)
+		}
+		return
+	}
+	writeError(ctx, &APIError{Status: 404, Type: "not_found_error", Code: "not_found", Message: fmt.Sprintf("no route for %s", path)})
 }
 
 // method checks the request's method; HEAD is accepted wherever GET is
