@@ -239,49 +239,14 @@ func (s *Scheduler) loop() {
 	end := math.Inf(-1)
 	var emitted []sched.Emission
 	for {
-		s.mu.Lock()
-		inbox, aborts, resets := s.inbox, s.aborts, s.resets
-		s.inbox, s.aborts, s.resets = nil, nil, nil
-		s.mu.Unlock()
-		for _, r := range resets {
-			r <- s.core.ResetPrefixCache()
+		s.takeInbox()
+		start, next := s.nextStart(timer, end)
+		if next == loopAgain {
+			continue
 		}
-		for _, id := range aborts {
-			s.core.Abort(id)
-			s.dropPending(id)
-		}
-		if len(aborts) > 0 {
-			s.publish()
-		}
-		if len(inbox) > 0 {
-			s.pending = append(s.pending, inbox...)
-			sort.SliceStable(s.pending, func(i, j int) bool { return s.pending[i].Arrival < s.pending[j].Arrival })
-		}
-		if s.core.Idle() && len(s.pending) == 0 {
-			select {
-			case <-s.wake:
-				continue
-			case <-s.stop:
-				s.shutdown()
-				return
-			}
-		}
-		start := end
-		if s.core.Idle() {
-			start = math.Max(end, s.pending[0].Arrival)
-			// Only a test submits arrivals ahead of time; wait for them.
-			if wait := s.epoch.Add(time.Duration(start * float64(time.Second))).Sub(time.Now()); wait > 0 {
-				timer.Reset(wait)
-				select {
-				case <-timer.C:
-				case <-s.wake:
-					timer.Stop()
-					continue
-				case <-s.stop:
-					s.shutdown()
-					return
-				}
-			}
+		if next == loopStop {
+			s.shutdown()
+			return
 		}
 		n := 0
 		for n < len(s.pending) && s.pending[n].Arrival <= start {
@@ -306,6 +271,67 @@ func (s *Scheduler) loop() {
 			return
 		}
 	}
+}
+
+// takeInbox applies what arrived between steps: cache resets, aborts,
+// and new requests, kept in order of arrival.
+func (s *Scheduler) takeInbox() {
+	s.mu.Lock()
+	inbox, aborts, resets := s.inbox, s.aborts, s.resets
+	s.inbox, s.aborts, s.resets = nil, nil, nil
+	s.mu.Unlock()
+	for _, r := range resets {
+		r <- s.core.ResetPrefixCache()
+	}
+	for _, id := range aborts {
+		s.core.Abort(id)
+		s.dropPending(id)
+	}
+	if len(aborts) > 0 {
+		s.publish()
+	}
+	if len(inbox) > 0 {
+		s.pending = append(s.pending, inbox...)
+		sort.SliceStable(s.pending, func(i, j int) bool { return s.pending[i].Arrival < s.pending[j].Arrival })
+	}
+}
+
+// What the loop does after waiting for work.
+const (
+	loopStep  = iota // step at the start given
+	loopAgain        // woken: look at the inbox again
+	loopStop         // stopped
+)
+
+// nextStart is when the next step starts: at the last one's end, or, with
+// the core idle, at the next arrival; it waits for work when there is
+// none, and for an arrival submitted ahead of time.
+func (s *Scheduler) nextStart(timer *time.Timer, end float64) (float64, int) {
+	if s.core.Idle() && len(s.pending) == 0 {
+		select {
+		case <-s.wake:
+			return 0, loopAgain
+		case <-s.stop:
+			return 0, loopStop
+		}
+	}
+	if !s.core.Idle() {
+		return end, loopStep
+	}
+	start := math.Max(end, s.pending[0].Arrival)
+	// Only a test submits arrivals ahead of time; wait for them.
+	if wait := s.epoch.Add(time.Duration(start * float64(time.Second))).Sub(time.Now()); wait > 0 {
+		timer.Reset(wait)
+		select {
+		case <-timer.C:
+		case <-s.wake:
+			timer.Stop()
+			return 0, loopAgain
+		case <-s.stop:
+			return 0, loopStop
+		}
+	}
+	return start, loopStep
 }
 
 // ResetPrefixCache forgets the core's cached blocks between its steps
