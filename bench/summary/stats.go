@@ -126,20 +126,7 @@ func (a *aggregate) add(o *aggregate) {
 	a.usageReported = a.usageReported || o.usageReported
 	a.cachedReported = a.cachedReported || o.cachedReported
 	a.multiToken += o.multiToken
-	if o.sent > 0 {
-		if a.sent == o.sent || o.firstSched < a.firstSched {
-			a.firstSched = o.firstSched
-		}
-		if a.sent == o.sent || o.firstSent < a.firstSent {
-			a.firstSent = o.firstSent
-		}
-		if o.lastDone > a.lastDone {
-			a.lastDone = o.lastDone
-		}
-		if o.lastSent > a.lastSent {
-			a.lastSent = o.lastSent
-		}
-	}
+	a.addSpan(o)
 	a.busy += o.busy
 	a.clamped += o.clamped
 	a.done.merge(&o.done)
@@ -149,15 +136,7 @@ func (a *aggregate) add(o *aggregate) {
 	a.noDone += o.noDone
 	a.think.add(o.think)
 	a.inputs += o.inputs
-	a.images.Requests += o.images.Requests
-	a.images.Images += o.images.Images
-	a.images.ImageBytes += o.images.ImageBytes
-	a.images.BodyBytes += o.images.BodyBytes
-	a.images.PromptTokens += o.images.PromptTokens
-	a.images.Uploads += o.images.Uploads
-	a.images.UploadNs += o.images.UploadNs
-	a.images.TTFTSchedNs += o.images.TTFTSchedNs
-	a.images.UploadMaxNs = max(a.images.UploadMaxNs, o.images.UploadMaxNs)
+	sumImages(&a.images, o.images)
 	a.tools.Requests += o.tools.Requests
 	a.tools.FinishToolCalls += o.tools.FinishToolCalls
 	a.tools.ArgumentChunks += o.tools.ArgumentChunks
@@ -179,6 +158,39 @@ func (a *aggregate) add(o *aggregate) {
 			a.firstAttempt.Errors[k] += v
 		}
 	}
+}
+
+// addSpan widens a's span of sends and completions to o's (o's sent
+// counted into a already).
+func (a *aggregate) addSpan(o *aggregate) {
+	if o.sent == 0 {
+		return
+	}
+	if a.sent == o.sent || o.firstSched < a.firstSched {
+		a.firstSched = o.firstSched
+	}
+	if a.sent == o.sent || o.firstSent < a.firstSent {
+		a.firstSent = o.firstSent
+	}
+	if o.lastDone > a.lastDone {
+		a.lastDone = o.lastDone
+	}
+	if o.lastSent > a.lastSent {
+		a.lastSent = o.lastSent
+	}
+}
+
+// sumImages sums o's image figures into a.
+func sumImages(a *results.Images, o results.Images) {
+	a.Requests += o.Requests
+	a.Images += o.Images
+	a.ImageBytes += o.ImageBytes
+	a.BodyBytes += o.BodyBytes
+	a.PromptTokens += o.PromptTokens
+	a.Uploads += o.Uploads
+	a.UploadNs += o.UploadNs
+	a.TTFTSchedNs += o.TTFTSchedNs
+	a.UploadMaxNs = max(a.UploadMaxNs, o.UploadMaxNs)
 }
 
 // collector aggregates measured records.
