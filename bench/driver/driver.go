@@ -147,57 +147,18 @@ func (d *Driver) run(ctx context.Context, p phase) {
 	d.mu.Unlock()
 	stuck := 0
 	for {
-		cancelled := ctx.Err() != nil
-		d.mu.Lock()
-		now := d.clock.Now()
-		if cancelled {
-			p.stop(now)
-		}
-		p.step(now)
-		abort := p.abort()
-		if p.finished() {
-			if r, ok := p.(*requests); !ok || !r.handover {
-				// A ramp stays the level: the ends of its requests still
-				// running are booked on it until the window adopts them.
-				d.level = nil
-			}
-			d.mu.Unlock()
-			if abort {
-				// A ramp cut by a signal hands over requests still running:
-				// they are cut now, as the level's would be.
-				d.o.Sender.Abort()
-			}
+		t, done := d.turn(ctx, p)
+		if done {
 			return
 		}
-		next, precise := p.next()
-		starts := d.starts
-		d.starts = d.spare[:0]
-		if len(starts) > 0 || abort {
-			// The dispatcher looks again as soon as these are sent, and
-			// sees whatever their ends queued: no Done need wake it.
-			d.sleeping = 0
-		} else {
-			d.sleeping = next
-		}
-		d.mu.Unlock()
-		if abort {
+		if t.abort {
 			d.o.Sender.Abort()
 		}
-		for i, f := range starts {
-			d.counts.Sent.Add(1)
-			d.counts.InFlight.Add(1)
-			d.o.Sender.Send(ctx, f)
-			starts[i] = nil
-		}
-		d.spare = starts[:0]
-		if bound := d.o.MaxInFlight; bound > 0 && d.counts.InFlight.Load() >= bound && d.o.Overflow != nil && !d.overflowed {
-			d.overflowed = true
-			d.o.Overflow()
-		}
-		if len(starts) > 0 || abort {
+		d.sendAll(ctx, t.starts)
+		if len(t.starts) > 0 || t.abort {
 			continue
 		}
-		if !d.clock.Wait(ctx, next, precise) {
+		if !d.clock.Wait(ctx, t.next, t.precise) {
 			// Nothing can ever happen (a simulated server with nothing to
 			// do while the driver waits for it): cut what is in flight
 			// rather than wait forever, and give up if even that ends
@@ -213,6 +174,71 @@ func (d *Driver) run(ctx context.Context, p phase) {
 			d.mu.Unlock()
 			d.o.Sender.Abort()
 		}
+	}
+}
+
+// turnOut is what one turn of the dispatcher found: the flights to send,
+// when to look again, and whether to cut what is in flight.
+type turnOut struct {
+	starts  []*Flight
+	next    time.Duration
+	precise bool
+	abort   bool
+}
+
+// turn steps the phase under the lock and takes the flights it started;
+// done when the phase has finished.
+func (d *Driver) turn(ctx context.Context, p phase) (turnOut, bool) {
+	cancelled := ctx.Err() != nil
+	d.mu.Lock()
+	now := d.clock.Now()
+	if cancelled {
+		p.stop(now)
+	}
+	p.step(now)
+	t := turnOut{abort: p.abort()}
+	if p.finished() {
+		if r, ok := p.(*requests); !ok || !r.handover {
+			// A ramp stays the level: the ends of its requests still
+			// running are booked on it until the window adopts them.
+			d.level = nil
+		}
+		d.mu.Unlock()
+		if t.abort {
+			// A ramp cut by a signal hands over requests still running:
+			// they are cut now, as the level's would be.
+			d.o.Sender.Abort()
+		}
+		return t, true
+	}
+	t.next, t.precise = p.next()
+	t.starts = d.starts
+	d.starts = d.spare[:0]
+	if len(t.starts) > 0 || t.abort {
+		// The dispatcher looks again as soon as these are sent, and
+		// sees whatever their ends queued: no Done need wake it.
+		d.sleeping = 0
+	} else {
+		d.sleeping = t.next
+	}
+	d.mu.Unlock()
+	return t, false
+}
+
+// sendAll sends the flights started, keeping their slice for the next
+// turn, and calls Overflow once when the host's bound on requests in
+// flight is reached.
+func (d *Driver) sendAll(ctx context.Context, starts []*Flight) {
+	for i, f := range starts {
+		d.counts.Sent.Add(1)
+		d.counts.InFlight.Add(1)
+		d.o.Sender.Send(ctx, f)
+		starts[i] = nil
+	}
+	d.spare = starts[:0]
+	if bound := d.o.MaxInFlight; bound > 0 && d.counts.InFlight.Load() >= bound && d.o.Overflow != nil && !d.overflowed {
+		d.overflowed = true
+		d.o.Overflow()
 	}
 }
 
