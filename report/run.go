@@ -202,67 +202,16 @@ func turnTable(w io.Writer, turns []results.TurnStats) error {
 func describeLoad(c results.Config) string {
 	var b strings.Builder
 	b.WriteString(string(c.Workload))
-	if v := c.Voice; v != nil {
-		fmt.Fprintf(&b, " · %s calls/s (Poisson) · %d turns · %d-token system prompt · %d-token user turns · gap %.1f–%.1f s · %d output tokens · seed %d",
-			num(c.Rate, 2), v.Turns, v.SystemPromptTokens, v.UserTokens, v.GapMinS, v.GapMaxS, v.OutputTokens, c.Seed)
-		if v.MaxConcurrentCalls > 0 {
-			fmt.Fprintf(&b, " · at most %d calls", v.MaxConcurrentCalls)
-		}
+	if c.Voice != nil || c.Conversations != nil {
+		describeCalls(&b, c)
 		return b.String()
 	}
-	if cv := c.Conversations; cv != nil {
-		fmt.Fprintf(&b, " · %s conversations/s (Poisson) · think time %.1f–%.1f s unless the file gives delays", num(c.Rate, 2), cv.GapMinS, cv.GapMaxS)
-		if cv.LiveHistory {
-			b.WriteString(" · the server's own answers as history")
-		}
-		if cv.MaxConcurrentCalls > 0 {
-			fmt.Fprintf(&b, " · at most %d in progress", cv.MaxConcurrentCalls)
-		}
-		fmt.Fprintf(&b, " · max_tokens per turn, else %d · dataset %s (%s) · seed %d", c.MaxTokens, c.Dataset, c.DatasetFormat, c.Seed)
-		return b.String()
-	}
-	if c.TraceSpeedup > 0 {
-		fmt.Fprintf(&b, " · the trace's own arrival times at %s× speed (%s req/s on average)", num(c.TraceSpeedup, 3), num(c.Rate, 2))
-		if c.MaxConcurrency > 0 {
-			fmt.Fprintf(&b, ", at most %d in flight", c.MaxConcurrency)
-		}
-	} else if c.Mode == results.ModeOpen {
-		fmt.Fprintf(&b, " · open loop, %s req/s", num(c.Rate, 2))
-		if c.Burstiness != 0 && c.Burstiness != 1 {
-			fmt.Fprintf(&b, " (gamma, burstiness %g)", c.Burstiness)
-		} else {
-			b.WriteString(" (Poisson)")
-		}
-		if c.MaxConcurrency > 0 {
-			fmt.Fprintf(&b, ", at most %d in flight", c.MaxConcurrency)
-		}
-	} else {
-		fmt.Fprintf(&b, " · closed loop, %d streams", c.Concurrency)
-	}
+	describeArrivals(&b, c)
 	if c.Mix != "" {
 		fmt.Fprintf(&b, " · %s · seed %d", c.Mix, c.Seed)
 		return b.String()
 	}
-	if c.InputTokens > 0 {
-		fmt.Fprintf(&b, " · %s input tokens", spread(c.InputTokens, c.InputStddev, c.RangeRatio))
-		if c.PrefixTokens > 0 {
-			fmt.Fprintf(&b, " after one of %d shared %d-token prefixes", c.PrefixPool, c.PrefixTokens)
-		}
-		switch {
-		case c.Kind().Input == kind.Pairs:
-			// Nothing is generated: the batch says what a request is (a
-			// query and its documents).
-			fmt.Fprintf(&b, " · %d documents a request", max(c.Batch-1, 1))
-		case c.Pooled():
-			fmt.Fprintf(&b, " · %d inputs a request", max(c.Batch, 1))
-		default:
-			fmt.Fprintf(&b, " · max_tokens %s", spread(c.MaxTokens, c.OutputStddev, c.RangeRatio))
-		}
-	} else if c.Dataset != "" {
-		fmt.Fprintf(&b, " · max_tokens per line, else %d", c.MaxTokens)
-	} else {
-		fmt.Fprintf(&b, " · max_tokens %d", c.MaxTokens)
-	}
+	describeSizes(&b, c)
 	if c.Dataset != "" {
 		fmt.Fprintf(&b, " · dataset %s", c.Dataset)
 		if c.DatasetFormat != "" {
@@ -271,6 +220,75 @@ func describeLoad(c results.Config) string {
 	}
 	fmt.Fprintf(&b, " · seed %d", c.Seed)
 	return b.String()
+}
+
+// describeCalls is a workload of calls: voice or conversations.
+func describeCalls(b *strings.Builder, c results.Config) {
+	if v := c.Voice; v != nil {
+		fmt.Fprintf(b, " · %s calls/s (Poisson) · %d turns · %d-token system prompt · %d-token user turns · gap %.1f–%.1f s · %d output tokens · seed %d",
+			num(c.Rate, 2), v.Turns, v.SystemPromptTokens, v.UserTokens, v.GapMinS, v.GapMaxS, v.OutputTokens, c.Seed)
+		if v.MaxConcurrentCalls > 0 {
+			fmt.Fprintf(b, " · at most %d calls", v.MaxConcurrentCalls)
+		}
+		return
+	}
+	cv := c.Conversations
+	fmt.Fprintf(b, " · %s conversations/s (Poisson) · think time %.1f–%.1f s unless the file gives delays", num(c.Rate, 2), cv.GapMinS, cv.GapMaxS)
+	if cv.LiveHistory {
+		b.WriteString(" · the server's own answers as history")
+	}
+	if cv.MaxConcurrentCalls > 0 {
+		fmt.Fprintf(b, " · at most %d in progress", cv.MaxConcurrentCalls)
+	}
+	fmt.Fprintf(b, " · max_tokens per turn, else %d · dataset %s (%s) · seed %d", c.MaxTokens, c.Dataset, c.DatasetFormat, c.Seed)
+}
+
+// describeArrivals is how requests arrive: a trace's times, an open loop
+// or a closed one.
+func describeArrivals(b *strings.Builder, c results.Config) {
+	switch {
+	case c.TraceSpeedup > 0:
+		fmt.Fprintf(b, " · the trace's own arrival times at %s× speed (%s req/s on average)", num(c.TraceSpeedup, 3), num(c.Rate, 2))
+	case c.Mode == results.ModeOpen:
+		fmt.Fprintf(b, " · open loop, %s req/s", num(c.Rate, 2))
+		if c.Burstiness != 0 && c.Burstiness != 1 {
+			fmt.Fprintf(b, " (gamma, burstiness %g)", c.Burstiness)
+		} else {
+			b.WriteString(" (Poisson)")
+		}
+	default:
+		fmt.Fprintf(b, " · closed loop, %d streams", c.Concurrency)
+		return
+	}
+	if c.MaxConcurrency > 0 {
+		fmt.Fprintf(b, ", at most %d in flight", c.MaxConcurrency)
+	}
+}
+
+// describeSizes is what a request holds: its input tokens and what it
+// asks back (max_tokens, inputs or documents).
+func describeSizes(b *strings.Builder, c results.Config) {
+	switch {
+	case c.InputTokens > 0:
+		fmt.Fprintf(b, " · %s input tokens", spread(c.InputTokens, c.InputStddev, c.RangeRatio))
+		if c.PrefixTokens > 0 {
+			fmt.Fprintf(b, " after one of %d shared %d-token prefixes", c.PrefixPool, c.PrefixTokens)
+		}
+		switch {
+		case c.Kind().Input == kind.Pairs:
+			// Nothing is generated: the batch says what a request is (a
+			// query and its documents).
+			fmt.Fprintf(b, " · %d documents a request", max(c.Batch-1, 1))
+		case c.Pooled():
+			fmt.Fprintf(b, " · %d inputs a request", max(c.Batch, 1))
+		default:
+			fmt.Fprintf(b, " · max_tokens %s", spread(c.MaxTokens, c.OutputStddev, c.RangeRatio))
+		}
+	case c.Dataset != "":
+		fmt.Fprintf(b, " · max_tokens per line, else %d", c.MaxTokens)
+	default:
+		fmt.Fprintf(b, " · max_tokens %d", c.MaxTokens)
+	}
 }
 
 // spread describes an asked length and its distribution.
