@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -14,9 +15,40 @@ import (
 // after it as one entry (the answer its reference), and the whole
 // exchange as a conversation.
 func (r recordOf) shareGPT() error {
+	msgs, err := r.shareGPTMessages()
+	if err != nil {
+		return err
+	}
+	// LLaVA's and ShareGPT-4V's "image" goes with the first question.
+	refs, err := imagesOf(r.keys, r.errorf)
+	if err != nil {
+		return err
+	}
+	msgs = withImages(msgs, refs)
+	if err := r.firstExchange(msgs); err != nil {
+		return err
+	}
+	if c, ok := conversationOf(msgs, r.n); ok {
+		if id, ok, _ := r.str("id"); ok {
+			c.ID = id
+		}
+		r.p.Conversations = append(r.p.Conversations, c)
+	}
+	return nil
+}
+
+// shareGPTRoles are the speakers ShareGPT's files name, as chat roles.
+var shareGPTRoles = map[string]string{
+	"human": "user", "user": "user", "system": "system",
+	"gpt": "assistant", "assistant": "assistant", "chatgpt": "assistant", "bing": "assistant", "bard": "assistant", "model": "assistant",
+}
+
+// shareGPTMessages reads "conversations" as chat messages; a tool or
+// function turn is not part of the exchange.
+func (r recordOf) shareGPTMessages() ([]Message, error) {
 	raw, ok := r.keys["conversations"]
 	if !ok || string(raw) == "null" {
-		return r.errorf(`missing "conversations" (expected %s)`, formatHelp)
+		return nil, r.errorf(`missing "conversations" (expected %s)`, formatHelp)
 	}
 	var turns []struct {
 		From    string          `json:"from"`
@@ -25,23 +57,13 @@ func (r recordOf) shareGPT() error {
 		Content json.RawMessage `json:"content"`
 	}
 	if err := json.Unmarshal(raw, &turns); err != nil {
-		return r.errorf(`"conversations" must be a list of {"from", "value"}: %v`, err)
+		return nil, r.errorf(`"conversations" must be a list of {"from", "value"}: %v`, err)
 	}
 	var msgs []Message
 	for _, t := range turns {
-		role := t.From
-		if role == "" {
-			role = t.Role
-		}
-		switch strings.ToLower(role) {
-		case "human", "user":
-			role = "user"
-		case "gpt", "assistant", "chatgpt", "bing", "bard", "model":
-			role = "assistant"
-		case "system":
-			role = "system"
-		default:
-			continue // a tool or function turn: not part of the exchange
+		role, ok := shareGPTRoles[strings.ToLower(cmp.Or(t.From, t.Role))]
+		if !ok {
+			continue
 		}
 		var text string
 		var images []string
@@ -50,7 +72,7 @@ func (r recordOf) shareGPT() error {
 		} else if len(t.Content) > 0 {
 			s, refs, err := content(t.Content)
 			if err != nil {
-				return r.errorf("a %s turn's content %v", role, err)
+				return nil, r.errorf("a %s turn's content %v", role, err)
 			}
 			text, images = s, refs
 		}
@@ -59,15 +81,13 @@ func (r recordOf) shareGPT() error {
 		}
 		msgs = append(msgs, Message{Role: role, Content: text, Images: images})
 	}
-	// LLaVA's and ShareGPT-4V's "image" goes with the first question.
-	refs, err := imagesOf(r.keys, r.errorf)
-	if err != nil {
-		return err
-	}
-	msgs = withImages(msgs, refs)
-	// The single-turn entry: the first human turn and the answer after it,
-	// with a leading system turn as the system message. Conversations
-	// without both are skipped, as vLLM skips them.
+	return msgs, nil
+}
+
+// firstExchange adds the single-turn entry: the first human turn and the
+// answer after it, with a leading system turn as the system message.
+// Conversations without both are skipped, as vLLM skips them.
+func (r recordOf) firstExchange(msgs []Message) error {
 	var sys []Message
 	for i, m := range msgs {
 		if m.Role == "system" && len(sys) == 0 && i == 0 {
@@ -79,18 +99,13 @@ func (r recordOf) shareGPT() error {
 		}
 		if i+1 < len(msgs) && msgs[i+1].Role == "assistant" {
 			e := DatasetEntry{Messages: append(sys, Message{Role: "user", Content: m.Content, Images: m.Images}), Reference: msgs[i+1].Content, Line: r.n}
+			var err error
 			if e.MaxTokens, err = r.output(); err != nil {
 				return err
 			}
 			r.p.Entries = append(r.p.Entries, e)
 		}
 		break
-	}
-	if c, ok := conversationOf(msgs, r.n); ok {
-		if id, ok, _ := r.str("id"); ok {
-			c.ID = id
-		}
-		r.p.Conversations = append(r.p.Conversations, c)
 	}
 	return nil
 }
