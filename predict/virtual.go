@@ -75,22 +75,10 @@ func (v *Virtual) Run(ctx context.Context, lv *bench.Level) (*results.Run, error
 	if err := lv.Work.Validate(); err != nil {
 		return nil, err
 	}
-	target, memo, seed := v.Target, v.Memo, uint64(0)
-	switch w := lv.Work.(type) {
-	case bench.Requests:
-		seed = w.Load.Seed
-	case bench.Calls:
-		memo, seed = nil, w.Load.Seed
-		if !target.kind().Chat() {
-			target.Endpoint = kind.Default
-		}
-	}
-	cfg, ctxLen, err := target.Config()
+	srv, target, err := v.server(lv)
 	if err != nil {
 		return nil, err
 	}
-	srv := newSimServer(target, cfg, ctxLen, v.Replicas, v.Routing, seed, memo)
-	srv.noChunks, srv.tally = v.NoITL, v.Tally
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	budget := v.MemoryBudget
@@ -141,4 +129,26 @@ func (v *Virtual) Run(ctx context.Context, lv *bench.Level) (*results.Run, error
 	lv.Finish(res)
 	res.Notes = append(res.Notes, v.Notes...)
 	return res, nil
+}
+
+// server is the virtual server for the level: a call's turns are chat and
+// keep no memo (their answers shape the next turn).
+func (v *Virtual) server(lv *bench.Level) (*simServer, Target, error) {
+	target, memo, seed := v.Target, v.Memo, uint64(0)
+	switch w := lv.Work.(type) {
+	case bench.Requests:
+		seed = w.Load.Seed
+	case bench.Calls:
+		memo, seed = nil, w.Load.Seed
+		if !target.kind().Chat() {
+			target.Endpoint = kind.Default
+		}
+	}
+	cfg, ctxLen, err := target.Config()
+	if err != nil {
+		return nil, target, err
+	}
+	srv := newSimServer(target, cfg, ctxLen, v.Replicas, v.Routing, seed, memo)
+	srv.noChunks, srv.tally = v.NoITL, v.Tally
+	return srv, target, nil
 }
