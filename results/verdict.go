@@ -116,12 +116,46 @@ func levelPoint(l Level, axis string) Point {
 func (s *Sweep) FindKnees() {
 	defer s.findInterference()
 	defer s.findClassKnees()
-	pts := make([]Point, len(s.Levels))
 	s.Knees = Knees{}
-	// The SLO knee is the last of the judged levels that meet the SLO
-	// from the lightest up: a lucky level past the first miss cannot move
-	// it. It is crossed when some level past it was judged.
-	best, missed, crossed := -1, false, false
+	pts, best, crossed := s.judgeLevels()
+	knee := func(i int) *Knee {
+		k := &Knee{Load: pts[i].Load, Index: i}
+		if lat := pts[i].Latency; !math.IsNaN(lat) && !math.IsInf(lat, 0) {
+			k.LatencyMs = &lat
+		}
+		return k
+	}
+	if s.HealthPolicy == HealthWarn {
+		for _, l := range s.Levels {
+			if l.Run != nil && !l.Run.Health.Healthy() {
+				s.Knees.JudgedUnhealthy = append(s.Knees.JudgedUnhealthy, ExcludedLevel{Load: l.Load,
+					Reason: l.Run.Health.Verdict + ": " + joinReasons(l.Run.Health.Reasons)})
+			}
+		}
+	}
+	if best >= 0 {
+		s.Knees.SLO = knee(best)
+		s.Knees.SLONotReached = !crossed
+	}
+	i, shape := CurvatureKnee(pts, s.SLO.Threshold())
+	s.Knees.CurveShape = string(shape)
+	if shape == CurveKnee {
+		s.Knees.Curvature = knee(i)
+	}
+	if i, ok := SaturationLevel(pts); ok {
+		s.Knees.Saturation = knee(i)
+	}
+}
+
+// judgeLevels gives each level its verdict and its point on the curve,
+// noting the levels left out of the knees and why. The SLO knee (best)
+// is the last of the judged levels that meet the SLO from the lightest
+// up: a lucky level past the first miss cannot move it. It is crossed
+// when some level past it was judged.
+func (s *Sweep) judgeLevels() (pts []Point, best int, crossed bool) {
+	pts = make([]Point, len(s.Levels))
+	best = -1
+	missed := false
 	for i, l := range s.Levels {
 		v := s.SLO.Judge(l, s.Axis, s.HealthPolicy)
 		s.Levels[i].Verdict = &v
@@ -155,31 +189,5 @@ func (s *Sweep) FindKnees() {
 			pts[i].Latency = val
 		}
 	}
-	knee := func(i int) *Knee {
-		k := &Knee{Load: pts[i].Load, Index: i}
-		if lat := pts[i].Latency; !math.IsNaN(lat) && !math.IsInf(lat, 0) {
-			k.LatencyMs = &lat
-		}
-		return k
-	}
-	if s.HealthPolicy == HealthWarn {
-		for _, l := range s.Levels {
-			if l.Run != nil && !l.Run.Health.Healthy() {
-				s.Knees.JudgedUnhealthy = append(s.Knees.JudgedUnhealthy, ExcludedLevel{Load: l.Load,
-					Reason: l.Run.Health.Verdict + ": " + joinReasons(l.Run.Health.Reasons)})
-			}
-		}
-	}
-	if best >= 0 {
-		s.Knees.SLO = knee(best)
-		s.Knees.SLONotReached = !crossed
-	}
-	i, shape := CurvatureKnee(pts, s.SLO.Threshold())
-	s.Knees.CurveShape = string(shape)
-	if shape == CurveKnee {
-		s.Knees.Curvature = knee(i)
-	}
-	if i, ok := SaturationLevel(pts); ok {
-		s.Knees.Saturation = knee(i)
-	}
+	return pts, best, crossed
 }
