@@ -138,25 +138,7 @@ func (o ShardJob) Job() (*batchv1.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := "-"
-	if o.ResultsClaim != "" {
-		out = ResultsDir + "/shard-$(JOB_COMPLETION_INDEX).json"
-	}
-	env := []corev1.EnvVar{{Name: "KNEE_RUN_NONCE", Value: o.Nonce}}
-	target := o.Target
-	if o.TargetSecret != nil {
-		target, env = "$(KNEE_TARGET)", append(env, fromSecret("KNEE_TARGET", *o.TargetSecret))
-	}
-	args := []string{"run", "--base-url", target, "--shards", strconv.Itoa(o.Shards),
-		"--start-at", o.StartAt.UTC().Format(time.RFC3339Nano), "--output", out, "--quiet"}
-	for i, h := range o.Headers {
-		v := fmt.Sprintf("KNEE_HEADER_%d", i+1)
-		args, env = append(args, "--header", h.Header+":$("+v+")"), append(env, fromSecret(v, h.Secret))
-	}
-	if o.MetricsURLSecret != nil {
-		args, env = append(args, "--server-metrics-url", "$(KNEE_METRICS_URL)"), append(env, fromSecret("KNEE_METRICS_URL", *o.MetricsURLSecret))
-	}
-	args = append(args, o.RunArgs...)
+	args, env := o.command()
 	if err := checkArgs(args); err != nil {
 		return nil, err
 	}
@@ -193,6 +175,30 @@ func (o ShardJob) Job() (*batchv1.Job, error) {
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
 		},
 	}, nil
+}
+
+// command is a shard's knee run: its arguments and the environment that
+// carries its secrets (the target, headers, the metrics URL) by name.
+func (o ShardJob) command() ([]string, []corev1.EnvVar) {
+	out := "-"
+	if o.ResultsClaim != "" {
+		out = ResultsDir + "/shard-$(JOB_COMPLETION_INDEX).json"
+	}
+	env := []corev1.EnvVar{{Name: "KNEE_RUN_NONCE", Value: o.Nonce}}
+	target := o.Target
+	if o.TargetSecret != nil {
+		target, env = "$(KNEE_TARGET)", append(env, fromSecret("KNEE_TARGET", *o.TargetSecret))
+	}
+	args := []string{"run", "--base-url", target, "--shards", strconv.Itoa(o.Shards),
+		"--start-at", o.StartAt.UTC().Format(time.RFC3339Nano), "--output", out, "--quiet"}
+	for i, h := range o.Headers {
+		v := fmt.Sprintf("KNEE_HEADER_%d", i+1)
+		args, env = append(args, "--header", h.Header+":$("+v+")"), append(env, fromSecret(v, h.Secret))
+	}
+	if o.MetricsURLSecret != nil {
+		args, env = append(args, "--server-metrics-url", "$(KNEE_METRICS_URL)"), append(env, fromSecret("KNEE_METRICS_URL", *o.MetricsURLSecret))
+	}
+	return append(args, o.RunArgs...), env
 }
 
 // SimFleet describes replicas of knee sim behind a headless Service, so
