@@ -194,17 +194,8 @@ func (o *planOptions) question(c *cobra.Command) (*predict.Question, string, rep
 	if q.SLO, err = o.slo.parse(c, o.load.Goodput); err != nil {
 		return fail(err)
 	}
-	if !c.Flags().Changed("routing") && (o.load.Workload == "voice" || o.load.Workload == "conversations") {
-		// A call's turns share its prompt: spread over replicas, each turn
-		// lands where that prompt is not cached.
-		o.routing = string(predict.PrefixAffinity)
-	}
-	for _, r := range predict.SplitList(o.routing) {
-		p, err := predict.ParseRouting(r)
-		if err != nil {
-			return fail(usageErr("--routing: %w", err))
-		}
-		q.Routings = append(q.Routings, p)
+	if q.Routings, err = o.routings(c); err != nil {
+		return fail(err)
 	}
 	if o.findMax && o.load.Rate == 0 && o.load.Concurrency == 0 {
 		// The levels' rates are the search's; a placeholder for the flags'
@@ -249,6 +240,24 @@ func (o *planOptions) question(c *cobra.Command) (*predict.Question, string, rep
 		}
 	}
 	return &q, label, files, o.size(c, &q)
+}
+
+// routings are the routing policies to plan behind; a call's turns share
+// its prompt, so spread over replicas each turn would land where that
+// prompt is not cached: calls route by prefix unless told otherwise.
+func (o *planOptions) routings(c *cobra.Command) ([]predict.Routing, error) {
+	if !c.Flags().Changed("routing") && (o.load.Workload == "voice" || o.load.Workload == "conversations") {
+		o.routing = string(predict.PrefixAffinity)
+	}
+	var out []predict.Routing
+	for _, r := range predict.SplitList(o.routing) {
+		p, err := predict.ParseRouting(r)
+		if err != nil {
+			return nil, usageErr("--routing: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // size sizes the question's workload against the first configuration
