@@ -33,7 +33,7 @@ func TestPlanAnswerExplained(t *testing.T) {
 	cal := map[string]string{}
 	for _, r := range p.Rows {
 		cal[r.GPU] = r.Calibration
-		if r.Meets && (r.AtTarget == nil || r.AtTarget.BindingBound != "itl.p95:50" || !(r.AtTarget.BindingValue > 0 && r.AtTarget.BindingValue < 50)) {
+		if r.Meets && (r.AtTarget == nil || r.AtTarget.BindingBound != "itl_p95:50" || !(r.AtTarget.BindingValue > 0 && r.AtTarget.BindingValue < 50)) {
 			t.Errorf("%s: binding %+v", r.Config, r.AtTarget)
 		}
 		// What limits a replica at its capacity: ITL bound, 512-token

@@ -44,7 +44,7 @@ func TestPlanAnswersAndWrites(t *testing.T) {
 	for _, r := range p.Rows {
 		if r.Meets {
 			met = append(met, r)
-			if r.Headroom < 8 || r.Replicas < 1 || r.GPUs != r.Replicas*r.TP || r.CostPerHour <= 0 || r.AtTarget == nil || r.AtTarget.Bounds["ttft.p95:1000"] > 1000 {
+			if r.Headroom < 8 || r.Replicas < 1 || r.GPUs != r.Replicas*r.TP || r.CostPerHour <= 0 || r.AtTarget == nil || !(r.AtTarget.Bounds["ttft_p95:1000"] > 0 && r.AtTarget.Bounds["ttft_p95:1000"] <= 1000) {
 				t.Errorf("row %+v", r)
 			}
 		} else if strings.Contains(r.Why, "the smallest preset") {

@@ -193,8 +193,8 @@ func TestPlanWithReasoningAndTools(t *testing.T) {
 	}
 	plain := plan("plain")
 	thinking := plan("thinking", "--reasoning-tokens", "200", "--tools", "builtin", "--tool-calls", "0.5:24")
-	if thinking.AtTarget == nil || thinking.AtTarget.Bounds["ttfat.p95:3000"] > 3000 || thinking.Replicas < plain.Replicas ||
-		thinking.AtTarget.Bounds["ttfat.p95:3000"] <= plain.AtTarget.Bounds["ttfat.p95:3000"] {
+	if thinking.AtTarget == nil || thinking.AtTarget.Bounds["ttfat_p95:3000"] > 3000 || thinking.Replicas < plain.Replicas ||
+		thinking.AtTarget.Bounds["ttfat_p95:3000"] <= plain.AtTarget.Bounds["ttfat_p95:3000"] {
 		t.Errorf("thinking %d replicas, TTFAT p95 %v; without thought %d, %v", thinking.Replicas, thinking.AtTarget, plain.Replicas, plain.AtTarget)
 	}
 	code, _, errOut := execute(t, "plan", "--rate", "6", "--tool-calls", "0.5:24", "--out-dir", dir)

@@ -123,7 +123,7 @@ func planCells(r results.PlanRow, bounds []results.Bound, unit string) []string 
 	}
 	nearest := "-"
 	if a != nil && a.BindingBound != "" {
-		nearest = fmt.Sprintf("%s at %s ms", a.BindingBound, ms(a.BindingValue))
+		nearest = fmt.Sprintf("%s at %s ms", results.BoundText(a.BindingBound), ms(a.BindingValue))
 	}
 	return append(row, money(r.CostPerHour), money(r.CostPerMOutputTokens), count(r.KVSequences), nearest, r.Calibration)
 }

@@ -144,6 +144,15 @@ func (f *PlanFigures) Bound(b Bound) (float64, bool) {
 	return v, ok
 }
 
+// BoundText is a bound's key as knee spells it for people now
+// ("itl.p95:50"); a key it cannot read is shown as written.
+func BoundText(key string) string {
+	if b, _, err := ParseBounds(key); err == nil && len(b) == 1 {
+		return b[0].String()
+	}
+	return key
+}
+
 // Calibration states of a plan row's GPU.
 const (
 	CalibrationMeasured = "measured"
@@ -240,7 +249,7 @@ func (p *Plan) Answer() string {
 	}
 	out := say(meets[0])
 	if a := meets[0].AtTarget; a != nil && a.BindingBound != "" {
-		out += fmt.Sprintf(", limited by %s (%.1f ms)", a.BindingBound, a.BindingValue)
+		out += fmt.Sprintf(", limited by %s (%.1f ms)", BoundText(a.BindingBound), a.BindingValue)
 	}
 	if meets[0].Cliff != "" {
 		out += " (fewer were on a cliff: they met the SLO on some arrival schedules only)"
