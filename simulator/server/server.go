@@ -113,29 +113,7 @@ func NewServer(o Options) (*Server, error) {
 	s.streams, s.cancel = context.WithCancel(context.Background())
 	for i := range o.Models.Models {
 		spec := o.Models.Models[i]
-		m := &model{spec: spec, mm: s.metrics.ForModel(spec.Name), sum: telemetry.NewSummary(string(spec.Engine)), steps: telemetry.NewStepSummary(), metrics: s.metrics}
-		if spec.Faults != nil {
-			m.faults.set(*spec.Faults)
-		}
-		switch spec.Engine {
-		case EngineInstant:
-			m.engine = Instant{}
-		case EngineFixedRate:
-			m.engine = FixedRateOf(&spec)
-		case EngineScheduler:
-			cfg := o.Models.SchedConfig(&spec)
-			m.schedConf = cfg
-			m.wantIDs = cfg.PrefixCaching
-			if hw := o.Models.Hardware[spec.Hardware]; hw.MaxPowerW > 0 {
-				m.power = newPowerMeter(hw.IdlePowerW, hw.MaxPowerW, time.Now())
-			}
-			m.sched = NewScheduler(sched.New(cfg), m.observeStep)
-			m.engine = m.sched
-			s.metrics.CacheConfig.WithLabelValues(spec.Name, "0", strconv.Itoa(cfg.BlockSize), cacheDType(&spec),
-				strconv.FormatBool(cfg.PrefixCaching), strconv.FormatFloat(gpuMemoryUtilization(&spec), 'g', -1, 64),
-				strconv.Itoa(cfg.NumBlocks)).Set(1)
-		}
-		s.models[spec.Name] = m
+		s.models[spec.Name] = s.newModel(spec)
 		s.order = append(s.order, spec.Name)
 	}
 	s.srv = &fasthttp.Server{
@@ -159,6 +137,34 @@ func NewServer(o Options) (*Server, error) {
 		CloseOnShutdown:       true,
 	}
 	return s, nil
+}
+
+// newModel is a model of the file served: its metrics, faults and engine
+// (a scheduler model's with its cache's configuration published).
+func (s *Server) newModel(spec ModelSpec) *model {
+	m := &model{spec: spec, mm: s.metrics.ForModel(spec.Name), sum: telemetry.NewSummary(string(spec.Engine)), steps: telemetry.NewStepSummary(), metrics: s.metrics}
+	if spec.Faults != nil {
+		m.faults.set(*spec.Faults)
+	}
+	switch spec.Engine {
+	case EngineInstant:
+		m.engine = Instant{}
+	case EngineFixedRate:
+		m.engine = FixedRateOf(&spec)
+	case EngineScheduler:
+		cfg := s.opts.Models.SchedConfig(&spec)
+		m.schedConf = cfg
+		m.wantIDs = cfg.PrefixCaching
+		if hw := s.opts.Models.Hardware[spec.Hardware]; hw.MaxPowerW > 0 {
+			m.power = newPowerMeter(hw.IdlePowerW, hw.MaxPowerW, time.Now())
+		}
+		m.sched = NewScheduler(sched.New(cfg), m.observeStep)
+		m.engine = m.sched
+		s.metrics.CacheConfig.WithLabelValues(spec.Name, "0", strconv.Itoa(cfg.BlockSize), cacheDType(&spec),
+			strconv.FormatBool(cfg.PrefixCaching), strconv.FormatFloat(gpuMemoryUtilization(&spec), 'g', -1, 64),
+			strconv.Itoa(cfg.NumBlocks)).Set(1)
+	}
+	return m
 }
 
 // Serve accepts connections on ln until Shutdown.
