@@ -232,31 +232,7 @@ func validateKV(kv *KVCacheSpec) error {
 func (f *ModelsFile) SchedConfig(m *ModelSpec) sched.Config {
 	hw := f.Hardware[m.Hardware]
 	kv := m.KVCache
-	bytes, eight := weightBytes(m.Weights)
-	shape := sched.ModelShape{
-		ParamsBillions: m.Weights.ParametersBillions, BytesPerParameter: bytes, EightBitCompute: eight,
-		TensorParallel: max(m.TensorParallel, 1),
-		Layers:         kv.Layers, HeadDim: kv.HeadDim, GlobalLayers: kv.GlobalLayers,
-	}
-	if a := m.Architecture; a != nil {
-		shape.HiddenSize, shape.AttentionHeads = a.HiddenSize, a.AttentionHeads
-	}
-	if e := m.Experts; e != nil {
-		shape.Experts, shape.ExpertsPerToken, shape.ExpertParamsBillions = e.Count, e.PerToken, e.ParametersBillions
-	}
-	if kv.BytesPerToken > 0 {
-		shape.GlobalKVBytesPerToken = kv.BytesPerToken
-	} else {
-		elem, _ := kvElementBytes(kv)
-		perLayer := 2 * float64(kv.KVHeads*kv.HeadDim) * elem
-		if kv.SlidingWindow > 0 {
-			shape.GlobalKVBytesPerToken = perLayer * float64(kv.GlobalLayers)
-			shape.LocalKVBytesPerToken = perLayer * float64(kv.Layers-kv.GlobalLayers)
-			shape.Window = kv.SlidingWindow
-		} else {
-			shape.GlobalKVBytesPerToken = perLayer * float64(kv.Layers)
-		}
-	}
+	shape := modelShape(m)
 	block := kv.BlockSize
 	if block == 0 {
 		block = 16
@@ -296,6 +272,39 @@ func (f *ModelsFile) SchedConfig(m *ModelSpec) sched.Config {
 		SGLangRules(&cfg, hw.HBMGiB, m.ContextLength)
 	}
 	return cfg
+}
+
+// modelShape is what the cost model needs of the model: its weights,
+// layers, attention, experts and the KV bytes a token holds (in the
+// global and the sliding-window layers).
+func modelShape(m *ModelSpec) sched.ModelShape {
+	kv := m.KVCache
+	bytes, eight := weightBytes(m.Weights)
+	shape := sched.ModelShape{
+		ParamsBillions: m.Weights.ParametersBillions, BytesPerParameter: bytes, EightBitCompute: eight,
+		TensorParallel: max(m.TensorParallel, 1),
+		Layers:         kv.Layers, HeadDim: kv.HeadDim, GlobalLayers: kv.GlobalLayers,
+	}
+	if a := m.Architecture; a != nil {
+		shape.HiddenSize, shape.AttentionHeads = a.HiddenSize, a.AttentionHeads
+	}
+	if e := m.Experts; e != nil {
+		shape.Experts, shape.ExpertsPerToken, shape.ExpertParamsBillions = e.Count, e.PerToken, e.ParametersBillions
+	}
+	if kv.BytesPerToken > 0 {
+		shape.GlobalKVBytesPerToken = kv.BytesPerToken
+	} else {
+		elem, _ := kvElementBytes(kv)
+		perLayer := 2 * float64(kv.KVHeads*kv.HeadDim) * elem
+		if kv.SlidingWindow > 0 {
+			shape.GlobalKVBytesPerToken = perLayer * float64(kv.GlobalLayers)
+			shape.LocalKVBytesPerToken = perLayer * float64(kv.Layers-kv.GlobalLayers)
+			shape.Window = kv.SlidingWindow
+		} else {
+			shape.GlobalKVBytesPerToken = perLayer * float64(kv.Layers)
+		}
+	}
+	return shape
 }
 
 // loraShape is the hidden size and layer count an adapter's size is
