@@ -10,6 +10,17 @@ import (
 
 // Presets lists every preset with every number that shapes its timing.
 func Presets(w io.Writer) error {
+	for _, part := range []func(io.Writer) error{presetGPUs, presetModels, presetSweeps} {
+		if err := part(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// presetGPUs is the GPUs, their families' cost-model tuning and the
+// engine's defaults on them.
+func presetGPUs(w io.Writer) error {
 	var rows [][]string
 	families := map[string]presets.Tuning{}
 	var order []string
@@ -44,7 +55,12 @@ func Presets(w io.Writer) error {
 	}
 	fmt.Fprintln(w, "batching: 8,192 batched tokens and 1,024 sequences on GPUs of 70 GB or more other than the A100, else 2,048 and 256 (vLLM's defaults);")
 	fmt.Fprintln(w, "KV cache: 90% of memory less the weights and a 2 GiB reserve per GPU, blocks of 16 tokens, prefix caching on")
-	rows = nil
+	return nil
+}
+
+// presetModels is the models and their shapes.
+func presetModels(w io.Writer) error {
+	var rows [][]string
 	for _, m := range presets.AllModels() {
 		window, experts := "-", "-"
 		if m.SlidingWindow > 0 {
@@ -62,10 +78,12 @@ func Presets(w io.Writer) error {
 			num(m.KVBytesPerToken(2), 0), fmt.Sprint(m.TensorParallel)})
 	}
 	fmt.Fprintln(w, "\nmodels (weights bf16 unless @fp8, @int8 or @int4; KV bf16 unless kv=fp8)")
-	if err := renderTable(w, []string{"name", "params B", "active B", "layers", "hidden", "heads/KV×dim", "sliding window", "experts", "KV B/token", "TP"}, rows); err != nil {
-		return err
-	}
-	rows = nil
+	return renderTable(w, []string{"name", "params B", "active B", "layers", "hidden", "heads/KV×dim", "sliding window", "experts", "KV B/token", "TP"}, rows)
+}
+
+// presetSweeps is the voice sweeps' presets.
+func presetSweeps(w io.Writer) error {
+	var rows [][]string
 	for _, s := range presets.AllSweeps() {
 		rates := make([]string, len(s.Rates))
 		for i, r := range s.Rates {
