@@ -83,13 +83,20 @@ func countNumbers(b, key []byte, what string) (int, error) {
 	}
 }
 
+var keyTotal = []byte(`"total_tokens":`)
+
 // readPromptUsage reads usage.prompt_tokens of a pooled answer, when it
 // has a usage object.
 func readPromptUsage(b []byte, rec *record.Record) {
 	if u := bytes.LastIndex(b, keyUsage); u >= 0 {
 		if v := skipSpace(b[u+len(keyUsage):]); len(v) > 0 && v[0] == '{' {
 			rec.UsageReported = true
-			rec.PromptTokens, _ = intAfter(v, keyPrompt)
+			// Nothing is generated: a server that counts only the total
+			// (Jina's rerank) counts the prompt.
+			var ok bool
+			if rec.PromptTokens, ok = intAfter(v, keyPrompt); !ok {
+				rec.PromptTokens, _ = intAfter(v, keyTotal)
+			}
 		}
 	}
 }

@@ -153,7 +153,7 @@ func FuzzPooledAnswers(f *testing.F) {
 		if (embeddingsProtocol{}).readAnswer(body, req, rec) == nil && rec.Dimensions < 1 {
 			t.Fatalf("a well-formed answer of no dimension: %q", body)
 		}
-		for _, p := range []pooledProtocol{rerankProtocol{}, scoreProtocol{}} {
+		for _, p := range []pooledProtocol{protocols["rerank"].(pooledProtocol), protocols["score"].(pooledProtocol)} {
 			rec = &record.Record{}
 			if p.readAnswer(body, req, rec) == nil && rec.Inputs != n-1 && !(n == 1 && rec.Inputs == 1) {
 				t.Fatalf("%T: %d documents counted for %d inputs: %q", p, rec.Inputs, n, body)
@@ -169,10 +169,10 @@ func TestScoreReadRight(t *testing.T) {
 	vllm := `{"id":"score-1","object":"list","created":1,"model":"m","data":[{"index":0,"object":"score","score":0.7},{"index":1,"object":"score","score":0.1}],"usage":{"prompt_tokens":12,"total_tokens":12}}`
 	req := &workload.Request{Inputs: []string{"a query", "doc one", "doc two"}}
 	rec := &record.Record{}
-	if err := (scoreProtocol{}).readAnswer([]byte(vllm), req, rec); err != nil || rec.Inputs != 2 || rec.PromptTokens != 12 {
+	if err := protocols["score"].(pooledProtocol).readAnswer([]byte(vllm), req, rec); err != nil || rec.Inputs != 2 || rec.PromptTokens != 12 {
 		t.Errorf("%v, %d inputs, %d prompt tokens", err, rec.Inputs, rec.PromptTokens)
 	}
-	if err := (scoreProtocol{}).readAnswer([]byte(strings.Replace(vllm, `,"score":0.1`, "", 1)), req, &record.Record{}); err == nil {
+	if err := protocols["score"].(pooledProtocol).readAnswer([]byte(strings.Replace(vllm, `,"score":0.1`, "", 1)), req, &record.Record{}); err == nil {
 		t.Error("a score missing was read as well formed")
 	}
 	c, _ := NewClient(Target{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Endpoint: kind.Name("score")}, 1)
