@@ -130,26 +130,12 @@ func (o *runOptions) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	if err := o.sinks.check(); err != nil {
-		return err
-	}
-	tgt, err := o.target.resolve(c.Context(), c, &o.sim)
+	ss, err := openSession(c, &o.target, &o.sim, &o.sinks, &o.load, o.records)
 	if err != nil {
 		return err
 	}
-	defer tgt.stop()
-	if err := o.sinks.open(c, o.target.sinkTarget(c.Context(), tgt)); err != nil {
-		return err
-	}
-	defer o.sinks.finish(c)
-	if err := usage(tgt.FitsContext(o.load.Longest())); err != nil {
-		return err
-	}
-	records, err := openRecords(c, o.records)
-	if err != nil {
-		return err
-	}
-	defer records.Close()
+	defer ss.close()
+	tgt, records := ss.tgt, ss.records
 	if o.cpuProf != "" {
 		stop, err := startCPUProfile(o.cpuProf)
 		if err != nil {
