@@ -1,16 +1,13 @@
 package server
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/kneebench/knee/workload/wire"
 )
@@ -29,17 +26,9 @@ const maxInputs = 4096
 // of texts, or token ids (a list, or a list of lists). Every error names
 // its field.
 func decodeEmbeddings(body []byte) (*decoded, error) {
-	if !utf8.Valid(body) {
-		return nil, badRequest("", "the request body is not valid UTF-8")
-	}
 	var r embeddingsRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&r); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return nil, badRequest(te.Field, "invalid type for '%s': expected %s", te.Field, jsonKind(te.Type.Kind().String()))
-		}
-		return nil, badRequest("", "the request body is not a valid JSON object: %v", err)
+	if err := decodeObject(body, &r); err != nil {
+		return nil, err
 	}
 	if r.Model == nil || *r.Model == "" {
 		return nil, badRequest("model", "you must provide a model parameter")
@@ -187,16 +176,9 @@ type rerankRequest struct {
 // or {"text"} objects), top_n at most their number. Each pair of query
 // and document is one input.
 func decodeRerank(body []byte) (*decoded, error) {
-	if !utf8.Valid(body) {
-		return nil, badRequest("", "the request body is not valid UTF-8")
-	}
 	var r rerankRequest
-	if err := json.Unmarshal(body, &r); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return nil, badRequest(te.Field, "invalid type for '%s': expected %s", te.Field, jsonKind(te.Type.Kind().String()))
-		}
-		return nil, badRequest("", "the request body is not a valid JSON object: %v", err)
+	if err := decodeObject(body, &r); err != nil {
+		return nil, err
 	}
 	if r.Model == nil || *r.Model == "" {
 		return nil, badRequest("model", "you must provide a model parameter")
@@ -286,12 +268,9 @@ type scoreRequest struct {
 // decodeScore parses a score request: text_1 one text (or a list of one,
 // or of as many as text_2, pair by pair), text_2 a text or a list.
 func decodeScore(body []byte) (*decoded, error) {
-	if !utf8.Valid(body) {
-		return nil, badRequest("", "the request body is not valid UTF-8")
-	}
 	var r scoreRequest
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, badRequest("", "the request body is not a valid JSON object: %v", err)
+	if err := decodeObject(body, &r); err != nil {
+		return nil, err
 	}
 	if r.Model == nil || *r.Model == "" {
 		return nil, badRequest("model", "you must provide a model parameter")

@@ -3,11 +3,9 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
-	"unicode/utf8"
 )
 
 // responsesRequest is the body of a POST /v1/responses: OpenAI's Responses
@@ -38,20 +36,9 @@ type responsesRequest struct {
 // input_text parts), instructions as a system message first. Every error
 // names its field.
 func decodeResponses(body []byte) (*decoded, error) {
-	if !utf8.Valid(body) {
-		return nil, badRequest("", "the request body is not valid UTF-8")
-	}
 	var r responsesRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&r); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return nil, badRequest(te.Field, "invalid type for '%s': expected %s", te.Field, jsonKind(te.Type.Kind().String()))
-		}
-		return nil, badRequest("", "the request body is not a valid JSON object: %v", err)
-	}
-	if dec.More() {
-		return nil, badRequest("", "the request body has trailing data after the JSON object")
+	if err := decodeObject(body, &r); err != nil {
+		return nil, err
 	}
 	chk := apiRequest{Temperature: r.Temperature, TopP: r.TopP, ToolChoice: r.ToolChoice}
 	if err := chk.checkSampling(true); err != nil {
