@@ -1,7 +1,9 @@
 package cmd
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kneebench/knee/results"
@@ -53,5 +55,22 @@ func TestEveryKindOnEverySide(t *testing.T) {
 		if k.Pooled() != (live.Tokens.OutputTotal == 0) {
 			t.Errorf("%s: %d output tokens; a pooling kind generates none, any other some", k.Name, live.Tokens.OutputTotal)
 		}
+	}
+}
+
+// TestDocsListEveryKind: the guide's list of --endpoint values is the
+// table's, in its order, so a new kind cannot ship undocumented.
+func TestDocsListEveryKind(t *testing.T) {
+	b, err := os.ReadFile("../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range kind.Names() {
+		names = append(names, string(n))
+	}
+	want := "`--endpoint " + strings.Join(names, "|") + "`"
+	if !strings.Contains(string(b), want) {
+		t.Errorf("docs/cli.md does not list the kinds as %s", want)
 	}
 }

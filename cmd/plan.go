@@ -71,8 +71,7 @@ they still meet, by bisection), their figures at the target, and their cost
 per hour and per million output tokens. The table lists the configurations
 that meet every SLO, cheapest first, then those that do not, with why.
 
-An SLO is every --slo bound (METRIC_pNN:MS: ttft, ttft_sched, ttfat, ttfat_sched, itl, tpot,
-e2e, e2e_sched or queue_wait at p50, p90, p95 or p99), errors under
+An SLO is every --slo bound (METRIC.pNN:MS, a latency at p50, p90, p95 or p99), errors under
 --max-error-rate, at most 2% of requests cut or unsent, no saturation, and,
 with --goodput and goodput:PERCENT in --slo, that share of requests meeting every
 goodput bound. Prices are per GPU-hour: --prices FILE (YAML or JSON,
@@ -107,7 +106,7 @@ func (o *planOptions) register(c *cobra.Command) {
 	_ = fs.MarkHidden("slice")
 	o.sim.registerResponses(c)
 	o.load.registerWorkload(c, "requests, voice, or conversations (a --dataset's conversations replayed as calls)")
-	o.slo.register(c, "ttft_p95:500", "what every configuration", false)
+	o.slo.register(c, "ttft.p95:500", "what every configuration", false)
 	fs.StringVar(&o.gpus, "gpus", "h100-80gb", "GPU presets to consider, comma-separated (GPUxN fixes the tensor-parallel size, or with --find-max-rate the fleet's GPUs)")
 	fs.StringVar(&o.models, "models", "llama-3.1-8b", "model presets to consider, MODEL[@DTYPE[,kv=DTYPE]], comma-separated")
 	fs.StringVar(&o.tps, "tp", "auto", "tensor-parallel sizes to consider, comma-separated (auto: the smallest power of two the model fits and twice it; with --find-max-rate every power of two dividing the fleet)")

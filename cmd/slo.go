@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/kneebench/knee/results"
@@ -9,7 +10,7 @@ import (
 )
 
 // sloFlags are the SLO of knee sweep, predict and plan, one syntax for
-// all: --slo METRIC_pNN:MS[,…][,goodput:PERCENT] and --max-error-rate.
+// all: --slo METRIC.pNN:MS[,…][,goodput:PERCENT] and --max-error-rate.
 // The older spellings are taken too: a bare number with --slo-metric and
 // --slo-percentile (sweep and predict), and --goodput-share (plan).
 type sloFlags struct {
@@ -24,8 +25,8 @@ type sloFlags struct {
 // saying which older spellings the command took.
 func (f *sloFlags) register(c *cobra.Command, def, what string, sweepSpelling bool) {
 	fs := c.Flags()
-	fs.StringVar(&f.spec, "slo", def, what+" must meet: METRIC_pNN:MS bounds, comma-separated (metrics ttft, ttft_sched, ttfat, ttfat_sched, itl, tpot, e2e, e2e_sched, "+
-		"queue_wait; percentiles 50, 90, 95, 99), and goodput:PERCENT for the share of requests meeting every --goodput bound")
+	fs.StringVar(&f.spec, "slo", def, what+" must meet: METRIC.pNN:MS bounds, comma-separated (metrics "+strings.Join(results.Latencies(), ", ")+
+		"; percentiles "+percentileList()+"; METRIC_pNN read alike), and goodput:PERCENT for the share of requests meeting every --goodput bound")
 	fs.Float64Var(&f.maxErr, "max-error-rate", 0.02, "this error rate or more misses the SLO")
 	if sweepSpelling {
 		fs.StringVar(&f.metric, "slo-metric", "ttft_sched", "older spelling: the metric of a bare --slo MS (or goodput, then --slo is a percentage, 90 by default)")
@@ -59,7 +60,7 @@ func (f *sloFlags) pooled(c *cobra.Command) error {
 	}
 	fs := c.Flags()
 	if !fs.Changed("slo") && !fs.Changed("slo-metric") {
-		f.spec = strings.NewReplacer("ttft_sched_", "e2e_sched_", "ttft_", "e2e_").Replace(f.spec)
+		f.spec = strings.NewReplacer("ttft_sched", "e2e_sched", "ttft", "e2e").Replace(f.spec)
 		return nil
 	}
 	for _, m := range []string{"ttft", "ttfat", "itl", "tpot"} {
@@ -68,4 +69,13 @@ func (f *sloFlags) pooled(c *cobra.Command) error {
 		}
 	}
 	return nil
+}
+
+// percentileList is the percentiles a bound may name: "50, 90, 95, 99".
+func percentileList() string {
+	var out []string
+	for _, p := range results.Percentiles {
+		out = append(out, strconv.FormatFloat(p, 'f', -1, 64))
+	}
+	return strings.Join(out, ", ")
 }
