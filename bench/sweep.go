@@ -3,9 +3,11 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"sync"
 
+	"github.com/kneebench/knee/bench/driver"
 	"github.com/kneebench/knee/results"
 )
 
@@ -82,7 +84,7 @@ func pass(ctx context.Context, r Runner, o SweepOptions) *results.Sweep {
 	bufs := make([]*bytes.Buffer, n)
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go startLevels(runCtx, r, o, par, done, bufs, &wg)
+	go startLevels(runCtx, stopRest, r, o, par, done, bufs, &wg)
 	misses := 0
 	for i := range o.Loads {
 		// Every level started is kept, in order, cut short or not.
@@ -114,7 +116,7 @@ func pass(ctx context.Context, r Runner, o SweepOptions) *results.Sweep {
 // sending its result to its own channel; once runCtx ends no level starts
 // and the rest's channels close. With levels in parallel, each keeps its
 // records apart (bufs) so that the file holds them level by level.
-func startLevels(runCtx context.Context, r Runner, o SweepOptions, par int, done []chan results.Level, bufs []*bytes.Buffer, wg *sync.WaitGroup) {
+func startLevels(runCtx context.Context, stop func(), r Runner, o SweepOptions, par int, done []chan results.Level, bufs []*bytes.Buffer, wg *sync.WaitGroup) {
 	defer wg.Done()
 	sem := make(chan struct{}, par)
 	for i, load := range o.Loads {
@@ -137,7 +139,13 @@ func startLevels(runCtx context.Context, r Runner, o SweepOptions, par int, done
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			done[i] <- runOne(runCtx, r, o.Level, i, load, rec)
+			l, err := runOne(runCtx, r, o.Level, i, load, rec)
+			if _, refused := errors.AsType[*driver.RefusedError](err); refused {
+				// The server refuses what the workload sends: every level
+				// would be refused alike.
+				stop()
+			}
+			done[i] <- l
 		}()
 	}
 }
@@ -159,7 +167,7 @@ func missedTwice(s *results.Sweep, misses *int) bool {
 
 // runOne prepares and runs level i; a level that fails is kept with its
 // error.
-func runOne(ctx context.Context, r Runner, level func(int, float64) (*Level, error), i int, load float64, records io.Writer) results.Level {
+func runOne(ctx context.Context, r Runner, level func(int, float64) (*Level, error), i int, load float64, records io.Writer) (results.Level, error) {
 	l := results.Level{Load: load}
 	lv, err := level(i, load)
 	if err == nil {
@@ -171,7 +179,7 @@ func runOne(ctx context.Context, r Runner, level func(int, float64) (*Level, err
 	if err != nil {
 		l.Run, l.Error = nil, err.Error()
 	}
-	return l
+	return l, err
 }
 
 // Levels makes the series' levels along axis ("rate" or "concurrency"),

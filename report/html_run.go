@@ -62,7 +62,7 @@ func runFacts(r *results.Run) []fact {
 			num(a.TargetRate, 2), num(a.OfferedRate, 2), num(a.AchievedRate, 2), a.Waited, a.Unsent, ms(a.SendLatenessP99Ms))})
 	}
 	if len(rq.Errors) > 0 {
-		out = append(out, fact{"errors", formatCounts(rq.Errors)})
+		out = append(out, fact{"errors", strings.Join(append([]string{formatCounts(rq.Errors)}, serverWords(rq)...), " · ")})
 	}
 	return append(out, measuredFacts(r)...)
 }

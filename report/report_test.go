@@ -5,6 +5,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kneebench/knee/results"
@@ -103,4 +105,24 @@ func TestValidationGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "validation.golden", b.Bytes())
+}
+
+// TestRunShowsTheServersWords: a run's errors line is followed by each
+// class's first message, and its page's errors fact holds them too.
+func TestRunShowsTheServersWords(t *testing.T) {
+	r := sampleRun()
+	r.Requests.Errors = map[string]int64{"http_400:invalid_request_error": 7}
+	r.Requests.ErrorMessages = map[string]string{"http_400:invalid_request_error": "The model m is not a multimodal model"}
+	var b strings.Builder
+	if err := Run(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	want := `http_400:invalid_request_error said "The model m is not a multimodal model"`
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("the terminal misses %s:\n%s", want, b.String())
+	}
+	facts := runFacts(r)
+	if !slices.ContainsFunc(facts, func(f fact) bool { return f.Name == "errors" && strings.Contains(f.Value, want) }) {
+		t.Errorf("the page's facts miss %s: %v", want, facts)
+	}
 }

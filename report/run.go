@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -173,6 +175,9 @@ func runTail(w io.Writer, r *results.Run) error {
 	rq := r.Requests
 	if len(rq.Errors) > 0 {
 		fmt.Fprintf(w, "errors   %s\n", formatCounts(rq.Errors))
+		for _, line := range serverWords(rq) {
+			fmt.Fprintf(w, "         %s\n", line)
+		}
 	}
 	if fa := rq.FirstAttempt; fa != nil && fa.Retries > 0 {
 		fmt.Fprintf(w, "retries  %d · first attempts %d ok, %d failed (%s)\n", fa.Retries, fa.OK, fa.Failed, formatCounts(fa.Errors))
@@ -335,6 +340,16 @@ func latencyTable(w io.Writer, s results.Stats, pooled bool) error {
 	add("E2E sched", s.E2ESched)
 	add("queue wait", s.QueueWait)
 	return renderTable(w, []string{"ms", "mean", "min", "p50", "p90", "p95", "p99", "max", "n"}, rows)
+}
+
+// serverWords are the server's first words for each error class it gave
+// any: `http_400:invalid_request_error said "…"`.
+func serverWords(rq results.Requests) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(rq.ErrorMessages)) {
+		out = append(out, fmt.Sprintf("%s said %q", k, rq.ErrorMessages[k]))
+	}
+	return out
 }
 
 func formatCounts(m map[string]int64) string {

@@ -74,6 +74,14 @@ func (q *Requests) add(s Requests) {
 	for k, v := range s.Errors {
 		q.Errors[k] += v
 	}
+	for k, v := range s.ErrorMessages {
+		if q.ErrorMessages == nil {
+			q.ErrorMessages = map[string]string{}
+		}
+		if q.ErrorMessages[k] == "" {
+			q.ErrorMessages[k] = v
+		}
+	}
 	if a := s.FirstAttempt; a != nil {
 		if q.FirstAttempt == nil {
 			q.FirstAttempt = &Attempts{Errors: map[string]int64{}}

@@ -134,6 +134,9 @@ type Requests struct {
 	Failed      int64            `json:"failed"`
 	Interrupted int64            `json:"interrupted,omitempty"`
 	Errors      map[string]int64 `json:"errors"`
+	// ErrorMessages are the server's words for each error class: the
+	// first message it gave (what a refusal says, not only its status).
+	ErrorMessages map[string]string `json:"error_messages,omitempty"`
 	// Warmup is how many unmeasured warm-up requests were sent before the
 	// measured window.
 	Warmup int64 `json:"warmup"`

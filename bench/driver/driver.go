@@ -97,6 +97,8 @@ type Driver struct {
 	counts Counts
 	// overflowed is set once Options.Overflow was called.
 	overflowed bool
+	// warm tallies the unmeasured requests' refusals.
+	warm refusals
 }
 
 // Counts are a level's running totals, for a live progress line.
@@ -288,6 +290,8 @@ func (d *Driver) complete(f *Flight) {
 	d.o.Records.Write(rec)
 	if f.measured && d.o.Measured != nil {
 		d.o.Measured(rec)
+	} else if !f.measured {
+		d.warm.add(rec)
 	}
 	d.mu.Lock()
 	wake := d.level != nil && d.level.done(f)

@@ -24,6 +24,10 @@ func (d *Driver) RunRequests(ctx context.Context, lv Requests) (RequestsOutcome,
 	warm := load.DefaultWarmup()
 	if warm > 0 {
 		d.run(ctx, d.newRequests(lv, s, warm, 0, false, d.clock.Now(), 0))
+		if err := d.warm.err(); err != nil && ctx.Err() == nil {
+			// The window would only measure refusals.
+			return out, err
+		}
 	}
 	ramp := load.Ramp.Duration
 	base, fixedBase := d.clock.Now()+ramp, false

@@ -100,6 +100,7 @@ func (c *collector) addFailure(s *shard, r *record.Record) bool {
 			a.errors = map[string]int64{}
 		}
 		a.errors[r.Class]++
+		a.noteError(r.Class, r.Message)
 	default:
 		return false
 	}

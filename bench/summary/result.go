@@ -53,7 +53,7 @@ func countsResult(res *results.Run, g *gathered, warm int) {
 	}
 	res.Requests = results.Requests{
 		Sent: agg.sent, OK: agg.ok, Failed: agg.failed, Interrupted: agg.interrupted,
-		Errors: errs, Warmup: int64(warm), PartialTokens: agg.partial,
+		Errors: errs, ErrorMessages: agg.errorText, Warmup: int64(warm), PartialTokens: agg.partial,
 		FirstAttempt: agg.firstAttempt,
 	}
 	res.Tokens = results.Tokens{

@@ -2,6 +2,7 @@ package summary
 
 import (
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,7 +79,10 @@ type shard struct {
 type aggregate struct {
 	sent, ok, failed, interrupted, waited, late int64
 	errors                                      map[string]int64
-	inTotal, outTotal, cachedTotal, partial     int64
+	// errorText is the server's words for each error class: the first
+	// message given.
+	errorText                               map[string]string
+	inTotal, outTotal, cachedTotal, partial int64
 	// expectedCached sums, over successful requests, the prompt tokens an
 	// earlier request of the run had already sent (see workload.PrefixTracker).
 	expectedCached                float64
@@ -117,6 +121,9 @@ func (a *aggregate) add(o *aggregate) {
 			a.errors = map[string]int64{}
 		}
 		a.errors[k] += v
+	}
+	for k, v := range o.errorText {
+		a.noteError(k, v)
 	}
 	a.inTotal += o.inTotal
 	a.outTotal += o.outTotal
@@ -298,4 +305,21 @@ func sortedTags(m map[int]*turnHists) []int {
 	}
 	sort.Ints(keys)
 	return keys
+}
+
+// maxErrorText bounds the server's words kept for an error class.
+const maxErrorText = 300
+
+// noteError keeps the first message given for an error class.
+func (a *aggregate) noteError(class, text string) {
+	if text == "" || a.errorText[class] != "" {
+		return
+	}
+	if a.errorText == nil {
+		a.errorText = map[string]string{}
+	}
+	if len(text) > maxErrorText {
+		text = strings.ToValidUTF8(text[:maxErrorText], "") + "…"
+	}
+	a.errorText[class] = text
 }
