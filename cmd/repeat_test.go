@@ -85,7 +85,10 @@ func TestMergeRepeatsOfPredictions(t *testing.T) {
 	dir := t.TempDir()
 	predict := func(label string, args ...string) *results.Sweep {
 		t.Helper()
-		args = append([]string{"predict", "--rates", "2,6", "--step-duration", "20s", "--label", label, "--out-dir", dir}, args...)
+		// One fixed prompt: a synthetic one's words follow the repeat's
+		// seed and nonce, which separate runs draw otherwise.
+		args = append([]string{"predict", "--rates", "2,6", "--step-duration", "20s", "--prompt", "Say hello.", "--max-tokens", "128",
+			"--label", label, "--out-dir", dir}, args...)
 		if code, out, errOut := execute(t, args...); code != 0 {
 			t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, errOut)
 		}

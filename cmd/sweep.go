@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"time"
 
@@ -96,6 +97,12 @@ func (o *sweepFlags) register(c *cobra.Command, step time.Duration, why string) 
 	fs.StringVar(&o.label, "label", "", "name of the result files (default sweep-<date>-<time>)")
 	fs.StringVar(&o.outDir, "out-dir", "results", "folder of the result files")
 	o.slo.register(c, "ttft_sched.p95:300", "what a level", true)
+	// A sweep's own prompts (defaults): said where the flags are.
+	fs.Lookup("input-tokens").Usage += fmt.Sprintf(" (a sweep of requests sends %d unless --prompt or --dataset is given)", defaultSweepInput)
+	mt := fs.Lookup("max-tokens")
+	mt.Usage += fmt.Sprintf(" (%d with a sweep's default prompts, else %s)", defaultSweepOutput, mt.DefValue)
+	mt.DefValue = "0" // said above
+	fs.Lookup("prompt").Usage = "one fixed prompt for every request, instead of a sweep's synthetic ones"
 	fs.BoolVar(&o.stopSat, "stop-on-saturation", false, "end the sweep once two levels in a row miss the SLO")
 	fs.StringVar(&o.load.Vary, "vary", "", "with --mix of class rates: the class whose rate the levels (--rates) are, the others keeping theirs; reports how each other class's tail moves with it (the interference row)")
 	fs.StringVar(&o.preset, "preset", "", "seed the rates and SLO from a sweep preset (see knee presets)")
@@ -120,10 +127,19 @@ func (o *sweepFlags) checkRepeat() error {
 
 // defaults are the levels when neither --rates nor --concurrency is
 // given: a sweep preset's (which also chooses the SLO and, against the
-// built-in simulator, what it serves), or the default sweep's, whose
-// prompts are then 2,048 tokens.
+// built-in simulator, what it serves), or the default sweep's. A sweep of
+// requests that names no prompts sends the default sweep's 2,048-token
+// ones, levels given or not.
 func (o *sweepFlags) defaults(c *cobra.Command) ([]float64, error) {
 	fs := c.Flags()
+	if o.load.Workload == "requests" && o.preset == "" && !fs.Changed("input-tokens") && !fs.Changed("dataset") && !fs.Changed("prompt") {
+		// The default sweep's prompts whether or not the levels are
+		// given: choosing the rates never changes what is sent.
+		o.load.InputTokens = defaultSweepInput
+		if !fs.Changed("max-tokens") {
+			o.load.MaxTokens = defaultSweepOutput
+		}
+	}
 	if o.rates != "" || o.concurrency != "" {
 		return nil, nil
 	}
@@ -145,12 +161,6 @@ func (o *sweepFlags) defaults(c *cobra.Command) ([]float64, error) {
 	}
 	if o.load.Workload != "requests" {
 		return nil, nil
-	}
-	if !fs.Changed("input-tokens") && !fs.Changed("dataset") && !fs.Changed("prompt") {
-		o.load.InputTokens = defaultSweepInput
-		if !fs.Changed("max-tokens") {
-			o.load.MaxTokens = defaultSweepOutput
-		}
 	}
 	return defaultSweepRates, nil
 }
