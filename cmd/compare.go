@@ -18,7 +18,7 @@ func newCompareCmd() *cobra.Command {
 	var gateIgnore []string
 	c := &cobra.Command{
 		Use:   "compare A.json B.json ...",
-		Short: "Overlay the curves of several sweeps and compare their knees, or gate a candidate on a baseline",
+		Short: "Overlay sweeps and compare their knees, or gate a candidate on a baseline",
 		Long: `compare overlays several sweeps' curves and sets their knees side by side.
 
 With --gate RULES, it gates a candidate on a baseline instead: knee compare

@@ -84,13 +84,14 @@ replicas of each --tp.
 Every prediction is exact in virtual time; what it stands on is the cost
 model's fit (see knee presets, and docs/fidelity.md): measure the chosen
 configuration before buying a fleet of it.`,
-		Example: `  knee plan --rate 50 --input-tokens 1000 --max-tokens 200 --slo ttft_p95:500 --gpus h100-80gb,a100-80gb,l40s
-  knee plan --rate 20 --models llama-3.1-70b,llama-3.1-70b@fp8 --gpus h100-80gb,h200 --slo ttft_p95:800,tpot_p50:50
-  knee plan --gpus h100-80gbx8 --find-max-rate --input-tokens 512 --max-tokens 128 --slo ttft_p95:300`,
+		Example: `  knee plan --rate 50 --input-tokens 1000 --max-tokens 200 --slo ttft.p95:500 --gpus h100-80gb,a100-80gb,l40s
+  knee plan --rate 20 --models llama-3.1-70b,llama-3.1-70b@fp8 --gpus h100-80gb,h200 --slo ttft.p95:800,tpot.p50:50
+  knee plan --gpus h100-80gbx8 --find-max-rate --input-tokens 512 --max-tokens 128 --slo ttft.p95:300`,
 		Args: goodputArgs(&o.load),
 		RunE: runtimeErrors(o.run),
 	}
 	o.register(c)
+	hideFlags(c, liveOnly)
 	return c
 }
 
@@ -150,6 +151,9 @@ func (o *planOptions) check(c *cobra.Command) (string, float64, error) {
 	}
 	if o.target.BaseURL != "" {
 		return "", 0, usageErr("knee plan sends nothing: drop --base-url (it predicts in virtual time)")
+	}
+	if err := refuseLiveOnly(c); err != nil {
+		return "", 0, err
 	}
 	if c.Flags().Changed("requests") {
 		return "", 0, usageErr("a plan's predictions are bounded by --window, not --requests")
@@ -324,7 +328,7 @@ func (o *planOptions) run(c *cobra.Command, _ []string) error {
 		}
 		wrote = files.JSON + ", " + files.CSV + " and " + o.dayPath(files)
 	}
-	fmt.Fprintf(out, "planned in %s (%d predictions); wrote %s\n", time.Since(started).Round(time.Millisecond), p.Predictions, wrote)
+	report.Wrap(out, 6, fmt.Sprintf("planned in %s (%d predictions); wrote %s\n", time.Since(started).Round(time.Millisecond), p.Predictions, wrote))
 	if !p.Interrupted && !slices.ContainsFunc(p.Rows, func(r results.PlanRow) bool { return r.Meets }) {
 		return &exitError{ExitFailed, errors.New("no configuration searched meets the SLO")}
 	}

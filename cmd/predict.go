@@ -58,6 +58,7 @@ cache-hit rate is the one a live sweep of knee sim measures.`,
 	c.Flags().IntVar(&o.parallel, "parallel", 0, "levels predicted at once (default: one per CPU)")
 	c.Flags().IntVar(&o.replicas, "replicas", 1, "serve every level from this many independent replicas of the model behind a router")
 	c.Flags().StringVar(&o.routing, "routing", "round-robin", "the router's policy with --replicas: round-robin, random, least-loaded, prefix-affinity or adapter-affinity")
+	hideFlags(c, append(liveOnly, "extra-body", "export"))
 	return c
 }
 
@@ -258,9 +259,9 @@ func (o *predictOptions) header(c *cobra.Command, p *prediction) (*results.Sweep
 		served = fmt.Sprintf("%d replicas of %s behind a %s router", o.replicas, p.origin, p.routing)
 	}
 	out := c.OutOrStdout()
-	fmt.Fprintf(out, "predicted sweep %s · %s in virtual time · model %s · %s · %d levels of %s · %s per level\n",
+	report.Wrap(out, 6, fmt.Sprintf("predicted sweep %s · %s in virtual time · model %s · %s · %d levels of %s · %s per level\n",
 		p.label, served, p.target.Model, report.Sizes(base), len(p.loads), p.axis,
-		report.Window(o.load.Duration, p.plan.Load.Requests, o.load.Voice.Calls, o.load.Workload))
+		report.Window(o.load.Duration, p.plan.Load.Requests, o.load.Voice.Calls, o.load.Workload)))
 	if o.sim.preset != "" {
 		if kv, err := simulator.PresetKV(o.sim.preset); err == nil {
 			fmt.Fprintf(out, "%s: %s\n", o.sim.preset, kv)

@@ -109,6 +109,7 @@ latency-vs-load curve.`,
 		return &exitError{ExitUsage, flagHint(c, err)}
 	})
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return finiteFlags(c) }
+	root.SetHelpFunc(groupedHelp(root.HelpFunc()))
 	root.AddCommand(newVersionCmd(), newRunCmd(), newSweepCmd(), newPredictCmd(), newPlanCmd(), newCalibrateCmd(), newMergeCmd(), newK8sCmd(), newCompareCmd(), newReportCmd(), newValidateCmd(), newSimCmd(), newPresetsCmd())
 	return root
 }
@@ -116,6 +117,10 @@ latency-vs-load curve.`,
 // Execute runs knee with args and returns the process exit code.
 func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := NewRoot()
+	if all, ok := wantsHelpAll(args); ok {
+		args = all
+		root.Annotations = map[string]string{helpAllFlag: "1"}
+	}
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

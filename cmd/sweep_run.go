@@ -115,11 +115,11 @@ func (o *sweepOptions) header(c *cobra.Command, tgt *resolved, ls *liveSweep) *r
 	if o.healthPolicy != results.HealthExclude {
 		sw.HealthPolicy = o.healthPolicy
 	}
-	fmt.Fprintf(out, "sweep %s · %s · model %s · %s workload · %s · %d levels of %s · %s per level\n",
+	report.Wrap(out, 6, fmt.Sprintf("sweep %s · %s · model %s · %s workload · %s · %d levels of %s · %s per level\n",
 		ls.label, tgt.where(), tgt.Target.Model, o.load.Workload, report.Sizes(base), len(ls.loads), ls.axis,
-		report.Window(o.load.Duration, o.load.Requests, o.load.Voice.Calls, o.load.Workload))
+		report.Window(o.load.Duration, o.load.Requests, o.load.Voice.Calls, o.load.Workload)))
 	if ls.axis == "rate" {
-		fmt.Fprintln(out, "levels are the target rate; offered is the rate the seeded schedule drew, which saturation is judged against; n is the requests measured (* under 20: p95 is their maximum)")
+		report.Wrap(out, 0, "levels are the target rate; offered is the rate the seeded schedule drew, which saturation is judged against; n is the requests measured (* under 20: p95 is their maximum)\n")
 	}
 	if o.repeat > 1 {
 		fmt.Fprintf(out, "every level is measured %d times, interleaved: every level once, then again; the pooled table follows the last\nrepeat 1 of %d:\n", o.repeat, o.repeat)
@@ -212,6 +212,6 @@ func writeSweep(c *cobra.Command, sw *results.Sweep, files report.SweepFiles, sa
 	if warn != "" {
 		fmt.Fprintf(c.ErrOrStderr(), "knee: %s\n", warn)
 	}
-	fmt.Fprintf(c.OutOrStdout(), "%s %s\n", said, report.Listed(written))
+	report.Wrap(c.OutOrStdout(), 6, fmt.Sprintf("%s %s\n", said, report.Listed(written)))
 	return nil
 }

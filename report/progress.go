@@ -106,7 +106,7 @@ func (p *Progress) Update(s Status) {
 	}
 	if time.Since(p.lastLine) >= 5*time.Second {
 		p.lastLine = time.Now()
-		fmt.Fprintln(p.w, strings.Join(s.Segments(), " · "))
+		fmt.Fprintln(p.w, FitLine(s.Segments(), ReportColumns))
 	}
 }
 
@@ -119,7 +119,7 @@ func (p *Progress) Line(segs []string) {
 		fmt.Fprintf(p.w, "\r\033[K%s", FitLine(segs, p.width-1))
 		return
 	}
-	fmt.Fprintln(p.w, strings.Join(segs, " · "))
+	fmt.Fprintln(p.w, FitLine(segs, ReportColumns))
 }
 
 // Done clears the progress line.
@@ -131,6 +131,14 @@ func (p *Progress) Done() {
 
 // ReportColumns is the width the reports are wrapped to.
 const ReportColumns = 100
+
+// Wrap writes text wrapped to ReportColumns at its " · " or spaces, each
+// continued line indented by indent.
+func Wrap(w io.Writer, indent int, text string) {
+	ww := newWrapWriter(w, indent)
+	_, _ = io.WriteString(ww, text)
+	_ = ww.Flush()
+}
 
 // wrapWriter wraps each line longer than width at its last " · " (or
 // space) that fits, continuing with an indent, so no word is cut and no

@@ -3,7 +3,10 @@ package report
 import (
 	"fmt"
 	"io"
+	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kneebench/knee/results"
 )
@@ -37,18 +40,91 @@ func LevelWarnings(out io.Writer, s *results.Sweep) {
 	defer w.Flush()
 	unit := axisUnit(s)
 	any := false
+	short := shortWindows(s)
 	for _, l := range s.Levels {
 		if l.Run == nil {
 			continue
 		}
 		for _, text := range l.Run.Warnings {
+			if short != "" && windowWarning(text) != "" {
+				continue
+			}
 			fmt.Fprintf(w, "%-15s %s\n", fmt.Sprintf("warning %g%s", l.Load, unit), text)
 			any = true
 		}
 	}
+	if short != "" {
+		fmt.Fprintf(w, "%-15s %s\n", "short windows", short)
+		any = true
+	}
 	if any {
 		fmt.Fprintln(w)
 	}
+}
+
+// windowWarnings are the warnings a longer window answers, by how they
+// open, each with a few words for it.
+var windowWarnings = []struct{ opens, says string }{
+	{"the latency percentiles rest on", "few requests"},
+	{"the Poisson schedule drawn", "a drawn schedule off the rate asked"},
+	{"the window (", "requests long against the window"},
+}
+
+// windowWarning is the few words for a warning a longer window answers
+// ("" for any other).
+func windowWarning(text string) string {
+	for _, k := range windowWarnings {
+		if strings.HasPrefix(text, k.opens) {
+			return k.says
+		}
+	}
+	return ""
+}
+
+var atLeast = regexp.MustCompile(`a window of at least ([0-9]+)s`)
+
+// shortWindows says in one line which levels a longer window would read
+// better and why, when two or more warnings say so ("" otherwise): the
+// warnings are each level's in the JSON, and one cause is said once.
+func shortWindows(s *results.Sweep) string {
+	levels := map[string][]string{}
+	n, longest := 0, 0
+	for _, l := range s.Levels {
+		if l.Run == nil {
+			continue
+		}
+		for _, text := range l.Run.Warnings {
+			says := windowWarning(text)
+			if says == "" {
+				continue
+			}
+			n++
+			levels[says] = append(levels[says], fmt.Sprintf("%g%s", l.Load, axisUnit(s)))
+			if m := atLeast.FindStringSubmatch(text); m != nil {
+				v, _ := strconv.Atoi(m[1])
+				longest = max(longest, v)
+			}
+		}
+	}
+	if n < 2 {
+		return ""
+	}
+	var parts []string
+	for _, k := range windowWarnings {
+		if at := levels[k.says]; len(at) > 0 {
+			parts = append(parts, k.says+" at "+strings.Join(at, ", "))
+		}
+	}
+	window := "levels'"
+	if d := s.Config.DurationS; d > 0 {
+		window = time.Duration(d * float64(time.Second)).String()
+	}
+	out := fmt.Sprintf("the %s windows are short for some levels: %s (each level's words are in the JSON)",
+		window, strings.Join(parts, "; "))
+	if longest > 0 {
+		out += fmt.Sprintf("; --step-duration %ds or more reads them reliably", longest)
+	}
+	return out
 }
 
 // axisUnit is the unit of a sweep's loads, as its text says them.

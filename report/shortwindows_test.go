@@ -1,0 +1,50 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kneebench/knee/results"
+)
+
+// TestShortWindowsSaidOnce: warnings a longer window answers are said in
+// one line when two or more levels give them, with the longest window
+// asked for; one such warning, and every other warning, stays its own
+// line.
+func TestShortWindowsSaidOnce(t *testing.T) {
+	few := "the latency percentiles rest on 9 requests: with fewer than 20, p95 and p99 are the largest values seen; measure longer"
+	long := "the window (15s) is under 3 times the longest requests (E2E p99 15.5 s): those straddling its edges weigh on its throughput, and a queue that builds slowly may not show yet; a window of at least 47s reads this level reliably"
+	other := "the server dropped 3 connections"
+	sweep := func(warnings ...[]string) *results.Sweep {
+		s := &results.Sweep{Axis: "rate", Config: results.Config{DurationS: 15}}
+		for i, w := range warnings {
+			s.Levels = append(s.Levels, results.Level{Load: float64(i + 1), Run: &results.Run{Warnings: w}})
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name      string
+		s         *results.Sweep
+		want, not []string
+	}{
+		{"two levels", sweep([]string{few, other}, []string{long}),
+			[]string{"short windows", "few requests at 1/s", "long against the window at 2/s", "--step-duration 47s", "warning 1/s", other},
+			[]string{"rest on 9 requests", "straddling"}},
+		{"one warning", sweep([]string{few}),
+			[]string{"warning 1/s", "rest on 9 requests"}, []string{"short windows"}},
+	} {
+		var b strings.Builder
+		LevelWarnings(&b, tc.s)
+		got := strings.Join(strings.Fields(b.String()), " ")
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: missing %q in\n%s", tc.name, w, b.String())
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(got, w) {
+				t.Errorf("%s: %q said again in\n%s", tc.name, w, b.String())
+			}
+		}
+	}
+}
