@@ -118,7 +118,7 @@ func TestSweepWindows(t *testing.T) {
 	}{
 		{"requests", func(*Spec) {}, 15 * time.Second},
 		{"calls", func(sp *Spec) { sp.Workload = "voice" }, time.Minute},
-		{"calls, step given", func(sp *Spec) { sp.Workload, sp.Given = "voice", given("step-duration") }, 15 * time.Second},
+		{"calls, step given", func(sp *Spec) { sp.Workload, sp.Given = "voice", given("duration") }, 15 * time.Second},
 		{"counted requests", func(sp *Spec) { sp.Requests = 50 }, 0},
 		{"counted calls", func(sp *Spec) { sp.Workload, sp.Voice.Calls = "voice", 8 }, 0},
 	} {

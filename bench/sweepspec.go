@@ -19,7 +19,7 @@ type SweepSpec struct {
 	// Defaults are the levels when neither is given (a preset's rates, or
 	// the default sweep's).
 	Defaults []float64
-	// Step is --step-duration; CallStep, when set, is the window of a
+	// Step is --duration; CallStep, when set, is the window of a
 	// level of calls when it is not given.
 	Step, CallStep time.Duration
 }
@@ -93,20 +93,20 @@ func (w SweepSpec) Levels(sp *Spec) (string, []float64, error) {
 // levels.
 func (w SweepSpec) Prepare(ctx context.Context, sp *Spec, axis string, loads []float64, nonce string) (*Prepared, []float64, error) {
 	if w.Step < 0 {
-		return nil, nil, errors.New("--step-duration must not be negative")
+		return nil, nil, errors.New("--duration must not be negative")
 	}
-	if err := outsideDuration("--step-duration", w.Step, MaxWindow); err != nil {
+	if err := outsideDuration("--duration", w.Step, MaxWindow); err != nil {
 		return nil, nil, err
 	}
 	step := w.Step
-	if sp.Workload != "requests" && !sp.given("step-duration") && w.CallStep > 0 {
+	if sp.Workload != "requests" && !sp.given("duration") && w.CallStep > 0 {
 		// A call lasts its turns and gaps (about 20 s by default): a
 		// window of 15 s holds too few whole calls to read.
 		step = w.CallStep
 	}
 	sp.Duration = step
 	counted := sp.Requests > 0 || sp.Workload != "requests" && sp.Voice.Calls > 0
-	if counted && !sp.given("step-duration") {
+	if counted && !sp.given("duration") {
 		sp.Duration = 0
 	}
 	if axis == "rate" {
@@ -122,7 +122,7 @@ func (w SweepSpec) Prepare(ctx context.Context, sp *Spec, axis string, loads []f
 		if loads, err = w.traceLevels(axis, loads, pd.TraceRate()); err != nil {
 			return nil, nil, err
 		}
-		if !sp.given("step-duration") {
+		if !sp.given("duration") {
 			// A trace's level is the whole trace, unless bounded.
 			sp.Duration, plan.Load.Duration = 0, 0
 			plan.SetLoad(plan.Load)

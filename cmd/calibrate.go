@@ -60,7 +60,7 @@ llama.cpp's, which knee cannot model). It then exits 1 and writes no models
 file unless --accept-poor-fit. --fit-slots also chooses max_num_seqs, for a
 server with few slots (llama.cpp's --parallel).`,
 		Example: `  knee calibrate results/h100-vllm.json --sim-preset h100-80gb/llama-3.1-8b -o h100-8b.yml
-  knee predict --sim-models h100-8b.yml --rates 2,4,8,16 --step-duration 5m`,
+  knee predict --sim-models h100-8b.yml --rates 2,4,8,16 --duration 5m`,
 		Args: cobra.ExactArgs(1),
 		RunE: runtimeErrors(o.run),
 	}

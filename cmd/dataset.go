@@ -22,7 +22,7 @@ func registerDataset(c *cobra.Command, d *bench.DatasetSpec) {
 	fs.BoolVar(&d.LiveHistory, "replay-live-history", false, "conversations: send the server's own answers as the history of later turns (default: the recorded answers)")
 	fs.StringVar(&d.ImageDir, "image-dir", "", "the folder a dataset's relative image paths are read from (LLaVA's, ShareGPT-4V's \"image\"; default: the dataset's own folder)")
 	markInputs(c, "tokenizer")
-	if windowFlag(c) == "--duration" {
+	if windowKind(c) == "run" {
 		// A sweep's levels are --trace-speedups.
 		fs.Float64Var(&d.Speedup, "trace-speedup", 1, "replay a trace this many times faster (0.5: at half speed); --rate instead asks for a mean rate")
 	} else {

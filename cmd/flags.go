@@ -153,14 +153,14 @@ func (f *loadFlags) registerShared(c *cobra.Command) {
 		fs.Float64Var(&f.RampUpFrom, "ramp-up-from", 0, "the ramp's first rate, per second (default: 0 for linear, a sixteenth of the level's rate for exponential)")
 		hideDefault(fs, "ramp-up-from")
 	}
-	switch windowFlag(c) {
-	case "--duration":
+	switch windowKind(c) {
+	case "run":
 		fs.IntVar(&f.Requests, "requests", 0, "measured requests (default 100 when --duration is not given)")
-	case "--window":
-		fs.IntVar(&f.Requests, "requests", 0, "not used: a plan's predictions are bounded by --window")
+	case "plan":
+		fs.IntVar(&f.Requests, "requests", 0, "not used: a plan's predictions are bounded by --duration")
 		_ = fs.MarkHidden("requests")
 	default:
-		fs.IntVar(&f.Requests, "requests", 0, "measured requests per level, instead of --step-duration")
+		fs.IntVar(&f.Requests, "requests", 0, "measured requests per level, instead of --duration")
 	}
 	fs.IntVar(&f.Warmup, "warmup", -1, "unmeasured warm-up requests (default: one per concurrent stream)")
 	hideDefault(fs, "warmup")

@@ -11,9 +11,9 @@ import (
 // library names its fields, the user typed flags.
 var flagTerms = map[error]string{
 	driver.ErrLoadMode:       "give exactly one of --concurrency and --rate",
-	driver.ErrUnbounded:      "give --requests or --duration (--step-duration in a sweep)",
+	driver.ErrUnbounded:      "give --requests or --duration",
 	driver.ErrNoCallRate:     "calls need --rate (calls per second)",
-	driver.ErrCallsUnbounded: "give --calls or --duration (--step-duration in a sweep)",
+	driver.ErrCallsUnbounded: "give --calls or --duration",
 	transport.ErrNoModel:     "the server lists no model; give --model",
 }
 

@@ -21,13 +21,13 @@ func TestMessageInFlagTerms(t *testing.T) {
 	}{
 		{driver.ErrLoadMode, "give exactly one of --concurrency and --rate"},
 		{driver.Load{Rate: 1, Concurrency: 2, Requests: 1, Burstiness: 1}.Validate(), "give exactly one of --concurrency and --rate"},
-		{driver.Load{Rate: 1, Burstiness: 1}.Validate(), "give --requests or --duration (--step-duration in a sweep)"},
-		{driver.Load{}.Validate(), "give exactly one of --concurrency and --rate\ngive --requests or --duration (--step-duration in a sweep)"},
-		{bench.Calls{}.Validate(), "calls need --rate (calls per second)\ngive --calls or --duration (--step-duration in a sweep)"},
+		{driver.Load{Rate: 1, Burstiness: 1}.Validate(), "give --requests or --duration"},
+		{driver.Load{}.Validate(), "give exactly one of --concurrency and --rate\ngive --requests or --duration"},
+		{bench.Calls{}.Validate(), "calls need --rate (calls per second)\ngive --calls or --duration"},
 		{fmt.Errorf("http://h/v1/models: %w", transport.ErrNoModel), "http://h/v1/models: the server lists no model; give --model"},
-		{usageErr("%w", driver.ErrUnbounded), "give --requests or --duration (--step-duration in a sweep)"},
+		{usageErr("%w", driver.ErrUnbounded), "give --requests or --duration"},
 		{withCode(ExitRuntime, errors.New("plain")), "plain"},
-		{fmt.Errorf("level 2: %w", errors.Join(driver.ErrUnbounded, errors.New("other"))), "level 2: give --requests or --duration (--step-duration in a sweep)\nother"},
+		{fmt.Errorf("level 2: %w", errors.Join(driver.ErrUnbounded, errors.New("other"))), "level 2: give --requests or --duration\nother"},
 	} {
 		if got := message(tc.err); got != tc.want {
 			t.Errorf("message(%q) = %q, want %q", tc.err, got, tc.want)

@@ -22,7 +22,7 @@ var helpGroups = []struct {
 	flags string
 }{
 	{"Target", "base-url* model* api-key* endpoint* header* extra-body timeout request-timeout idle-conn-timeout retries"},
-	{"Load", "rate* rates* concurrency* duration* step-duration* window* requests* warmup* max-concurrency* burstiness ramp-up " +
+	{"Load", "rate* rates* concurrency* duration* requests* warmup* max-concurrency* burstiness ramp-up " +
 		"ramp-up-from ramp-up-strategy drain-timeout seed* repeat* trace-speedup trace-speedups num-prompts"},
 	{"Workload", "workload* input-tokens* max-tokens* prompt* input-tokens-stddev max-tokens-stddev range-ratio prefix-tokens* " +
 		"prefix-pool mix* vary batch-size documents ignore-eos no-calibrate tokenizer chat-template-kwarg system-prompt-tokens"},
@@ -246,4 +246,17 @@ func refuseLiveOnly(c *cobra.Command) error {
 		}
 	}
 	return nil
+}
+
+// aliasFlags keeps a command's older flag names working as the one name
+// (old → new): pflag reads the old name as the new, in parsing and in
+// Changed alike, and the help lists only the new.
+func aliasFlags(c *cobra.Command, old map[string]string) {
+	prev := c.Flags().GetNormalizeFunc()
+	c.Flags().SetNormalizeFunc(func(f *pflag.FlagSet, name string) pflag.NormalizedName {
+		if n, ok := old[name]; ok {
+			name = n
+		}
+		return prev(f, name)
+	})
 }

@@ -95,3 +95,31 @@ func TestLiveOnlyFlagsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestOneNameForTheWindow: --duration is the measured window on run,
+// sweep, predict and plan; a sweep's --step-duration and a plan's
+// --window still work as it, unlisted.
+func TestOneNameForTheWindow(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		cmd, old string
+	}{{"run", ""}, {"sweep", "step-duration"}, {"predict", "step-duration"}, {"plan", "window"}} {
+		root := NewRoot()
+		c, _, _ := root.Find([]string{tc.cmd})
+		if c.Flags().Lookup("duration") == nil || !flagsIn(helpOf(t, []string{tc.cmd}, "--help"))["duration"] {
+			t.Errorf("knee %s has no --duration in its help", tc.cmd)
+		}
+		if tc.old == "" {
+			continue
+		}
+		if err := c.Flags().Parse([]string{"--" + tc.old, "7m"}); err != nil {
+			t.Fatalf("knee %s --%s: %v", tc.cmd, tc.old, err)
+		}
+		if v := c.Flags().Lookup("duration").Value.String(); v != "7m0s" || !c.Flags().Changed("duration") {
+			t.Errorf("knee %s --%s 7m set --duration to %s", tc.cmd, tc.old, v)
+		}
+		if flagsIn(helpOf(t, []string{tc.cmd}, helpAllFlag))[tc.old] {
+			t.Errorf("knee %s lists --%s beside --duration", tc.cmd, tc.old)
+		}
+	}
+}

@@ -100,7 +100,8 @@ func (o *planOptions) register(c *cobra.Command) {
 	fs := c.Flags()
 	fs.Float64Var(&o.load.Rate, "rate", 0, "the load to serve: arrivals per second (calls per second with --workload voice)")
 	fs.IntVar(&o.load.Concurrency, "concurrency", 0, "the load to serve: closed-loop streams")
-	fs.DurationVar(&o.load.Duration, "window", 10*time.Minute, "simulated window of every prediction")
+	fs.DurationVar(&o.load.Duration, "duration", 10*time.Minute, "simulated window of every prediction")
+	aliasFlags(c, map[string]string{"window": "duration"})
 	o.load.registerShared(c)
 	// A plan keeps no level's time slices: it shows none, and its
 	// predictions are many.
@@ -156,7 +157,7 @@ func (o *planOptions) check(c *cobra.Command) (string, float64, error) {
 		return "", 0, err
 	}
 	if c.Flags().Changed("requests") {
-		return "", 0, usageErr("a plan's predictions are bounded by --window, not --requests")
+		return "", 0, usageErr("a plan's predictions are bounded by --duration, not --requests")
 	}
 	peak, err := o.day.load(c, o)
 	if err != nil {
@@ -175,7 +176,7 @@ func (o *planOptions) check(c *cobra.Command) (string, float64, error) {
 	case !o.findMax && !(target > 0):
 		return "", 0, usageErr("give the load to serve: --rate R (or --concurrency N), or --find-max-rate")
 	case o.load.Duration < time.Minute || o.load.Duration > 24*time.Hour:
-		return "", 0, usageErr("--window must be between 1m and 24h (a queue needs minutes to show)")
+		return "", 0, usageErr("--duration must be between 1m and 24h (a queue needs minutes to show)")
 	case o.replicas < 1 || o.replicas > 1024 || o.parallel < 0:
 		return "", 0, usageErr("--max-replicas must be 1 to 1024 and --parallel not negative")
 	}

@@ -48,8 +48,8 @@ What it simulates is --sim-preset (GPU[xN]/MODEL[@DTYPE], see knee presets)
 or --sim-models; the model must use the scheduler engine. The voice workload
 is predicted with its prefix cache: turns carry the same histories, so the
 cache-hit rate is the one a live sweep of knee sim measures.`,
-		Example: `  knee predict --sim-preset h100-80gb/llama-3.1-8b --rates 2,4,8,16,32 --step-duration 10m --label h100-8b
-  knee predict --sim-preset a100-80gbx4/llama-3.1-70b --concurrency 1,8,32,128 --step-duration 5m`,
+		Example: `  knee predict --sim-preset h100-80gb/llama-3.1-8b --rates 2,4,8,16,32 --duration 10m --label h100-8b
+  knee predict --sim-preset a100-80gbx4/llama-3.1-70b --concurrency 1,8,32,128 --duration 5m`,
 		Args: goodputArgs(&o.load),
 		RunE: runtimeErrors(o.run),
 	}

@@ -178,7 +178,7 @@ func TestPredictFleet(t *testing.T) {
 	// No machine's memory holds 86 billion predicted requests: refused
 	// before any runs, saying what fits.
 	code, _, errOut = execute(t, "predict", "--rates", "1000000", "--step-duration", "24h")
-	if code != ExitUsage || !strings.Contains(errOut, "shorten --step-duration to") {
+	if code != ExitUsage || !strings.Contains(errOut, "shorten --duration to") {
 		t.Errorf("a level past memory: exit %d, want 2 saying what fits:\n%s", code, errOut)
 	}
 }

@@ -167,7 +167,7 @@ func TestNonFiniteNumbers(t *testing.T) {
 		usageCase{"start-at in year 1", []string{"run", "--start-at", "0001-01-01T00:00:00Z"}, ExitUsage, "between 2000 and 2200"},
 		usageCase{"burstiness near zero", []string{"run", "--rate", "2", "--burstiness", "1e-6"}, ExitUsage, "--burstiness must be between"},
 		usageCase{"burstiness underflowing", []string{"run", "--rate", "2", "--burstiness", "1e-300"}, ExitUsage, "--burstiness must be between"},
-		usageCase{"predict a level past memory", []string{"predict", "--rates", "1e6"}, ExitUsage, "shorten --step-duration to"},
+		usageCase{"predict a level past memory", []string{"predict", "--rates", "1e6"}, ExitUsage, "shorten --duration to"},
 		usageCase{"predict 10000 replicas", []string{"predict", "--replicas", "10000"}, ExitUsage, "replicas"},
 		usageCase{"predict a million streams", []string{"predict", "--concurrency", "1000000"}, ExitUsage, "streams"},
 		usageCase{"predict 10000 hours", []string{"predict", "--step-duration", "10000h"}, ExitUsage, "a run can mean"},

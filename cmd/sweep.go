@@ -70,7 +70,7 @@ every level so an interrupted sweep keeps what it measured.
 With no target, knee starts its built-in simulator and sweeps it with
 2,048-token prompts at 1–16 requests per second.`,
 		Example: `  knee sweep
-  knee sweep --base-url http://gpu:8000/v1 --rates 1,2,4,8,16 --step-duration 60s --label h100
+  knee sweep --base-url http://gpu:8000/v1 --rates 1,2,4,8,16 --duration 60s --label h100
   knee sweep --workload voice --preset l40s --base-url http://l40s:30000/v1 --label L40S`,
 		Args: goodputArgs(&o.load),
 		RunE: runtimeErrors(o.run),
@@ -93,7 +93,8 @@ func (o *sweepFlags) register(c *cobra.Command, step time.Duration, why string) 
 	o.load.registerWorkload(c, "requests, voice, or conversations (a --dataset's conversations replayed as calls)")
 	fs.StringVar(&o.rates, "rates", "", "open-loop levels: arrivals (or calls) per second, e.g. 1,2,4,8")
 	fs.StringVar(&o.concurrency, "concurrency", "", "closed-loop levels: streams, e.g. 1,4,16,64")
-	fs.DurationVar(&o.step, "step-duration", step, "measured window of each level (0 with --requests to count requests instead; "+why+")")
+	fs.DurationVar(&o.step, "duration", step, "measured window of each level (0 with --requests to count requests instead; "+why+")")
+	aliasFlags(c, map[string]string{"step-duration": "duration"})
 	fs.StringVar(&o.label, "label", "", "name of the result files (default sweep-<date>-<time>)")
 	fs.StringVar(&o.outDir, "out-dir", "results", "folder of the result files")
 	o.slo.register(c, "ttft_sched.p95:300", "what a level", true)
@@ -174,7 +175,7 @@ type sweepSetup struct {
 }
 
 // setup checks the shared flags and builds the levels. callStep, when set,
-// is the window of a level of calls when --step-duration is not given.
+// is the window of a level of calls when --duration is not given.
 func (o *sweepFlags) setup(c *cobra.Command, callStep time.Duration) (*sweepSetup, error) {
 	if err := bench.CheckWorkload(o.load.Workload); err != nil {
 		return nil, usageErr("%w", err)

@@ -28,16 +28,21 @@ func registerVoice(c *cobra.Command, v *bench.VoiceSpec, turns int, gap string) 
 	fs.IntVar(&v.MaxCalls, "max-concurrent-calls", 0, "voice: cap on calls in progress; arrivals beyond it are shed and reported")
 }
 
-// windowFlag is the flag that bounds a command's measured window by time:
-// a sweep's (and a prediction's) window is per level.
-func windowFlag(c *cobra.Command) string {
-	if c.Name() == "sweep" || c.Name() == "predict" {
-		return "--step-duration"
+// windowFlag is the flag that bounds a command's measured window by time,
+// one name on every command.
+func windowFlag(*cobra.Command) string { return "--duration" }
+
+// windowKind is what that window is: a run's ("run"), each level's of a
+// sweep or a prediction ("level"), or each prediction's of a plan
+// ("plan").
+func windowKind(c *cobra.Command) string {
+	switch c.Name() {
+	case "sweep", "predict":
+		return "level"
+	case "plan":
+		return "plan"
 	}
-	if c.Name() == "plan" {
-		return "--window"
-	}
-	return "--duration"
+	return "run"
 }
 
 type validateOptions struct {

@@ -91,7 +91,7 @@ func Answer(ctx context.Context, q Question) *results.Plan {
 		p.Target = 0
 	}
 	if slices.ContainsFunc(rows, func(r results.PlanRow) bool { return r.Headroom >= maxLoad-r.Step || r.PerReplica >= maxLoad-r.Step }) {
-		p.Notes = append(p.Notes, fmt.Sprintf("the search stops at %g (the most this machine's memory predicts in a --window): a headroom there means at least that much, not a limit found",
+		p.Notes = append(p.Notes, fmt.Sprintf("the search stops at %g (the most this machine's memory predicts in a --duration): a headroom there means at least that much, not a limit found",
 			math.Floor(maxLoad)))
 	}
 	for _, r := range rows {
@@ -132,7 +132,7 @@ func (q Question) Check() error {
 		return nil
 	}
 	l := LevelsSpec{Axis: q.Axis, Loads: []float64{q.Target}, Window: q.Window, Tokens: q.Series.MeanSize(),
-		Parallel: q.parallel(), Budget: q.MemoryBudget, WindowFlag: "--window"}
+		Parallel: q.parallel(), Budget: q.MemoryBudget, WindowFlag: "--duration"}
 	return l.Check()
 }
 

@@ -44,7 +44,7 @@ type LevelsSpec struct {
 	Parallel int
 	// Budget is the memory predictions may take (0: MemoryBudget()).
 	Budget int64
-	// WindowFlag names the flag that sets Window ("--step-duration").
+	// WindowFlag names the flag that sets Window ("--duration").
 	WindowFlag string
 }
 
@@ -56,7 +56,7 @@ func RequestsThatFit(tokens float64, parallel int, budget int64) float64 {
 
 // Check refuses levels that cannot fit in memory, saying what would.
 func (l LevelsSpec) Check() error {
-	flag := cmp.Or(l.WindowFlag, "--step-duration")
+	flag := cmp.Or(l.WindowFlag, "--duration")
 	if l.Replicas > MaxReplicas {
 		return fmt.Errorf("--replicas %d: at most %d replicas are predicted", l.Replicas, MaxReplicas)
 	}

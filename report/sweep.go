@@ -122,7 +122,7 @@ func shortWindows(s *results.Sweep) string {
 	out := fmt.Sprintf("the %s windows are short for some levels: %s (each level's words are in the JSON)",
 		window, strings.Join(parts, "; "))
 	if longest > 0 {
-		out += fmt.Sprintf("; --step-duration %ds or more reads them reliably", longest)
+		out += fmt.Sprintf("; --duration %ds or more reads them reliably", longest)
 	}
 	return out
 }
