@@ -45,9 +45,9 @@ func TestLevelsCheckSaysWhatFits(t *testing.T) {
 	}{
 		{"fits", LevelsSpec{Axis: "rate", Loads: []float64{100}, Window: 10 * time.Minute, Tokens: 512}, ""},
 		{"480,000 requests", LevelsSpec{Axis: "rate", Loads: []float64{8000}, Window: time.Minute, Tokens: 512},
-			"about 480,000 requests: 1.0 GB of memory for predictions (the budget given) holds about 75,276 requests of 512 tokens a level; shorten --step-duration to 9s or less"},
+			"about 480,000 requests: 1.0 GB of memory for predictions (the budget given) holds about 75,276 requests of 512 tokens a level; shorten --duration to 9s or less"},
 		{"two at once", LevelsSpec{Axis: "rate", Loads: []float64{1000}, Window: time.Minute, Tokens: 512, Parallel: 2},
-			"2 levels at once (--parallel) holds about 37,638 requests of 512 tokens a level; shorten --step-duration to 37s or less, or lower --parallel"},
+			"2 levels at once (--parallel) holds about 37,638 requests of 512 tokens a level; shorten --duration to 37s or less, or lower --parallel"},
 		{"by count", LevelsSpec{Axis: "rate", Loads: []float64{1}, Requests: 200_000, Tokens: 512}, "give --requests 75276 or fewer"},
 		{"plan's window", LevelsSpec{Axis: "rate", Loads: []float64{2000}, Window: time.Minute, Tokens: 512, WindowFlag: "--window"}, "shorten --window to"},
 		{"streams", LevelsSpec{Axis: "concurrency", Loads: []float64{95_000}, Window: time.Minute, Tokens: 512}, "fewer than its streams hold at once"},

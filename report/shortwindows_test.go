@@ -28,7 +28,7 @@ func TestShortWindowsSaidOnce(t *testing.T) {
 		want, not []string
 	}{
 		{"two levels", sweep([]string{few, other}, []string{long}),
-			[]string{"short windows", "few requests at 1/s", "long against the window at 2/s", "--step-duration 47s", "warning 1/s", other},
+			[]string{"short windows", "few requests at 1/s", "long against the window at 2/s", "--duration 47s", "warning 1/s", other},
 			[]string{"rest on 9 requests", "straddling"}},
 		{"one warning", sweep([]string{few}),
 			[]string{"warning 1/s", "rest on 9 requests"}, []string{"short windows"}},
