@@ -115,11 +115,11 @@ func shortWindows(s *results.Sweep) string {
 			parts = append(parts, k.says+" at "+strings.Join(at, ", "))
 		}
 	}
-	window := "levels'"
+	window := "the windows"
 	if d := s.Config.DurationS; d > 0 {
-		window = time.Duration(d * float64(time.Second)).String()
+		window = "the " + time.Duration(d*float64(time.Second)).String() + " windows"
 	}
-	out := fmt.Sprintf("the %s windows are short for some levels: %s (each level's words are in the JSON)",
+	out := fmt.Sprintf("%s are short for some levels: %s (each level's words are in the JSON)",
 		window, strings.Join(parts, "; "))
 	if longest > 0 {
 		out += fmt.Sprintf("; --duration %ds or more reads them reliably", longest)
