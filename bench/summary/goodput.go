@@ -33,6 +33,11 @@ func ParseGoodput(s string) (Goodput, error) {
 			name = "e2e"
 		}
 		m, ok := results.MetricNamed(name)
+		if f, err := results.ParseMeasure(name); !ok && err == nil && f.Pct > 0 && f.Metric.Goodput {
+			// A percentile is a level's, not a request's.
+			return nil, fmt.Errorf("goodput bound %q: a request has one %s, no percentile: write %s:%s "+
+				"(a percentile bounds the SLO: --slo %s:%s)", k, f.Metric.Name, f.Metric.Name, strings.TrimSpace(v), f, strings.TrimSpace(v))
+		}
 		if !ok || !m.Goodput {
 			return nil, fmt.Errorf("goodput metric %q: a request has one value of %s (ms)", k, strings.Join(goodputNames(), ", "))
 		}

@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -61,5 +62,17 @@ func TestGoodputBoundsTheFirstAnswer(t *testing.T) {
 	none := &record.Record{Sent: 0, FirstToken: 50 * ms, LastToken: 900 * ms, Chunks: 20, ReasoningChunks: 20}
 	if !g.good(quick) || g.good(slow) || g.good(none) {
 		t.Errorf("good: answered at 400 ms %v, at 700 ms %v, never %v; want true, false, false", g.good(quick), g.good(slow), g.good(none))
+	}
+}
+
+// TestGoodputPercentileSaysWhy: a bound written with a percentile, in
+// either spelling, is refused with the per-request form and the SLO that
+// takes the percentile.
+func TestGoodputPercentileSaysWhy(t *testing.T) {
+	for _, in := range []string{"ttft_sched.p95:300", "ttft_sched_p95:300"} {
+		_, err := ParseGoodput(in)
+		if err == nil || !strings.Contains(err.Error(), "write ttft_sched:300") || !strings.Contains(err.Error(), "--slo ttft_sched.p95:300") {
+			t.Errorf("ParseGoodput(%q): %v", in, err)
+		}
 	}
 }
