@@ -69,7 +69,7 @@ func startBuiltinSim(ctx context.Context, c *cobra.Command, f *simFlags) (*simul
 		inputs[in.name] = b
 	}
 	if f.preset != "" {
-		args = append(args, "--preset", f.preset)
+		args = append(args, "--sim-preset", f.preset)
 	}
 	return simulator.StartChild(ctx, exe, args, inputs, c.ErrOrStderr())
 }

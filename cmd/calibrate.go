@@ -49,7 +49,7 @@ It prints each parameter with its standard error, every level's figures
 measured, replayed from the start and fitted, and the error on levels held out
 of the fit (by default every third level from the second, when there are at
 least three). With -o it writes the calibrated models.yml, which knee sim
---models and knee predict --sim-models take as it is, with the fit's errors
+--sim-models and knee predict --sim-models take as it is, with the fit's errors
 in it, which every prediction made from it states.
 
 A fit it cannot stand behind is refused: errors past --tolerance on the
@@ -181,7 +181,7 @@ func (o *calibrateOptions) run(c *cobra.Command, args []string) error {
 	if err := results.WriteOutput(o.output, append([]byte(report.CalibrationHeader(cal)), yml...)); err != nil {
 		return withCode(ExitRuntime, err)
 	}
-	fmt.Fprintf(out, "wrote %s (knee sim --models %s, knee predict --sim-models %s)\n", o.output, o.output, o.output)
+	fmt.Fprintf(out, "wrote %s (knee sim --sim-models %s, knee predict --sim-models %s)\n", o.output, o.output, o.output)
 	return nil
 }
 

@@ -35,7 +35,7 @@ var helpGroups = []struct {
 		"min-attainment"},
 	{"Output", "output* out-dir* label* records* quiet* json slices-csv slice dashboard* dashboard-host export*"},
 	{"Server view", "server-metrics-url* no-server-metrics* gpu-metrics-url reset-cache profile"},
-	{"Simulator and models", "sim-preset* sim-models* sim-responses preset* models* model-preset gpus* tp replicas* routing* " +
+	{"Simulator and models", "sim-preset* sim-models* sim-responses sweep-preset* model-presets* model-preset gpus* tp replicas* routing* " +
 		"max-replicas prices calibrated calibrated-only find-max-rate* seeds autoscale vision lora-adapters max-loras " +
 		"scheduling-policy schedules-as long-prefill-token-threshold responses port host print-config profile-dir " +
 		"max-body-bytes max-body-bytes-in-flight shutdown-grace parallel level-interval"},

@@ -123,3 +123,31 @@ func TestOneNameForTheWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestOneNameForTheSimulator: the models file, the preset and the
+// responses file have one name on every command (sim-models, sim-preset,
+// sim-responses), a sweep preset and a plan's model presets their own;
+// the older names still read as them.
+func TestOneNameForTheSimulator(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		cmd, old, name string
+	}{
+		{"sim", "models", "sim-models"}, {"sim", "preset", "sim-preset"}, {"sim", "responses", "sim-responses"},
+		{"sweep", "preset", "sweep-preset"}, {"predict", "preset", "sweep-preset"}, {"plan", "models", "model-presets"},
+	} {
+		c, _, _ := NewRoot().Find([]string{tc.cmd})
+		if err := c.Flags().Parse([]string{"--" + tc.old, "x"}); err != nil {
+			t.Fatalf("knee %s --%s: %v", tc.cmd, tc.old, err)
+		}
+		if f := c.Flags().Lookup(tc.name); f == nil || f.Value.String() != "x" {
+			t.Errorf("knee %s --%s x did not set --%s", tc.cmd, tc.old, tc.name)
+		}
+	}
+	for _, name := range []string{"run", "sweep", "predict", "calibrate", "sim"} {
+		all := flagsIn(helpOf(t, []string{name}, helpAllFlag))
+		if !all["sim-models"] || all["models"] {
+			t.Errorf("knee %s: the models file is not --sim-models alone", name)
+		}
+	}
+}

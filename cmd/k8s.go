@@ -91,7 +91,7 @@ func newK8sSimCmd() *cobra.Command {
 		Long: `sim prints a Deployment of N simulator replicas (each its own engine, KV
 cache and /metrics) and a headless Service of the same name, so a router or
 gateway under test resolves every replica's address.`,
-		Example: `  knee k8s sim --replicas 16 -- --preset h100-80gb/llama-3.1-8b | kubectl apply -f -`,
+		Example: `  knee k8s sim --replicas 16 -- --sim-preset h100-80gb/llama-3.1-8b | kubectl apply -f -`,
 		RunE: runtimeErrors(func(c *cobra.Command, args []string) error {
 			if err := checkSimFlags(args, o.InputsConfigMap); err != nil {
 				return err

@@ -84,7 +84,7 @@ func checkSimFlags(args []string, configMap string) error {
 	if err := o.Check(); err != nil {
 		return usageErr("sim flags after --: %w", err)
 	}
-	for flag, p := range map[string]string{"--models": o.Models, "--responses": o.Responses} {
+	for flag, p := range map[string]string{"--sim-models": o.Models, "--sim-responses": o.Responses} {
 		if p == "" || strings.HasPrefix(p, "builtin:") {
 			continue
 		}

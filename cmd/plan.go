@@ -62,7 +62,7 @@ func newPlanCmd() *cobra.Command {
 		Short: "Find the cheapest GPUs that serve a load within its SLOs, in virtual time",
 		Long: `plan answers the capacity question: how many of which GPUs serve this
 workload at this load within these SLOs. For every GPU (--gpus), model and
-format (--models), tensor-parallel size (--tp) and routing policy
+format (--model-presets), tensor-parallel size (--tp) and routing policy
 (--routing) it predicts levels in virtual time on the simulator's scheduler
 core (as knee predict does): one replica's capacity by bisection, then the
 fewest replicas meeting every SLO at the target (--rate or --concurrency;
@@ -85,7 +85,7 @@ Every prediction is exact in virtual time; what it stands on is the cost
 model's fit (see knee presets, and docs/fidelity.md): measure the chosen
 configuration before buying a fleet of it.`,
 		Example: `  knee plan --rate 50 --input-tokens 1000 --max-tokens 200 --slo ttft.p95:500 --gpus h100-80gb,a100-80gb,l40s
-  knee plan --rate 20 --models llama-3.1-70b,llama-3.1-70b@fp8 --gpus h100-80gb,h200 --slo ttft.p95:800,tpot.p50:50
+  knee plan --rate 20 --model-presets llama-3.1-70b,llama-3.1-70b@fp8 --gpus h100-80gb,h200 --slo ttft.p95:800,tpot.p50:50
   knee plan --gpus h100-80gbx8 --find-max-rate --input-tokens 512 --max-tokens 128 --slo ttft.p95:300`,
 		Args: goodputArgs(&o.load),
 		RunE: runtimeErrors(o.run),
@@ -101,7 +101,6 @@ func (o *planOptions) register(c *cobra.Command) {
 	fs.Float64Var(&o.load.Rate, "rate", 0, "the load to serve: arrivals per second (calls per second with --workload voice)")
 	fs.IntVar(&o.load.Concurrency, "concurrency", 0, "the load to serve: closed-loop streams")
 	fs.DurationVar(&o.load.Duration, "duration", 10*time.Minute, "simulated window of every prediction")
-	aliasFlags(c, map[string]string{"window": "duration"})
 	o.load.registerShared(c)
 	// A plan keeps no level's time slices: it shows none, and its
 	// predictions are many.
@@ -110,7 +109,8 @@ func (o *planOptions) register(c *cobra.Command) {
 	o.load.registerWorkload(c, "requests, voice, or conversations (a --dataset's conversations replayed as calls)")
 	o.slo.register(c, "ttft.p95:500", "what every configuration", false)
 	fs.StringVar(&o.gpus, "gpus", "h100-80gb", "GPU presets to consider, comma-separated (GPUxN fixes the tensor-parallel size, or with --find-max-rate the fleet's GPUs)")
-	fs.StringVar(&o.models, "models", "llama-3.1-8b", "model presets to consider, MODEL[@DTYPE[,kv=DTYPE]], comma-separated")
+	fs.StringVar(&o.models, "model-presets", "llama-3.1-8b", "model presets to consider, MODEL[@DTYPE[,kv=DTYPE]], comma-separated")
+	aliasFlags(c, map[string]string{"window": "duration", "models": "model-presets"})
 	fs.StringVar(&o.tps, "tp", "auto", "tensor-parallel sizes to consider, comma-separated (auto: the smallest power of two the model fits and twice it; with --find-max-rate every power of two dividing the fleet)")
 	fs.StringVar(&o.routing, "routing", "round-robin,least-loaded", "routing policies to consider for more than one replica: round-robin, random, least-loaded, prefix-affinity, adapter-affinity (a LoRA adapter's requests kept on one replica); calls (--workload voice or conversations) default to prefix-affinity, so a call's turns find its cached prompt")
 	fs.IntVar(&o.replicas, "max-replicas", 64, "the most replicas a configuration may have")
@@ -138,7 +138,7 @@ func (o *planOptions) register(c *cobra.Command) {
 	markOutputs(c, "cpuprofile")
 	c.MarkFlagsMutuallyExclusive("rate", "concurrency")
 	c.MarkFlagsMutuallyExclusive("calibrated", "gpus")
-	c.MarkFlagsMutuallyExclusive("calibrated", "models")
+	c.MarkFlagsMutuallyExclusive("calibrated", "model-presets")
 	c.MarkFlagsMutuallyExclusive("calibrated", "tp")
 }
 

@@ -71,7 +71,7 @@ With no target, knee starts its built-in simulator and sweeps it with
 2,048-token prompts at 1–16 requests per second.`,
 		Example: `  knee sweep
   knee sweep --base-url http://gpu:8000/v1 --rates 1,2,4,8,16 --duration 60s --label h100
-  knee sweep --workload voice --preset l40s --base-url http://l40s:30000/v1 --label L40S`,
+  knee sweep --workload voice --sweep-preset l40s --base-url http://l40s:30000/v1 --label L40S`,
 		Args: goodputArgs(&o.load),
 		RunE: runtimeErrors(o.run),
 	}
@@ -94,7 +94,7 @@ func (o *sweepFlags) register(c *cobra.Command, step time.Duration, why string) 
 	fs.StringVar(&o.rates, "rates", "", "open-loop levels: arrivals (or calls) per second, e.g. 1,2,4,8")
 	fs.StringVar(&o.concurrency, "concurrency", "", "closed-loop levels: streams, e.g. 1,4,16,64")
 	fs.DurationVar(&o.step, "duration", step, "measured window of each level (0 with --requests to count requests instead; "+why+")")
-	aliasFlags(c, map[string]string{"step-duration": "duration"})
+	aliasFlags(c, map[string]string{"step-duration": "duration", "preset": "sweep-preset"})
 	fs.StringVar(&o.label, "label", "", "name of the result files (default sweep-<date>-<time>)")
 	fs.StringVar(&o.outDir, "out-dir", "results", "folder of the result files")
 	o.slo.register(c, "ttft_sched.p95:300", "what a level", true)
@@ -106,7 +106,7 @@ func (o *sweepFlags) register(c *cobra.Command, step time.Duration, why string) 
 	fs.Lookup("prompt").Usage = "one fixed prompt for every request, instead of a sweep's synthetic ones"
 	fs.BoolVar(&o.stopSat, "stop-on-saturation", false, "end the sweep once two levels in a row miss the SLO")
 	fs.StringVar(&o.load.Vary, "vary", "", "with --mix of class rates: the class whose rate the levels (--rates) are, the others keeping theirs; reports how each other class's tail moves with it (the interference row)")
-	fs.StringVar(&o.preset, "preset", "", "seed the rates and SLO from a sweep preset (see knee presets)")
+	fs.StringVar(&o.preset, "sweep-preset", "", "seed the rates and SLO from a sweep preset (see knee presets)")
 	fs.StringVar(&o.records, "records", "", "stream one JSON line per request of every level to this file (each with its level)")
 	markOutputs(c, "out-dir", "records")
 	fs.StringVar(&o.speedups, "trace-speedups", "", "a trace's levels as multiples of its own speed, e.g. 0.5,1,2,4 (default; --rates instead asks for mean rates)")

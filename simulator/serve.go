@@ -66,7 +66,7 @@ func (s ServeSpec) PresetModels() (*ModelsFile, string, error) {
 	spec := s.Preset
 	if _, _, combined := presets.SplitCombined(s.Preset); !combined {
 		if s.ModelPreset == "" {
-			return nil, "", usage("--preset %s needs --model-preset (or use --preset GPU[xN]/MODEL[@DTYPE])", s.Preset)
+			return nil, "", usage("--sim-preset %s needs --model-preset (or use --sim-preset GPU[xN]/MODEL[@DTYPE])", s.Preset)
 		}
 		spec = s.Preset + "/" + s.ModelPreset
 	}
