@@ -67,9 +67,12 @@ func (sp *Spec) readMix(ctx context.Context, load *driver.Load) (*mixWorkload, e
 	if sp.Workload != "requests" {
 		return nil, errors.New("--mix sends single requests of each class: calls (--workload voice or conversations) are not mixed yet")
 	}
-	data, err := input.Read(ctx, sp.Mix, MaxMixBytes, "a mix file")
-	if err != nil {
-		return nil, fmt.Errorf("--mix: %w", err)
+	data := sp.MixData
+	if data == nil {
+		var err error
+		if data, err = input.Read(ctx, sp.Mix, MaxMixBytes, "a mix file"); err != nil {
+			return nil, fmt.Errorf("--mix: %w", err)
+		}
 	}
 	f, err := workload.ParseMix(data)
 	if err != nil {

@@ -43,6 +43,9 @@ type Spec struct {
 	// Mix is --mix: a file of request classes sent in one load; Vary is
 	// --vary, the class a sweep raises while the others keep their rates.
 	Mix, Vary string
+	// MixData, when set, is the mix itself (a load file's mix:), which
+	// Mix then only names.
+	MixData []byte
 	// VirtualImages makes synthetic images headers without pixels (see
 	// workload.Images.Virtual): a prediction's, in virtual time.
 	VirtualImages  bool

@@ -22,7 +22,7 @@ var helpGroups = []struct {
 	flags string
 }{
 	{"Target", "base-url* model* api-key* endpoint* header* extra-body timeout request-timeout idle-conn-timeout retries"},
-	{"Load", "rate* rates* concurrency* duration* requests* warmup* max-concurrency* burstiness ramp-up " +
+	{"Load", "load-file* print-load rate* rates* concurrency* duration* requests* warmup* max-concurrency* burstiness ramp-up " +
 		"ramp-up-from ramp-up-strategy drain-timeout seed* repeat* trace-speedup trace-speedups num-prompts"},
 	{"Workload", "workload* input-tokens* max-tokens* prompt* input-tokens-stddev max-tokens-stddev range-ratio prefix-tokens* " +
 		"prefix-pool mix* vary batch-size documents ignore-eos no-calibrate tokenizer chat-template-kwarg system-prompt-tokens"},

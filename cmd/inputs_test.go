@@ -28,6 +28,10 @@ var notFiles = map[string]string{
 	"k8s sim --inputs-configmap":  "a ConfigMap's name, read by the pods",
 	"sim --print-config":          "the name of a built-in file",
 	"calibrate --accept-poor-fit": "a switch: whether the models file is written",
+	"run --print-load":            "a switch: print the load file of the command line",
+	"sweep --print-load":          "a switch: print the load file of the command line",
+	"predict --print-load":        "a switch: print the load file of the command line",
+	"plan --print-load":           "a switch: print the load file of the command line",
 	"merge --repeats":             "a switch: how the files given as arguments (each read bounded, as a shard's) are joined",
 	// A folder: the dataset's images in it are checked one by one (a
 	// regular file, bounded; TestImageDataset holds a FIFO and /dev/zero).
@@ -95,6 +99,10 @@ var inputCases = map[string][]string{
 	"validate --sim-responses":  {"validate", "--sim-responses", "FILE"},
 	"calibrate --sim-responses": {"calibrate", "../report/testdata/pages/a100.json", "--sim-responses", "FILE"},
 	"sim --sim-models":          {"sim", "--port", "0", "--sim-models", "FILE"},
+	"run --load-file":           {"run", "--load-file", "FILE"},
+	"sweep --load-file":         {"sweep", "--load-file", "FILE"},
+	"predict --load-file":       {"predict", "--load-file", "FILE"},
+	"plan --load-file":          {"plan", "--load-file", "FILE"},
 	"sim --sim-responses":       {"sim", "--port", "0", "--sim-responses", "FILE"},
 	"plan --prices":             {"plan", "--rate", "2", "--window", "1m", "--prices", "FILE"},
 	"plan --trace":              {"plan", "--window", "1m", "--trace", "FILE"},

@@ -92,6 +92,7 @@ configuration before buying a fleet of it.`,
 	}
 	o.register(c)
 	hideFlags(c, liveOnly)
+	withLoadFile(c, &o.load)
 	return c
 }
 

@@ -59,6 +59,7 @@ cache-hit rate is the one a live sweep of knee sim measures.`,
 	c.Flags().IntVar(&o.replicas, "replicas", 1, "serve every level from this many independent replicas of the model behind a router")
 	c.Flags().StringVar(&o.routing, "routing", "round-robin", "the router's policy with --replicas: round-robin, random, least-loaded, prefix-affinity or adapter-affinity")
 	hideFlags(c, append(liveOnly, "extra-body", "export"))
+	withLoadFile(c, &o.load)
 	return c
 }
 

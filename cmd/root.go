@@ -128,6 +128,9 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// The simulator's normal way to stop is a signal; everything else that
 	// a signal cut short says so in its status, after writing.
 	interrupted := ctx.Err() != nil && ran != nil && ran.Name() != "sim"
+	if errors.Is(err, errPrinted) {
+		return ExitOK
+	}
 	if err == nil {
 		if interrupted {
 			return ExitInterrupted

@@ -70,6 +70,7 @@ simulator and benchmarks that.`,
 	c.Flags().StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the client to this file (for go tool pprof)")
 	_ = c.Flags().MarkHidden("cpuprofile")
 	markOutputs(c, "output", "records", "slices-csv", "cpuprofile")
+	withLoadFile(c, &o.load)
 	return c
 }
 

@@ -79,6 +79,7 @@ With no target, knee starts its built-in simulator and sweeps it with
 	o.shard.register(c, true)
 	o.sinks.register(c)
 	c.Flags().StringVar(&o.healthPolicy, "health-policy", results.HealthExclude, "what a level whose client was unhealthy (client-limited, or host-starved: the whole machine stalled) does to the knees: exclude it, warn (judge it, and say so) or ignore (judge it)")
+	withLoadFile(c, &o.load)
 	return c
 }
 
