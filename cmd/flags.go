@@ -184,7 +184,7 @@ func (f *loadFlags) registerShared(c *cobra.Command) {
 	fs.DurationVar(&f.Drain, "drain-timeout", time.Minute, "time allowed after the window for requests still running; those cut are counted as interrupted (0: wait for all)")
 	fs.BoolVar(&f.NoCalibrate, "no-calibrate", false, "send --input-tokens as knee's own filler count instead of calibrating it against the server's prompt_tokens")
 	registerDataset(c, &f.Data)
-	fs.StringVar(&f.Mix, "mix", "", "a YAML file of request classes sent in one load: each its share of the arrivals, prompt sizes, model (a LoRA adapter), priority, extra body, headers and SLO; results per class beside the whole (see README)")
+	fs.StringVar(&f.Mix, "mix", "", "a YAML file of request classes sent in one load: each its share of the arrivals, prompt sizes, model (a LoRA adapter), priority, extra body, headers and SLO; results per class beside the whole (see docs/mix.md)")
 	markInputs(c, "mix")
 	fs.Float64Var(&f.InputStddev, "input-tokens-stddev", 0, "synthetic prompts: standard deviation of the input length (normal, seeded, clipped at 1)")
 	fs.Float64Var(&f.OutputStddev, "max-tokens-stddev", 0, "synthetic prompts: standard deviation of max_tokens (normal, seeded, clipped at 1)")
