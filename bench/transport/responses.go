@@ -80,6 +80,8 @@ var (
 	evCreated     = []byte("created")
 )
 
+func (responsesProtocol) cutEndsComplete() {}
+
 // scan reads one typed event by its type, read as JSON (typeFrom): vLLM
 // writes it last, OpenAI first, a Python server with spaces.
 func (responsesProtocol) scan(p []byte, c *chunk, _ *progress) {

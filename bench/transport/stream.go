@@ -69,7 +69,16 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 	st := &streamState{c: c, p: sp, rec: rec, s: s, keepText: keepText, limit: a.limit, fail: a.fail}
 	defer st.think.flush(rec)
 	st.read(a.body)
+	if _, ok := sp.(silentCut); ok && rec.OK() && !rec.FinishLength && rec.MaxTokens > 0 && rec.CompletionTokens >= rec.MaxTokens {
+		// Its end does not say it was cut: its count does.
+		rec.FinishLength = true
+	}
 }
+
+// silentCut is a protocol whose servers may end an answer cut at its
+// token limit as a whole one (llama.cpp's and llm-d's Responses streams
+// send response.completed, not response.incomplete).
+type silentCut interface{ cutEndsComplete() }
 
 // prepare writes r into req, and what is known of it before it is sent
 // into rec.
