@@ -130,6 +130,13 @@ func (w SweepSpec) Prepare(ctx context.Context, sp *Spec, axis string, loads []f
 	} else if w.Speedups != "" {
 		return nil, nil, errors.New("--trace-speedups applies to a trace (a --dataset whose lines carry timestamps)")
 	}
+	if m := plan.Series.Workload.Mix; m != nil && m.vary < 0 {
+		if rates, sum := m.file.Rates(); rates {
+			// The classes give their rates: the load is their sum, one
+			// level, not the default levels.
+			axis, loads = "rate", []float64{sum}
+		}
+	}
 	plan.Series.Need = DatasetNeed(plan.Load, loads, axis == "rate")
 	return plan, loads, nil
 }

@@ -599,3 +599,23 @@ func testMixDatasetClass(t *testing.T) {
 		t.Errorf("a missing class dataset: exit %d, %s", code, errOut)
 	}
 }
+
+// TestPredictRateMixIsOneLevel: a mix whose classes give their rates is
+// one load, their sum: predicted as one level at it, not at the default
+// sweep's rates the header would not match.
+func TestPredictRateMixIsOneLevel(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mix := writeFile(t, dir, "mix.yml", "classes:\n  - {name: chat, rate: 2, input_tokens: 128, max_tokens: 16}\n  - {name: batch, rate: 1, input_tokens: 512, max_tokens: 64}\n")
+	code, out, errOut := execute(t, "predict", "--mix", mix, "--duration", "30s", "--out-dir", dir, "--label", "m")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	sw, err := results.ReadSweep(filepath.Join(dir, "m.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sw.Levels) != 1 || sw.Levels[0].Load != 3 || !strings.Contains(out, "1 level of rate") {
+		t.Errorf("levels %v, want one at the classes' 3/s:\n%s", sw.Levels, out)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"time"
 
 	"github.com/kneebench/knee/bench"
@@ -228,4 +229,12 @@ func (o *sweepFlags) sweepOutputs(kind string, others map[string]string) (string
 	outputs := files.Outputs()
 	maps.Copy(outputs, others)
 	return label, files, checkIO(outputs, o.load.Inputs())
+}
+
+// levelsText is "1 level" or "N levels".
+func levelsText(n int) string {
+	if n == 1 {
+		return "1 level"
+	}
+	return strconv.Itoa(n) + " levels"
 }
