@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,9 +14,13 @@ import (
 // with the server's own sentence and the flag behind it, having sent a
 // handful of requests, not the window's sixty.
 func TestRefusedWarmupStopsTheRun(t *testing.T) {
+	inBubble(t, testRefusedWarmupStopsTheRun)
+}
+
+func testRefusedWarmupStopsTheRun(t *testing.T) {
 	const said = "The model vl is not a multimodal model: it takes no images"
 	var asked atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	url := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/models") {
 			fmt.Fprint(w, `{"object":"list","data":[{"id":"vl","object":"model"}]}`)
 			return
@@ -28,8 +31,7 @@ func TestRefusedWarmupStopsTheRun(t *testing.T) {
 		w.WriteHeader(400)
 		fmt.Fprintf(w, `{"object":"error","message":%q,"type":"BadRequestError","param":null,"code":400}`, said)
 	}))
-	t.Cleanup(srv.Close)
-	code, out, errOut := execute(t, "run", "--base-url", srv.URL+"/v1", "--rate", "2", "--duration", "30s",
+	code, out, errOut := execute(t, "run", "--base-url", url+"/v1", "--rate", "2", "--duration", "30s",
 		"--image-count", "1", "--output", t.TempDir()+"/r.json", "--quiet")
 	if code == 0 || !strings.Contains(errOut, said) || !strings.Contains(errOut, "--image-count") {
 		t.Fatalf("exit %d; the server's words and the flag should be named:\n%s\n%s", code, out, errOut)
