@@ -33,6 +33,10 @@ are.`,
   knee compare --gate 'ttft_sched.p95:+10%,throughput:-5%,slo_knee:-1 level,errors:+0.5pp' baseline.json results/candidate.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: runtimeErrors(func(c *cobra.Command, args []string) error {
+			if c.Flags().Changed("gate") && strings.TrimSpace(gate) == "" {
+				// An empty gate would pass whatever changed.
+				return usageErr("--gate '' names no rule: give the rules a release is gated on, e.g. 'ttft_sched.p95:+10%%,throughput:-5%%'")
+			}
 			if gate != "" {
 				return runGate(c, gate, gateIgnore, args)
 			}

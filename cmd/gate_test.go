@@ -94,6 +94,8 @@ func TestGateRulesRefused(t *testing.T) {
 		{"ttft_sched.p95 +10%", "write it as FIGURE:±AMOUNT UNIT"},
 		{"ttft_sched.p95:+NaN%", "write it as"},
 		{",", "no gate rules"},
+		{"", "names no rule"},
+		{"  ", "names no rule"},
 	} {
 		code, _, errOut := execute(t, "compare", "--gate", c.rules, "/nonexistent/a.json", "/nonexistent/b.json")
 		if code != ExitUsage || !strings.Contains(errOut, c.want) {
