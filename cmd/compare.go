@@ -16,6 +16,7 @@ import (
 func newCompareCmd() *cobra.Command {
 	var output, gate string
 	var gateIgnore []string
+	var allowInconclusive bool
 	c := &cobra.Command{
 		Use:   "compare A.json B.json ...",
 		Short: "Overlay sweeps and compare their knees, or gate a candidate on a baseline",
@@ -38,7 +39,7 @@ are.`,
 				return usageErr("--gate '' names no rule: give the rules a release is gated on, e.g. 'ttft_sched.p95:+10%%,throughput:-5%%'")
 			}
 			if gate != "" {
-				return runGate(c, gate, gateIgnore, args)
+				return runGate(c, gate, gateIgnore, allowInconclusive, args)
 			}
 			if len(gateIgnore) > 0 {
 				return usageErr("--gate-ignore goes with --gate")
@@ -77,6 +78,7 @@ are.`,
 	}
 	c.Flags().StringVarP(&output, "output", "o", "", "write the overlaid plot to this PNG")
 	c.Flags().StringVar(&gate, "gate", "", "gate CANDIDATE on BASELINE by these rules, comma-separated: FIGURE:±AMOUNT with % (relative), pp (errors), ms (a latency percentile) or level (slo_knee, saturation); the sign is the way the figure gets worse")
+	c.Flags().BoolVar(&allowInconclusive, "gate-allow-inconclusive", false, "with --gate, pass when no rule fails though the repeats cannot tell some moves from noise (by default such a gate is undecided: exit 4)")
 	c.Flags().StringSliceVar(&gateIgnore, "gate-ignore", nil, "with --gate, what baseline and candidate may measure differently (e.g. model, when a calibrated prediction names it otherwise): "+strings.Join(results.GateFieldNames(), ", "))
 	markOutputs(c, "output")
 	return c
@@ -85,7 +87,7 @@ are.`,
 // runGate is knee compare --gate: rules checked before either file is
 // read, the files checked to have measured the same thing, then every
 // rule.
-func runGate(c *cobra.Command, spec string, ignore []string, args []string) error {
+func runGate(c *cobra.Command, spec string, ignore []string, allowInconclusive bool, args []string) error {
 	if c.Flags().Changed("output") {
 		return usageErr("--output draws the overlaid plot; --gate prints its table and answers by its exit code")
 	}
@@ -121,10 +123,15 @@ func runGate(c *cobra.Command, spec string, ignore []string, args []string) erro
 	if err := report.Gate(c.OutOrStdout(), args[0], args[1], g); err != nil {
 		return err
 	}
-	if !g.Passed {
+	switch {
+	case g.Passed, g.Inconclusive && allowInconclusive:
+		return nil
+	case g.Inconclusive:
+		return &exitError{ExitMismatch, errors.New("the gate is undecided: the repeats cannot tell a move past a rule's allowance from noise (more repeats decide it; --gate-allow-inconclusive passes it)")}
+	case slices.ContainsFunc(g.Checks, func(c results.GateCheck) bool { return c.Verdict == results.GateFails }):
 		return &exitError{ExitFailed, errors.New("the gate failed: see the table")}
 	}
-	return nil
+	return &exitError{ExitMismatch, errors.New("the gate could not judge every rule (a level failed or its client was unhealthy): see the table")}
 }
 
 func newPresetsCmd() *cobra.Command {

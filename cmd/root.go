@@ -43,8 +43,10 @@ const (
 	ExitFailed  = 1 // the run ran, but every request failed (or a check failed)
 	ExitUsage   = 2 // bad flags or arguments
 	ExitRuntime = 3 // could not run at all (e.g. unreadable file, target down)
-	// ExitMismatch: knee compare --gate was given two files that measured
-	// different things.
+	// ExitMismatch: knee compare --gate could not judge: the two files
+	// measured different things, a level failed or its client was
+	// unhealthy, or the repeats cannot tell a move from noise. Distinct
+	// from a regression (1): more repeats or a healthier host decide it.
 	ExitMismatch = 4
 	// ExitInterrupted is the status of a run, sweep or validate stopped by
 	// a signal, after it wrote what it measured (128 + SIGINT, as shells

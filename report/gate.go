@@ -31,9 +31,12 @@ func Gate(w io.Writer, base, cand string, g results.GateResult) error {
 	for _, n := range g.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	if g.Passed {
+	switch {
+	case g.Passed:
 		fmt.Fprintln(w, "gate passed: every rule holds")
-	} else {
+	case g.Inconclusive:
+		fmt.Fprintln(w, "gate UNDECIDED: no rule failed, but the repeats cannot tell some moves from noise (see why)")
+	default:
 		fmt.Fprintln(w, "gate FAILED")
 	}
 	return nil

@@ -95,10 +95,12 @@ func ParseGateRules(spec string) ([]GateRule, error) {
 // Gate verdicts.
 const (
 	GateHolds = "holds"
-	// GateWithinNoise: the candidate is past the allowance, but not by
-	// more than the interval of the difference; the gate does not fail.
-	GateWithinNoise = "holds (within noise)"
-	GateFails       = "FAILS"
+	// GateInconclusive: the candidate is past the allowance, but not by
+	// more than the interval of the difference: the repeats cannot tell a
+	// regression from noise. The gate cannot vouch for it: it does not
+	// pass unless inconclusive checks are allowed.
+	GateInconclusive = "inconclusive"
+	GateFails        = "FAILS"
 	// GateUnjudged: a level's client was unhealthy, or the level failed,
 	// in one of the files: the gate cannot vouch for it, and fails.
 	GateUnjudged = "unjudged"
@@ -124,6 +126,9 @@ type GateCheck struct {
 type GateResult struct {
 	Checks []GateCheck `json:"checks"`
 	Passed bool        `json:"passed"`
+	// Inconclusive says some check could not tell a move past its
+	// allowance from noise (and none failed or went unjudged).
+	Inconclusive bool `json:"inconclusive,omitempty"`
 	// Notes say what the comparison rests on (one repeat: no interval).
 	Notes []string `json:"notes,omitempty"`
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 )
 
 // Gate checks every rule of a regression gate, from base to cand: each
@@ -27,7 +28,9 @@ func Gate(base, cand *Sweep, rules []GateRule) GateResult {
 			g.Checks = append(g.Checks, figureCheck(levelAt(base, load), levelAt(cand, load), r))
 		}
 	}
-	g.Passed = !slices.ContainsFunc(g.Checks, func(c GateCheck) bool { return c.Verdict == GateFails || c.Verdict == GateUnjudged })
+	g.Passed = !slices.ContainsFunc(g.Checks, func(c GateCheck) bool { return c.Verdict != GateHolds })
+	g.Inconclusive = !slices.ContainsFunc(g.Checks, func(c GateCheck) bool { return c.Verdict == GateFails || c.Verdict == GateUnjudged }) &&
+		slices.ContainsFunc(g.Checks, func(c GateCheck) bool { return c.Verdict == GateInconclusive })
 	if !repeated(base) && !repeated(cand) {
 		g.Notes = append(g.Notes, "one repeat each: no interval, so any move past a rule's allowance fails it (--repeat 3 or more gives intervals)")
 	} else if !repeated(base) || !repeated(cand) {
@@ -93,7 +96,8 @@ func figureCheck(bl, cl Level, r GateRule) GateCheck {
 	case worse <= 0:
 		c.Verdict = GateHolds
 	case worse <= c.Noise:
-		c.Verdict, c.Why = GateWithinNoise, "past the allowance by less than the interval of the difference"
+		c.Verdict, c.Why = GateInconclusive, fmt.Sprintf("past the allowance by %s, inside the interval of the difference (±%s)%s",
+			num(worse), num(c.Noise), repeatsToDecide(bl.Run, cl.Run, worse, c.Noise))
 	default:
 		c.Verdict = GateFails
 	}
@@ -202,7 +206,7 @@ func kneeCheck(base, cand *Sweep, loads []float64, r GateRule) GateCheck {
 	case worse <= 0:
 		c.Verdict = GateHolds
 	case float64(bWorst-cBest)-r.Allowed <= 0:
-		c.Verdict, c.Why = GateWithinNoise, "some repeat of the candidate reached within the allowance of some repeat of the baseline"
+		c.Verdict, c.Why = GateInconclusive, "some repeat of the candidate reached within the allowance of some repeat of the baseline: the repeats cannot tell it from noise"
 	default:
 		c.Verdict = GateFails
 	}
@@ -215,3 +219,23 @@ func repeatsKnee(s *Sweep, of func(*SweepRepeats) *KneesAcross) *KneesAcross {
 	}
 	return of(s.Repeats)
 }
+
+// repeatsToDecide says about how many repeats each file would need for
+// an interval narrow enough to tell a move of worse from noise: the
+// half-width shrinks as one over the root of the repeats.
+func repeatsToDecide(b, c *Run, worse, noise float64) string {
+	n := 0
+	for _, r := range []*Run{b, c} {
+		if r.Repeats != nil && (n == 0 || r.Repeats.Count < n) {
+			n = r.Repeats.Count
+		}
+	}
+	if n == 0 || worse <= 0 {
+		return ""
+	}
+	need := int(math.Ceil(float64(n) * (noise / worse) * (noise / worse)))
+	return fmt.Sprintf("; about %d repeats each would decide it", max(need+1, n+1))
+}
+
+// num is a figure as a check's reasons say it.
+func num(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }

@@ -76,8 +76,8 @@ func TestGateKneeRange(t *testing.T) {
 	cand := gateSweep([]float64{1, 1, 1, 1}, []int64{0, 0, 0, 0}, 2)
 	cand.Repeats = &SweepRepeats{SLO: KneesAcross{Loads: []*float64{at(2), at(2), at(2)}}}
 	rules, _ := ParseGateRules("slo_knee:-1 level")
-	if g := Gate(base, cand, rules); g.Checks[0].Verdict != GateWithinNoise {
-		t.Errorf("knee 4 (worst 3) to 2: %+v, want within noise", g.Checks[0])
+	if g := Gate(base, cand, rules); g.Checks[0].Verdict != GateInconclusive {
+		t.Errorf("knee 4 (worst 3) to 2: %+v, want inconclusive", g.Checks[0])
 	}
 	cand.Repeats.SLO.Loads[1] = at(1)
 	base.Repeats.SLO.Loads[1] = at(4)
@@ -96,4 +96,42 @@ func FuzzParseGateRules(f *testing.F) {
 			t.Errorf("%q: no rules and no error", s)
 		}
 	})
+}
+
+// TestGateInconclusive: the case: three repeats, every candidate
+// repeat 3–9× the baseline's (TTFT sched p95 32–37 ms against 120–231
+// ms), an interval of the difference wider than the move past the
+// allowance. The gate neither holds nor passes: it is undecided, says by
+// how much and how many repeats would decide it.
+func TestGateInconclusive(t *testing.T) {
+	repeated := func(values []float64) *Sweep {
+		s := gateSweep([]float64{mean(values)}, []int64{0}, 0)
+		rp := &Repeats{Count: len(values)}
+		for i, v := range values {
+			rp.Each = append(rp.Each, RepeatFigures{Seed: uint64(i + 1), Figures: map[string]float64{"ttft_sched.p95": v}})
+		}
+		s.Levels[0].Run.Repeats = rp
+		return s
+	}
+	base, cand := repeated([]float64{32, 35, 37}), repeated([]float64{120, 231, 130})
+	rules, err := ParseGateRules("ttft_sched.p95:+10%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := Gate(base, cand, rules)
+	c := g.Checks[0]
+	if g.Passed || !g.Inconclusive || c.Verdict != GateInconclusive || !strings.Contains(c.Why, "repeats each would decide it") {
+		t.Errorf("passed %v, inconclusive %v, %+v", g.Passed, g.Inconclusive, c)
+	}
+	if g := Gate(base, base, rules); !g.Passed || g.Inconclusive {
+		t.Errorf("against itself: passed %v, inconclusive %v", g.Passed, g.Inconclusive)
+	}
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
 }
