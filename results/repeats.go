@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -43,12 +44,15 @@ type Repeats struct {
 // not pooled across repeats, kept whole: the server's view of the
 // repeat's window and its time slices.
 type RepeatFigures struct {
-	Seed    uint64             `json:"seed"`
-	Health  string             `json:"health"`
-	Figures map[string]float64 `json:"figures"`
-	Server  *Server            `json:"server,omitempty"`
-	SliceS  float64            `json:"slice_s,omitempty"`
-	Slices  []Slice            `json:"slices,omitempty"`
+	Seed   uint64 `json:"seed"`
+	Health string `json:"health"`
+	// Interrupted says the repeat was cut short (a signal): its figures
+	// are kept here and pooled, but no interval counts it.
+	Interrupted bool               `json:"interrupted,omitempty"`
+	Figures     map[string]float64 `json:"figures"`
+	Server      *Server            `json:"server,omitempty"`
+	SliceS      float64            `json:"slice_s,omitempty"`
+	Slices      []Slice            `json:"slices,omitempty"`
 }
 
 // Interval is a 95% confidence interval for the mean of a figure over
@@ -122,9 +126,17 @@ func NewRepeats(runs []*Run) *Repeats {
 	rp := &Repeats{Count: len(runs), Method: RepeatMethod, Intervals: map[string]Interval{}}
 	values := map[string][]float64{}
 	server := map[string][]float64{}
+	whole := 0
 	for _, r := range runs {
 		f := Figures(r)
-		rp.Each = append(rp.Each, RepeatFigures{Seed: r.Config.Seed, Health: r.Health.Verdict, Figures: f, Server: r.Server, SliceS: r.SliceS, Slices: r.Slices})
+		rp.Each = append(rp.Each, RepeatFigures{Seed: r.Config.Seed, Health: r.Health.Verdict, Interrupted: r.Interrupted,
+			Figures: f, Server: r.Server, SliceS: r.SliceS, Slices: r.Slices})
+		if r.Interrupted {
+			// A repeat cut short measured another window: no interval
+			// counts it as one of the repeats.
+			continue
+		}
+		whole++
 		for k, v := range f {
 			values[k] = append(values[k], v)
 		}
@@ -136,9 +148,9 @@ func NewRepeats(runs []*Run) *Repeats {
 			}
 		}
 	}
-	rp.Intervals = intervalsOver(values, len(runs))
+	rp.Intervals = intervalsOver(values, whole)
 	if len(server) > 0 {
-		rp.ServerIntervals = intervalsOver(server, len(runs))
+		rp.ServerIntervals = intervalsOver(server, whole)
 	}
 	return rp
 }
@@ -220,7 +232,28 @@ func PoolRepeats(runs []*Run) (*Run, error) {
 	}
 	m.Warnings = append(m.Warnings, SmallPrint(m)...)
 	m.Warnings = append(m.Warnings, repeatWarnings(runs)...)
+	if cut := interruptedRepeats(runs); cut != "" {
+		m.Warnings = append(m.Warnings, cut)
+	}
 	return m, nil
+}
+
+// interruptedRepeats says which repeats were cut short and that no
+// interval counts them ("" when none was).
+func interruptedRepeats(runs []*Run) string {
+	var cut []string
+	for i, r := range runs {
+		if r.Interrupted {
+			cut = append(cut, strconv.Itoa(i+1))
+		}
+	}
+	switch {
+	case len(cut) == 0:
+		return ""
+	case len(runs)-len(cut) < 2:
+		return fmt.Sprintf("repeat %s was interrupted: fewer than two whole repeats are left, so no figure has an interval", strings.Join(cut, ", "))
+	}
+	return fmt.Sprintf("repeat %s was interrupted: its figures are pooled, but the intervals are across the %d whole repeats only", strings.Join(cut, ", "), len(runs)-len(cut))
 }
 
 // repeatWarnings are the repeats' own warnings, each said once: a warning

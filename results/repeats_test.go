@@ -198,3 +198,43 @@ func TestRepeatsKeepServerAndSlices(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptedRepeatLeftOutOfIntervals: a repeat cut short by a
+// signal is pooled and kept, marked, but no interval counts it; with
+// fewer than two whole repeats left, no figure has an interval.
+func TestInterruptedRepeatLeftOutOfIntervals(t *testing.T) {
+	mk := func(rate float64, cut bool, seed uint64) *Run {
+		var v []int64
+		for j := range 100 {
+			v = append(v, int64(1000*(j+1)))
+		}
+		r := shardRun(0, 1, v, seed)
+		r.Shard = nil
+		r.Throughput.RequestsPerS, r.Interrupted = rate, cut
+		return r
+	}
+	for _, tc := range []struct {
+		name      string
+		runs      []*Run
+		intervals bool
+		warn      string
+	}{
+		{"one of three cut", []*Run{mk(3, false, 1), mk(1.5, true, 2), mk(3.1, false, 3)}, true, "across the 2 whole repeats only"},
+		{"one of two cut", []*Run{mk(3, false, 1), mk(1.5, true, 2)}, false, "no figure has an interval"},
+	} {
+		m, err := PoolRepeats(tc.runs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		iv, ok := m.Repeats.Intervals["throughput"]
+		if ok != tc.intervals || (ok && math.Abs(iv.Mean-3.05) > 1e-9) {
+			t.Errorf("%s: throughput interval %+v (%v), want one only over the whole repeats", tc.name, iv, ok)
+		}
+		if !m.Repeats.Each[1].Interrupted || !m.Interrupted {
+			t.Errorf("%s: the cut repeat is not marked", tc.name)
+		}
+		if !strings.Contains(strings.Join(m.Warnings, "\n"), tc.warn) {
+			t.Errorf("%s: warnings %v, want %q", tc.name, m.Warnings, tc.warn)
+		}
+	}
+}
