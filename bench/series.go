@@ -267,6 +267,7 @@ func (f *finisher) finish(res *results.Run) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	res.Notes = append(res.Notes, f.notes...)
+	res.JudgeTools()
 	w := s.Workload
 	if w.Mix != nil {
 		w.Mix.judge(res)

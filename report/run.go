@@ -433,8 +433,15 @@ func ToolsLine(r *results.Run) string {
 	if r.Requests.OK > 0 {
 		share = float64(tc.Requests) / float64(r.Requests.OK)
 	}
-	return fmt.Sprintf("tool calls  %d requests answered with a call (%s of those that succeeded; %d said finish_reason tool_calls) · %d call chunks, %s a call",
+	line := fmt.Sprintf("tool calls  %d requests answered with a call (%s of those that succeeded; %d said finish_reason tool_calls) · %d call chunks, %s a call",
 		tc.Requests, pct(share), tc.FinishToolCalls, tc.ArgumentChunks, num(float64(tc.ArgumentChunks)/float64(max(tc.Requests, 1)), 1))
+	if tc.Offered > 0 {
+		line += fmt.Sprintf(" · offered to %d", tc.Offered)
+	}
+	if tc.RequiredNotCalled > 0 {
+		line += fmt.Sprintf(" · %d answered without the call tool_choice required", tc.RequiredNotCalled)
+	}
+	return line
 }
 
 // reasoningSource says where reasoning counts came from, in words.

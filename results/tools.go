@@ -1,5 +1,7 @@
 package results
 
+import "fmt"
+
 // ToolCalls is what a run's answers did with the tools they were offered
 // (or were streamed, offered or not).
 type ToolCalls struct {
@@ -11,6 +13,40 @@ type ToolCalls struct {
 	// arguments): as counted from the stream. The server's usage counts
 	// them among the completion tokens.
 	ArgumentChunks int64 `json:"argument_chunks"`
+	// Offered is how many successful requests were offered tools, and
+	// RequiredNotCalled how many of those answered without a call when
+	// tool_choice required one (required, or a tool's name).
+	Offered           int64 `json:"offered,omitempty"`
+	RequiredNotCalled int64 `json:"required_not_called,omitempty"`
+}
+
+// JudgeTools says what offering tools came to: how many answers were
+// offered tools and called none, and, when tool_choice required a call,
+// a warning for every answer without one (a server that ignores
+// tool_choice measures another workload). A mix's classes are judged
+// each by its own.
+func (r *Run) JudgeTools() {
+	for _, c := range r.Classes {
+		c.JudgeTools()
+	}
+	if r.Config.Tools == "" || r.Requests.OK == 0 {
+		return
+	}
+	if r.ToolCalls == nil {
+		r.ToolCalls = &ToolCalls{}
+	}
+	t := r.ToolCalls
+	t.Offered = r.Requests.OK
+	choice := r.Config.ToolChoice
+	required := choice != "" && choice != "auto" && choice != "none"
+	switch {
+	case required && t.Requests < t.Offered:
+		t.RequiredNotCalled = t.Offered - t.Requests
+		r.Warnings = append(r.Warnings, fmt.Sprintf("tool_choice %s required a call, but %d of %d answers called no tool: the server did not honour tool_choice, and the load is not the one asked",
+			choice, t.RequiredNotCalled, t.Offered))
+	case t.Requests == 0 && choice != "none":
+		r.Notes = append(r.Notes, fmt.Sprintf("tools were offered to %d answers and none called one", t.Offered))
+	}
 }
 
 // mergeTools sums the shards' tool-call accounts.
@@ -26,6 +62,8 @@ func mergeTools(m *Run, shards []*Run) {
 		t.Requests += s.ToolCalls.Requests
 		t.FinishToolCalls += s.ToolCalls.FinishToolCalls
 		t.ArgumentChunks += s.ToolCalls.ArgumentChunks
+		t.Offered += s.ToolCalls.Offered
+		t.RequiredNotCalled += s.ToolCalls.RequiredNotCalled
 	}
 	m.ToolCalls = t
 }
