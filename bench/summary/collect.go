@@ -15,6 +15,7 @@ type piece func(c *collector, s *shard, r *record.Record)
 // pieces are every successful request's, in order.
 var pieces = []piece{
 	(*collector).addCompletion,
+	func(c *collector, _ *shard, r *record.Record) { c.growth.add(r) },
 	addImages,
 	addTokens,
 	addServerTimings,

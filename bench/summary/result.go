@@ -35,6 +35,7 @@ func (s *Summary) result(rep health.Report, wStart, wEnd time.Duration, offered 
 	}
 	s.featuresResult(res, &g)
 	usageWarnings(res, &g.agg)
+	s.coll.growth.warn(res)
 	return res
 }
 

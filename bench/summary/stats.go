@@ -218,6 +218,8 @@ type collector struct {
 	// ones sent (see workload.PrefixTracker); the result then states the cache hit
 	// the workload expects beside the one the server reports.
 	prefixes *workload.PrefixTracker
+	// growth watches calls' later turns carry their history.
+	growth turnGrowth
 }
 
 func newCollector(n int) *collector {
