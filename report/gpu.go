@@ -22,16 +22,19 @@ func GPULine(g *results.GPUFigures) string {
 		}
 		return line
 	}
-	line := fmt.Sprintf("gpu      %d GPUs over %.1f s: %s J · power mean %s W, max %s W · %s J per output token · %s J per request · %s J per 1k prompt tokens · %s output tokens per J",
-		len(g.GPUs), g.WindowS, num(g.EnergyJ, 0), num(g.PowerMeanW, 0), num(g.PowerMaxW, 0), num(g.JoulesPerOutputToken, 4),
+	line := fmt.Sprintf("gpu      %d GPUs (%d serving) over %.1f s: %s J · power mean %s W, max %s W · %s J per output token · %s J per request · %s J per 1k prompt tokens · %s output tokens per J",
+		len(g.GPUs), g.Serving(), g.WindowS, num(g.EnergyJ, 0), num(g.PowerMeanW, 0), num(g.PowerMaxW, 0), num(g.JoulesPerOutputToken, 4),
 		num(g.JoulesPerRequest, 1), num(g.JoulesPer1kPromptTokens, 1), num(g.OutputTokensPerJoule, 2))
 	for _, f := range g.GPUs {
 		line += fmt.Sprintf("\n         GPU %s %s: %s J (%s) · %s W mean, %s W max", f.GPU, f.Model, num(f.EnergyJ, 0), f.EnergySource, num(f.PowerMeanW, 0), num(f.PowerMaxW, 0))
 		if f.UtilMeanPct > 0 {
 			line += fmt.Sprintf(" · util %s%%", num(f.UtilMeanPct, 0))
 		}
+		if f.Idle {
+			line += " · idle, not counted"
+		}
 	}
-	for _, w := range g.Warnings {
+	for _, w := range append(g.Notes, g.Warnings...) {
 		line += "\n         " + w
 	}
 	return line

@@ -20,6 +20,8 @@ type GPUFigures struct {
 	// Warnings say what was missing (a GPU whose counter reset, an
 	// endpoint that stopped answering).
 	Warnings []string `json:"warnings,omitempty"`
+	// Notes say what the figures count and leave out (the idle GPUs).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // GPUFigure is one GPU's account.
@@ -40,6 +42,11 @@ type GPUFigure struct {
 	PowerMaxW    float64 `json:"power_max_w"`
 	UtilMeanPct  float64 `json:"util_mean_pct,omitempty"`
 	FBUsedMaxMiB float64 `json:"fb_used_max_mib,omitempty"`
+	// UtilKnown says the exporter gave the GPU's utilisation; Idle that it
+	// was under 2% over the window: it served none of the load, and its
+	// energy is left out of the figures per unit of work.
+	UtilKnown bool `json:"util_known,omitempty"`
+	Idle      bool `json:"idle,omitempty"`
 }
 
 // PerWork fills the energy per unit of r's measured work from EnergyJ.
@@ -57,4 +64,15 @@ func (g *GPUFigures) PerWork(r *Run) {
 	if in := r.Tokens.InputTotal; in > 0 {
 		g.JoulesPer1kPromptTokens = g.EnergyJ / float64(in) * 1000
 	}
+}
+
+// Serving is how many GPUs the figures count: those not idle.
+func (g *GPUFigures) Serving() int {
+	n := 0
+	for _, f := range g.GPUs {
+		if !f.Idle {
+			n++
+		}
+	}
+	return n
 }

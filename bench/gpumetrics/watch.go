@@ -13,6 +13,7 @@ import (
 	"math"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,14 +47,18 @@ var sources = []series{
 	{"gpu_used_vram", setFB, 1},                            // MB, as the exporter counts them
 }
 
+// maxPlausibleW is more than any one GPU draws: a reading past it (an
+// exporter's +Inf or 1e308 for "unknown") is no measurement.
+const maxPlausibleW = 5000
+
 func setPower(r *reading, v float64) {
-	if !r.hasPower {
+	if !r.hasPower && v >= 0 && v <= maxPlausibleW {
 		r.power, r.hasPower = v, true
 	}
 }
 
 func setEnergy(r *reading, v float64) {
-	if !r.hasEnergy {
+	if !r.hasEnergy && v >= 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
 		r.energyMJ, r.hasEnergy = v, true
 	}
 }
@@ -194,14 +199,26 @@ func figures(samples []*scrape) *results.GPUFigures {
 		}
 	}
 	keys := bothEnds(first, last)
+	var serving []key
+	var idle []string
 	for _, k := range keys {
 		f, warning := gpuFigure(samples, k, span)
 		if warning != "" {
 			g.Warnings = append(g.Warnings, warning)
 		}
+		if f.Idle = idleGPU(f); f.Idle {
+			idle = append(idle, k.endpoint+" GPU "+k.gpu)
+		} else {
+			serving = append(serving, k)
+			g.EnergyJ += f.EnergyJ
+		}
 		g.GPUs = append(g.GPUs, f)
-		g.EnergyJ += f.EnergyJ
 	}
+	if len(idle) > 0 {
+		g.Notes = append(g.Notes, fmt.Sprintf("left out of the energy as idle over the window (utilisation under %g%%): %s; counted: the %d GPUs that served",
+			idleUtilPct, strings.Join(idle, ", "), len(serving)))
+	}
+	keys = serving
 	if span > 0 {
 		g.PowerMeanW = g.EnergyJ / span
 	}
@@ -285,7 +302,7 @@ func gpuFigure(samples []*scrape, k key, span float64) (results.GPUFigure, strin
 		f.PowerMeanW = f.EnergyJ / span
 	}
 	if utilN > 0 {
-		f.UtilMeanPct = utilSum / float64(utilN)
+		f.UtilMeanPct, f.UtilKnown = utilSum/float64(utilN), true
 	}
 	return f, warning
 }
@@ -381,4 +398,16 @@ func value(m *dto.Metric) float64 {
 		return m.Untyped.GetValue()
 	}
 	return math.NaN()
+}
+
+// idleUtilPct is the utilisation under which a GPU served none of the
+// load: the exporter lists every GPU of the node, and a node's idle ones
+// would add their idle draw to the energy a token costs.
+const idleUtilPct = 2.0
+
+// idleGPU reports whether a GPU was idle over the window (utilisation
+// read, and under idleUtilPct); a GPU whose utilisation is not exported
+// counts.
+func idleGPU(f results.GPUFigure) bool {
+	return f.UtilKnown && f.UtilMeanPct < idleUtilPct
 }

@@ -1,0 +1,48 @@
+package gpumetrics
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kneebench/knee/results"
+)
+
+// TestIdleGPUsLeftOut: an exporter lists every GPU of the node; one
+// serving at 60% and one idle at 0% over the window: the energy counts
+// the serving one alone, says which it left out, and an implausible power
+// reading (an exporter's 1e308 W) is no sample.
+func TestIdleGPUsLeftOut(t *testing.T) {
+	busy, idle := key{endpoint: "e", gpu: "0"}, key{endpoint: "e", gpu: "1"}
+	at := time.Unix(1000, 0)
+	mk := func(s time.Duration, busyMJ, idleMJ float64, idlePower float64) *scrape {
+		r0, r1 := reading{}, reading{}
+		setPower(&r0, 500)
+		setEnergy(&r0, busyMJ)
+		setUtil(&r0, 60)
+		setPower(&r1, idlePower)
+		setEnergy(&r1, idleMJ)
+		setUtil(&r1, 0)
+		return &scrape{at: at.Add(s), gpus: map[key]reading{busy: r0, idle: r1}}
+	}
+	g := figures([]*scrape{mk(0, 1e6, 2e6, 70), mk(time.Second, 1e6+250_000, 2e6+70_000, 1e308), mk(2*time.Second, 1e6+500_000, 2e6+140_000, 70)})
+	if len(g.GPUs) != 2 || g.Serving() != 1 || !g.GPUs[1].Idle || g.GPUs[0].Idle {
+		t.Fatalf("GPUs %+v", g.GPUs)
+	}
+	if math.Abs(g.EnergyJ-500) > 1e-9 || math.Abs(g.PowerMeanW-250) > 1e-9 {
+		t.Errorf("energy %g J, mean %g W; want the serving GPU's 500 J over 2 s", g.EnergyJ, g.PowerMeanW)
+	}
+	if g.GPUs[1].PowerMaxW > 5000 {
+		t.Errorf("an implausible reading was kept: max %g W", g.GPUs[1].PowerMaxW)
+	}
+	if !strings.Contains(strings.Join(g.Notes, " "), "e GPU 1") {
+		t.Errorf("notes %v do not name the idle GPU", g.Notes)
+	}
+	var r results.Run
+	r.Tokens.OutputTotal = 1000
+	g.PerWork(&r)
+	if math.Abs(g.JoulesPerOutputToken-0.5) > 1e-9 {
+		t.Errorf("%g J a token, want the serving GPU's 0.5", g.JoulesPerOutputToken)
+	}
+}
