@@ -113,13 +113,26 @@ func (p *DatasetFile) sizeConversations(client Prober, defaultOutput int, seed u
 	}
 	convs := workload.PickConversations(p.Parsed.Conversations, count, p.Sample, seed)
 	p.sizing = sizingOf(count, workload.Filters{}, len(convs), 0)
-	turns := 0
+	turns, recorded := 0, 0
 	for _, c := range convs {
 		turns += len(c.Turns)
+		for _, t := range c.Turns[:max(len(c.Turns)-1, 0)] {
+			if t.Answer != "" {
+				recorded++
+			}
+		}
 	}
-	history := "the recorded answers as history"
-	if p.LiveHistory {
+	answerable := turns - len(convs) // a conversation's last answer is never history
+	var history string
+	switch {
+	case p.LiveHistory:
 		history = "the server's own answers as history"
+	case recorded == 0:
+		history = "the server's own answers as history (the file records none)"
+	case recorded < answerable:
+		history = fmt.Sprintf("the recorded answers as history where the file has them (%d of %d), the server's elsewhere", recorded, answerable)
+	default:
+		history = "the recorded answers as history"
 	}
 	note := fmt.Sprintf("conversations from %s (%s): %d conversations of %d turns in all, in an order drawn with seed %d; every turn measured, %s; answer lengths %s",
 		p.Path, p.Format(), len(convs), turns, seed, history, how)

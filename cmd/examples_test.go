@@ -85,3 +85,22 @@ func runExample(t *testing.T, file string) {
 		t.Errorf("%v: the run does not show what the example is for", args)
 	}
 }
+
+// TestGuideLLMConversationsSaidRight: a GuideLLM multi-turn file, which
+// records no answers, replays with the server's answers as history, as
+// its note says, and each turn asks for its own numbered output count.
+func TestGuideLLMConversationsSaidRight(t *testing.T) {
+	t.Parallel()
+	inBubble(t, func(t *testing.T) {
+		dir := t.TempDir()
+		data := writeFile(t, dir, "g.jsonl", `{"prompt_0":"first question","prompt_1":"second question","output_tokens_count_0":11,"output_tokens_count_1":13}`+"\n")
+		r := runJSON(t, "run", "--base-url", startSim(t, "", ""), "--workload", "conversations", "--dataset", data, "--rate", "1", "--calls", "2", "--no-server-metrics")
+		notes := strings.Join(r.Notes, "\n")
+		if !strings.Contains(notes, "the server's own answers as history (the file records none)") {
+			t.Errorf("notes do not say the history is the server's:\n%s", notes)
+		}
+		if r.Tokens.Output.Max > 13 || r.Requests.OK == 0 {
+			t.Errorf("%d ok, output up to %g tokens, want each turn at most its own 11 or 13", r.Requests.OK, r.Tokens.Output.Max)
+		}
+	})
+}

@@ -89,9 +89,12 @@ func (r recordOf) guidePrompt() error {
 	}
 	c.Turns[0].Images = images
 	if len(c.Turns) > 1 {
-		// A multi-turn row: every turn asks for the row's output count.
+		// A multi-turn row: each turn asks for its own numbered output
+		// count (output_tokens_count_1), else the row's.
 		for k := range c.Turns {
-			c.Turns[k].MaxTokens = e.MaxTokens
+			if c.Turns[k].MaxTokens, err = r.turnOutput(k, e.MaxTokens); err != nil {
+				return err
+			}
 		}
 		r.p.Conversations = append(r.p.Conversations, c)
 		r.p.Sessions = true
@@ -115,4 +118,20 @@ func isGuidePrompt(keys map[string]json.RawMessage) bool {
 		return true
 	}
 	return len(guideTurns(keys)) > 0
+}
+
+// turnOutput is turn k's output count from its numbered column
+// (output_tokens_count_k, and the other output names so numbered), else
+// the row's.
+func (r recordOf) turnOutput(k, row int) (int, error) {
+	for _, name := range outputKeys {
+		col := fmt.Sprintf("%s_%d", name, k)
+		raw, ok := r.keys[col]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		n, _, err := countOf(raw, col, MaxOutputTokens, r.errorf)
+		return n, err
+	}
+	return row, nil
 }
