@@ -73,10 +73,15 @@ func (l LevelsSpec) Check() error {
 		// the last one.
 		tokens /= 2
 	}
-	fit := RequestsThatFit(tokens, l.Parallel, budget)
+	// No more levels run at once than there are.
+	at := l.Parallel
+	if len(l.Loads) > 0 {
+		at = min(at, len(l.Loads))
+	}
+	fit := RequestsThatFit(tokens, at, budget)
 	parallel := ""
-	if l.Parallel > 1 {
-		parallel = fmt.Sprintf(", %d levels at once (--parallel)", l.Parallel)
+	if at > 1 {
+		parallel = fmt.Sprintf(", %d levels at once (--parallel)", at)
 	}
 	room := fmt.Sprintf("%s of memory for predictions (%s)%s holds about %s requests of %.0f tokens a level",
 		Bytes(float64(budget)), source, parallel, Thousands(int(fit)), tokens)
@@ -101,7 +106,7 @@ func (l LevelsSpec) Check() error {
 			if l.Requests > 0 {
 				fix = fmt.Sprintf("give --requests %d or fewer", int(float64(l.Requests)*fit/n))
 			}
-			if l.Parallel > 1 {
+			if at > 1 {
 				fix += ", or lower --parallel"
 			}
 			return fmt.Errorf("a level of %g would predict about %s requests: %s; %s", load, Thousands(int(n)), room, fix)

@@ -46,7 +46,7 @@ func TestLevelsCheckSaysWhatFits(t *testing.T) {
 		{"fits", LevelsSpec{Axis: "rate", Loads: []float64{100}, Window: 10 * time.Minute, Tokens: 512}, ""},
 		{"480,000 requests", LevelsSpec{Axis: "rate", Loads: []float64{8000}, Window: time.Minute, Tokens: 512},
 			"about 480,000 requests: 1.0 GB of memory for predictions (the budget given) holds about 75,276 requests of 512 tokens a level; shorten --duration to 9s or less"},
-		{"two at once", LevelsSpec{Axis: "rate", Loads: []float64{1000}, Window: time.Minute, Tokens: 512, Parallel: 2},
+		{"two at once", LevelsSpec{Axis: "rate", Loads: []float64{1000, 1000}, Window: time.Minute, Tokens: 512, Parallel: 2},
 			"2 levels at once (--parallel) holds about 37,638 requests of 512 tokens a level; shorten --duration to 37s or less, or lower --parallel"},
 		{"by count", LevelsSpec{Axis: "rate", Loads: []float64{1}, Requests: 200_000, Tokens: 512}, "give --requests 75276 or fewer"},
 		{"plan's window", LevelsSpec{Axis: "rate", Loads: []float64{2000}, Window: time.Minute, Tokens: 512, WindowFlag: "--window"}, "shorten --window to"},
@@ -77,5 +77,21 @@ func TestMaxPlanLoadIsMemorys(t *testing.T) {
 	}
 	if got := MaxPlanLoad("concurrency", time.Minute, 8, 1, 1<<40); got != maxPlanLoad {
 		t.Errorf("a vast budget: %g, want the fixed bound %d", got, maxPlanLoad)
+	}
+}
+
+// TestOneLevelBudgetsForOne: a single level is budgeted the whole memory,
+// whatever --parallel says: no level shares it.
+func TestOneLevelBudgetsForOne(t *testing.T) {
+	const budget = 1 << 30
+	fit := RequestsThatFit(512, 1, budget)
+	one := LevelsSpec{Axis: "rate", Loads: []float64{fit * 0.6 / 60}, Window: time.Minute, Tokens: 512, Parallel: 8, Budget: budget}
+	if err := one.Check(); err != nil {
+		t.Errorf("one level refused for levels that do not exist: %v", err)
+	}
+	two := one
+	two.Loads = []float64{one.Loads[0], one.Loads[0]}
+	if err := two.Check(); err == nil {
+		t.Error("two levels at once, each over half the memory, were not refused")
 	}
 }
