@@ -2,6 +2,7 @@ package server
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/kneebench/knee/workload/wire"
 )
@@ -110,9 +111,9 @@ func (openAIAnswer) close(r *run, info StreamInfo) {
 func (openAIAnswer) body(r *run, info StreamInfo) []byte {
 	b := r.appendHead(nil, "chat.completion")
 	if r.chat {
-		b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-		b = wire.AppendString(b, string(r.text))
-		b = append(b, `},"logprobs":null,"finish_reason":`...)
+		b = append(b, `,"choices":[{"index":0,"message":`...)
+		b = r.appendChatMessage(b)
+		b = append(b, `,"logprobs":null,"finish_reason":`...)
 	} else {
 		b = append(b, `,"choices":[{"index":0,"text":`...)
 		b = wire.AppendString(b, string(r.text))
@@ -121,6 +122,38 @@ func (openAIAnswer) body(r *run, info StreamInfo) []byte {
 	b = wire.AppendString(b, r.plan.FinishReason)
 	b = append(b, `}],"usage":`...)
 	b = r.appendUsage(b, info)
+	return append(b, '}')
+}
+
+// appendChatMessage is a non-streamed chat answer's message as vLLM
+// writes it: the thought in the model's reasoning field, then the text as
+// content, or, for a tool call, content null and the call in tool_calls
+// (its arguments the answer's text).
+func (r *run) appendChatMessage(b []byte) []byte {
+	n := min(r.emitted, len(r.plan.Tokens))
+	think := 0
+	if r.reasoning != nil {
+		think = min(r.plan.ThoughtTokens, n)
+	}
+	answer := strings.Join(r.plan.Tokens[think:n], "")
+	b = append(b, `{"role":"assistant"`...)
+	if think > 0 {
+		b = append(b, `,"`...)
+		b = append(b, r.reasoning.StreamField()...)
+		b = append(b, `":`...)
+		b = wire.AppendString(b, strings.Join(r.plan.Tokens[:think], ""))
+	}
+	if r.plan.ToolName != "" && r.plan.FinishReason == "tool_calls" {
+		b = append(b, `,"content":null,"tool_calls":[{"id":"`...)
+		b = append(b, r.toolCallID()...)
+		b = append(b, `","type":"function","function":{"name":`...)
+		b = wire.AppendString(b, r.plan.ToolName)
+		b = append(b, `,"arguments":`...)
+		b = wire.AppendString(b, answer)
+		return append(b, `}}]}`...)
+	}
+	b = append(b, `,"content":`...)
+	b = wire.AppendString(b, answer)
 	return append(b, '}')
 }
 

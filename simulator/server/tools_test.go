@@ -209,3 +209,49 @@ func testScriptedThinkingAndCalls(t *testing.T) {
 		t.Errorf("after the result: content %q, arguments %q", c, a)
 	}
 }
+
+// TestToolCallUnstreamedAsVLLM: a call answered in one body (stream
+// false) is vLLM's message: content null, the call in tool_calls with its
+// id, type, name and JSON arguments, finish_reason tool_calls; a thought
+// before it stands in the model's reasoning field, not in the content.
+func TestToolCallUnstreamedAsVLLM(t *testing.T) {
+	t.Parallel()
+	inBubble(t, func(t *testing.T) {
+		ts := startSim(t, toolModels, "", "")
+		for _, model := range []string{"caller", "thinking-caller"} {
+			code, b := post(t, ts.URL+"/v1/chat/completions", `{"model":"`+model+`","messages":[{"role":"user","content":"Weather in Paris?"}],"tools":`+
+				weatherTool+`,"tool_choice":"required"}`)
+			if code != 200 {
+				t.Fatalf("%s: %d %s", model, code, b)
+			}
+			var body struct {
+				Choices []struct {
+					Message struct {
+						Content   *string `json:"content"`
+						Reasoning *string `json:"reasoning_content"`
+						ToolCalls []struct {
+							ID       string `json:"id"`
+							Type     string `json:"type"`
+							Function struct{ Name, Arguments string }
+						} `json:"tool_calls"`
+					} `json:"message"`
+					FinishReason string `json:"finish_reason"`
+				} `json:"choices"`
+			}
+			if err := json.Unmarshal(b, &body); err != nil {
+				t.Fatalf("%s: %v: %s", model, err, b)
+			}
+			m := body.Choices[0].Message
+			if m.Content != nil || len(m.ToolCalls) != 1 || body.Choices[0].FinishReason != "tool_calls" {
+				t.Fatalf("%s: %s", model, b)
+			}
+			call := m.ToolCalls[0]
+			if call.ID == "" || call.Type != "function" || call.Function.Name != "get_weather" || !json.Valid([]byte(call.Function.Arguments)) {
+				t.Errorf("%s: call %+v", model, call)
+			}
+			if (model == "thinking-caller") != (m.Reasoning != nil && *m.Reasoning != "") {
+				t.Errorf("%s: reasoning %v", model, m.Reasoning)
+			}
+		}
+	})
+}
