@@ -29,6 +29,9 @@ type GenRequest struct {
 	// ToolChoice its tool_choice: "" (auto), none, required, or a name.
 	Tools      []string
 	ToolChoice string
+	// ToolArgs is each offered tool's argument a call fills, by the
+	// tool's schema ("query" where it names none).
+	ToolArgs map[string]string
 	// Words, when Vocab is set, is the text of the last message, a
 	// user's (or the prompt, of a completion), whose Text (or Prompt) is left empty: a
 	// prompt of Vocab's words, said without being written out.

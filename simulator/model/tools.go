@@ -4,6 +4,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"slices"
+	"strconv"
 )
 
 // ToolSpec makes a model call the tools a request offers, as a model
@@ -62,7 +63,7 @@ func CallTool(plan *Plan, spec *ToolSpec, gen *GenRequest, contextLength int) {
 	if gen.MaxTokens != nil {
 		limit = min(limit, *gen.MaxTokens)
 	}
-	args := argumentTokens(spec.ArgumentTokens)
+	args := argumentTokens(spec.ArgumentTokens, gen.ToolArgs[name])
 	plan.FinishReason = "tool_calls"
 	if len(args) > limit {
 		args, plan.FinishReason = args[:max(limit, 0)], "length"
@@ -70,11 +71,15 @@ func CallTool(plan *Plan, spec *ToolSpec, gen *GenRequest, contextLength int) {
 	plan.Tokens, plan.ToolName = args, name
 }
 
-// argumentTokens is n tokens of a call's JSON arguments: {"query": "
-// words… "}.
-func argumentTokens(n int) []string {
+// argumentTokens is n tokens of a call's JSON arguments, the tool's
+// argument key (query when its schema names none) holding words: {"city":
+// "words… "}.
+func argumentTokens(n int, key string) []string {
+	if key == "" {
+		key = "query"
+	}
 	out := make([]string, 0, n)
-	out = append(out, `{"query": "`)
+	out = append(out, `{`+strconv.Quote(key)+`: "`)
 	for i := 0; i < n-2; i++ {
 		out = append(out, thinkWords[(i+3)%len(thinkWords)])
 	}

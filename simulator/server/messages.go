@@ -225,6 +225,12 @@ func (d *decoded) toolsOf(r messagesRequest) error {
 				return badRequest(fmt.Sprintf("tools.%d", i), "tools.%d: a tool needs a name and an input_schema", i)
 			}
 			d.Gen.Tools = append(d.Gen.Tools, t.Name)
+			if key := argumentKey(t.InputSchema); key != "" {
+				if d.Gen.ToolArgs == nil {
+					d.Gen.ToolArgs = map[string]string{}
+				}
+				d.Gen.ToolArgs[t.Name] = key
+			}
 		}
 		d.toolsFirst = withTools(&d.Gen, r.Tools)
 	}

@@ -177,7 +177,10 @@ func decodeRequestStrict(body []byte, chat bool) (*decoded, error) {
 	if err := r.thinkingInto(d); err != nil {
 		return nil, err
 	}
-	if d.Gen.Tools, err = toolsOf(r.Tools); err != nil {
+	if !isNull(r.Tools) {
+		d.Gen.ToolArgs = map[string]string{}
+	}
+	if d.Gen.Tools, err = toolsOf(r.Tools, d.Gen.ToolArgs); err != nil {
 		return nil, err
 	}
 	d.toolsFirst = withTools(&d.Gen, r.Tools)

@@ -81,7 +81,10 @@ func decodeResponses(body []byte) (*decoded, error) {
 	if v, ok := r.ChatTemplateKwargs["enable_thinking"]; ok && string(bytes.TrimSpace(v)) == "false" {
 		d.noThinking = true
 	}
-	if d.Gen.Tools, err = toolsOf(r.Tools); err != nil {
+	if !isNull(r.Tools) {
+		d.Gen.ToolArgs = map[string]string{}
+	}
+	if d.Gen.Tools, err = toolsOf(r.Tools, d.Gen.ToolArgs); err != nil {
 		return nil, err
 	}
 	d.toolsFirst = withTools(&d.Gen, r.Tools)

@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/kneebench/knee/workload/wire"
@@ -42,15 +44,17 @@ func (r *run) toolTokenEvent(tok string, first bool) []byte {
 // toolsOf reads a request's tools: their names, from chat's
 // {"type": "function", "function": {"name"}} or the Responses API's flat
 // {"type": "function", "name"}.
-func toolsOf(raw json.RawMessage) ([]string, error) {
+func toolsOf(raw json.RawMessage, args map[string]string) ([]string, error) {
 	if isNull(raw) {
 		return nil, nil
 	}
 	var items []struct {
-		Type     string `json:"type"`
-		Name     string `json:"name"`
-		Function *struct {
-			Name string `json:"name"`
+		Type       string          `json:"type"`
+		Name       string          `json:"name"`
+		Parameters json.RawMessage `json:"parameters"`
+		Function   *struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
 		} `json:"function"`
 	}
 	if err := json.Unmarshal(raw, &items); err != nil {
@@ -58,9 +62,12 @@ func toolsOf(raw json.RawMessage) ([]string, error) {
 	}
 	names := make([]string, 0, len(items))
 	for i, it := range items {
-		name := it.Name
+		name, params := it.Name, it.Parameters
 		if it.Function != nil {
-			name = it.Function.Name
+			name, params = it.Function.Name, it.Function.Parameters
+		}
+		if key := argumentKey(params); key != "" && args != nil {
+			args[name] = key
 		}
 		if it.Type != "function" || name == "" {
 			return nil, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d] must be a function with a name", i)
@@ -131,4 +138,39 @@ func checkTools(g *GenRequest, spec *ToolSpec, model string) error {
 		return badRequest("tool_choice", "model %s calls no tools (give it tools: in the models file): tool_choice %q cannot be honoured", model, c)
 	}
 	return nil
+}
+
+// argumentKey is the argument a call of a tool with this JSON schema
+// fills, as a model that follows the schema would: its first required
+// string property, else its first required one, else its first string
+// property by name, else its first ("" when it names none). The value is
+// words, a string.
+func argumentKey(schema json.RawMessage) string {
+	var s struct {
+		Required   []string `json:"required"`
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	if isNull(schema) || json.Unmarshal(schema, &s) != nil {
+		return ""
+	}
+	for _, r := range s.Required {
+		if p, ok := s.Properties[r]; ok && p.Type == "string" {
+			return r
+		}
+	}
+	if len(s.Required) > 0 {
+		return s.Required[0]
+	}
+	names := slices.Sorted(maps.Keys(s.Properties))
+	for _, n := range names {
+		if s.Properties[n].Type == "string" {
+			return n
+		}
+	}
+	if len(names) > 0 {
+		return names[0]
+	}
+	return ""
 }

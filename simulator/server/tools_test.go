@@ -255,3 +255,38 @@ func TestToolCallUnstreamedAsVLLM(t *testing.T) {
 		}
 	})
 }
+
+// TestToolArgumentsFollowTheSchema: a call's arguments fill the offered
+// tool's own argument (its first required string property), as llm-d's
+// and a real model's follow the schema; a schema that names none gets
+// query.
+func TestToolArgumentsFollowTheSchema(t *testing.T) {
+	t.Parallel()
+	inBubble(t, func(t *testing.T) {
+		ts := startSim(t, toolModels, "", "")
+		for _, tc := range []struct{ tool, key string }{
+			{`[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"units":{"type":"string"},"city":{"type":"string"}},"required":["city"]}}}]`, "city"},
+			{`[{"type":"function","function":{"name":"lookup","parameters":{"type":"object","properties":{"id":{"type":"integer"},"note":{"type":"string"}}}}}]`, "note"},
+			{weatherTool, "query"},
+		} {
+			code, b := post(t, ts.URL+"/v1/chat/completions", `{"model":"caller","messages":[{"role":"user","content":"Go"}],"tools":`+tc.tool+`,"tool_choice":"required"}`)
+			if code != 200 {
+				t.Fatalf("%d %s", code, b)
+			}
+			var body struct {
+				Choices []struct {
+					Message struct {
+						ToolCalls []struct{ Function struct{ Arguments string } } `json:"tool_calls"`
+					} `json:"message"`
+				} `json:"choices"`
+			}
+			if err := json.Unmarshal(b, &body); err != nil || len(body.Choices[0].Message.ToolCalls) != 1 {
+				t.Fatalf("%v: %s", err, b)
+			}
+			var args map[string]any
+			if err := json.Unmarshal([]byte(body.Choices[0].Message.ToolCalls[0].Function.Arguments), &args); err != nil || args[tc.key] == nil || len(args) != 1 {
+				t.Errorf("arguments %s, want one %q", body.Choices[0].Message.ToolCalls[0].Function.Arguments, tc.key)
+			}
+		}
+	})
+}
