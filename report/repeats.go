@@ -86,12 +86,34 @@ func repeatKnees(w io.Writer, s *results.Sweep, unit string) {
 	}
 	fmt.Fprintf(w, "across repeats  SLO knee %s; saturation %s. Each repeat's knees are found on its own levels; those above are the pooled levels'.\n",
 		rp.SLO.Range(unit), rp.Saturation.Range(unit))
+	if d := kneeDisagreement(s, unit); d != "" {
+		fmt.Fprintf(w, "                %s\n", d)
+	}
 	for _, name := range slices.Sorted(maps.Keys(rp.Classes)) {
 		fmt.Fprintf(w, "across repeats  class %s's knee %s\n", name, rp.Classes[name].Range(unit))
 	}
 	if rp.Passes < rp.Count {
 		fmt.Fprintf(w, "                only %d of the %d repeats ran: the sweep was cut.\n", rp.Passes, rp.Count)
 	}
+}
+
+// kneeDisagreement says when the pooled levels' SLO knee and the
+// repeats' own disagree ("" when they do not): pooled percentiles are of
+// every repeat's requests together, and can meet the SLO where no repeat
+// alone did. The lower knee is the one to plan on.
+func kneeDisagreement(s *results.Sweep, unit string) string {
+	low := s.Repeats.SLO.Low
+	if low == nil {
+		return ""
+	}
+	k := s.Knees.SLO
+	switch {
+	case k == nil || s.Knees.SLONotReached:
+		return fmt.Sprintf("The pooled levels reach no SLO knee where the repeats found one (from %g%s): pooled percentiles mix every repeat's requests and can meet the SLO where no repeat alone did. Plan on the repeats' knee.", *low, unit)
+	case *low < k.Load:
+		return fmt.Sprintf("Some repeat's SLO knee (%g%s) fell below the pooled levels' (%g%s): plan on the lower.", *low, unit, k.Load, unit)
+	}
+	return ""
 }
 
 // RepeatLine is one repeat of a run in a line, as it ends.

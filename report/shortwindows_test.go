@@ -48,3 +48,23 @@ func TestShortWindowsSaidOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatKneesDisagreementSaid: pooled levels that reach no SLO knee
+// where the repeats found one say so, and which to plan on; agreeing
+// knees say nothing more.
+func TestRepeatKneesDisagreementSaid(t *testing.T) {
+	eight := 8.0
+	s := &results.Sweep{Axis: "rate", Knees: results.Knees{SLONotReached: true, SLO: &results.Knee{Load: 16}},
+		Repeats: &results.SweepRepeats{Count: 3, Passes: 3, SLO: results.KneesAcross{Loads: []*float64{&eight, &eight, &eight}, Low: &eight, High: &eight}}}
+	var b strings.Builder
+	repeatKnees(&b, s, "/s")
+	if !strings.Contains(b.String(), "The pooled levels reach no SLO knee where the repeats found one (from 8/s)") {
+		t.Errorf("no word of the disagreement:\n%s", b.String())
+	}
+	s.Knees = results.Knees{SLO: &results.Knee{Load: 8}}
+	b.Reset()
+	repeatKnees(&b, s, "/s")
+	if strings.Contains(b.String(), "pooled levels") && strings.Contains(b.String(), "Plan on") {
+		t.Errorf("agreeing knees said to disagree:\n%s", b.String())
+	}
+}
