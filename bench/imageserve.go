@@ -84,7 +84,7 @@ func (s *imageServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", mime)
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		_, _ = w.Write(body)
-		s.count()
+		s.count(1)
 		return
 	}
 	s.mu.Lock()
@@ -101,13 +101,15 @@ func (s *imageServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", http.DetectContentType(data))
 	_, _ = w.Write(data)
-	s.count()
+	s.count(1)
 }
 
-func (s *imageServer) count() {
+// count adds n to the images served and returns how many have been.
+func (s *imageServer) count(n int) int {
 	s.mu.Lock()
-	s.served++
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	s.served += n
+	return s.served
 }
 
 // synthetic serves synthetic/SEED/N.FORMAT from the level of that seed.

@@ -256,6 +256,9 @@ type finisher struct {
 	calls         *trackedCalls
 	// mixTaken are a mix's dataset classes' sources in the level.
 	mixTaken []*trackedDataset
+	// served is the image server's count as the level began (-1: knee
+	// serves no images).
+	served int
 }
 
 // finish adds to a level's result what the series knows of it (how its
@@ -268,6 +271,7 @@ func (f *finisher) finish(res *results.Run) {
 	defer s.mu.Unlock()
 	res.Notes = append(res.Notes, f.notes...)
 	res.JudgeTools()
+	f.imagesFetched(res)
 	w := s.Workload
 	if w.Mix != nil {
 		w.Mix.judge(res)
@@ -304,6 +308,21 @@ func (f *finisher) finish(res *results.Run) {
 			res.Warnings = append(res.Warnings, warn)
 		}
 		s.next = f.calls.Offset + f.calls.used()
+	}
+}
+
+// imagesFetched says how many of the images knee served the target
+// fetched over the level, and warns when it fetched none: a server that
+// does not fetch image URLs (or cannot reach knee) answers without them.
+func (f *finisher) imagesFetched(res *results.Run) {
+	im := res.Images
+	if f.served < 0 || im == nil || im.Images == 0 {
+		return
+	}
+	n := int64(f.s.Workload.imageServer.count(0) - f.served)
+	im.Served = &n
+	if n == 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the target fetched none of the %d images knee served it by URL (--image-serve): it answered without them, or could not reach knee's address; the image bytes counted are the URLs'", im.Images))
 	}
 }
 

@@ -53,7 +53,10 @@ func (s *Series) RepeatLevel(rep, i int, p Prober, rate float64, concurrency int
 	if concurrency > 0 {
 		lv.Load = float64(concurrency)
 	}
-	f := &finisher{s: s, notes: s.notes}
+	f := &finisher{s: s, notes: s.notes, served: -1}
+	if is := s.Workload.imageServer; is != nil {
+		f.served = is.count(0)
+	}
 	lv.finish = f.finish
 	if s.Workload.calls() {
 		s.callLevel(lv, f, rep, i, rate, cfg)

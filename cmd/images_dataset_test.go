@@ -178,6 +178,10 @@ models:
 		!strings.Contains(r.Config.Images, "served by knee under http://127.0.0.1:") || im.ImageBytes > 100*im.Images {
 		t.Errorf("served: %d ok, images %+v, config %q", r.Requests.OK, r.Images, r.Config.Images)
 	}
+	// knee sim fetched every image of the window (and the warm-up's).
+	if im := r.Images; im == nil || im.Served == nil || *im.Served < im.Images {
+		t.Errorf("the fetches of the served images are not counted: %+v", r.Images)
+	}
 
 	pics := filepath.Join(dir, "pics")
 	writeImage(t, filepath.Join(pics, "a dir", "a.png"), 448, 448)

@@ -94,6 +94,10 @@ type Images struct {
 	UploadMaxNs  int64    `json:"upload_max_ns"`
 	UploadMeanMs *float64 `json:"upload_mean_ms,omitempty"`
 	UploadShare  *float64 `json:"upload_share_of_ttft,omitempty"`
+	// Served, when knee served the images itself (--image-serve), is
+	// how many the target fetched over the level: ImageBytes is then the
+	// URLs', not the images'.
+	Served *int64 `json:"served,omitempty"`
 }
 
 // Derive sets the figures drawn from the sums: the mean upload and its
