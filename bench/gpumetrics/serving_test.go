@@ -46,3 +46,24 @@ func TestIdleGPUsLeftOut(t *testing.T) {
 		t.Errorf("%g J a token, want the serving GPU's 0.5", g.JoulesPerOutputToken)
 	}
 }
+
+// TestImplausibleCounterIntegrated: an energy counter that jumps by 1e308
+// mJ in a window is no reading: the power is integrated instead, and the
+// figures stay finite, so the result can be written.
+func TestImplausibleCounterIntegrated(t *testing.T) {
+	k := key{endpoint: "e", gpu: "0"}
+	at := time.Unix(1000, 0)
+	mk := func(s time.Duration, mj float64) *scrape {
+		r := reading{}
+		setPower(&r, 400)
+		setEnergy(&r, mj)
+		return &scrape{at: at.Add(s), gpus: map[key]reading{k: r}}
+	}
+	g := figures([]*scrape{mk(0, 1), mk(time.Second, 1e307), mk(2*time.Second, 1e308)})
+	if math.IsInf(g.EnergyJ, 0) || math.IsNaN(g.EnergyJ) || math.Abs(g.EnergyJ-800) > 1e-9 || g.GPUs[0].EnergySource != "integrated power" {
+		t.Errorf("energy %g J from %s, want 800 J integrated", g.EnergyJ, g.GPUs[0].EnergySource)
+	}
+	if !strings.Contains(strings.Join(g.Warnings, " "), "implausible") {
+		t.Errorf("warnings %v", g.Warnings)
+	}
+}

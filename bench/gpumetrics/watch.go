@@ -290,12 +290,15 @@ func gpuFigure(samples []*scrape, k key, span float64) (results.GPUFigure, strin
 	}
 	warning := ""
 	switch {
-	case a.hasEnergy && b.hasEnergy && b.energyMJ >= a.energyMJ:
+	case a.hasEnergy && b.hasEnergy && b.energyMJ >= a.energyMJ && (b.energyMJ-a.energyMJ)/1000 <= maxPlausibleW*math.Max(span, 1):
 		f.EnergyJ, f.EnergySource = (b.energyMJ-a.energyMJ)/1000, "counter"
 	default:
 		f.EnergyJ, f.EnergySource = integrated, "integrated power"
-		if a.hasEnergy && b.hasEnergy {
+		switch {
+		case a.hasEnergy && b.hasEnergy && b.energyMJ < a.energyMJ:
 			warning = fmt.Sprintf("%s GPU %s: the energy counter went back across the window; power integrated instead", k.endpoint, k.gpu)
+		case a.hasEnergy && b.hasEnergy:
+			warning = fmt.Sprintf("%s GPU %s: the energy counter advanced by an implausible %g J over %.1f s; power integrated instead", k.endpoint, k.gpu, (b.energyMJ-a.energyMJ)/1000, span)
 		}
 	}
 	if span > 0 {
