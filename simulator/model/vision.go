@@ -193,6 +193,11 @@ func WithImages(plan *Plan, imgs *Images, v *VisionSpec, cache *EncoderCache, fe
 			return err
 		}
 		n := v.Tokens(im.w, im.h)
+		// Refused before anything is kept per token: an image header may
+		// claim any size (a 193-byte PNG of 10^12 pixels).
+		if err := content.CheckContext(plan.PromptTokens+n, maxTokens, contextLength); err != nil {
+			return err
+		}
 		plan.PromptTokens += n
 		if plan.PromptIDs != nil {
 			for k := range n {
