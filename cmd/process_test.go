@@ -235,3 +235,41 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestHangUpStopsARun: SIGHUP (a terminal closed) ends a run as SIGTERM
+// does: exit 130, what was measured written and marked interrupted.
+func TestHangUpStopsARun(t *testing.T) {
+	quiet.Wire(t, func() { testHangUpStopsARun(t) })
+}
+
+func testHangUpStopsARun(t *testing.T) {
+	bin := kneeBinary(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command(bin, "run", "--rate", "4", "--duration", "60s", "--input-tokens", "64", "--max-tokens", "8", "-o", out)
+	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL=")
+	var buf syncBuffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) && !strings.Contains(buf.String(), "sent") {
+		time.Sleep(100 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGHUP)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if code := exitCode(err); code != ExitInterrupted {
+			t.Errorf("exit %d after SIGHUP, want %d\n%s", code, ExitInterrupted, buf.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the run did not stop after SIGHUP:\n%s", buf.String())
+	}
+	r, err := results.ReadRun(out)
+	if err != nil || !r.Interrupted {
+		t.Errorf("%v, interrupted %v\n%s", err, r != nil && r.Interrupted, buf.String())
+	}
+}

@@ -20,7 +20,9 @@ const hurryLimit = 10 * time.Second
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 3)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	// A hang-up (the terminal closed, a supervisor's reload) ends a run as
+	// SIGTERM does: what was measured is written and marked stopped.
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		// The first signal ends the run: in-flight requests are cut, and
 		// what was measured is printed and written. Supervisors and GNU

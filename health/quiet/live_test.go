@@ -50,7 +50,7 @@ var liveTests = []string{
 	"bench/transport TestToolCallsCounted",
 	// cmd
 	"cmd TestDashboardFollowsASweep", "cmd TestDefaultTarget", "cmd TestDescriptorOutputs",
-	"cmd TestFIFOWaitsEndAtASignal", "cmd TestImagesByURL", "cmd TestInterruptedSweepKeepsLevels",
+	"cmd TestFIFOWaitsEndAtASignal", "cmd TestHangUpStopsARun", "cmd TestImagesByURL", "cmd TestInterruptedSweepKeepsLevels",
 	"cmd TestRecordsWriteErrorExitsThree", "cmd TestRunExportsOTLP", "cmd TestRunGPUMetrics",
 	"cmd TestRunProfile", "cmd TestShardedSweepMerges", "cmd TestShardsMergeToOneProcess",
 	"cmd TestSweepExportsWhileItRuns", "cmd TestTLSBlackHole", "cmd TestTwoSignalsStillWrite",
