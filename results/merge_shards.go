@@ -187,5 +187,13 @@ func plausibleCounts(r *Run) error {
 	if w := r.WindowSeconds; !(w >= 0 && w < 1e9) {
 		return fmt.Errorf("window_s is %v: not a span a run measures", w)
 	}
+	// A mix's classes are runs of their own, checked alike.
+	for _, name := range slices.Sorted(maps.Keys(r.Classes)) {
+		if c := r.Classes[name]; c != nil {
+			if err := plausibleCounts(c); err != nil {
+				return fmt.Errorf("classes.%s: %w", name, err)
+			}
+		}
+	}
 	return nil
 }

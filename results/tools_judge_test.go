@@ -41,3 +41,12 @@ func TestJudgeTools(t *testing.T) {
 		}
 	}
 }
+
+// TestClassCountsChecked: a mix class's counts are checked as the run's
+// are: merge and every reader refuse a class that sent -4 requests.
+func TestClassCountsChecked(t *testing.T) {
+	r := &Run{Classes: map[string]*Run{"chat": {Requests: Requests{Sent: -4}}}}
+	if err := plausibleCounts(r); err == nil || !strings.Contains(err.Error(), "classes.chat: requests.sent is -4") {
+		t.Errorf("got %v", err)
+	}
+}

@@ -151,6 +151,9 @@ func classLines(doc *yaml.Node) []int {
 	return nil
 }
 
+// headerName is an HTTP header name: RFC 9110's token characters.
+var headerName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
+
 func (c *MixClass) check(seen map[string]bool) error {
 	switch {
 	case !className.MatchString(c.Name):
@@ -174,7 +177,10 @@ func (c *MixClass) check(seen map[string]bool) error {
 	}
 	seen[c.Name] = true
 	for k := range c.ExtraBody {
-		switch k {
+		// A server's JSON reads keys without regard to case (Python's
+		// pydantic in vLLM does not; Go's does): "Model" would override
+		// or clash with knee's own "model" on some servers and not others.
+		switch strings.ToLower(k) {
 		case "model", "messages", "prompt", "input", "stream", "max_tokens", "max_completion_tokens", "max_output_tokens":
 			return fmt.Errorf("%s: extra_body sets %q, which knee writes itself (use the class's own keys)", c.Name, k)
 		case "priority":
@@ -184,8 +190,8 @@ func (c *MixClass) check(seen map[string]bool) error {
 		}
 	}
 	for k, v := range c.Headers {
-		if k == "" || strings.ContainsAny(k, " :\r\n") || strings.ContainsAny(v, "\r\n") {
-			return fmt.Errorf("%s: header %q is not a valid header", c.Name, k)
+		if !headerName.MatchString(k) || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
+			return fmt.Errorf("%s: header %q is not a valid header (a name of letters, digits and !#$%%&'*+-.^_`|~; a value without control characters)", c.Name, k)
 		}
 	}
 	return nil
