@@ -1,8 +1,10 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 
@@ -70,6 +72,13 @@ func startBuiltinSim(ctx context.Context, c *cobra.Command, f *simFlags) (*simul
 	}
 	if f.preset != "" {
 		args = append(args, "--sim-preset", f.preset)
+	}
+	if is := c.Flags().Lookup("image-serve"); is != nil && is.Value.String() != "" {
+		// The run's own image server is the one private address the
+		// simulator it starts may fetch from.
+		if host, _, err := net.SplitHostPort(is.Value.String()); err == nil {
+			args = append(args, "--allowed-media-domains", cmp.Or(host, "127.0.0.1"))
+		}
 	}
 	return simulator.StartChild(ctx, exe, args, inputs, c.ErrOrStderr())
 }

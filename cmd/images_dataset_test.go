@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/health/quiet"
+	"github.com/kneebench/knee/simulator"
 
 	"github.com/kneebench/knee/results"
 )
@@ -164,13 +165,22 @@ func TestImagesByURL(t *testing.T) {
 
 func testImagesByURL(t *testing.T) {
 	dir := t.TempDir()
-	url := startSim(t, writeFile(t, dir, "models.yml", `
+	models := writeFile(t, dir, "models.yml", `
 models:
   - name: qwen-vl
     context_length: 32768
     engine: instant
     vision: {patch_size: 14, merge_size: 2, encoder_params_billions: 0.675}
-`), "")
+`)
+	// By default knee sim fetches nothing on a private address: every
+	// image URL of the run's own loopback server is refused alike.
+	closed := startSimOptions(t, models, "builtin:bench-responses", func(*simulator.Options) {})
+	code, _, errOut := execute(t, "run", "--base-url", closed, "--model", "qwen-vl", "--requests", "2", "--concurrency", "1", "--max-tokens", "4",
+		"--no-server-metrics", "--input-tokens", "32", "--image-count", "1", "--image-serve", "127.0.0.1:0", "-o", filepath.Join(dir, "closed.json"))
+	if code == 0 || !strings.Contains(errOut, "could not be fetched") {
+		t.Errorf("a loopback image URL was fetched by default: exit %d, %s", code, errOut)
+	}
+	url := startSimOptions(t, models, "builtin:bench-responses", func(o *simulator.Options) { o.AllowedMediaHosts = []string{"127.0.0.1"} })
 	base := []string{"run", "--base-url", url, "--model", "qwen-vl", "--requests", "3", "--concurrency", "1", "--max-tokens", "4", "--no-server-metrics"}
 	r := runJSON(t, append(base, "--input-tokens", "32", "--image-count", "2", "--image-size", "448x448,640x480", "--image-serve", "127.0.0.1:0")...)
 	// Two images a request: 256 and 23×18 tokens.

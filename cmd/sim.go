@@ -60,6 +60,7 @@ KNEE_SIM_RESPONSES and KNEE_SIM_API_KEY.`,
 	fs.StringVar(&o.ReadyFile, "ready-file", "", "write the listening address to this file once serving (with --replicas, one per line)")
 	fs.IntVar(&o.Replicas, "replicas", 1, "serve this many independent replicas (each its own engines, KV cache, queue and /metrics) on consecutive ports from --port")
 	_ = fs.MarkHidden("ready-file")
+	fs.StringSliceVar(&o.AllowedMediaHosts, "allowed-media-domains", nil, "hosts (names or addresses, comma-separated) whose image URLs are fetched wherever they point; others are fetched only from public addresses, never loopback, private or link-local ones (as vLLM's flag, and stricter)")
 	fs.StringVar(&o.ProfileDir, "profile-dir", "", "serve POST /start_profile and /stop_profile (as vLLM does with VLLM_TORCH_PROFILER_DIR): each writes a CPU profile of the simulator between them to this folder (knee run/sweep --profile calls them around each measured window)")
 	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of the simulator to this file (for go tool pprof)")
 	_ = fs.MarkHidden("cpuprofile")

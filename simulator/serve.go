@@ -36,6 +36,10 @@ type ServeSpec struct {
 	// ProfileDir, when set, is where POST /start_profile's CPU profiles
 	// go (as vLLM's VLLM_TORCH_PROFILER_DIR); unset, the route is absent.
 	ProfileDir string
+	// AllowedMediaHosts are the hosts image URLs are fetched from wherever
+	// they point (vLLM's --allowed-media-domains); others only on public
+	// addresses.
+	AllowedMediaHosts []string
 }
 
 // UsageError is an error of a spec's flags (see model.UsageError).
@@ -99,7 +103,8 @@ func (s ServeSpec) Serve(ctx context.Context, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := Options{Models: models, Responder: responder, APIKey: s.APIKey, MaxBodyBytes: s.MaxBodyBytes, MaxBodyBytesInFlight: s.MaxBodyBytesInFlight, ProfileDir: s.ProfileDir}
+	opts := Options{Models: models, Responder: responder, APIKey: s.APIKey, MaxBodyBytes: s.MaxBodyBytes, MaxBodyBytesInFlight: s.MaxBodyBytesInFlight, ProfileDir: s.ProfileDir,
+		AllowedMediaHosts: s.AllowedMediaHosts}
 	if s.Replicas == 1 {
 		return Run(ctx, net.JoinHostPort(s.Host, s.Port), opts, s.ShutdownGrace, func(a net.Addr) {
 			fmt.Fprintf(log, "knee sim serving %d model(s) on http://%s/v1\n", len(models.Models), a)

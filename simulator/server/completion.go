@@ -137,7 +137,7 @@ func (s *Server) plan(d *decoded, h *handler, m *model) (*Plan, *ReasoningSpec, 
 	}
 	reasoning := m.spec.Reasoning.ForRequest(d.effort, d.noThinking)
 	if err == nil && len(d.images.Raws) > 0 {
-		err = WithImages(plan, &d.images, m.spec.Vision, &m.encoded, FetchImage, d.Gen.MaxTokens, m.spec.ContextLength)
+		err = WithImages(plan, &d.images, m.spec.Vision, &m.encoded, s.media.fetch, d.Gen.MaxTokens, m.spec.ContextLength)
 	}
 	if err == nil && h.kind.Chat() {
 		CallTool(plan, m.spec.Tools, &d.Gen, m.spec.ContextLength)

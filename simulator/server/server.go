@@ -26,6 +26,10 @@ type Options struct {
 	Responder *Responder
 	// APIKey, when set, is required as a Bearer token on /v1 and /admin.
 	APIKey string
+	// AllowedMediaHosts are the hosts (names or addresses, any port) image
+	// URLs are fetched from wherever they point; others only on public
+	// addresses.
+	AllowedMediaHosts []string
 	// MaxBodyBytes bounds a request body (default 32 MiB), and
 	// MaxBodyBytesInFlight the bodies being read and answered at once
 	// (default 96 MiB, three of the largest bodies; see admitBody).
@@ -78,6 +82,8 @@ type Server struct {
 	order   []string
 	metrics *telemetry.Metrics
 	srv     *fasthttp.Server
+	// media fetches image URLs where they may be fetched from.
+	media   *mediaFetcher
 	created int64
 	ids     atomic.Int64
 	// stored holds the Responses API conversations a later request may
@@ -111,6 +117,7 @@ func NewServer(o Options) (*Server, error) {
 	}
 	s := &Server{opts: o, models: map[string]*model{}, metrics: telemetry.NewMetrics(maxCtx), created: time.Now().Unix()}
 	s.streams, s.cancel = context.WithCancel(context.Background())
+	s.media = newMediaFetcher(o.AllowedMediaHosts)
 	for i := range o.Models.Models {
 		spec := o.Models.Models[i]
 		s.models[spec.Name] = s.newModel(spec)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"net"
 	"testing"
 )
 
@@ -102,5 +103,28 @@ func TestEncoderCache(t *testing.T) {
 	again := &Plan{PromptTokens: 10}
 	if err := WithImages(again, imgs, v, &cache, nil, nil, 32768); err != nil || again.EncoderFLOPs != 0 {
 		t.Errorf("the same image again: %g encoder FLOPs, want none (%v)", again.EncoderFLOPs, err)
+	}
+}
+
+// TestMediaFetchRefusesPrivateAddresses: image URLs on loopback, private,
+// shared, link-local or unspecified addresses (a cloud's metadata
+// service, the sim's own /metrics) are refused with one neutral error,
+// as is any scheme but http(s); public addresses are not refused by the
+// check.
+func TestMediaFetchRefusesPrivateAddresses(t *testing.T) {
+	for ip, public := range map[string]bool{
+		"127.0.0.1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false, "100.64.0.1": false,
+		"169.254.169.254": false, "0.0.0.0": false, "::1": false, "fe80::1": false, "fd00::1": false, "::ffff:127.0.0.1": false,
+		"8.8.8.8": true, "2606:4700::1111": true,
+	} {
+		if got := publicIP(net.ParseIP(ip)); got != public {
+			t.Errorf("publicIP(%s) = %v, want %v", ip, got, public)
+		}
+	}
+	m := newMediaFetcher(nil)
+	for _, u := range []string{"http://127.0.0.1:1/a.png", "http://169.254.169.254/latest/meta-data", "http://[::1]:8080/metrics", "gopher://x/", "http:///nohost"} {
+		if _, err := m.fetch(u); err != errNotFetched {
+			t.Errorf("%s: %v, want the neutral refusal", u, err)
+		}
 	}
 }
