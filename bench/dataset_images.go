@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -127,12 +128,11 @@ func (di *datasetImages) resolve(ref string) (string, error) {
 	if !info.Mode().IsRegular() {
 		return "", fmt.Errorf("%s is not a regular file", path)
 	}
-	f, err := input.Open(di.ctx, path, MaxImageFileBytes, "an image")
+	data, err := input.Read(di.ctx, path, MaxImageFileBytes, "an image")
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	if _, _, err := image.DecodeConfig(f); err != nil {
+	if _, _, err := image.DecodeConfig(bytes.NewReader(data)); err != nil {
 		if errors.Is(err, input.ErrInterrupted) || errors.Is(err, input.ErrTooLarge) {
 			return "", err
 		}
@@ -148,7 +148,11 @@ func (di *datasetImages) resolve(ref string) (string, error) {
 	}
 	name := filepath.ToSlash(rel)
 	if di.serve != nil {
-		di.serve.addFile(name, path)
+		// Served from its own folder only: a link out of it is not.
+		if real, err := filepath.EvalSymlinks(path); err != nil || !within(dir, real) {
+			return "", fmt.Errorf("%s leads outside the image folder %s (through a link): knee serves only the folder's own files", path, dir)
+		}
+		di.serve.addFile(name, path, sha256.Sum256(data))
 	}
 	segments := strings.Split(name, "/")
 	for i, seg := range segments {
@@ -275,4 +279,15 @@ func (di *datasetImages) String() string {
 		parts = append(parts, fmt.Sprintf("%d data URLs", di.inline))
 	}
 	return "from the dataset: " + strings.Join(parts, ", ")
+}
+
+// within reports whether path, links resolved, is inside dir (its links
+// resolved too).
+func within(dir, path string) bool {
+	d, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(d, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net"
@@ -27,8 +28,19 @@ type imageServer struct {
 
 	mu     sync.Mutex
 	levels map[uint64]*workload.Images
-	files  map[string]string // name under the base → the file's path
+	files  map[string]servedFile // name under the base → the checked file
 	served int
+	// hosts are the Host headers the server answers: its own address and
+	// --image-url-base's host.
+	hosts map[string]bool
+}
+
+// servedFile is a dataset's image as it was checked: its path and the
+// hash of its bytes then, so a file swapped since (for a link elsewhere)
+// is never served.
+type servedFile struct {
+	path string
+	sum  [sha256.Size]byte
 }
 
 // startImageServer listens on addr (host:port) and serves until ctx
@@ -38,7 +50,8 @@ func startImageServer(ctx context.Context, addr string) (*imageServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--image-serve %s: %w", addr, err)
 	}
-	s := &imageServer{addr: ln.Addr().String(), levels: map[uint64]*workload.Images{}, files: map[string]string{}}
+	s := &imageServer{addr: ln.Addr().String(), levels: map[uint64]*workload.Images{}, files: map[string]servedFile{}}
+	s.hosts = map[string]bool{s.addr: true}
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
 	context.AfterFunc(ctx, func() { _ = s.srv.Close() })
@@ -50,6 +63,11 @@ func startImageServer(ctx context.Context, addr string) (*imageServer, error) {
 // address, which must then name a host.
 func (s *imageServer) base(urlBase string) (string, error) {
 	if urlBase != "" {
+		if u, err := url.Parse(urlBase); err == nil && u.Host != "" {
+			s.mu.Lock()
+			s.hosts[u.Host] = true
+			s.mu.Unlock()
+		}
 		return urlBase, nil
 	}
 	host, _, _ := net.SplitHostPort(s.addr)
@@ -66,10 +84,11 @@ func (s *imageServer) addLevel(im *workload.Images) {
 	s.mu.Unlock()
 }
 
-// addFile makes a dataset's image servable under name.
-func (s *imageServer) addFile(name, path string) {
+// addFile makes a dataset's image servable under name: the bytes whose
+// hash is sum, as checked.
+func (s *imageServer) addFile(name, path string, sum [sha256.Size]byte) {
 	s.mu.Lock()
-	s.files[name] = path
+	s.files[name] = servedFile{path: path, sum: sum}
 	s.mu.Unlock()
 }
 
@@ -77,6 +96,14 @@ func (s *imageServer) addFile(name, path string) {
 func (s *imageServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "GET only", http.StatusMethodNotAllowed)
+		return
+	}
+	s.mu.Lock()
+	own := s.hosts[r.Host]
+	s.mu.Unlock()
+	if !own {
+		// Another name for this address (a rebinding one) is not ours.
+		http.Error(w, "not this server's host", http.StatusMisdirectedRequest)
 		return
 	}
 	name := strings.TrimPrefix(r.URL.Path, "/")
@@ -88,15 +115,19 @@ func (s *imageServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	path, ok := s.files[name]
+	file, ok := s.files[name]
 	s.mu.Unlock()
 	if !ok {
 		http.NotFound(w, r)
 		return
 	}
-	data, err := input.Read(r.Context(), path, MaxImageFileBytes, "an image")
+	data, err := input.Read(r.Context(), file.path, MaxImageFileBytes, "an image")
 	if err != nil {
 		http.Error(w, "the image can no longer be read", http.StatusInternalServerError)
+		return
+	}
+	if sha256.Sum256(data) != file.sum {
+		http.Error(w, "the image changed since it was checked", http.StatusGone)
 		return
 	}
 	w.Header().Set("Content-Type", http.DetectContentType(data))
