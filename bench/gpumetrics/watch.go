@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"sort"
@@ -313,13 +314,33 @@ func gpuFigure(samples []*scrape, k key, span float64) (results.GPUFigure, strin
 // scrapeAll reads every endpoint now.
 func (w *Watcher) scrapeAll(ctx context.Context) *scrape {
 	s := &scrape{at: w.now(), gpus: map[key]reading{}}
-	for _, u := range w.urls {
-		if err := w.read(ctx, u, s); err != nil {
-			s.errs = append(s.errs, fmt.Sprintf("%s: %v", u, err))
+	// Read at once, each within its deadline: a hung exporter (or
+	// twenty) delays the window's end by one deadline, not by each.
+	parts := make([]*scrape, len(w.urls))
+	errs := make([]error, len(w.urls))
+	var wg sync.WaitGroup
+	for i, u := range w.urls {
+		parts[i] = &scrape{gpus: map[key]reading{}}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rctx, cancel := context.WithTimeout(ctx, readDeadline)
+			defer cancel()
+			errs[i] = w.read(rctx, u, parts[i])
+		}()
+	}
+	wg.Wait()
+	for i, u := range w.urls {
+		if errs[i] != nil {
+			s.errs = append(s.errs, fmt.Sprintf("%s: %v", u, errs[i]))
 		}
+		maps.Copy(s.gpus, parts[i].gpus)
 	}
 	return s
 }
+
+// readDeadline bounds one exporter's reading.
+const readDeadline = 2 * time.Second
 
 // read parses one exporter's text into s.
 func (w *Watcher) read(ctx context.Context, url string, s *scrape) error {
