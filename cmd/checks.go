@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/kneebench/knee/results"
 	"github.com/spf13/cobra"
@@ -37,4 +38,15 @@ func argInputs(args []string) map[string]string {
 func readInputs(c *cobra.Command, paths []string) ([][]byte, error) {
 	files, err := results.ReadInputs(c.Context(), paths)
 	return files, withCode(ExitRuntime, err)
+}
+
+// keepsOld reports whether an interrupted run that measured nothing would
+// replace an existing file: the file is then kept (a Ctrl-C 0.3 s in once
+// replaced yesterday's result with an empty one).
+func keepsOld(path string, res *results.Run) bool {
+	if !res.Interrupted || res.Requests.OK+res.Requests.Failed > 0 || results.IsStdout(path) {
+		return false
+	}
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular() && info.Size() > 0
 }

@@ -1,8 +1,11 @@
 package cmd
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kneebench/knee/results"
 )
 
 // TestLoadFile: a load file sets the flags it names, the command line
@@ -84,4 +87,28 @@ func TestLoadFileRuns(t *testing.T) {
 			t.Errorf("classes %d, %d ok, window %g s", len(r.Classes), r.Requests.OK, r.Config.DurationS)
 		}
 	})
+}
+
+// TestStoppedRunKeepsAnOldFile: an interrupted run that measured nothing
+// does not replace an existing result; one that measured, or a new file,
+// is written.
+func TestStoppedRunKeepsAnOldFile(t *testing.T) {
+	dir := t.TempDir()
+	old := writeFile(t, dir, "old.json", `{"old": true}`)
+	for _, tc := range []struct {
+		name string
+		path string
+		res  *results.Run
+		keep bool
+	}{
+		{"stopped, nothing measured, old file", old, &results.Run{Interrupted: true}, true},
+		{"stopped, something measured", old, &results.Run{Interrupted: true, Requests: results.Requests{OK: 3}}, false},
+		{"whole run", old, &results.Run{}, false},
+		{"no old file", filepath.Join(dir, "new.json"), &results.Run{Interrupted: true}, false},
+		{"standard output", "-", &results.Run{Interrupted: true}, false},
+	} {
+		if got := keepsOld(tc.path, tc.res); got != tc.keep {
+			t.Errorf("%s: keeps %v, want %v", tc.name, got, tc.keep)
+		}
+	}
 }

@@ -223,7 +223,9 @@ func (o *runOptions) finish(c *cobra.Command, out io.Writer, res *results.Run, r
 			return err
 		}
 	}
-	if o.output != "" {
+	if o.output != "" && keepsOld(o.output, res) {
+		fmt.Fprintf(out, "kept %s: the run was stopped before it measured a request, and an empty result would replace it\n", o.output)
+	} else if o.output != "" {
 		if err := results.WriteJSONTo(o.output, c.OutOrStdout(), res); err != nil {
 			return withCode(ExitRuntime, fmt.Errorf("writing %s: %w", o.output, err))
 		}
