@@ -177,14 +177,7 @@ func decodeRequestStrict(body []byte, chat bool) (*decoded, error) {
 	if err := r.thinkingInto(d); err != nil {
 		return nil, err
 	}
-	if !isNull(r.Tools) {
-		d.Gen.ToolArgs = map[string]string{}
-	}
-	if d.Gen.Tools, err = toolsOf(r.Tools, d.Gen.ToolArgs); err != nil {
-		return nil, err
-	}
-	d.toolsFirst = withTools(&d.Gen, r.Tools)
-	if d.Gen.ToolChoice, err = toolChoiceOf(r.ToolChoice); err != nil {
+	if err := d.readTools(r.Tools, r.ToolChoice); err != nil {
 		return nil, err
 	}
 	return d, nil

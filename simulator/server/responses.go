@@ -81,14 +81,7 @@ func decodeResponses(body []byte) (*decoded, error) {
 	if v, ok := r.ChatTemplateKwargs["enable_thinking"]; ok && string(bytes.TrimSpace(v)) == "false" {
 		d.noThinking = true
 	}
-	if !isNull(r.Tools) {
-		d.Gen.ToolArgs = map[string]string{}
-	}
-	if d.Gen.Tools, err = toolsOf(r.Tools, d.Gen.ToolArgs); err != nil {
-		return nil, err
-	}
-	d.toolsFirst = withTools(&d.Gen, r.Tools)
-	if d.Gen.ToolChoice, err = toolChoiceOf(r.ToolChoice); err != nil {
+	if err := d.readTools(r.Tools, r.ToolChoice); err != nil {
 		return nil, err
 	}
 	return d, nil

@@ -174,3 +174,19 @@ func argumentKey(schema json.RawMessage) string {
 	}
 	return ""
 }
+
+// readTools reads an OpenAI request's tools (names and the argument each
+// fills), lays them before the messages as a chat template would, and
+// reads tool_choice.
+func (d *decoded) readTools(tools, choice json.RawMessage) error {
+	if !isNull(tools) {
+		d.Gen.ToolArgs = map[string]string{}
+	}
+	var err error
+	if d.Gen.Tools, err = toolsOf(tools, d.Gen.ToolArgs); err != nil {
+		return err
+	}
+	d.toolsFirst = withTools(&d.Gen, tools)
+	d.Gen.ToolChoice, err = toolChoiceOf(choice)
+	return err
+}
