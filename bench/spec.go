@@ -122,7 +122,9 @@ func (sp *Spec) check() error {
 		name string
 		zero bool
 	}{{"rate", sp.Rate == 0}, {"concurrency", sp.Concurrency == 0}, {"requests", sp.Requests == 0},
-		{"duration", sp.Duration == 0}, {"input-tokens", sp.InputTokens == 0}} {
+		// A window of 0 with --requests counts requests instead (a sweep's
+		// levels say so).
+		{"duration", sp.Duration == 0 && sp.Requests == 0}, {"input-tokens", sp.InputTokens == 0}} {
 		if f.zero && sp.given(f.name) {
 			return fmt.Errorf("--%s 0 measures nothing; give a positive value (or leave the flag out)", f.name)
 		}

@@ -151,3 +151,19 @@ func TestOneNameForTheSimulator(t *testing.T) {
 		}
 	}
 }
+
+// TestCountedLevelsTakeAZeroWindow: a sweep's levels counted by requests
+// take a window of 0, under either name (the prediction battery's
+// "counted" question), while a run's --duration 0 alone measures nothing.
+func TestCountedLevelsTakeAZeroWindow(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"--duration", "--step-duration"} {
+		dir := t.TempDir()
+		if code, out, errOut := execute(t, "predict", "--rates", "2", "--requests", "20", name, "0", "--input-tokens", "64", "--out-dir", dir, "--label", "c"); code != 0 {
+			t.Errorf("predict %s 0 --requests 20: exit %d\n%s\n%s", name, code, out, errOut)
+		}
+	}
+	if code, _, errOut := execute(t, "run", "--duration", "0"); code != ExitUsage || !strings.Contains(errOut, "--duration 0 measures nothing") {
+		t.Errorf("run --duration 0: exit %d, %s", code, errOut)
+	}
+}
