@@ -255,6 +255,11 @@ func (m *mixWorkload) summaryClasses(shares []float64) []summary.Class {
 // sweep varies one class's (--vary), the others fixed.
 func (sp *Spec) mixLoad(m *mixWorkload, load *driver.Load) error {
 	rates, sum := m.file.Rates()
+	if rates && !(sum <= maxRateBound) {
+		// The whole load's bound holds for the classes' sum: two classes
+		// at 10^6/s each are the --rate 2e6 it refuses.
+		return fmt.Errorf("--mix %s: its classes' rates add up to %g/s, more than the %d/s a load may ask", sp.Mix, sum, maxRateBound)
+	}
 	if sp.Vary != "" {
 		m.vary = slices.IndexFunc(m.classes, func(c mixClass) bool { return c.spec.Name == sp.Vary })
 		switch {

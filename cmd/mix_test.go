@@ -619,3 +619,14 @@ func TestPredictRateMixIsOneLevel(t *testing.T) {
 		t.Errorf("levels %v, want one at the classes' 3/s:\n%s", sw.Levels, out)
 	}
 }
+
+// TestMixRatesBoundedAsALoad: the classes' rates together are held to the
+// bound one --rate is.
+func TestMixRatesBoundedAsALoad(t *testing.T) {
+	t.Parallel()
+	mix := writeFile(t, t.TempDir(), "mix.yml", "classes:\n  - {name: a, rate: 1000000, input_tokens: 8, max_tokens: 4}\n  - {name: b, rate: 1000000, input_tokens: 8, max_tokens: 4}\n")
+	code, _, errOut := execute(t, "predict", "--mix", mix, "--duration", "1m")
+	if code != ExitUsage || !strings.Contains(errOut, "add up to 2e+06/s") {
+		t.Errorf("exit %d, %s", code, errOut)
+	}
+}
