@@ -17,7 +17,11 @@
 package hftokenizer
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"strings"
 
 	"github.com/kneebench/knee/results/input"
@@ -62,7 +66,20 @@ type piece struct {
 // Load reads and parses a tokenizer.json, at most MaxFileBytes (no real
 // one is larger); cancelling ctx ends a wait on a FIFO.
 func Load(ctx context.Context, path string) (*Tokenizer, error) {
-	data, err := input.Read(ctx, path, MaxFileBytes, "a tokenizer.json")
+	f, err := input.Open(ctx, path, MaxFileBytes, "a tokenizer.json")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// A tokenizer.json is a JSON object: what opens otherwise (a device of
+	// zeros, a binary) is refused before its hundreds of megabytes are
+	// read.
+	r := bufio.NewReader(f)
+	head, _ := r.Peek(512)
+	if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); len(t) > 0 && t[0] != '{' || len(head) == 0 {
+		return nil, fmt.Errorf("%s is not a tokenizer.json: it does not open with a JSON object", path)
+	}
+	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
 	}
