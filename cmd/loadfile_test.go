@@ -112,3 +112,14 @@ func TestStoppedRunKeepsAnOldFile(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUMetricsURLMustBeHTTP: an exporter is read over http(s): a
+// file:// or schemeless --gpu-metrics-url is a usage error before anything
+// runs.
+func TestGPUMetricsURLMustBeHTTP(t *testing.T) {
+	for _, v := range []string{"file:///etc/passwd", "node:9400/metrics", "/metrics"} {
+		if code, _, errOut := execute(t, "run", "--gpu-metrics-url", v); code != ExitUsage || !strings.Contains(errOut, "not an http(s) URL") {
+			t.Errorf("%s: exit %d, %s", v, code, errOut)
+		}
+	}
+}

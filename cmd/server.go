@@ -3,6 +3,8 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"strings"
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/bench/gpumetrics"
@@ -26,7 +28,7 @@ type serverFlags struct {
 func (f *serverFlags) register(c *cobra.Command) {
 	c.Flags().BoolVar(&f.none, "no-server-metrics", false, "do not read the server's own metrics")
 	c.Flags().StringVar(&f.url, "server-metrics-url", "", "Prometheus metrics URL of the server (default: derived from --base-url)")
-	c.Flags().StringArrayVar(&f.gpuURLs, "gpu-metrics-url", nil, "scrape a GPU exporter's Prometheus endpoint, NVIDIA's DCGM exporter or AMD's device metrics exporter (e.g. http://node:9400/metrics; repeat it for each node) over each measured window: power, energy, utilisation and memory per GPU, and joules per output token, per request and per 1k prompt tokens")
+	c.Flags().Var((*httpURLs)(&f.gpuURLs), "gpu-metrics-url", "scrape a GPU exporter's Prometheus endpoint, NVIDIA's DCGM exporter or AMD's device metrics exporter (e.g. http://node:9400/metrics; repeat it for each node) over each measured window: power, energy, utilisation and memory per GPU, and joules per output token, per request and per 1k prompt tokens")
 	c.Flags().BoolVar(&f.profile, "profile", false, "run the server's profiler over each level's measured window only (POST /start_profile, then /stop_profile once it drained: vLLM with VLLM_TORCH_PROFILER_DIR set, SGLang, knee sim --profile-dir)")
 	c.Flags().BoolVar(&f.resetCache, "reset-cache", false, "drop the server's prefix cache before each level, so each starts cold without a restart (vLLM's POST /reset_prefix_cache, which needs VLLM_SERVER_DEV_MODE=1; SGLang's POST /flush_cache; knee sim's own)")
 }
@@ -84,4 +86,20 @@ func (f *targetFlags) levelConfig(tgt *resolved) results.Config {
 	cfg := f.config(tgt.Target.BaseURL, tgt.Target.Model)
 	cfg.BuiltinSim = tgt.builtin
 	return cfg
+}
+
+// httpURLs is a repeatable flag of http(s) URLs, checked as each is given:
+// a file:// or schemeless value is refused before anything runs.
+type httpURLs []string
+
+func (u *httpURLs) String() string { return strings.Join(*u, ",") }
+func (u *httpURLs) Type() string   { return "stringArray" }
+
+func (u *httpURLs) Set(v string) error {
+	p, err := url.Parse(v)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL of an exporter (e.g. http://node:9400/metrics)", v)
+	}
+	*u = append(*u, v)
+	return nil
 }
