@@ -25,3 +25,24 @@ func TestMixClassRefusedUpFront(t *testing.T) {
 		t.Errorf("a good class refused: %v", err)
 	}
 }
+
+// FuzzMixFile: any bytes read as a mix file either are refused or give
+// classes that each pass their own check and whose shares sum to one
+// (or that give their rates), never a panic.
+func FuzzMixFile(f *testing.F) {
+	f.Add([]byte("classes:\n  - {name: a, share: 1, input_tokens: 8, max_tokens: 4}\n"))
+	f.Add([]byte("classes:\n  - {name: a, rate: 2, input_tokens: 8, max_tokens: 4, headers: {X-T: v}, extra_body: {temperature: 0}}\n  - {name: b, rate: 1, input_tokens: 8, max_tokens: 4}\n"))
+	f.Add([]byte("classes: [{name: \"a\\0\", share: 0.5}]"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := ParseMix(b)
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for i := range m.Classes {
+			if err := m.Classes[i].check(seen); err != nil {
+				t.Fatalf("class %d passed the file but not its check: %v", i, err)
+			}
+		}
+	})
+}

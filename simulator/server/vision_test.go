@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/png"
 	"net"
+	"slices"
 	"testing"
 )
 
@@ -127,4 +128,28 @@ func TestMediaFetchRefusesPrivateAddresses(t *testing.T) {
 			t.Errorf("%s: %v, want the neutral refusal", u, err)
 		}
 	}
+}
+
+// FuzzToolSchema: whatever a tool's parameters hold, the argument a call
+// fills is one of its properties, or none.
+func FuzzToolSchema(f *testing.F) {
+	f.Add([]byte(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`))
+	f.Add([]byte(`{"properties":{"a":{"type":["string","null"]},"b":{"type":"integer"}},"required":["zz"]}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		key := argumentKey(b)
+		if key == "" {
+			return
+		}
+		var s struct {
+			Required   []string                   `json:"required"`
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatalf("a key %q from a schema that does not parse: %v", key, err)
+		}
+		if _, ok := s.Properties[key]; !ok && !slices.Contains(s.Required, key) {
+			t.Fatalf("key %q is neither a property nor required in %s", key, b)
+		}
+	})
 }
