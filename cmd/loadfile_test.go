@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,4 +123,35 @@ func TestGPUMetricsURLMustBeHTTP(t *testing.T) {
 			t.Errorf("%s: exit %d, %s", v, code, errOut)
 		}
 	}
+}
+
+// FuzzLoadFile: any bytes given as a load file are read or refused in
+// words, never a panic turned into an internal error, and what
+// --print-load prints of them reads back to itself.
+func FuzzLoadFile(f *testing.F) {
+	f.Add([]byte("rate: 4\nduration: 3s\nheader: [\"X-T: a\"]\n"))
+	f.Add([]byte("mix:\n  classes:\n    - {name: a, share: 1, input_tokens: 8, max_tokens: 4}\n"))
+	f.Add([]byte("- a\n- b\n"))
+	f.Add([]byte("rate: .nan\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dir := t.TempDir()
+		file := filepath.Join(dir, "l.yaml")
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := execute(t, "run", "-f", file, "--print-load")
+		if strings.Contains(errOut, "internal error") {
+			t.Fatalf("%q: %s", b, errOut)
+		}
+		if code != 0 {
+			return
+		}
+		again := filepath.Join(dir, "again.yaml")
+		if err := os.WriteFile(again, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code2, out2, errOut2 := execute(t, "run", "-f", again, "--print-load"); code2 != 0 || out2 != out {
+			t.Fatalf("%q printed\n%s\nwhich reads back as exit %d\n%s%s", b, out, code2, out2, errOut2)
+		}
+	})
 }
