@@ -13,9 +13,14 @@ type slicesJS struct {
 	Series map[string][][2]float64 `json:"series"`
 }
 
-// sliceData is r's slices for the page, nil with fewer than two.
+// minChartSlices is the fewest slices a page draws over time: two or
+// three points draw a "trend" that is only noise.
+const minChartSlices = 4
+
+// sliceData is r's slices for the page, nil with fewer than
+// minChartSlices.
 func sliceData(r *results.Run) *slicesJS {
-	if r == nil || len(r.Slices) < 2 {
+	if r == nil || len(r.Slices) < minChartSlices {
 		return nil
 	}
 	js := &slicesJS{Width: r.SliceS, Series: map[string][][2]float64{}}
