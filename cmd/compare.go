@@ -26,10 +26,11 @@ With --gate RULES, it gates a candidate on a baseline instead: knee compare
 --gate RULES BASELINE CANDIDATE checks every rule at every load both
 measured and exits 0 when every rule holds, 1 when one fails (a figure
 moved the wrong way past its allowance by more than the 95% interval of
-the difference, or a level could not be judged), and 4 when the two files
-measured different things, which it names. Levels measured with knee sweep
---repeat carry intervals; levels of one repeat compare their figures as they
-are.`,
+the difference), and 4 when it cannot judge: a move inside the interval
+(inconclusive; --gate-allow-inconclusive passes it), a level that failed
+or whose client was unhealthy, or two files that measured different
+things, which it names. Levels measured with knee sweep --repeat carry
+intervals; levels of one repeat compare their figures as they are.`,
 		Example: `  knee compare results/L40S.json results/H100.json -o results/compare.png
   knee compare --gate 'ttft_sched.p95:+10%,throughput:-5%,slo_knee:-1 level,errors:+0.5pp' baseline.json results/candidate.json`,
 		Args: cobra.MinimumNArgs(1),
@@ -44,36 +45,7 @@ are.`,
 			if len(gateIgnore) > 0 {
 				return usageErr("--gate-ignore goes with --gate")
 			}
-			if ext := strings.ToLower(filepath.Ext(output)); ext == ".html" || ext == ".htm" || ext == ".json" || ext == ".csv" {
-				// The bytes would be a PNG's whatever the name says.
-				return usageErr("--output %s: knee compare draws a PNG; for a page comparing them, knee report %s -o %s", output, strings.Join(args, " "), output)
-			}
-			if err := checkIO(map[string]string{"--output": output}, argInputs(args)); err != nil {
-				return err
-			}
-			files, err := readInputs(c, args)
-			if err != nil {
-				return err
-			}
-			sweeps, err := results.DecodeSweeps(args, files)
-			if err != nil {
-				return err
-			}
-			out := c.OutOrStdout()
-			if err := report.Compare(out, sweeps); err != nil {
-				return err
-			}
-			if output != "" {
-				var b bytes.Buffer
-				if err := report.ComparePlot(&b, sweeps); err != nil {
-					return err
-				}
-				if err := results.WriteOutput(output, b.Bytes()); err != nil {
-					return err
-				}
-				fmt.Fprintf(out, "wrote %s\n", output)
-			}
-			return nil
+			return runCompare(c, output, args)
 		}),
 	}
 	c.Flags().StringVarP(&output, "output", "o", "", "write the overlaid plot to this PNG")
@@ -82,6 +54,41 @@ are.`,
 	c.Flags().StringSliceVar(&gateIgnore, "gate-ignore", nil, "with --gate, what baseline and candidate may measure differently (e.g. model, when a calibrated prediction names it otherwise): "+strings.Join(results.GateFieldNames(), ", "))
 	markOutputs(c, "output")
 	return c
+}
+
+// runCompare overlays the sweeps' curves and sets their knees side by
+// side, the plot to output when given.
+func runCompare(c *cobra.Command, output string, args []string) error {
+	if ext := strings.ToLower(filepath.Ext(output)); ext == ".html" || ext == ".htm" || ext == ".json" || ext == ".csv" {
+		// The bytes would be a PNG's whatever the name says.
+		return usageErr("--output %s: knee compare draws a PNG; for a page comparing them, knee report %s -o %s", output, strings.Join(args, " "), output)
+	}
+	if err := checkIO(map[string]string{"--output": output}, argInputs(args)); err != nil {
+		return err
+	}
+	files, err := readInputs(c, args)
+	if err != nil {
+		return err
+	}
+	sweeps, err := results.DecodeSweeps(args, files)
+	if err != nil {
+		return err
+	}
+	out := c.OutOrStdout()
+	if err := report.Compare(out, sweeps); err != nil {
+		return err
+	}
+	if output != "" {
+		var b bytes.Buffer
+		if err := report.ComparePlot(&b, sweeps); err != nil {
+			return err
+		}
+		if err := results.WriteOutput(output, b.Bytes()); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "wrote %s\n", output)
+	}
+	return nil
 }
 
 // runGate is knee compare --gate: rules checked before either file is

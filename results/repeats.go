@@ -202,19 +202,7 @@ func PoolRepeats(runs []*Run) (*Run, error) {
 	mergeRates(m, runs)
 	poolRates(m, runs)
 	mergeHealth(m, runs, "repeat", 1)
-	mergeCalls(m, runs)
-	if m.Calls != nil {
-		// Summed as concurrent shards would be; repeats ran one after
-		// another, so their mean is the level's.
-		var conc, little float64
-		for _, r := range runs {
-			if c := r.Calls; c != nil {
-				conc += c.AchievedConcurrency * r.WindowSeconds
-				little += c.LittlesLaw * r.WindowSeconds
-			}
-		}
-		m.Calls.AchievedConcurrency, m.Calls.LittlesLaw = conc/m.WindowSeconds, little/m.WindowSeconds
-	}
+	poolCalls(m, runs)
 	if err := mergeTurns(m, runs); err != nil {
 		return nil, err
 	}
@@ -236,6 +224,24 @@ func PoolRepeats(runs []*Run) (*Run, error) {
 		m.Warnings = append(m.Warnings, cut)
 	}
 	return m, nil
+}
+
+// poolCalls pools the repeats' calls: counted as concurrent shards would
+// be, but the repeats ran one after another, so the level's concurrency
+// and Little's law are their means over their windows.
+func poolCalls(m *Run, runs []*Run) {
+	mergeCalls(m, runs)
+	if m.Calls == nil {
+		return
+	}
+	var conc, little float64
+	for _, r := range runs {
+		if c := r.Calls; c != nil {
+			conc += c.AchievedConcurrency * r.WindowSeconds
+			little += c.LittlesLaw * r.WindowSeconds
+		}
+	}
+	m.Calls.AchievedConcurrency, m.Calls.LittlesLaw = conc/m.WindowSeconds, little/m.WindowSeconds
 }
 
 // interruptedRepeats says which repeats were cut short and that no
