@@ -62,10 +62,15 @@ type htmlTable struct {
 type htmlRow struct {
 	Class string
 	Cells []string
+	// Titles are cells' details, shown on hover, by cell.
+	Titles map[int]string
 	// Note, when set, is a full-width line under the row (an excluded
 	// level's reason, wrapped rather than cut).
 	Note string
 }
+
+// Title is cell i's detail ("" when it has none).
+func (r htmlRow) Title(i int) string { return r.Titles[i] }
 
 type fact struct{ Name, Value string }
 

@@ -76,7 +76,13 @@ func planSection(p *results.Plan) htmlPlan {
 			hp.Misses.Rows = append(hp.Misses.Rows, htmlRow{Cells: []string{r.Config, r.Routing, why}})
 			continue
 		}
-		hp.Table.Rows = append(hp.Table.Rows, htmlRow{Cells: planCells(r, p.SLO.Bounds, unit)})
+		row := htmlRow{Cells: planCells(r, p.SLO.Bounds, unit)}
+		if r.Limit != "" {
+			// The limit in a word; its sentence on hover keeps the costs
+			// in view on a laptop's screen.
+			row.Titles = map[int]string{planLimitCell: r.LimitDetail}
+		}
+		hp.Table.Rows = append(hp.Table.Rows, row)
 	}
 	if len(hp.Misses.Rows) == 0 {
 		hp.Misses = nil
@@ -96,6 +102,9 @@ func planSection(p *results.Plan) htmlPlan {
 	return hp
 }
 
+// planLimitCell is the plan table's cell of what limits a replica.
+const planLimitCell = 6
+
 // planCells is a fleet's row on the plan page: its shape, headroom and
 // limit, its figures at the target, costs and calibration.
 func planCells(r results.PlanRow, bounds []results.Bound, unit string) []string {
@@ -105,7 +114,7 @@ func planCells(r results.PlanRow, bounds []results.Bound, unit string) []string 
 	}
 	limit := "-"
 	if r.Limit != "" {
-		limit = r.Limit + ": " + r.LimitDetail
+		limit = r.Limit
 	}
 	row := []string{r.Config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, loadText(r.PerReplica) + unit, limit}
 	a := r.AtTarget

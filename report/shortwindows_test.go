@@ -68,3 +68,14 @@ func TestRepeatKneesDisagreementSaid(t *testing.T) {
 		t.Errorf("agreeing knees said to disagree:\n%s", b.String())
 	}
 }
+
+// TestPlanLimitInAWord: the plan page names what limits a replica in a
+// word and keeps its sentence for the hover, so the costs stay in view.
+func TestPlanLimitInAWord(t *testing.T) {
+	p := &results.Plan{Target: 10, Rows: []results.PlanRow{{Config: "h100x1/m", Replicas: 1, GPUs: 1, Meets: true,
+		Limit: "compute", LimitDetail: "98% of the time of steps carrying a prefill chunk bound by compute"}}}
+	row := planSection(p).Table.Rows[0]
+	if row.Cells[planLimitCell] != "compute" || !strings.Contains(row.Title(planLimitCell), "98% of the time") {
+		t.Errorf("limit cell %q, title %q", row.Cells[planLimitCell], row.Title(planLimitCell))
+	}
+}
