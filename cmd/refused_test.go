@@ -1,12 +1,14 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestRefusedWarmupStopsTheRun: a server that refuses every request with
@@ -39,4 +41,25 @@ func testRefusedWarmupStopsTheRun(t *testing.T) {
 	if n := asked.Load(); n > 10 {
 		t.Errorf("%d requests sent after the warm-up was refused whole", n)
 	}
+}
+
+// TestSignalDuringAHungResetIsAnInterruption: a signal while the first
+// --reset-cache waits on a server that never answers ends the command as
+// an interruption (130), not as a failure to run (3).
+func TestSignalDuringAHungResetIsAnInterruption(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		url := serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/models") {
+				fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model"}]}`)
+				return
+			}
+			<-r.Context().Done() // the reset hangs
+		}))
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Second, cancel)
+		code, _, errOut := executeCtx(t, ctx, "run", "--base-url", url+"/v1", "--rate", "2", "--duration", "10s", "--reset-cache", "--no-server-metrics")
+		if code != ExitInterrupted {
+			t.Errorf("exit %d, want %d: %s", code, ExitInterrupted, errOut)
+		}
+	})
 }

@@ -41,6 +41,11 @@ func (f *serverFlags) checkReset(ctx context.Context, lr *live.Live) error {
 		return nil
 	}
 	if _, err := lr.ResetCache.Reset(ctx); err != nil {
+		if ctx.Err() != nil {
+			// A signal ended the wait on a hung server: interrupted (130),
+			// not a failure to run (3).
+			return withCode(ExitRuntime, fmt.Errorf("--reset-cache: %w", results.ErrInterrupted))
+		}
 		return withCode(ExitRuntime, fmt.Errorf("--reset-cache: %w", err))
 	}
 	return nil
