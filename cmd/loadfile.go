@@ -166,18 +166,24 @@ func excludedBy(f *pflag.Flag, given map[string]bool) bool {
 	return false
 }
 
-// suggestFlag is " (did you mean --x?)" for a near name, else "".
+// suggestFlag is " (did you mean x?)" for a near name, else "".
 func suggestFlag(c *cobra.Command, name string) string {
+	if best := nearFlag(c, name); best != "" {
+		return " (did you mean " + best + "?)"
+	}
+	return ""
+}
+
+// nearFlag is c's listed flag nearest name, within two edits ("" when
+// none is).
+func nearFlag(c *cobra.Command, name string) string {
 	best, dist := "", 3
 	c.Flags().VisitAll(func(f *pflag.Flag) {
 		if d := levenshtein.ComputeDistance(name, f.Name); !f.Hidden && d < dist {
 			best, dist = f.Name, d
 		}
 	})
-	if best == "" {
-		return ""
-	}
-	return " (did you mean " + best + "?)"
+	return best
 }
 
 // write prints the effective load file: every flag the file or the

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agnivade/levenshtein"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -22,27 +21,11 @@ func flagHint(c *cobra.Command, err error) error {
 		return err
 	}
 	name, _, _ := strings.Cut(m[1], "=")
-	best, bestDist := "", 3
-	c.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.Hidden {
-			return
-		}
-		if d := levenshtein.ComputeDistance(name, f.Name); d < bestDist {
-			best, bestDist = f.Name, d
-		}
-	})
 	var hints []string
-	if best != "" {
+	if best := nearFlag(c, name); best != "" {
 		hints = append(hints, fmt.Sprintf("did you mean --%s?", best))
 	}
-	var owners []string
-	for _, sub := range c.Root().Commands() {
-		if sub != c && sub.Flags().Lookup(name) != nil && !sub.Hidden {
-			owners = append(owners, "knee "+sub.Name())
-		}
-	}
-	if len(owners) > 0 {
-		slices.Sort(owners)
+	if owners := flagOwners(c, name); len(owners) > 0 {
 		hints = append(hints, fmt.Sprintf("--%s is a flag of %s", name, strings.Join(owners, " and ")))
 	}
 	if len(hints) == 0 {
