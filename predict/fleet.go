@@ -1,184 +1,99 @@
 package predict
 
 import (
-	"fmt"
-	"hash/fnv"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"github.com/kneebench/knee/bench/driver"
+	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/simulator/engine"
 	"github.com/kneebench/knee/simulator/sched"
 )
 
-// Routing is how a fleet's router picks a replica for a request.
-type Routing string
+// Routing is how a fleet's router picks a replica for a request
+// (sched.Routing: the simulator's disaggregated models route by the same
+// policies).
+type Routing = sched.Routing
 
 // The routing policies.
 const (
-	// RoundRobin sends request k to replica k mod N.
-	RoundRobin Routing = "round-robin"
-	// Random picks a replica uniformly, from a seeded generator.
-	Random Routing = "random"
-	// LeastLoaded picks the replica holding the fewest tokens of
-	// unfinished requests (their prompts and answers, as asked), drawing
-	// at random among equals, as a gateway that balances by queued work
-	// does. Counting requests instead sends
-	// a long prompt and a short one alike; breaking ties by index sends
-	// every request of a quiet moment to the first replica.
-	LeastLoaded Routing = "least-loaded"
-	// PrefixAffinity sends requests whose prompts open with the same
-	// tokens (the first prefixTokens) to the same replica, so a shared
-	// prefix stays in one replica's cache: all turns of a call go where
-	// the call's system prompt is cached. It looks at no load.
-	PrefixAffinity Routing = "prefix-affinity"
-	// AdapterAffinity sends every request of a LoRA adapter to the same
-	// replica (the adapter's number modulo the replicas), so an adapter
-	// is loaded in one place and its requests share batches; the base
-	// model's requests go round robin.
-	AdapterAffinity Routing = "adapter-affinity"
+	RoundRobin      = sched.RoundRobin
+	Random          = sched.Random
+	LeastLoaded     = sched.LeastLoaded
+	PrefixAffinity  = sched.PrefixAffinity
+	AdapterAffinity = sched.AdapterAffinity
 )
 
-// prefixTokens is how much of a prompt prefix affinity hashes: four
-// blocks of 16, enough to tell calls (or documents) apart, short enough
-// that a shared system prompt decides alone.
-const prefixTokens = 64
-
 // ParseRouting checks a policy name.
-func ParseRouting(s string) (Routing, error) {
-	switch r := Routing(s); r {
-	case RoundRobin, Random, LeastLoaded, PrefixAffinity, AdapterAffinity:
-		return r, nil
-	case "":
-		return RoundRobin, nil
-	}
-	return "", fmt.Errorf("routing %q: use round-robin, random, least-loaded, prefix-affinity or adapter-affinity", s)
+func ParseRouting(s string) (Routing, error) { return sched.ParseRouting(s) }
+
+// prefixKey is what prefix affinity routes by (sched.PrefixKey).
+func prefixKey(ids []uint64) uint64 { return sched.PrefixKey(ids) }
+
+// servers is the serving side the driver's clock runs, step by step:
+// aggregated replicas (fleet) or a disaggregated model's pools (pdFleet).
+type servers interface {
+	// add routes and queues a request, key its prompt's opening's.
+	add(r sched.Request, key uint64)
+	// ended records that request id finished, measured or not; abort
+	// cuts it short at now.
+	ended(id int64, measured bool)
+	abort(id int64, now time.Duration)
+	// fits refuses, as the server would, a request that could never run.
+	fits(prompt, output int) error
+	// blockSize is the KV cache's block, which prefix chains are cut by.
+	blockSize() int
+	routesByPrefix() bool
+	// start begins a step at now wherever there is work and no step in
+	// flight; nextEnd is the next event's time (driver.Never: none);
+	// finish hands each step whose tokens the client sees, ending by now,
+	// to complete.
+	start(now time.Duration)
+	nextEnd() time.Duration
+	finish(now time.Duration, complete func(*sched.Step))
+	// phases is the measured requests' time to first token by phase (nil
+	// for aggregated replicas, which have no phases).
+	phases() *results.Phases
 }
 
 // fleet is N independent replicas of one model, each its own scheduler
 // core (KV cache, queue, prefix cache), behind a router; each replica's
 // step in flight runs until its end time.
 type fleet struct {
-	cores    []*sched.Core
-	steps    []*sched.Step // the step in flight per replica, or nil
-	routing  Routing
-	next     int
-	rng      *rand.Rand
-	inflight []int
-	// outstanding is the tokens (prompt and answer) of the unfinished
-	// requests each replica holds.
-	outstanding []int
-	replica     map[int64]int // request id → replica
-	work        map[int64]int // request id → its tokens outstanding
-	ties        []int
+	cores  []*sched.Core
+	steps  []*sched.Step // the step in flight per replica, or nil
+	router *sched.Router
 }
 
 func newFleet(cfg sched.Config, n int, routing Routing, seed uint64) *fleet {
-	f := &fleet{routing: routing, rng: rand.New(rand.NewPCG(seed, 0x70a7e)), inflight: make([]int, n), steps: make([]*sched.Step, n),
-		outstanding: make([]int, n), replica: map[int64]int{}, work: map[int64]int{}}
+	f := &fleet{steps: make([]*sched.Step, n), router: sched.NewRouter(routing, n, seed)}
 	for range n {
 		f.cores = append(f.cores, sched.New(cfg))
 	}
 	return f
 }
 
-// pick chooses a replica for r, whose prompt's opening has the routing
-// key (prefixKey).
-func (f *fleet) pick(r *sched.Request, key uint64) int {
-	n := len(f.cores)
-	if n == 1 {
-		return 0
-	}
-	switch f.routing {
-	case Random:
-		return f.rng.IntN(n)
-	case LeastLoaded:
-		f.ties = f.ties[:0]
-		for i := range f.outstanding {
-			if len(f.ties) == 0 {
-				f.ties = append(f.ties, i)
-				continue
-			}
-			switch b := f.ties[0]; {
-			case f.outstanding[i] < f.outstanding[b] || f.outstanding[i] == f.outstanding[b] && f.inflight[i] < f.inflight[b]:
-				f.ties = append(f.ties[:0], i)
-			case f.outstanding[i] == f.outstanding[b] && f.inflight[i] == f.inflight[b]:
-				f.ties = append(f.ties, i)
-			}
-		}
-		return f.ties[f.rng.IntN(len(f.ties))]
-	case PrefixAffinity:
-		return int(key % uint64(n))
-	case AdapterAffinity:
-		if r.Adapter > 0 {
-			return (r.Adapter - 1) % n
-		}
-	}
-	i := f.next % n
-	f.next++
-	return i
-}
+func (f *fleet) add(r sched.Request, key uint64) { f.cores[f.router.Route(&r, key)].Add(r) }
 
-// add routes and queues a request, key its prompt's opening's
-// (prefixKey).
-func (f *fleet) add(r sched.Request, key uint64) {
-	i := f.pick(&r, key)
-	f.cores[i].Add(r)
-	f.inflight[i]++
-	f.replica[r.ID] = i
-	if len(f.cores) > 1 {
-		w := r.PromptLen
-		if r.IDs != nil {
-			w = len(r.IDs) - r.OutputLen
-		}
-		f.work[r.ID] = w
-		f.outstanding[i] += w
-	}
-}
+func (f *fleet) ended(id int64, _ bool) { f.router.Done(id) }
 
-// done records that request id finished (or was cut).
-func (f *fleet) done(id int64) {
-	if i, ok := f.replica[id]; ok {
-		f.inflight[i]--
-		delete(f.replica, id)
-		f.outstanding[i] -= f.work[id]
-		delete(f.work, id)
-	}
-}
+func (f *fleet) phases() *results.Phases { return nil }
 
-// abort cuts request id short.
-func (f *fleet) abort(id int64) {
-	if i, ok := f.replica[id]; ok {
+func (f *fleet) abort(id int64, _ time.Duration) {
+	if i, ok := f.router.Done(id); ok {
 		f.cores[i].Abort(id)
-		f.done(id)
 	}
 }
 
-// routesByPrefix reports whether pick reads a request's prefix key.
-func (f *fleet) routesByPrefix() bool {
-	return f.routing == PrefixAffinity && len(f.cores) > 1
+// fits asks the first replica, which answers for all: they are alike.
+func (f *fleet) fits(prompt, output int) error {
+	return engine.CheckFitsLen(f.cores[0], prompt, output)
 }
 
-// prefixKey is what prefix affinity routes by: a hash of the first
-// prefixTokens token ids.
-func prefixKey(ids []uint64) uint64 {
-	h := fnv.New64a()
-	var b [8]byte
-	for _, id := range ids[:min(len(ids), prefixTokens)] {
-		for k := range b {
-			b[k] = byte(id >> (8 * k))
-		}
-		h.Write(b[:])
-	}
-	return h.Sum64()
-}
+func (f *fleet) blockSize() int { return f.cores[0].Config().BlockSize }
 
-// core is the first replica, which answers for all whether a request can
-// ever run: they are alike.
-func (f *fleet) core() *sched.Core { return f.cores[0] }
+func (f *fleet) routesByPrefix() bool { return f.router.ByPrefix() }
 
-// start begins a step at now on every replica that has work and no step
-// in flight.
 func (f *fleet) start(now time.Duration) {
 	for i, c := range f.cores {
 		if f.steps[i] == nil && !c.Idle() {
@@ -187,18 +102,6 @@ func (f *fleet) start(now time.Duration) {
 	}
 }
 
-// busy reports whether a step is in flight anywhere.
-func (f *fleet) busy() bool {
-	for _, s := range f.steps {
-		if s != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// nextEnd is the earliest end of a step in flight, on the driver's clock
-// (driver.Never when none).
 func (f *fleet) nextEnd() time.Duration {
 	t := driver.Never
 	for _, s := range f.steps {
@@ -209,19 +112,16 @@ func (f *fleet) nextEnd() time.Duration {
 	return t
 }
 
-// finish hands each step that ends by now to complete, in replica order,
-// and frees its replica for the next step.
+// finish completes the steps that end by now, in replica order, and
+// frees their replicas for the next step.
 func (f *fleet) finish(now time.Duration, complete func(*sched.Step)) {
 	for i, s := range f.steps {
 		if s != nil && at(s.End) <= now {
 			f.steps[i] = nil
-			if len(f.cores) > 1 {
-				for _, e := range s.Emitted {
-					if e.Index == 0 {
-						// Prefilled: its prompt no longer waits.
-						f.outstanding[i] -= f.work[e.Seq.ID]
-						f.work[e.Seq.ID] = 0
-					}
+			for _, e := range s.Emitted {
+				if e.Index == 0 {
+					// Prefilled: its prompt no longer waits.
+					f.router.Prefilled(e.Seq.ID)
 				}
 			}
 			complete(s)

@@ -84,6 +84,16 @@ func (t Target) Config() (sched.Config, int, error) {
 	return t.Models.SchedConfig(m), m.ContextLength, nil
 }
 
+// Disagg is the target model's disaggregated configuration, its routers
+// drawing from seed; false when the model is served aggregated.
+func (t Target) Disagg(seed uint64) (sched.DisaggConfig, bool) {
+	m, err := t.model()
+	if err != nil {
+		return sched.DisaggConfig{}, false
+	}
+	return t.Models.DisaggConfig(m, seed)
+}
+
 // predicted marks a predicted level's result: its health is virtual, and
 // a level that ctx cut short is interrupted.
 func predicted(ctx context.Context, res *results.Run) *results.Run {

@@ -41,7 +41,7 @@ const turnaround = time.Microsecond
 type simServer struct {
 	target        Target
 	memo          *Memo
-	fleet         *fleet
+	fleet         servers
 	contextLength int
 	now           time.Duration
 	woken         bool
@@ -164,7 +164,7 @@ func (s *simServer) Send(_ context.Context, f *driver.Flight) {
 		err = content.CheckContext(said.prompt, &n, s.contextLength)
 	}
 	if err == nil {
-		err = engine.CheckFitsLen(s.fleet.core(), said.prompt, said.output)
+		err = s.fleet.fits(said.prompt, said.output)
 	}
 	if err != nil || said.output == 0 {
 		refuse(rec, err, said.prompt, s.now)
@@ -206,7 +206,7 @@ func (s *simServer) Send(_ context.Context, f *driver.Flight) {
 // warm-up's index may be a trace's line too, a call's turns depend on its
 // answers, and an answer with no max_tokens runs to the model's context).
 func (s *simServer) say(f *driver.Flight) said {
-	bs := s.fleet.core().Config().BlockSize
+	bs := s.fleet.blockSize()
 	m, kept, ok := s.memoFor(f, bs)
 	if ok {
 		return kept
@@ -360,7 +360,7 @@ func (s *simServer) complete(st *sched.Step) {
 			s.freeIDs, s.freeKept = append(s.freeIDs, q.IDs[:0]), s.freeKept+cap(q.IDs)
 		}
 		delete(s.flights, q.ID)
-		s.fleet.done(q.ID)
+		s.fleet.ended(q.ID, f.Measured())
 		f.Done()
 	})
 }
@@ -370,7 +370,7 @@ func (s *simServer) complete(st *sched.Step) {
 func (s *simServer) Abort() {
 	for _, id := range slices.Sorted(maps.Keys(s.flights)) {
 		f := s.flights[id]
-		s.fleet.abort(id)
+		s.fleet.abort(id, s.now)
 		delete(s.flights, id)
 		f.Rec.Class, f.Rec.Done = record.ClassInterrupted, s.now
 		f.Done()

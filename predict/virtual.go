@@ -12,6 +12,7 @@ import (
 	"github.com/kneebench/knee/bench/summary"
 	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
+	"github.com/kneebench/knee/simulator/sched"
 	"github.com/kneebench/knee/workload"
 	"github.com/kneebench/knee/workload/kind"
 )
@@ -51,6 +52,9 @@ type Virtual struct {
 	// Tally, when set, counts the level's scheduler steps by what bounded
 	// them (what limits a replica).
 	Tally *StepTally
+	// Disagg, when set, serves every level disaggregated so (a plan's
+	// split), whatever the models file says.
+	Disagg *sched.DisaggConfig
 }
 
 // recordsEpoch is the instant a predicted level's records count from:
@@ -112,6 +116,7 @@ func (v *Virtual) Run(ctx context.Context, lv *bench.Level) (*results.Run, error
 	}
 	records.Flush()
 	res := out.Result(health.Report{})
+	res.Phases = srv.fleet.phases()
 	if g := energy(); g != nil {
 		res.GPU = g
 		g.PerWork(res)
@@ -150,5 +155,16 @@ func (v *Virtual) server(lv *bench.Level) (*simServer, Target, error) {
 	}
 	srv := newSimServer(target, cfg, ctxLen, v.Replicas, v.Routing, seed, memo)
 	srv.noChunks, srv.tally = v.NoITL, v.Tally
+	dc, ok := target.Disagg(seed)
+	if v.Disagg != nil {
+		dc, ok = *v.Disagg, true
+		dc.Seed = seed
+	}
+	if ok {
+		if v.Replicas > 1 {
+			return nil, target, fmt.Errorf("model %s is served disaggregated: its models file sizes its pools (prefill_replicas, decode_replicas), not --replicas", target.Model)
+		}
+		srv.fleet = newPDFleet(dc)
+	}
 	return srv, target, nil
 }

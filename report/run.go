@@ -30,7 +30,7 @@ func run(w io.Writer, r *results.Run) error {
 
 // runParts are a run's lines in the order the terminal shows them.
 var runParts = []func(io.Writer, *results.Run) error{
-	runHead, runArrivals, runLatencies, runOutcomes, runCache, runTail,
+	runHead, runArrivals, runLatencies, runPhases, runOutcomes, runCache, runTail,
 }
 
 // runHead is what ran against what, how many requests ended how, and

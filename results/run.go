@@ -36,6 +36,9 @@ type Run struct {
 	Calls         *Calls       `json:"calls,omitempty"`
 	ByTurn        []TurnStats  `json:"by_turn,omitempty"`
 	Server        *Server      `json:"server,omitempty"`
+	// Phases splits a disaggregated model's time to first token by phase,
+	// as the simulator says it (predicted, or knee sim's own account).
+	Phases *Phases `json:"phases,omitempty"`
 	// SliceS and Slices are the window cut into time slices (--slice).
 	SliceS float64 `json:"slice_s,omitempty"`
 	Slices []Slice `json:"slices,omitempty"`

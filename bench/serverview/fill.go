@@ -85,8 +85,14 @@ func (v *View) fillSim(res *results.Run) {
 		s.Figures = append(s.Figures, figure("output tok/s", ptr(res.Throughput.OutputTokensPerS),
 			ptr(float64(m.Tokens.Generated)/span), nil))
 	}
-	s.Lag = &results.Summary{Count: m.Lag.Count, Mean: m.Lag.Mean * 1000, Min: m.Lag.Min * 1000, P50: m.Lag.P50 * 1000,
-		P90: m.Lag.P90 * 1000, P95: m.Lag.P95 * 1000, P99: m.Lag.P99 * 1000, Max: m.Lag.Max * 1000}
+	s.Lag = m.Lag.ms()
+	if len(m.Phases) > 0 {
+		ph := &results.Phases{Source: "knee-sim"}
+		for i, p := range ph.All() {
+			*p = *m.Phases[results.PhaseNames[i]].ms()
+		}
+		res.Phases = ph
+	}
 	if sc := m.Scheduler; sc != nil {
 		s.Preemptions = sc.Preemptions
 		if sc.PrefixQueries > 0 {
@@ -97,6 +103,12 @@ func (v *View) fillSim(res *results.Run) {
 		s.DropDelivery()
 	}
 	res.Server = s
+}
+
+// ms is the summary in milliseconds.
+func (x simStats) ms() *results.Summary {
+	return &results.Summary{Count: x.Count, Mean: x.Mean * 1000, Min: x.Min * 1000, P50: x.P50 * 1000,
+		P90: x.P90 * 1000, P95: x.P95 * 1000, P99: x.P99 * 1000, Max: x.Max * 1000}
 }
 
 // pooledFigures keeps, for a pooling endpoint's run (embeddings,

@@ -66,6 +66,8 @@ type simModelSummary struct {
 	Server    map[string]simStats `json:"server"`
 	Simulated map[string]simStats `json:"simulated"`
 	Lag       simStats            `json:"lag"`
+	// Phases splits a disaggregated model's time to first token.
+	Phases    map[string]simStats `json:"phases"`
 	Scheduler *struct {
 		Preemptions   int64   `json:"preemptions"`
 		PrefixHitRate float64 `json:"prefix_cache_hit_rate"`

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/simulator/content"
+	"github.com/kneebench/knee/simulator/sched"
 )
 
 // Plan is what an engine times: the content room's plan of a request.
@@ -37,6 +38,10 @@ type StreamInfo struct {
 	PrefillTime     float64
 	Preemptions     int
 	PrefillComputed int
+	// Phases, for a disaggregated model, is the request's way through its
+	// pools (QueueTime is then the prefill queue's, PrefillTime from the
+	// prefill's start to the first token, the transfer included).
+	Phases *sched.Phases
 }
 
 // Engine turns a plan and an arrival time into timed token events.

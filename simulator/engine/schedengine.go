@@ -16,7 +16,9 @@ import (
 // drives the pure core in wall time, sleeping to each step's absolute end,
 // so lateness never shifts the simulated timeline.
 type Scheduler struct {
-	core   *sched.Core
+	core *sched.Core
+	// pd, in place of core, is a disaggregated model's (pdLoop).
+	pd     *sched.Disagg
 	epoch  time.Time
 	onStep func(st *sched.Step, lag time.Duration)
 
@@ -70,11 +72,25 @@ func NewScheduler(core *sched.Core, onStep func(*sched.Step, time.Duration)) *Sc
 func (*Scheduler) Name() string { return "scheduler" }
 
 // Core exposes the core's configuration (read-only use).
-func (s *Scheduler) Config() sched.Config { return s.core.Config() }
+func (s *Scheduler) Config() sched.Config {
+	if s.pd != nil {
+		return s.pd.Config().Decode
+	}
+	return s.core.Config()
+}
 
 // Check implements Engine: a request that could never fit in the KV cache
 // is refused instead of waiting forever.
-func (s *Scheduler) Check(plan *Plan) error { return CheckFits(s.core, plan) }
+func (s *Scheduler) Check(plan *Plan) error {
+	if s.pd != nil {
+		// Both pools are fixed at start: read without the loop.
+		if err := CheckFitsLen(s.pd.Core(sched.RolePrefill, 0), plan.PromptTokens, 1); err != nil {
+			return err
+		}
+		return CheckFitsLen(s.pd.Core(sched.RoleDecode, 0), plan.PromptTokens, len(plan.Tokens))
+	}
+	return CheckFits(s.core, plan)
+}
 
 // CheckFits refuses, as the server does, a plan the core could never run:
 // one with nothing to prefill, or one whose tokens need more KV-cache
@@ -267,6 +283,13 @@ func (s *Scheduler) shutdown() {
 
 // publish records the core's state for State.
 func (s *Scheduler) publish() {
+	if s.pd != nil {
+		snap := s.pdSnapshot()
+		s.mu.Lock()
+		s.state = snap
+		s.mu.Unlock()
+		return
+	}
 	snap := Snapshot{Running: s.core.Running(), Waiting: s.core.Waiting() + len(s.pending), KVUsage: s.core.KVUsage(),
 		UsedBlocks: s.core.UsedBlocks(), Preemptions: s.core.Preemptions,
 		PrefixQueries: s.core.PrefixQueries, PrefixHits: s.core.PrefixHits}

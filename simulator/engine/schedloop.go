@@ -2,7 +2,6 @@ package engine
 
 import (
 	"math"
-	"sort"
 	"time"
 
 	"github.com/kneebench/knee/simulator/sched"
@@ -60,10 +59,18 @@ func (s *Scheduler) takeInbox() {
 	s.inbox, s.aborts, s.resets = nil, nil, nil
 	s.mu.Unlock()
 	for _, r := range resets {
+		if s.pd != nil {
+			r <- s.pd.ResetPrefixCache()
+			continue
+		}
 		r <- s.core.ResetPrefixCache()
 	}
 	for _, id := range aborts {
-		s.core.Abort(id)
+		if s.pd != nil {
+			s.pd.Abort(id, s.simTime(time.Now()))
+		} else {
+			s.core.Abort(id)
+		}
 		s.dropPending(id)
 	}
 	if len(aborts) > 0 {
@@ -71,7 +78,7 @@ func (s *Scheduler) takeInbox() {
 	}
 	if len(inbox) > 0 {
 		s.pending = append(s.pending, inbox...)
-		sort.SliceStable(s.pending, func(i, j int) bool { return s.pending[i].Arrival < s.pending[j].Arrival })
+		sortPending(s.pending)
 	}
 }
 
@@ -142,13 +149,24 @@ func (s *Scheduler) deliver(st *sched.Step, emitted []sched.Emission, lag time.D
 		if str == nil {
 			continue
 		}
-		str.ch <- schedItem{done: true, info: StreamInfo{
-			CachedTokens: q.CachedTokens, QueueTime: q.ScheduledAt - q.Arrival,
-			PrefillTime: q.FirstTokenAt - q.ScheduledAt, Preemptions: q.Preemptions,
-			PrefillComputed: q.PrefillComputed,
-		}}
+		str.ch <- schedItem{done: true, info: s.streamInfo(q)}
 		delete(s.streams, q.ID)
 	}
+}
+
+// streamInfo is what the engine knows of a request that ended: a
+// disaggregated model's from its phases, which it then forgets.
+func (s *Scheduler) streamInfo(q *sched.Seq) StreamInfo {
+	info := StreamInfo{CachedTokens: q.CachedTokens, QueueTime: q.ScheduledAt - q.Arrival,
+		PrefillTime: q.FirstTokenAt - q.ScheduledAt, Preemptions: q.Preemptions, PrefillComputed: q.PrefillComputed}
+	if s.pd != nil {
+		if ph, ok := s.pd.Phases(q.ID); ok {
+			info.Phases = &ph
+			info.CachedTokens, info.QueueTime, info.PrefillTime = ph.CachedTokens, ph.PrefillQueue(), ph.FirstToken-ph.PrefillStart
+		}
+		s.pd.Done(q.ID)
+	}
+	return info
 }
 
 // What the loop does after waiting for work.

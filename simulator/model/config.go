@@ -39,8 +39,11 @@ func (f *ModelsFile) expandPresets() error {
 		// A preset is the whole model's serving; whether it reasons is
 		// the model's own behaviour, and may be given beside it.
 		name, preset, reasoning, tools, pooling, vision, lora, policy, threshold, rules := m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling, m.Vision, m.LoRA, m.SchedulingPolicy, m.LongPrefillTokenThreshold, m.SchedulesAs
-		if !reflect.DeepEqual(*m, ModelSpec{Name: name, Preset: preset, Reasoning: reasoning, Tools: tools, Pooling: pooling, Vision: vision, LoRA: lora, SchedulingPolicy: policy, LongPrefillTokenThreshold: threshold, SchedulesAs: rules}) {
-			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it than reasoning, tools, pooling, vision, lora, scheduling_policy, long_prefill_token_threshold and schedules_as", name, preset)
+		disagg := m.Disaggregated
+		if !reflect.DeepEqual(*m, ModelSpec{Name: name, Preset: preset, Reasoning: reasoning, Tools: tools, Pooling: pooling, Vision: vision, LoRA: lora,
+			SchedulingPolicy: policy, LongPrefillTokenThreshold: threshold, SchedulesAs: rules, Disaggregated: disagg}) {
+			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it than reasoning, tools, pooling, "+
+				"vision, lora, scheduling_policy, long_prefill_token_threshold, schedules_as and disaggregated", name, preset)
 		}
 		spec, err := presets.ParseSpec(preset)
 		if err != nil {
@@ -61,6 +64,7 @@ func (f *ModelsFile) expandPresets() error {
 		}
 		*m = p.Models[0]
 		m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling, m.Vision, m.LoRA, m.SchedulingPolicy, m.LongPrefillTokenThreshold, m.SchedulesAs = name, preset, reasoning, tools, pooling, vision, lora, policy, threshold, rules
+		m.Disaggregated = disagg
 	}
 	return nil
 }
@@ -118,6 +122,9 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 	}
 	if t := m.LongPrefillTokenThreshold; t < 0 || t > 1<<24 {
 		return fmt.Errorf("long_prefill_token_threshold %d: 0 (off) or a token count", t)
+	}
+	if m.Disaggregated != nil && m.Engine != EngineScheduler {
+		return errors.New("disaggregated: only a scheduler model is served disaggregated")
 	}
 	switch m.Engine {
 	case EngineInstant:
@@ -207,7 +214,10 @@ func (f *ModelsFile) validateScheduler(m *ModelSpec) error {
 		return errors.New("latency: step_overhead_ms and per_sequence_overhead_ms must not be negative")
 	}
 	cfg := f.SchedConfig(m)
-	return cfg.Validate()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	return f.validateDisagg(m)
 }
 
 // validateKV checks the KV cache's shape and its limits.

@@ -109,6 +109,9 @@ type ModelSpec struct {
 	// prefills or decodes, never both; prompt chunks sized by the GPU's
 	// memory; a running-request cap from the KV cache). See SGLangRules.
 	SchedulesAs string `yaml:"schedules_as,omitempty"`
+	// Disaggregated, when set, serves the model with prefill and decode
+	// on separate pools of replicas (DisaggSpec).
+	Disaggregated *DisaggSpec `yaml:"disaggregated,omitempty"`
 }
 
 // The engines whose scheduling rules a scheduler model can follow.

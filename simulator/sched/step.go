@@ -122,17 +122,17 @@ func (c *Core) admitWaiting(now float64, budget int) {
 			continue
 		}
 		hit, hashes := c.findPrefix(s)
-		hitTokens := len(hit) * c.cfg.BlockSize
-		n := min(c.capped(s.total()-hitTokens), budget)
+		from := s.computedAtAdmission(len(hit) * c.cfg.BlockSize)
+		n := min(c.capped(s.total()-from), budget)
 		reserve := 0
 		if c.anyScheduled() {
 			reserve = watermark
 		}
-		if !c.canAdmit(hit, hitTokens+n, reserve) {
+		if !c.canAdmit(hit, from+n, reserve) {
 			st.StopReason = StopKVFull
 			break
 		}
-		c.take(s, hit, hashes, n)
+		c.take(s, hit, hashes, from, n)
 		if k == 0 {
 			c.waiting.popFront()
 		} else {
@@ -149,9 +149,21 @@ func (c *Core) admitWaiting(now float64, budget int) {
 	}
 }
 
+// computedAtAdmission is what s has computed when admitted with hit
+// tokens of its prefix cached: those, or the prompt whose KV arrived from
+// a prefill replica (Request.Remote) short of its last token, on a first
+// admission.
+func (s *Seq) computedAtAdmission(hit int) int {
+	if s.Remote > 0 && s.Preemptions == 0 {
+		return max(hit, min(s.Remote, s.PromptLen-1))
+	}
+	return hit
+}
+
 // take gives s the cached blocks of its prefix hit and the blocks for its
-// next n tokens, counting the prefix cache's queries and hits.
-func (c *Core) take(s *Seq, hit []int32, hashes []uint64, n int) {
+// next n tokens after the from it has computed, counting the prefix
+// cache's queries and hits.
+func (c *Core) take(s *Seq, hit []int32, hashes []uint64, from, n int) {
 	st := &c.step
 	hitTokens := len(hit) * c.cfg.BlockSize
 	for _, b := range hit {
@@ -159,8 +171,8 @@ func (c *Core) take(s *Seq, hit []int32, hashes []uint64, n int) {
 	}
 	s.blocks = append(s.blocks[:0], hit...)
 	s.hashes = hashes
-	s.computed = hitTokens
-	c.grow(s, hitTokens+n, 0)
+	s.computed = from
+	c.grow(s, from+n, 0)
 	if c.cfg.PrefixCaching && s.hashed(c.cfg.BlockSize) {
 		c.PrefixQueries += int64(s.total())
 		c.PrefixHits += int64(hitTokens)

@@ -69,3 +69,59 @@ func RunVirtual(cfg Config, reqs []Request, onStep func(*Step)) []Outcome {
 	}
 	return out
 }
+
+// DisaggOutcome is one request's simulated timeline through a
+// disaggregated model, with its phases.
+type DisaggOutcome struct {
+	Outcome
+	Phases Phases
+}
+
+// RunDisaggVirtual is RunVirtual for a disaggregated model: arrivals
+// join at their own times, every pool's steps and every transfer run
+// until they end, and nothing sleeps. Outcomes come back in the order
+// of reqs.
+func RunDisaggVirtual(cfg DisaggConfig, reqs []Request) []DisaggOutcome {
+	order := make([]int, len(reqs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return reqs[order[a]].Arrival < reqs[order[b]].Arrival })
+	d := NewDisagg(cfg)
+	out := make([]DisaggOutcome, len(reqs))
+	for i, r := range reqs {
+		out[i].Outcome = Outcome{ID: r.ID, Arrival: r.Arrival}
+	}
+	emit := func(st *Step) {
+		for _, e := range st.Emitted {
+			o := &out[e.Seq.ID]
+			if e.Index == 0 {
+				o.FirstToken = st.End
+			}
+			o.LastToken = st.End
+			o.Tokens++
+			o.Preemptions = e.Seq.Preemptions
+		}
+		for _, q := range st.Finished {
+			out[q.ID].Phases, _ = d.Phases(q.ID)
+			out[q.ID].CachedTokens = out[q.ID].Phases.CachedTokens
+			d.Done(q.ID)
+		}
+	}
+	for next := 0; next < len(order) || !d.Idle(); {
+		if next < len(order) && reqs[order[next]].Arrival <= d.NextEvent() {
+			r := reqs[order[next]]
+			r.ID = int64(order[next])
+			key := uint64(0)
+			if r.IDs != nil {
+				key = PrefixKey(r.IDs)
+			}
+			d.Add(r, key)
+			d.Start(r.Arrival)
+			next++
+			continue
+		}
+		d.Advance(emit)
+	}
+	return out
+}

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kneebench/knee/simulator/engine"
 	"github.com/kneebench/knee/simulator/sched"
 	"github.com/kneebench/knee/simulator/telemetry"
 	"github.com/valyala/fasthttp"
@@ -165,7 +166,12 @@ func (s *Server) newModel(spec ModelSpec) *model {
 		if hw := s.opts.Models.Hardware[spec.Hardware]; hw.MaxPowerW > 0 {
 			m.power = newPowerMeter(hw.IdlePowerW, hw.MaxPowerW, time.Now())
 		}
-		m.sched = NewScheduler(sched.New(cfg), m.observeStep)
+		if dc, ok := s.opts.Models.DisaggConfig(&spec, 0); ok {
+			m.power = nil // a meter of one replica's GPUs: not yet of two pools
+			m.sched = engine.NewDisaggScheduler(dc, func(_ sched.Role, st *sched.Step, lag time.Duration) { m.observeStep(st, lag) })
+		} else {
+			m.sched = NewScheduler(sched.New(cfg), m.observeStep)
+		}
 		m.engine = m.sched
 		s.metrics.CacheConfig.WithLabelValues(spec.Name, "0", strconv.Itoa(cfg.BlockSize), cacheDType(&spec),
 			strconv.FormatBool(cfg.PrefixCaching), strconv.FormatFloat(gpuMemoryUtilization(&spec), 'g', -1, 64),

@@ -262,4 +262,7 @@ func (r *run) finish(reason string, info StreamInfo) {
 		gen = telemetry.Pooled
 	}
 	r.m.sum.Finish(reason, r.plan.PromptTokens, gen, info.CachedTokens, server, sim, time.Now())
+	if info.Phases != nil && gen > 0 {
+		r.m.sum.Phases(*info.Phases)
+	}
 }

@@ -118,6 +118,8 @@ type Summary struct {
 	cached                  int64
 	requests                int64
 	faults                  map[string]int64
+	// phases, for a disaggregated model, split its time to first token.
+	phases phaseRings
 	// perSecond counts finished requests and output tokens per wall second
 	// over the last minute, for throughput.
 	secReq, secTok [60]int64
@@ -144,6 +146,7 @@ func (s *Summary) Reset() {
 		}
 	}
 	s.lag.reset()
+	s.resetPhases()
 	s.finished = map[string]int64{}
 	s.faults = map[string]int64{}
 	s.prompt, s.generated, s.cached, s.requests = 0, 0, 0, 0
@@ -242,6 +245,10 @@ type ModelSummary struct {
 	Lag        Stats             `json:"lag"`
 	Faults     map[string]int64  `json:"faults,omitempty"`
 	Scheduler  *SchedulerSummary `json:"scheduler,omitempty"`
+	// Phases splits a disaggregated model's time to first token, in
+	// seconds: prefill_queue, prefill, kv_transfer, decode_queue and
+	// first_decode_step.
+	Phases map[string]Stats `json:"phases,omitempty"`
 }
 
 // RequestCounts counts requests of the period.
@@ -276,7 +283,7 @@ func (s *Summary) Snapshot() ModelSummary {
 		Requests: RequestCounts{Running: s.running, Total: s.requests, Finished: map[string]int64{}},
 		Tokens:   TokenCounts{Prompt: s.prompt, Generated: s.generated, Cached: s.cached},
 		Server:   map[string]Stats{}, Simulated: map[string]Stats{},
-		Lag: s.lag.stats(),
+		Lag: s.lag.stats(), Phases: s.phaseStats(),
 	}
 	for k, v := range s.finished {
 		out.Requests.Finished[k] = v

@@ -1,0 +1,74 @@
+package results
+
+import (
+	"math"
+	"slices"
+)
+
+// Phases is a disaggregated deployment's time to first token split by
+// phase over the window, in milliseconds, each phase from the end of the
+// one before: queued for a prefill replica, prefilled, the prompt's KV
+// shipped, queued for a decode replica, and its first decode step.
+type Phases struct {
+	// Source says whose figures they are: "simulated" (knee predict's
+	// core), "knee-sim" (knee sim's /metrics/summary).
+	Source          string  `json:"source"`
+	PrefillReplicas int     `json:"prefill_replicas,omitempty"`
+	DecodeReplicas  int     `json:"decode_replicas,omitempty"`
+	LinkGbps        float64 `json:"kv_link_gbps,omitempty"`
+	PrefillQueue    Summary `json:"prefill_queue"`
+	Prefill         Summary `json:"prefill"`
+	Transfer        Summary `json:"kv_transfer"`
+	DecodeQueue     Summary `json:"decode_queue"`
+	FirstStep       Summary `json:"first_decode_step"`
+}
+
+// PhaseNames are the phases in order, as JSON, CSV and the terminal name
+// them.
+var PhaseNames = []string{"prefill_queue", "prefill", "kv_transfer", "decode_queue", "first_decode_step"}
+
+// All is the phases' summaries in PhaseNames' order.
+func (p *Phases) All() []*Summary {
+	return []*Summary{&p.PrefillQueue, &p.Prefill, &p.Transfer, &p.DecodeQueue, &p.FirstStep}
+}
+
+// Set summarises each phase's values (milliseconds, PhaseNames' order).
+func (p *Phases) Set(cols [][]float64) {
+	for i, s := range p.All() {
+		if i < len(cols) {
+			*s = SummarizeExact(cols[i])
+		}
+	}
+}
+
+// SummarizeExact summarises values exactly, percentiles interpolated
+// between the closest ranks as numpy's default (and knee sim's
+// /metrics/summary) does. NaNs are left out.
+func SummarizeExact(values []float64) Summary {
+	v := make([]float64, 0, len(values))
+	for _, x := range values {
+		if !math.IsNaN(x) {
+			v = append(v, x)
+		}
+	}
+	if len(v) == 0 {
+		return Summary{}
+	}
+	slices.Sort(v)
+	var sum float64
+	for _, x := range v {
+		sum += x
+	}
+	mean := sum / float64(len(v))
+	var sq float64
+	for _, x := range v {
+		sq += (x - mean) * (x - mean)
+	}
+	at := func(p float64) float64 {
+		r := p / 100 * float64(len(v)-1)
+		lo, hi := int(math.Floor(r)), int(math.Ceil(r))
+		return v[lo] + (v[hi]-v[lo])*(r-float64(lo))
+	}
+	return Summary{Count: int64(len(v)), Mean: mean, Stddev: math.Sqrt(sq / float64(len(v))), Min: v[0],
+		P50: at(50), P90: at(90), P95: at(95), P99: at(99), Max: v[len(v)-1]}
+}

@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/kneebench/knee/simulator/sched"
+)
+
+// NewDisaggScheduler starts the engine of a disaggregated model: the
+// same streams as a scheduler model's, its timeline the pure core of
+// both pools and their links (sched.Disagg) driven in wall time. onStep,
+// when set, sees every step of either pool.
+func NewDisaggScheduler(cfg sched.DisaggConfig, onStep func(sched.Role, *sched.Step, time.Duration)) *Scheduler {
+	s := &Scheduler{
+		pd: sched.NewDisagg(cfg), epoch: time.Now(),
+		streams: map[int64]*schedStream{},
+		wake:    make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	if onStep != nil {
+		s.pd.OnStep = func(role sched.Role, _ int, st *sched.Step) { onStep(role, st, s.lateness(st.End)) }
+	}
+	go s.pdLoop()
+	return s
+}
+
+// Disagg is the disaggregated model's core (nil for an aggregated one),
+// read only on the engine's own loop.
+func (s *Scheduler) Disagg() *sched.Disagg { return s.pd }
+
+// lateness is how late the wall clock is against simulated time t.
+func (s *Scheduler) lateness(t float64) time.Duration {
+	return max(time.Since(s.epoch.Add(time.Duration(t*float64(time.Second)))), 0)
+}
+
+// pdLoop is the disaggregated model's only code that touches time. It
+// takes in every arrival at its own instant, even while other replicas
+// are mid-step, ends every step and transfer at its end, and sleeps
+// until the next of either (or an arrival) is due.
+func (s *Scheduler) pdLoop() {
+	defer close(s.done)
+	timer := newStoppedTimer()
+	defer timer.Stop()
+	for {
+		s.takeInbox()
+		s.pdCatchUp(time.Now())
+		s.publish()
+		next := s.pd.NextEvent()
+		if len(s.pending) > 0 {
+			next = math.Min(next, s.pending[0].Arrival)
+		}
+		if math.IsInf(next, 1) {
+			select {
+			case <-s.wake:
+				continue
+			case <-s.stop:
+				s.shutdown()
+				return
+			}
+		}
+		if d := time.Until(s.wallAt(next)); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-s.wake:
+				timer.Stop()
+			case <-s.stop:
+				timer.Stop()
+				s.shutdown()
+				return
+			}
+		}
+	}
+}
+
+// wallAt is the wall time of simulated time t: what the loop sleeps to,
+// and what an event is due by.
+func (s *Scheduler) wallAt(t float64) time.Time {
+	return s.epoch.Add(time.Duration(t * float64(time.Second)))
+}
+
+// pdCatchUp runs the core through every arrival and event due by now,
+// in time order, and hands decode steps' tokens to their streams.
+func (s *Scheduler) pdCatchUp(now time.Time) {
+	due := func(t float64) bool { return !s.wallAt(t).After(now) }
+	for {
+		next := s.pd.NextEvent()
+		if len(s.pending) > 0 && s.pending[0].Arrival <= next && due(s.pending[0].Arrival) {
+			r := s.pending[0]
+			s.pending = s.pending[1:]
+			key := uint64(0)
+			if r.IDs != nil && s.pd.Config().Routing == sched.PrefixAffinity {
+				key = sched.PrefixKey(r.IDs)
+			}
+			s.pd.Add(r, key)
+			s.pd.Start(r.Arrival)
+			continue
+		}
+		if math.IsInf(next, 1) || !due(next) {
+			return
+		}
+		s.pd.Advance(func(st *sched.Step) {
+			s.deliver(st, st.Emitted, s.lateness(st.End))
+		})
+	}
+}
+
+// pdSnapshot is the disaggregated model's state for gauges: every
+// pool's requests and blocks together, a prompt on a link counted as
+// waiting.
+func (s *Scheduler) pdSnapshot() Snapshot {
+	snap := Snapshot{Waiting: len(s.pending) + s.pd.InTransfer()}
+	blocks := 0
+	for _, role := range []sched.Role{sched.RolePrefill, sched.RoleDecode} {
+		for i := range s.pd.Replicas(role) {
+			c := s.pd.Core(role, i)
+			snap.Running += c.Running()
+			snap.Waiting += c.Waiting()
+			snap.UsedBlocks += c.UsedBlocks()
+			blocks += c.Config().NumBlocks
+			snap.Preemptions += c.Preemptions
+			snap.PrefixQueries += c.PrefixQueries
+			snap.PrefixHits += c.PrefixHits
+		}
+	}
+	snap.KVUsage = float64(snap.UsedBlocks) / float64(max(blocks, 1))
+	return snap
+}
+
+// sortPending keeps arrivals in order.
+func sortPending(p []sched.Request) {
+	sort.SliceStable(p, func(i, j int) bool { return p[i].Arrival < p[j].Arrival })
+}
