@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -46,6 +47,9 @@ type planOptions struct {
 	// --schedules-as.
 	longPrefill int
 	schedulesAs string
+	// disagg is --disaggregated, linkGbps --kv-link-gbps.
+	disagg   bool
+	linkGbps float64
 	// calibratedOnly is --calibrated-only; seeds is --seeds.
 	calibratedOnly bool
 	seeds          int
@@ -86,7 +90,8 @@ model's fit (see knee presets, and docs/fidelity.md): measure the chosen
 configuration before buying a fleet of it.`,
 		Example: `  knee plan --rate 50 --input-tokens 1000 --max-tokens 200 --slo ttft.p95:500 --gpus h100-80gb,a100-80gb,l40s
   knee plan --rate 20 --model-presets llama-3.1-70b,llama-3.1-70b@fp8 --gpus h100-80gb,h200 --slo ttft.p95:800,tpot.p50:50
-  knee plan --gpus h100-80gbx8 --find-max-rate --input-tokens 512 --max-tokens 128 --slo ttft.p95:300`,
+  knee plan --gpus h100-80gbx8 --find-max-rate --input-tokens 512 --max-tokens 128 --slo ttft.p95:300
+  knee plan --rate 20 --input-tokens 4000 --max-tokens 200 --slo ttft.p95:2000 --disaggregated`,
 		Args: goodputArgs(&o.load),
 		RunE: runtimeErrors(o.run),
 	}
@@ -118,6 +123,8 @@ func (o *planOptions) register(c *cobra.Command) {
 	fs.StringVar(&o.prices, "prices", "", "prices per GPU-hour, a YAML or JSON map of GPU name to dollars (default: knee's examples, marked as such)")
 	fs.StringVar(&o.calibrated, "calibrated", "", "plan on this fitted models file (knee calibrate -o) instead of presets")
 	fs.BoolVar(&o.findMax, "find-max-rate", false, "find the largest load each fleet of --gpus GPUxN holds, instead of the replicas for a target")
+	fs.BoolVar(&o.disagg, "disaggregated", false, "weigh prefill/decode splits (xPyD: P prefill and D decode replicas, the prompts' KV shipped between them) beside aggregated replicas")
+	fs.Float64Var(&o.linkGbps, "kv-link-gbps", 400, "with --disaggregated: each decode replica's link for the KV it receives, Gb/s (400: one ConnectX-7 NIC)")
 	fs.StringVar(&o.label, "label", "", "name of the result files (default plan-<date>-<time>)")
 	fs.StringVar(&o.outDir, "out-dir", "results", "folder of the result files")
 	markInputs(c, "prices", "calibrated")
@@ -202,6 +209,9 @@ func (o *planOptions) question(c *cobra.Command) (*predict.Question, string, rep
 	if q.Routings, err = o.routings(c); err != nil {
 		return fail(err)
 	}
+	if q.Disagg, err = o.disaggregated(c); err != nil {
+		return fail(err)
+	}
 	if o.findMax && o.load.Rate == 0 && o.load.Concurrency == 0 {
 		// The levels' rates are the search's; a placeholder for the flags'
 		// checks.
@@ -263,6 +273,26 @@ func (o *planOptions) routings(c *cobra.Command) ([]predict.Routing, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// disaggregated is --disaggregated's question, checked: a target load's,
+// on a link that carries something.
+func (o *planOptions) disaggregated(c *cobra.Command) (*predict.PlanDisagg, error) {
+	if !o.disagg {
+		if c.Flags().Changed("kv-link-gbps") {
+			return nil, usageErr("--kv-link-gbps is the link of --disaggregated's splits: give --disaggregated too")
+		}
+		return nil, nil
+	}
+	switch {
+	case !(o.linkGbps > 0) || math.IsInf(o.linkGbps, 0):
+		return nil, usageErr("--kv-link-gbps %v: the link's speed must be a positive number of Gb/s", o.linkGbps)
+	case o.findMax:
+		return nil, usageErr("--disaggregated weighs splits for a target load: give --rate or --concurrency, not --find-max-rate")
+	case o.day.trace != "":
+		return nil, usageErr("--disaggregated with --trace is not supported yet: plan the day's peak with --rate")
+	}
+	return &predict.PlanDisagg{LinkGbps: o.linkGbps}, nil
 }
 
 // size sizes the question's workload against the first configuration

@@ -50,6 +50,9 @@ type Question struct {
 	// Searched, when set, is told of each configuration searched (see
 	// PlanOptions.Searched), for progress.
 	Searched func(rows []results.PlanRow, predictions int64)
+	// Disagg, when set, weighs disaggregated splits beside aggregated
+	// replicas.
+	Disagg *PlanDisagg
 }
 
 // Answer searches every candidate (Plan), prices and orders the rows,
@@ -72,7 +75,7 @@ func Answer(ctx context.Context, q Question) *results.Plan {
 	maxLoad := MaxPlanLoad(q.Axis, q.Window, size, q.parallel(), cmp.Or(q.MemoryBudget, MemoryBudget()))
 	opts := PlanOptions{Candidates: q.Candidates, Axis: q.Axis, Target: q.Target, SLO: q.SLO,
 		Level:  func(load float64) (*bench.Level, error) { return levels(0, load) },
-		Window: q.Window.Seconds(), Routings: q.Routings, MaxReplicas: q.MaxReplicas, Parallel: q.Parallel, MaxLoad: maxLoad, Searched: q.Searched, Seeds: q.Seeds}
+		Window: q.Window.Seconds(), Routings: q.Routings, MaxReplicas: q.MaxReplicas, Parallel: q.Parallel, MaxLoad: maxLoad, Searched: q.Searched, Seeds: q.Seeds, Disagg: q.Disagg}
 	rows, predictions := Plan(ctx, opts)
 	for i := range rows {
 		Price(&rows[i], q.Prices[rows[i].GPU])
@@ -80,7 +83,7 @@ func Answer(ctx context.Context, q Question) *results.Plan {
 	SortPlan(rows, q.FindMax)
 	p := &results.Plan{SchemaVersion: results.SchemaVersion, Kind: results.PlanKind, Config: q.Base, Axis: q.Axis,
 		Target: q.Target, FindMax: q.FindMax, SLO: q.SLO, WindowS: q.Window.Seconds(), Prices: q.Prices, PriceSource: q.PriceSource, Rows: rows,
-		Predictions: predictions}
+		Predictions: predictions, Disaggregated: q.Disagg != nil}
 	if q.Day != nil && !q.FindMax && ctx.Err() == nil {
 		var n int
 		p.Day, n = planDay(ctx, q.Day, opts, rows, q.Candidates, q.Prices)

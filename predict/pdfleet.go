@@ -17,11 +17,46 @@ type pdFleet struct {
 	d *sched.Disagg
 	// kept is the phases of the measured requests ended.
 	kept []sched.Phases
+	// What each part did over the level: busy seconds of the prefill and
+	// decode pools, decode steps and those a full KV cache held back,
+	// KV bytes shipped, and the level's first arrival and latest event.
+	prefillBusy, decodeBusy float64
+	decodeSteps, kvFull     int
+	bytes                   float64
+	first, last             float64
+	started                 bool
 }
 
-func newPDFleet(cfg sched.DisaggConfig) *pdFleet { return &pdFleet{d: sched.NewDisagg(cfg)} }
+func newPDFleet(cfg sched.DisaggConfig) *pdFleet {
+	p := &pdFleet{d: sched.NewDisagg(cfg)}
+	p.d.OnStep = p.step
+	return p
+}
 
-func (p *pdFleet) add(r sched.Request, key uint64) { p.d.Add(r, key) }
+// step books what a step of either pool did.
+func (p *pdFleet) step(role sched.Role, _ int, st *sched.Step) {
+	p.last = max(p.last, st.End)
+	if role == sched.RolePrefill {
+		p.prefillBusy += st.Duration
+		costs := p.d.Config().Prefill.Costs
+		for _, q := range st.Finished {
+			p.bytes += costs.KVBytes(q.PromptLen)
+		}
+		return
+	}
+	p.decodeBusy += st.Duration
+	p.decodeSteps++
+	if st.StopReason == sched.StopKVFull || len(st.Preempted) > 0 {
+		p.kvFull++
+	}
+}
+
+func (p *pdFleet) add(r sched.Request, key uint64) {
+	if !p.started {
+		p.first, p.started = r.Arrival, true
+	}
+	p.d.Add(r, key)
+}
 
 func (p *pdFleet) ended(id int64, measured bool) {
 	if ph, ok := p.d.Phases(id); ok && measured {
@@ -72,5 +107,13 @@ func (p *pdFleet) phases() *results.Phases {
 		}
 	}
 	out.Set(cols)
+	if span := p.last - p.first; span > 0 {
+		out.Busy = &results.PhaseBusy{Prefill: p.prefillBusy / (span * float64(cfg.PrefillReplicas)),
+			Decode: p.decodeBusy / (span * float64(cfg.DecodeReplicas)),
+			Link:   p.bytes / (cfg.LinkGbps * 1e9 / 8 * span * float64(cfg.DecodeReplicas))}
+		if p.decodeSteps > 0 {
+			out.Busy.DecodeKVFull = float64(p.kvFull) / float64(p.decodeSteps)
+		}
+	}
 	return out
 }

@@ -65,6 +65,9 @@ type PlanOptions struct {
 	// Searched, when set, is told of each candidate searched, with its
 	// rows and the predictions made so far (from any goroutine).
 	Searched func(rows []results.PlanRow, predictions int64)
+	// Disagg, when set, weighs prefill/decode splits of each candidate
+	// beside its aggregated replicas (a target load only).
+	Disagg *PlanDisagg
 }
 
 // maxPlanLoad is the highest rate (or streams) a search probes.
@@ -141,6 +144,12 @@ func (s *search) meets(replicas int, routing Routing, load float64) (bool, strin
 
 // meetsOn is meets on the kth other arrival schedule (0: the series').
 func (s *search) meetsOn(replicas int, routing Routing, load float64, k int) (bool, string, *results.Run, error) {
+	return s.meetsWith(&Virtual{Target: s.c.Target, Replicas: replicas, Routing: routing, NoHistograms: true}, load, k)
+}
+
+// meetsWith predicts v at load on the kth other arrival schedule and
+// judges it.
+func (s *search) meetsWith(v *Virtual, load float64, k int) (bool, string, *results.Run, error) {
 	if err := s.ctx.Err(); err != nil {
 		return false, "", nil, err
 	}
@@ -156,7 +165,6 @@ func (s *search) meetsOn(replicas int, routing Routing, load float64, k int) (bo
 		req.Load.Seed += uint64(k) * 7919
 		lv.Work = req
 	}
-	v := &Virtual{Target: s.c.Target, Replicas: replicas, Routing: routing, NoHistograms: true}
 	if _, ok := lv.Work.(bench.Requests); ok {
 		// A call's turns are not the load's arrivals, so the early verdict,
 		// which counts records against the arrivals expected, is for
@@ -325,6 +333,7 @@ func figuresOf(slo results.SLO, r *results.Run, load float64) *results.PlanFigur
 	if g := r.GPU; g != nil {
 		f.JoulesPerOutputToken, f.PowerW = g.JoulesPerOutputToken, g.PowerMeanW
 	}
+	f.Phases = r.Phases
 	// The bound nearest its limit: what a fleet that meets the SLO would
 	// break first.
 	best := math.Inf(1)

@@ -45,6 +45,9 @@ func (s *search) rows() []results.PlanRow {
 			break
 		}
 	}
+	if s.o.Disagg != nil {
+		out = append(out, s.pdRows(base)...)
+	}
 	return out
 }
 

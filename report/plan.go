@@ -62,6 +62,9 @@ func planTable(w io.Writer, p *results.Plan, unit string) ([]results.PlanRow, bo
 		if routing == "" {
 			routing = "-"
 		}
+		if r.PrefillReplicas > 0 {
+			routing = fmt.Sprintf("%dP%dD", r.PrefillReplicas, r.DecodeReplicas)
+		}
 		config := r.Config
 		if r.Calibration == results.CalibrationApriori {
 			config += " *"
@@ -111,6 +114,9 @@ func planLegend(w io.Writer, p *results.Plan, apriori bool) {
 		100*stepOf(p), what, what)
 	fmt.Fprintln(w, "limit: the SLO bound nearest its limit at the target, as a share of it (what the fleet would break first)")
 	fmt.Fprintln(w, "replica limit: what bounds one replica at its capacity, from its scheduler steps there: the KV cache or the batch slots when they stopped admission while requests waited, else compute, memory bandwidth or the all-reduces, whichever set most of the step time")
+	if p.Disaggregated {
+		fmt.Fprintln(w, "xPyD: served disaggregated, x prefill and y decode replicas, each decode replica's KV over its own link; its replica limit is what binds the split: under a first-token bound the part that took most of the time to first token (prefill compute, the KV link, decode admission or KV capacity, decode bandwidth) and its share of it, else decode bandwidth or KV capacity and how busy the decode pool was")
+	}
 	if apriori {
 		fmt.Fprintln(w, "*: a priori — this GPU family's cost model was never fitted to a measurement (data-sheet peaks at default efficiencies); --calibrated-only leaves such rows out")
 	}
@@ -130,7 +136,11 @@ func planMisses(w io.Writer, p *results.Plan, misses []results.PlanRow) error {
 			if r.Limit != "" {
 				why += "; one replica is limited by " + limitText(r)
 			}
-			mrows = append(mrows, []string{r.Config, r.Routing, why})
+			routing := r.Routing
+			if r.PrefillReplicas > 0 {
+				routing = fmt.Sprintf("%dP", r.PrefillReplicas)
+			}
+			mrows = append(mrows, []string{r.Config, routing, why})
 		}
 		if err := renderTable(w, []string{"does not meet the SLO", "routing", "why"}, mrows); err != nil {
 			return err

@@ -3,6 +3,7 @@ package results
 import (
 	"math"
 	"slices"
+	"strings"
 )
 
 // Phases is a disaggregated deployment's time to first token split by
@@ -21,6 +22,62 @@ type Phases struct {
 	Transfer        Summary `json:"kv_transfer"`
 	DecodeQueue     Summary `json:"decode_queue"`
 	FirstStep       Summary `json:"first_decode_step"`
+	// Busy, predicted only, is how much of its time over the level each
+	// part was at work: the prefill pool's replicas, the decode pool's,
+	// and the decode replicas' links; DecodeKVFull is the share of decode
+	// steps that a full KV cache stopped admitting or made preempt.
+	Busy *PhaseBusy `json:"busy,omitempty"`
+}
+
+// PhaseBusy is how busy each part of a disaggregated model was: for a
+// decode pool, running continuous batches, busy is occupancy, not
+// saturation.
+type PhaseBusy struct {
+	Prefill      float64 `json:"prefill"`
+	Decode       float64 `json:"decode"`
+	Link         float64 `json:"kv_link"`
+	DecodeKVFull float64 `json:"decode_kv_full_steps"`
+}
+
+// Bound is what binds a disaggregated model under an SLO whose nearest
+// bound is on metric, and its share: for a first-token bound, the part
+// that took most of the mean time to first token — prefill compute (its
+// queue and compute), the KV link, decode admission (KV capacity when a
+// full cache held back 5% of decode steps or more) or decode bandwidth
+// (the first decode step) — as its share of it; for any other, decode
+// bandwidth or KV capacity, with how busy the decode pool was.
+func (p *Phases) Bound(metric string) (string, float64) {
+	kvFull := p.Busy != nil && p.Busy.DecodeKVFull >= 0.05
+	if !strings.HasPrefix(metric, "ttf") {
+		busy := 0.0
+		if p.Busy != nil {
+			busy = p.Busy.Decode
+		}
+		if kvFull {
+			return "KV capacity", busy
+		}
+		return "decode bandwidth", busy
+	}
+	admission := "decode admission"
+	if kvFull {
+		admission = "KV capacity"
+	}
+	parts := []struct {
+		name string
+		ms   float64
+	}{{"prefill compute", p.PrefillQueue.Mean + p.Prefill.Mean}, {"the KV link", p.Transfer.Mean},
+		{admission, p.DecodeQueue.Mean}, {"decode bandwidth", p.FirstStep.Mean}}
+	total, top := 0.0, 0
+	for i, x := range parts {
+		total += x.ms
+		if x.ms > parts[top].ms {
+			top = i
+		}
+	}
+	if total <= 0 {
+		return "", 0
+	}
+	return parts[top].name, parts[top].ms / total
 }
 
 // PhaseNames are the phases in order, as JSON, CSV and the terminal name

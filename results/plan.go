@@ -32,6 +32,9 @@ type Plan struct {
 	Rows        []PlanRow          `json:"rows"`
 	// Predictions counts the levels predicted to answer.
 	Predictions int `json:"predictions"`
+	// Disaggregated says prefill/decode splits were weighed beside
+	// aggregated replicas (rows with PrefillReplicas set).
+	Disaggregated bool `json:"disaggregated,omitempty"`
 	// Caveat, when set, says why the plan's figures are not to be
 	// planned on (its model's calibration was judged poor); it is said
 	// before the table, not among the notes.
@@ -55,7 +58,13 @@ type PlanRow struct {
 	Model    string `json:"model"`
 	Replicas int    `json:"replicas,omitempty"`
 	GPUs     int    `json:"gpus,omitempty"`
-	Routing  string `json:"routing,omitempty"`
+	// PrefillReplicas and DecodeReplicas, when set, split Replicas into a
+	// disaggregated model's pools, its prompts' KV shipped over a link of
+	// KVLinkGbps into each decode replica.
+	PrefillReplicas int     `json:"prefill_replicas,omitempty"`
+	DecodeReplicas  int     `json:"decode_replicas,omitempty"`
+	KVLinkGbps      float64 `json:"kv_link_gbps,omitempty"`
+	Routing         string  `json:"routing,omitempty"`
 	// Meets says the configuration meets every SLO at the target (or,
 	// finding the largest load, at some load); Why says why not.
 	Meets bool   `json:"meets"`
@@ -129,6 +138,9 @@ type PlanFigures struct {
 	// GPU gives no power figures).
 	JoulesPerOutputToken float64 `json:"joules_per_output_token,omitempty"`
 	PowerW               float64 `json:"power_w,omitempty"`
+	// Phases, for a disaggregated split, is its time to first token by
+	// phase and how busy each part was.
+	Phases *Phases `json:"phases,omitempty"`
 }
 
 // Bound is b's figure there, and whether there is one; files written
@@ -236,6 +248,9 @@ func (p *Plan) Answer() string {
 	}
 	say := func(r PlanRow) string {
 		s := fmt.Sprintf("%d × %s", max(r.Replicas, 1), r.Config)
+		if r.PrefillReplicas > 0 {
+			s = fmt.Sprintf("%s × %s", r.Split(), r.Config)
+		}
 		if r.Routing != "" && r.Replicas > 1 {
 			s += " (" + r.Routing + ")"
 		}
@@ -260,8 +275,16 @@ func (p *Plan) Answer() string {
 	if a := meets[0].AtTarget; a != nil && a.JoulesPerOutputToken > 0 {
 		out += fmt.Sprintf(", %.3g J per output token at %.0f W (predicted power model)", a.JoulesPerOutputToken, a.PowerW)
 	}
+	if p.Disaggregated {
+		return out + "; " + disaggVerdict(meets)
+	}
 	if len(meets) > 1 {
 		out += "; next: " + say(meets[1])
 	}
 	return out
+}
+
+// Split is a disaggregated row's pools, as xPyD, with its link.
+func (r PlanRow) Split() string {
+	return fmt.Sprintf("%dP%dD (KV link %g Gb/s)", r.PrefillReplicas, r.DecodeReplicas, r.KVLinkGbps)
 }
