@@ -83,7 +83,7 @@ func (s *search) fewestDecode(p, hi, most int) (int, *results.Run, string, error
 				hi = d
 				break
 			}
-			if lo = d; d == most || prefillBound(runs[d]) {
+			if lo = d; d == most || s.prefillBound(runs[d]) {
 				return 0, nil, why, nil
 			}
 		}
@@ -131,10 +131,23 @@ func (s *search) robustPD(p, d, most int, r *results.Run) (int, *results.Run, st
 	return 0, nil, fmt.Sprintf("met on one arrival schedule, not on all %d", s.o.Seeds), nil
 }
 
-// prefillBound says a prediction's prefill pool was saturated: more
-// decode replicas cannot help it.
-func prefillBound(r *results.Run) bool {
-	return r != nil && r.Phases != nil && r.Phases.Busy != nil && r.Phases.Busy.Prefill > 0.97
+// prefillBound says what failed a prediction was its prefill pool: it
+// was saturated, or its queue and compute took most of the time to
+// first token under the bound the prediction broke most. More decode
+// replicas cannot help it.
+func (s *search) prefillBound(r *results.Run) bool {
+	if r == nil || r.Phases == nil {
+		return false
+	}
+	if b := r.Phases.Busy; b != nil && b.Prefill > 0.97 {
+		return true
+	}
+	worst, ok := binding(figuresOf(s.o.SLO, r, s.o.Target))
+	if !ok {
+		return false
+	}
+	part, share := r.Phases.Bound(worst.Metric)
+	return part == "prefill compute" && share > 0.5
 }
 
 // pdCapacity is the largest load p prefill and d decode replicas meet
