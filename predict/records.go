@@ -22,10 +22,16 @@ func refuse(rec *record.Record, err error, promptTokens int, now time.Duration) 
 // stamp releases a step's tokens to their requests' records and closes the
 // records of the requests whose last token it was, calling done with each
 // of them, in the step's order. Without chunks, it keeps no chunk times
-// (no ITL is measured, which a plan not bounding ITL does without).
-func stamp(st *sched.Step, chunks bool, rec func(*sched.Seq) *record.Record, done func(*sched.Seq)) {
+// (no ITL is measured, which a plan not bounding ITL does without). Under
+// a stream interval of k a token leaves with its group (sched.Released),
+// one chunk for each run of thought or answer tokens in it, as knee sim
+// sends them.
+func stamp(st *sched.Step, chunks bool, k int, rec func(*sched.Seq) *record.Record, done func(*sched.Seq)) {
 	t := at(st.End)
 	for _, e := range st.Emitted {
+		if !sched.Released(e.Index, e.Seq.OutputLen, k) {
+			continue
+		}
 		r := rec(e.Seq)
 		if e.Index == 0 {
 			r.FirstToken = t
@@ -33,25 +39,32 @@ func stamp(st *sched.Step, chunks bool, rec func(*sched.Seq) *record.Record, don
 		}
 		// A reasoning model's first ReasoningTokens tokens are thought
 		// (simServer.Send); the first after them is the first answer.
-		switch {
-		case e.Index < r.ReasoningTokens:
+		from := sched.GroupStart(e.Index, k)
+		if from < r.ReasoningTokens {
 			r.ReasoningChunks++
-		case r.AnswerChunks == 0:
-			r.FirstAnswer = t
-			fallthrough
-		default:
+			chunk(r, t, chunks)
+		}
+		if e.Index >= r.ReasoningTokens {
+			if r.AnswerChunks == 0 {
+				r.FirstAnswer = t
+			}
 			r.AnswerChunks++
+			chunk(r, t, chunks)
 		}
 		r.LastToken = t
-		r.Chunks++
-		if chunks {
-			r.ChunkTimes = append(r.ChunkTimes, t)
-		}
 	}
 	for _, s := range st.Finished {
 		r := rec(s)
 		r.Done, r.Status = r.LastToken, 200
 		r.UsageReported, r.CachedReported = true, true
 		done(s)
+	}
+}
+
+// chunk books one chunk of a record's stream at t.
+func chunk(r *record.Record, t time.Duration, times bool) {
+	r.Chunks++
+	if times {
+		r.ChunkTimes = append(r.ChunkTimes, t)
 	}
 }

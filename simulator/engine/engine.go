@@ -28,6 +28,10 @@ type TokenEvent struct {
 	// an instant answer, the last token of any answer, or tokens an
 	// overloaded machine released late.
 	More bool
+	// Packed says the token leaves in one event with the next, as a
+	// stream interval's group does (vLLM's and SGLang's
+	// --stream-interval): More is set too.
+	Packed bool
 }
 
 // StreamInfo is what an engine knows about a request once it has streamed.

@@ -33,6 +33,9 @@ type Scheduler struct {
 	done    chan struct{}
 	closed  bool
 
+	// interval is the stream interval tokens leave in (sched.Released).
+	interval int
+
 	// pending holds arrivals not yet due (only tests submit future ones).
 	pending []sched.Request
 	state   Snapshot
@@ -42,10 +45,13 @@ var _ Engine = (*Scheduler)(nil)
 
 type schedItem struct {
 	index int
-	sim   float64
-	lag   time.Duration
-	done  bool
-	info  StreamInfo
+	// packed says the token leaves in one event with the next (a stream
+	// interval's group).
+	packed bool
+	sim    float64
+	lag    time.Duration
+	done   bool
+	info   StreamInfo
 }
 
 type schedStream struct {
@@ -60,7 +66,7 @@ var errEngineStopped = errors.New("engine stopped")
 // called from the step loop after every step (for metrics).
 func NewScheduler(core *sched.Core, onStep func(*sched.Step, time.Duration)) *Scheduler {
 	s := &Scheduler{
-		core: core, epoch: time.Now(), onStep: onStep,
+		core: core, epoch: time.Now(), onStep: onStep, interval: core.Config().StreamInterval,
 		streams: map[int64]*schedStream{},
 		wake:    make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -204,7 +210,7 @@ func (s *Scheduler) Stream(ctx context.Context, plan *Plan, arrival time.Time, e
 		// A queued item means this stream fell behind its steps: the
 		// next token (or the finish) is already due.
 		more := len(st.ch) > 0
-		if err := emit(TokenEvent{Index: it.index, SimTime: it.sim, Lag: it.lag, More: more}); err != nil {
+		if err := emit(TokenEvent{Index: it.index, SimTime: it.sim, Lag: it.lag, More: more || it.packed, Packed: it.packed}); err != nil {
 			s.abort(req.ID)
 			return StreamInfo{}, err
 		}

@@ -139,10 +139,13 @@ func (s *Scheduler) deliver(st *sched.Step, emitted []sched.Emission, lag time.D
 	defer s.mu.Unlock()
 	for _, e := range emitted {
 		str := s.streams[e.Seq.ID]
-		if str == nil {
+		if str == nil || !sched.Released(e.Index, e.Seq.OutputLen, s.interval) {
 			continue
 		}
-		str.ch <- schedItem{index: e.Index, sim: st.End - str.arrival, lag: lag}
+		// The group the token closes leaves now, in one event.
+		for i := sched.GroupStart(e.Index, s.interval); i <= e.Index; i++ {
+			str.ch <- schedItem{index: i, sim: st.End - str.arrival, lag: lag, packed: i < e.Index}
+		}
 	}
 	for _, q := range st.Finished {
 		str := s.streams[q.ID]

@@ -39,11 +39,11 @@ func (f *ModelsFile) expandPresets() error {
 		// A preset is the whole model's serving; whether it reasons is
 		// the model's own behaviour, and may be given beside it.
 		name, preset, reasoning, tools, pooling, vision, lora, policy, threshold, rules := m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling, m.Vision, m.LoRA, m.SchedulingPolicy, m.LongPrefillTokenThreshold, m.SchedulesAs
-		disagg := m.Disaggregated
+		disagg, interval := m.Disaggregated, m.StreamInterval
 		if !reflect.DeepEqual(*m, ModelSpec{Name: name, Preset: preset, Reasoning: reasoning, Tools: tools, Pooling: pooling, Vision: vision, LoRA: lora,
-			SchedulingPolicy: policy, LongPrefillTokenThreshold: threshold, SchedulesAs: rules, Disaggregated: disagg}) {
+			SchedulingPolicy: policy, LongPrefillTokenThreshold: threshold, SchedulesAs: rules, Disaggregated: disagg, StreamInterval: interval}) {
 			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it than reasoning, tools, pooling, "+
-				"vision, lora, scheduling_policy, long_prefill_token_threshold, schedules_as and disaggregated", name, preset)
+				"vision, lora, scheduling_policy, long_prefill_token_threshold, schedules_as, stream_interval and disaggregated", name, preset)
 		}
 		spec, err := presets.ParseSpec(preset)
 		if err != nil {
@@ -64,7 +64,7 @@ func (f *ModelsFile) expandPresets() error {
 		}
 		*m = p.Models[0]
 		m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling, m.Vision, m.LoRA, m.SchedulingPolicy, m.LongPrefillTokenThreshold, m.SchedulesAs = name, preset, reasoning, tools, pooling, vision, lora, policy, threshold, rules
-		m.Disaggregated = disagg
+		m.Disaggregated, m.StreamInterval = disagg, interval
 	}
 	return nil
 }
@@ -122,6 +122,9 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 	}
 	if t := m.LongPrefillTokenThreshold; t < 0 || t > 1<<24 {
 		return fmt.Errorf("long_prefill_token_threshold %d: 0 (off) or a token count", t)
+	}
+	if m.StreamInterval != 0 && m.Engine != EngineScheduler {
+		return errors.New("stream_interval: only a scheduler model's tokens are timed by its steps")
 	}
 	if m.Disaggregated != nil && m.Engine != EngineScheduler {
 		return errors.New("disaggregated: only a scheduler model is served disaggregated")
@@ -273,6 +276,7 @@ func (f *ModelsFile) SchedConfig(m *ModelSpec) sched.Config {
 		Policy:              m.SchedulingPolicy,
 		// Checked by Validate (sched.Config.Validate).
 		LongPrefillThreshold: m.LongPrefillTokenThreshold,
+		StreamInterval:       m.StreamInterval,
 	}
 	if m.LoRA != nil {
 		// Checked by Validate (loraShape).

@@ -109,6 +109,10 @@ type ModelSpec struct {
 	// prefills or decodes, never both; prompt chunks sized by the GPU's
 	// memory; a running-request cap from the KV cache). See SGLangRules.
 	SchedulesAs string `yaml:"schedules_as,omitempty"`
+	// StreamInterval, above 1, sends a request's tokens in groups of
+	// that many after the first, as vLLM's and SGLang's --stream-interval
+	// do (one event a group, its tokens' text in one delta).
+	StreamInterval int `yaml:"stream_interval,omitempty"`
 	// Disaggregated, when set, serves the model with prefill and decode
 	// on separate pools of replicas (DisaggSpec).
 	Disaggregated *DisaggSpec `yaml:"disaggregated,omitempty"`

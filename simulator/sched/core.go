@@ -34,6 +34,10 @@ type Config struct {
 	PrefillFirst bool
 	// LoRA, when set, serves adapters (Request.Adapter above 0).
 	LoRA *LoRA
+	// StreamInterval, above 1, releases a request's tokens in groups of
+	// that many after the first (Released): when a client sees them, not
+	// when the core computes them.
+	StreamInterval int
 }
 
 // Scheduling policies.
@@ -54,6 +58,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("the KV cache holds no block: the weights leave no memory for it")
 	case c.BlockSize < 1:
 		return fmt.Errorf("block size must be positive")
+	case c.StreamInterval < 0 || c.StreamInterval > 1<<16:
+		return fmt.Errorf("stream_interval %d: 0 or 1 (every token) up to 65536", c.StreamInterval)
 	case c.LongPrefillThreshold < 0:
 		return fmt.Errorf("long_prefill_token_threshold %d: 0 (off) or more", c.LongPrefillThreshold)
 	case c.MaxNumBatchedTokens < 1 || c.MaxNumSeqs < 1:

@@ -132,3 +132,32 @@ func TestDisaggValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestReleasedGroups(t *testing.T) {
+	for _, c := range []struct {
+		k, n     int
+		released []int
+	}{
+		{1, 5, []int{0, 1, 2, 3, 4}},
+		{4, 11, []int{0, 4, 8, 10}},
+		{4, 9, []int{0, 4, 8}},
+		{8, 3, []int{0, 2}},
+	} {
+		var got []int
+		for i := range c.n {
+			if Released(i, c.n, c.k) {
+				got = append(got, i)
+			}
+		}
+		if len(got) != len(c.released) {
+			t.Fatalf("k %d n %d: released %v, want %v", c.k, c.n, got, c.released)
+		}
+		prev := -1
+		for j, i := range got {
+			if i != c.released[j] || GroupStart(i, c.k) != prev+1 {
+				t.Errorf("k %d n %d: released %v (group of %d starts at %d), want %v", c.k, c.n, got, i, GroupStart(i, c.k), c.released)
+			}
+			prev = i
+		}
+	}
+}

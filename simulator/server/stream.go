@@ -50,6 +50,8 @@ type run struct {
 	inputs []string
 	docs   []string
 	topN   int
+	// pack is a stream interval's group held for one event (pack.go).
+	pack packed
 }
 
 func jsonString(s string) string {
@@ -173,7 +175,12 @@ func (r *run) stream(send sendFunc) {
 			cut = true
 			return errClientGone
 		}
-		e := a.token(r, ev.Index)
+		if ev.Packed {
+			r.hold(ev.Index)
+			r.observe(ev)
+			return nil
+		}
+		e := r.tokenEvents(a, ev.Index)
 		var err error
 		switch {
 		case !ev.More && len(r.buf) == chunkRoom:

@@ -1,0 +1,44 @@
+package cmd
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestStreamIntervalPredictedAsLive: a model that sends its tokens eight
+// at a time (stream_interval: 8) is measured live and predicted alike:
+// the same TTFT, and an ITL that is a group's gap (about eight steps),
+// not a step's, while TPOT stays a token's; the client sees the packed
+// chunks.
+func TestStreamIntervalPredictedAsLive(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		t.Setenv("KNEE_RUN_NONCE", "5ea11")
+		dir := t.TempDir()
+		models := filepath.Join(dir, "si.yml")
+		yml := "models:\n  - name: si\n    preset: h100-80gb/llama-3.1-8b\n    stream_interval: 8\n"
+		if err := os.WriteFile(models, []byte(yml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		url := startSim(t, models, "")
+		flags := []string{"--rates", "4", "--step-duration", "20s", "--input-tokens", "500", "--max-tokens", "64"}
+		live, pred := liveAndPredicted(t, url, dir, flags, []string{"--model", "si"}, []string{"--sim-models", models})
+		l, p := live.Levels[0].Run, pred.Levels[0].Run
+		for _, m := range []struct {
+			name       string
+			live, pred float64
+		}{{"TTFT p50", l.Stats.TTFT.P50, p.Stats.TTFT.P50}, {"ITL p50", l.Stats.ITL.P50, p.Stats.ITL.P50},
+			{"TPOT p50", l.Stats.TPOT.P50, p.Stats.TPOT.P50}} {
+			if math.Abs(m.live-m.pred) > 1+0.05*m.pred {
+				t.Errorf("%s live %.2f ms, predicted %.2f ms", m.name, m.live, m.pred)
+			}
+		}
+		if r := l.Stats.ITL.P50 / l.Stats.TPOT.P50; r < 6 || r > 10 {
+			t.Errorf("ITL p50 %.2f ms is %.1f TPOTs (%.2f ms): want about a group of 8", l.Stats.ITL.P50, r, l.Stats.TPOT.P50)
+		}
+		if l.Tokens.MultiTokenChunks == 0 {
+			t.Error("the client saw no chunk of several tokens")
+		}
+	})
+}
