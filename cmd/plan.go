@@ -206,10 +206,10 @@ func (o *planOptions) question(c *cobra.Command) (*predict.Question, string, rep
 	if q.SLO, err = o.slo.parse(c, o.load.Goodput); err != nil {
 		return fail(err)
 	}
-	if q.Routings, err = o.routings(c); err != nil {
-		return fail(err)
+	if q.Routings, err = o.routings(c); err == nil {
+		q.Disagg, err = o.disaggregated(c)
 	}
-	if q.Disagg, err = o.disaggregated(c); err != nil {
+	if err != nil {
 		return fail(err)
 	}
 	if o.findMax && o.load.Rate == 0 && o.load.Concurrency == 0 {

@@ -23,11 +23,15 @@ type serverFlags struct {
 	resetCache, profile bool
 	// gpuURLs is --gpu-metrics-url.
 	gpuURLs []string
+	// pools, when --server-metrics-url names roles, watches each pool of a
+	// disaggregated deployment (openPools).
+	pools *serverview.Pools
 }
 
 func (f *serverFlags) register(c *cobra.Command) {
 	c.Flags().BoolVar(&f.none, "no-server-metrics", false, "do not read the server's own metrics")
-	c.Flags().StringVar(&f.url, "server-metrics-url", "", "Prometheus metrics URL of the server (default: derived from --base-url)")
+	c.Flags().StringVar(&f.url, "server-metrics-url", "", "Prometheus metrics URL of the server (default: derived from --base-url); "+
+		"for a disaggregated deployment each pool's, prefill=URL,decode=URL: each pool's figures and TTFT by phase")
 	c.Flags().Var((*httpURLs)(&f.gpuURLs), "gpu-metrics-url", "scrape a GPU exporter's Prometheus endpoint, NVIDIA's DCGM exporter or AMD's device metrics exporter (e.g. http://node:9400/metrics; repeat it for each node) over each measured window: power, energy, utilisation and memory per GPU, and joules per output token, per request and per 1k prompt tokens")
 	c.Flags().BoolVar(&f.profile, "profile", false, "run the server's profiler over each level's measured window only (POST /start_profile, then /stop_profile once it drained: vLLM with VLLM_TORCH_PROFILER_DIR set, SGLang, knee sim --profile-dir)")
 	c.Flags().BoolVar(&f.resetCache, "reset-cache", false, "drop the server's prefix cache before each level, so each starts cold without a restart (vLLM's POST /reset_prefix_cache, which needs VLLM_SERVER_DEV_MODE=1; SGLang's POST /flush_cache; knee sim's own)")
@@ -37,6 +41,9 @@ func (f *serverFlags) register(c *cobra.Command) {
 // server that offers none is refused at once rather than level after
 // level.
 func (f *serverFlags) checkReset(ctx context.Context, lr *live.Live) error {
+	if err := f.openPools(lr.Target); err != nil {
+		return err
+	}
 	if lr.ResetCache == nil {
 		return nil
 	}
@@ -59,7 +66,11 @@ func (f *serverFlags) watch(tgt *resolved) func() bench.Watcher {
 	}
 	return func() bench.Watcher {
 		var ws bench.Watchers
-		if !f.none {
+		switch {
+		case f.none:
+		case f.pools != nil:
+			ws = append(ws, f.pools)
+		default:
 			ws = append(ws, serverview.New(tgt.Target, f.url))
 		}
 		if len(f.gpuURLs) > 0 {

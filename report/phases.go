@@ -13,20 +13,46 @@ import (
 var phaseWords = []string{"prefill queue", "prefill", "KV transfer", "decode queue", "first decode step"}
 
 // runPhases is a disaggregated model's time to first token by phase,
-// whose it is, and its pools where known.
+// whose it is, and each pool's own account where read.
 func runPhases(w io.Writer, r *results.Run) error {
 	if ph := r.Phases; ph != nil {
 		fmt.Fprintln(w, PhasesLine(ph))
 	}
+	for _, role := range []string{"prefill", "decode"} {
+		if s := r.Pools[role]; s != nil {
+			fmt.Fprintln(w, poolLine(role, s))
+		}
+	}
 	return nil
 }
 
+// poolLine is one pool's account of the window: what it served and its
+// gauges.
+func poolLine(role string, s *results.Server) string {
+	out := fmt.Sprintf("pool     %s (%s): %s requests, %s prompt and %s output tokens", role, s.Source, num(float64(s.Requests), 0),
+		num(float64(s.PromptTokens), 0), num(float64(s.OutputTokens), 0))
+	for _, g := range []struct{ key, name string }{{"running", "running"}, {"waiting", "waiting"}, {"kv_cache_usage", "KV usage"}} {
+		if v, ok := s.Gauges[g.key]; ok {
+			out += fmt.Sprintf(" · %s mean %.2f max %.2f", g.name, v.Mean, v.Max)
+		}
+	}
+	return out
+}
+
 // PhasesLine says a disaggregated model's time to first token by phase,
-// p50/p95 in milliseconds.
+// p50/p95 in milliseconds, or the means where the engines' histograms
+// are all there is.
 func PhasesLine(ph *results.Phases) string {
 	var parts []string
 	for i, s := range ph.All() {
+		if ph.Estimate {
+			parts = append(parts, fmt.Sprintf("%s %s", phaseWords[i], ms(s.Mean)))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s %s/%s", phaseWords[i], ms(s.P50), ms(s.P95)))
+	}
+	if ph.Estimate {
+		return fmt.Sprintf("phases   TTFT by phase, mean ms (%s pools' histograms): %s", ph.Source, strings.Join(parts, " · "))
 	}
 	who := ph.Source
 	if ph.PrefillReplicas > 0 {

@@ -12,8 +12,11 @@ import (
 // shipped, queued for a decode replica, and its first decode step.
 type Phases struct {
 	// Source says whose figures they are: "simulated" (knee predict's
-	// core), "knee-sim" (knee sim's /metrics/summary).
+	// core), "knee-sim" (knee sim's /metrics/summary), "vllm" (the pools'
+	// Prometheus histograms: exact means, percentiles Estimated within
+	// their buckets).
 	Source          string  `json:"source"`
+	Estimate        bool    `json:"bucket_estimates,omitempty"`
 	PrefillReplicas int     `json:"prefill_replicas,omitempty"`
 	DecodeReplicas  int     `json:"decode_replicas,omitempty"`
 	LinkGbps        float64 `json:"kv_link_gbps,omitempty"`

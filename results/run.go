@@ -39,6 +39,9 @@ type Run struct {
 	// Phases splits a disaggregated model's time to first token by phase,
 	// as the simulator says it (predicted, or knee sim's own account).
 	Phases *Phases `json:"phases,omitempty"`
+	// Pools is each pool's own account of a disaggregated deployment's
+	// window (--server-metrics-url prefill=URL,decode=URL), by role.
+	Pools map[string]*Server `json:"pools,omitempty"`
 	// SliceS and Slices are the window cut into time slices (--slice).
 	SliceS float64 `json:"slice_s,omitempty"`
 	Slices []Slice `json:"slices,omitempty"`

@@ -108,24 +108,44 @@ func (s *Scheduler) pdCatchUp(now time.Time) {
 
 // pdSnapshot is the disaggregated model's state for gauges: every
 // pool's requests and blocks together, a prompt on a link counted as
-// waiting.
-func (s *Scheduler) pdSnapshot() Snapshot {
-	snap := Snapshot{Waiting: len(s.pending) + s.pd.InTransfer()}
-	blocks := 0
+// waiting; and each pool's own (a prompt on a link waits for the decode
+// pool).
+func (s *Scheduler) pdSnapshot() (Snapshot, [2]Snapshot) {
+	var pools [2]Snapshot
+	pools[sched.RoleDecode].Waiting = s.pd.InTransfer()
+	pools[sched.RolePrefill].Waiting = len(s.pending)
+	var all Snapshot
+	blocks := [2]int{}
 	for _, role := range []sched.Role{sched.RolePrefill, sched.RoleDecode} {
+		p := &pools[role]
 		for i := range s.pd.Replicas(role) {
 			c := s.pd.Core(role, i)
-			snap.Running += c.Running()
-			snap.Waiting += c.Waiting()
-			snap.UsedBlocks += c.UsedBlocks()
-			blocks += c.Config().NumBlocks
-			snap.Preemptions += c.Preemptions
-			snap.PrefixQueries += c.PrefixQueries
-			snap.PrefixHits += c.PrefixHits
+			p.Running += c.Running()
+			p.Waiting += c.Waiting()
+			p.UsedBlocks += c.UsedBlocks()
+			blocks[role] += c.Config().NumBlocks
+			p.Preemptions += c.Preemptions
+			p.PrefixQueries += c.PrefixQueries
+			p.PrefixHits += c.PrefixHits
 		}
+		p.KVUsage = float64(p.UsedBlocks) / float64(max(blocks[role], 1))
+		all.Running += p.Running
+		all.Waiting += p.Waiting
+		all.UsedBlocks += p.UsedBlocks
+		all.Preemptions += p.Preemptions
+		all.PrefixQueries += p.PrefixQueries
+		all.PrefixHits += p.PrefixHits
 	}
-	snap.KVUsage = float64(snap.UsedBlocks) / float64(max(blocks, 1))
-	return snap
+	all.KVUsage = float64(all.UsedBlocks) / float64(max(blocks[0]+blocks[1], 1))
+	return all, pools
+}
+
+// PoolState is a disaggregated model's pool's state after its latest
+// event.
+func (s *Scheduler) PoolState(role sched.Role) Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pools[role]
 }
 
 // sortPending keeps arrivals in order.

@@ -39,6 +39,8 @@ type Scheduler struct {
 	// pending holds arrivals not yet due (only tests submit future ones).
 	pending []sched.Request
 	state   Snapshot
+	// pools is a disaggregated model's pools' state (PoolState).
+	pools [2]Snapshot
 }
 
 var _ Engine = (*Scheduler)(nil)
@@ -290,9 +292,9 @@ func (s *Scheduler) shutdown() {
 // publish records the core's state for State.
 func (s *Scheduler) publish() {
 	if s.pd != nil {
-		snap := s.pdSnapshot()
+		snap, pools := s.pdSnapshot()
 		s.mu.Lock()
-		s.state = snap
+		s.state, s.pools = snap, pools
 		s.mu.Unlock()
 		return
 	}

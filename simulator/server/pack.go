@@ -12,11 +12,16 @@ type packed struct {
 	own bool
 }
 
-// hold keeps token i for the event of its group.
-func (r *run) hold(i int) {
-	if !r.pack.held {
-		r.pack.from, r.pack.held = i, true
+// hold keeps a packed token for the event of its group, and says so.
+func (r *run) hold(ev TokenEvent) bool {
+	if !ev.Packed {
+		return false
 	}
+	if !r.pack.held {
+		r.pack.from, r.pack.held = ev.Index, true
+	}
+	r.observe(ev)
+	return true
 }
 
 // tokenEvents is token i's event, or, when tokens are held for it, its

@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kneebench/knee/simulator/engine"
 	"github.com/kneebench/knee/simulator/sched"
 	"github.com/kneebench/knee/simulator/telemetry"
 	"github.com/valyala/fasthttp"
@@ -72,6 +71,8 @@ type model struct {
 	// metrics is the server's, for the series a model sets itself
 	// (vllm:lora_requests_info).
 	metrics *telemetry.Metrics
+	// pools, for a disaggregated model, are its pools' own metrics.
+	pools [2]*telemetry.PoolMetrics
 }
 
 // Server is the simulator's HTTP front: it decodes requests, asks the
@@ -167,8 +168,7 @@ func (s *Server) newModel(spec ModelSpec) *model {
 			m.power = newPowerMeter(hw.IdlePowerW, hw.MaxPowerW, time.Now())
 		}
 		if dc, ok := s.opts.Models.DisaggConfig(&spec, 0); ok {
-			m.power = nil // a meter of one replica's GPUs: not yet of two pools
-			m.sched = engine.NewDisaggScheduler(dc, func(_ sched.Role, st *sched.Step, lag time.Duration) { m.observeStep(st, lag) })
+			s.serveDisaggregated(m, dc)
 		} else {
 			m.sched = NewScheduler(sched.New(cfg), m.observeStep)
 		}

@@ -171,13 +171,10 @@ func (r *run) stream(send sendFunc) {
 	}
 	cut := false
 	info, err := r.m.engine.Stream(r.s.streams, r.plan, r.arrival, func(ev TokenEvent) error {
-		if !r.applyFault(ev, flush) {
-			cut = true
+		if cut = !r.applyFault(ev, flush); cut {
 			return errClientGone
 		}
-		if ev.Packed {
-			r.hold(ev.Index)
-			r.observe(ev)
+		if r.hold(ev) {
 			return nil
 		}
 		e := r.tokenEvents(a, ev.Index)
@@ -269,7 +266,5 @@ func (r *run) finish(reason string, info StreamInfo) {
 		gen = telemetry.Pooled
 	}
 	r.m.sum.Finish(reason, r.plan.PromptTokens, gen, info.CachedTokens, server, sim, time.Now())
-	if info.Phases != nil && gen > 0 {
-		r.m.sum.Phases(*info.Phases)
-	}
+	r.m.phasesFinished(info.Phases, r.plan.PromptTokens, gen, reason)
 }
