@@ -161,3 +161,35 @@ func TestReleasedGroups(t *testing.T) {
 		}
 	}
 }
+
+// Late in a long window a time's rounding is worth more than a byte on a
+// fast link: a transfer must still end when due, not come due again and
+// again at one instant (a plan of ten-minute windows spun so).
+func TestTransfersEndLateOnAFastLink(t *testing.T) {
+	var reqs []Request
+	for i := range 200 {
+		reqs = append(reqs, withIDs(int64(i), 600+0.013*float64(i), uniquePrompt(uint64(i+1), 4000), 4))
+	}
+	for _, o := range RunDisaggVirtual(disaggConfig(2, 1, 400), reqs) {
+		if o.Tokens != 4 || !(o.Phases.Transfer() > 0) {
+			t.Fatalf("request %d: %d tokens, transfer %.6f s", o.ID, o.Tokens, o.Phases.Transfer())
+		}
+	}
+}
+
+// A transfer on a 400 Gb/s link ends when it comes due, whatever the
+// rounding of times late in a window.
+func TestLinkEndsWhatIsDue(t *testing.T) {
+	for i := range 2000 {
+		l := &link{rate: 400e9 / 8}
+		start := 600 + 0.0137*float64(i)
+		l.start(1, 1e6*float64(1+i%997), start)
+		l.start(2, 3e6*float64(1+i%13), start+0.0001)
+		for n := 0; len(l.xfers) > 0; n++ {
+			if n > 2 {
+				t.Fatalf("case %d: %d transfers left after %d events at %.17g", i, len(l.xfers), n, l.nextDone())
+			}
+			l.done(l.nextDone())
+		}
+	}
+}

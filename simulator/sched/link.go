@@ -47,17 +47,26 @@ func (l *link) nextDone() float64 {
 	return l.last + math.Max(least, 0)*float64(len(l.xfers))/l.rate
 }
 
-// done ends, at t, the transfers due by then (within a byte's rounding),
-// in the order they started, and returns their ids.
+// done ends, at t, the transfers due by then, in the order they started,
+// and returns their ids. A transfer is due when no more than a
+// nanosecond's bytes are left: at simulated times of minutes, a time's
+// rounding is worth more than a byte on a fast link, and a transfer
+// left a rounding short of its end would come due again and again at
+// the same instant.
 func (l *link) done(t float64) []int64 {
 	if l.nextDone() > t {
 		return nil
 	}
 	l.update(t)
+	least := math.Inf(1)
+	for _, x := range l.xfers {
+		least = math.Min(least, x.left)
+	}
+	due := math.Max(least, 0) + l.rate*1e-9 + 1e-3
 	out := l.finish[:0]
 	kept := l.xfers[:0]
 	for _, x := range l.xfers {
-		if x.left <= 1e-3 {
+		if x.left <= due {
 			out = append(out, x.id)
 			continue
 		}
