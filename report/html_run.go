@@ -94,6 +94,14 @@ func measuredFacts(r *results.Run) []fact {
 	if r.Images != nil {
 		out = append(out, fact{"images", strings.TrimPrefix(ImagesLine(r), "images   ")})
 	}
+	if ph := r.Phases; ph != nil {
+		out = append(out, fact{"TTFT by phase", strings.TrimPrefix(PhasesLine(ph), "phases   ")})
+	}
+	for _, role := range []string{"prefill", "decode"} {
+		if s := r.Pools[role]; s != nil {
+			out = append(out, fact{role + " pool", strings.TrimPrefix(poolLine(role, s), "pool     ")})
+		}
+	}
 	if cn := r.Connections; cn != nil {
 		out = append(out, fact{"connections", fmt.Sprintf("%d opened · %d found closed before reuse · %d requests resent", cn.Opened, cn.StaleClosed, cn.Resent)})
 	}

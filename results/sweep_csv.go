@@ -23,6 +23,7 @@ var CSVHeader = []string{
 	"ttfat_p50_ms", "ttfat_p95_ms", "ttfat_p99_ms", "reasoning_tokens_mean", "answer_tokens_mean", "no_answer_share",
 	"class", "gpu_energy_j", "gpu_power_mean_w", "joules_per_output_token", "output_tokens_per_joule",
 	"repeats", "ttft_sched_p50_ci_ms", "ttft_sched_p95_ci_ms", "ttft_sched_p99_ci_ms", "itl_p50_ci_ms", "e2e_sched_p95_ci_ms", "throughput_ci_per_s",
+	"prefill_queue_mean_ms", "prefill_mean_ms", "kv_transfer_mean_ms", "decode_queue_mean_ms", "first_decode_step_mean_ms",
 }
 
 // csvIntervals are the columns holding a repeated level's 95% interval
@@ -83,6 +84,13 @@ func (s *Sweep) csvColumns(l Level, col map[string]string, f func(float64) strin
 	csvEnergyAndRepeats(r, col, f)
 	csvFigures(r, col, f)
 	csvServer(r.Server, col, f)
+	if ph := r.Phases; ph != nil {
+		// A disaggregated model's TTFT by phase: the means, which every
+		// source gives exactly.
+		for i, sm := range ph.All() {
+			col[PhaseNames[i]+"_mean_ms"] = f(sm.Mean)
+		}
+	}
 }
 
 // csvEnergyAndRepeats fills a repeated level's intervals and the GPUs'
