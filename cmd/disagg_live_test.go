@@ -1,10 +1,13 @@
 package cmd
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/kneebench/knee/results"
 )
 
 // TestDisaggPredictAgreesWithLive serves a model disaggregated (2P1D,
@@ -47,5 +50,69 @@ func testDisaggPredictAgreesWithLive(t *testing.T) {
 				t.Errorf("level %g: %s live %.2f ms, predicted %.2f ms: more than 5%% apart", live.Levels[i].Load, m.name, m.live, m.pred)
 			}
 		}
+	}
+}
+
+// TestPlannedSplitHoldsLive: the split a plan chooses, served by knee sim
+// and measured live on the plan's workload and seed, meets the SLO; the
+// next-smaller splits (one prefill or one decode replica fewer) do not.
+func TestPlannedSplitHoldsLive(t *testing.T) {
+	inBubble(t, testPlannedSplitHoldsLive)
+}
+
+func testPlannedSplitHoldsLive(t *testing.T) {
+	t.Setenv("KNEE_RUN_NONCE", "5p117")
+	dir := t.TempDir()
+	work := []string{"--input-tokens", "4000", "--max-tokens", "64", "--seed", "3"}
+	slo := "ttft_p95:1500,tpot_p50:12"
+	args := append([]string{"plan", "--rate", "14", "--gpus", "h100-80gbx1", "--slo", slo, "--disaggregated", "--window", "1m",
+		"--seeds", "1", "--routing", "round-robin", "--kv-link-gbps", "100", "--out-dir", dir, "--label", "p"}, work...)
+	if code, out, errOut := execute(t, args...); code != 0 {
+		t.Fatalf("plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	p := &results.Plan{}
+	if err := readJSON(filepath.Join(dir, "p.json"), p); err != nil {
+		t.Fatal(err)
+	}
+	var chosen *results.PlanRow
+	for i := range p.Rows {
+		if r := &p.Rows[i]; r.Meets && r.PrefillReplicas > 0 && (chosen == nil || r.Replicas < chosen.Replicas) {
+			chosen = r
+		}
+	}
+	if chosen == nil {
+		t.Fatalf("no split meets the SLO: %+v", p.Rows)
+	}
+	meets := func(pf, d int) bool {
+		models := filepath.Join(dir, fmt.Sprintf("s%d%d.yml", pf, d))
+		yml := fmt.Sprintf("models:\n  - name: pd\n    preset: h100-80gb/llama-3.1-8b\n"+
+			"    disaggregated: {prefill_replicas: %d, decode_replicas: %d, kv_link_gbps: 100}\n", pf, d)
+		if err := os.WriteFile(models, []byte(yml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		url := startSim(t, models, "")
+		label := fmt.Sprintf("live%d%d", pf, d)
+		a := append([]string{"sweep", "--base-url", url, "--model", "pd", "--rates", "14", "--step-duration", "1m", "--slo", slo,
+			"--out-dir", dir, "--label", label}, work...)
+		if code, out, errOut := execute(t, a...); code != 0 && code != 1 {
+			t.Fatalf("sweep %dP%dD: exit %d\n%s\n%s", pf, d, code, out, errOut)
+		}
+		sw, err := results.ReadSweep(filepath.Join(dir, label+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := sw.Levels[0].Verdict
+		t.Logf("%dP%dD live: %+v", pf, d, v)
+		return v != nil && v.Judged && v.Meets
+	}
+	pf, d := chosen.PrefillReplicas, chosen.DecodeReplicas
+	if !meets(pf, d) {
+		t.Errorf("the planned %dP%dD misses the SLO live", pf, d)
+	}
+	if pf > 1 && meets(pf-1, d) {
+		t.Errorf("%dP%dD, smaller than the planned %dP%dD, meets the SLO live: the plan was not the cheapest", pf-1, d, pf, d)
+	}
+	if d > 1 && meets(pf, d-1) {
+		t.Errorf("%dP%dD, smaller than the planned %dP%dD, meets the SLO live: the plan was not the cheapest", pf, d-1, pf, d)
 	}
 }
