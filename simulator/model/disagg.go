@@ -53,8 +53,12 @@ func (f *ModelsFile) validateDisagg(m *ModelSpec) error {
 		return fmt.Errorf("disaggregated: %v", err)
 	}
 	if room := cfg.Decode.NumBlocks * cfg.Decode.BlockSize; room < m.ContextLength {
+		fix := "lower context_length or give it more memory"
+		if m.Preset != "" {
+			fix = "a preset keeps its model's context: pick a GPU with more memory, or more of them (GPUxN)"
+		}
 		return fmt.Errorf("disaggregated: a replica's KV cache holds %d tokens, under the context_length of %d: "+
-			"it could not take one request of the whole context (lower context_length or give it more memory)", room, m.ContextLength)
+			"it could not take one request of the whole context, as vLLM refuses to start (%s)", room, m.ContextLength, fix)
 	}
 	return nil
 }
