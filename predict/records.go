@@ -40,6 +40,13 @@ func stamp(st *sched.Step, chunks bool, k int, rec func(*sched.Seq) *record.Reco
 		// A reasoning model's first ReasoningTokens tokens are thought
 		// (simServer.Send); the first after them is the first answer.
 		from := sched.GroupStart(e.Index, k)
+		if rt := r.ReasoningTokens; rt > 0 {
+			// Each part's text, in tokens, as the client measures it in
+			// bytes to split a packed stream's count.
+			thought := max(min(e.Index+1, rt)-from, 0)
+			r.ReasoningText += thought
+			r.AnswerText += e.Index + 1 - from - thought
+		}
 		if from < r.ReasoningTokens {
 			r.ReasoningChunks++
 			chunk(r, t, chunks)

@@ -63,6 +63,8 @@ func reasoningSource(s string) string {
 		return "the server's usage (reasoning_tokens)"
 	case "both":
 		return "usage where sent, the stream elsewhere"
+	case "text":
+		return "the server's completion count split by each part's text (its events packed several tokens)"
 	}
 	return "the stream (the server sent no reasoning_tokens)"
 }

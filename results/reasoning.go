@@ -25,8 +25,10 @@ type Reasoning struct {
 	ITLAnswer Summary `json:"itl_answer"`
 	// Source says where the reasoning counts came from: "usage" (the
 	// server's completion_tokens_details.reasoning_tokens), "stream"
-	// (reasoning chunks counted, the server reporting none) or "both"
-	// (some requests each way).
+	// (reasoning chunks counted, a token each, the server reporting
+	// none), "text" (its events packed several tokens: the server's
+	// completion count split by the bytes of text each part streamed)
+	// or "both" (requests counted more than one way).
 	Source string `json:"source"`
 }
 

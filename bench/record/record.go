@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"math"
 	"sync"
 	"time"
 
@@ -97,6 +98,11 @@ type Record struct {
 	// answer came. ReasoningChunks and AnswerChunks split Chunks so.
 	FirstAnswer                   time.Duration
 	ReasoningChunks, AnswerChunks int
+	// ReasoningText and AnswerText are the bytes of text each part
+	// streamed, read once a stream has reasoned: what a server's one
+	// completion count is split by when its events packed several tokens
+	// (ThoughtTokens).
+	ReasoningText, AnswerText int
 	// ReasoningTokens is usage.completion_tokens_details.reasoning_tokens,
 	// when ReasoningReported.
 	ReasoningTokens   int
@@ -180,12 +186,35 @@ func (r *Record) Reasoned() bool {
 }
 
 // ThoughtTokens is the request's reasoning tokens: the server's count
-// when it reported one, else its reasoning chunks.
+// when it reported one; else its reasoning chunks when every chunk was
+// one token; else all its output when no answer text came; else its
+// output split by the text each part streamed (ThoughtCounted says
+// which).
 func (r *Record) ThoughtTokens() int {
-	if r.ReasoningReported {
-		return r.ReasoningTokens
+	n, _ := r.thought()
+	return n
+}
+
+// ThoughtCounted says how ThoughtTokens counted: "usage", "stream" (a
+// token a chunk), "no answer" or "text" (apportioned).
+func (r *Record) ThoughtCounted() string {
+	_, how := r.thought()
+	return how
+}
+
+func (r *Record) thought() (int, string) {
+	out := r.OutputTokens()
+	switch {
+	case r.ReasoningReported:
+		return r.ReasoningTokens, "usage"
+	case r.FirstAnswer == 0 && r.ReasoningChunks > 0:
+		// Never an answer token where no answer text came.
+		return max(out, r.ReasoningChunks), "no answer"
+	case r.ReasoningChunks+r.AnswerChunks == out || r.ReasoningText+r.AnswerText == 0 || r.AnswerText == 0:
+		return r.ReasoningChunks, "stream"
 	}
-	return r.ReasoningChunks
+	share := float64(r.ReasoningText) / float64(r.ReasoningText+r.AnswerText)
+	return min(max(int(math.Round(share*float64(out))), r.ReasoningChunks), out-r.AnswerChunks), "text"
 }
 
 // AnswerTokens is its output tokens that were not reasoning.

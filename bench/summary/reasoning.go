@@ -25,7 +25,7 @@ func newThinkHists() *thinkHists {
 type thinkCounts struct {
 	requests, noAnswer, budgetSpent int64
 	reasoningTotal, answerTotal     int64
-	fromUsage, fromStream           int64
+	fromUsage, fromStream, fromText int64
 }
 
 func (c *thinkCounts) add(o thinkCounts) {
@@ -36,6 +36,7 @@ func (c *thinkCounts) add(o thinkCounts) {
 	c.answerTotal += o.answerTotal
 	c.fromUsage += o.fromUsage
 	c.fromStream += o.fromStream
+	c.fromText += o.fromText
 }
 
 // mergeThink merges o's reasoning distributions into l's.
@@ -73,9 +74,12 @@ func (s *shard) addThink(a *aggregate, r *record.Record) {
 			c.budgetSpent++
 		}
 	}
-	if r.ReasoningReported {
+	switch r.ThoughtCounted() {
+	case "usage":
 		c.fromUsage++
-	} else {
+	case "text":
+		c.fromText++
+	default:
 		c.fromStream++
 	}
 	thought, answer := r.ThoughtTokens(), r.AnswerTokens()
@@ -110,10 +114,12 @@ func thinkResult(res *results.Run, lat *latencies, c thinkCounts, maxTokens int,
 	}
 	source := "stream"
 	switch {
-	case c.fromUsage > 0 && c.fromStream > 0:
+	case (c.fromUsage > 0) && (c.fromStream+c.fromText > 0), c.fromStream > 0 && c.fromText > 0:
 		source = "both"
 	case c.fromUsage > 0:
 		source = "usage"
+	case c.fromText > 0:
+		source = "text"
 	}
 	res.Reasoning = &results.Reasoning{Requests: c.requests, NoAnswer: c.noAnswer, BudgetSpent: c.budgetSpent,
 		ReasoningTotal: c.reasoningTotal, AnswerTotal: c.answerTotal,

@@ -166,8 +166,8 @@ func (messagesProtocol) scan(p []byte, c *chunk, pr *progress) {
 				c.content, c.answer, c.answerTail = true, true, v
 			}
 		case "thinking_delta":
-			c.content, c.reasoning = nonEmptyValue(valueAfter(d, keyThinkingText)), true
-			c.reasoning = c.content
+			v := valueAfter(d, keyThinkingText)
+			c.content, c.reasoning, c.reasoningTail = nonEmptyValue(v), nonEmptyValue(v), v
 		case "input_json_delta":
 			c.content, c.tool = nonEmptyValue(valueAfter(d, keyPartialJSON)), true
 			c.tool = c.content

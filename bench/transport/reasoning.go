@@ -42,6 +42,7 @@ const maxHeld = 64
 func (th *thinking) classify(rec *record.Record, ch *chunk, t time.Duration) {
 	if ch.reasoning {
 		rec.ReasoningChunks++
+		rec.ReasoningText += pieces(stringValue(ch.reasoningTail))
 	}
 	if ch.tool {
 		// A tool call is the model's answer, not its thought.
@@ -77,6 +78,14 @@ func (th *thinking) classify(rec *record.Record, ch *chunk, t time.Duration) {
 	if thought {
 		rec.ReasoningChunks++
 	}
+	if rec.ReasoningChunks > 0 {
+		// A stream that reasoned: each part's text, to split a packed
+		// stream's one completion count by (record.ThoughtTokens).
+		if !read {
+			text, read = stringValue(tail), true
+		}
+		th.measure(rec, pieces(stringValue(tail)), pieces(text), thought, answer)
+	}
 	if !answer {
 		return
 	}
@@ -89,6 +98,56 @@ func (th *thinking) classify(rec *record.Record, ch *chunk, t time.Duration) {
 			rec.FirstAnswer = t
 		}
 	}
+}
+
+// measure books a content chunk's text of n pieces (see pieces),
+// answer of them its answer's (the rest thought, tags and all).
+func (th *thinking) measure(rec *record.Record, n, answerBytes int, thought, answer bool) {
+	switch {
+	case answer && thought:
+		rec.AnswerText += answerBytes
+		rec.ReasoningText += max(n-answerBytes, 0)
+	case answer:
+		rec.AnswerText += n
+	case thought:
+		rec.ReasoningText += n
+	}
+}
+
+// pieces counts the word pieces of a raw JSON string, what a tokenizer
+// makes tokens of: a run of letters, digits or non-ASCII bytes is one
+// (its leading space with it), each other character one, each escape
+// one, white space none. It is no tokenizer, but splits two parts of one
+// text far closer than their bytes (a thought's short words and an
+// answer's long ones hold as many bytes a token as they do pieces).
+func pieces(b []byte) int {
+	n, inWord := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80:
+			if !inWord {
+				n++
+			}
+			inWord = true
+			continue
+		case c == '\\':
+			i++
+			if i < len(b) && b[i] == 'u' {
+				i += 4
+			}
+			if i < len(b) && (b[i] == 'n' || b[i] == 't' || b[i] == 'r') {
+				inWord = false
+				continue
+			}
+			n++
+		case c == ' ' || c == '\t':
+		default:
+			n++
+		}
+		inWord = false
+	}
+	return n
 }
 
 // tags reads the think tags of raw, a chunk's answer string: whether the

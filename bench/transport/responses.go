@@ -106,7 +106,7 @@ func (responsesProtocol) scan(p []byte, c *chunk, _ *progress) {
 		}
 	case bytes.HasPrefix(name, evReasoning) && bytes.HasSuffix(name, evDeltaSuffix):
 		if d := bytes.Index(p, keyDelta); d >= 0 && nonEmptyValue(p[d+len(keyDelta):]) {
-			c.content, c.reasoning = true, true
+			c.content, c.reasoning, c.reasoningTail = true, true, p[d+len(keyDelta):]
 		}
 	case bytes.Equal(name, evCompleted), bytes.Equal(name, evIncomplete):
 		c.finished, c.terminal = true, true

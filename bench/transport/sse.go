@@ -73,6 +73,9 @@ type chunk struct {
 	// reasoning parser).
 	reasoning, answer bool
 	answerTail        []byte
+	// reasoningTail is where a reasoning chunk's text's JSON string
+	// starts, for its length (thinking.classify).
+	reasoningTail []byte
 	// reasoningTokens is usage.completion_tokens_details.reasoning_tokens,
 	// when reasoningSeen; finishLength says finish_reason was "length".
 	reasoningTokens int
@@ -203,9 +206,10 @@ func scanChunk(p []byte, c *chunk) {
 				readTimings(rest[len(keyTimings):], c)
 			}
 		case 'r':
-			if bytes.HasPrefix(rest, keyReasoning) && nonEmptyValue(rest[len(keyReasoning):]) ||
-				bytes.HasPrefix(rest, keyReason2) && nonEmptyValue(rest[len(keyReason2):]) {
-				c.content, c.reasoning = true, true
+			if bytes.HasPrefix(rest, keyReasoning) && nonEmptyValue(rest[len(keyReasoning):]) {
+				c.content, c.reasoning, c.reasoningTail = true, true, rest[len(keyReasoning):]
+			} else if bytes.HasPrefix(rest, keyReason2) && nonEmptyValue(rest[len(keyReason2):]) {
+				c.content, c.reasoning, c.reasoningTail = true, true, rest[len(keyReason2):]
 			}
 		case 'f':
 			if !finishSeen && bytes.HasPrefix(rest, keyFinish) {
@@ -248,6 +252,7 @@ func readTimings(v []byte, c *chunk) {
 // scanner of the tests knows).
 func (c chunk) base() chunk {
 	c.reasoning, c.answer, c.answerTail, c.reasoningTokens, c.reasoningSeen, c.finishLength = false, false, nil, 0, false, false
+	c.reasoningTail = nil
 	c.tool, c.finishTool, c.toolItem = false, false, false
 	return c
 }

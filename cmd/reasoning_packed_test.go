@@ -1,0 +1,58 @@
+package cmd
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kneebench/knee/results"
+)
+
+// TestPackedReasoningCountedByText: a server that packs several tokens
+// into an event (knee sim under stream_interval 4, as llama-server and
+// vLLM do) and reports no reasoning_tokens: knee splits its completion
+// count by the text each part streamed, not one token an event, says
+// so, and gives no answer tokens to a request whose budget went on
+// thought.
+func TestPackedReasoningCountedByText(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		dir := t.TempDir()
+		models := filepath.Join(dir, "r.yml")
+		yml := "models:\n  - name: r\n    preset: h100-80gb/llama-3.1-8b\n    stream_interval: 4\n    reasoning: {tokens: 40}\n"
+		if err := os.WriteFile(models, []byte(yml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		url := startSim(t, models, "")
+		run := func(maxTokens string) *results.Run {
+			out := filepath.Join(dir, "r"+maxTokens+".json")
+			code, stdout, errOut := execute(t, "run", "--base-url", url, "--model", "r", "--concurrency", "2", "--requests", "20",
+				"--duration", "0", "--input-tokens", "100", "--max-tokens", maxTokens, "-o", out)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+			}
+			r := &results.Run{}
+			if err := readJSON(out, r); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		r := run("100")
+		rs := r.Reasoning
+		if rs == nil || rs.Source != "text" {
+			t.Fatalf("reasoning %+v: want counted from text", rs)
+		}
+		// 40 thought tokens a request; events of four held 10 and the
+		// chunk count would say 10 (or 11).
+		if m := rs.ReasoningPerRequest.Mean; math.Abs(m-40) > 3 {
+			t.Errorf("reasoning per request mean %.1f tokens, want about 40 (the server's)", m)
+		}
+		if rs.ReasoningTotal+rs.AnswerTotal != r.Tokens.OutputTotal {
+			t.Errorf("reasoning %d + answer %d tokens, the server counted %d", rs.ReasoningTotal, rs.AnswerTotal, r.Tokens.OutputTotal)
+		}
+		spent := run("30").Reasoning
+		if spent == nil || spent.NoAnswer != spent.Requests || spent.AnswerTotal != 0 {
+			t.Errorf("every budget went on thought, yet %+v", spent)
+		}
+	})
+}
