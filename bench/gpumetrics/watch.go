@@ -382,8 +382,18 @@ func (w *Watcher) read(ctx context.Context, url string, s *scrape) error {
 	if !found {
 		return errors.New("no GPU power or energy series: neither a DCGM exporter (DCGM_FI_DEV_POWER_USAGE) nor AMD's device metrics exporter (gpu_power_usage)")
 	}
+	if n := len(s.gpus); n > maxGPUsPerEndpoint {
+		clear(s.gpus)
+		return fmt.Errorf("it lists %d GPUs, more than a node's exporter does (knee reads at most %d from one): left out", n, maxGPUsPerEndpoint)
+	}
 	return nil
 }
+
+// maxGPUsPerEndpoint bounds the GPUs one exporter may list: a node's
+// exporter lists its GPUs (eight or sixteen, seven partitions each at
+// most); thousands are no node's, and reading them every second would
+// cost the client what it measures with.
+const maxGPUsPerEndpoint = 512
 
 // gpuKey names the GPU a sample is of, from DCGM's labels (gpu, UUID,
 // modelName, Hostname) or AMD's (gpu_id with gpu_partition_id past the

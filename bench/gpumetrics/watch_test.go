@@ -3,6 +3,7 @@ package gpumetrics
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -198,5 +199,29 @@ func testAMDExporter(t *testing.T) {
 		f.PowerMaxW != 640 || f.UtilMeanPct != 93 || f.FBUsedMaxMiB != 150000 ||
 		f.GPU != "0" || f.Model != "AMD Instinct MI300X" || f.Host != "node-a" || !strings.HasPrefix(f.UUID, "5fff74b5") {
 		t.Errorf("figures %+v, GPU %+v", g, f)
+	}
+}
+
+// bodyTransport answers every request with one body, no socket opened.
+type bodyTransport string
+
+func (b bodyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(string(b))), Header: http.Header{}, Request: r}, nil
+}
+
+// TestThousandsOfSeriesAreNoNode: an exporter listing 16,000 GPUs is no
+// node's; it is left out with a word, not read as 16,000 GPUs every
+// second.
+func TestThousandsOfSeriesAreNoNode(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n")
+	for i := range 16000 {
+		fmt.Fprintf(&b, "DCGM_FI_DEV_POWER_USAGE{gpu=\"%d\",UUID=\"GPU-%d\"} 300\n", i, i)
+	}
+	w := New([]string{"http://exporter.test/metrics"}, time.Hour)
+	w.client = &http.Client{Transport: bodyTransport(b.String())}
+	s := w.scrapeAll(context.Background())
+	if len(s.gpus) != 0 || len(s.errs) != 1 || !strings.Contains(s.errs[0], "16000 GPUs") {
+		t.Errorf("%d GPUs read, errors %v", len(s.gpus), s.errs)
 	}
 }
