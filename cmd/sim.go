@@ -54,7 +54,7 @@ KNEE_SIM_RESPONSES and KNEE_SIM_API_KEY.`,
 	fs.StringVar(&o.printConfig, "print-config", "", "print a built-in file (responses, bench-responses, models) and exit")
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", 10*time.Second, "on SIGINT/SIGTERM, time open streams get to finish")
 	fs.IntVar(&o.MaxBodyBytes, "max-body-bytes", 32<<20, "largest request body accepted (413 past it)")
-	fs.IntVar(&o.MaxBodyBytesInFlight, "max-body-bytes-in-flight", 96<<20, "request bodies read and answered at once, in bytes (each costs about 3.5 times its size to decode and count): a large body past it is answered 503 with Retry-After")
+	fs.IntVar(&o.MaxBodyBytesInFlight, "max-body-bytes-in-flight", 96<<20, "request bodies read and answered at once, and images being fetched by URL, in bytes (a body costs about 3.5 times its size to decode and count): a body or fetch past it is answered 503 with Retry-After")
 	fs.StringVar(&o.Preset, "sim-preset", "", "serve a preset with the scheduler engine: GPU[xN]/MODEL[@DTYPE[,kv=DTYPE]], or a GPU with --model-preset; see knee presets")
 	fs.StringVar(&o.ModelPreset, "model-preset", "", "the preset model served on the --sim-preset GPU")
 	fs.StringVar(&o.ReadyFile, "ready-file", "", "write the listening address to this file once serving (with --replicas, one per line)")

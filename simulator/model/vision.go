@@ -128,6 +128,11 @@ func imageOf(raw json.RawMessage, param string, fetch Fetch) (imageRef, error) {
 	case (scheme == "http" || scheme == "https") && fetch != nil:
 		var err error
 		if b, err = fetch(u.URL); err != nil {
+			var busy *APIError
+			if errors.As(err, &busy) {
+				// The server's own refusal (out of room for it): its words.
+				return imageRef{}, busy
+			}
 			return imageRef{}, badRequest(param, "the image at %s could not be fetched: %v", u.URL, err)
 		}
 	case scheme == "file":

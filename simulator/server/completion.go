@@ -137,7 +137,9 @@ func (s *Server) plan(d *decoded, h *handler, m *model) (*Plan, *ReasoningSpec, 
 	}
 	reasoning := m.spec.Reasoning.ForRequest(d.effort, d.noThinking)
 	if err == nil && len(d.images.Raws) > 0 {
-		err = WithImages(plan, &d.images, m.spec.Vision, &m.encoded, s.media.fetch, d.Gen.MaxTokens, m.spec.ContextLength)
+		fetch, release := s.fetcher()
+		err = WithImages(plan, &d.images, m.spec.Vision, &m.encoded, fetch, d.Gen.MaxTokens, m.spec.ContextLength)
+		release()
 	}
 	if err == nil && h.kind.Chat() {
 		CallTool(plan, m.spec.Tools, &d.Gen, m.spec.ContextLength)

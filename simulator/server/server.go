@@ -301,6 +301,10 @@ type errorBody struct {
 }
 
 func writeError(ctx *fasthttp.RequestCtx, e *APIError) {
+	if e.Status == 503 && len(ctx.Response.Header.Peek("Retry-After")) == 0 {
+		// Busy, not broken: when to come back.
+		ctx.Response.Header.Set("Retry-After", "1")
+	}
 	var b errorBody
 	b.Error.Message, b.Error.Type = e.Message, e.Type
 	if e.Param != "" {

@@ -10,7 +10,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -95,8 +97,11 @@ func publicIP(ip net.IP) bool {
 		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified())
 }
 
-// fetch gets an image URL's bytes, or the one neutral error.
-func (m *mediaFetcher) fetch(raw string) ([]byte, error) {
+// fetch gets an image URL's bytes, or the one neutral error; its bytes
+// count against held, which must stay within limit while they are read
+// (the bodies in flight's bound: 16 fetches of 60 MiB at once once
+// killed knee sim), else the fetch is refused as busy (503).
+func (m *mediaFetcher) fetch(raw string, held *atomic.Int64, limit int64, mine *int64) ([]byte, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, errNotFetched
@@ -109,12 +114,35 @@ func (m *mediaFetcher) fetch(raw string) ([]byte, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, errNotFetched
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxFetchedImage+1))
-	if err != nil {
-		return nil, errNotFetched
+	var b []byte
+	for len(b) <= maxFetchedImage {
+		if held.Add(fetchPiece) > limit {
+			held.Add(-fetchPiece)
+			return nil, &APIError{Status: 503, Type: "server_error", Code: "service_unavailable",
+				Message: fmt.Sprintf("the server holds %d MiB of request bodies and fetched images already (its limit %d MiB): retry shortly", held.Load()>>20, limit>>20)}
+		}
+		*mine += fetchPiece
+		b = slices.Grow(b, fetchPiece)
+		n, err := io.ReadFull(resp.Body, b[len(b):len(b)+fetchPiece])
+		b = b[:len(b)+n]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, errNotFetched
+		}
 	}
-	if len(b) > maxFetchedImage {
-		return nil, fmt.Errorf("the image is larger than %d MiB", maxFetchedImage>>20)
-	}
-	return b, nil
+	return nil, fmt.Errorf("the image is larger than %d MiB", maxFetchedImage>>20)
+}
+
+// fetchPiece is what a fetch reads, and holds room for, at a time.
+const fetchPiece = 1 << 20
+
+// fetcher is the image fetch of one request: its bytes held against the
+// bound until release.
+func (s *Server) fetcher() (fetch func(string) ([]byte, error), release func()) {
+	var mine int64
+	limit := int64(s.opts.MaxBodyBytesInFlight)
+	return func(raw string) ([]byte, error) { return s.media.fetch(raw, &s.bodies, limit, &mine) },
+		func() { s.bodies.Add(-mine) }
 }

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
+	"io"
 	"net"
+	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 )
 
@@ -123,10 +127,48 @@ func TestMediaFetchRefusesPrivateAddresses(t *testing.T) {
 		}
 	}
 	m := newMediaFetcher(nil)
+	var held atomic.Int64
+	var mine int64
 	for _, u := range []string{"http://127.0.0.1:1/a.png", "http://169.254.169.254/latest/meta-data", "http://[::1]:8080/metrics", "gopher://x/", "http:///nohost"} {
-		if _, err := m.fetch(u); err != errNotFetched {
+		if _, err := m.fetch(u, &held, 1<<30, &mine); err != errNotFetched {
 			t.Errorf("%s: %v, want the neutral refusal", u, err)
 		}
+	}
+}
+
+// sizedBody answers every request with n bytes, no socket opened.
+type sizedBody int
+
+func (n sizedBody) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Body: io.NopCloser(io.LimitReader(zeros{}, int64(n))), Header: http.Header{}, Request: r}, nil
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestFetchedImagesCountAgainstTheBound: an image fetched by URL holds
+// room among the bodies in flight while it is read; one that would take
+// them past the bound is refused busy (503), the room it took given
+// back, and a fetch within it holds its bytes until released.
+func TestFetchedImagesCountAgainstTheBound(t *testing.T) {
+	m := newMediaFetcher(nil)
+	m.client.Transport = sizedBody(8 << 20)
+	var held atomic.Int64
+	var mine int64
+	_, err := m.fetch("http://images.test/a.png", &held, 4<<20, &mine)
+	var busy *APIError
+	if !errors.As(err, &busy) || busy.Status != 503 {
+		t.Fatalf("an 8 MiB image under a 4 MiB bound: %v, want busy", err)
+	}
+	held.Add(-mine)
+	if held.Load() != 0 {
+		t.Errorf("%d bytes still held after the refusal was released", held.Load())
+	}
+	mine = 0
+	b, err := m.fetch("http://images.test/a.png", &held, 64<<20, &mine)
+	if err != nil || len(b) != 8<<20 || held.Load() < 8<<20 {
+		t.Errorf("within the bound: %d bytes, %v, %d held", len(b), err, held.Load())
 	}
 }
 
