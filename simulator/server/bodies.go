@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/valyala/fasthttp"
 )
@@ -16,8 +17,9 @@ const smallBody = 64 << 10
 // 413, and one that would take the bodies being read and decoded past
 // MaxBodyBytesInFlight with 503 and Retry-After, as a server out of
 // memory for them would rather answer than die (16 bodies of 30 MB at
-// once once killed knee sim, some 85 MB each). Either refusal closes the
-// connection, whose unread body cannot be skipped. An admitted body's
+// once once killed knee sim, some 85 MB each). The 503's body is read
+// into nothing first, so its client reads the answer, not a reset; a
+// 413's, over the limit, is not read, and its connection is closed. An admitted body's
 // bytes are held until release is called, when the request has been
 // answered.
 func (s *Server) admitBody(ctx *fasthttp.RequestCtx) (release func(), ok bool) {
@@ -37,6 +39,15 @@ func (s *Server) admitBody(ctx *fasthttp.RequestCtx) (release func(), ok bool) {
 	}
 	if s.bodies.Add(n) > int64(s.opts.MaxBodyBytesInFlight) {
 		s.bodies.Add(-n)
+		// The body is read and thrown away, holding no memory, so the
+		// client reads the refusal rather than a reset of a connection
+		// closed under its unsent body.
+		if ctx.Request.IsBodyStream() {
+			// Within a moment: a client holding its body back is not
+			// waited for, and may see its connection reset.
+			_ = ctx.Conn().SetReadDeadline(time.Now().Add(drainWithin))
+			_, _ = io.Copy(io.Discard, io.LimitReader(ctx.RequestBodyStream(), n))
+		}
 		ctx.SetConnectionClose()
 		ctx.Response.Header.Set("Retry-After", "1")
 		writeError(ctx, &APIError{Status: 503, Type: "server_error", Code: "service_unavailable",
@@ -50,6 +61,9 @@ func (s *Server) admitBody(ctx *fasthttp.RequestCtx) (release func(), ok bool) {
 	}
 	return release, true
 }
+
+// drainWithin bounds the reading of a refused body into nothing.
+const drainWithin = time.Second
 
 // readBody reads a streamed request body of at most limit bytes into the
 // request, where handlers read it; a body that does not arrive or runs

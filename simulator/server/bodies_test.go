@@ -29,7 +29,8 @@ func heldBody(t *testing.T, addr string, n int) (net.Conn, *bufio.Reader) {
 
 // TestBodiesInFlightAreBounded: while the bodies being read reach the
 // server's bound, a further large one is answered 503 with Retry-After
-// (the connection closed, its body unread) instead of read into memory
+// (its body read into nothing for a moment, then the connection closed)
+// instead of read into memory
 // (16 bodies of 30 MB at once killed knee sim); small requests are still
 // served, and once the held bodies go, large ones are read again.
 func TestBodiesInFlightAreBounded(t *testing.T) {
@@ -52,6 +53,27 @@ func testBodiesInFlightAreBounded(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !resp.Close {
 		t.Fatalf("a third large body: %d (Retry-After %q, close %v) %s, want 503 with Retry-After, the connection closed", resp.StatusCode, resp.Header.Get("Retry-After"), resp.Close, body)
+	}
+	// One sent whole reads its refusal, not a reset: its body is read
+	// into nothing before the answer.
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const whole = 8 << 20 // more than the sockets' buffers hold
+	ts.Server.opts.MaxBodyBytes = 2 * whole
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{%s}",
+			whole, strings.Repeat(" ", whole-2))
+		wrote <- err
+	}()
+	if resp, err := http.ReadResponse(bufio.NewReader(conn), nil); err != nil || resp.StatusCode != 503 {
+		t.Fatalf("a large body sent whole while the bound is full: %v %v, want its 503", resp, err)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatalf("sending a large body while the bound is full: %v, want it taken and refused", err)
 	}
 	if status, body := post(t, ts.URL+"/v1/chat/completions", `{"model":"instant","messages":[{"role":"user","content":"hi"}],"max_tokens":2}`); status != 200 {
 		t.Fatalf("a small request while the bodies are held: %d %s", status, body)
