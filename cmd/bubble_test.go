@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -65,4 +67,15 @@ func simIn(t *testing.T, models, responses string, opt func(*simulator.Options))
 	opt(&o)
 	_, url := simServer(t, o)
 	return url
+}
+
+// simOfModels writes yml as a models file in dir (name.yml), serves it
+// with knee sim until the test ends, and returns its base URL and path.
+func simOfModels(t *testing.T, dir, name, yml string) (string, string) {
+	t.Helper()
+	path := filepath.Join(dir, name+".yml")
+	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return startSim(t, path, ""), path
 }

@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -22,13 +21,8 @@ func TestDisaggPredictAgreesWithLive(t *testing.T) {
 func testDisaggPredictAgreesWithLive(t *testing.T) {
 	t.Setenv("KNEE_RUN_NONCE", "d15a66")
 	dir := t.TempDir()
-	models := filepath.Join(dir, "pd.yml")
-	yml := "models:\n  - name: pd\n    preset: h100-80gb/llama-3.1-8b\n" +
-		"    disaggregated: {prefill_replicas: 2, decode_replicas: 1, kv_link_gbps: 25}\n"
-	if err := os.WriteFile(models, []byte(yml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	url := startSim(t, models, "")
+	url, models := simOfModels(t, dir, "pd", "models:\n  - name: pd\n    preset: h100-80gb/llama-3.1-8b\n"+
+		"    disaggregated: {prefill_replicas: 2, decode_replicas: 1, kv_link_gbps: 25}\n")
 	flags := []string{"--rates", "2,8", "--step-duration", "30s", "--input-tokens", "3000", "--max-tokens", "64"}
 	live, pred := liveAndPredicted(t, url, dir, flags, []string{"--model", "pd"}, []string{"--sim-models", models})
 	if len(live.Levels) != 2 || len(pred.Levels) != 2 {
@@ -84,13 +78,8 @@ func testPlannedSplitHoldsLive(t *testing.T) {
 		t.Fatalf("no split meets the SLO: %+v", p.Rows)
 	}
 	meets := func(pf, d int) bool {
-		models := filepath.Join(dir, fmt.Sprintf("s%d%d.yml", pf, d))
-		yml := fmt.Sprintf("models:\n  - name: pd\n    preset: h100-80gb/llama-3.1-8b\n"+
-			"    disaggregated: {prefill_replicas: %d, decode_replicas: %d, kv_link_gbps: 100}\n", pf, d)
-		if err := os.WriteFile(models, []byte(yml), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		url := startSim(t, models, "")
+		url, _ := simOfModels(t, dir, fmt.Sprintf("s%d%d", pf, d), fmt.Sprintf("models:\n  - name: pd\n    preset: h100-80gb/llama-3.1-8b\n"+
+			"    disaggregated: {prefill_replicas: %d, decode_replicas: %d, kv_link_gbps: 100}\n", pf, d))
 		label := fmt.Sprintf("live%d%d", pf, d)
 		a := append([]string{"sweep", "--base-url", url, "--model", "pd", "--rates", "14", "--step-duration", "1m", "--slo", slo,
 			"--out-dir", dir, "--label", label}, work...)

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -18,12 +17,7 @@ import (
 func TestPackedReasoningCountedByText(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		dir := t.TempDir()
-		models := filepath.Join(dir, "r.yml")
-		yml := "models:\n  - name: r\n    preset: h100-80gb/llama-3.1-8b\n    stream_interval: 4\n    reasoning: {tokens: 40}\n"
-		if err := os.WriteFile(models, []byte(yml), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		url := startSim(t, models, "")
+		url, _ := simOfModels(t, dir, "r", "models:\n  - name: r\n    preset: h100-80gb/llama-3.1-8b\n    stream_interval: 4\n    reasoning: {tokens: 40}\n")
 		run := func(maxTokens string) *results.Run {
 			out := filepath.Join(dir, "r"+maxTokens+".json")
 			code, stdout, errOut := execute(t, "run", "--base-url", url, "--model", "r", "--concurrency", "2", "--requests", "20",

@@ -40,13 +40,8 @@ func TestPoolURLs(t *testing.T) {
 func TestPoolsMeasuredByPhase(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		dir := t.TempDir()
-		models := filepath.Join(dir, "pd.yml")
-		yml := "models:\n  - name: pd\n    preset: h100-80gb/llama-3.1-8b\n" +
-			"    disaggregated: {prefill_replicas: 1, decode_replicas: 1, kv_link_gbps: 10}\n"
-		if err := os.WriteFile(models, []byte(yml), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		url := startSim(t, models, "")
+		url, _ := simOfModels(t, dir, "pd", "models:\n  - name: pd\n    preset: h100-80gb/llama-3.1-8b\n"+
+			"    disaggregated: {prefill_replicas: 1, decode_replicas: 1, kv_link_gbps: 10}\n")
 		root := strings.TrimSuffix(url, "/v1")
 		out := filepath.Join(dir, "r.json")
 		code, stdout, errOut := execute(t, "run", "--base-url", url, "--model", "pd", "--rate", "2", "--duration", "30s",

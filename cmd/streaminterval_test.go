@@ -2,8 +2,6 @@ package cmd
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -16,12 +14,7 @@ func TestStreamIntervalPredictedAsLive(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		t.Setenv("KNEE_RUN_NONCE", "5ea11")
 		dir := t.TempDir()
-		models := filepath.Join(dir, "si.yml")
-		yml := "models:\n  - name: si\n    preset: h100-80gb/llama-3.1-8b\n    stream_interval: 8\n"
-		if err := os.WriteFile(models, []byte(yml), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		url := startSim(t, models, "")
+		url, models := simOfModels(t, dir, "si", "models:\n  - name: si\n    preset: h100-80gb/llama-3.1-8b\n    stream_interval: 8\n")
 		flags := []string{"--rates", "4", "--step-duration", "20s", "--input-tokens", "500", "--max-tokens", "64"}
 		live, pred := liveAndPredicted(t, url, dir, flags, []string{"--model", "si"}, []string{"--sim-models", models})
 		l, p := live.Levels[0].Run, pred.Levels[0].Run

@@ -25,11 +25,7 @@ func (o Outcome) E2E() float64 { return o.LastToken - o.Arrival }
 // after its arrival. onStep, when set, sees every step. Outcomes come back
 // in the order of reqs.
 func RunVirtual(cfg Config, reqs []Request, onStep func(*Step)) []Outcome {
-	order := make([]int, len(reqs))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return reqs[order[a]].Arrival < reqs[order[b]].Arrival })
+	order := arrivalOrder(reqs)
 	core := New(cfg)
 	out := make([]Outcome, len(reqs))
 	for i, r := range reqs {
@@ -82,11 +78,7 @@ type DisaggOutcome struct {
 // until they end, and nothing sleeps. Outcomes come back in the order
 // of reqs.
 func RunDisaggVirtual(cfg DisaggConfig, reqs []Request) []DisaggOutcome {
-	order := make([]int, len(reqs))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return reqs[order[a]].Arrival < reqs[order[b]].Arrival })
+	order := arrivalOrder(reqs)
 	d := NewDisagg(cfg)
 	out := make([]DisaggOutcome, len(reqs))
 	for i, r := range reqs {
@@ -124,4 +116,14 @@ func RunDisaggVirtual(cfg DisaggConfig, reqs []Request) []DisaggOutcome {
 		d.Advance(emit)
 	}
 	return out
+}
+
+// arrivalOrder is reqs' indices in arrival order, ties in reqs' order.
+func arrivalOrder(reqs []Request) []int {
+	order := make([]int, len(reqs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return reqs[order[a]].Arrival < reqs[order[b]].Arrival })
+	return order
 }
