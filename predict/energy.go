@@ -74,15 +74,22 @@ func (m *energyMeter) figures(a, b energyMark) *results.GPUFigures {
 // energy then gives the window's figures (nil without power figures, or
 // a window that never ended).
 func (s *simServer) meterWindow(t Target, replicas int) (bench.Window, func() *results.GPUFigures) {
-	m := newEnergyMeter(t, replicas)
-	if _, pd := s.fleet.(*pdFleet); pd {
-		// Its pools' steps are not all the client's: not metered yet.
-		m = nil
+	pf, pd := s.fleet.(*pdFleet)
+	if pd {
+		// Both pools' replicas draw: every step of either is metered as
+		// it ends (the client's tokens are the decode pool's alone).
+		cfg := pf.d.Config()
+		replicas = cfg.PrefillReplicas + cfg.DecodeReplicas
 	}
+	m := newEnergyMeter(t, replicas)
 	if m == nil {
 		return bench.Window{}, func() *results.GPUFigures { return nil }
 	}
-	s.energy = m
+	if pd {
+		pf.energy = m
+	} else {
+		s.energy = m
+	}
 	var a, b *energyMark
 	win := bench.Window{
 		OnWindowStart: func(context.Context) { k := m.mark(s.now.Seconds()); a = &k },

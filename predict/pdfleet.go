@@ -25,6 +25,8 @@ type pdFleet struct {
 	bytes                   float64
 	first, last             float64
 	started                 bool
+	// energy, when set, meters every step of both pools.
+	energy *energyMeter
 }
 
 func newPDFleet(cfg sched.DisaggConfig) *pdFleet {
@@ -36,6 +38,9 @@ func newPDFleet(cfg sched.DisaggConfig) *pdFleet {
 // step books what a step of either pool did.
 func (p *pdFleet) step(role sched.Role, _ int, st *sched.Step) {
 	p.last = max(p.last, st.End)
+	if p.energy != nil {
+		p.energy.step(st)
+	}
 	if role == sched.RolePrefill {
 		p.prefillBusy += st.Duration
 		costs := p.d.Config().Prefill.Costs

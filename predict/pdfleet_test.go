@@ -53,6 +53,9 @@ func TestDisaggTransferTermPredicted(t *testing.T) {
 	if d := slow.Stats.TTFT.P50 - fast.Stats.TTFT.P50; math.Abs(d-0.99*want) > 0.25*want {
 		t.Errorf("TTFT p50 at 1 Gb/s minus at 100 Gb/s %.0f ms, want about %.0f", d, 0.99*want)
 	}
+	if g := slow.GPU; g == nil || len(g.GPUs) != 2 || !(g.EnergyJ > 0) {
+		t.Errorf("a 1P1D prediction's energy: %+v, want both pools' two GPUs metered", g)
+	}
 	for _, r := range []*results.Run{slow, fast} {
 		sum := 0.0
 		for _, s := range r.Phases.All() {
