@@ -73,7 +73,7 @@ func planSection(p *results.Plan) htmlPlan {
 			if r.Limit != "" {
 				why += "; one replica is limited by " + r.Limit + ": " + r.LimitDetail
 			}
-			hp.Misses.Rows = append(hp.Misses.Rows, htmlRow{Cells: []string{r.Config, r.Routing, why}})
+			hp.Misses.Rows = append(hp.Misses.Rows, htmlRow{Cells: []string{r.Config, r.RoutingText(), why}})
 			continue
 		}
 		row := htmlRow{Cells: planCells(r, p.SLO.Bounds, unit)}
@@ -108,10 +108,7 @@ const planLimitCell = 6
 // planCells is a fleet's row on the plan page: its shape, headroom and
 // limit, its figures at the target, costs and calibration.
 func planCells(r results.PlanRow, bounds []results.Bound, unit string) []string {
-	routing := r.Routing
-	if routing == "" {
-		routing = "-"
-	}
+	routing := r.RoutingText()
 	limit := "-"
 	if r.Limit != "" {
 		limit = r.Limit

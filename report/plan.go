@@ -58,13 +58,7 @@ func planTable(w io.Writer, p *results.Plan, unit string) ([]results.PlanRow, bo
 			misses = append(misses, r)
 			continue
 		}
-		routing := r.Routing
-		if routing == "" {
-			routing = "-"
-		}
-		if r.PrefillReplicas > 0 {
-			routing = fmt.Sprintf("%dP%dD", r.PrefillReplicas, r.DecodeReplicas)
-		}
+		routing := r.RoutingText()
 		config := r.Config
 		if r.Calibration == results.CalibrationApriori {
 			config += " *"
@@ -136,11 +130,7 @@ func planMisses(w io.Writer, p *results.Plan, misses []results.PlanRow) error {
 			if r.Limit != "" {
 				why += "; one replica is limited by " + limitText(r)
 			}
-			routing := r.Routing
-			if r.PrefillReplicas > 0 {
-				routing = fmt.Sprintf("%dP", r.PrefillReplicas)
-			}
-			mrows = append(mrows, []string{r.Config, routing, why})
+			mrows = append(mrows, []string{r.Config, r.RoutingText(), why})
 		}
 		if err := renderTable(w, []string{"does not meet the SLO", "routing", "why"}, mrows); err != nil {
 			return err

@@ -35,3 +35,18 @@ func disaggVerdict(meets []PlanRow) string {
 	}
 	return fmt.Sprintf("%s: %d GPUs against %d for %s", kind, best.GPUs, other.GPUs, name)
 }
+
+// RoutingText is how a row's replicas are put together, for a table's
+// routing column: a split's pools (xPyD, or xP for a prefill pool no
+// decode pool rescued), else the routing policy, else "-".
+func (r PlanRow) RoutingText() string {
+	switch {
+	case r.PrefillReplicas > 0 && r.DecodeReplicas > 0:
+		return fmt.Sprintf("%dP%dD", r.PrefillReplicas, r.DecodeReplicas)
+	case r.PrefillReplicas > 0:
+		return fmt.Sprintf("%dP", r.PrefillReplicas)
+	case r.Routing != "":
+		return r.Routing
+	}
+	return "-"
+}
