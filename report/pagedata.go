@@ -331,8 +331,8 @@ func planData(p *results.Plan) *planJS {
 			what = r.Config
 		}
 		label := fmt.Sprintf("%d × %s", max(r.Replicas, 1), what)
-		if r.Routing != "" {
-			label += " · " + r.Routing
+		if rt := r.RoutingText(); rt != "-" {
+			label += " · " + rt
 		}
 		js.Rows = append(js.Rows, planRowJS{Label: label, Meets: r.Meets, CostPerHour: r.CostPerHour, Headroom: r.Headroom})
 	}
