@@ -39,7 +39,9 @@ func TestBodiesInFlightAreBounded(t *testing.T) {
 
 func testBodiesInFlightAreBounded(t *testing.T) {
 	ts := startSim(t, testModels, "", "")
-	ts.Server.opts.MaxBodyBytesInFlight = 2 << 20
+	// Set before any request: the handlers read them.
+	const whole = 8 << 20 // more than the sockets' buffers hold
+	ts.Server.opts.MaxBodyBytesInFlight, ts.Server.opts.MaxBodyBytes = 2<<20, 2*whole
 	addr := strings.TrimPrefix(ts.URL, "http://")
 	const big = 900 << 10
 	a, _ := heldBody(t, addr, big)
@@ -61,8 +63,6 @@ func testBodiesInFlightAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	const whole = 8 << 20 // more than the sockets' buffers hold
-	ts.Server.opts.MaxBodyBytes = 2 * whole
 	wrote := make(chan error, 1)
 	go func() {
 		_, err := fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{%s}",
