@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/kneebench/knee/simulator/sched"
-	"github.com/prometheus/common/expfmt"
 	"github.com/valyala/fasthttp"
 )
 
@@ -27,16 +26,7 @@ func (s *Server) prometheus(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, &APIError{Status: 500, Type: "server_error", Message: err.Error()})
 		return
 	}
-	var buf bytes.Buffer
-	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
-	for _, mf := range mfs {
-		if err := enc.Encode(mf); err != nil {
-			writeError(ctx, &APIError{Status: 500, Type: "server_error", Message: err.Error()})
-			return
-		}
-	}
-	ctx.SetContentType(string(expfmt.NewFormat(expfmt.TypeTextPlain)))
-	ctx.SetBody(buf.Bytes())
+	writeFamilies(ctx, s.withPools(mfs))
 }
 
 // Summary is the body of GET /metrics/summary.
