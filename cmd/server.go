@@ -71,7 +71,7 @@ func (f *serverFlags) watch(tgt *resolved) func() bench.Watcher {
 		case f.pools != nil:
 			ws = append(ws, f.pools)
 		default:
-			ws = append(ws, serverview.New(tgt.Target, f.url))
+			ws = append(ws, serverview.Detect(tgt.Target, f.url))
 		}
 		if len(f.gpuURLs) > 0 {
 			ws = append(ws, gpumetrics.New(f.gpuURLs, gpumetrics.DefaultInterval))

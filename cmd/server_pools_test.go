@@ -70,6 +70,18 @@ func TestPoolsMeasuredByPhase(t *testing.T) {
 		if !strings.Contains(stdout, "phases   TTFT by phase") || !strings.Contains(stdout, "pool     decode") {
 			t.Errorf("the terminal says no phases or pools:\n%s", stdout)
 		}
+		// One page of both pools' series, a role label on each (a
+		// router's or a scraper's; knee sim's /metrics): read as pools.
+		one := filepath.Join(dir, "one.json")
+		if code, stdout, errOut := execute(t, "run", "--base-url", url, "--model", "pd", "--rate", "2", "--duration", "10s",
+			"--input-tokens", "2000", "--max-tokens", "32", "-o", one, "--server-metrics-url", root+"/metrics"); code != 0 {
+			t.Fatalf("one page: exit %d\n%s\n%s", code, stdout, errOut)
+		}
+		r1 := &results.Run{}
+		if err := readJSON(one, r1); err != nil || r1.Phases == nil || r1.Pools["prefill"] == nil || r1.Pools["decode"] == nil ||
+			r1.Pools["decode"].OutputTokens < r1.Tokens.OutputTotal {
+			t.Errorf("one page of role-labelled series: phases %+v, pools %v, %v", r1.Phases, r1.Pools, err)
+		}
 		code, _, errOut = execute(t, "run", "--base-url", url, "--model", "pd", "--rate", "2", "--duration", "5s", "-o", filepath.Join(dir, "none.json"),
 			"--server-metrics-url", "prefill="+root+"/v1/models,decode="+root+"/metrics/decode")
 		if code != ExitRuntime || !strings.Contains(errOut, "prefill pool") {

@@ -103,11 +103,11 @@ func (p *Pools) phases() *results.Phases {
 	hs := make([]bucketCounts, len(phaseSources))
 	for i, src := range phaseSources {
 		v := views[src.role]
-		a, ok := v.after.histogram(v.t.Model, src.metric)
+		a, ok := v.after.histogram(v.sel(), src.metric)
 		if !ok {
 			return nil
 		}
-		b, _ := v.before.histogram(v.t.Model, src.metric)
+		b, _ := v.before.histogram(v.sel(), src.metric)
 		hs[i], _ = a.delta(b)
 	}
 	for i, s := range out.All() {
@@ -137,4 +137,45 @@ func summaryOf(h bucketCounts) results.Summary {
 		}
 	}
 	return s
+}
+
+// Watcher is what a view of the server does over a window (as
+// bench.Watcher): one View, or Pools.
+type Watcher interface {
+	Start(ctx context.Context)
+	End(ctx context.Context)
+	Fill(res *results.Run)
+}
+
+// Detect is the server's view: a disaggregated deployment's pools when
+// the one metrics page labels the model's vLLM series by role (a
+// router's or a scraper's page, or knee sim's /metrics for a
+// disaggregated model), else the one view New makes.
+func Detect(t transport.Target, metricsURL string) Watcher {
+	v := New(t, metricsURL)
+	if v.kind != "vllm" {
+		return v
+	}
+	s, _ := v.fetch()
+	roles := map[string]bool{}
+	for _, m := range s["vllm:num_requests_running"].GetMetric() {
+		if !matches(m, selector{model: t.Model}) {
+			continue
+		}
+		for _, l := range m.Label {
+			if l.GetName() == "role" {
+				roles[l.GetValue()] = true
+			}
+		}
+	}
+	if !roles["prefill"] || !roles["decode"] {
+		return v
+	}
+	p := &Pools{}
+	for _, role := range Roles {
+		pv := New(t, v.metricsURL)
+		pv.role = role
+		p.roles, p.views = append(p.roles, role), append(p.views, pv)
+	}
+	return p
 }

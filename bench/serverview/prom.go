@@ -64,14 +64,14 @@ func (w *promWindow) counter(key string) (float64, bool) {
 	if len(names) == 0 {
 		return 0, false
 	}
-	a, ok := w.v.after.sum(w.v.t.Model, names...)
+	a, ok := w.v.after.sum(w.v.sel(), names...)
 	if !ok {
 		if !optionalNames[names[0]] {
 			w.missing[names[0]] = true
 		}
 		return 0, false
 	}
-	b, ok := w.v.before.sum(w.v.t.Model, names...)
+	b, ok := w.v.before.sum(w.v.sel(), names...)
 	if !ok {
 		b = 0
 	}
@@ -87,12 +87,12 @@ func (w *promWindow) histogram(key string) (bucketCounts, bool) {
 	if len(names) == 0 {
 		return bucketCounts{}, false
 	}
-	a, ok := w.v.after.histogram(w.v.t.Model, names...)
+	a, ok := w.v.after.histogram(w.v.sel(), names...)
 	if !ok {
 		w.missing[names[0]] = true
 		return bucketCounts{}, false
 	}
-	b, _ := w.v.before.histogram(w.v.t.Model, names...)
+	b, _ := w.v.before.histogram(w.v.sel(), names...)
 	d, reset := a.delta(b)
 	if reset {
 		w.warnings = append(w.warnings, fmt.Sprintf("%s was reset between the scrapes: using the after scrape alone", names[0]))

@@ -23,15 +23,25 @@ func parseExposition(b []byte) (scrape, error) {
 	return scrape(fams), nil
 }
 
-// matches reports whether a series belongs to the model (series without a
-// model label belong to every model).
-func matches(m *dto.Metric, modelName string) bool {
-	if modelName == "" {
-		return true
-	}
+// selector picks a view's series: its model's (series without a model
+// label belong to every model) and, for one pool of a disaggregated
+// deployment read from one page, that pool's (its role label).
+type selector struct {
+	model, role string
+}
+
+// matches reports whether a series is one sel picks.
+func matches(m *dto.Metric, sel selector) bool {
 	for _, l := range m.Label {
-		if l.GetName() == "model_name" || l.GetName() == "model" {
-			return l.GetValue() == modelName
+		switch l.GetName() {
+		case "model_name", "model":
+			if sel.model != "" && l.GetValue() != sel.model {
+				return false
+			}
+		case "role":
+			if sel.role != "" && l.GetValue() != sel.role {
+				return false
+			}
 		}
 	}
 	return true
@@ -48,14 +58,14 @@ func (s scrape) first(names ...string) (*dto.MetricFamily, string) {
 }
 
 // sum adds a counter's or gauge's series of the model.
-func (s scrape) sum(modelName string, names ...string) (float64, bool) {
+func (s scrape) sum(sel selector, names ...string) (float64, bool) {
 	f, _ := s.first(names...)
 	if f == nil {
 		return 0, false
 	}
 	total := 0.0
 	for _, m := range f.Metric {
-		if !matches(m, modelName) {
+		if !matches(m, sel) {
 			continue
 		}
 		switch {
@@ -78,7 +88,7 @@ type bucketCounts struct {
 	sum    float64
 }
 
-func (s scrape) histogram(modelName string, names ...string) (bucketCounts, bool) {
+func (s scrape) histogram(sel selector, names ...string) (bucketCounts, bool) {
 	f, _ := s.first(names...)
 	if f == nil {
 		return bucketCounts{}, false
@@ -86,7 +96,7 @@ func (s scrape) histogram(modelName string, names ...string) (bucketCounts, bool
 	acc := map[float64]float64{}
 	var count, sum float64
 	for _, m := range f.Metric {
-		if m.Histogram == nil || !matches(m, modelName) {
+		if m.Histogram == nil || !matches(m, sel) {
 			continue
 		}
 		for _, b := range m.Histogram.Bucket {

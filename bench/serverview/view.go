@@ -18,7 +18,11 @@ import (
 // window, read after), or vLLM's or SGLang's Prometheus metrics (scraped
 // before and after, gauges sampled every second in between).
 type View struct {
-	t          transport.Target
+	t transport.Target
+	// role, for one pool of a disaggregated deployment read from a page
+	// of every pool's series (a router's, or knee sim's /metrics), picks
+	// its series by their role label.
+	role       string
 	kind       string // "knee-sim", "vllm", "sglang", "llamacpp" or "" when unavailable
 	root       string
 	metricsURL string
@@ -140,6 +144,9 @@ func (v *View) fetch() (scrape, string) {
 	return nil, fmt.Sprintf("GET %s answered HTTP 200 that does not parse as Prometheus text: %v", results.RedactURL(v.metricsURL), perr)
 }
 
+// sel picks the view's series.
+func (v *View) sel() selector { return selector{model: v.t.Model, role: v.role} }
+
 // Kind says which account is available ("" for none).
 func (v *View) Kind() string { return v.kind }
 
@@ -254,7 +261,7 @@ func (v *View) sample(ctx context.Context) {
 			}
 			at := gaugeSample{at: time.Now(), values: map[string]float64{}}
 			for name, metrics := range names {
-				val, ok := s.sum(v.t.Model, metrics...)
+				val, ok := s.sum(v.sel(), metrics...)
 				if !ok {
 					continue
 				}
