@@ -1,10 +1,14 @@
 package cmd
 
 import (
+	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kneebench/knee/results"
@@ -89,6 +93,99 @@ func TestPoolsMeasuredByPhase(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, "none.json")); err == nil {
 			t.Error("a run refused before its first request wrote a result")
+		}
+	})
+}
+
+// sglangPool is an in-test SGLang P/D engine's /metrics: its figures grow
+// by one window's worth at every scrape, so any two scrapes differ by
+// whole windows of the same means.
+type sglangPool struct {
+	mu    sync.Mutex
+	n     int
+	write func(w io.Writer, k int)
+}
+
+func (p *sglangPool) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	p.mu.Lock()
+	p.n++
+	k := p.n
+	p.mu.Unlock()
+	p.write(w, k)
+}
+
+// sglangHist writes a histogram of k*10 observations of v (in its own
+// unit), all in the bucket above v.
+func sglangHist(w io.Writer, name, labels string, k int, v float64) {
+	sep := ""
+	if labels != "" {
+		sep = ","
+	}
+	fmt.Fprintf(w, "# TYPE %s histogram\n", name)
+	for _, le := range []float64{v / 2, v * 2} {
+		c := 0
+		if le > v {
+			c = k * 10
+		}
+		fmt.Fprintf(w, "%s_bucket{%s%sle=\"%g\"} %d\n", name, labels, sep, le, c)
+	}
+	fmt.Fprintf(w, "%s_bucket{%s%sle=\"+Inf\"} %d\n%s_sum{%s} %g\n%s_count{%s} %d\n", name, labels, sep, k*10, name, labels, float64(k*10)*v, name, labels, k*10)
+}
+
+// TestSGLangPoolsByPhase: SGLang's P/D engines publish their queue times,
+// the prefill_forward stage and the KV transfers in ms: the phases are
+// read from those, the other stages left out, the first decode step left
+// unknown (SGLang times none).
+func TestSGLangPoolsByPhase(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		url := startSim(t, "", "")
+		gauges := func(w io.Writer, k int) {
+			fmt.Fprintf(w, "# TYPE sglang:num_running_reqs gauge\nsglang:num_running_reqs 2\n# TYPE sglang:num_requests_total counter\nsglang:num_requests_total %d\n", k*10)
+		}
+		prefill := serveHTTP(t, &sglangPool{write: func(w io.Writer, k int) {
+			gauges(w, k)
+			sglangHist(w, "sglang:queue_time_seconds", "", k, 0.05)
+			fmt.Fprintf(w, "# TYPE sglang:per_stage_req_latency_seconds histogram\n")
+			for _, st := range []struct {
+				stage string
+				v     float64
+			}{{"prefill_forward", 0.2}, {"decode_forward", 5}} {
+				var b strings.Builder
+				sglangHist(&b, "sglang:per_stage_req_latency_seconds", `stage="`+st.stage+`"`, k, st.v)
+				fmt.Fprint(w, strings.SplitN(b.String(), "\n", 2)[1])
+			}
+			sglangHist(w, "sglang:kv_transfer_latency_ms", "", k, 30)
+		}})
+		decode := serveHTTP(t, &sglangPool{write: func(w io.Writer, k int) {
+			gauges(w, k)
+			sglangHist(w, "sglang:queue_time_seconds", "", k, 0.007)
+		}})
+		dir := t.TempDir()
+		out := filepath.Join(dir, "s.json")
+		code, stdout, errOut := execute(t, "run", "--base-url", url, "--rate", "2", "--duration", "5s", "-o", out,
+			"--server-metrics-url", "prefill="+prefill+"/metrics,decode="+decode+"/metrics")
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+		}
+		r := &results.Run{}
+		if err := readJSON(out, r); err != nil {
+			t.Fatal(err)
+		}
+		ph := r.Phases
+		if ph == nil || ph.Source != "sglang" {
+			t.Fatalf("phases %+v", ph)
+		}
+		for _, c := range []struct {
+			name      string
+			got, want float64
+		}{{"prefill queue", ph.PrefillQueue.Mean, 50}, {"prefill", ph.Prefill.Mean, 200}, {"KV transfer", ph.Transfer.Mean, 30},
+			{"decode queue", ph.DecodeQueue.Mean, 7}} {
+			if math.Abs(c.got-c.want) > 1e-6*c.want {
+				t.Errorf("%s mean %.6g ms, want %g", c.name, c.got, c.want)
+			}
+		}
+		if ph.FirstStep.Count != 0 || r.Pools["prefill"] == nil || r.Pools["prefill"].Source != "sglang" {
+			t.Errorf("first decode step %+v (SGLang times none), pools %v", ph.FirstStep, r.Pools)
 		}
 	})
 }

@@ -46,7 +46,11 @@ func PhasesLine(ph *results.Phases) string {
 	var parts []string
 	for i, s := range ph.All() {
 		if ph.Estimate {
-			parts = append(parts, fmt.Sprintf("%s %s", phaseWords[i], ms(s.Mean)))
+			v := "-" // a phase the engine does not time
+			if s.Count > 0 {
+				v = ms(s.Mean)
+			}
+			parts = append(parts, fmt.Sprintf("%s %s", phaseWords[i], v))
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s %s/%s", phaseWords[i], ms(s.P50), ms(s.P95)))

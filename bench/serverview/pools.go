@@ -73,67 +73,90 @@ func (p *Pools) Fill(res *results.Run) {
 	res.Phases = p.phases()
 }
 
-// phaseSources are where each phase is read, as vLLM's engines of a P/D
-// deployment publish them: each pool's queue and prefill times, and the
-// decode side's NIXL transfers. The decode engine schedules a request
-// before its KV arrives, so its prefill time holds the transfer, which
-// is taken out.
-var phaseSources = []struct {
-	role, metric string
-}{
-	{"prefill", "vllm:request_queue_time_seconds"}, {"prefill", "vllm:request_prefill_time_seconds"},
-	{"decode", "vllm:nixl_xfer_time_seconds"}, {"decode", "vllm:request_queue_time_seconds"},
-	{"decode", "vllm:request_prefill_time_seconds"},
+// A phaseSource is where a phase is read: a pool's histogram (of one
+// stage, where the family holds several), in seconds times scale.
+type phaseSource struct {
+	role, metric, stage string
+	scale               float64
+}
+
+// phaseSources are where each engine's P/D deployment publishes each
+// phase, in results.PhaseNames' order ("" where it publishes none).
+// vLLM: each pool's queue and prefill times and the decode side's NIXL
+// transfers; its decode engine schedules a request before its KV
+// arrives, so its prefill time holds the transfer, taken out after.
+// SGLang: each pool's queue time, the prefill pool's prefill_forward
+// stage and its KV transfers (in ms); it times no first decode step.
+var phaseSources = map[string][]phaseSource{
+	"vllm": {
+		{"prefill", "vllm:request_queue_time_seconds", "", 1}, {"prefill", "vllm:request_prefill_time_seconds", "", 1},
+		{"decode", "vllm:nixl_xfer_time_seconds", "", 1}, {"decode", "vllm:request_queue_time_seconds", "", 1},
+		{"decode", "vllm:request_prefill_time_seconds", "", 1},
+	},
+	"sglang": {
+		{"prefill", "sglang:queue_time_seconds", "", 1}, {"prefill", "sglang:per_stage_req_latency_seconds", "prefill_forward", 1},
+		{"prefill", "sglang:kv_transfer_latency_ms", "", 0.001}, {"decode", "sglang:queue_time_seconds", "", 1},
+		{},
+	},
 }
 
 // phases is the time to first token by phase over the window, each a
 // histogram's exact mean and its bucket-estimated percentiles; nil when
-// either pool's page is missing or names none of them.
+// either pool's page is missing, the pools' engines differ, or a phase
+// the engine publishes is not there.
 func (p *Pools) phases() *results.Phases {
 	views := map[string]*View{}
+	kind := ""
 	for i, v := range p.views {
-		if v.kind == "vllm" && v.before != nil && v.after != nil {
-			views[p.roles[i]] = v
+		if v.before != nil && v.after != nil && (kind == "" || v.kind == kind) {
+			views[p.roles[i]], kind = v, v.kind
 		}
 	}
-	if len(views) < 2 {
+	srcs := phaseSources[kind]
+	if len(views) < 2 || srcs == nil {
 		return nil
 	}
-	out := &results.Phases{Source: "vllm", Estimate: true}
-	hs := make([]bucketCounts, len(phaseSources))
-	for i, src := range phaseSources {
+	out := &results.Phases{Source: kind, Estimate: true}
+	for i, s := range out.All() {
+		src := srcs[i]
+		if src.metric == "" {
+			continue
+		}
 		v := views[src.role]
-		a, ok := v.after.histogram(v.sel(), src.metric)
+		sel := v.sel()
+		sel.stage = src.stage
+		a, ok := v.after.histogram(sel, src.metric)
 		if !ok {
 			return nil
 		}
-		b, _ := v.before.histogram(v.sel(), src.metric)
-		hs[i], _ = a.delta(b)
+		b, _ := v.before.histogram(sel, src.metric)
+		h, _ := a.delta(b)
+		*s = summaryOf(h, src.scale)
 	}
-	for i, s := range out.All() {
-		*s = summaryOf(hs[i])
+	if kind == "vllm" {
+		// The decode engine's prefill time less the transfer it held:
+		// exact for the means, which add; no percentile of a difference
+		// can be read from two histograms, so it has none.
+		fs := &out.FirstStep
+		*fs = results.Summary{Count: fs.Count, Mean: max(fs.Mean-out.Transfer.Mean, 0)}
 	}
-	// The decode engine's prefill time less the transfer it held: exact
-	// for the means, which add; no percentile of a difference can be
-	// read from two histograms, so it has none.
-	fs := &out.FirstStep
-	*fs = results.Summary{Count: fs.Count, Mean: max(fs.Mean-out.Transfer.Mean, 0)}
 	return out
 }
 
-// summaryOf is a histogram's window in milliseconds: its exact mean and
-// count, its percentiles interpolated within their buckets.
-func summaryOf(h bucketCounts) results.Summary {
+// summaryOf is a histogram's window in milliseconds, its values in
+// seconds times scale: its exact mean and count, its percentiles
+// interpolated within their buckets.
+func summaryOf(h bucketCounts, scale float64) results.Summary {
 	s := results.Summary{Count: int64(h.count)}
 	if m, ok := h.mean(); ok {
-		s.Mean = m * 1000
+		s.Mean = m * 1000 * scale
 	}
 	for _, q := range []struct {
 		q float64
 		v *float64
 	}{{0.5, &s.P50}, {0.9, &s.P90}, {0.95, &s.P95}, {0.99, &s.P99}} {
 		if x, ok := h.quantile(q.q); ok {
-			*q.v = x * 1000
+			*q.v = x * 1000 * scale
 		}
 	}
 	return s

@@ -28,6 +28,9 @@ func parseExposition(b []byte) (scrape, error) {
 // deployment read from one page, that pool's (its role label).
 type selector struct {
 	model, role string
+	// stage, when set, picks one stage of a family of several (SGLang's
+	// per_stage_req_latency_seconds).
+	stage string
 }
 
 // matches reports whether a series is one sel picks.
@@ -40,6 +43,10 @@ func matches(m *dto.Metric, sel selector) bool {
 			}
 		case "role":
 			if sel.role != "" && l.GetValue() != sel.role {
+				return false
+			}
+		case "stage":
+			if sel.stage != "" && l.GetValue() != sel.stage {
 				return false
 			}
 		}
