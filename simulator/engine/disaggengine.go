@@ -25,10 +25,6 @@ func NewDisaggScheduler(cfg sched.DisaggConfig, onStep func(sched.Role, *sched.S
 	return s
 }
 
-// Disagg is the disaggregated model's core (nil for an aggregated one),
-// read only on the engine's own loop.
-func (s *Scheduler) Disagg() *sched.Disagg { return s.pd }
-
 // lateness is how late the wall clock is against simulated time t.
 func (s *Scheduler) lateness(t float64) time.Duration {
 	return max(time.Since(s.epoch.Add(time.Duration(t*float64(time.Second)))), 0)
