@@ -95,11 +95,11 @@ func measuredFacts(r *results.Run) []fact {
 		out = append(out, fact{"images", strings.TrimPrefix(ImagesLine(r), "images   ")})
 	}
 	if ph := r.Phases; ph != nil {
-		out = append(out, fact{"TTFT by phase", strings.TrimPrefix(PhasesLine(ph), "phases   ")})
+		out = append(out, fact{"TTFT by phase", strings.TrimPrefix(PhasesLine(ph), "phases   TTFT by phase, ")})
 	}
 	for _, role := range []string{"prefill", "decode"} {
 		if s := r.Pools[role]; s != nil {
-			out = append(out, fact{role + " pool", strings.TrimPrefix(poolLine(role, s), "pool     ")})
+			out = append(out, fact{role + " pool", poolBody(s)})
 		}
 	}
 	if cn := r.Connections; cn != nil {

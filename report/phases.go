@@ -29,14 +29,22 @@ func runPhases(w io.Writer, r *results.Run) error {
 // poolLine is one pool's account of the window: what it served and its
 // gauges.
 func poolLine(role string, s *results.Server) string {
-	out := fmt.Sprintf("pool     %s (%s): %s requests, %s prompt and %s output tokens", role, s.Source, num(float64(s.Requests), 0),
+	return fmt.Sprintf("pool     %s: %s", role, poolBody(s))
+}
+
+// poolBody is a pool's account, as its engine's metrics give it.
+func poolBody(s *results.Server) string {
+	out := fmt.Sprintf("%s requests, %s prompt and %s output tokens", num(float64(s.Requests), 0),
 		num(float64(s.PromptTokens), 0), num(float64(s.OutputTokens), 0))
-	for _, g := range []struct{ key, name string }{{"running", "running"}, {"waiting", "waiting"}, {"kv_cache_usage", "KV usage"}} {
+	for _, g := range []struct{ key, name string }{{"running", "running"}, {"waiting", "waiting"}} {
 		if v, ok := s.Gauges[g.key]; ok {
-			out += fmt.Sprintf(" · %s mean %.2f max %.2f", g.name, v.Mean, v.Max)
+			out += fmt.Sprintf(" · %s mean %.2f max %.0f", g.name, v.Mean, v.Max)
 		}
 	}
-	return out
+	if v, ok := s.Gauges["kv_cache_usage"]; ok {
+		out += fmt.Sprintf(" · KV cache mean %s max %s", pct(v.Mean), pct(v.Max))
+	}
+	return out + fmt.Sprintf(" (its %s metrics)", s.Source)
 }
 
 // PhasesLine says a disaggregated model's time to first token by phase,
