@@ -29,7 +29,34 @@ func classesTable(w io.Writer, r *results.Run) error {
 			fmt.Fprintf(w, "         %s missed %s\n", name, strings.Join(mc.Missed, "; "))
 		}
 	}
+	for _, line := range loraCauses(r, names) {
+		fmt.Fprintln(w, "         "+line)
+	}
 	return nil
+}
+
+// loraCauses says, beside a mix's classes, what the LoRA slots did to
+// each class served by an adapter: how often its requests waited for a
+// slot, and how many adapters were loaded (swapped) into the slots — the
+// why of a class slower than its neighbours.
+func loraCauses(r *results.Run, names []string) []string {
+	if r.Server == nil || r.Server.LoRA == nil || r.Server.LoRA.Samples == 0 && r.Server.LoRA.Loads == nil {
+		return nil
+	}
+	l := r.Server.LoRA
+	var out []string
+	for _, name := range names {
+		mc := r.Classes[name].MixClass
+		if mc == nil || mc.Model == "" || !slices.Contains(l.Running, mc.Model) && l.WaitingSamples[mc.Model] == 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s (adapter %s): its requests waited for a slot in %d of %d samples of the server's LoRA state",
+			name, mc.Model, l.WaitingSamples[mc.Model], l.Samples))
+	}
+	if l.Loads != nil {
+		out = append(out, fmt.Sprintf("adapters: %d slot(s); %d loaded into a slot over the window (a load when the slots were full is a swap)", l.MaxLoRAs, *l.Loads))
+	}
+	return out
 }
 
 // classHeader heads the classes' table.

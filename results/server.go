@@ -78,4 +78,10 @@ type ServerLoRA struct {
 	Waiting        []string `json:"waiting,omitempty"`
 	Samples        int      `json:"samples"`
 	SamplesWaiting int      `json:"samples_waiting"`
+	// WaitingSamples counts, by adapter, the samples that found its
+	// requests waiting for a slot.
+	WaitingSamples map[string]int `json:"waiting_samples,omitempty"`
+	// Loads is the adapters loaded into a slot over the window (swaps
+	// included), where the server counts them (knee sim); nil when not.
+	Loads *int64 `json:"adapter_loads,omitempty"`
 }

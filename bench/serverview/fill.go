@@ -99,6 +99,16 @@ func (v *View) fillSim(res *results.Run) {
 			s.PrefixHitRate = ptr(sc.PrefixHitRate)
 		}
 	}
+	v.mu.Lock()
+	s.LoRA = v.lora
+	v.mu.Unlock()
+	if sc := m.Scheduler; sc != nil && sc.AdapterLoads != nil {
+		// The simulator counts its adapter loads; vLLM publishes none.
+		if s.LoRA == nil {
+			s.LoRA = &results.ServerLoRA{}
+		}
+		s.LoRA.Loads = sc.AdapterLoads
+	}
 	if s.CheckTraffic(res, v.simReqs, true) {
 		s.DropDelivery()
 	}

@@ -42,6 +42,7 @@ func sampleLoRA(s scrape, into **results.ServerLoRA) {
 					waiting = true
 				}
 				l.Waiting = addNames(l.Waiting, lp.GetValue())
+				countNames(&l.WaitingSamples, lp.GetValue())
 			}
 		}
 	}
@@ -59,4 +60,16 @@ func addNames(set []string, names string) []string {
 	}
 	slices.Sort(set)
 	return set
+}
+
+// countNames counts each of the comma-separated names once.
+func countNames(counts *map[string]int, names string) {
+	for _, n := range strings.Split(names, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			if *counts == nil {
+				*counts = map[string]int{}
+			}
+			(*counts)[n]++
+		}
+	}
 }

@@ -24,7 +24,8 @@ func TestLoRAInfoSampled(t *testing.T) {
 		}
 		sampleLoRA(s, &got)
 	}
-	want := &results.ServerLoRA{MaxLoRAs: 1, Running: []string{"batch", "chat"}, Waiting: []string{"chat", "tenant-c"}, Samples: 2, SamplesWaiting: 1}
+	want := &results.ServerLoRA{MaxLoRAs: 1, Running: []string{"batch", "chat"}, Waiting: []string{"chat", "tenant-c"}, Samples: 2, SamplesWaiting: 1,
+		WaitingSamples: map[string]int{"chat": 1, "tenant-c": 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}

@@ -76,6 +76,7 @@ type simModelSummary struct {
 		Preemptions   int64   `json:"preemptions"`
 		PrefixHitRate float64 `json:"prefix_cache_hit_rate"`
 		PrefixQueries int64   `json:"prefix_cache_queries"`
+		AdapterLoads  *int64  `json:"adapter_loads"`
 	} `json:"scheduler"`
 }
 
@@ -252,7 +253,8 @@ func (v *View) sample(ctx context.Context) {
 				continue
 			}
 			v.mu.Lock()
-			if v.kind == "vllm" {
+			if v.kind == "vllm" || v.kind == "knee-sim" {
+				// knee sim publishes vLLM's LoRA state in vLLM's name.
 				sampleLoRA(s, &v.lora)
 			}
 			names := gaugeNames[v.kind]

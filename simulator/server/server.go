@@ -73,6 +73,9 @@ type model struct {
 	metrics *telemetry.Metrics
 	// pools, for a disaggregated model, are its pools' own metrics.
 	pools [2]*telemetry.PoolMetrics
+	// loadsAtReset is the engine's adapter loads when the summary was
+	// last reset (a LoRA model's).
+	loadsAtReset atomic.Int64
 }
 
 // Server is the simulator's HTTP front: it decodes requests, asks the

@@ -55,6 +55,9 @@ func (s *Server) resetSummary() {
 	for _, m := range s.models {
 		m.sum.Reset()
 		m.steps.Reset()
+		if m.sched != nil {
+			m.loadsAtReset.Store(m.sched.State().AdapterLoads)
+		}
 	}
 }
 
@@ -106,5 +109,11 @@ func (m *model) observeStep(st *sched.Step, lag time.Duration) {
 
 func (m *model) schedulerSummary() *SchedulerSummary {
 	state := m.sched.State()
-	return m.steps.Snapshot(state.Running, state.Waiting, state.KVUsage, m.schedConf.NumBlocks, m.schedConf.BlockSize)
+	out := m.steps.Snapshot(state.Running, state.Waiting, state.KVUsage, m.schedConf.NumBlocks, m.schedConf.BlockSize)
+	if m.schedConf.LoRA != nil {
+		// The adapters loaded into a slot since the summary's reset.
+		n := state.AdapterLoads - m.loadsAtReset.Load()
+		out.AdapterLoads = &n
+	}
+	return out
 }

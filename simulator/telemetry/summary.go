@@ -332,6 +332,9 @@ type SchedulerSummary struct {
 	KVUsage         float64          `json:"kv_cache_usage"`
 	NumBlocks       int              `json:"num_gpu_blocks"`
 	BlockSize       int              `json:"block_size"`
+	// AdapterLoads is a LoRA model's adapters loaded into a slot since
+	// the reset, swaps included.
+	AdapterLoads *int64 `json:"adapter_loads,omitempty"`
 }
 
 // StepSummary accumulates scheduler steps for the summary.
