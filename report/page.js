@@ -233,7 +233,7 @@
     // A latency under 10 µs is below what a clock across a network can
     // tell apart: the axis stops there.
     return lineChart(parent, { id: id, title: title, xlabel: "percentile", xname: "", ylabel: "ms", yunit: " ms", xticks: PTICKS, ylog: true, yfloor: 0.01,
-      series: curves.map(function (c) { return { name: c.name, points: c.points.map(function (q) { return [px(q[0]), q[1]]; }) }; }) });
+      series: curves.map(function (c) { return { name: c.name, dash: c.dash, points: c.points.map(function (q) { return [px(q[0]), q[1]]; }) }; }) });
   }
 
   function sweepDistributions(parent, s, idx) {
@@ -387,8 +387,10 @@
 
   function runCharts(parent, r, idx) {
     var grid = html("div", "charts", undefined, parent);
-    var curves = [["ttft", "TTFT"], ["itl", "ITL"], ["e2e", "E2E"], ["ttft_sched", "TTFT from schedule"]].filter(function (m) { return r.dist && r.dist[m[0]]; });
-    if (curves.length) distChart(grid, "r" + idx + "-dist", "Latency by percentile", curves.map(function (m) { return { name: m[1], points: r.dist[m[0]] }; }));
+    // TTFT from schedule first and TTFT dashed over it: where no request
+    // waited to be sent the two are one, and both stay in view.
+    var curves = [["ttft_sched", "TTFT from schedule"], ["ttft", "TTFT", "6 4"], ["itl", "ITL"], ["e2e", "E2E"], ["ttfat", "TTFAT (first answer token)"]].filter(function (m) { return r.dist && r.dist[m[0]]; });
+    if (curves.length) distChart(grid, "r" + idx + "-dist", "Latency by percentile", curves.map(function (m) { return { name: m[1], points: r.dist[m[0]], dash: m[2] }; }));
     if (r.timeline && r.timeline.t.length) {
       var t = r.timeline;
       lineChart(grid, { id: "r" + idx + "-timeline", title: "Sends, completions and requests in flight over the window", xlabel: "seconds into the run", xname: "t", xunit: " s", ylabel: "per second, or in flight", ylog: false,

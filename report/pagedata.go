@@ -153,7 +153,7 @@ var distPercentiles = []float64{0, 10, 25, 50, 75, 90, 95, 98, 99, 99.5, 99.9, 9
 // percentile curves, in ms.
 func distJS(r *results.Run) map[string][][2]float64 {
 	out := map[string][][2]float64{}
-	for _, m := range []string{"ttft", "ttft_sched", "itl", "e2e"} {
+	for _, m := range []string{"ttft", "ttft_sched", "itl", "e2e", "ttfat"} {
 		enc, ok := r.Histograms[m+"_us"]
 		if !ok {
 			continue
