@@ -168,14 +168,22 @@
     box.id = spec.id;
     html("figcaption", "", spec.title, box);
     // As wide as its box, as lineChart; labels take up to 40% of it.
-    var inner = box.clientWidth - 18, W = inner >= 280 ? Math.round(inner) : 640, row = 26, H = 20 + row * spec.bars.length;
+    var inner = box.clientWidth - 18, W = inner >= 280 ? Math.round(inner) : 640;
     var longest = Math.max.apply(null, spec.bars.map(function (b) { return String(b.label).length; }));
     var L = Math.min(Math.round(W * 0.4), 7 * longest + 16);
+    // A label too long for its room goes on two lines, split at its last
+    // " · ", rather than past the chart's left edge.
+    var lines = spec.bars.map(function (b) {
+      var t = String(b.label), at = t.lastIndexOf(" · ");
+      return 7 * t.length + 16 > L && at > 0 ? [t.slice(0, at), t.slice(at + 3)] : [t];
+    });
+    var two = lines.some(function (l) { return l.length > 1; }), row = two ? 36 : 26, H = 20 + row * spec.bars.length;
     var svg = el("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": spec.title }, box);
     var max = Math.max.apply(null, spec.bars.map(function (b) { return b.value || 0; })) || 1;
     spec.bars.forEach(function (b, i) {
-      var y = 10 + i * row, w = (W - L - 90) * (b.value || 0) / max;
-      el("text", { x: L - 8, y: y + 15, "text-anchor": "end", class: "tick" }, svg).textContent = b.label;
+      var y = 10 + i * row + (two ? 5 : 0), w = (W - L - 90) * (b.value || 0) / max;
+      var label = el("text", { x: L - 8, y: lines[i].length > 1 ? y + 9 : y + 15, "text-anchor": "end", class: "tick" }, svg);
+      lines[i].forEach(function (part, k) { el("tspan", { x: L - 8, dy: k ? 12 : 0 }, label).textContent = part; });
       el("rect", { x: L, y: y + 3, width: Math.max(w, 1), height: row - 8, class: "bar", fill: b.color || PALETTE[0] }, svg);
       el("text", { x: L + w + 6, y: y + 15, class: "tick" }, svg).textContent = fmt(b.value) + (spec.unit || "");
     });
