@@ -75,6 +75,9 @@ func measuredFacts(r *results.Run) []fact {
 		out = append(out, fact{"GPU energy", fmt.Sprintf("%s J over %s s on %d GPUs · power mean %s W, max %s W · %s J per output token · %s output tokens per J",
 			num(g.EnergyJ, 0), num(g.WindowS, 1), len(g.GPUs), num(g.PowerMeanW, 0), num(g.PowerMaxW, 0), num(g.JoulesPerOutputToken, 4), num(g.OutputTokensPerJoule, 2))})
 	}
+	if f := r.Fairness; f != nil {
+		out = append(out, fact{"fairness", fmt.Sprintf("%.3f (Jain's index over the classes' goodput: 1 when all fare alike)", *f)})
+	}
 	if g := r.Goodput; g != nil {
 		out = append(out, fact{"goodput", fmt.Sprintf("%s of %d met %s · %s good req/s", pct(g.Share), g.Finished, boundsText(g.Bounds), num(g.RequestsPerS, 2))})
 	}

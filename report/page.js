@@ -407,6 +407,10 @@
     } else if (r.rates) {
       barChart(grid, { id: "r" + idx + "-rates", title: "Rates of the window (a timeline needs knee report --records)", unit: "/s", bars: r.rates });
     }
+    if (r.classTTFT)
+      barChart(grid, { id: "r" + idx + "-classes-ttft", title: "TTFT p95 from schedule by class", unit: " ms", bars: r.classTTFT });
+    if (r.classGood)
+      barChart(grid, { id: "r" + idx + "-classes-good", title: "Goodput by class (share meeting its own SLO)", unit: "%", bars: r.classGood });
     runSliceCharts(grid, r.slices, idx);
     repeatSliceCharts(grid, r.repeatSlices, idx);
   }

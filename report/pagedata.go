@@ -81,6 +81,10 @@ type runJS struct {
 	RepeatSlices []*slicesJS `json:"repeatSlices,omitempty"`
 	Rates        []barJS     `json:"rates,omitempty"`
 	Timeline     *timelineJS `json:"timeline,omitempty"`
+	// ClassTTFT and ClassGood are a mix's classes' TTFT p95 from the
+	// schedule and goodput share (%), largest class first.
+	ClassTTFT []barJS `json:"classTTFT,omitempty"`
+	ClassGood []barJS `json:"classGood,omitempty"`
 }
 
 type barJS struct {
@@ -154,6 +158,10 @@ var distPercentiles = []float64{0, 10, 25, 50, 75, 90, 95, 98, 99, 99.5, 99.9, 9
 func distJS(r *results.Run) map[string][][2]float64 {
 	out := map[string][][2]float64{}
 	for _, m := range []string{"ttft", "ttft_sched", "itl", "e2e", "ttfat"} {
+		if m == "ttfat" && r.Reasoning == nil {
+			// Without thought the first answer token is the first token.
+			continue
+		}
 		enc, ok := r.Histograms[m+"_us"]
 		if !ok {
 			continue
@@ -247,6 +255,13 @@ func verdicts(s *results.Sweep) []results.Level {
 // timeline from records when given, else its rates.
 func runData(r *results.Run, recs []results.RecordLine) runJS {
 	js := runJS{Dist: distJS(r), Slices: sliceData(r)}
+	for _, name := range classOrder(r) {
+		c := r.Classes[name]
+		js.ClassTTFT = append(js.ClassTTFT, barJS{name, c.Stats.TTFTSched.P95})
+		if g := c.Goodput; g != nil {
+			js.ClassGood = append(js.ClassGood, barJS{name, 100 * g.Share})
+		}
+	}
 	if rp := r.Repeats; rp != nil {
 		for _, e := range rp.Each {
 			if sl := sliceData(&results.Run{SliceS: e.SliceS, Slices: e.Slices}); sl != nil {
