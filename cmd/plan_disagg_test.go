@@ -30,7 +30,7 @@ func TestPlanWeighsDisaggregatedSplits(t *testing.T) {
 		case r.PrefillReplicas > 0 && r.Meets:
 			splits++
 			if r.DecodeReplicas < 1 || r.Replicas != r.PrefillReplicas+r.DecodeReplicas || r.KVLinkGbps != 400 || r.Limit == "" ||
-				r.AtTarget == nil || r.AtTarget.Phases == nil || r.Headroom < 20 {
+				r.AtTarget == nil || r.AtTarget.Phases == nil || r.Headroom < 20 || r.PerReplica != 0 {
 				t.Errorf("split row %+v", r)
 			}
 		case r.Meets:

@@ -27,6 +27,9 @@ func (s *search) pdRows(base results.PlanRow) []results.PlanRow {
 		row := base
 		row.PrefillReplicas, row.KVLinkGbps, row.Routing = p, s.o.Disagg.LinkGbps, ""
 		row.Limit, row.LimitShare, row.LimitDetail = "", 0, ""
+		// No one replica of a split serves the load alone: it has no
+		// per-replica capacity to state.
+		row.PerReplica = 0
 		d, r, why, err := s.fewestDecode(p, prev, best-p)
 		row.Predictions = s.n
 		switch {

@@ -113,7 +113,7 @@ func planCells(r results.PlanRow, bounds []results.Bound, unit string) []string 
 	if r.Limit != "" {
 		limit = r.Limit
 	}
-	row := []string{r.Config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, loadText(r.PerReplica) + unit, limit}
+	row := []string{r.Config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, perReplicaText(r, unit), limit}
 	a := r.AtTarget
 	for _, b := range bounds {
 		v := "-"

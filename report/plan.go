@@ -64,7 +64,7 @@ func planTable(w io.Writer, p *results.Plan, unit string) ([]results.PlanRow, bo
 			config += " *"
 			apriori = true
 		}
-		row := []string{config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, loadText(r.PerReplica) + unit, limitText(r)}
+		row := []string{config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, perReplicaText(r, unit), limitText(r)}
 		rows = append(rows, append(row, planFigures(r, p.SLO.Bounds)...))
 	}
 	if len(rows) == 0 {
@@ -214,4 +214,13 @@ func count(n int) string {
 		return "-"
 	}
 	return num(float64(n), 0)
+}
+
+// perReplicaText is a row's per-replica capacity, or "-" for a split,
+// whose replicas serve no load alone.
+func perReplicaText(r results.PlanRow, unit string) string {
+	if r.PrefillReplicas > 0 {
+		return "-"
+	}
+	return loadText(r.PerReplica) + unit
 }

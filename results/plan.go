@@ -69,7 +69,8 @@ type PlanRow struct {
 	// finding the largest load, at some load); Why says why not.
 	Meets bool   `json:"meets"`
 	Why   string `json:"why,omitempty"`
-	// PerReplica is the largest load one replica meets the SLO at, and
+	// PerReplica is the largest load one replica meets the SLO at (0 for
+	// a split, none of whose replicas serves the load alone), and
 	// Headroom the largest the whole configuration does (found by
 	// bisection to within Step of the load).
 	PerReplica float64 `json:"per_replica_capacity"`
