@@ -13,6 +13,13 @@ import (
 // runJSON runs knee run with args plus --output and returns the result.
 func runJSON(t *testing.T, args ...string) *results.Run {
 	t.Helper()
+	r, _ := runOutput(t, args...)
+	return r
+}
+
+// runOutput is runJSON with what the run printed.
+func runOutput(t *testing.T, args ...string) (*results.Run, string) {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := execute(t, append(args, "--output", out)...)
 	if code != 0 && code != ExitFailed {
@@ -22,7 +29,7 @@ func runJSON(t *testing.T, args ...string) *results.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res
+	return res, stdout
 }
 
 // TestFaultsByHeader injects each kind with X-Knee-Fault and checks that the

@@ -1,11 +1,8 @@
 package cmd
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/kneebench/knee/results"
 )
 
 // TestLoRACausesBesideClasses: two adapters sharing one slot make one
@@ -17,19 +14,11 @@ func TestLoRACausesBesideClasses(t *testing.T) {
 		dir := t.TempDir()
 		url, _ := simOfModels(t, dir, "lora", "models:\n  - name: base\n    preset: h100-80gb/llama-3.1-8b\n    scheduling_policy: priority\n"+
 			"    lora: {adapters: [chat-lora, batch-lora], max_loras: 1, max_cpu_loras: 2}\n")
-		out := filepath.Join(dir, "r.json")
-		code, stdout, errOut := execute(t, "run", "--base-url", url, "--model", "base", "--mix", "../docs/examples/mix.yml",
-			"--rate", "6", "--duration", "20s", "-o", out)
-		if code != 0 && code != 1 {
-			t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
-		}
-		r := &results.Run{}
-		if err := readJSON(out, r); err != nil {
-			t.Fatal(err)
-		}
+		r, stdout := runOutput(t, "run", "--base-url", url, "--model", "base", "--mix", "../docs/examples/mix.yml",
+			"--rate", "6", "--duration", "20s")
 		l := r.Server.LoRA
 		if l == nil || l.Loads == nil || *l.Loads < 2 || l.MaxLoRAs != 1 || l.WaitingSamples["chat-lora"]+l.WaitingSamples["batch-lora"] == 0 {
-			t.Fatalf("LoRA account %+v loads %d\n%s", l, *l.Loads, stdout)
+			t.Fatalf("LoRA account %+v\n%s", l, stdout)
 		}
 		t.Logf("loads %d, waits %v of %d samples", *l.Loads, l.WaitingSamples, l.Samples)
 		if !strings.Contains(stdout, "(adapter chat-lora): its requests waited for a slot in") || !strings.Contains(stdout, "loaded into a slot over the window") {

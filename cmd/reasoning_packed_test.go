@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"math"
-	"path/filepath"
 	"testing"
 
 	"github.com/kneebench/knee/results"
@@ -19,17 +18,8 @@ func TestPackedReasoningCountedByText(t *testing.T) {
 		dir := t.TempDir()
 		url, _ := simOfModels(t, dir, "r", "models:\n  - name: r\n    preset: h100-80gb/llama-3.1-8b\n    stream_interval: 4\n    reasoning: {tokens: 40}\n")
 		run := func(maxTokens string) *results.Run {
-			out := filepath.Join(dir, "r"+maxTokens+".json")
-			code, stdout, errOut := execute(t, "run", "--base-url", url, "--model", "r", "--concurrency", "2", "--requests", "20",
-				"--duration", "0", "--input-tokens", "100", "--max-tokens", maxTokens, "-o", out)
-			if code != 0 {
-				t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
-			}
-			r := &results.Run{}
-			if err := readJSON(out, r); err != nil {
-				t.Fatal(err)
-			}
-			return r
+			return runJSON(t, "run", "--base-url", url, "--model", "r", "--concurrency", "2", "--requests", "20",
+				"--duration", "0", "--input-tokens", "100", "--max-tokens", maxTokens)
 		}
 		r := run("100")
 		rs := r.Reasoning

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/kneebench/knee/results"
 )
 
 func TestPoolURLs(t *testing.T) {
@@ -47,17 +45,9 @@ func TestPoolsMeasuredByPhase(t *testing.T) {
 		url, _ := simOfModels(t, dir, "pd", "models:\n  - name: pd\n    preset: h100-80gb/llama-3.1-8b\n"+
 			"    disaggregated: {prefill_replicas: 1, decode_replicas: 1, kv_link_gbps: 10}\n")
 		root := strings.TrimSuffix(url, "/v1")
-		out := filepath.Join(dir, "r.json")
-		code, stdout, errOut := execute(t, "run", "--base-url", url, "--model", "pd", "--rate", "2", "--duration", "30s",
-			"--input-tokens", "2000", "--max-tokens", "32", "-o", out,
+		r, stdout := runOutput(t, "run", "--base-url", url, "--model", "pd", "--rate", "2", "--duration", "30s",
+			"--input-tokens", "2000", "--max-tokens", "32",
 			"--server-metrics-url", "prefill="+root+"/metrics/prefill,decode="+root+"/metrics/decode")
-		if code != 0 {
-			t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
-		}
-		r := &results.Run{}
-		if err := readJSON(out, r); err != nil {
-			t.Fatal(err)
-		}
 		ph := r.Phases
 		if ph == nil || ph.Source != "vllm" || r.Pools["prefill"] == nil || r.Pools["decode"] == nil {
 			t.Fatalf("phases %+v, pools %v\n%s", ph, r.Pools, stdout)
@@ -76,17 +66,12 @@ func TestPoolsMeasuredByPhase(t *testing.T) {
 		}
 		// One page of both pools' series, a role label on each (a
 		// router's or a scraper's; knee sim's /metrics): read as pools.
-		one := filepath.Join(dir, "one.json")
-		if code, stdout, errOut := execute(t, "run", "--base-url", url, "--model", "pd", "--rate", "2", "--duration", "10s",
-			"--input-tokens", "2000", "--max-tokens", "32", "-o", one, "--server-metrics-url", root+"/metrics"); code != 0 {
-			t.Fatalf("one page: exit %d\n%s\n%s", code, stdout, errOut)
+		r1 := runJSON(t, "run", "--base-url", url, "--model", "pd", "--rate", "2", "--duration", "10s",
+			"--input-tokens", "2000", "--max-tokens", "32", "--server-metrics-url", root+"/metrics")
+		if r1.Phases == nil || r1.Pools["prefill"] == nil || r1.Pools["decode"] == nil || r1.Pools["decode"].OutputTokens < r1.Tokens.OutputTotal {
+			t.Errorf("one page of role-labelled series: phases %+v, pools %v", r1.Phases, r1.Pools)
 		}
-		r1 := &results.Run{}
-		if err := readJSON(one, r1); err != nil || r1.Phases == nil || r1.Pools["prefill"] == nil || r1.Pools["decode"] == nil ||
-			r1.Pools["decode"].OutputTokens < r1.Tokens.OutputTotal {
-			t.Errorf("one page of role-labelled series: phases %+v, pools %v, %v", r1.Phases, r1.Pools, err)
-		}
-		code, _, errOut = execute(t, "run", "--base-url", url, "--model", "pd", "--rate", "2", "--duration", "5s", "-o", filepath.Join(dir, "none.json"),
+		code, _, errOut := execute(t, "run", "--base-url", url, "--model", "pd", "--rate", "2", "--duration", "5s", "-o", filepath.Join(dir, "none.json"),
 			"--server-metrics-url", "prefill="+root+"/v1/models,decode="+root+"/metrics/decode")
 		if code != ExitRuntime || !strings.Contains(errOut, "prefill pool") {
 			t.Errorf("a pool's page that is no metrics: exit %d, %s", code, errOut)
@@ -160,17 +145,8 @@ func TestSGLangPoolsByPhase(t *testing.T) {
 			gauges(w, k)
 			sglangHist(w, "sglang:queue_time_seconds", "", k, 0.007)
 		}})
-		dir := t.TempDir()
-		out := filepath.Join(dir, "s.json")
-		code, stdout, errOut := execute(t, "run", "--base-url", url, "--rate", "2", "--duration", "5s", "-o", out,
+		r := runJSON(t, "run", "--base-url", url, "--rate", "2", "--duration", "5s",
 			"--server-metrics-url", "prefill="+prefill+"/metrics,decode="+decode+"/metrics")
-		if code != 0 {
-			t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
-		}
-		r := &results.Run{}
-		if err := readJSON(out, r); err != nil {
-			t.Fatal(err)
-		}
 		ph := r.Phases
 		if ph == nil || ph.Source != "sglang" {
 			t.Fatalf("phases %+v", ph)
