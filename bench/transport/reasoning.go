@@ -62,10 +62,10 @@ func (th *thinking) classify(rec *record.Record, ch *chunk, t time.Duration) {
 		return
 	}
 	thought, answer := th.inside, !th.inside
-	var text []byte // the answer's part of the string, once read
+	var raw, text []byte // the string and its answer's part, once read
 	read := false
 	if bytes.IndexByte(tail, '<') >= 0 || bytes.IndexByte(tail, '\\') >= 0 {
-		raw := stringValue(tail)
+		raw = stringValue(tail)
 		text, read = raw, true
 		if partialTag(raw) {
 			th.held, th.heldChunks, th.heldAt = append(th.held[:0], raw...), 1, t
@@ -82,9 +82,10 @@ func (th *thinking) classify(rec *record.Record, ch *chunk, t time.Duration) {
 		// A stream that reasoned: each part's text, to split a packed
 		// stream's one completion count by (record.ThoughtTokens).
 		if !read {
-			text, read = stringValue(tail), true
+			raw = stringValue(tail)
+			text, read = raw, true
 		}
-		th.measure(rec, pieces(stringValue(tail)), pieces(text), thought, answer)
+		th.measure(rec, raw, text, thought, answer)
 	}
 	if !answer {
 		return
@@ -100,17 +101,18 @@ func (th *thinking) classify(rec *record.Record, ch *chunk, t time.Duration) {
 	}
 }
 
-// measure books a content chunk's text of n pieces (see pieces),
-// answer of them its answer's (the rest thought, tags and all).
-func (th *thinking) measure(rec *record.Record, n, answerBytes int, thought, answer bool) {
+// measure books a content chunk's text raw in pieces (see pieces), text
+// its answer's part (the rest thought, tags and all); each is read once.
+func (th *thinking) measure(rec *record.Record, raw, text []byte, thought, answer bool) {
 	switch {
 	case answer && thought:
-		rec.AnswerText += answerBytes
-		rec.ReasoningText += max(n-answerBytes, 0)
+		a := pieces(text)
+		rec.AnswerText += a
+		rec.ReasoningText += max(pieces(raw)-a, 0)
 	case answer:
-		rec.AnswerText += n
+		rec.AnswerText += pieces(raw)
 	case thought:
-		rec.ReasoningText += n
+		rec.ReasoningText += pieces(raw)
 	}
 }
 
