@@ -79,8 +79,7 @@ func (th *thinking) classify(rec *record.Record, ch *chunk, t time.Duration) {
 		rec.ReasoningChunks++
 	}
 	if rec.ReasoningChunks > 0 {
-		// A stream that reasoned: each part's text, to split a packed
-		// stream's one completion count by (record.ThoughtTokens).
+		// Each part's text splits a packed count (record.ThoughtTokens).
 		if !read {
 			raw = stringValue(tail)
 			text, read = raw, true
