@@ -67,8 +67,8 @@ type fleet struct {
 
 func newFleet(cfg sched.Config, n int, routing Routing, seed uint64) *fleet {
 	f := &fleet{steps: make([]*sched.Step, n), router: sched.NewRouter(routing, n, seed)}
-	for range n {
-		f.cores = append(f.cores, sched.New(cfg))
+	for i := range n {
+		f.cores = append(f.cores, sched.NewReplica(cfg, seed, uint64(i)))
 	}
 	return f
 }

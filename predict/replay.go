@@ -145,16 +145,7 @@ func replayRequests(t Target, run *results.Run, nonce string) (bench.Work, strin
 // server's count gave it; a trace also keeps its timestamps and blocks.
 func replayDataset(t Target, c results.Config, load driver.Load, nonce string) (bench.Work, error) {
 	sz := c.DatasetSizing
-	f, err := input.Open(context.Background(), c.Dataset, bench.MaxDatasetBytes, "a dataset")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	parsed, err := workload.ParseDataset(f, workload.DatasetFormat(c.DatasetFormat))
-	if err != nil {
-		return nil, err
-	}
-	count, err := counterOf(sz)
+	parsed, count, err := readRecorded(c)
 	if err != nil {
 		return nil, err
 	}
@@ -169,6 +160,25 @@ func replayDataset(t Target, c results.Config, load driver.Load, nonce string) (
 		load.Trace = workload.TraceSchedule(kept, c.TraceSpeedup)
 	}
 	return bench.Requests{Source: ds, Load: load}, nil
+}
+
+// readRecorded reads a level's dataset again, with the token counter it
+// was sized with.
+func readRecorded(c results.Config) (*workload.ParsedDataset, workload.TokenCounter, error) {
+	f, err := input.Open(context.Background(), c.Dataset, bench.MaxDatasetBytes, "a dataset")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	parsed, err := workload.ParseDataset(f, workload.DatasetFormat(c.DatasetFormat))
+	if err != nil {
+		return nil, nil, err
+	}
+	count, err := counterOf(c.DatasetSizing)
+	if err != nil {
+		return nil, nil, err
+	}
+	return parsed, count, nil
 }
 
 // counterOf is the token counter a dataset level was sized with.
@@ -193,16 +203,7 @@ func replayConversations(c results.Config) (bench.Work, error) {
 	if sz == nil || c.Dataset == "" || c.Rate <= 0 {
 		return nil, fmt.Errorf("the conversations' dataset and sizing are missing from the result")
 	}
-	f, err := input.Open(context.Background(), c.Dataset, bench.MaxDatasetBytes, "a dataset")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	parsed, err := workload.ParseDataset(f, workload.DatasetFormat(c.DatasetFormat))
-	if err != nil {
-		return nil, err
-	}
-	count, err := counterOf(sz)
+	parsed, count, err := readRecorded(c)
 	if err != nil {
 		return nil, err
 	}

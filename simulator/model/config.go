@@ -36,15 +36,15 @@ func (f *ModelsFile) expandPresets() error {
 		if m.Preset == "" {
 			continue
 		}
-		// A preset is the whole model's serving; whether it reasons is
-		// the model's own behaviour, and may be given beside it.
-		name, preset, reasoning, tools, pooling, vision, lora, policy, threshold, rules := m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling, m.Vision, m.LoRA, m.SchedulingPolicy, m.LongPrefillTokenThreshold, m.SchedulesAs
-		disagg, interval := m.Disaggregated, m.StreamInterval
-		if !reflect.DeepEqual(*m, ModelSpec{Name: name, Preset: preset, Reasoning: reasoning, Tools: tools, Pooling: pooling, Vision: vision, LoRA: lora,
-			SchedulingPolicy: policy, LongPrefillTokenThreshold: threshold, SchedulesAs: rules, Disaggregated: disagg, StreamInterval: interval}) {
-			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it than reasoning, tools, pooling, "+
-				"vision, lora, scheduling_policy, long_prefill_token_threshold, schedules_as, stream_interval and disaggregated", name, preset)
+		// A preset is the whole model's serving; its behaviour and its
+		// engine's policies may be given beside it (besidePreset).
+		given := *m
+		rest := given
+		copyBeside(&rest, ModelSpec{})
+		if !reflect.DeepEqual(rest, ModelSpec{}) {
+			return fmt.Errorf("model %q: preset %s is the whole model; give no other field with it than %s", m.Name, m.Preset, besideNames())
 		}
+		name, preset := m.Name, m.Preset
 		spec, err := presets.ParseSpec(preset)
 		if err != nil {
 			return fmt.Errorf("model %q: %v", name, err)
@@ -63,8 +63,7 @@ func (f *ModelsFile) expandPresets() error {
 			f.Hardware[hw] = spec
 		}
 		*m = p.Models[0]
-		m.Name, m.Preset, m.Reasoning, m.Tools, m.Pooling, m.Vision, m.LoRA, m.SchedulingPolicy, m.LongPrefillTokenThreshold, m.SchedulesAs = name, preset, reasoning, tools, pooling, vision, lora, policy, threshold, rules
-		m.Disaggregated, m.StreamInterval = disagg, interval
+		copyBeside(m, given)
 	}
 	return nil
 }
@@ -125,6 +124,9 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 	}
 	if m.StreamInterval != 0 && m.Engine != EngineScheduler {
 		return errors.New("stream_interval: only a scheduler model's tokens are timed by its steps")
+	}
+	if m.StepTimeCV != 0 && m.Engine != EngineScheduler {
+		return errors.New("step_time_cv: only a scheduler model has steps")
 	}
 	if m.Disaggregated != nil && m.Engine != EngineScheduler {
 		return errors.New("disaggregated: only a scheduler model is served disaggregated")
@@ -277,7 +279,9 @@ func (f *ModelsFile) SchedConfig(m *ModelSpec) sched.Config {
 		// Checked by Validate (sched.Config.Validate).
 		LongPrefillThreshold: m.LongPrefillTokenThreshold,
 		StreamInterval:       m.StreamInterval,
+		StepTimeCV:           m.StepTimeCV,
 	}
+
 	if m.LoRA != nil {
 		// Checked by Validate (loraShape).
 		cfg.LoRA, _ = m.LoRA.SchedLoRA(loraShape(m))

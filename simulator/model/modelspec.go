@@ -113,6 +113,10 @@ type ModelSpec struct {
 	// that many after the first, as vLLM's and SGLang's --stream-interval
 	// do (one event a group, its tokens' text in one delta).
 	StreamInterval int `yaml:"stream_interval,omitempty"`
+	// StepTimeCV varies each step's time about the cost model's, a
+	// log-normal of this coefficient of variation, seeded per replica
+	// (0, the default: every step exactly the cost model's).
+	StepTimeCV float64 `yaml:"step_time_cv,omitempty"`
 	// Disaggregated, when set, serves the model with prefill and decode
 	// on separate pools of replicas (DisaggSpec).
 	Disaggregated *DisaggSpec `yaml:"disaggregated,omitempty"`

@@ -38,6 +38,9 @@ type Config struct {
 	// that many after the first (Released): when a client sees them, not
 	// when the core computes them.
 	StreamInterval int
+	// StepTimeCV, above 0, varies each step's duration about the cost
+	// model's with this coefficient of variation (see jitter.go).
+	StepTimeCV float64
 }
 
 // Scheduling policies.
@@ -60,6 +63,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("block size must be positive")
 	case c.StreamInterval < 0 || c.StreamInterval > 1<<16:
 		return fmt.Errorf("stream_interval %d: 0 or 1 (every token) up to 65536", c.StreamInterval)
+	case !(c.StepTimeCV >= 0 && c.StepTimeCV <= 1):
+		return fmt.Errorf("step_time_cv %v: from 0 (none) to 1", c.StepTimeCV)
 	case c.LongPrefillThreshold < 0:
 		return fmt.Errorf("long_prefill_token_threshold %d: 0 (off) or more", c.LongPrefillThreshold)
 	case c.MaxNumBatchedTokens < 1 || c.MaxNumSeqs < 1:
@@ -193,6 +198,8 @@ type Core struct {
 	step           Step
 	// lora is the adapters resident (Config.LoRA's).
 	lora loraState
+	// jitter varies step times (Config.StepTimeCV); nil for none.
+	jitter *jitter
 	// Totals since start.
 	Preemptions   int64
 	PrefixQueries int64
@@ -201,7 +208,7 @@ type Core struct {
 
 // New returns a core for cfg.
 func New(cfg Config) *Core {
-	return &Core{cfg: cfg, pool: newBlockPool(cfg.NumBlocks), byID: map[int64]*Seq{}}
+	return &Core{cfg: cfg, pool: newBlockPool(cfg.NumBlocks), byID: map[int64]*Seq{}, jitter: newJitter(cfg.StepTimeCV, 0, 0)}
 }
 
 // Config returns the core's configuration.

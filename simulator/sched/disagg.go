@@ -82,8 +82,8 @@ type pool struct {
 
 func newPool(cfg Config, n int, routing Routing, seed uint64) pool {
 	p := pool{steps: make([]*Step, n), router: NewRouter(routing, n, seed)}
-	for range n {
-		p.cores = append(p.cores, New(cfg))
+	for i := range n {
+		p.cores = append(p.cores, NewReplica(cfg, seed, uint64(i)))
 	}
 	return p
 }

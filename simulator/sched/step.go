@@ -189,7 +189,7 @@ func (c *Core) finishStep(now float64) *Step {
 	st := &c.step
 	load := c.stepLoad(st)
 	cost := c.cfg.Costs.StepTime(load)
-	st.Duration, st.Compute, st.Memory, st.Comm = cost.Duration, cost.Compute, cost.Memory, cost.Comm
+	st.Duration, st.Compute, st.Memory, st.Comm = cost.Duration*c.jitter.scale(), cost.Compute, cost.Memory, cost.Comm
 	st.End = now + st.Duration
 	c.complete(st)
 	st.Running, st.Waiting = len(c.running), c.waiting.len()

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Interleaved pairs of the client's CPU per streamed token against
+# scripts/loopfloor's bare Go reader at the same streams and message rate.
+# A pair is: loopfloor (-conns N -interval 10ms), then `knee run` at
+# --concurrency N against a separate `knee sim` whose fixed model streams
+# 100 tokens/s; the client's figure is its whole process's CPU (user +
+# system, /usr/bin/time) over its output tokens, warm-up and set-up of N
+# streams included, so it is if anything high.
+# Usage (repo root): scripts/client-floor/run.sh STREAMS PAIRS
+set -euo pipefail
+n=${1:-256} pairs=${2:-5} sim=
+tmp=$(mktemp -d)
+trap 'kill $sim 2>/dev/null; rm -rf "$tmp"' EXIT
+go build -o "$tmp/loopfloor" ./scripts/loopfloor
+go build -o "$tmp/knee" ./cmd/knee
+"$tmp/knee" sim --print-config models |
+  sed 's/decode_tokens_per_second: 50}/decode_tokens_per_second: 100}/' >"$tmp/m100.yml"
+grep -q 'decode_tokens_per_second: 100}' "$tmp/m100.yml" || { echo "could not set 100 tokens/s" >&2; exit 1; }
+"$tmp/knee" sim --port 0 --ready-file "$tmp/ready" --models "$tmp/m100.yml" 2>/dev/null &
+sim=$!
+for _ in $(seq 100); do [ -s "$tmp/ready" ] && break; sleep 0.05; done
+url="http://$(cat "$tmp/ready")/v1"
+for i in $(seq "$pairs"); do
+  floor=$("$tmp/loopfloor" -conns "$n" -interval 10ms -duration 10s | awk '/^reader:/{print $2}')
+  /usr/bin/time -f '%U %S' -o "$tmp/cpu" "$tmp/knee" run --base-url "$url" --model knee-sim-fixed \
+    --concurrency "$n" --max-tokens 1000 --duration 12s --warmup 0 --output "$tmp/out.json" >/dev/null 2>&1
+  tokens=$(python3 -c "import json;r=json.load(open('$tmp/out.json'));print(r['tokens']['output_total'])")
+  read -r u s <"$tmp/cpu"
+  python3 -c "
+f=$floor; c=($u+$s)*1e6/$tokens
+print(f'pair $i: floor {f:.2f} µs/message · client {c:.2f} µs/token (user {$u*1e6/$tokens:.2f}, system {$s*1e6/$tokens:.2f}) · ratio {c/f:.2f}')"
+done
