@@ -103,8 +103,9 @@ func (r *intRange) UnmarshalYAML(n *yaml.Node) error {
 	return fmt.Errorf("line %d: tokens must be a number or [min, max]", n.Line)
 }
 
-// decodeStrict decodes YAML, rejecting unknown keys.
-func decodeStrict(data []byte, v any) error {
+// DecodeStrict decodes YAML, rejecting unknown keys; an empty file is an
+// error of its own.
+func DecodeStrict(data []byte, v any) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(v); err != nil {
@@ -120,7 +121,7 @@ func decodeStrict(data []byte, v any) error {
 // error messages (a path or builtin:NAME).
 func ParseResponses(name string, data []byte) (*Responder, error) {
 	var f ResponsesFile
-	if err := decodeStrict(data, &f); err != nil {
+	if err := DecodeStrict(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	r, err := newResponder(&f)

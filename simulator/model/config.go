@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"time"
 
 	"github.com/kneebench/knee/presets"
+	"github.com/kneebench/knee/simulator/content"
 	"github.com/kneebench/knee/simulator/sched"
 	"go.yaml.in/yaml/v3"
 )
@@ -16,7 +16,7 @@ import (
 // ParseModels parses and validates a models file.
 func ParseModels(name string, data []byte) (*ModelsFile, error) {
 	var f ModelsFile
-	if err := decodeStrict(data, &f); err != nil {
+	if err := content.DecodeStrict(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	if err := f.expandPresets(); err != nil {
@@ -393,19 +393,6 @@ func FixedRateOf(m *ModelSpec) *FixedRate {
 		PrefillPerSec: m.FixedRate.PrefillTokensPerSecond,
 		DecodePerSec:  m.FixedRate.DecodeTokensPerSecond,
 	}
-}
-
-// decodeStrict decodes YAML, rejecting unknown keys.
-func decodeStrict(data []byte, v any) error {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		if errors.Is(err, io.EOF) {
-			return errors.New("file is empty")
-		}
-		return err
-	}
-	return nil
 }
 
 // YAML writes the models file as an editable models.yml, headed by a
