@@ -190,6 +190,9 @@ func (s *Series) Describe(c *results.Config, axis string) {
 		c.DurationS = s.Load.Duration.Seconds()
 		c.Conversations = &results.ConversationConfig{GapMinS: w.GapMin.Seconds(), GapMaxS: w.GapMax.Seconds(), LiveHistory: w.Dataset.LiveHistory,
 			Calls: w.Calls, MaxConcurrentCalls: w.MaxConcurrentCalls}
+		if s.Load.Concurrency > 0 || axis == "concurrency" {
+			c.Mode = results.ModeClosed
+		}
 	case w.Voice != nil:
 		RecordVoice(c, *w.Voice, driver.CallLoad{Calls: w.Calls, Duration: s.Load.Duration, MaxConcurrentCalls: w.MaxConcurrentCalls, Seed: s.Load.Seed})
 		c.Workload, c.Mode, c.Seed = results.WorkloadVoice, results.ModeOpen, s.Load.Seed
@@ -208,9 +211,12 @@ func (s *Series) Describe(c *results.Config, axis string) {
 // recordConversations writes a level of a dataset's conversations into c:
 // the series' description, the level's rate, and the dataset's sizing
 // from the conversation the level starts at.
-func recordConversations(c *results.Config, s *Series, rate float64, offset int) {
+func recordConversations(c *results.Config, s *Series, l driver.CallLoad, offset int) {
 	s.Describe(c, "rate")
-	c.Rate = rate
+	c.Rate = l.Rate
+	if l.Concurrency > 0 {
+		c.Mode, c.Concurrency = results.ModeClosed, l.Concurrency
+	}
 	sizing := s.Workload.Dataset.sizing
 	sizing.Offset = offset
 	c.DatasetSizing = &sizing

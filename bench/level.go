@@ -77,7 +77,8 @@ type Requests struct {
 	Load   driver.Load
 }
 
-// Calls is a level of multi-turn calls arriving open loop: each sends its
+// Calls is a level of multi-turn calls, arriving open loop or held closed
+// loop in slots (driver.CallLoad): each sends its
 // warm-up turns, then its measured turns after their gaps, each with the
 // whole history.
 type Calls struct {

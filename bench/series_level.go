@@ -59,25 +59,29 @@ func (s *Series) RepeatLevel(rep, i int, p Prober, rate float64, concurrency int
 	}
 	lv.finish = f.finish
 	if s.Workload.calls() {
-		s.callLevel(lv, f, rep, i, rate, cfg)
+		s.callLevel(lv, f, rep, i, rate, concurrency, cfg)
 		return lv, nil
 	}
 	s.requestLevel(lv, f, rep, i, rate, concurrency, cfg)
 	return lv, nil
 }
 
-// callLevel makes lv a level of calls: conversations or voice.
-func (s *Series) callLevel(lv *Level, f *finisher, rep, i int, rate float64, cfg results.Config) {
+// callLevel makes lv a level of calls: conversations or voice, arriving
+// at rate, or (conversations) closed loop, concurrency at once.
+func (s *Series) callLevel(lv *Level, f *finisher, rep, i int, rate float64, concurrency int, cfg results.Config) {
 	w := s.Workload
-	load := driver.CallLoad{Rate: rate, Calls: w.Calls, Duration: s.Load.Duration, MaxConcurrentCalls: w.MaxConcurrentCalls,
+	load := driver.CallLoad{Rate: rate, Concurrency: concurrency, Calls: w.Calls, Duration: s.Load.Duration, MaxConcurrentCalls: w.MaxConcurrentCalls,
 		Seed: s.RepeatSeed(rep), DrainTimeout: s.Load.DrainTimeout, Shard: s.Load.Shard}
+	if concurrency > 0 {
+		load.Rate = 0
+	}
 	var src workload.Calls
 	if w.Conversations {
 		f.calls = &trackedCalls{Conversations: s.convs, images: w.Dataset.images}
 		if !w.Dataset.Repeat {
 			f.calls.Offset = s.next
 		}
-		recordConversations(&cfg, s, rate, f.calls.Offset)
+		recordConversations(&cfg, s, load, f.calls.Offset)
 		src = f.calls
 	} else {
 		v := *w.Voice

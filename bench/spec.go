@@ -189,11 +189,8 @@ func (sp *Spec) Series(ctx context.Context, nonce string) (*Prepared, error) {
 		// AIPerf's multi_turn files are sessions: replay them as such,
 		// every turn, or refuse to send their first turns alone.
 		if pd, err := sp.readDataset(ctx); err == nil && pd.Parsed.Sessions {
-			switch {
-			case sp.given("workload"):
+			if sp.given("workload") {
 				return nil, fmt.Errorf("--dataset %s holds sessions (%s): they replay as conversations, every turn (--workload conversations, or no --workload), not as single requests that would send only each session's first turn", sp.Data.Path, pd.Format())
-			case sp.Concurrency > 0:
-				return nil, fmt.Errorf("--dataset %s holds sessions (%s): they replay as conversations, every turn, arriving open loop: give --rate (sessions per second; --max-concurrent-calls caps the sessions in flight), not --concurrency, which would send only each session's first turn", sp.Data.Path, pd.Format())
 			}
 			p.Calls, conv = true, pd
 		}
@@ -226,7 +223,7 @@ func (sp *Spec) Series(ctx context.Context, nonce string) (*Prepared, error) {
 	}
 	p.Conversations = conv != nil
 	p.Series.Workload = w
-	p.SetLoad(driver.Load{Rate: sp.Rate, Duration: sp.Duration, Seed: sp.Seed, Burstiness: 1, DrainTimeout: sp.Drain})
+	p.SetLoad(driver.Load{Rate: sp.Rate, Concurrency: sp.Concurrency, Duration: sp.Duration, Seed: sp.Seed, Burstiness: 1, DrainTimeout: sp.Drain})
 	return p, nil
 }
 
@@ -253,10 +250,14 @@ func (sp *Spec) calls(conv *DatasetFile) (Workload, error) {
 		return Workload{}, errors.New("--ramp-up raises the arrival rate of single requests; calls (a voice workload, conversations) arrive at their rate from the start")
 	}
 	if sp.Concurrency > 0 {
-		if conv != nil {
-			return Workload{}, errors.New("conversations arrive open loop, as calls: give --rate (conversations per second), not --concurrency")
+		// A session dataset runs closed loop as AIPerf and GuideLLM run
+		// one: each slot holds a session, its turns in order.
+		switch {
+		case conv == nil:
+			return Workload{}, errors.New("the voice workload is open loop: give --rate (calls per second), not --concurrency")
+		case sp.Voice.MaxCalls > 0:
+			return Workload{}, errors.New("--max-concurrent-calls caps an open loop's conversations (--rate); --concurrency already holds that many at once")
 		}
-		return Workload{}, errors.New("the voice workload is open loop: give --rate (calls per second), not --concurrency")
 	}
 	if err := sp.check(); err != nil {
 		return Workload{}, err

@@ -144,10 +144,12 @@ func TestSweepWindows(t *testing.T) {
 }
 
 // TestMultiTurnSendsEveryTurn: an AIPerf multi_turn file replays its
-// sessions as conversations, every turn, by default; --concurrency, or
+// sessions as conversations, every turn, open loop (--rate) or closed
+// (--concurrency: each slot a session, as AIPerf and GuideLLM run one);
 // --workload requests, which would send each session's first turn alone
 // (10 requests of 10 sessions' opening turns, through a proxy, before),
-// is refused naming the flag that replays them.
+// is refused naming the flag that replays them, and a cap on calls in
+// progress beside --concurrency as meaningless.
 func TestMultiTurnSendsEveryTurn(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mt.jsonl")
 	body := `{"session_id":"a","turns":[{"text":"hello there"},{"text":"and then?"}]}` + "\n" +
@@ -162,7 +164,8 @@ func TestMultiTurnSendsEveryTurn(t *testing.T) {
 	}{
 		{"by default", func(sp *Spec) { sp.Rate = 1 }, ""},
 		{"no load given", func(*Spec) {}, ""},
-		{"closed loop", func(sp *Spec) { sp.Concurrency = 4 }, "give --rate (sessions per second"},
+		{"closed loop", func(sp *Spec) { sp.Concurrency = 4 }, ""},
+		{"closed loop with a cap", func(sp *Spec) { sp.Concurrency, sp.Voice.MaxCalls = 4, 2 }, "--concurrency already holds"},
 		{"as requests", func(sp *Spec) { sp.Rate, sp.Given = 1, given("workload") }, "--workload conversations"},
 	} {
 		sp := spec()

@@ -134,7 +134,7 @@ type loadFlags struct{ bench.Spec }
 
 func (f *loadFlags) register(c *cobra.Command) {
 	fs := c.Flags()
-	fs.IntVar(&f.Concurrency, "concurrency", 0, "closed loop: this many streams, each sending its next request when its previous one ends")
+	fs.IntVar(&f.Concurrency, "concurrency", 0, "closed loop: this many streams, each sending its next request when its previous one ends (a conversation: its next conversation as its last turn ends)")
 	fs.Float64Var(&f.Rate, "rate", 0, "open loop: arrivals per second (Poisson; see --burstiness)")
 	fs.DurationVar(&f.Duration, "duration", 0, "length of the measured window")
 	f.registerShared(c)

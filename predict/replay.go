@@ -200,7 +200,7 @@ func counterOf(sz *results.DatasetSizing) (workload.TokenCounter, error) {
 // level's offset, the same think times and history.
 func replayConversations(c results.Config) (bench.Work, error) {
 	cc, sz := c.Conversations, c.DatasetSizing
-	if sz == nil || c.Dataset == "" || c.Rate <= 0 {
+	if sz == nil || c.Dataset == "" || c.Rate <= 0 && c.Concurrency <= 0 {
 		return nil, fmt.Errorf("the conversations' dataset and sizing are missing from the result")
 	}
 	parsed, count, err := readRecorded(c)
@@ -213,7 +213,7 @@ func replayConversations(c results.Config) (bench.Work, error) {
 	if err := convs.Validate(); err != nil {
 		return nil, err
 	}
-	return bench.Calls{Source: convs, Load: driver.CallLoad{Rate: c.Rate, Calls: cc.Calls,
+	return bench.Calls{Source: convs, Load: driver.CallLoad{Rate: c.Rate, Concurrency: c.Concurrency, Calls: cc.Calls,
 		Duration: time.Duration(c.DurationS * float64(time.Second)), MaxConcurrentCalls: cc.MaxConcurrentCalls, Seed: c.Seed,
 		DrainTimeout: replayDrain}}, nil
 }

@@ -75,6 +75,11 @@ func runArrivals(w io.Writer, r *results.Run) error {
 		if cl.WarmupFailed > 0 {
 			failed += fmt.Sprintf(" (%d at the warm-up turn)", cl.WarmupFailed)
 		}
+		if c.Mode == results.ModeClosed {
+			fmt.Fprintf(w, "calls    closed loop of %d · %d started · %d completed · %s · %.1f in progress on average · %s turns/s\n",
+				c.Concurrency, cl.Started, cl.Completed, failed, cl.AchievedConcurrency, num(cl.TurnsPerS, 2))
+			break
+		}
 		kept := cl.TurnsPerS
 		if a.CompletionRate > 0 {
 			kept = a.CompletionRate
@@ -238,7 +243,11 @@ func describeCalls(b *strings.Builder, c results.Config) {
 		return
 	}
 	cv := c.Conversations
-	fmt.Fprintf(b, " · %s conversations/s (Poisson) · think time %.1f–%.1f s unless the file gives delays", num(c.Rate, 2), cv.GapMinS, cv.GapMaxS)
+	load := num(c.Rate, 2) + " conversations/s (Poisson)"
+	if c.Mode == results.ModeClosed {
+		load = fmt.Sprintf("%d conversations at once (closed loop: each slot takes the next as one ends)", c.Concurrency)
+	}
+	fmt.Fprintf(b, " · %s · think time %.1f–%.1f s unless the file gives delays", load, cv.GapMinS, cv.GapMaxS)
 	if cv.LiveHistory {
 		b.WriteString(" · the server's own answers as history")
 	}

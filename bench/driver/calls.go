@@ -13,8 +13,11 @@ import (
 // sending its turns in order, the next after its gap once the last is
 // answered.
 type CallLoad struct {
-	// Rate is call arrivals per second.
-	Rate float64
+	// Rate is call arrivals per second (open loop); Concurrency instead
+	// runs that many calls at once, closed loop: each slot starts its
+	// next call (a session, every turn in order) as its last one ends.
+	Rate        float64
+	Concurrency int
 	// Calls or Duration bounds the arrivals of the measured window.
 	Calls    int
 	Duration time.Duration
@@ -35,11 +38,14 @@ type CallLoad struct {
 // Validate reports every problem with l at once.
 func (l CallLoad) Validate() error {
 	var errs []error
-	if !(l.Rate > 0) {
+	switch {
+	case l.Concurrency > 0 && (l.Rate != 0 || l.MaxConcurrentCalls != 0):
+		errs = append(errs, errors.New("closed-loop calls (Concurrency) take no Rate and no MaxConcurrentCalls"))
+	case l.Concurrency == 0 && !(l.Rate > 0):
 		errs = append(errs, ErrNoCallRate)
 	}
 	switch {
-	case l.Calls < 0 || l.Duration < 0 || l.MaxConcurrentCalls < 0 || l.DrainTimeout < 0:
+	case l.Calls < 0 || l.Duration < 0 || l.MaxConcurrentCalls < 0 || l.DrainTimeout < 0 || l.Concurrency < 0:
 		errs = append(errs, errors.New("counts and durations must not be negative"))
 	case l.Calls == 0 && l.Duration == 0:
 		// Unbounded, the arrivals would never end.
@@ -53,8 +59,8 @@ func (l CallLoad) Validate() error {
 
 var (
 	// ErrNoCallRate: calls arrive at CallLoad.Rate per second, which must
-	// be positive.
-	ErrNoCallRate = errors.New("calls need a positive Rate (calls per second)")
+	// be positive, unless CallLoad.Concurrency runs them closed loop.
+	ErrNoCallRate = errors.New("calls need a positive Rate (calls per second) or a Concurrency")
 	// ErrCallsUnbounded: calls need CallLoad.Calls or Duration to end.
 	ErrCallsUnbounded = errors.New("calls need a bound: Calls or Duration")
 )
@@ -120,10 +126,6 @@ func (d *Driver) RunCalls(ctx context.Context, lv Calls) (CallsOutcome, error) {
 	if err := lv.Load.Validate(); err != nil {
 		return out, err
 	}
-	arrivals, err := workload.NewArrivals(lv.Load.Rate, 1, lv.Load.Seed)
-	if err != nil {
-		return out, err
-	}
 	base := d.clock.Now()
 	if wall := d.clock.Wall(); !lv.StartAt.IsZero() && !wall.IsZero() {
 		base = lv.StartAt.Sub(wall)
@@ -136,12 +138,9 @@ func (d *Driver) RunCalls(ctx context.Context, lv Calls) (CallsOutcome, error) {
 		lv.OnWindowStart(ctx)
 	}
 	p := &calls{d: d, src: lv.Source, load: lv.Load, base: base, cutoff: Never, areaAt: max(base, 0)}
-	p.sched = arrivals.Phase(lv.Load.Calls, lv.Load.Duration)
-	p.count = NewArrivalCount(base, lv.Load.Duration, lv.Load.Shard, 0)
-	if c := lv.Load.MaxConcurrentCalls; c > 0 {
-		p.cap = max(lv.Load.Shard.Share(c), 1)
+	if err := p.arrive(); err != nil {
+		return out, err
 	}
-	p.draw()
 	d.run(ctx, p)
 	now := d.clock.Now()
 	p.progress(now)
@@ -202,6 +201,10 @@ type calls struct {
 	area   float64
 	areaAt time.Duration
 
+	// closed runs the calls closed loop (CallLoad.Concurrency); nil for
+	// the open loop's schedule.
+	closed *closedCalls
+
 	arrivalsEnded, stopped bool
 	arrivalsEnd, cutoff    time.Duration
 	cut, cutDue            bool
@@ -243,23 +246,22 @@ func (p *calls) step(now time.Duration) {
 	if p.stopped {
 		return
 	}
+	if p.closed != nil {
+		p.startClosed(now)
+	}
 	for p.hasNext && p.nextDue <= now {
 		k, due := p.nextIdx, p.nextDue
 		p.draw()
 		if p.cap > 0 && p.inProgress >= p.cap {
 			p.tally.Shed++
 		} else {
-			p.progress(now)
-			p.inProgress++
-			p.tally.Started++
-			c := &call{src: p.src, script: p.src.Call(k), arrival: due, index: k, turn: 1}
-			p.send(c, due, now)
+			p.start(k, due, now)
 		}
 		if !p.hasNext {
 			p.endArrivals(now)
 		}
 	}
-	if !p.hasNext && !p.arrivalsEnded {
+	if p.closed == nil && !p.hasNext && !p.arrivalsEnded {
 		p.endArrivals(now)
 	}
 	for {
@@ -276,6 +278,15 @@ func (p *calls) step(now time.Duration) {
 		p.dropTurns(now)
 		p.cutDue = p.inflight > 0
 	}
+}
+
+// start starts call k, arrived at due, with its first turn.
+func (p *calls) start(k int, due, now time.Duration) {
+	p.progress(now)
+	p.inProgress++
+	p.tally.Started++
+	c := &call{src: p.src, script: p.src.Call(k), arrival: due, index: k, turn: 1}
+	p.send(c, due, now)
 }
 
 // endArrivals notes that the last call has arrived and arms the drain.
@@ -325,6 +336,11 @@ func (p *calls) next() (time.Duration, bool) {
 	if at := p.turns.next(); at < t {
 		t, precise = at, true
 	}
+	if c := p.closed; c != nil && !p.arrivalsEnded {
+		if at := min(c.slots.next(), c.end); at < t {
+			t, precise = at, true
+		}
+	}
 	if p.arrivalsEnded && !p.cut && (p.inflight > 0 || p.turns.len() > 0) && p.cutoff < t {
 		t, precise = p.cutoff, false
 	}
@@ -356,6 +372,32 @@ func (p *calls) finished() bool {
 	return p.arrivalsEnded && p.inflight == 0 && p.turns.len() == 0
 }
 
+// end ends call c at its turn's record rec, counting how it ended; a
+// closed loop's slot takes its next call after the turnaround. It says
+// whether the dispatcher must look again.
+func (p *calls) end(c *call, rec *record.Record, turn int) bool {
+	p.progress(rec.Done)
+	p.inProgress--
+	switch {
+	case rec.Class == "":
+		if turn == c.script.Turns() {
+			p.tally.Completed++
+			p.tally.CallTime += rec.Done - c.arrival
+		}
+	case rec.Class != record.ClassInterrupted:
+		p.tally.Failed++
+		if rec.Warmup {
+			p.tally.WarmupFailed++
+		}
+	}
+	if p.closed != nil && !p.arrivalsEnded {
+		due := rec.Done + p.d.o.Turnaround
+		p.closed.slots.add(due, struct{}{})
+		return due < p.d.sleeping
+	}
+	return p.finished()
+}
+
 // done ends a turn: the call ends after its last turn or a failed one, as
 // a live call does; otherwise its next turn is due after its gap.
 func (p *calls) done(f *Flight) bool {
@@ -379,21 +421,7 @@ func (p *calls) done(f *Flight) bool {
 		}
 	}
 	if rec.Class != "" || f.turn == c.script.Turns() || p.cut || p.stopped {
-		p.progress(rec.Done)
-		p.inProgress--
-		switch {
-		case rec.Class == "":
-			if f.turn == c.script.Turns() {
-				p.tally.Completed++
-				p.tally.CallTime += rec.Done - c.arrival
-			}
-		case rec.Class != record.ClassInterrupted:
-			p.tally.Failed++
-			if rec.Warmup {
-				p.tally.WarmupFailed++
-			}
-		}
-		return p.finished()
+		return p.end(c, rec, f.turn)
 	}
 	c.answers = append(c.answers, string(rec.Text))
 	c.exchanges = append(c.exchanges, c.exchange)

@@ -15,6 +15,10 @@ import (
 func (s *Summary) Calls(rep health.Report, t driver.CallTally) *results.Run {
 	o := s.level.Calls
 	offered := t.Offered
+	if o.Concurrency > 0 {
+		// A closed loop offers nothing: its slots start calls as they end.
+		offered = 0
+	}
 	res := s.result(rep, t.WindowStart, t.WindowEnd, offered, 0)
 	res.Requests.Warmup = t.WarmupTurns
 	_, agg, _ := s.coll.merged()
@@ -37,7 +41,7 @@ func (s *Summary) Calls(rep health.Report, t driver.CallTally) *results.Run {
 	if o.Duration > 0 {
 		schedEnd = o.Duration
 	}
-	if t.Arrivals > 0 {
+	if t.Arrivals > 0 && offered > 0 {
 		calls.TurnsOfferedPerS = offered * float64(t.OfferedTurns) / float64(t.Arrivals)
 	}
 	res.Arrivals.WindowArrivals = t.OfferedTurns
