@@ -212,3 +212,21 @@ func TestVerdictTextGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestSLOKneeSaysWhyTheNextMissed: the knee line names why the first
+// level past it missed, and the heavier levels that met the SLO again.
+func TestSLOKneeSaysWhyTheNextMissed(t *testing.T) {
+	s := sampleSweep("L40S", 1)
+	s.Levels[3].Run.Stats.TTFTSched.P95 = 420
+	s.Levels[4].Run.Stats.TTFTSched.P95 = 250
+	s.FindKnees()
+	var b bytes.Buffer
+	Knees(&b, s)
+	out := strings.Join(strings.Fields(b.String()), " ")
+	for _, want := range []string{"SLO knee 1 calls/s", "The next level judged, 1.5 calls/s, missed: ttft_sched p95 420 ms > 300",
+		"yet 2 calls/s met the SLO again: measure the level that missed again (--repeat)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+}

@@ -168,7 +168,8 @@ func QueueGrowth(a Arrivals) float64 {
 // tracking the offered load: under 95% of what a server keeping up would
 // deliver for open-loop levels, and, for closed-loop levels (no expected
 // throughput), growing too little for the streams added (see
-// MinClosedLoopStep).
+// MinClosedLoopStep); a level a heavier one outpaced is passed over
+// (outpacedBy).
 func SaturationLevel(points []Point) (int, bool) {
 	for i, p := range points {
 		if p.Excluded {
@@ -179,14 +180,14 @@ func SaturationLevel(points []Point) (int, bool) {
 			// A shortfall of fewer than MinShortfall arrivals is noise,
 			// with or without a queue that seems to grow.
 			counted := p.Arrivals == 0 || short*float64(p.Arrivals) >= MinShortfall
-			if short > 0.05 && counted || p.QueueGrowth >= QueueGrowthStrong ||
-				p.QueueGrowth >= QueueGrowthWeak && short > ShortfallWithGrowth && counted {
+			if (short > 0.05 && counted || p.QueueGrowth >= QueueGrowthStrong ||
+				p.QueueGrowth >= QueueGrowthWeak && short > ShortfallWithGrowth && counted) && outpacedBy(points, i) < 0 {
 				return i, true
 			}
 		} else if ref := closedLoopReference(points, i); ref >= 0 {
 			gain := p.Throughput/points[ref].Throughput - 1
 			loadGain := p.Load/points[ref].Load - 1
-			if gain < min(loadGain/4, MaxClosedLoopGain) {
+			if gain < min(loadGain/4, MaxClosedLoopGain) && outpacedBy(points, i) < 0 {
 				return i, true
 			}
 		}

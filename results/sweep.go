@@ -95,6 +95,10 @@ type Knees struct {
 	// JudgedUnhealthy are unhealthy levels the knees used anyway, as
 	// --health-policy warn asks, and why they were unhealthy.
 	JudgedUnhealthy []ExcludedLevel `json:"judged_unhealthy,omitempty"`
+	// Overruled are levels that fell short of their offer while a heavier
+	// level kept pace with clearly more: judged without the saturation
+	// rule, and passed over by the saturation knee (see shortfall.go).
+	Overruled []ExcludedLevel `json:"overruled_shortfalls,omitempty"`
 }
 
 // Knee is a level singled out by a knee function.

@@ -77,7 +77,7 @@ func (o SLO) judge(l Level, axis, healthPolicy string, saturation bool) Verdict 
 		return miss(false, "goodput %.1f%% < %g%%", share, o.MinGoodPercent)
 	}
 	if saturation && fellBehind(l, axis) {
-		return miss(true, "fell behind the offered load")
+		return miss(true, whyFellBehind)
 	}
 	return Verdict{Judged: true, Meets: true}
 }
@@ -148,26 +148,16 @@ func (s *Sweep) FindKnees() {
 }
 
 // judgeLevels gives each level its verdict and its point on the curve,
-// noting the levels left out of the knees and why. The SLO knee (best)
-// is the last of the judged levels that meet the SLO from the lightest
-// up: a lucky level past the first miss cannot move it. It is crossed
-// when some level past it was judged.
+// noting the levels left out of the knees and why, and overruling a
+// level's shortfall that a heavier level's pace disproves (overrule). The
+// SLO knee (best) is the last of the judged levels that meet the SLO from
+// the lightest up: a lucky level past the first miss cannot move it. It
+// is crossed when some level past it was judged.
 func (s *Sweep) judgeLevels() (pts []Point, best int, crossed bool) {
 	pts = make([]Point, len(s.Levels))
-	best = -1
-	missed := false
 	for i, l := range s.Levels {
 		v := s.SLO.Judge(l, s.Axis, s.HealthPolicy)
 		s.Levels[i].Verdict = &v
-		switch {
-		case !v.Judged:
-		case missed || best >= 0 && !v.Meets:
-			missed, crossed = true, true
-		case v.Meets:
-			best = i
-		default:
-			missed = true
-		}
 		if l.Run == nil {
 			pts[i] = Point{Load: l.Load, Latency: math.NaN(), Excluded: true}
 			s.Knees.Excluded = append(s.Knees.Excluded, ExcludedLevel{Load: l.Load, Reason: v.Why})
@@ -187,6 +177,20 @@ func (s *Sweep) judgeLevels() (pts []Point, best int, crossed bool) {
 		}
 		if val, ok := s.SLO.Value(l.Run); ok {
 			pts[i].Latency = val
+		}
+	}
+	s.overrule(pts)
+	best = -1
+	missed := false
+	for i, l := range s.Levels {
+		switch v := l.Verdict; {
+		case !v.Judged:
+		case missed || best >= 0 && !v.Meets:
+			missed, crossed = true, true
+		case v.Meets:
+			best = i
+		default:
+			missed = true
 		}
 	}
 	return pts, best, crossed
