@@ -174,6 +174,15 @@ func (p *requests) step(now time.Duration) {
 	}
 }
 
+// An open loop's backlog is bounded: without a cap on requests in flight,
+// at most maxStartsPerTurn overdue arrivals are taken a turn (a client
+// asked for 1e6/s held 650,000 of them at once, 4 GB, and saw a signal 16 s
+// late); with a cap, at most maxWaiting wait for a slot.
+const (
+	maxStartsPerTurn = 4096
+	maxWaiting       = 1 << 20
+)
+
 // stepOpen sends the arrivals due by now, as slots allow: an arrival that
 // finds every slot busy waits for one, and later arrivals queue behind it;
 // the wait is the server's doing, so its lateness is counted from when it
@@ -182,16 +191,30 @@ func (p *requests) step(now time.Duration) {
 // sent: they are counted as unsent.
 func (p *requests) stepOpen(now time.Duration) {
 	for p.hasNext && p.nextDue <= now {
+		queued := len(p.waiting) - p.head
+		if p.slots < 0 && queued >= maxStartsPerTurn {
+			// A client far behind its schedule takes its overdue arrivals
+			// a turn's worth at a time: the rest stay in the schedule, not
+			// in memory, and a signal is seen between turns.
+			break
+		}
+		if p.slots >= 0 && queued >= maxWaiting {
+			// Behind a million waiting for a slot, an arrival will not be
+			// sent in the window: it is unsent now, not held.
+			p.unsent++
+			p.draw()
+			continue
+		}
 		// An arrival waits for a slot when those queued ahead of it take
 		// every free one; without a cap (-1) none ever does, and arrivals
 		// found due together were only late (the client woke late): their
 		// lateness counts from when they were due.
-		waited := p.slots >= 0 && len(p.waiting)-p.head >= p.slots
+		waited := p.slots >= 0 && queued >= p.slots
 		p.waiting = append(p.waiting, arrival{index: p.nextIdx, due: p.nextDue, waited: waited})
 		p.draw()
 	}
 	if now >= p.windowEnd && p.head < len(p.waiting) && p.slots == 0 {
-		p.unsent = int64(len(p.waiting) - p.head)
+		p.unsent += int64(len(p.waiting) - p.head)
 		for ; p.hasNext; p.draw() {
 			p.unsent++
 		}
