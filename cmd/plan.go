@@ -137,7 +137,8 @@ func (o *planOptions) register(c *cobra.Command) {
 	fs.StringVar(&o.policy, "scheduling-policy", "", "every candidate schedules fcfs or by priority (vLLM's --scheduling-policy), or with --schedules-as sglang by lpm (longest cached prefix first): plan a mix with priorities under each, on the same seed, to compare them")
 	fs.StringVar(&o.loras, "lora-adapters", "", "NAME,NAME...: every candidate serves these LoRA adapters, as vLLM's LoRA modules (a mix class's model names one)")
 	fs.IntVar(&o.longPrefill, "long-prefill-token-threshold", 0, "every candidate computes at most this many tokens of one request a step, as vLLM's --long-prefill-token-threshold (0: off, vLLM's default: a long prompt takes a step's whole budget and short requests queue behind it)")
-	fs.StringVar(&o.schedulesAs, "schedules-as", "", "every candidate schedules by vllm's rules (the default: V1, chunked prefill mixed with decodes) or sglang's (a step prefills or decodes, never both; prompt chunks sized by the GPU's memory; --scheduling-policy lpm orders the queue by cached prefix)")
+	fs.StringVar(&o.schedulesAs, "schedules-as", "", "every candidate schedules by an engine's rules: "+server.EngineNames()+
+		" (default vllm: V1's); several, comma-separated, plan each configuration under each to compare them (docs/simulator.md)")
 	fs.IntVar(&o.maxLoRAs, "max-loras", 1, "with --lora-adapters: adapters a batch may hold (vLLM's --max-loras)")
 	fs.StringVar(&o.toolCalls, "tool-calls", "", "SHARE:TOKENS: with --tools, every candidate model answers SHARE of requests (1 with --tool-choice required) with a call of TOKENS argument tokens")
 	o.day.register(c)

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -65,17 +66,11 @@ func (o *planOptions) behaviour(spec *predict.CandidateSpec) error {
 		}
 		spec.Vision = v
 	}
-	switch o.schedulesAs {
-	case "", server.SchedulesVLLM:
-		if o.policy == "lpm" {
-			return usageErr("--scheduling-policy lpm is SGLang's: add --schedules-as sglang")
+	for _, e := range predict.SplitList(cmp.Or(o.schedulesAs, server.SchedulesVLLM)) {
+		words := [3]string{"--schedules-as", "--scheduling-policy", "--long-prefill-token-threshold"}
+		if why := server.RulesProblem(e, o.policy, o.longPrefill, words); why != "" {
+			return usageErr("%s", why)
 		}
-	case server.SchedulesSGLang:
-		if o.longPrefill != 0 {
-			return usageErr("--long-prefill-token-threshold is vLLM's; SGLang (--schedules-as sglang) has none")
-		}
-	default:
-		return usageErr("--schedules-as %q: vllm or sglang", o.schedulesAs)
 	}
 	spec.SchedulesAs = o.schedulesAs
 	switch o.policy {

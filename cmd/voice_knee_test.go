@@ -90,9 +90,10 @@ func TestPlanSchedulesAsRefusals(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--schedules-as", "trt"}, `--schedules-as "trt": vllm or sglang`},
-		{[]string{"--scheduling-policy", "lpm"}, "add --schedules-as sglang"},
-		{[]string{"--schedules-as", "sglang", "--long-prefill-token-threshold", "512"}, "SGLang (--schedules-as sglang) has none"},
+		{[]string{"--schedules-as", "trt"}, `--schedules-as "trt": vllm, vllm-v0, sglang or trtllm`},
+		{[]string{"--scheduling-policy", "lpm"}, "(lpm is sglang's: --schedules-as sglang)"},
+		{[]string{"--schedules-as", "sglang", "--long-prefill-token-threshold", "512"}, "sglang (--schedules-as sglang) has none"},
+		{[]string{"--schedules-as", "vllm,trtllm", "--scheduling-policy", "priority"}, `--scheduling-policy "priority": fcfs under trtllm's rules`},
 	} {
 		code, _, errOut := execute(t, append([]string{"plan", "--rate", "1", "--out-dir", dir}, tc.args...)...)
 		if code != ExitUsage || !strings.Contains(errOut, tc.want) {

@@ -47,7 +47,8 @@ type CandidateSpec struct {
 	// long_prefill_token_threshold (vLLM's --long-prefill-token-threshold).
 	LongPrefill int
 	// SchedulesAs, when set, is whose rules every candidate schedules by
-	// (model.SchedulesVLLM or model.SchedulesSGLang).
+	// (model.Engines' names); several, comma-separated, plan every
+	// configuration under each, to compare the engines.
 	SchedulesAs string
 	// Endpoint is the kind of request planned for: a pooling kind's
 	// (embeddings) every candidate's model serves as an encoder of its
@@ -92,6 +93,28 @@ func (o CandidateSpec) behave(models *model.ModelsFile) {
 // or every GPU, model and tensor-parallel size given. A model that fits
 // no GPU given is listed, unfit, with why.
 func (o CandidateSpec) Candidates() ([]*Candidate, error) {
+	engines := SplitList(o.SchedulesAs)
+	if len(engines) < 2 {
+		return o.candidates()
+	}
+	var out []*Candidate
+	for _, e := range engines {
+		one := o
+		one.SchedulesAs = e
+		cands, err := one.candidates()
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cands {
+			c.Name += " · " + e
+		}
+		out = append(out, cands...)
+	}
+	return out, nil
+}
+
+// candidates are Candidates under one engine's rules.
+func (o CandidateSpec) candidates() ([]*Candidate, error) {
 	if o.Calibrated != nil {
 		return o.calibrated()
 	}

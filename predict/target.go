@@ -85,9 +85,9 @@ func (t Target) Prediction(origin, preset string, replicas int, routing Routing)
 	return p, nil
 }
 
-// SchedulingText says what engine rules a configuration schedules by:
-// vLLM V1's or SGLang's, its queue's order, its step budget and (vLLM's)
-// the long-prefill threshold.
+// SchedulingText says what engine rules a configuration schedules by
+// (model.Engines): its queue's order, its step budget and what the
+// engine's rules do.
 func SchedulingText(cfg sched.Config) string {
 	order := "first come, first served"
 	switch cfg.Policy {
@@ -95,6 +95,17 @@ func SchedulingText(cfg sched.Config) string {
 		order = "by priority"
 	case sched.PolicyLPM:
 		order = "longest cached prefix first"
+	}
+	switch {
+	case cfg.Rules == model.SchedulesTRTLLM:
+		return fmt.Sprintf("TensorRT-LLM scheduling: %s, guaranteed no evict (a request starts only when its whole answer's KV fits beside the running requests' reservations; none is paused), chunked context off (a prompt in one step of at most %d tokens), context and generation in one step, at most %d requests",
+			order, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs)
+	case cfg.Rules == model.SchedulesVLLMV0 && cfg.WholePrompts:
+		return fmt.Sprintf("vLLM V0 scheduling: %s, prompts first and whole (no chunked prefill: a step that prefills runs no decode), steps of %d tokens and %d sequences, a 1%% watermark of free blocks at admission",
+			order, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs)
+	case cfg.Rules == model.SchedulesVLLMV0:
+		return fmt.Sprintf("vLLM V0 scheduling at a context over 32k: %s, chunked prefill mixed with decodes in steps of %d tokens and %d sequences, a 1%% watermark of free blocks at admission",
+			order, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs)
 	}
 	if cfg.PrefillFirst {
 		return fmt.Sprintf("SGLang scheduling: %s, a step prefills or decodes, never both (mixed chunk off: the running requests' decodes wait out every prefill step), prompt chunks of %d tokens, at most %d running requests",

@@ -286,8 +286,8 @@ func (f *ModelsFile) SchedConfig(m *ModelSpec) sched.Config {
 		// Checked by Validate (loraShape).
 		cfg.LoRA, _ = m.LoRA.SchedLoRA(loraShape(m))
 	}
-	if m.SchedulesAs == SchedulesSGLang {
-		SGLangRules(&cfg, hw.HBMGiB, m.ContextLength)
+	if e, ok := EngineNamed(m.SchedulesAs); ok && e.apply != nil {
+		e.apply(&cfg, hw.HBMGiB, m.ContextLength)
 	}
 	return cfg
 }

@@ -125,7 +125,9 @@ type ModelSpec struct {
 // The engines whose scheduling rules a scheduler model can follow.
 const (
 	SchedulesVLLM   = "vllm"
+	SchedulesVLLMV0 = "vllm-v0"
 	SchedulesSGLang = "sglang"
+	SchedulesTRTLLM = "trtllm"
 )
 
 // FixedRateSpec configures the fixed_rate engine.

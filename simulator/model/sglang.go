@@ -1,33 +1,6 @@
 package model
 
-import (
-	"fmt"
-
-	"github.com/kneebench/knee/simulator/sched"
-)
-
-// CheckRules checks a model's scheduling rules and policy: vLLM's
-// policies are fcfs and priority; SGLang's fcfs, lpm and priority, and it
-// has no long-prefill threshold.
-func CheckRules(m *ModelSpec) error {
-	p := m.SchedulingPolicy
-	switch m.SchedulesAs {
-	case "", SchedulesVLLM:
-		if p != "" && p != sched.PolicyFCFS && p != sched.PolicyPriority {
-			return fmt.Errorf("scheduling_policy %q: fcfs or priority under vLLM's rules (lpm is SGLang's: schedules_as: sglang)", p)
-		}
-	case SchedulesSGLang:
-		if p != "" && p != sched.PolicyFCFS && p != sched.PolicyPriority && p != sched.PolicyLPM {
-			return fmt.Errorf("scheduling_policy %q: fcfs, lpm or priority under SGLang's rules", p)
-		}
-		if m.LongPrefillTokenThreshold > 0 {
-			return fmt.Errorf("long_prefill_token_threshold is vLLM's; SGLang has none (its prompt chunks are sized by chunked_prefill_size)")
-		}
-	default:
-		return fmt.Errorf("schedules_as %q: vllm or sglang", m.SchedulesAs)
-	}
-	return nil
-}
+import "github.com/kneebench/knee/simulator/sched"
 
 // SGLangRules makes cfg schedule as SGLang's defaults do on a GPU of
 // hbmGiB for a model of contextLen tokens (sglang server_args and
@@ -46,7 +19,7 @@ func CheckRules(m *ModelSpec) error {
 // vLLM's preemption by recomputation where SGLang retracts on its
 // new-token-ratio estimate.
 func SGLangRules(cfg *sched.Config, hbmGiB float64, contextLen int) {
-	cfg.PrefillFirst = true
+	cfg.PrefillFirst, cfg.Rules = true, SchedulesSGLang
 	switch {
 	case hbmGiB < 35:
 		cfg.MaxNumBatchedTokens = 2048

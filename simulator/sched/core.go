@@ -41,6 +41,19 @@ type Config struct {
 	// StepTimeCV, above 0, varies each step's duration about the cost
 	// model's with this coefficient of variation (see jitter.go).
 	StepTimeCV float64
+	// WholePrompts computes a prompt in one step or not at all, as vLLM
+	// V0 without chunked prefill and TensorRT-LLM without chunked context
+	// do: a prompt that does not fit the step's budget left stops the
+	// admissions, and one longer than the budget never fits (Fits).
+	WholePrompts bool
+	// ReserveOutput admits a request only when the KV cache holds its
+	// prompt and its whole answer beside what the running requests have
+	// reserved, so a running request never needs a block that is not
+	// there and none is preempted (TensorRT-LLM's GUARANTEED_NO_EVICT).
+	ReserveOutput bool
+	// Rules names whose scheduling rules these are, for what a
+	// prediction says of them ("" for vLLM V1's).
+	Rules string
 }
 
 // Scheduling policies.
@@ -220,8 +233,12 @@ func (c *Core) BlocksFor(n int) int {
 	return (n+bs-1)/bs + c.cfg.Costs.windowBlocks(n, bs)
 }
 
-// Fits reports whether a request of prompt+output tokens could ever run.
+// Fits reports whether a request of prompt+output tokens could ever run:
+// its blocks fit the cache, and (WholePrompts) its prompt a step.
 func (c *Core) Fits(promptLen, outputLen int) bool {
+	if c.cfg.WholePrompts && promptLen > c.cfg.MaxNumBatchedTokens {
+		return false
+	}
 	return c.BlocksFor(promptLen+outputLen) <= c.cfg.NumBlocks
 }
 

@@ -133,3 +133,13 @@ func blockHash(parent uint64, ids []uint64) uint64 {
 	}
 	return h
 }
+
+// reservedAhead is the blocks the running requests have reserved for the
+// rest of their answers and not yet taken (Config.ReserveOutput).
+func (c *Core) reservedAhead() int {
+	n := 0
+	for _, s := range c.running {
+		n += max(c.BlocksFor(s.PromptLen+s.OutputLen)-len(s.blocks), 0)
+	}
+	return n
+}

@@ -98,6 +98,9 @@ func (c *Core) admit(now float64, budget int) {
 func (c *Core) admitWaiting(now float64, budget int) {
 	st := &c.step
 	watermark := int(math.Ceil(c.cfg.Watermark * float64(c.cfg.NumBlocks)))
+	// ahead is the running requests' reservations (ReserveOutput), taken
+	// once a step and kept as requests are admitted; -1 until needed.
+	ahead := -1
 	// The adapters the batch holds: a request of another is passed
 	// over once they fill the GPU's slots (vLLM: max_loras).
 	var inUse map[int]bool
@@ -124,15 +127,14 @@ func (c *Core) admitWaiting(now float64, budget int) {
 		hit, hashes := c.findPrefix(s)
 		from := s.computedAtAdmission(len(hit) * c.cfg.BlockSize)
 		n := min(c.capped(s.total()-from), budget)
-		reserve := 0
-		if c.anyScheduled() {
-			reserve = watermark
-		}
-		if !c.canAdmit(hit, from+n, reserve) {
-			st.StopReason = StopKVFull
+		if stop := c.admissible(s, hit, from, n, watermark, &ahead); stop != "" {
+			st.StopReason = stop
 			break
 		}
 		c.take(s, hit, hashes, from, n)
+		if ahead >= 0 {
+			ahead += max(c.BlocksFor(s.PromptLen+s.OutputLen)-len(s.blocks), 0)
+		}
 		if k == 0 {
 			c.waiting.popFront()
 		} else {
@@ -147,6 +149,33 @@ func (c *Core) admitWaiting(now float64, budget int) {
 		c.running = append(c.running, s)
 		st.Admitted = append(st.Admitted, s)
 	}
+}
+
+// admissible says why s, with hit cached and n tokens to compute after
+// from, cannot be admitted now ("" when it can): a whole prompt that does
+// not fit the budget left (WholePrompts), or a KV cache short of its
+// blocks above the watermark (once something is scheduled) and, under
+// ReserveOutput, of its whole answer's beside the running requests'
+// reservations (ahead, taken once a step).
+func (c *Core) admissible(s *Seq, hit []int32, from, n, watermark int, ahead *int) string {
+	if c.cfg.WholePrompts && n < s.total()-from {
+		return StopBudget
+	}
+	reserve, upTo := 0, from+n
+	if c.anyScheduled() {
+		reserve = watermark
+	}
+	if c.cfg.ReserveOutput {
+		if *ahead < 0 {
+			*ahead = c.reservedAhead()
+		}
+		reserve += *ahead
+		upTo = s.PromptLen + s.OutputLen
+	}
+	if !c.canAdmit(hit, upTo, reserve) {
+		return StopKVFull
+	}
+	return ""
 }
 
 // computedAtAdmission is what s has computed when admitted with hit

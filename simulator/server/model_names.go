@@ -51,6 +51,8 @@ var (
 	AddImages         = simmodel.AddImages
 	CallTool          = simmodel.CallTool
 	CheckRules        = simmodel.CheckRules
+	EngineNames       = simmodel.EngineNames
+	RulesProblem      = simmodel.RulesProblem
 	FaultDefaults     = simmodel.FaultDefaults
 	FaultKinds        = simmodel.FaultKinds
 	FixedRateOf       = simmodel.FixedRateOf

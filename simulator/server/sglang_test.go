@@ -23,8 +23,11 @@ func TestSchedulesAsSGLang(t *testing.T) {
 		{name: "sglang on an H100", preset: "h100-80gb/llama-3.1-8b", extra: "schedules_as: sglang", prefillFirst: true, chunk: 8192},
 		{name: "sglang lpm", preset: "h100-80gb/llama-3.1-8b", extra: "schedules_as: sglang\n    scheduling_policy: lpm", prefillFirst: true, chunk: 8192, policy: "lpm"},
 		{name: "lpm under vllm", preset: "h100-80gb/llama-3.1-8b", extra: "scheduling_policy: lpm", err: "schedules_as: sglang"},
-		{name: "threshold under sglang", preset: "h100-80gb/llama-3.1-8b", extra: "schedules_as: sglang\n    long_prefill_token_threshold: 512", err: "SGLang has none"},
-		{name: "unknown rules", preset: "h100-80gb/llama-3.1-8b", extra: "schedules_as: trt", err: `schedules_as "trt": vllm or sglang`},
+		{name: "threshold under sglang", preset: "h100-80gb/llama-3.1-8b", extra: "schedules_as: sglang\n    long_prefill_token_threshold: 512", err: "sglang (schedules_as: sglang) has none"},
+		{name: "unknown rules", preset: "h100-80gb/llama-3.1-8b", extra: "schedules_as: trt", err: `schedules_as "trt": vllm, vllm-v0, sglang or trtllm`},
+		{name: "vllm-v0 at 128k context", preset: "h100-80gb/llama-3.1-8b", extra: "schedules_as: vllm-v0", chunk: 2048},
+		{name: "trtllm", preset: "h100-80gb/llama-3.1-8b", extra: "schedules_as: trtllm", chunk: 8192},
+		{name: "lpm under trtllm", preset: "h100-80gb/llama-3.1-8b", extra: "schedules_as: trtllm\n    scheduling_policy: lpm", err: "(lpm is sglang's: schedules_as: sglang)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := "models:\n  - name: m\n    preset: " + tc.preset + "\n"

@@ -1,0 +1,32 @@
+package predict
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCandidatesUnderEachEngine: several engines plan every configuration
+// under each, named after it, each model scheduling by its rules.
+func TestCandidatesUnderEachEngine(t *testing.T) {
+	spec := CandidateSpec{GPUs: "h100-80gb", Models: "llama-3.1-8b", TPs: "1", SchedulesAs: "vllm,trtllm,vllm-v0"}
+	cands, err := spec.Candidates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cands {
+		_, engine, _ := strings.Cut(c.Name, " · ")
+		if m := c.Target.Models.Models[0]; m.SchedulesAs != engine {
+			t.Errorf("%s schedules as %q", c.Name, m.SchedulesAs)
+		}
+		cfg, _, err := c.Target.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, engine+":"+SchedulingText(cfg)[:12])
+	}
+	want := "vllm:vLLM V1 sche trtllm:TensorRT-LLM vllm-v0:vLLM V0 sche"
+	if strings.Join(got, " ") != want {
+		t.Errorf("candidates %q, want %q", strings.Join(got, " "), want)
+	}
+}

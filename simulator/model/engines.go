@@ -1,0 +1,135 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kneebench/knee/simulator/sched"
+)
+
+// EngineRules is one serving engine's scheduling rules, as a model's
+// schedules_as names them: what it does to the scheduler core's
+// configuration, and which of knee's policies it has.
+type EngineRules struct {
+	Name string
+	// Policies are the scheduling_policy values the engine has.
+	Policies []string
+	// LongPrefill says it has vLLM's long_prefill_token_threshold.
+	LongPrefill bool
+	// apply sets the engine's rules and defaults on cfg for a GPU of
+	// hbmGiB and a model of contextLen tokens; nil keeps vLLM V1's.
+	apply func(cfg *sched.Config, hbmGiB float64, contextLen int)
+}
+
+// Engines are the engines a model can schedule as; the first, vLLM V1,
+// is the default.
+var Engines = []EngineRules{
+	{Name: SchedulesVLLM, Policies: []string{sched.PolicyFCFS, sched.PolicyPriority}, LongPrefill: true},
+	{Name: SchedulesVLLMV0, Policies: []string{sched.PolicyFCFS, sched.PolicyPriority}, apply: VLLMV0Rules},
+	{Name: SchedulesSGLang, Policies: []string{sched.PolicyFCFS, sched.PolicyLPM, sched.PolicyPriority}, apply: SGLangRules},
+	{Name: SchedulesTRTLLM, Policies: []string{sched.PolicyFCFS}, apply: TRTLLMRules},
+}
+
+// EngineNamed is the engine called name ("" is vLLM V1).
+func EngineNamed(name string) (EngineRules, bool) {
+	if name == "" {
+		return Engines[0], true
+	}
+	i := slices.IndexFunc(Engines, func(e EngineRules) bool { return e.Name == name })
+	if i < 0 {
+		return EngineRules{}, false
+	}
+	return Engines[i], true
+}
+
+// EngineNames lists the engines' names, for help and errors.
+func EngineNames() string {
+	var names []string
+	for _, e := range Engines {
+		names = append(names, e.Name)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// RulesProblem is what is wrong with scheduling by engine with policy
+// and a long-prefill threshold, and which of the three it is about (the
+// engine, "policy" or "long_prefill"); "" when nothing is. words names
+// the three as the caller's user writes them (a models file's fields,
+// knee plan's flags).
+func RulesProblem(engine, policy string, longPrefill int, words [3]string) string {
+	e, ok := EngineNamed(engine)
+	if !ok {
+		return fmt.Sprintf("%s %q: %s", words[0], engine, EngineNames())
+	}
+	// A flag takes its value after a space, a models file's field after
+	// a colon.
+	give := func(name string) string {
+		if strings.HasPrefix(words[0], "--") {
+			return words[0] + " " + name
+		}
+		return words[0] + ": " + name
+	}
+	if policy != "" && !slices.Contains(e.Policies, policy) {
+		var has, gives []string
+		for _, o := range Engines {
+			if slices.Contains(o.Policies, policy) {
+				has, gives = append(has, o.Name), append(gives, give(o.Name))
+			}
+		}
+		why := fmt.Sprintf("%s %q: %s under %s's rules", words[1], policy, strings.Join(e.Policies, " or "), e.Name)
+		if len(has) > 0 {
+			why += fmt.Sprintf(" (%s is %s's: %s)", policy, strings.Join(has, " and "), strings.Join(gives, " or "))
+		}
+		return why
+	}
+	if longPrefill > 0 && !e.LongPrefill {
+		return fmt.Sprintf("%s is vLLM V1's; %s (%s) has none", words[2], e.Name, give(e.Name))
+	}
+	return ""
+}
+
+// CheckRules checks a model's scheduling rules and policy against its
+// engine's.
+func CheckRules(m *ModelSpec) error {
+	why := RulesProblem(m.SchedulesAs, m.SchedulingPolicy, m.LongPrefillTokenThreshold,
+		[3]string{"schedules_as", "scheduling_policy", "long_prefill_token_threshold"})
+	if why != "" {
+		return errors.New(why)
+	}
+	return nil
+}
+
+// VLLMV0Rules makes cfg schedule as vLLM V0's default scheduler did
+// (vllm/core/scheduler.py _schedule_default, config.py SchedulerConfig,
+// 0.6–0.9): at most 256 sequences, a 1% watermark of free blocks kept at
+// admission, and for a model of up to 32,768 tokens no chunked prefill:
+// waiting prompts are scheduled first, each whole, and a step that
+// prefills runs no decode ("Don't schedule decodes if prefills are
+// scheduled"), its budget max(max_model_len, 2048) tokens. For longer
+// contexts the OpenAI server turned chunked prefill on, budget 2,048, with
+// decodes first as V1 schedules. Multi-step scheduling
+// (--num-scheduler-steps) is not modelled.
+func VLLMV0Rules(cfg *sched.Config, _ float64, contextLen int) {
+	cfg.Rules, cfg.MaxNumSeqs, cfg.Watermark = SchedulesVLLMV0, 256, 0.01
+	if contextLen > 32768 {
+		cfg.MaxNumBatchedTokens = 2048
+		return
+	}
+	cfg.PrefillFirst, cfg.WholePrompts = true, true
+	cfg.MaxNumBatchedTokens = max(contextLen, 2048)
+}
+
+// TRTLLMRules makes cfg schedule as TensorRT-LLM's in-flight batching
+// does by default: the GUARANTEED_NO_EVICT capacity scheduler (a request
+// starts only when its prompt and whole answer fit the KV cache beside the
+// running requests' reservations, and none is ever paused), chunked
+// context off (a prompt is computed in one step, so one longer than
+// max_num_tokens is refused), context and generation requests in one
+// step, 8,192 tokens a step. The batch size is left to the model:
+// trtllm-serve's default has changed between releases.
+func TRTLLMRules(cfg *sched.Config, _ float64, _ int) {
+	cfg.Rules, cfg.ReserveOutput, cfg.WholePrompts = SchedulesTRTLLM, true, true
+	cfg.MaxNumBatchedTokens = 8192
+}
