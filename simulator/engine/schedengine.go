@@ -113,6 +113,11 @@ func CheckFitsLen(core *sched.Core, prompt, output int) error {
 		// Nothing to prefill: the core would never schedule it.
 		return &content.APIError{Status: 400, Type: "invalid_request_error", Param: "prompt", Message: "the prompt must hold at least one token"}
 	}
+	if cfg := core.Config(); cfg.WholePrompts && prompt > cfg.MaxNumBatchedTokens {
+		return &content.APIError{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages",
+			Message: fmt.Sprintf("the prompt (%d tokens) exceeds the %d tokens this engine computes in one step: it has no chunked prefill",
+				prompt, cfg.MaxNumBatchedTokens)}
+	}
 	if !core.Fits(prompt, output) {
 		cfg := core.Config()
 		return &content.APIError{Status: 400, Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages",
