@@ -118,3 +118,30 @@ func (ss Sinks) Stop() []error {
 	}
 	return errs
 }
+
+// Gauges are an exporter that sets its figures as gauges: the level in
+// progress, a level as it ended (with its verdict), a sweep's knees.
+type Gauges interface {
+	Status(label string, load float64, p results.Progress)
+	Level(label string, load float64, r *results.Run, v *results.Verdict)
+	Sweep(label string, s *results.Sweep)
+}
+
+// GaugeSink is the figure side of a Sink for Gauges, for an exporter to
+// embed: each level again on a sweep, as a later level can change an
+// earlier one's verdict (the knees judge them together), then its knees.
+type GaugeSink struct{ G Gauges }
+
+// OnProgress implements Sink.
+func (s GaugeSink) OnProgress(m Moment) { s.G.Status(m.Label, m.Load, m.Progress) }
+
+// OnLevel implements Sink.
+func (s GaugeSink) OnLevel(label string, l results.Level) { s.G.Level(label, l.Load, l.Run, l.Verdict) }
+
+// OnSweep implements Sink.
+func (s GaugeSink) OnSweep(label string, sw *results.Sweep) {
+	for _, l := range sw.Levels {
+		s.G.Level(label, l.Load, l.Run, l.Verdict)
+	}
+	s.G.Sweep(label, sw)
+}

@@ -37,14 +37,7 @@ func (r recordOf) bfcl() error {
 		return err
 	}
 	e := DatasetEntry{Messages: msgs, Tools: tools, Line: r.n}
-	if e.MaxTokens, err = r.output(); err != nil {
-		return err
-	}
-	if err := r.stamp(&e); err != nil {
-		return err
-	}
-	r.p.Entries = append(r.p.Entries, e)
-	return nil
+	return r.keep(e)
 }
 
 // bfclQuestion reads "question": a list of turns, each a list of

@@ -149,14 +149,7 @@ func (r recordOf) singleTurn() error {
 		return err
 	}
 	e := DatasetEntry{Messages: []Message{{Role: "user", Content: text, Images: images}}, Line: r.n}
-	if e.MaxTokens, err = r.output(); err != nil {
-		return err
-	}
-	if err := r.stamp(&e); err != nil {
-		return err
-	}
-	r.p.Entries = append(r.p.Entries, e)
-	return nil
+	return r.keep(e)
 }
 
 func (r recordOf) multiTurn() error {
@@ -260,6 +253,13 @@ func (r recordOf) mooncake() error {
 			e.HashIDs = append(e.HashIDs, int(id))
 		}
 	}
+	return r.keep(e)
+}
+
+// keep adds e, its output length and its timestamp read from the line,
+// to the dataset's entries.
+func (r recordOf) keep(e DatasetEntry) error {
+	var err error
 	if e.MaxTokens, err = r.output(); err != nil {
 		return err
 	}

@@ -56,6 +56,8 @@ type Request = report.Request
 
 // Exporter pushes the figures every interval, and once more at Close.
 type Exporter struct {
+	// GaugeSink is its figure side as a report.Sink.
+	report.GaugeSink
 	provider *sdkmetric.MeterProvider
 	endpoint string
 	target   []attribute.KeyValue
@@ -103,6 +105,7 @@ func Start(ctx context.Context, endpoint string, interval time.Duration, t Targe
 		return nil, err
 	}
 	e := &Exporter{endpoint: endpoint}
+	e.GaugeSink = report.GaugeSink{G: e}
 	// A collector that is down costs a warning at the end, never a line
 	// of the SDK's own in the middle of the progress.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(e.failed))

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kneebench/knee/report"
 	"github.com/kneebench/knee/results"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -20,6 +21,8 @@ import (
 
 // Exporter serves the figures at /metrics.
 type Exporter struct {
+	// GaugeSink is its figure side as a report.Sink.
+	report.GaugeSink
 	reg *prometheus.Registry
 	srv *http.Server
 	ln  net.Listener
@@ -41,6 +44,7 @@ func Start(addr string) (*Exporter, error) {
 		return nil, err
 	}
 	e := &Exporter{reg: prometheus.NewRegistry(), ln: ln}
+	e.GaugeSink = report.GaugeSink{G: e}
 	g := func(name, help string, labels ...string) *prometheus.GaugeVec {
 		v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "knee", Name: name, Help: help}, labels)
 		e.reg.MustRegister(v)
