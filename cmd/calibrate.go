@@ -145,7 +145,9 @@ func (o *calibrateOptions) run(c *cobra.Command, args []string) error {
 	}
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "replaying %d measured levels of %s in virtual time on %s (model %s)\n", len(opts.Measured.Levels), args[0], origin, opts.Target.Model)
-	stop := calibrateProgress(c.ErrOrStderr(), &opts, time.Now())
+	ticker := report.NewCalibrateTicker(time.Now())
+	opts.Evaluated = ticker.Evaluated
+	stop := ticker.Show(c.ErrOrStderr())
 	cal, fitted, err := predict.Calibrate(c.Context(), opts)
 	stop()
 	switch {

@@ -334,7 +334,9 @@ func (o *planOptions) run(c *cobra.Command, _ []string) error {
 	}
 	fmt.Fprintf(out, "plan %s · %s · %s · %d configurations · %s windows in virtual time\n", label, what, report.Sizes(q.Base), len(q.Candidates), o.load.Duration)
 	started := time.Now()
-	stop := planProgress(c.ErrOrStderr(), q, started)
+	ticker := report.NewPlanTicker(len(q.Candidates), q.Prices, started)
+	q.Searched = ticker.Searched
+	stop := ticker.Show(c.ErrOrStderr())
 	p := predict.Answer(c.Context(), *q)
 	stop()
 	p.Environment = environment()

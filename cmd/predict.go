@@ -215,8 +215,14 @@ func (o *predictOptions) run(c *cobra.Command, _ []string) error {
 		opts.Records = &records
 	}
 	unit := map[string]string{"rate": "/s", "concurrency": " streams"}[p.axis]
-	var stop func()
-	opts.OnLevel, stop = predictProgress(c.ErrOrStderr(), len(p.loads), unit, started, opts.OnLevel)
+	ticker, onLevel := report.NewPredictTicker(len(p.loads), unit, started), opts.OnLevel
+	opts.OnLevel = func(s *results.Sweep, l results.Level) {
+		ticker.Level(s, l)
+		if onLevel != nil {
+			onLevel(s, l)
+		}
+	}
+	stop := ticker.Show(c.ErrOrStderr())
 	sw = bench.Sweep(c.Context(), virtual, opts)
 	stop()
 	out := c.OutOrStdout()
