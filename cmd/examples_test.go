@@ -18,6 +18,9 @@ var exampleShows = map[string]func(*results.Run) bool{
 	},
 	"pooling.yml": func(r *results.Run) bool { return r.Throughput.InputsPerS > 0 },
 	"lora.yml":    func(r *results.Run) bool { return len(r.Classes) == 2 },
+	"disaggregated.yml": func(r *results.Run) bool {
+		return r.Phases != nil && r.Phases.Transfer.Count > 0
+	},
 }
 
 // TestExamplesRun: every models and mix file of docs/examples runs the
