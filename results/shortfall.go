@@ -43,26 +43,36 @@ func outpacedBy(pts []Point, i int) int {
 }
 
 // overrule judges again, without the saturation rule, every level that
-// missed only for falling behind while a heavier level kept pace, and
-// notes each in s.Knees.Overruled.
+// missed only for falling behind while a heavier level kept pace.
 func (s *Sweep) overrule(pts []Point) {
 	for i := range s.Levels {
 		l := &s.Levels[i]
-		if l.Verdict == nil || l.Verdict.Why != whyFellBehind {
-			continue
-		}
-		j := outpacedBy(pts, i)
-		if j < 0 {
+		if l.Verdict == nil || l.Verdict.Why != whyFellBehind || outpacedBy(pts, i) < 0 {
 			continue
 		}
 		v := s.SLO.judge(*l, s.Axis, s.HealthPolicy, false)
 		l.Verdict = &v
-		short := 0.0
-		if e := pts[i].ExpectedThroughput; e > 0 {
-			short = 100 * (1 - pts[i].Throughput/e)
+	}
+}
+
+// noteOverruled notes in s.Knees.Overruled every open-loop level that,
+// alone, fell behind its offer, where a heavier level kept pace: its
+// verdict and the saturation knee passed it over, and the sweep says why.
+func (s *Sweep) noteOverruled(pts []Point) {
+	for i, p := range pts {
+		if p.Excluded || p.ExpectedThroughput == 0 {
+			continue
 		}
-		s.Knees.Overruled = append(s.Knees.Overruled, ExcludedLevel{Load: l.Load, Reason: fmt.Sprintf(
-			"fell %.0f%% short of its offer, but %g kept pace delivering %.1f× its throughput: the window's edge, not saturation",
-			short, pts[j].Load, pts[j].Throughput/pts[i].Throughput)})
+		j := outpacedBy(pts, i)
+		if _, alone := SaturationLevel([]Point{p}); !alone || j < 0 {
+			continue
+		}
+		what := fmt.Sprintf("fell %.0f%% short of its offer", 100*(1-p.Throughput/p.ExpectedThroughput))
+		if p.Throughput >= 0.95*p.ExpectedThroughput {
+			what = "its queue seemed to grow through the window"
+		}
+		s.Knees.Overruled = append(s.Knees.Overruled, ExcludedLevel{Load: p.Load, Reason: fmt.Sprintf(
+			"%s, but %g kept pace delivering %.1f× its throughput: the window's edge, not saturation",
+			what, pts[j].Load, pts[j].Throughput/p.Throughput)})
 	}
 }

@@ -145,6 +145,7 @@ func (s *Sweep) FindKnees() {
 	if i, ok := SaturationLevel(pts); ok {
 		s.Knees.Saturation = knee(i)
 	}
+	s.noteOverruled(pts)
 }
 
 // judgeLevels gives each level its verdict and its point on the curve,
