@@ -174,9 +174,13 @@ func (im *Images) encode(n int) ([]byte, string) {
 	return b.Bytes(), "image/png"
 }
 
-// prepareBytes bounds the images Prepare makes ahead: past it, the rest
-// are made as requests need them, on the send path (where the client's
-// health verdict says when that makes sends late).
+// prepareBytes bounds the images Prepare makes ahead, by what they weigh
+// encoded and by their pixels drawn (4 bytes each, in memory while one
+// encodes): past either, the rest are made as requests need them, on the
+// send path (where the client's health verdict says when that makes sends
+// late). An 8192×8192 image is 256 MiB of pixels and some 7 s of PNG
+// encoding: ahead, 18 of them on every core took 1.4 GB and 89 s before a
+// one-request run sent anything.
 const prepareBytes = 512 << 20
 
 // ForLevel is the images of one level: drawn from the seed and the
@@ -198,11 +202,11 @@ func (im *Images) Prepare(n int) {
 	if im.Pool > 0 {
 		n = min(n, im.Pool)
 	}
-	n = min(n, maxCachedImages)
+	n, workers := im.prepareLimits(n, runtime.NumCPU())
 	next, total := 0, 0
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for range max(runtime.NumCPU(), 1) {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -229,6 +233,18 @@ func (im *Images) Prepare(n int) {
 		}()
 	}
 	wg.Wait()
+}
+
+// prepareLimits bounds Prepare's n images and its workers on cpus by the
+// pixels they draw: at most prepareBytes of them at once and in all, and
+// at least one image, the first a request needs.
+func (im *Images) prepareLimits(n, cpus int) (count, workers int) {
+	largest := 1
+	for _, sz := range im.Sizes {
+		largest = max(largest, 4*sz.W*sz.H)
+	}
+	fit := max(prepareBytes/largest, 1)
+	return min(n, maxCachedImages, fit), max(min(cpus, fit), 1)
 }
 
 // Check checks the spec.

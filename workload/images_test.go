@@ -76,3 +76,21 @@ func TestPrefixTrackerSeesImages(t *testing.T) {
 		t.Errorf("the same image again shares %.2f of the prompt, another image %.2f; want most and almost none", same, other)
 	}
 }
+
+// TestPrepareBoundedByPixels: images made ahead are bounded by the
+// pixels they draw, at once and in all, never below one.
+func TestPrepareBoundedByPixels(t *testing.T) {
+	for _, c := range []struct {
+		size              ImageSize
+		n, count, workers int
+	}{
+		{ImageSize{W: 1024, H: 1024}, 18, 18, 8},
+		{ImageSize{W: 8192, H: 8192}, 18, 2, 2},
+		{ImageSize{W: 16384, H: 16384}, 18, 1, 1},
+	} {
+		im := &Images{Sizes: []ImageSize{{W: 64, H: 64}, c.size}}
+		if count, workers := im.prepareLimits(c.n, 8); count != c.count || workers != c.workers {
+			t.Errorf("%dx%d: %d images on %d workers, want %d on %d", c.size.W, c.size.H, count, workers, c.count, c.workers)
+		}
+	}
+}
