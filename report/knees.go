@@ -58,6 +58,8 @@ func Knees(out io.Writer, s *results.Sweep) {
 		fmt.Fprintf(w, "saturation      %g%s — the first level where %s.\n", k.Load, unit, how)
 	case saturationJudged(s) == 0:
 		fmt.Fprintln(w, "saturation      none found — no level could be judged (see below).")
+	case len(s.Knees.Overruled) > 0:
+		fmt.Fprintln(w, "saturation      none — every level that fell behind its offer was outpaced by a heavier one that kept up (below).")
 	case len(s.Knees.Excluded) > 0:
 		fmt.Fprintln(w, "saturation      none — throughput kept up with the offered load at every level judged (those left out are below).")
 	default:

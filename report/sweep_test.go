@@ -230,3 +230,19 @@ func TestSLOKneeSaysWhyTheNextMissed(t *testing.T) {
 		}
 	}
 }
+
+// TestOverruledShortfallSaid: a shortfall a heavier level disproved is
+// named, and the saturation line does not claim every level kept up.
+func TestOverruledShortfallSaid(t *testing.T) {
+	s := sampleSweep("L40S", 1)
+	s.Knees.Saturation = nil
+	s.Knees.Overruled = []results.ExcludedLevel{{Load: 2, Reason: "fell 8% short of its offer, but 3 kept pace delivering 1.4× its throughput"}}
+	var b bytes.Buffer
+	Knees(&b, s)
+	out := strings.Join(strings.Fields(b.String()), " ")
+	for _, want := range []string{"saturation none — every level that fell behind its offer was outpaced", "not saturation 2 calls/s — fell 8% short"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+}
