@@ -67,8 +67,7 @@ func (o *planOptions) behaviour(spec *predict.CandidateSpec) error {
 		spec.Vision = v
 	}
 	for _, e := range predict.SplitList(cmp.Or(o.schedulesAs, server.SchedulesVLLM)) {
-		words := [3]string{"--schedules-as", "--scheduling-policy", "--long-prefill-token-threshold"}
-		if why := server.RulesProblem(e, o.policy, o.longPrefill, words); why != "" {
+		if why := server.RulesProblem(e, o.policy, o.longPrefill, server.FlagWords); why != "" {
 			return usageErr("%s", why)
 		}
 	}

@@ -101,11 +101,11 @@ func SchedulingText(cfg sched.Config) string {
 		return fmt.Sprintf("TensorRT-LLM scheduling: %s, guaranteed no evict (a request starts only when its whole answer's KV fits beside the running requests' reservations; none is paused), chunked context off (a prompt in one step of at most %d tokens), context and generation in one step, at most %d requests",
 			order, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs)
 	case cfg.Rules == model.SchedulesVLLMV0 && cfg.WholePrompts:
-		return fmt.Sprintf("vLLM V0 scheduling: %s, prompts first and whole (no chunked prefill: a step that prefills runs no decode), steps of %d tokens and %d sequences, a 1%% watermark of free blocks at admission",
-			order, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs)
+		return fmt.Sprintf("vLLM V0 scheduling: %s, prompts first and whole (no chunked prefill: a step that prefills runs no decode), steps of %d tokens and %d sequences, a %g%% watermark of free blocks at admission",
+			order, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs, 100*cfg.Watermark)
 	case cfg.Rules == model.SchedulesVLLMV0:
-		return fmt.Sprintf("vLLM V0 scheduling at a context over 32k: %s, chunked prefill mixed with decodes in steps of %d tokens and %d sequences, a 1%% watermark of free blocks at admission",
-			order, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs)
+		return fmt.Sprintf("vLLM V0 scheduling at a context over 32k: %s, chunked prefill mixed with decodes in steps of %d tokens and %d sequences, a %g%% watermark of free blocks at admission",
+			order, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs, 100*cfg.Watermark)
 	}
 	if cfg.PrefillFirst {
 		return fmt.Sprintf("SGLang scheduling: %s, a step prefills or decodes, never both (mixed chunk off: the running requests' decodes wait out every prefill step), prompt chunks of %d tokens, at most %d running requests",

@@ -5,11 +5,14 @@ import (
 	"strings"
 )
 
-// besidePreset are the fields of a model that may be given beside a
-// preset: its name, its behaviour (reasoning, tools, pooling, vision,
-// LoRA) and its engine's policies. Everything else is the preset's.
-var besidePreset = []string{"Name", "Preset", "Reasoning", "Tools", "Pooling", "Vision", "LoRA", "SchedulingPolicy",
+// behaviourFields are what a model may give beside a preset: its
+// behaviour (reasoning, tools, pooling, vision, LoRA) and its engine's
+// policies. Everything else but its name is the preset's.
+var behaviourFields = []string{"Reasoning", "Tools", "Pooling", "Vision", "LoRA", "SchedulingPolicy",
 	"LongPrefillTokenThreshold", "SchedulesAs", "StreamInterval", "StepTimeCV", "Disaggregated"}
+
+// besidePreset are the fields a model given as a preset keeps as its own.
+var besidePreset = append([]string{"Name", "Preset"}, behaviourFields...)
 
 // copyBeside sets dst's fields allowed beside a preset to src's.
 func copyBeside(dst *ModelSpec, src ModelSpec) {
@@ -24,7 +27,7 @@ func copyBeside(dst *ModelSpec, src ModelSpec) {
 func besideNames() string {
 	t := reflect.TypeFor[ModelSpec]()
 	var names []string
-	for _, f := range besidePreset[2:] {
+	for _, f := range behaviourFields {
 		sf, _ := t.FieldByName(f)
 		names = append(names, strings.Split(sf.Tag.Get("yaml"), ",")[0])
 	}

@@ -53,24 +53,26 @@ func EngineNames() string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// RulesProblem is what is wrong with scheduling by engine with policy
-// and a long-prefill threshold, and which of the three it is about (the
-// engine, "policy" or "long_prefill"); "" when nothing is. words names
-// the three as the caller's user writes them (a models file's fields,
-// knee plan's flags).
-func RulesProblem(engine, policy string, longPrefill int, words [3]string) string {
+// RulesWords are the names a user writes for the engine, the policy and
+// the long-prefill threshold, and what joins a name to its value: a
+// models file's fields ("schedules_as" and ": "), knee plan's flags
+// ("--schedules-as" and " ").
+type RulesWords struct{ Engine, Policy, LongPrefill, Join string }
+
+// FileWords and FlagWords are a models file's and knee plan's.
+var (
+	FileWords = RulesWords{"schedules_as", "scheduling_policy", "long_prefill_token_threshold", ": "}
+	FlagWords = RulesWords{"--schedules-as", "--scheduling-policy", "--long-prefill-token-threshold", " "}
+)
+
+// RulesProblem says what is wrong with scheduling by engine with policy
+// and a long-prefill threshold, in words; "" when nothing is.
+func RulesProblem(engine, policy string, longPrefill int, words RulesWords) string {
 	e, ok := EngineNamed(engine)
 	if !ok {
-		return fmt.Sprintf("%s %q: %s", words[0], engine, EngineNames())
+		return fmt.Sprintf("%s %q: %s", words.Engine, engine, EngineNames())
 	}
-	// A flag takes its value after a space, a models file's field after
-	// a colon.
-	give := func(name string) string {
-		if strings.HasPrefix(words[0], "--") {
-			return words[0] + " " + name
-		}
-		return words[0] + ": " + name
-	}
+	give := func(name string) string { return words.Engine + words.Join + name }
 	if policy != "" && !slices.Contains(e.Policies, policy) {
 		var has, gives []string
 		for _, o := range Engines {
@@ -78,14 +80,14 @@ func RulesProblem(engine, policy string, longPrefill int, words [3]string) strin
 				has, gives = append(has, o.Name), append(gives, give(o.Name))
 			}
 		}
-		why := fmt.Sprintf("%s %q: %s under %s's rules", words[1], policy, strings.Join(e.Policies, " or "), e.Name)
+		why := fmt.Sprintf("%s %q: %s under %s's rules", words.Policy, policy, strings.Join(e.Policies, " or "), e.Name)
 		if len(has) > 0 {
 			why += fmt.Sprintf(" (%s is %s's: %s)", policy, strings.Join(has, " and "), strings.Join(gives, " or "))
 		}
 		return why
 	}
 	if longPrefill > 0 && !e.LongPrefill {
-		return fmt.Sprintf("%s is vLLM V1's; %s (%s) has none", words[2], e.Name, give(e.Name))
+		return fmt.Sprintf("%s is vLLM V1's; %s (%s) has none", words.LongPrefill, e.Name, give(e.Name))
 	}
 	return ""
 }
@@ -93,8 +95,7 @@ func RulesProblem(engine, policy string, longPrefill int, words [3]string) strin
 // CheckRules checks a model's scheduling rules and policy against its
 // engine's.
 func CheckRules(m *ModelSpec) error {
-	why := RulesProblem(m.SchedulesAs, m.SchedulingPolicy, m.LongPrefillTokenThreshold,
-		[3]string{"schedules_as", "scheduling_policy", "long_prefill_token_threshold"})
+	why := RulesProblem(m.SchedulesAs, m.SchedulingPolicy, m.LongPrefillTokenThreshold, FileWords)
 	if why != "" {
 		return errors.New(why)
 	}

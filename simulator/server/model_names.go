@@ -53,6 +53,7 @@ var (
 	CheckRules        = simmodel.CheckRules
 	EngineNames       = simmodel.EngineNames
 	RulesProblem      = simmodel.RulesProblem
+	FlagWords         = simmodel.FlagWords
 	FaultDefaults     = simmodel.FaultDefaults
 	FaultKinds        = simmodel.FaultKinds
 	FixedRateOf       = simmodel.FixedRateOf
