@@ -23,13 +23,15 @@ func refuse(rec *record.Record, err error, promptTokens int, now time.Duration) 
 // records of the requests whose last token it was, calling done with each
 // of them, in the step's order. Without chunks, it keeps no chunk times
 // (no ITL is measured, which a plan not bounding ITL does without). Under
-// a stream interval of k a token leaves with its group (sched.Released),
+// a stream interval or a multi-step window a token leaves with its group
+// (sched.Outputs),
 // one chunk for each run of thought or answer tokens in it, as knee sim
 // sends them.
-func stamp(st *sched.Step, chunks bool, k int, rec func(*sched.Seq) *record.Record, done func(*sched.Seq)) {
+func stamp(st *sched.Step, chunks bool, out sched.Outputs, rec func(*sched.Seq) *record.Record, done func(*sched.Seq)) {
 	t := at(st.End)
 	for _, e := range st.Emitted {
-		if !sched.Released(e.Index, e.Seq.OutputLen, k) {
+		from, ok := out.Release(st, e)
+		if !ok {
 			continue
 		}
 		r := rec(e.Seq)
@@ -39,7 +41,6 @@ func stamp(st *sched.Step, chunks bool, k int, rec func(*sched.Seq) *record.Reco
 		}
 		// A reasoning model's first ReasoningTokens tokens are thought
 		// (simServer.Send); the first after them is the first answer.
-		from := sched.GroupStart(e.Index, k)
 		if rt := r.ReasoningTokens; rt > 0 {
 			// Each part's text, in tokens, as the client measures it in
 			// bytes to split a packed stream's count.

@@ -78,8 +78,8 @@ type simServer struct {
 	wordsSaid bool
 	// known keeps long messages' ids across a call's turns.
 	known content.IDCache
-	// interval is the model's stream interval (sched.Released).
-	interval int
+	// out says when the model's tokens leave (sched.Outputs).
+	out sched.Outputs
 }
 
 // maxFreeIDs bounds the ids the slices kept for reuse hold: 8 MB, a few
@@ -88,7 +88,7 @@ const maxFreeIDs = 1 << 20
 
 func newSimServer(t Target, cfg sched.Config, contextLength, replicas int, routing Routing, seed uint64, memo *Memo) *simServer {
 	s := &simServer{target: t, memo: memo, fleet: newFleet(cfg, max(replicas, 1), routing, seed), contextLength: contextLength,
-		flights: map[int64]*driver.Flight{}, interval: cfg.StreamInterval}
+		flights: map[int64]*driver.Flight{}, out: cfg.Outputs()}
 	spec, err := t.model()
 	if err == nil {
 		s.spec = spec
@@ -354,7 +354,7 @@ func (s *simServer) complete(st *sched.Step) {
 	if s.energy != nil {
 		s.energy.step(st)
 	}
-	stamp(st, !s.noChunks, s.interval, func(q *sched.Seq) *record.Record { return &q.Owner.(*driver.Flight).Rec }, func(q *sched.Seq) {
+	stamp(st, !s.noChunks, s.out, func(q *sched.Seq) *record.Record { return &q.Owner.(*driver.Flight).Rec }, func(q *sched.Seq) {
 		f := q.Owner.(*driver.Flight)
 		if q.IDs != nil && s.wordsSaid && s.freeKept+cap(q.IDs) <= maxFreeIDs {
 			// Its ids are done with: the core reads them only while it

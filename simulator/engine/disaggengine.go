@@ -14,7 +14,7 @@ import (
 // when set, sees every step of either pool.
 func NewDisaggScheduler(cfg sched.DisaggConfig, onStep func(sched.Role, *sched.Step, time.Duration)) *Scheduler {
 	s := &Scheduler{
-		pd: sched.NewDisagg(cfg), epoch: time.Now(), interval: cfg.Decode.StreamInterval,
+		pd: sched.NewDisagg(cfg), epoch: time.Now(), out: cfg.Decode.Outputs(),
 		streams: map[int64]*schedStream{},
 		wake:    make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}

@@ -33,8 +33,9 @@ type Scheduler struct {
 	done    chan struct{}
 	closed  bool
 
-	// interval is the stream interval tokens leave in (sched.Released).
-	interval int
+	// out says when computed tokens leave (a stream interval's groups, a
+	// multi-step window's end).
+	out sched.Outputs
 
 	// pending holds arrivals not yet due (only tests submit future ones).
 	pending []sched.Request
@@ -68,7 +69,7 @@ var errEngineStopped = errors.New("engine stopped")
 // called from the step loop after every step (for metrics).
 func NewScheduler(core *sched.Core, onStep func(*sched.Step, time.Duration)) *Scheduler {
 	s := &Scheduler{
-		core: core, epoch: time.Now(), onStep: onStep, interval: core.Config().StreamInterval,
+		core: core, epoch: time.Now(), onStep: onStep, out: core.Config().Outputs(),
 		streams: map[int64]*schedStream{},
 		wake:    make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}

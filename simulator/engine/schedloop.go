@@ -139,11 +139,15 @@ func (s *Scheduler) deliver(st *sched.Step, emitted []sched.Emission, lag time.D
 	defer s.mu.Unlock()
 	for _, e := range emitted {
 		str := s.streams[e.Seq.ID]
-		if str == nil || !sched.Released(e.Index, e.Seq.OutputLen, s.interval) {
+		if str == nil {
+			continue
+		}
+		from, ok := s.out.Release(st, e)
+		if !ok {
 			continue
 		}
 		// The group the token closes leaves now, in one event.
-		for i := sched.GroupStart(e.Index, s.interval); i <= e.Index; i++ {
+		for i := from; i <= e.Index; i++ {
 			str.ch <- schedItem{index: i, sim: st.End - str.arrival, lag: lag, packed: i < e.Index}
 		}
 	}

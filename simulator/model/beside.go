@@ -9,7 +9,8 @@ import (
 // behaviour (reasoning, tools, pooling, vision, LoRA) and its engine's
 // policies. Everything else but its name is the preset's.
 var behaviourFields = []string{"Reasoning", "Tools", "Pooling", "Vision", "LoRA", "SchedulingPolicy",
-	"LongPrefillTokenThreshold", "SchedulesAs", "StreamInterval", "StepTimeCV", "Disaggregated"}
+	"LongPrefillTokenThreshold", "SchedulesAs", "StreamInterval", "NumSchedulerSteps", "MultiStepStreamOutputs", "ScheduleOverheadMs", "MaxModelLen", "StepTimeCV",
+	"Disaggregated"}
 
 // besidePreset are the fields a model given as a preset keeps as its own.
 var besidePreset = append([]string{"Name", "Preset"}, behaviourFields...)

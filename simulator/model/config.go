@@ -22,6 +22,9 @@ func ParseModels(name string, data []byte) (*ModelsFile, error) {
 	if err := f.expandPresets(); err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
+	if err := f.servedContexts(); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
 	if err := f.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
@@ -117,6 +120,9 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 		return err
 	}
 	if err := CheckRules(m); err != nil {
+		return err
+	}
+	if err := checkMultiStep(m); err != nil {
 		return err
 	}
 	if t := m.LongPrefillTokenThreshold; t < 0 || t > 1<<24 {
@@ -265,6 +271,7 @@ func (f *ModelsFile) SchedConfig(m *ModelSpec) sched.Config {
 		tuning.StepOverhead = m.Latency.StepOverheadMs / 1000
 		tuning.SeqOverhead = m.Latency.PerSequenceOverheadMs / 1000
 	}
+	tuning.ScheduleOverhead = m.ScheduleOverheadMs / 1000
 	shw := sched.Hardware{HBMGiB: hw.HBMGiB, BandwidthGBps: hw.MemoryBandwidthGBps, PeakTFLOPS: hw.PeakTFLOPS,
 		PeakTFLOPS8: hw.PeakTFLOPSFP8, InterconnectGBps: hw.InterconnectGBps, InterconnectLatencyUs: hw.InterconnectLatencyUs}
 	cfg := sched.Config{
@@ -279,6 +286,8 @@ func (f *ModelsFile) SchedConfig(m *ModelSpec) sched.Config {
 		// Checked by Validate (sched.Config.Validate).
 		LongPrefillThreshold: m.LongPrefillTokenThreshold,
 		StreamInterval:       m.StreamInterval,
+		SchedulerSteps:       m.NumSchedulerSteps,
+		WindowOutputs:        m.MultiStepStreamOutputs != nil && !*m.MultiStepStreamOutputs,
 		StepTimeCV:           m.StepTimeCV,
 	}
 

@@ -111,10 +111,10 @@ func CheckRules(m *ModelSpec) error {
 // scheduled"), its budget max(max_model_len, 2048) tokens. For longer
 // contexts the OpenAI server turned chunked prefill on, budget 2,048, with
 // decodes first as V1 schedules. Multi-step scheduling
-// (--num-scheduler-steps) is not modelled.
+// (--num-scheduler-steps) is num_scheduler_steps (checkMultiStep).
 func VLLMV0Rules(cfg *sched.Config, _ float64, contextLen int) {
 	cfg.Rules, cfg.MaxNumSeqs, cfg.Watermark = SchedulesVLLMV0, 256, 0.01
-	if contextLen > 32768 {
+	if contextLen > v0WholeContext {
 		cfg.MaxNumBatchedTokens = 2048
 		return
 	}

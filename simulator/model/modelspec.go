@@ -113,6 +113,19 @@ type ModelSpec struct {
 	// that many after the first, as vLLM's and SGLang's --stream-interval
 	// do (one event a group, its tokens' text in one delta).
 	StreamInterval int `yaml:"stream_interval,omitempty"`
+	// NumSchedulerSteps, above 1, schedules as vLLM V0's
+	// --num-scheduler-steps did (multistep.go); MultiStepStreamOutputs
+	// false sends a window's tokens at its end, as its
+	// --multi-step-stream-outputs false (true, the default: every step's).
+	NumSchedulerSteps      int   `yaml:"num_scheduler_steps,omitempty"`
+	MultiStepStreamOutputs *bool `yaml:"multi_step_stream_outputs,omitempty"`
+	// ScheduleOverheadMs is the scheduler's own time, paid once per call:
+	// every step, or once a num_scheduler_steps window, which is what
+	// multi-step saves (sched.Tuning.ScheduleOverhead). 0 by default.
+	ScheduleOverheadMs float64 `yaml:"schedule_overhead_ms,omitempty"`
+	// MaxModelLen, when set, serves a shorter context than the model's,
+	// as vLLM's --max-model-len: it replaces context_length.
+	MaxModelLen int `yaml:"max_model_len,omitempty"`
 	// StepTimeCV varies each step's time about the cost model's, a
 	// log-normal of this coefficient of variation, seeded per replica
 	// (0, the default: every step exactly the cost model's).

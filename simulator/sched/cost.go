@@ -63,6 +63,12 @@ type Tuning struct {
 	// detokenising, output processing), both in seconds.
 	StepOverhead float64
 	SeqOverhead  float64
+	// ScheduleOverhead is paid once per call of the scheduler: every
+	// step, or once a multi-step window, whose later steps run on the
+	// batch already prepared (what vLLM V0's --num-scheduler-steps
+	// saves). 0 unless a model gives it: no public source gives the
+	// figure for a version an engine profile imitates.
+	ScheduleOverhead float64
 }
 
 // Costs are the roofline parameters of a model on its GPUs.
@@ -209,6 +215,9 @@ type Load struct {
 	// AdapterFLOPs and AdapterBytes are the step's LoRA adapters' work
 	// and weights read; LoadSeconds is the adapters loaded before it.
 	AdapterFLOPs, AdapterBytes, LoadSeconds float64
+	// InWindow says the step runs inside a multi-step window: no
+	// scheduler call before it (Tuning.ScheduleOverhead).
+	InWindow bool
 }
 
 // StepCost is the time of one step and its parts, in seconds.
@@ -237,6 +246,9 @@ func (c *Costs) StepTime(l Load) StepCost {
 		s.Comm = float64(c.Collectives) * (c.CollectiveLatency + c.CommBytesPerToken*float64(l.Tokens)/c.CommBandwidth)
 	}
 	s.Overhead = c.StepOverhead + c.SeqOverhead*float64(l.Seqs)
+	if !l.InWindow {
+		s.Overhead += c.ScheduleOverhead
+	}
 	s.Duration = math.Max(s.Compute, s.Memory) + s.Comm + s.Overhead + l.LoadSeconds
 	return s
 }

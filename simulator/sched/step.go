@@ -14,6 +14,12 @@ func (c *Core) Step(now float64) *Step {
 	if c.Idle() {
 		return nil
 	}
+	if c.inWindow() {
+		if len(c.running) > 0 || len(c.win.ghosts) > 0 {
+			return c.windowStep(now)
+		}
+		c.win = window{ghosts: c.win.ghosts[:0]} // every request of it aborted
+	}
 	st := &c.step
 	emitted, finished := st.Emitted[:0], st.Finished[:0]
 	*st = Step{Start: now, Emitted: emitted, Finished: finished, Preempted: st.Preempted[:0], Admitted: st.Admitted[:0]}
@@ -48,8 +54,8 @@ func (c *Core) scheduleRunning(budget int, skipDecodes bool) int {
 			s.scheduledTokens = 0
 			continue
 		}
-		self := false
-		for !c.grow(s, s.computed+n, 0) {
+		self, ahead := false, c.lookahead(s, skipDecodes)
+		for !c.grow(s, s.computed+n+ahead, 0) {
 			victim := c.victim()
 			if victim.scheduledTokens > 0 && victim != s {
 				budget += victim.scheduledTokens
@@ -217,12 +223,21 @@ func (c *Core) take(s *Seq, hit []int32, hashes []uint64, from, n int) {
 func (c *Core) finishStep(now float64) *Step {
 	st := &c.step
 	load := c.stepLoad(st)
+	if st.WindowStep > 0 {
+		load.InWindow = true
+		c.ghostLoad(&load)
+	} else {
+		c.openWindow(st)
+	}
 	cost := c.cfg.Costs.StepTime(load)
 	st.Duration, st.Compute, st.Memory, st.Comm = cost.Duration*c.jitter.scale(), cost.Compute, cost.Memory, cost.Comm
 	st.End = now + st.Duration
 	c.complete(st)
 	st.Running, st.Waiting = len(c.running), c.waiting.len()
 	st.KVUsage = c.KVUsage()
+	if st.WindowEnd {
+		c.win = window{ghosts: c.win.ghosts[:0]}
+	}
 	return st
 }
 
@@ -316,6 +331,9 @@ func (c *Core) emit(st *Step, s *Seq) bool {
 	}
 	s.done = true
 	c.release(s)
+	if c.inWindow() {
+		c.win.ghosts = append(c.win.ghosts, s.total())
+	}
 	delete(c.byID, s.ID)
 	st.Finished = append(st.Finished, s)
 	return true
