@@ -3,6 +3,7 @@ package cmd
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,6 +19,9 @@ var exampleShows = map[string]func(*results.Run) bool{
 	},
 	"pooling.yml": func(r *results.Run) bool { return r.Throughput.InputsPerS > 0 },
 	"lora.yml":    func(r *results.Run) bool { return len(r.Classes) == 2 },
+	"load.yml": func(r *results.Run) bool {
+		return len(r.Classes) == 2 && r.Config.Rate == 4 && r.Config.Seed == 7
+	},
 	"disaggregated.yml": func(r *results.Run) bool {
 		return r.Phases != nil && r.Phases.Transfer.Count > 0
 	},
@@ -67,6 +71,11 @@ func runExample(t *testing.T, file string) {
 		default:
 			args = append(args, fields[i])
 		}
+	}
+	if !slices.Contains(fields, "--sim-models") && !slices.Contains(fields, "--base-url") {
+		// No target: knee starts its built-in simulator, whose process
+		// a bubble cannot wait on; the same simulator is started here.
+		args = append(args, "--base-url", startSim(t, "", ""))
 	}
 	dir := t.TempDir()
 	if args[0] == "sweep" {
