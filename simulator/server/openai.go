@@ -109,6 +109,7 @@ func (openAIAnswer) close(r *run, info StreamInfo) {
 
 // body is a chat.completion or text_completion object.
 func (openAIAnswer) body(r *run, info StreamInfo) []byte {
+	r.setThinking() // the usage counts the thought, as the stream's does
 	b := r.appendHead(nil, "chat.completion")
 	if r.chat {
 		b = append(b, `,"choices":[{"index":0,"message":`...)
@@ -127,8 +128,10 @@ func (openAIAnswer) body(r *run, info StreamInfo) []byte {
 
 // appendChatMessage is a non-streamed chat answer's message as vLLM
 // writes it: the thought in the model's reasoning field, then the text as
-// content, or, for a tool call, content null and the call in tool_calls
-// (its arguments the answer's text).
+// content (null when the thought took every token: its reasoning parsers
+// find no content without the thought's end), or, for a tool call,
+// content null and the call in tool_calls (its arguments the answer's
+// text).
 func (r *run) appendChatMessage(b []byte) []byte {
 	n := min(r.emitted, len(r.plan.Tokens))
 	think := 0
@@ -153,6 +156,9 @@ func (r *run) appendChatMessage(b []byte) []byte {
 		return append(b, `}}]}`...)
 	}
 	b = append(b, `,"content":`...)
+	if think > 0 && answer == "" {
+		return append(b, "null}"...)
+	}
 	b = wire.AppendString(b, answer)
 	return append(b, '}')
 }

@@ -233,7 +233,8 @@ func (s *storedResponses) get(id string) ([]Message, bool) {
 }
 
 // continueFrom puts the conversation d continues before its own
-// messages: a 404 naming previous_response_id when it is not held.
+// messages: a 404 naming previous_response_id when it is not held, in
+// vLLM's words (serving_responses.py _make_not_found_error).
 func (s *Server) continueFrom(d *decoded) error {
 	if d.previous == "" {
 		return nil
@@ -241,7 +242,7 @@ func (s *Server) continueFrom(d *decoded) error {
 	conv, ok := s.stored.get(d.previous)
 	if !ok {
 		return &APIError{Status: 404, Type: "invalid_request_error", Param: "previous_response_id", Code: "previous_response_not_found",
-			Message: fmt.Sprintf("Previous response with id '%.80s' not found.", d.previous)}
+			Message: fmt.Sprintf("Response with id '%.80s' not found.", d.previous)} // vLLM's words
 	}
 	msgs := d.Gen.Messages
 	var head []Message

@@ -12,8 +12,12 @@ import (
 // and type; response.created and response.in_progress first; a reasoning
 // item's reasoning_text deltas, then a message item's output_text deltas,
 // each item opened (output_item.added) and closed (*.done,
-// output_item.done); response.completed (response.incomplete when the
-// budget ran out) with the usage last, and no [DONE].
+// output_item.done); response.completed with the usage last, and no
+// [DONE]. An answer cut by max_output_tokens ends as one that finished:
+// response.completed, status "completed", no incomplete_details, as
+// vLLM's serving_responses.py does for every model but gpt-oss
+// ("completed" is its catch-all status), and llama-server and
+// llm-d-inference-sim too; OpenAI's response.incomplete is not sent.
 
 // respStream is what a Responses stream writes from event to event.
 type respStream struct {
@@ -66,12 +70,7 @@ func (w *respStream) response(b []byte, status string, end bool, info StreamInfo
 	b = append(b, r.respID()...)
 	b = append(b, `","created_at":`...)
 	b = strconv.AppendInt(b, r.s.created, 10)
-	b = append(b, `,"incomplete_details":`...)
-	if status == "incomplete" {
-		b = append(b, `{"reason":"max_output_tokens"}`...)
-	} else {
-		b = append(b, "null"...)
-	}
+	b = append(b, `,"incomplete_details":null`...)
 	b = append(b, `,"model":`...)
 	b = wire.AppendString(b, r.model)
 	b = append(b, `,"object":"response","output":[`...)
@@ -303,17 +302,12 @@ func (responsesAnswer) token(r *run, i int) []byte {
 	return r.event
 }
 
-// close ends the open item and the response: response.completed, or
-// response.incomplete when the budget ran out; then keeps the
-// conversation when asked.
+// close ends the open item and the response with response.completed,
+// cut or not (respStream); then keeps the conversation when asked.
 func (responsesAnswer) close(r *run, info StreamInfo) {
 	w := r.resp
 	r.buf = w.close(r.buf)
-	status, typ := "completed", "response.completed"
-	if r.plan.FinishReason == "length" {
-		status, typ = "incomplete", "response.incomplete"
-	}
-	r.buf = w.event(r.buf, typ, func(b []byte) []byte { return w.response(b, status, true, info) })
+	r.buf = w.event(r.buf, "response.completed", func(b []byte) []byte { return w.response(b, "completed", true, info) })
 	r.keep()
 }
 
@@ -349,11 +343,7 @@ func (r *run) unaryResponse(info StreamInfo) []byte {
 	th := min(r.thinking, r.emitted)
 	w.thought = []byte(strings.Join(r.plan.Tokens[:th], ""))
 	r.text = []byte(strings.Join(r.plan.Tokens[th:r.emitted], ""))
-	status := "completed"
-	if r.plan.FinishReason == "length" {
-		status = "incomplete"
-	}
-	b := w.response(nil, status, true, info)
+	b := w.response(nil, "completed", true, info)
 	b = b[len(`"response":`):]
 	r.keep()
 	return b

@@ -68,8 +68,8 @@ func detail(u map[string]any, obj, key string) float64 {
 // TestResponsesStreamAsVLLM: /v1/responses streams vLLM's typed events in
 // order, the thought as reasoning_text deltas (as many as the effort
 // asks), the answer as output_text deltas, and ends with
-// response.completed carrying usage (response.incomplete when the budget
-// ran out), never [DONE].
+// response.completed carrying usage, status "completed" even when the
+// budget ran out (vLLM's catch-all; its usage says the cut), never [DONE].
 func TestResponsesStreamAsVLLM(t *testing.T) {
 	t.Parallel()
 	inBubble(t, testResponsesStreamAsVLLM)
@@ -86,7 +86,7 @@ func testResponsesStreamAsVLLM(t *testing.T) {
 		{`{"model":"thinker","input":"Hi","max_output_tokens":30,"stream":true}`, true, true, "", "response.completed", 4},
 		{`{"model":"thinker","input":[{"role":"user","content":"Hi"}],"max_output_tokens":30,"stream":true,"reasoning":{"effort":"high"}}`, true, true, "high", "response.completed", 6},
 		{`{"model":"thinker","input":"Hi","max_output_tokens":30,"stream":true,"chat_template_kwargs":{"enable_thinking":false}}`, false, true, "", "response.completed", 0},
-		{`{"model":"thinker","input":"Hi","max_output_tokens":3,"stream":true}`, true, false, "", "response.incomplete", 3},
+		{`{"model":"thinker","input":"Hi","max_output_tokens":3,"stream":true}`, true, false, "", "response.completed", 3},
 	} {
 		code, body := post(t, ts.URL+"/v1/responses", c.body)
 		if code != 200 {
@@ -98,6 +98,9 @@ func testResponsesStreamAsVLLM(t *testing.T) {
 		evs := respEvents(t, body)
 		if evs[0]["type"] != "response.created" || evs[1]["type"] != "response.in_progress" || evs[len(evs)-1]["type"] != c.status {
 			t.Errorf("%s: first %v, %v, last %v; want created, in_progress, %s", c.body, evs[0]["type"], evs[1]["type"], evs[len(evs)-1]["type"], c.status)
+		}
+		if last, _ := evs[len(evs)-1]["response"].(map[string]any); last["status"] != "completed" || last["incomplete_details"] != nil {
+			t.Errorf("%s: ends with status %v, incomplete_details %v; want completed, null", c.body, last["status"], last["incomplete_details"])
 		}
 		for _, e := range evs {
 			if item, _ := e["item"].(map[string]any); e["type"] == "response.output_item.done" && item["status"] != "completed" {
