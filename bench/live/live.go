@@ -82,6 +82,18 @@ func (l *Live) Probe(r *workload.Request, rec *record.Record) {
 }
 
 // probeClient is the client probes are sent with.
+// target is the client's target: l.Target, its answers read whole held
+// to half the memory budget (a quarter of what the host has available)
+// unless it sets its own.
+func (l *Live) target() transport.Target {
+	t := l.Target
+	if t.AnswerBudget == 0 {
+		budget, _ := health.MemoryBudget()
+		t.AnswerBudget = budget / 2
+	}
+	return t
+}
+
 func (l *Live) probeClient() (*transport.Client, error) {
 	if l.Client != nil {
 		return l.Client, nil
@@ -89,7 +101,7 @@ func (l *Live) probeClient() (*transport.Client, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.prober == nil {
-		c, err := transport.NewClient(l.Target, 2)
+		c, err := transport.NewClient(l.target(), 2)
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +131,7 @@ func (l *Live) Run(ctx context.Context, lv *bench.Level) (*results.Run, error) {
 	resetNote, resetWarning := l.resetCache(ctx)
 	client := l.Client
 	if client == nil {
-		c, err := transport.NewClient(l.Target, lv.Work.PoolSize())
+		c, err := transport.NewClient(l.target(), lv.Work.PoolSize())
 		if err != nil {
 			return nil, err
 		}

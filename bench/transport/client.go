@@ -32,6 +32,11 @@ type Target struct {
 	// ExtraBody is a JSON object merged into every request body; its keys
 	// win over knee's own.
 	ExtraBody json.RawMessage
+	// AnswerBudget bounds the bytes of answers read whole (pooled ones,
+	// completions not streamed) held at once across the client's requests;
+	// past it a request fails as client_saturated. 0 means no bound but
+	// each answer's own (MaxAnswerBytes).
+	AnswerBudget int64
 	// IgnoreEOS asks the server to generate every request's max_tokens,
 	// whatever its end-of-sequence token says (vLLM's, SGLang's,
 	// llama.cpp's and knee sim's ignore_eos), where the API takes it.
@@ -92,6 +97,8 @@ type Client struct {
 	// extraMaxTokens is the max_tokens --extra-body sets (0 when it sets
 	// one that is not a number), or -1 when it sets none.
 	extraMaxTokens int
+	// answers are the bytes of answers read whole in flight.
+	answers answerBudget
 }
 
 type extraField struct {
@@ -123,6 +130,7 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 		}
 	}
 	c := &Client{t: t, proto: proto, start: time.Now(), extraMaxTokens: -1}
+	c.answers.limit = t.AnswerBudget
 	c.uri = kindURI(k, t.BaseURL)
 	if t.APIKey != "" {
 		c.auth = "Bearer " + t.APIKey

@@ -19,24 +19,17 @@ type pooledProtocol interface {
 	readAnswer(body []byte, r *workload.Request, rec *record.Record) error
 }
 
-// maxPooledBytes bounds a pooled answer: 256 inputs of 8,192 floats in
-// JSON are some 40 MB.
-const maxPooledBytes = 256 << 20
-
 // readPooled reads a pooled answer whole: the request's one chunk is the
 // end of its body, so TTFT and E2E are the same instant and ITL has no
-// gaps.
-func (c *Client) readPooled(p pooledProtocol, body io.Reader, r *workload.Request, rec *record.Record, fail func(string, error)) {
-	b, err := io.ReadAll(io.LimitReader(body, maxPooledBytes+1))
+// gaps. size is its length as the server gave it (-1: not given).
+func (c *Client) readPooled(p pooledProtocol, body io.Reader, size int, r *workload.Request, rec *record.Record, fail func(string, error)) {
+	b, release, err := c.readWhole(body, size, MaxAnswerBytes)
+	defer release()
 	if err != nil {
-		fail(c.classifyAt(err, false, rec.Sent), err)
+		fail(c.wholeClass(err, rec), err)
 		return
 	}
 	t := c.Now()
-	if len(b) > maxPooledBytes {
-		fail(record.ClassMalformed, fmt.Errorf("the answer is longer than %d MiB", maxPooledBytes>>20))
-		return
-	}
 	rec.Pooled, rec.Inputs = true, inputsOf(r) // (rerank counts its documents)
 	if err := p.readAnswer(b, r, rec); err != nil {
 		fail(record.ClassMalformed, err)

@@ -59,11 +59,11 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 	}
 	sp, ok := c.proto.(streamProtocol)
 	if !ok {
-		c.readPooled(c.proto.(pooledProtocol), a.body, r, rec, a.fail)
+		c.readPooled(c.proto.(pooledProtocol), a.body, resp.Header.ContentLength(), r, rec, a.fail)
 		return
 	}
 	if ct := resp.Header.ContentType(); !bytes.HasPrefix(ct, []byte("text/event-stream")) {
-		c.readUnstreamed(a.body, rec, a.fail, keepText)
+		c.readUnstreamed(a.body, resp.Header.ContentLength(), rec, a.fail, keepText)
 		return
 	}
 	st := &streamState{c: c, p: sp, rec: rec, s: s, keepText: keepText, limit: a.limit, fail: a.fail}

@@ -8,12 +8,18 @@ import (
 	"github.com/kneebench/knee/bench/record"
 )
 
+// maxUnstreamedBytes bounds a completion answered whole instead of
+// streamed.
+const maxUnstreamedBytes = 16 << 20
+
 // readUnstreamed handles a 200 answer that is a plain JSON completion
-// rather than a stream: the whole answer counts as one chunk.
-func (c *Client) readUnstreamed(body io.Reader, rec *record.Record, fail func(string, error), keepText bool) {
-	b, err := io.ReadAll(io.LimitReader(body, 16<<20))
+// rather than a stream: the whole answer counts as one chunk. size is
+// its length as the server gave it (-1: not given).
+func (c *Client) readUnstreamed(body io.Reader, size int, rec *record.Record, fail func(string, error), keepText bool) {
+	b, release, err := c.readWhole(body, size, maxUnstreamedBytes)
+	defer release()
 	if err != nil {
-		fail(c.classifyAt(err, false, rec.Sent), err)
+		fail(c.wholeClass(err, rec), err)
 		return
 	}
 	var v struct {
