@@ -64,7 +64,11 @@ func PhasesLine(ph *results.Phases) string {
 		parts = append(parts, fmt.Sprintf("%s %s/%s", phaseWords[i], ms(s.P50), ms(s.P95)))
 	}
 	if ph.Estimate {
-		return fmt.Sprintf("phases   TTFT by phase, mean ms (%s pools' histograms): %s", ph.Source, strings.Join(parts, " · "))
+		line := fmt.Sprintf("phases   TTFT by phase, mean ms (%s pools' histograms): %s", ph.Source, strings.Join(parts, " · "))
+		if len(ph.Unpublished) > 0 {
+			line += fmt.Sprintf(" (- not timed by the pools' metrics: %s)", strings.ReplaceAll(strings.Join(ph.Unpublished, ", "), "_", " "))
+		}
+		return line
 	}
 	who := ph.Source
 	if ph.PrefillReplicas > 0 {

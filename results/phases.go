@@ -25,6 +25,9 @@ type Phases struct {
 	Transfer        Summary `json:"kv_transfer"`
 	DecodeQueue     Summary `json:"decode_queue"`
 	FirstStep       Summary `json:"first_decode_step"`
+	// Unpublished names the phases the engines' metrics do not time (or
+	// cannot tell apart), in PhaseNames' words: their summaries are empty.
+	Unpublished []string `json:"unpublished,omitempty"`
 	// Busy, predicted only, is how much of its time over the level each
 	// part was at work: the prefill pool's replicas, the decode pool's,
 	// and the decode replicas' links; DecodeKVFull is the share of decode

@@ -88,7 +88,9 @@ func (s *Sweep) csvColumns(l Level, col map[string]string, f func(float64) strin
 		// A disaggregated model's TTFT by phase: the means, which every
 		// source gives exactly.
 		for i, sm := range ph.All() {
-			col[PhaseNames[i]+"_mean_ms"] = f(sm.Mean)
+			if sm.Count > 0 || !ph.Estimate { // an engine's phase untimed: no figure
+				col[PhaseNames[i]+"_mean_ms"] = f(sm.Mean)
+			}
 		}
 	}
 }

@@ -63,7 +63,10 @@ func (p *Pools) End(ctx context.Context) {
 func (p *Pools) Fill(res *results.Run) {
 	res.Pools = map[string]*results.Server{}
 	for i, v := range p.views {
-		one := results.Run{Stats: res.Stats, Config: res.Config}
+		// What the pool's account is checked against: the client's
+		// requests, not its slices, which the pools' samples must not fill.
+		one := results.Run{Stats: res.Stats, Config: res.Config, Requests: res.Requests, Tokens: res.Tokens,
+			Calls: res.Calls, Shard: res.Shard, MergedShards: res.MergedShards}
 		v.Fill(&one)
 		res.Pools[p.roles[i]] = one.Server
 		for _, w := range one.Warnings {
@@ -101,9 +104,11 @@ var phaseSources = map[string][]phaseSource{
 }
 
 // phases is the time to first token by phase over the window, each a
-// histogram's exact mean and its bucket-estimated percentiles; nil when
-// either pool's page is missing, the pools' engines differ, or a phase
-// the engine publishes is not there.
+// histogram's exact mean and its bucket-estimated percentiles; a phase
+// whose histogram the pool does not publish (llm-d-inference-sim times no
+// queue and no transfer) is left empty and named in Unpublished. It is
+// nil when either pool's page is missing, the pools' engines differ, or
+// no phase is published.
 func (p *Pools) phases() *results.Phases {
 	views := map[string]*View{}
 	kind := ""
@@ -127,7 +132,8 @@ func (p *Pools) phases() *results.Phases {
 		sel.stage = src.stage
 		a, ok := v.after.histogram(sel, src.metric)
 		if !ok {
-			return nil
+			out.Unpublished = append(out.Unpublished, results.PhaseNames[i])
+			continue
 		}
 		b, _ := v.before.histogram(sel, src.metric)
 		h, _ := a.delta(b)
@@ -136,9 +142,19 @@ func (p *Pools) phases() *results.Phases {
 	if kind == "vllm" {
 		// The decode engine's prefill time less the transfer it held:
 		// exact for the means, which add; no percentile of a difference
-		// can be read from two histograms, so it has none.
+		// can be read from two histograms, so it has none. Without the
+		// transfer's own histogram the two cannot be told apart.
 		fs := &out.FirstStep
-		*fs = results.Summary{Count: fs.Count, Mean: max(fs.Mean-out.Transfer.Mean, 0)}
+		switch {
+		case out.Transfer.Count > 0:
+			*fs = results.Summary{Count: fs.Count, Mean: max(fs.Mean-out.Transfer.Mean, 0)}
+		case fs.Count > 0:
+			*fs = results.Summary{}
+			out.Unpublished = append(out.Unpublished, results.PhaseNames[4])
+		}
+	}
+	if len(out.Unpublished) == len(out.All()) {
+		return nil
 	}
 	return out
 }
