@@ -9,7 +9,7 @@ import (
 // in the buffer that keeps the prebuilt envelope, framed as an HTTP chunk
 // in place and written.
 func BenchmarkSSEChunk(b *testing.B) {
-	r := &run{s: &Server{created: 1}, chat: true, model: "knee-sim", id: 1}
+	r := &run{s: &Server{created: 1}, chat: true, model: "knee-sim", id: 1, plan: &Plan{}}
 	r.chunkEnvelope()
 	tok := " latency"
 	b.ReportAllocs()
