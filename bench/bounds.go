@@ -81,7 +81,7 @@ func (sp *Spec) CheckHost(bound int64) error {
 }
 
 // InFlightBytes is what a request in flight costs the client, as
-// measured (docs/performance.md, "The client's memory"): its 16 KiB of
+// measured (CHANGELOG.md, "The client's memory"): its 16 KiB of
 // header buffer, its line reader, connection and goroutine. 9,130
 // requests held by a stalled server took 246 MB of RSS, 27 KB each.
 const InFlightBytes = 32 << 10

@@ -21,7 +21,7 @@ import (
 // from knee's own bench, and 200 raw clients that hang up at random
 // mid-stream. Afterwards the KV cache is empty and the bench's counts add
 // up; the bubble it runs in fails the test if a goroutine of the server
-// or of either client is left behind. See docs/performance.md for the
+// or of either client is left behind. See CHANGELOG.md for the
 // same soak on real sockets.
 func TestSoak(t *testing.T) {
 	t.Parallel()

@@ -82,7 +82,7 @@ func testSpanOfALiveMonitor(t *testing.T) {
 }
 
 // BenchmarkTickClose is what the timeline costs each 100 ms tick: the
-// process's and the machine's CPU clocks read once (docs/performance.md).
+// process's and the machine's CPU clocks read once (CHANGELOG.md).
 func BenchmarkTickClose(b *testing.B) {
 	for b.Loop() {
 		_, _ = processCPU(), readHostCPU()

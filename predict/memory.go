@@ -11,7 +11,7 @@ import (
 )
 
 // What a simulated request holds in memory while its level runs, as
-// measured (docs/performance.md, "knee predict's memory"): 22 bytes a
+// measured (CHANGELOG.md, "knee predict's memory"): 22 bytes a
 // token of its prompt and answer, and some 3,000 bytes besides. 60,000
 // requests of 256 + 64 tokens peaked at 582 MiB; of 1,024 + 64, at
 // 1,525 MiB.

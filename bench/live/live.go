@@ -300,7 +300,7 @@ func (s *liveSender) Send(ctx context.Context, f *driver.Flight) {
 		// Otherwise it waits in this processor's queue while the
 		// dispatcher sleeps in the kernel, and the runtime wakes another
 		// thread to take both: a fifth more CPU at 5,000 arrivals a
-		// second (docs/performance.md).
+		// second (CHANGELOG.md).
 		runtime.Gosched()
 	default:
 		// Every sender is busy: start another, so no request ever waits
