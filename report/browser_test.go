@@ -37,9 +37,13 @@ type selfCheck struct {
 	Overflow  float64 `json:"overflow"`
 	Resources int     `json:"resources"`
 	Charts    []struct {
-		ID    string `json:"id"`
-		Marks int    `json:"marks"`
+		ID       string   `json:"id"`
+		Marks    int      `json:"marks"`
+		Overlaps []string `json:"overlaps"`
+		Outside  int      `json:"outside"`
 	} `json:"charts"`
+	// Cells are the table cells whose text overflows them.
+	Cells    []string `json:"cells"`
 	Explorer *struct {
 		Load         *float64 `json:"load"`
 		Interpolated bool     `json:"interpolated"`
@@ -94,6 +98,37 @@ func readSelfCheck(t *testing.T, dom string) selfCheck {
 	return sc
 }
 
+// checkLayout fails a page that is wider than its window, loads
+// anything, draws fewer than charts charts, a chart with no marks, with
+// marks outside itself or labels over each other, or a table cell its
+// text overflows.
+func checkLayout(t *testing.T, sc selfCheck, charts int) {
+	t.Helper()
+	if sc.Overflow > 0 {
+		t.Errorf("the page is %g px wider than the window", sc.Overflow)
+	}
+	if sc.Resources != 0 {
+		t.Errorf("the page loaded %d resources", sc.Resources)
+	}
+	if len(sc.Charts) < charts {
+		t.Errorf("%d charts drawn, want at least %d", len(sc.Charts), charts)
+	}
+	for _, c := range sc.Charts {
+		if c.Marks == 0 {
+			t.Errorf("chart %s drew nothing", c.ID)
+		}
+		if len(c.Overlaps) > 0 {
+			t.Errorf("chart %s draws labels over each other: %q", c.ID, c.Overlaps)
+		}
+		if c.Outside > 0 {
+			t.Errorf("chart %s draws %d marks outside itself", c.ID, c.Outside)
+		}
+	}
+	if len(sc.Cells) > 0 {
+		t.Errorf("%d table cells overflow their box: %q", len(sc.Cells), sc.Cells)
+	}
+}
+
 // TestPagesInChromium opens every kind of page in a headless Chromium at
 // 800 and 1400 px, as a reader would, and reads back what its script
 // built: nothing wider than the window, every chart drawn with marks,
@@ -122,20 +157,7 @@ func testPagesInChromium(t *testing.T) {
 					url += "&explore=" + k.explore
 				}
 				sc := readSelfCheck(t, openInBrowser(t, bin, url, width))
-				if sc.Overflow > 0 {
-					t.Errorf("the page is %g px wider than the window", sc.Overflow)
-				}
-				if sc.Resources != 0 {
-					t.Errorf("the page loaded %d resources", sc.Resources)
-				}
-				if len(sc.Charts) < k.charts {
-					t.Errorf("%d charts drawn, want at least %d", len(sc.Charts), k.charts)
-				}
-				for _, c := range sc.Charts {
-					if c.Marks == 0 {
-						t.Errorf("chart %s drew nothing", c.ID)
-					}
-				}
+				checkLayout(t, sc, k.charts)
 				if k.explore != "" {
 					e := sc.Explorer
 					if e == nil || e.Load == nil || math.Abs(*e.Load-k.want) > 1e-9 || e.Interpolated != k.interpolated ||

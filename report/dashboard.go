@@ -202,8 +202,14 @@ func (d *Dashboard) Done(grace time.Duration) {
 // past it, every other sample goes (a day at two a second is 172,800).
 const maxHistory = 1200
 
-// appendHistory appends s to h, thinning h by half when it is full.
+// appendHistory appends s to h, thinning h by half when it is full. A
+// new level starts its own history: the view plots one level's progress
+// against its own seconds, never a line from one level's end to the
+// next's start (the finished levels are the sweep's table and curves).
 func appendHistory(h []LiveStatus, s LiveStatus) []LiveStatus {
+	if n := len(h); n > 0 && (h[n-1].Level != s.Level || s.ElapsedS < h[n-1].ElapsedS) {
+		h = h[:0]
+	}
 	if len(h) >= maxHistory {
 		n := 0
 		for i := 0; i < len(h); i += 2 {

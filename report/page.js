@@ -36,8 +36,10 @@
 
   // ticks are round values covering [lo, hi]: 1-2-5 steps on a linear
   // axis; on a log axis the decades and their 2 and 5 (or only decades
-  // when they are many), plus any mark asked for (an SLO).
-  function ticks(lo, hi, log, marks) {
+  // when they are many), plus any mark asked for (an SLO) that lies at
+  // least gap (a share of the axis, 4% unless given) from every tick, so
+  // its label covers none.
+  function ticks(lo, hi, log, marks, gap) {
     var out = [];
     if (log) {
       var d0 = Math.floor(Math.log10(lo)), d1 = Math.ceil(Math.log10(hi));
@@ -51,8 +53,9 @@
       var step = [1, 2, 5, 10].map(function (m) { return m * mag; }).find(function (s) { return s >= raw; });
       for (var t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push(Math.abs(t) < step * 1e-9 ? 0 : t);
     }
+    var at = function (v) { return log ? Math.log10(v) : v; }, span = at(hi) - at(lo) || 1;
     (marks || []).forEach(function (m) {
-      if (m >= lo && m <= hi && !out.some(function (t) { return Math.abs(t - m) / (hi - lo || 1) < 0.04; })) out.push(m);
+      if (m >= lo && m <= hi && !out.some(function (t) { return Math.abs(at(t) - at(m)) / span < (gap || 0.04); })) out.push(m);
     });
     return out.sort(function (a, b) { return a - b; });
   }
@@ -69,7 +72,6 @@
     // laid out (hidden, or printed).
     var inner = box.clientWidth - 18;
     var W = inner >= 280 ? Math.round(inner) : 640, H = Math.round(Math.min(340, Math.max(230, W * 0.55))), L = 62, R = 16, T = 14, B = 42;
-    var svg = el("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": spec.title, preserveAspectRatio: "xMidYMid meet" }, box);
     var xs = [], ys = [];
     spec.series.forEach(function (s) { s.points.forEach(function (p) { if (isFinite(p[1]) && (!spec.ylog || p[1] > 0)) { xs.push(p[0]); ys.push(p[1]); } }); });
     (spec.hlines || []).forEach(function (h) { ys.push(h.y); });
@@ -81,11 +83,17 @@
     var xlog = !!spec.xlog;
     if (!ylog) { y0 = Math.min(0, y0); y1 = y1 * 1.08 || 1; } else { y0 = Math.max(y0 / 1.3, spec.yfloor || 0, y1 / 1e5); y1 = y1 * 1.3; }
     if (x0 === x1) { x0 = x0 * 0.9 - (x0 ? 0 : 1); x1 = x1 * 1.1 + (x1 ? 0 : 1); }
+    // The y ticks, an SLO's among them where its label has room (a
+    // label's height, 14 px), and a left margin their widest label and
+    // the axis title beside it fit in (7 px a character).
+    var yt = ticks(y0, y1, ylog, (spec.hlines || []).map(function (h) { return h.y; }), 14 / (H - T - B));
+    L = Math.max(L, 30 + 7 * Math.max.apply(null, yt.map(function (t) { return fmt(t).length; })));
+    var svg = el("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": spec.title, preserveAspectRatio: "xMidYMid meet" }, box);
     var fx = function (x) { return xlog ? Math.log10(x) : x; }, fy = function (y) { return ylog ? Math.log10(y) : y; };
     var sx = function (x) { return L + (fx(x) - fx(x0)) / (fx(x1) - fx(x0)) * (W - L - R); };
     var sy = function (y) { return H - B - (fy(y) - fy(y0)) / (fy(y1) - fy(y0)) * (H - T - B); };
     var g = el("g", { class: "axes" }, svg);
-    ticks(y0, y1, ylog, (spec.hlines || []).map(function (h) { return h.y; })).forEach(function (t) {
+    yt.forEach(function (t) {
       el("line", { x1: L, x2: W - R, y1: sy(t), y2: sy(t), class: "grid" }, g);
       el("text", { x: L - 6, y: sy(t) + 4, "text-anchor": "end", class: "tick" }, g).textContent = fmt(t);
     });
@@ -94,7 +102,7 @@
       var v = typeof t === "object" ? t.v : t, label = typeof t === "object" ? t.label : fmt(t);
       if (v < x0 || v > x1) return;
       el("line", { x1: sx(v), x2: sx(v), y1: H - B, y2: H - B + 4, class: "axis" }, g);
-      el("text", { x: sx(v), y: H - B + 16, "text-anchor": "middle", class: "tick" }, g).textContent = label;
+      el("text", { x: sx(v), y: H - B + 19, "text-anchor": "middle", class: "tick" }, g).textContent = label;
     });
     el("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, class: "axis" }, g);
     el("line", { x1: L, x2: L, y1: T, y2: H - B, class: "axis" }, g);
@@ -555,12 +563,49 @@
     });
   }
 
+  // textOverlaps is the pairs of a chart's labels drawn over each other
+  // (by more than 1 px each way), by their text.
+  function textOverlaps(f) {
+    var boxes = [], out = [];
+    f.querySelectorAll("text").forEach(function (t) {
+      var r = t.getBoundingClientRect();
+      if (r.width > 0 && t.textContent.trim() !== "") boxes.push({ r: r, s: t.textContent });
+    });
+    for (var i = 0; i < boxes.length; i++) {
+      for (var j = i + 1; j < boxes.length; j++) {
+        var a = boxes[i].r, b = boxes[j].r;
+        if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1) {
+          out.push(boxes[i].s + " | " + boxes[j].s);
+        }
+      }
+    }
+    return out;
+  }
+
+  // marksOutside counts a chart's points and bars drawn outside its
+  // drawing.
+  function marksOutside(f) {
+    var svg = f.querySelector("svg"), n = 0;
+    if (!svg) return 0;
+    var box = svg.getBoundingClientRect();
+    f.querySelectorAll("circle.point, rect.bar").forEach(function (m) {
+      var r = m.getBoundingClientRect();
+      if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1) n++;
+    });
+    return n;
+  }
+
   // #knee-selfcheck: what a test in a headless browser reads back.
   var hash = location.hash || "";
   if (hash.indexOf("#knee-selfcheck") === 0) {
     var res = { overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth, charts: [], resources: performance.getEntriesByType("resource").length };
     document.querySelectorAll("figure.chart").forEach(function (f) {
-      res.charts.push({ id: f.id, marks: f.querySelectorAll("path.series, circle.point, rect.bar").length });
+      res.charts.push({ id: f.id, marks: f.querySelectorAll("path.series, circle.point, rect.bar").length,
+        overlaps: textOverlaps(f), outside: marksOutside(f) });
+    });
+    res.cells = [];
+    document.querySelectorAll("td, th").forEach(function (c) {
+      if (c.clientWidth > 0 && c.scrollWidth > c.clientWidth + 1) res.cells.push(c.textContent.slice(0, 60));
     });
     var q = /explore=([a-z_]+),(p\d+),([\d.]+)/.exec(hash), box = document.getElementById("s0-explorer");
     if (q && box) res.explorer = box.run(q[1], q[2], q[3]);
