@@ -367,8 +367,14 @@
       series: sweeps.map(function (s, i) { return { name: name(s), points: levelPoints(s, function (l) { return l.reqPerS; }), color: PALETTE[i % PALETTE.length] }; }) });
   }
 
-  // slicePoints are one series of a level's slices, [] when absent.
-  function slicePoints(sl, name) { return sl && sl.series && sl.series[name] ? sl.series[name] : []; }
+  // slicePoints are one series of a level's slices, [] when absent or
+  // too few to show a trend: fewer than four slices are two or three
+  // points a line would join into one.
+  var MIN_SLICES = 4;
+  function slicePoints(sl, name) {
+    var pts = sl && sl.series && sl.series[name] ? sl.series[name] : [];
+    return pts.length >= MIN_SLICES ? pts : [];
+  }
   var SLICE_BASE = { xlabel: "seconds into the window (each slice's end)", xname: "t", xunit: " s" };
 
   // runSliceCharts are a run's slices: its latencies from the schedule,
