@@ -40,20 +40,51 @@ func backoff(n int, retryAfter time.Duration) time.Duration {
 // httpErrorClass names a non-200 answer by status and OpenAI error type.
 func httpErrorClass(status int, body []byte) (class, message string) {
 	class = "http_" + strconv.Itoa(status)
+	msg, typ, ok := errorWords(body)
+	if !ok {
+		return class, strings.TrimSpace(string(body[:min(len(body), 200)]))
+	}
+	if typ != "" {
+		class += ":" + typ
+	}
+	return class, msg
+}
+
+// errorWords reads the server's sentence and its error type from an error
+// body in the shapes servers write: OpenAI's, Anthropic's, vLLM's and
+// llama.cpp's {"error": {"message", "type"}}; older vLLM's flat
+// {"object": "error", "message", "type"}; TGI's {"error": "…",
+// "error_type"}; FastAPI's {"detail": "…"}.
+func errorWords(body []byte) (message, typ string, ok bool) {
 	var e struct {
-		Error struct {
-			Message string `json:"message"`
-			Type    string `json:"type"`
-			Code    any    `json:"code"`
-		} `json:"error"`
+		Error     json.RawMessage `json:"error"`
+		Message   string          `json:"message"`
+		Type      string          `json:"type"`
+		ErrorType string          `json:"error_type"`
+		Detail    json.RawMessage `json:"detail"`
 	}
-	if json.Unmarshal(body, &e) == nil && (e.Error.Type != "" || e.Error.Message != "") {
-		if e.Error.Type != "" {
-			class += ":" + e.Error.Type
+	if json.Unmarshal(body, &e) != nil {
+		return "", "", false
+	}
+	var nested struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	}
+	var text string
+	switch {
+	case json.Unmarshal(e.Error, &nested) == nil && (nested.Message != "" || nested.Type != ""):
+		return nested.Message, nested.Type, true
+	case json.Unmarshal(e.Error, &text) == nil && text != "":
+		return text, e.ErrorType, true
+	case e.Message != "":
+		if e.Type == "error" { // Anthropic names the envelope so
+			e.Type = ""
 		}
-		return class, e.Error.Message
+		return e.Message, e.Type, true
+	case json.Unmarshal(e.Detail, &text) == nil && text != "":
+		return text, "", true
 	}
-	return class, strings.TrimSpace(string(body[:min(len(body), 200)]))
+	return "", "", false
 }
 
 // redirectText says what a redirect means for a benchmark: knee does not
