@@ -30,7 +30,9 @@ the difference), and 4 when it cannot judge: a move inside the interval
 (inconclusive; --gate-allow-inconclusive passes it), a level that failed
 or whose client was unhealthy, or two files that measured different
 things, which it names. Levels measured with knee sweep --repeat carry
-intervals; levels of one repeat compare their figures as they are.`,
+intervals; levels of one repeat compare their figures as they are. With
+-o NAME.html it also writes the two sweeps' comparison page, the gate's
+verdicts on top.`,
 		Example: `  knee compare results/L40S.json results/H100.json -o results/compare.png
   knee compare --gate 'ttft_sched.p95:+10%,throughput:-5%,slo_knee:-1 level,errors:+0.5pp' baseline.json results/candidate.json`,
 		Args: cobra.MinimumNArgs(1),
@@ -40,7 +42,7 @@ intervals; levels of one repeat compare their figures as they are.`,
 				return usageErr("--gate '' names no rule: give the rules a release is gated on, e.g. 'ttft_sched.p95:+10%%,throughput:-5%%'")
 			}
 			if gate != "" {
-				return runGate(c, gate, gateIgnore, allowInconclusive, args)
+				return runGate(c, gateOptions{spec: gate, ignore: gateIgnore, allowInconclusive: allowInconclusive, page: output}, args)
 			}
 			if len(gateIgnore) > 0 {
 				return usageErr("--gate-ignore goes with --gate")
@@ -48,7 +50,7 @@ intervals; levels of one repeat compare their figures as they are.`,
 			return runCompare(c, output, args)
 		}),
 	}
-	c.Flags().StringVarP(&output, "output", "o", "", "write the overlaid plot to this PNG")
+	c.Flags().StringVarP(&output, "output", "o", "", "write the overlaid plot to this PNG; with --gate, the comparison page with the gate's verdicts (NAME.html)")
 	c.Flags().StringVar(&gate, "gate", "", "gate CANDIDATE on BASELINE by these rules, comma-separated: FIGURE:±AMOUNT with % (relative), pp (errors), ms (a latency percentile) or level (slo_knee, saturation); the sign is the way the figure gets worse")
 	c.Flags().BoolVar(&allowInconclusive, "gate-allow-inconclusive", false, "with --gate, pass when no rule fails though the repeats cannot tell some moves from noise (by default such a gate is undecided: exit 4)")
 	c.Flags().StringSliceVar(&gateIgnore, "gate-ignore", nil, "with --gate, what baseline and candidate may measure differently (e.g. model, when a calibrated prediction names it otherwise): "+strings.Join(results.GateFieldNames(), ", "))
@@ -91,12 +93,21 @@ func runCompare(c *cobra.Command, output string, args []string) error {
 	return nil
 }
 
+// gateOptions are knee compare --gate's: the rules, the fields excused,
+// whether an undecided gate passes, and the page to write ("" for none).
+type gateOptions struct {
+	spec, page        string
+	ignore            []string
+	allowInconclusive bool
+}
+
 // runGate is knee compare --gate: rules checked before either file is
 // read, the files checked to have measured the same thing, then every
-// rule.
-func runGate(c *cobra.Command, spec string, ignore []string, allowInconclusive bool, args []string) error {
-	if c.Flags().Changed("output") {
-		return usageErr("--output draws the overlaid plot; --gate prints its table and answers by its exit code")
+// rule; the page, when asked, written before the exit code answers.
+func runGate(c *cobra.Command, o gateOptions, args []string) error {
+	spec, ignore, allowInconclusive := o.spec, o.ignore, o.allowInconclusive
+	if ext := strings.ToLower(filepath.Ext(o.page)); o.page != "" && ext != ".html" && ext != ".htm" {
+		return usageErr("--output %s: with --gate, knee compare writes the comparison page with the gate's verdicts: name it NAME.html", o.page)
 	}
 	if len(args) != 2 {
 		return usageErr("--gate compares two files, BASELINE then CANDIDATE; got %d", len(args))
@@ -110,7 +121,11 @@ func runGate(c *cobra.Command, spec string, ignore []string, allowInconclusive b
 			return usageErr("--gate-ignore %q: not a field the gate compares (%s)", f, strings.Join(results.GateFieldNames(), ", "))
 		}
 	}
-	if err := checkIO(nil, argInputs(args)); err != nil {
+	outputs := map[string]string{}
+	if o.page != "" {
+		outputs["--output"] = o.page
+	}
+	if err := checkIO(outputs, argInputs(args)); err != nil {
 		return err
 	}
 	files, err := readInputs(c, args)
@@ -129,6 +144,17 @@ func runGate(c *cobra.Command, spec string, ignore []string, allowInconclusive b
 	g := results.Gate(sweeps[0], sweeps[1], rules)
 	if err := report.Gate(c.OutOrStdout(), args[0], args[1], g); err != nil {
 		return err
+	}
+	if o.page != "" {
+		var b bytes.Buffer
+		in := report.HTMLInput{Sweeps: sweeps, Version: version(), Gate: &report.GatePage{Baseline: args[0], Candidate: args[1], Result: g}}
+		if err := report.HTML(&b, in); err != nil {
+			return err
+		}
+		if err := results.WriteOutput(o.page, b.Bytes()); err != nil {
+			return withCode(ExitRuntime, err)
+		}
+		fmt.Fprintf(c.OutOrStdout(), "wrote %s\n", o.page)
 	}
 	switch {
 	case g.Passed, g.Inconclusive && allowInconclusive:

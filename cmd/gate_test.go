@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,9 +47,16 @@ func TestGate(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "gate passed") {
 		t.Errorf("against itself: exit %d\n%s\n%s", code, out, errOut)
 	}
-	code, out, errOut = execute(t, "compare", "--gate", rules, base, slower)
+	page := filepath.Join(dir, "gate.html")
+	code, out, errOut = execute(t, "compare", "--gate", rules, base, slower, "-o", page)
 	if code != ExitFailed || !strings.Contains(out, "gate FAILED") {
 		t.Fatalf("against a simulator 20%% slower: exit %d, want %d\n%s\n%s", code, ExitFailed, out, errOut)
+	}
+	// The page carries the verdicts the terminal printed, above the
+	// comparison.
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "<h3>Gate</h3>") ||
+		!strings.Contains(string(b), "gate FAILED") || strings.Count(string(b), "FAILS") < 3 {
+		t.Errorf("the gate's page (%v) lacks its verdicts", err)
 	}
 	// ITL p50 moves by 20% with next to no noise and fails at every
 	// level; TTFT p95 moves as much, but three 30-second repeats leave an
@@ -101,6 +109,9 @@ func TestGateRulesRefused(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("--gate %q: exit %d, %q; want usage error %q", c.rules, code, errOut, c.want)
 		}
+	}
+	if code, _, errOut := execute(t, "compare", "--gate", "throughput:-5%", "a.json", "b.json", "-o", "gate.png"); code != ExitUsage || !strings.Contains(errOut, "NAME.html") {
+		t.Errorf("--gate with a PNG: exit %d, %s", code, errOut)
 	}
 	if code, _, errOut := execute(t, "compare", "--gate", "throughput:-5%", "/nonexistent/a.json"); code != ExitUsage || !strings.Contains(errOut, "two files") {
 		t.Errorf("one file: exit %d, %q", code, errOut)

@@ -12,7 +12,21 @@ import (
 // and the verdict; then the notes and the outcome.
 func Gate(w io.Writer, base, cand string, g results.GateResult) error {
 	fmt.Fprintf(w, "gate: baseline %s, candidate %s\n", base, cand)
-	header := []string{"rule", "level", "baseline", "candidate", "change", "± difference", "verdict"}
+	if err := renderTable(w, gateHeader, gateRows(g)); err != nil {
+		return err
+	}
+	for _, n := range g.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	fmt.Fprintln(w, gateOutcome(g))
+	return nil
+}
+
+var gateHeader = []string{"rule", "level", "baseline", "candidate", "change", "± difference", "verdict"}
+
+// gateRows are the gate's checks, a row each, as the terminal and the
+// page show them.
+func gateRows(g results.GateResult) [][]string {
 	var rows [][]string
 	for _, c := range g.Checks {
 		level := "sweep"
@@ -25,21 +39,44 @@ func Gate(w io.Writer, base, cand string, g results.GateResult) error {
 		}
 		rows = append(rows, []string{c.Rule, level, gateValue(c, c.Baseline), gateValue(c, c.Candidate), gateChange(c), gateNoise(c), verdict})
 	}
-	if err := renderTable(w, header, rows); err != nil {
-		return err
-	}
-	for _, n := range g.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
-	}
+	return rows
+}
+
+// gateOutcome is the gate's answer in a sentence.
+func gateOutcome(g results.GateResult) string {
 	switch {
 	case g.Passed:
-		fmt.Fprintln(w, "gate passed: every rule holds")
+		return "gate passed: every rule holds"
 	case g.Inconclusive:
-		fmt.Fprintln(w, "gate UNDECIDED: no rule failed, but the repeats cannot tell some moves from noise (see why)")
-	default:
-		fmt.Fprintln(w, "gate FAILED")
+		return "gate UNDECIDED: no rule failed, but the repeats cannot tell some moves from noise (see why)"
 	}
-	return nil
+	return "gate FAILED"
+}
+
+// GatePage is a gate to show on the comparison page: the two files'
+// names and its result.
+type GatePage struct {
+	Baseline, Candidate string
+	Result              results.GateResult
+}
+
+// gateSection is the page's account of a gate: the outcome, the table of
+// checks and the notes.
+func gateSection(g *GatePage) *htmlGate {
+	t := &htmlTable{Header: gateHeader}
+	for _, r := range gateRows(g.Result) {
+		t.Rows = append(t.Rows, htmlRow{Cells: r})
+	}
+	return &htmlGate{Outcome: gateOutcome(g.Result), Passed: g.Result.Passed,
+		Files: fmt.Sprintf("baseline %s, candidate %s", g.Baseline, g.Candidate), Table: t, Notes: g.Result.Notes}
+}
+
+// htmlGate is the gate's section of a page.
+type htmlGate struct {
+	Outcome, Files string
+	Passed         bool
+	Table          *htmlTable
+	Notes          []string
 }
 
 func gateValue(c results.GateCheck, v *float64) string {

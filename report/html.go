@@ -38,12 +38,15 @@ type HTMLInput struct {
 	// LiveHistory is the progress so far, which the live view draws over
 	// time and extends from the events.
 	LiveHistory []LiveStatus
+	// Gate, with two sweeps, is knee compare --gate's verdict on them.
+	Gate *GatePage
 }
 
 type htmlPage struct {
 	Title, Subtitle, Version string
 	Warnings                 []string
 	Compare                  *htmlTable
+	Gate                     *htmlGate
 	Sweeps                   []htmlSweep
 	Runs                     []htmlRun
 	Plans                    []htmlPlan
@@ -106,6 +109,9 @@ func HTML(w io.Writer, in HTMLInput) error {
 	p.Subtitle = "Latencies in ms; TTFT sched and E2E sched count from the scheduled arrival. Written by knee " + in.Version + "."
 	if len(in.Sweeps) > 1 {
 		p.Compare = compareTable(in.Sweeps)
+		if in.Gate != nil {
+			p.Gate = gateSection(in.Gate)
+		}
 		p.Warnings = CompareWarnings(in.Sweeps)
 		data.Compare = true
 	}

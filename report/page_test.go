@@ -63,6 +63,16 @@ var pageKinds = []pageKind{
 	{name: "compare", charts: 21, input: func(t *testing.T) HTMLInput {
 		return HTMLInput{Sweeps: []*results.Sweep{pageSweep(t, "pred.json"), pageSweep(t, "a100.json")}}
 	}},
+	// knee compare --gate -o: the comparison with the gate's verdicts.
+	{name: "gate", charts: 5, input: func(t *testing.T) HTMLInput {
+		base, cand := pageSweep(t, "pred.json"), pageSweep(t, "a100.json")
+		rules, err := results.ParseGateRules("ttft_sched.p95:+10%,throughput:-5%")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return HTMLInput{Sweeps: []*results.Sweep{base, cand},
+			Gate: &GatePage{Baseline: "pred.json", Candidate: "a100.json", Result: results.Gate(base, cand, rules)}}
+	}},
 	// The hand-made sweep's ttft_sched p95 is 260 ms at 1.5/s and 900 ms
 	// at 2/s: 300 ms lies 40/640 of the way, at 1.53125/s.
 	{name: "handmade", charts: 8, input: func(t *testing.T) HTMLInput {
