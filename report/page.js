@@ -74,6 +74,7 @@
     var W = inner >= 280 ? Math.round(inner) : 640, H = Math.round(Math.min(340, Math.max(230, W * 0.55))), L = 62, R = 16, T = 14, B = 42;
     var xs = [], ys = [];
     spec.series.forEach(function (s) { s.points.forEach(function (p) { if (isFinite(p[1]) && (!spec.ylog || p[1] > 0)) { xs.push(p[0]); ys.push(p[1]); } }); });
+    spec.series.forEach(function (s) { (s.ci || []).forEach(function (c) { if (!spec.ylog || c[1] > 0) ys.push(c[1], c[2]); }); });
     (spec.hlines || []).forEach(function (h) { ys.push(h.y); });
     if (!xs.length) { html("p", "note", "no data to draw", box); return box; }
     var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs);
@@ -134,12 +135,18 @@
       var d = "", kept = s.connectAll ? pts : pts.filter(function (p) { return !p[2]; });
       kept.forEach(function (p, j) { d += (j ? "L" : "M") + sx(p[0]).toFixed(1) + " " + sy(p[1]).toFixed(1); });
       if (d) el("path", { d: d, class: "series", stroke: color, "stroke-dasharray": s.dash || "none" }, svg);
+      // A repeated level's 95% interval across its repeats: a bar with
+      // caps, so overlaid sweeps show whether their curves differ.
+      (s.ci || []).forEach(function (c) {
+        var x = sx(c[0]), lo = sy(Math.max(c[1], y0)), hi = sy(Math.min(c[2], y1));
+        el("path", { d: "M" + x + " " + lo + "V" + hi + "M" + (x - 4) + " " + lo + "h8M" + (x - 4) + " " + hi + "h8", class: "ci", stroke: color }, svg);
+      });
       pts.forEach(function (p) {
         // Markers on measured levels, not on dense curves.
         if (pts.length > 40 && !p[2]) return;
         el("circle", { cx: sx(p[0]).toFixed(1), cy: sy(p[1]).toFixed(1), r: p[2] ? 3.5 : 3, class: p[2] ? "point excluded" : "point", stroke: color, fill: p[2] ? "none" : color }, svg);
       });
-      drawn.push({ name: s.name, color: color, pts: pts, dash: s.dash, connectAll: s.connectAll });
+      drawn.push({ name: s.name, color: color, pts: pts, dash: s.dash, connectAll: s.connectAll, ci: s.ci && s.ci.length });
     });
     var legend = html("ul", "legend", undefined, box);
     drawn.forEach(function (s) {
@@ -148,6 +155,7 @@
       if (s.dash) sw.style.borderStyle = "dashed";
       li.appendChild(document.createTextNode(s.name));
     });
+    if (drawn.some(function (s) { return s.ci; })) html("li", "slo-legend", "bars: 95% interval across repeats", legend);
     (spec.hlines || []).forEach(function (h) { html("li", "slo-legend", "– – " + h.label, legend); });
     if (spec.note) html("p", "note", spec.note, box);
     // Hover: the values of every series at the nearest x.
@@ -207,6 +215,12 @@
   function levelPoints(s, f) {
     return s.levels.map(function (l) { return [l.load, f(l), l.excluded || ""]; }).filter(function (p) { return p[1] !== null && p[1] !== undefined; });
   }
+  // levelCI are a sweep's repeated levels' intervals of a figure, as
+  // [load, low, high]; a low under 0 (a wide t interval on few repeats)
+  // drawn from 0, where no latency or rate goes.
+  function levelCI(s, figure) {
+    return s.levels.filter(function (l) { return l.ci && l.ci[figure] && !l.excluded; }).map(function (l) { return [l.load, Math.max(l.ci[figure][0], 0), l.ci[figure][1]]; });
+  }
   function stat(l, metric, pct) { return l.stats && l.stats[metric] ? l.stats[metric][pct] : null; }
 
   // sweepCharts are one sweep's panels against load.
@@ -218,7 +232,7 @@
     var noCurve = vl.filter(function (k) { return k.kind !== "curvature"; });
     var base = { xlabel: s.axisLabel, xname: xn, xunit: s.unit, yunit: " ms", vlines: noCurve, xticks: s.levels.map(function (l) { return l.load; }) };
     ["ttft", "ttft_sched", "itl", "tpot", "e2e"].forEach(function (m) {
-      var series = PCTS.map(function (p, i) { return { name: p, points: levelPoints(s, function (l) { return stat(l, m, p); }), color: PALETTE[i] }; });
+      var series = PCTS.map(function (p, i) { return { name: p, points: levelPoints(s, function (l) { return stat(l, m, p); }), color: PALETTE[i], ci: levelCI(s, m + "." + p) }; });
       if (!series.some(function (x) { return x.points.length; })) return;
       var spec = Object.assign({}, base, { id: "s" + idx + "-" + m, title: METRICS[m] + " against load", ylabel: METRICS[m] + " (ms)", series: series,
         vlines: s.slo && s.slo.metric === m ? vl : noCurve });
@@ -348,7 +362,7 @@
       return vl;
     };
     ["ttft_sched", "ttft", "tpot", "e2e"].forEach(function (m) {
-      var series = sweeps.map(function (s, i) { return { name: name(s), points: levelPoints(s, function (l) { return stat(l, m, pct); }), color: PALETTE[i % PALETTE.length] }; });
+      var series = sweeps.map(function (s, i) { return { name: name(s), points: levelPoints(s, function (l) { return stat(l, m, pct); }), color: PALETTE[i % PALETTE.length], ci: levelCI(s, m + "." + pct) }; });
       if (!series.some(function (x) { return x.points.length; })) return;
       // One line per bound, naming its sweeps unless all share it.
       var byMs = {}, order = [];
@@ -364,7 +378,7 @@
       lineChart(grid, { id: "cmp-" + m, title: METRICS[m] + " " + pct + " against load", xlabel: sweeps[0].axisLabel, xname: "load", xunit: sweeps[0].unit, ylabel: "ms", yunit: " ms", series: series, vlines: knees(m), hlines: hl });
     });
     lineChart(grid, { id: "cmp-throughput", title: "Throughput against load", xlabel: sweeps[0].axisLabel, xname: "load", xunit: sweeps[0].unit, ylabel: "completions/s", yunit: "/s", ylog: false,
-      series: sweeps.map(function (s, i) { return { name: name(s), points: levelPoints(s, function (l) { return l.reqPerS; }), color: PALETTE[i % PALETTE.length] }; }) });
+      series: sweeps.map(function (s, i) { return { name: name(s), points: levelPoints(s, function (l) { return l.reqPerS; }), color: PALETTE[i % PALETTE.length], ci: levelCI(s, "throughput") }; }) });
   }
 
   // slicePoints are one series of a level's slices, [] when absent or

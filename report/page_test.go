@@ -63,6 +63,11 @@ var pageKinds = []pageKind{
 	{name: "compare", charts: 21, input: func(t *testing.T) HTMLInput {
 		return HTMLInput{Sweeps: []*results.Sweep{pageSweep(t, "pred.json"), pageSweep(t, "a100.json")}}
 	}},
+	// Two repeated sweeps overlaid: each level's interval across its
+	// repeats drawn as a bar.
+	{name: "compare-repeated", charts: 5, input: func(t *testing.T) HTMLInput {
+		return HTMLInput{Sweeps: []*results.Sweep{withIntervals(sampleSweep("L40S", 1)), withIntervals(sampleSweep("H100", 0.4))}}
+	}},
 	// knee compare --gate -o: the comparison with the gate's verdicts.
 	{name: "gate", charts: 5, input: func(t *testing.T) HTMLInput {
 		base, cand := pageSweep(t, "pred.json"), pageSweep(t, "a100.json")
@@ -299,4 +304,20 @@ func repeatedRun(t *testing.T) *results.Run {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// withIntervals gives every level of s a 95% interval across three
+// repeats of ±15% on its TTFT p95 from the schedule and ±5% on its
+// throughput.
+func withIntervals(s *results.Sweep) *results.Sweep {
+	for i := range s.Levels {
+		r := *s.Levels[i].Run
+		p95, tput := r.Stats.TTFTSched.P95, r.Throughput.RequestsPerS
+		r.Repeats = &results.Repeats{Count: 3, Method: results.RepeatMethod, Intervals: map[string]results.Interval{
+			"ttft_sched.p95": {Mean: p95, Low: p95 * 0.85, High: p95 * 1.15, HalfWidth: p95 * 0.15},
+			"throughput":     {Mean: tput, Low: tput * 0.95, High: tput * 1.05, HalfWidth: tput * 0.05},
+		}}
+		s.Levels[i].Run = &r
+	}
+	return s
 }

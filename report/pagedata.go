@@ -71,6 +71,9 @@ type levelJS struct {
 	CacheHit *float64                      `json:"cacheHit,omitempty"`
 	Dist     map[string][][2]float64       `json:"dist,omitempty"`
 	Slices   *slicesJS                     `json:"slices,omitempty"`
+	// CI are a repeated level's 95% intervals across its repeats, by
+	// figure name (ttft_sched.p95), low and high.
+	CI map[string][2]float64 `json:"ci,omitempty"`
 }
 
 type runJS struct {
@@ -233,6 +236,15 @@ func sweepData(s *results.Sweep) sweepJS {
 		}
 		lv.Dist = distJS(r)
 		lv.Slices = sliceData(r)
+		if rp := r.Repeats; rp != nil && len(rp.Intervals) > 0 {
+			lv.CI = map[string][2]float64{}
+			for name, iv := range rp.Intervals {
+				if name == "throughput" && r.Calls != nil {
+					continue // the chart plots turns, not this figure's requests
+				}
+				lv.CI[name] = [2]float64{iv.Low, iv.High}
+			}
+		}
 		js.Levels = append(js.Levels, lv)
 	}
 	return js
