@@ -48,7 +48,7 @@ func TestShortfallOverruledByAHeavierPace(t *testing.T) {
 				c.saturation, c.sloKnee, c.overruled)
 		}
 		for _, o := range s.Knees.Overruled {
-			if !strings.Contains(o.Reason, "8% short") || !strings.Contains(o.Reason, " kept pace delivering") {
+			if !strings.Contains(o.Reason, "8% short") || !strings.Contains(o.Reason, " kept pace (") {
 				t.Errorf("%s: overruled %g: %s", c.name, o.Load, o.Reason)
 			}
 		}
