@@ -94,7 +94,7 @@ func sliceClientLine(ss []results.Slice) string {
 	var bad []string
 	for _, s := range ss {
 		if c := s.Client; c != nil && c.Verdict != results.VerdictHealthy {
-			bad = append(bad, fmt.Sprintf("%s s %s", num(s.StartS, 1), c.Verdict))
+			bad = append(bad, fmt.Sprintf("%s–%s s %s", num(s.StartS, -1), num(s.EndS, -1), c.Verdict))
 		}
 	}
 	if len(bad) == 0 {
