@@ -145,16 +145,8 @@ func runGate(c *cobra.Command, o gateOptions, args []string) error {
 	if err := report.Gate(c.OutOrStdout(), args[0], args[1], g); err != nil {
 		return err
 	}
-	if o.page != "" {
-		var b bytes.Buffer
-		in := report.HTMLInput{Sweeps: sweeps, Version: version(), Gate: &report.GatePage{Baseline: args[0], Candidate: args[1], Result: g}}
-		if err := report.HTML(&b, in); err != nil {
-			return err
-		}
-		if err := results.WriteOutput(o.page, b.Bytes()); err != nil {
-			return withCode(ExitRuntime, err)
-		}
-		fmt.Fprintf(c.OutOrStdout(), "wrote %s\n", o.page)
+	if err := writeGatePage(c, o.page, sweeps, args, g); err != nil {
+		return err
 	}
 	switch {
 	case g.Passed, g.Inconclusive && allowInconclusive:
@@ -165,6 +157,24 @@ func runGate(c *cobra.Command, o gateOptions, args []string) error {
 		return &exitError{ExitFailed, errors.New("the gate failed: see the table")}
 	}
 	return &exitError{ExitMismatch, errors.New("the gate could not judge every rule (a level failed or its client was unhealthy): see the table")}
+}
+
+// writeGatePage writes the gated sweeps' comparison page with the
+// gate's verdicts to page, when one is asked.
+func writeGatePage(c *cobra.Command, page string, sweeps []*results.Sweep, args []string, g results.GateResult) error {
+	if page == "" {
+		return nil
+	}
+	var b bytes.Buffer
+	in := report.HTMLInput{Sweeps: sweeps, Version: version(), Gate: &report.GatePage{Baseline: args[0], Candidate: args[1], Result: g}}
+	if err := report.HTML(&b, in); err != nil {
+		return err
+	}
+	if err := results.WriteOutput(page, b.Bytes()); err != nil {
+		return withCode(ExitRuntime, err)
+	}
+	fmt.Fprintf(c.OutOrStdout(), "wrote %s\n", page)
+	return nil
 }
 
 func newPresetsCmd() *cobra.Command {

@@ -332,7 +332,7 @@ func (o *planOptions) run(c *cobra.Command, _ []string) error {
 	if o.findMax {
 		what = "the largest load"
 	}
-	fmt.Fprintf(out, "plan %s · %s · %s · %d configurations · %s windows in virtual time\n", label, what, report.Sizes(q.Base), len(q.Candidates), o.load.Duration)
+	report.Wrap(out, 5, fmt.Sprintf("plan %s · %s · %s · %d configurations · %s windows in virtual time\n", label, what, report.Sizes(q.Base), len(q.Candidates), o.load.Duration))
 	started := time.Now()
 	ticker := report.NewPlanTicker(len(q.Candidates), q.Prices, started)
 	q.Searched = ticker.Searched

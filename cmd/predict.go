@@ -228,7 +228,7 @@ func (o *predictOptions) run(c *cobra.Command, _ []string) error {
 	out := c.OutOrStdout()
 	report.SweepTable(out, sw, report.Width(out))
 	if kv := predict.KVNote(p.target, sw); kv != "" {
-		fmt.Fprintln(out, kv)
+		report.Wrap(out, 9, kv+"\n")
 	}
 	if sw.Interrupted {
 		fmt.Fprintf(out, "stopped: the %d levels predicted so far are written; a level cut short is marked interrupted and left out of the knees\n", len(sw.Levels))
@@ -271,13 +271,13 @@ func (o *predictOptions) header(c *cobra.Command, p *prediction) (*results.Sweep
 		report.Window(o.load.Duration, p.plan.Load.Requests, o.load.Voice.Calls, o.load.Workload)))
 	if o.sim.preset != "" {
 		if kv, err := simulator.PresetKV(o.sim.preset); err == nil {
-			fmt.Fprintf(out, "%s: %s\n", o.sim.preset, kv)
+			report.Wrap(out, 6, fmt.Sprintf("%s: %s\n", o.sim.preset, kv))
 		}
 	}
 	if sw.Prediction.Fit != "" {
-		fmt.Fprintln(out, sw.Prediction.Fit)
+		report.Wrap(out, 6, sw.Prediction.Fit+"\n")
 	}
-	fmt.Fprintln(out, sw.Prediction.Scheduling)
+	report.Wrap(out, 6, sw.Prediction.Scheduling+"\n")
 	return sw, base, nil
 }
 

@@ -18,15 +18,15 @@ func Plan(w io.Writer, p *results.Plan) error {
 		unit = " streams"
 	}
 	if p.Caveat != "" {
-		fmt.Fprintf(w, "CAVEAT: %s\n\n", p.Caveat)
+		Wrap(w, 2, fmt.Sprintf("CAVEAT: %s\n\n", p.Caveat))
 	}
 	if a := p.Answer(); a != "" && !p.FindMax {
-		fmt.Fprintf(w, "answer: %s\n\n", a)
+		Wrap(w, 2, fmt.Sprintf("answer: %s\n\n", a))
 	}
 	if p.FindMax {
-		fmt.Fprintf(w, "the largest load each fleet holds meeting %s\n\n", p.SLOText())
+		Wrap(w, 2, fmt.Sprintf("the largest load each fleet holds meeting %s\n\n", p.SLOText()))
 	} else {
-		fmt.Fprintf(w, "configurations serving %s%s meeting %s, cheapest first\n\n", num(p.Target, -1), unit, p.SLOText())
+		Wrap(w, 2, fmt.Sprintf("configurations serving %s%s meeting %s, cheapest first\n\n", num(p.Target, -1), unit, p.SLOText()))
 	}
 	misses, apriori, err := planTable(w, p, unit)
 	if err != nil {
@@ -43,13 +43,16 @@ func Plan(w io.Writer, p *results.Plan) error {
 }
 
 // planTable is the table of the fleets that meet the SLO; it returns the
-// rows that do not, and whether any row's cost model is a priori.
+// rows that do not, whether any row's cost model is a priori, and the
+// columns left out to fit the terminal.
 func planTable(w io.Writer, p *results.Plan, unit string) ([]results.PlanRow, bool, error) {
-	header := []string{"configuration", "replicas", "GPUs", "routing", "headroom", "per replica", "replica limit"}
+	// In order of what a reader needs first; a terminal too narrow for
+	// all of them gets them in several tables, each naming its rows.
+	header := []string{"configuration", "routing", "replicas", "headroom"}
 	for _, b := range p.SLO.Bounds {
 		header = append(header, fmt.Sprintf("%s p%g", b.Metric, b.Percentile))
 	}
-	header = append(header, "tok/s", "$/h", "$/M tok", "KV seqs", "limit")
+	header = append(header, "$/h", "$/M tok", "limit", "replica limit", "per replica", "GPUs", "tok/s", "KV seqs")
 	var rows [][]string
 	var misses []results.PlanRow
 	apriori := false
@@ -58,24 +61,24 @@ func planTable(w io.Writer, p *results.Plan, unit string) ([]results.PlanRow, bo
 			misses = append(misses, r)
 			continue
 		}
-		routing := r.RoutingText()
 		config := r.Config
 		if r.Calibration == results.CalibrationApriori {
 			config += " *"
 			apriori = true
 		}
-		row := []string{config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, perReplicaText(r, unit), limitText(r)}
-		rows = append(rows, append(row, planFigures(r, p.SLO.Bounds)...))
+		row := []string{config, r.RoutingText(), strconv.Itoa(r.Replicas), loadText(r.Headroom) + unit}
+		rows = append(rows, append(append(row, planFigures(r, p.SLO.Bounds)...), perReplicaText(r, unit), strconv.Itoa(r.GPUs),
+			planTokens(r), count(r.KVSequences)))
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no configuration searched meets the SLO.")
 		return misses, apriori, nil
 	}
-	return misses, apriori, renderTable(w, header, rows)
+	return misses, apriori, renderTablesWithin(w, Width(w), 2, header, rows)
 }
 
-// planFigures is a row's bounds at the target, then its throughput, costs,
-// KV sequences and the bound nearest its limit.
+// planFigures is a row's bounds at the target, its costs, the bound
+// nearest its limit and what limits a replica.
 func planFigures(r results.PlanRow, bounds []results.Bound) []string {
 	var row []string
 	for _, b := range bounds {
@@ -85,17 +88,21 @@ func planFigures(r results.PlanRow, bounds []results.Bound) []string {
 		}
 		row = append(row, v)
 	}
-	tok := "-"
-	if r.AtTarget != nil {
-		tok = num(r.AtTarget.OutputTokensPerS, 0)
-	}
 	limit := "-"
 	if a := r.AtTarget; a != nil && a.BindingBound != "" {
 		if b, _, err := results.ParseBounds(a.BindingBound); err == nil && len(b) == 1 {
 			limit = fmt.Sprintf("%s p%g %.0f%%", b[0].Metric, b[0].Percentile, 100*a.BindingValue/b[0].Ms)
 		}
 	}
-	return append(row, tok, money(r.CostPerHour), money(r.CostPerMOutputTokens), count(r.KVSequences), limit)
+	return append(row, money(r.CostPerHour), money(r.CostPerMOutputTokens), limit, limitText(r))
+}
+
+// planTokens is a row's output tokens per second at the target.
+func planTokens(r results.PlanRow) string {
+	if r.AtTarget == nil {
+		return "-"
+	}
+	return num(r.AtTarget.OutputTokensPerS, 0)
 }
 
 // planLegend says what the table's columns mean.
@@ -104,51 +111,48 @@ func planLegend(w io.Writer, p *results.Plan, apriori bool) {
 	if p.FindMax {
 		what = "at that load"
 	}
-	fmt.Fprintf(w, "headroom: the largest load meeting every SLO with those replicas (to within %g%%); latencies in ms %s; $/M tok: per million output tokens %s\n",
-		100*stepOf(p), what, what)
-	fmt.Fprintln(w, "limit: the SLO bound nearest its limit at the target, as a share of it (what the fleet would break first)")
-	fmt.Fprintln(w, "replica limit: what bounds one replica at its capacity, from its scheduler steps there: the KV cache or the batch slots when they stopped admission while requests waited, else compute, memory bandwidth or the all-reduces, whichever set most of the step time")
+	Wrap(w, 2, fmt.Sprintf("headroom: the largest load meeting every SLO with those replicas (to within %g%%); latencies in ms %s; $/M tok: per million output tokens %s\n",
+		100*stepOf(p), what, what))
+	Wrap(w, 2, "limit: the SLO bound nearest its limit at the target, as a share of it (what the fleet would break first)\n")
+	Wrap(w, 2, "replica limit: what bounds one replica at its capacity, from its scheduler steps there: the KV cache or the batch slots when they stopped admission while requests waited, else compute, memory bandwidth or the all-reduces, whichever set most of the step time\n")
 	if p.Disaggregated {
-		fmt.Fprintln(w, "xPyD: served disaggregated, x prefill and y decode replicas, each decode replica's KV over its own link; its replica limit is what binds the split: under a first-token bound the part that took most of the time to first token (prefill compute, the KV link, decode admission or KV capacity, decode bandwidth) and its share of it, else decode bandwidth or KV capacity and how busy the decode pool was")
+		Wrap(w, 2, "xPyD: served disaggregated, x prefill and y decode replicas, each decode replica's KV over its own link; its replica limit is what binds the split: under a first-token bound the part that took most of the time to first token (prefill compute, the KV link, decode admission or KV capacity, decode bandwidth) and its share of it, else decode bandwidth or KV capacity and how busy the decode pool was\n")
 	}
 	if apriori {
-		fmt.Fprintln(w, "*: a priori — this GPU family's cost model was never fitted to a measurement (data-sheet peaks at default efficiencies); --calibrated-only leaves such rows out")
+		Wrap(w, 2, "*: a priori — this GPU family's cost model was never fitted to a measurement (data-sheet peaks at default efficiencies); --calibrated-only leaves such rows out\n")
 	}
 	if p.PriceSource != "" {
-		fmt.Fprintf(w, "prices: %s\n", p.PriceSource)
+		Wrap(w, 2, fmt.Sprintf("prices: %s\n", p.PriceSource))
 	}
 }
 
-// planMisses is the table of configurations that do not meet the SLO and
-// why, the cliffs found, and the plan's notes.
+// planMisses lists the configurations that do not meet the SLO and why
+// (a sentence each, wrapped to the report's width), the cliffs found, and
+// the plan's notes.
 func planMisses(w io.Writer, p *results.Plan, misses []results.PlanRow) error {
 	if len(misses) > 0 {
-		fmt.Fprintln(w)
-		var mrows [][]string
+		fmt.Fprintln(w, "\ndoes not meet the SLO:")
 		for _, r := range misses {
 			why := r.Why
 			if r.Limit != "" {
 				why += "; one replica is limited by " + limitText(r)
 			}
-			mrows = append(mrows, []string{r.Config, r.RoutingText(), why})
-		}
-		if err := renderTable(w, []string{"does not meet the SLO", "routing", "why"}, mrows); err != nil {
-			return err
+			Wrap(w, 4, fmt.Sprintf("  %s (%s): %s\n", r.Config, r.RoutingText(), why))
 		}
 	}
 	for _, r := range p.Rows {
 		if r.Cliff != "" {
-			fmt.Fprintf(w, "cliff: %s (%s): %s\n", r.Config, orNone(r.Routing), r.Cliff)
+			Wrap(w, 2, fmt.Sprintf("cliff: %s (%s): %s\n", r.Config, orNone(r.Routing), r.Cliff))
 		}
 		if r.ModeEdge != "" {
-			fmt.Fprintf(w, "cliff: %s (%s): %s\n", r.Config, orNone(r.Routing), r.ModeEdge)
+			Wrap(w, 2, fmt.Sprintf("cliff: %s (%s): %s\n", r.Config, orNone(r.Routing), r.ModeEdge))
 		}
 	}
 	if seeds := planSeeds(p); seeds > 1 {
-		fmt.Fprintf(w, "seeds: a fleet counts only when it meets every bound on each of %d arrival schedules at the target\n", seeds)
+		Wrap(w, 2, fmt.Sprintf("seeds: a fleet counts only when it meets every bound on each of %d arrival schedules at the target\n", seeds))
 	}
 	for _, n := range p.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		Wrap(w, 2, fmt.Sprintf("note: %s\n", n))
 	}
 	return nil
 }

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -29,6 +31,61 @@ func newTable(w io.Writer, cols int) *tablewriter.Table {
 		tablewriter.WithHeaderAlignment(tw.AlignCenter),
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
 	)
+}
+
+// renderTablesWithin writes a table of at most width columns: when the
+// whole is wider, as several, each the first keys columns (what names a
+// row) and as many of the rest, in order, as fit.
+func renderTablesWithin(w io.Writer, width, keys int, header []string, rows [][]string) error {
+	pick := func(cols []int) ([]string, [][]string) {
+		h := make([]string, len(cols))
+		for k, c := range cols {
+			h[k] = header[c]
+		}
+		rs := make([][]string, len(rows))
+		for r, row := range rows {
+			rs[r] = make([]string, len(cols))
+			for k, c := range cols {
+				rs[r][k] = row[c]
+			}
+		}
+		return h, rs
+	}
+	render := func(cols []int) (string, int, error) {
+		var b strings.Builder
+		h, rs := pick(cols)
+		err := renderTable(&b, h, rs)
+		widest := 0
+		for _, line := range strings.Split(b.String(), "\n") {
+			widest = max(widest, utf8.RuneCountInString(line))
+		}
+		return b.String(), widest, err
+	}
+	base := make([]int, keys)
+	for k := range base {
+		base[k] = k
+	}
+	for next := keys; next < len(header); {
+		cols := append(slices.Clone(base), next)
+		next++
+		for ; next < len(header); next++ {
+			if _, wide, _ := render(append(slices.Clone(cols), next)); wide > width {
+				break
+			}
+			cols = append(cols, next)
+		}
+		out, _, err := render(cols)
+		if err != nil {
+			return err
+		}
+		if cols[keys] > keys {
+			out = "\n" + out // a table after the first: a blank line between
+		}
+		if _, err := io.WriteString(w, out); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // renderTable writes a table with the given header and rows.
