@@ -36,7 +36,8 @@ var liveTests = []string{
 	"bench/serverview TestCounterResetBetweenScrapes",
 	"bench/serverview TestLatestGaugesFollowTheServer", "bench/serverview TestLlamaCppView",
 	"bench/serverview TestMetricsWithStatus500AreUsed", "bench/serverview TestMissingMetricsAreNamed",
-	"bench/serverview TestNoServerMetrics", "bench/serverview TestSGLangPrometheusView",
+	"bench/serverview TestNoServerMetrics", "bench/serverview TestPoolsOfAnEngineTimingSomePhases",
+	"bench/serverview TestSGLangPrometheusView",
 	"bench/serverview TestSlicesCarryServerGauges",
 	"bench/serverview TestTrafficWarningsFromPrometheus", "bench/serverview TestVLLMPrometheusView",
 	// bench/transport
