@@ -75,6 +75,9 @@ type Work interface {
 type Requests struct {
 	Source workload.Source
 	Load   driver.Load
+	// CountTokens, when set (--tokenizer), counts text as the model's
+	// tokenizer does: the client splits a reasoned answer's count by it.
+	CountTokens func(string) int
 }
 
 // Calls is a level of multi-turn calls, arriving open loop or held closed

@@ -137,7 +137,20 @@ func (s *Series) requestLevel(lv *Level, f *finisher, rep, i int, rate float64, 
 		// Made before the level's clock starts, as far as memory allows.
 		images.Prepare(images.Count * imagesAhead(load))
 	}
-	lv.Work, lv.Config = Requests{Source: src, Load: load}, cfg
+	rq := Requests{Source: src, Load: load}
+	if tok := s.tokenizer(); tok != nil {
+		rq.CountTokens = tok.Count
+	}
+	lv.Work, lv.Config = rq, cfg
+}
+
+// tokenizer is --tokenizer's, loaded for the synthetic prompts or the
+// dataset; nil without one.
+func (s *Series) tokenizer() *workload.HFTokenizer {
+	if d := s.Workload.Dataset; d != nil && d.Tokenizer != nil {
+		return d.Tokenizer
+	}
+	return s.Workload.Tokenizer
 }
 
 // datasetLevel is the level's source from the dataset: replayed as a

@@ -65,6 +65,8 @@ func reasoningSource(s string) string {
 		return "usage where sent, the stream elsewhere"
 	case "text":
 		return "the server's completion count split by each part's text (its events packed several tokens)"
+	case "tokenizer":
+		return "the server's completion count split by each part's tokens, counted with --tokenizer (its events packed several tokens)"
 	}
 	return "the stream (the server sent no reasoning_tokens)"
 }

@@ -27,8 +27,9 @@ type Reasoning struct {
 	// server's completion_tokens_details.reasoning_tokens), "stream"
 	// (reasoning chunks counted, a token each, the server reporting
 	// none), "text" (its events packed several tokens: the server's
-	// completion count split by the bytes of text each part streamed)
-	// or "both" (requests counted more than one way).
+	// completion count split by the word pieces of each part's text),
+	// "tokenizer" (split by each part's tokens, --tokenizer's count) or
+	// "both" (requests counted more than one way).
 	Source string `json:"source"`
 }
 
@@ -64,12 +65,13 @@ func mergeReasoning(m *Run, shards []*Run) error {
 	if r == nil {
 		return nil
 	}
+	// One way for every shard, or "both".
 	r.Source = "stream"
-	switch {
-	case sources["both"] || sources["usage"] && sources["stream"]:
+	for s := range sources {
+		r.Source = s
+	}
+	if len(sources) > 1 {
 		r.Source = "both"
-	case sources["usage"]:
-		r.Source = "usage"
 	}
 	for _, h := range []struct {
 		name  string

@@ -82,6 +82,23 @@ func (l *Live) Probe(r *workload.Request, rec *record.Record) {
 }
 
 // probeClient is the client probes are sent with.
+// levelClient is the client a level sends with: the runner's own, or one
+// made for the level's connections and its tokenizer, closed after it.
+func (l *Live) levelClient(lv *bench.Level) (*transport.Client, func(), error) {
+	if l.Client != nil {
+		return l.Client, func() {}, nil
+	}
+	t := l.target()
+	if rq, ok := lv.Work.(bench.Requests); ok {
+		t.CountTokens = rq.CountTokens
+	}
+	c, err := transport.NewClient(t, lv.Work.PoolSize())
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, c.Close, nil
+}
+
 // target is the client's target: l.Target, its answers read whole held
 // to half the memory budget (a quarter of what the host has available)
 // unless it sets its own.
@@ -129,15 +146,11 @@ func (l *Live) Run(ctx context.Context, lv *bench.Level) (*results.Run, error) {
 		return nil, err
 	}
 	resetNote, resetWarning := l.resetCache(ctx)
-	client := l.Client
-	if client == nil {
-		c, err := transport.NewClient(l.target(), lv.Work.PoolSize())
-		if err != nil {
-			return nil, err
-		}
-		defer c.Close()
-		client = c
+	client, closeClient, err := l.levelClient(lv)
+	if err != nil {
+		return nil, err
 	}
+	defer closeClient()
 	win, watch := l.window(lv)
 	profiled := l.profile(&win)
 	start := time.Now()

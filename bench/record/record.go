@@ -103,6 +103,12 @@ type Record struct {
 	// completion count is split by when its events packed several tokens
 	// (ThoughtTokens).
 	ReasoningText, AnswerText int
+	// ReasoningRaw and AnswerRaw are each part's text as it streamed
+	// (JSON-escaped), kept only when a tokenizer will count them; then
+	// ReasoningText and AnswerText are their tokens (PartsTokenized) and
+	// the two are let go.
+	ReasoningRaw, AnswerRaw []byte
+	PartsTokenized          bool
 	// ReasoningTokens is usage.completion_tokens_details.reasoning_tokens,
 	// when ReasoningReported.
 	ReasoningTokens   int
@@ -196,7 +202,8 @@ func (r *Record) ThoughtTokens() int {
 }
 
 // ThoughtCounted says how ThoughtTokens counted: "usage", "stream" (a
-// token a chunk), "no answer" or "text" (apportioned).
+// token a chunk), "no answer", "text" (apportioned by each part's word
+// pieces) or "tokenizer" (by each part's tokens).
 func (r *Record) ThoughtCounted() string {
 	_, how := r.thought()
 	return how
@@ -213,8 +220,12 @@ func (r *Record) thought() (int, string) {
 	case r.ReasoningChunks+r.AnswerChunks == out || r.ReasoningText+r.AnswerText == 0 || r.AnswerText == 0:
 		return r.ReasoningChunks, "stream"
 	}
+	how := "text"
+	if r.PartsTokenized {
+		how = "tokenizer"
+	}
 	share := float64(r.ReasoningText) / float64(r.ReasoningText+r.AnswerText)
-	return min(max(int(math.Round(share*float64(out))), r.ReasoningChunks), out-r.AnswerChunks), "text"
+	return min(max(int(math.Round(share*float64(out))), r.ReasoningChunks), out-r.AnswerChunks), how
 }
 
 // AnswerTokens is its output tokens that were not reasoning.

@@ -23,9 +23,9 @@ func newThinkHists() *thinkHists {
 
 // thinkCounts are the reasoning requests' counters.
 type thinkCounts struct {
-	requests, noAnswer, budgetSpent int64
-	reasoningTotal, answerTotal     int64
-	fromUsage, fromStream, fromText int64
+	requests, noAnswer, budgetSpent                int64
+	reasoningTotal, answerTotal                    int64
+	fromUsage, fromStream, fromText, fromTokenizer int64
 }
 
 func (c *thinkCounts) add(o thinkCounts) {
@@ -37,6 +37,7 @@ func (c *thinkCounts) add(o thinkCounts) {
 	c.fromUsage += o.fromUsage
 	c.fromStream += o.fromStream
 	c.fromText += o.fromText
+	c.fromTokenizer += o.fromTokenizer
 }
 
 // mergeThink merges o's reasoning distributions into l's.
@@ -79,6 +80,8 @@ func (s *shard) addThink(a *aggregate, r *record.Record) {
 		c.fromUsage++
 	case "text":
 		c.fromText++
+	case "tokenizer":
+		c.fromTokenizer++
 	default:
 		c.fromStream++
 	}
@@ -113,13 +116,21 @@ func thinkResult(res *results.Run, lat *latencies, c thinkCounts, maxTokens int,
 		return
 	}
 	source := "stream"
+	ways := 0
+	for _, n := range []int64{c.fromUsage, c.fromStream, c.fromText, c.fromTokenizer} {
+		if n > 0 {
+			ways++
+		}
+	}
 	switch {
-	case (c.fromUsage > 0) && (c.fromStream+c.fromText > 0), c.fromStream > 0 && c.fromText > 0:
+	case ways > 1:
 		source = "both"
 	case c.fromUsage > 0:
 		source = "usage"
 	case c.fromText > 0:
 		source = "text"
+	case c.fromTokenizer > 0:
+		source = "tokenizer"
 	}
 	res.Reasoning = &results.Reasoning{Requests: c.requests, NoAnswer: c.noAnswer, BudgetSpent: c.budgetSpent,
 		ReasoningTotal: c.reasoningTotal, AnswerTotal: c.answerTotal,

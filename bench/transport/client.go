@@ -32,6 +32,11 @@ type Target struct {
 	// ExtraBody is a JSON object merged into every request body; its keys
 	// win over knee's own.
 	ExtraBody json.RawMessage
+	// CountTokens, when set (--tokenizer), counts a text's tokens as the
+	// model does: a reasoned answer's thought and answer, kept as they
+	// stream, are counted by it once the answer ends, to split the
+	// server's completion count exactly where its events packed tokens.
+	CountTokens func(string) int
 	// AnswerBudget bounds the bytes of answers read whole (pooled ones,
 	// completions not streamed) held at once across the client's requests;
 	// past it a request fails as client_saturated. 0 means no bound but

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"encoding/json"
 	"time"
 
 	"github.com/kneebench/knee/bench/record"
@@ -28,6 +29,8 @@ type thinking struct {
 	held       []byte
 	heldChunks int
 	heldAt     time.Duration
+	// keep keeps each part's text for a tokenizer (Target.CountTokens).
+	keep bool
 }
 
 // maxHeld bounds held: the longest tag, escaped, is 41 bytes.
@@ -41,8 +44,7 @@ const maxHeld = 64
 // answer but is no first answer token (the "\n\n" after a closing tag).
 func (th *thinking) classify(rec *record.Record, ch *chunk, t time.Duration) {
 	if ch.reasoning {
-		rec.ReasoningChunks++
-		rec.ReasoningText += pieces(stringValue(ch.reasoningTail))
+		th.reasoned(rec, ch)
 	}
 	if ch.tool {
 		// A tool call is the model's answer, not its thought.
@@ -100,9 +102,22 @@ func (th *thinking) classify(rec *record.Record, ch *chunk, t time.Duration) {
 	}
 }
 
+// reasoned books a chunk of the model's reasoning field.
+func (th *thinking) reasoned(rec *record.Record, ch *chunk) {
+	rec.ReasoningChunks++
+	raw := stringValue(ch.reasoningTail)
+	rec.ReasoningText += pieces(raw)
+	if th.keep {
+		rec.ReasoningRaw = append(rec.ReasoningRaw, raw...)
+	}
+}
+
 // measure books a content chunk's text raw in pieces (see pieces), text
 // its answer's part (the rest thought, tags and all); each is read once.
 func (th *thinking) measure(rec *record.Record, raw, text []byte, thought, answer bool) {
+	if th.keep {
+		keepParts(rec, raw, text, thought, answer)
+	}
 	switch {
 	case answer && thought:
 		a := pieces(text)
@@ -286,4 +301,34 @@ func partialTag(raw []byte) bool {
 		}
 	}
 	return false
+}
+
+// keepParts keeps a chunk's text by part for the tokenizer: raw the
+// chunk's string, text its answer's part (the rest, tags and all, thought).
+func keepParts(rec *record.Record, raw, text []byte, thought, answer bool) {
+	switch {
+	case answer && thought:
+		rec.AnswerRaw = append(rec.AnswerRaw, text...)
+		rec.ReasoningRaw = append(rec.ReasoningRaw, bytes.TrimSuffix(raw, text)...)
+	case answer:
+		rec.AnswerRaw = append(rec.AnswerRaw, raw...)
+	case thought:
+		rec.ReasoningRaw = append(rec.ReasoningRaw, raw...)
+	}
+}
+
+// tokenizeParts counts a reasoned answer's two parts with the model's
+// tokenizer, in place of their word pieces, and lets their text go.
+func tokenizeParts(rec *record.Record, count func(string) int) {
+	if rec.ReasoningChunks == 0 {
+		rec.ReasoningRaw, rec.AnswerRaw = nil, nil
+		return
+	}
+	var thought, answer string
+	okT := json.Unmarshal(append(append([]byte{'"'}, rec.ReasoningRaw...), '"'), &thought) == nil
+	okA := json.Unmarshal(append(append([]byte{'"'}, rec.AnswerRaw...), '"'), &answer) == nil
+	if okT && okA {
+		rec.ReasoningText, rec.AnswerText, rec.PartsTokenized = count(thought), count(answer), true
+	}
+	rec.ReasoningRaw, rec.AnswerRaw = nil, nil
 }
