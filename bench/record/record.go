@@ -212,7 +212,10 @@ func (r *Record) ThoughtCounted() string {
 func (r *Record) thought() (int, string) {
 	out := r.OutputTokens()
 	switch {
-	case r.ReasoningReported:
+	case r.ReasoningReported && (r.ReasoningTokens > 0 || r.ReasoningChunks == 0):
+		// A server that parses no reasoning still reports 0 (SGLang's
+		// usage.reasoning_tokens without --reasoning-parser) while its
+		// thought streams in think tags: the stream counts it then.
 		return r.ReasoningTokens, "usage"
 	case r.FirstAnswer == 0 && r.ReasoningChunks > 0:
 		// Never an answer token where no answer text came.
