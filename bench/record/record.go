@@ -213,8 +213,7 @@ func (r *Record) thought() (int, string) {
 	out := r.OutputTokens()
 	switch {
 	case r.ReasoningReported && (r.ReasoningTokens > 0 || r.ReasoningChunks == 0):
-		// A server that parses no reasoning still reports 0 (SGLang's
-		// usage.reasoning_tokens without --reasoning-parser) while its
+		// A server that parses no reasoning may still report 0 while its
 		// thought streams in think tags: the stream counts it then.
 		return r.ReasoningTokens, "usage"
 	case r.FirstAnswer == 0 && r.ReasoningChunks > 0:
