@@ -12,11 +12,23 @@ import (
 // and the verdict; then the notes and the outcome.
 func Gate(w io.Writer, base, cand string, g results.GateResult) error {
 	fmt.Fprintf(w, "gate: baseline %s, candidate %s\n", base, cand)
-	if err := renderTable(w, gateHeader, gateRows(g)); err != nil {
+	// The verdicts short in the table, each why under it by its number:
+	// a row stays one line.
+	rows, whys := gateRows(g), []string{}
+	for i, c := range g.Checks {
+		if c.Why != "" {
+			whys = append(whys, fmt.Sprintf("[%d] %s at %s, %s: %s", len(whys)+1, c.Rule, rows[i][1], c.Verdict, c.Why))
+			rows[i][6] = fmt.Sprintf("%s [%d]", c.Verdict, len(whys))
+		}
+	}
+	if err := renderTable(w, gateHeader, rows); err != nil {
 		return err
 	}
+	for _, why := range whys {
+		Wrap(w, 4, why+"\n")
+	}
 	for _, n := range g.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		Wrap(w, 6, "note: "+n+"\n")
 	}
 	fmt.Fprintln(w, gateOutcome(g))
 	return nil

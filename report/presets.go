@@ -36,7 +36,7 @@ func presetGPUs(w io.Writer) error {
 		}
 		families[h.Family] = h.Tuning
 	}
-	fmt.Fprintln(w, "GPUs (knee sim --preset GPU[xN]/MODEL[@DTYPE[,kv=DTYPE]], e.g. h100-80gbx2/llama-3.1-70b@fp8)")
+	Wrap(w, 2, "GPUs (knee sim --preset GPU[xN]/MODEL[@DTYPE[,kv=DTYPE]], e.g. h100-80gbx2/llama-3.1-70b@fp8)\n")
 	if err := renderTable(w, []string{"name", "family", "memory GB", "bandwidth GB/s", "BF16 TFLOPS", "FP8 TFLOPS", "interconnect (one way, per all-reduce)"}, rows); err != nil {
 		return err
 	}
@@ -49,12 +49,12 @@ func presetGPUs(w io.Writer) error {
 		}
 		rows = append(rows, []string{f, fmt.Sprintf("%g", t.ComputeEff), fmt.Sprintf("%g", t.MemoryEff), fmt.Sprintf("%g", t.StepOverheadMs), fmt.Sprintf("%g", t.SeqOverheadMs), ar, t.Source})
 	}
-	fmt.Fprintln(w, "\ncost model tuning per GPU family (step = max(compute, memory) + all-reduces + step overhead + per-sequence overhead × batch)")
+	Wrap(w, 2, "\ncost model tuning per GPU family (step = max(compute, memory) + all-reduces + step overhead + per-sequence overhead × batch)\n")
 	if err := renderTable(w, []string{"family", "compute eff", "memory eff", "step ms", "per-seq ms", "all-reduce µs", "source"}, rows); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "batching: 8,192 batched tokens and 1,024 sequences on GPUs of 70 GB or more other than the A100, else 2,048 and 256 (vLLM's defaults);")
-	fmt.Fprintln(w, "KV cache: 90% of memory less the weights and a 2 GiB reserve per GPU, blocks of 16 tokens, prefix caching on")
+	Wrap(w, 2, "batching: 8,192 batched tokens and 1,024 sequences on GPUs of 70 GB or more other than the A100, else 2,048 and 256 (vLLM's defaults);\n")
+	Wrap(w, 2, "KV cache: 90% of memory less the weights and a 2 GiB reserve per GPU, blocks of 16 tokens, prefix caching on\n")
 	return nil
 }
 
@@ -77,7 +77,7 @@ func presetModels(w io.Writer) error {
 			fmt.Sprint(m.HiddenSize), fmt.Sprintf("%d/%d×%d", m.AttentionHeads, m.KVHeads, m.HeadDim), window, experts,
 			num(m.KVBytesPerToken(2), 0), fmt.Sprint(m.TensorParallel)})
 	}
-	fmt.Fprintln(w, "\nmodels (weights bf16 unless @fp8, @int8 or @int4; KV bf16 unless kv=fp8)")
+	Wrap(w, 2, "\nmodels (weights bf16 unless @fp8, @int8 or @int4; KV bf16 unless kv=fp8)\n")
 	return renderTable(w, []string{"name", "params B", "active B", "layers", "hidden", "heads/KV×dim", "sliding window", "experts", "KV B/token", "TP"}, rows)
 }
 
@@ -91,6 +91,6 @@ func presetSweeps(w io.Writer) error {
 		}
 		rows = append(rows, []string{s.Name, s.Hardware + "/" + s.Model, strings.Join(rates, ","), fmt.Sprintf("%g", s.SLOMillis), s.Note})
 	}
-	fmt.Fprintln(w, "\nsweeps (knee sweep --workload voice --preset NAME)")
+	Wrap(w, 2, "\nsweeps (knee sweep --workload voice --preset NAME)\n")
 	return renderTable(w, []string{"name", "simulated as", "calls/s", "SLO ms", "note"}, rows)
 }

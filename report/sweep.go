@@ -280,7 +280,7 @@ func Compare(w io.Writer, sweeps []*results.Sweep) error {
 		return err
 	}
 	for _, warn := range CompareWarnings(sweeps) {
-		fmt.Fprintf(w, "warning  %s\n", warn)
+		Wrap(w, 9, "warning  "+warn+"\n")
 	}
 	return nil
 }

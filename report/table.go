@@ -54,7 +54,7 @@ func renderTablesWithin(w io.Writer, width, keys int, header []string, rows [][]
 	render := func(cols []int) (string, int, error) {
 		var b strings.Builder
 		h, rs := pick(cols)
-		err := renderTable(&b, h, rs)
+		err := renderWhole(&b, h, rs)
 		widest := 0
 		for _, line := range strings.Split(b.String(), "\n") {
 			widest = max(widest, utf8.RuneCountInString(line))
@@ -88,8 +88,15 @@ func renderTablesWithin(w io.Writer, width, keys int, header []string, rows [][]
 	return nil
 }
 
-// renderTable writes a table with the given header and rows.
+// renderTable writes a table with the given header and rows, as several
+// led by its first column when it is wider than the report's columns.
 func renderTable(w io.Writer, header []string, rows [][]string) error {
+	return renderTablesWithin(w, ReportColumns, 1, header, rows)
+}
+
+// renderWhole writes a table with the given header and rows, however
+// wide.
+func renderWhole(w io.Writer, header []string, rows [][]string) error {
 	t := newTable(w, len(header))
 	t.Header(header)
 	if err := t.Bulk(rows); err != nil {
