@@ -168,3 +168,20 @@ func samples(c *cobra.Command, args []string) []string {
 	}
 	return out
 }
+
+// TestGuidesOpenWithAnExample: every guide in docs/ opens, under its
+// title, with a command to run (which TestDocsCommandsParse parses) and
+// what it printed.
+func TestGuidesOpenWithAnExample(t *testing.T) {
+	guides, _ := filepath.Glob("../docs/*.md")
+	for _, g := range guides {
+		b, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitN(string(b), "\n", 4)
+		if len(lines) < 3 || !strings.HasPrefix(lines[0], "# ") || lines[2] != "```sh" {
+			t.Errorf("%s does not open with an example (a ```sh block under its title)", g)
+		}
+	}
+}
