@@ -332,7 +332,7 @@ func (o *planOptions) run(c *cobra.Command, _ []string) error {
 	if o.findMax {
 		what = "the largest load"
 	}
-	report.Wrap(out, 5, fmt.Sprintf("plan %s · %s · %s · %d configurations · %s windows in virtual time\n", label, what, report.Sizes(q.Base), len(q.Candidates), o.load.Duration))
+	report.Wrapf(out, 5, "plan %s · %s · %s · %d configurations · %s windows in virtual time\n", label, what, report.Sizes(q.Base), len(q.Candidates), o.load.Duration)
 	started := time.Now()
 	ticker := report.NewPlanTicker(len(q.Candidates), q.Prices, started)
 	q.Searched = ticker.Searched
@@ -363,7 +363,7 @@ func (o *planOptions) run(c *cobra.Command, _ []string) error {
 		}
 		wrote = files.JSON + ", " + files.CSV + " and " + o.dayPath(files)
 	}
-	report.Wrap(out, 6, fmt.Sprintf("planned in %s (%d predictions); wrote %s\n", time.Since(started).Round(time.Millisecond), p.Predictions, wrote))
+	report.Wrapf(out, 6, "planned in %s (%d predictions); wrote %s\n", time.Since(started).Round(time.Millisecond), p.Predictions, wrote)
 	if !p.Interrupted && !slices.ContainsFunc(p.Rows, func(r results.PlanRow) bool { return r.Meets }) {
 		return &exitError{ExitFailed, errors.New("no configuration searched meets the SLO")}
 	}

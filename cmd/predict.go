@@ -266,12 +266,12 @@ func (o *predictOptions) header(c *cobra.Command, p *prediction) (*results.Sweep
 		served = fmt.Sprintf("%d replicas of %s behind a %s router", o.replicas, p.origin, p.routing)
 	}
 	out := c.OutOrStdout()
-	report.Wrap(out, 6, fmt.Sprintf("predicted sweep %s · %s in virtual time · model %s · %s · %s of %s · %s per level\n",
+	report.Wrapf(out, 6, "predicted sweep %s · %s in virtual time · model %s · %s · %s of %s · %s per level\n",
 		p.label, served, p.target.Model, report.Sizes(base), levelsText(len(p.loads)), p.axis,
-		report.Window(o.load.Duration, p.plan.Load.Requests, o.load.Voice.Calls, o.load.Workload)))
+		report.Window(o.load.Duration, p.plan.Load.Requests, o.load.Voice.Calls, o.load.Workload))
 	if o.sim.preset != "" {
 		if kv, err := simulator.PresetKV(o.sim.preset); err == nil {
-			report.Wrap(out, 6, fmt.Sprintf("%s: %s\n", o.sim.preset, kv))
+			report.Wrapf(out, 6, "%s: %s\n", o.sim.preset, kv)
 		}
 	}
 	if sw.Prediction.Fit != "" {

@@ -115,9 +115,9 @@ func (o *sweepOptions) header(c *cobra.Command, tgt *resolved, ls *liveSweep) *r
 	if o.healthPolicy != results.HealthExclude {
 		sw.HealthPolicy = o.healthPolicy
 	}
-	report.Wrap(out, 6, fmt.Sprintf("sweep %s · %s · model %s · %s workload · %s · %s of %s · %s per level\n",
+	report.Wrapf(out, 6, "sweep %s · %s · model %s · %s workload · %s · %s of %s · %s per level\n",
 		ls.label, tgt.where(), tgt.Target.Model, o.load.Workload, report.Sizes(base), levelsText(len(ls.loads)), ls.axis,
-		report.Window(o.load.Duration, o.load.Requests, o.load.Voice.Calls, o.load.Workload)))
+		report.Window(o.load.Duration, o.load.Requests, o.load.Voice.Calls, o.load.Workload))
 	if ls.axis == "rate" {
 		report.Wrap(out, 0, "levels are the target rate; offered is the rate the seeded schedule drew, which saturation is judged against; n is the requests measured (* under 20: p95 is their maximum)\n")
 	}

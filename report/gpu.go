@@ -55,8 +55,8 @@ func GPULevels(w io.Writer, s *results.Sweep) {
 		if g.GPUs[0].EnergySource == "predicted power model" {
 			how = "predicted from the presets' power model"
 		}
-		Wrap(w, 13, fmt.Sprintf("gpu %-8g %s J per output token · %s J per request · power mean %s W (%d GPUs, %s)\n",
-			l.Load, num(g.JoulesPerOutputToken, 4), num(g.JoulesPerRequest, 1), num(g.PowerMeanW, 0), len(g.GPUs), how))
+		Wrapf(w, 13, "gpu %-8g %s J per output token · %s J per request · power mean %s W (%d GPUs, %s)\n",
+			l.Load, num(g.JoulesPerOutputToken, 4), num(g.JoulesPerRequest, 1), num(g.PowerMeanW, 0), len(g.GPUs), how)
 	}
 }
 

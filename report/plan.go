@@ -18,15 +18,15 @@ func Plan(w io.Writer, p *results.Plan) error {
 		unit = " streams"
 	}
 	if p.Caveat != "" {
-		Wrap(w, 2, fmt.Sprintf("CAVEAT: %s\n\n", p.Caveat))
+		Wrapf(w, 2, "CAVEAT: %s\n\n", p.Caveat)
 	}
 	if a := p.Answer(); a != "" && !p.FindMax {
-		Wrap(w, 2, fmt.Sprintf("answer: %s\n\n", a))
+		Wrapf(w, 2, "answer: %s\n\n", a)
 	}
 	if p.FindMax {
-		Wrap(w, 2, fmt.Sprintf("the largest load each fleet holds meeting %s\n\n", p.SLOText()))
+		Wrapf(w, 2, "the largest load each fleet holds meeting %s\n\n", p.SLOText())
 	} else {
-		Wrap(w, 2, fmt.Sprintf("configurations serving %s%s meeting %s, cheapest first\n\n", num(p.Target, -1), unit, p.SLOText()))
+		Wrapf(w, 2, "configurations serving %s%s meeting %s, cheapest first\n\n", num(p.Target, -1), unit, p.SLOText())
 	}
 	misses, apriori, err := planTable(w, p, unit)
 	if err != nil {
@@ -43,8 +43,7 @@ func Plan(w io.Writer, p *results.Plan) error {
 }
 
 // planTable is the table of the fleets that meet the SLO; it returns the
-// rows that do not, whether any row's cost model is a priori, and the
-// columns left out to fit the terminal.
+// rows that do not, and whether any row's cost model is a priori.
 func planTable(w io.Writer, p *results.Plan, unit string) ([]results.PlanRow, bool, error) {
 	// In order of what a reader needs first; a terminal too narrow for
 	// all of them gets them in several tables, each naming its rows.
@@ -111,8 +110,8 @@ func planLegend(w io.Writer, p *results.Plan, apriori bool) {
 	if p.FindMax {
 		what = "at that load"
 	}
-	Wrap(w, 2, fmt.Sprintf("headroom: the largest load meeting every SLO with those replicas (to within %g%%); latencies in ms %s; $/M tok: per million output tokens %s\n",
-		100*stepOf(p), what, what))
+	Wrapf(w, 2, "headroom: the largest load meeting every SLO with those replicas (to within %g%%); latencies in ms %s; $/M tok: per million output tokens %s\n",
+		100*stepOf(p), what, what)
 	Wrap(w, 2, "limit: the SLO bound nearest its limit at the target, as a share of it (what the fleet would break first)\n")
 	Wrap(w, 2, "replica limit: what bounds one replica at its capacity, from its scheduler steps there: the KV cache or the batch slots when they stopped admission while requests waited, else compute, memory bandwidth or the all-reduces, whichever set most of the step time\n")
 	if p.Disaggregated {
@@ -122,7 +121,7 @@ func planLegend(w io.Writer, p *results.Plan, apriori bool) {
 		Wrap(w, 2, "*: a priori — this GPU family's cost model was never fitted to a measurement (data-sheet peaks at default efficiencies); --calibrated-only leaves such rows out\n")
 	}
 	if p.PriceSource != "" {
-		Wrap(w, 2, fmt.Sprintf("prices: %s\n", p.PriceSource))
+		Wrapf(w, 2, "prices: %s\n", p.PriceSource)
 	}
 }
 
@@ -137,22 +136,22 @@ func planMisses(w io.Writer, p *results.Plan, misses []results.PlanRow) error {
 			if r.Limit != "" {
 				why += "; one replica is limited by " + limitText(r)
 			}
-			Wrap(w, 4, fmt.Sprintf("  %s (%s): %s\n", r.Config, r.RoutingText(), why))
+			Wrapf(w, 4, "  %s (%s): %s\n", r.Config, r.RoutingText(), why)
 		}
 	}
 	for _, r := range p.Rows {
 		if r.Cliff != "" {
-			Wrap(w, 2, fmt.Sprintf("cliff: %s (%s): %s\n", r.Config, orNone(r.Routing), r.Cliff))
+			Wrapf(w, 2, "cliff: %s (%s): %s\n", r.Config, orNone(r.Routing), r.Cliff)
 		}
 		if r.ModeEdge != "" {
-			Wrap(w, 2, fmt.Sprintf("cliff: %s (%s): %s\n", r.Config, orNone(r.Routing), r.ModeEdge))
+			Wrapf(w, 2, "cliff: %s (%s): %s\n", r.Config, orNone(r.Routing), r.ModeEdge)
 		}
 	}
 	if seeds := planSeeds(p); seeds > 1 {
-		Wrap(w, 2, fmt.Sprintf("seeds: a fleet counts only when it meets every bound on each of %d arrival schedules at the target\n", seeds))
+		Wrapf(w, 2, "seeds: a fleet counts only when it meets every bound on each of %d arrival schedules at the target\n", seeds)
 	}
 	for _, n := range p.Notes {
-		Wrap(w, 2, fmt.Sprintf("note: %s\n", n))
+		Wrapf(w, 2, "note: %s\n", n)
 	}
 	return nil
 }

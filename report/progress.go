@@ -140,6 +140,11 @@ func Wrap(w io.Writer, indent int, text string) {
 	_ = ww.Flush()
 }
 
+// Wrapf is Wrap of a formatted text.
+func Wrapf(w io.Writer, indent int, format string, a ...any) {
+	Wrap(w, indent, fmt.Sprintf(format, a...))
+}
+
 // wrapWriter wraps each line longer than width at its last " · " (or
 // space) that fits, continuing with an indent, so no word is cut and no
 // terminal wraps a line for us.

@@ -61,10 +61,17 @@ func renderTablesWithin(w io.Writer, width, keys int, header []string, rows [][]
 		}
 		return b.String(), widest, err
 	}
-	base := make([]int, keys)
-	for k := range base {
-		base[k] = k
+	all := make([]int, len(header))
+	for k := range all {
+		all[k] = k
 	}
+	if out, wide, err := render(all); err != nil || wide <= width {
+		if err == nil {
+			_, err = io.WriteString(w, out)
+		}
+		return err
+	}
+	base := all[:keys]
 	for next := keys; next < len(header); {
 		cols := append(slices.Clone(base), next)
 		next++
@@ -78,8 +85,8 @@ func renderTablesWithin(w io.Writer, width, keys int, header []string, rows [][]
 		if err != nil {
 			return err
 		}
-		if cols[keys] > keys {
-			out = "\n" + out // a table after the first: a blank line between
+		if cols[keys] > keys { // a table after the first: a blank line between
+			out = "\n" + out
 		}
 		if _, err := io.WriteString(w, out); err != nil {
 			return err

@@ -75,11 +75,8 @@ func (s *Sweep) noteOverruled(pts []Point) {
 		// over it (the saturation rule's): a row's tput/s, the requests
 		// that ended in the window, reads lower when answers outlast it.
 		s.Knees.Overruled = append(s.Knees.Overruled, ExcludedLevel{Load: p.Load, Reason: fmt.Sprintf(
-			"%s, but %g kept pace (%s/s of its %s/s offer completed, %.1f× this level's) — the window's edge, not saturation; "+
+			"%s, but %g kept pace (%.3g/s of its %.3g/s offer completed, %.1f× this level's) — the window's edge, not saturation; "+
 				"these rates count the requests sent in each window, a row's tput/s those that ended in it",
-			what, pts[j].Load, rate3(pts[j].Throughput), rate3(pts[j].ExpectedThroughput), pts[j].Throughput/p.Throughput)})
+			what, pts[j].Load, pts[j].Throughput, pts[j].ExpectedThroughput, pts[j].Throughput/p.Throughput)})
 	}
 }
-
-// rate3 is a rate to three significant figures.
-func rate3(v float64) string { return fmt.Sprintf("%.3g", v) }

@@ -81,7 +81,6 @@ func (l *Live) Probe(r *workload.Request, rec *record.Record) {
 	c.Probe(r, rec)
 }
 
-// probeClient is the client probes are sent with.
 // levelClient is the client a level sends with: the runner's own, or one
 // made for the level's connections and its tokenizer, closed after it.
 func (l *Live) levelClient(lv *bench.Level) (*transport.Client, func(), error) {
@@ -111,6 +110,7 @@ func (l *Live) target() transport.Target {
 	return t
 }
 
+// probeClient is the client probes are sent with.
 func (l *Live) probeClient() (*transport.Client, error) {
 	if l.Client != nil {
 		return l.Client, nil

@@ -29,8 +29,9 @@ type thinking struct {
 	held       []byte
 	heldChunks int
 	heldAt     time.Duration
-	// keep keeps each part's text for a tokenizer (Target.CountTokens).
-	keep bool
+	// count, when set (Target.CountTokens), counts each part's text,
+	// kept as it streams, once the answer ends (flush).
+	count func(string) int
 }
 
 // maxHeld bounds held: the longest tag, escaped, is 41 bytes.
@@ -107,7 +108,7 @@ func (th *thinking) reasoned(rec *record.Record, ch *chunk) {
 	rec.ReasoningChunks++
 	raw := stringValue(ch.reasoningTail)
 	rec.ReasoningText += pieces(raw)
-	if th.keep {
+	if th.count != nil {
 		rec.ReasoningRaw = append(rec.ReasoningRaw, raw...)
 	}
 }
@@ -115,7 +116,7 @@ func (th *thinking) reasoned(rec *record.Record, ch *chunk) {
 // measure books a content chunk's text raw in pieces (see pieces), text
 // its answer's part (the rest thought, tags and all); each is read once.
 func (th *thinking) measure(rec *record.Record, raw, text []byte, thought, answer bool) {
-	if th.keep {
+	if th.count != nil {
 		keepParts(rec, raw, text, thought, answer)
 	}
 	switch {
@@ -275,10 +276,14 @@ func (th *thinking) book(rec *record.Record, last time.Duration) {
 	th.held = th.held[:0]
 }
 
-// flush books what is held when the stream ends: a tag never finished.
+// flush books what is held when the stream ends (a tag never finished),
+// then counts the two parts' text with the tokenizer, when there is one.
 func (th *thinking) flush(rec *record.Record) {
 	if th.heldChunks > 0 {
 		th.book(rec, th.heldAt)
+	}
+	if th.count != nil {
+		tokenizeParts(rec, th.count)
 	}
 }
 

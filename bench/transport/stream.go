@@ -67,13 +67,8 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 		return
 	}
 	st := &streamState{c: c, p: sp, rec: rec, s: s, keepText: keepText, limit: a.limit, fail: a.fail}
-	st.think.keep = c.t.CountTokens != nil
-	defer func() {
-		st.think.flush(rec)
-		if st.think.keep {
-			tokenizeParts(rec, c.t.CountTokens)
-		}
-	}()
+	st.think.count = c.t.CountTokens
+	defer st.think.flush(rec)
 	st.read(a.body)
 	if _, ok := sp.(silentCut); ok && rec.OK() && !rec.FinishLength && rec.MaxTokens > 0 && rec.CompletionTokens >= rec.MaxTokens {
 		// Its end does not say it was cut: its count does.

@@ -53,8 +53,7 @@ func (c *Core) inWindow() bool { return c.win.left > 0 }
 // is admitted, and those finished earlier in the window are computed
 // too.
 func (c *Core) windowStep(now float64) *Step {
-	st := &c.step
-	*st = Step{Start: now, Emitted: st.Emitted[:0], Finished: st.Finished[:0], Preempted: st.Preempted[:0], Admitted: st.Admitted[:0]}
+	st := c.newStep(now)
 	for _, s := range c.running {
 		if c.grow(s, s.computed+1, 0) {
 			s.scheduledTokens = 1

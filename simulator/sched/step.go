@@ -20,9 +20,7 @@ func (c *Core) Step(now float64) *Step {
 		}
 		c.win = window{ghosts: c.win.ghosts[:0]} // every request of it aborted
 	}
-	st := &c.step
-	emitted, finished := st.Emitted[:0], st.Finished[:0]
-	*st = Step{Start: now, Emitted: emitted, Finished: finished, Preempted: st.Preempted[:0], Admitted: st.Admitted[:0]}
+	st := c.newStep(now)
 	budget := c.cfg.MaxNumBatchedTokens
 	// Under PrefillFirst (SGLang's default) a step that prefills runs no
 	// decode: decodes sit this step out whenever a prompt is to be
@@ -37,6 +35,14 @@ func (c *Core) Step(now float64) *Step {
 		c.scheduleRunning(c.cfg.MaxNumBatchedTokens, false)
 	}
 	return c.finishStep(now)
+}
+
+// newStep clears the step record for a step starting at now, keeping its
+// slices' room.
+func (c *Core) newStep(now float64) *Step {
+	st := &c.step
+	*st = Step{Start: now, Emitted: st.Emitted[:0], Finished: st.Finished[:0], Preempted: st.Preempted[:0], Admitted: st.Admitted[:0]}
+	return st
 }
 
 // scheduleRunning lets the running sequences spend the budget, in order:

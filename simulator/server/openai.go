@@ -134,10 +134,7 @@ func (openAIAnswer) body(r *run, info StreamInfo) []byte {
 // text).
 func (r *run) appendChatMessage(b []byte) []byte {
 	n := min(r.emitted, len(r.plan.Tokens))
-	think := 0
-	if r.reasoning != nil {
-		think = min(r.plan.ThoughtTokens, n)
-	}
+	think := min(r.thinking, n) // body set it
 	answer := strings.Join(r.plan.Tokens[think:n], "")
 	b = append(b, `{"role":"assistant"`...)
 	if think > 0 {
