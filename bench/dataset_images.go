@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -128,7 +127,7 @@ func (di *datasetImages) resolve(ref string) (string, error) {
 	if !info.Mode().IsRegular() {
 		return "", fmt.Errorf("%s is not a regular file", path)
 	}
-	data, err := input.Read(di.ctx, path, MaxImageFileBytes, "an image")
+	data, info, err := readImageFile(di.ctx, path)
 	if err != nil {
 		return "", err
 	}
@@ -152,13 +151,29 @@ func (di *datasetImages) resolve(ref string) (string, error) {
 		if real, err := filepath.EvalSymlinks(path); err != nil || !within(dir, real) {
 			return "", fmt.Errorf("%s leads outside the image folder %s (through a link): knee serves only the folder's own files", path, dir)
 		}
-		di.serve.addFile(name, path, sha256.Sum256(data))
+		di.serve.addFile(name, path, info, data)
 	}
 	segments := strings.Split(name, "/")
 	for i, seg := range segments {
 		segments[i] = url.PathEscape(seg)
 	}
 	return di.urlBase + "/" + strings.Join(segments, "/"), nil
+}
+
+// readImageFile reads an image file whole, with the description of the
+// very file read (not of whatever its path names a moment later).
+func readImageFile(ctx context.Context, path string) ([]byte, os.FileInfo, error) {
+	f, err := input.Open(ctx, path, MaxImageFileBytes, "an image")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := io.ReadAll(f)
+	return data, info, err
 }
 
 // checkDataURL checks that a data URL holds a base64 image.

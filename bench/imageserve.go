@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,12 +37,20 @@ type imageServer struct {
 	hosts map[string]bool
 }
 
-// servedFile is a dataset's image as it was checked: its path and the
-// hash of its bytes then, so a file swapped since (for a link elsewhere)
-// is never served.
+// servedFile is a dataset's image as it was checked: its path, the file
+// it was (its identity, size and time), its type and the hash of its bytes
+// then. A file swapped since (for a link elsewhere) is never served, and
+// one rewritten in place is cut off where its hash fails.
 type servedFile struct {
 	path string
+	info os.FileInfo
+	mime string
 	sum  [sha256.Size]byte
+}
+
+// same says whether the file open now is the one checked.
+func (f servedFile) same(now os.FileInfo) bool {
+	return os.SameFile(f.info, now) && f.info.Size() == now.Size() && f.info.ModTime().Equal(now.ModTime())
 }
 
 // startImageServer listens on addr (host:port) and serves until ctx
@@ -84,11 +94,12 @@ func (s *imageServer) addLevel(im *workload.Images) {
 	s.mu.Unlock()
 }
 
-// addFile makes a dataset's image servable under name: the bytes whose
-// hash is sum, as checked.
-func (s *imageServer) addFile(name, path string, sum [sha256.Size]byte) {
+// addFile makes a dataset's image servable under name: the file info
+// describes, as checked, whose bytes were data.
+func (s *imageServer) addFile(name, path string, info os.FileInfo, data []byte) {
+	f := servedFile{path: path, info: info, mime: http.DetectContentType(data), sum: sha256.Sum256(data)}
 	s.mu.Lock()
-	s.files[name] = servedFile{path: path, sum: sum}
+	s.files[name] = f
 	s.mu.Unlock()
 }
 
@@ -110,7 +121,7 @@ func (s *imageServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if body, mime, ok := s.synthetic(name); ok {
 		w.Header().Set("Content-Type", mime)
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-		_, _ = w.Write(body)
+		_, _ = io.WriteString(w, body) // the one kept copy, not one a fetch
 		s.count(1)
 		return
 	}
@@ -121,18 +132,58 @@ func (s *imageServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	data, err := input.Read(r.Context(), file.path, MaxImageFileBytes, "an image")
+	s.serveFile(w, r, file)
+}
+
+// serveFile streams a dataset's file as it was checked, through a buffer:
+// forty fetches of a 60 MiB image at once hold forty buffers, not forty
+// copies. The file is opened and then compared with the one checked, so
+// a link swapped in after the check is refused whatever it points at;
+// bytes rewritten in place fail the hash, and the fetch is cut before its
+// end rather than completed with them.
+func (s *imageServer) serveFile(w http.ResponseWriter, r *http.Request, file servedFile) {
+	f, err := input.Open(r.Context(), file.path, MaxImageFileBytes, "an image")
 	if err != nil {
 		http.Error(w, "the image can no longer be read", http.StatusInternalServerError)
 		return
 	}
-	if sha256.Sum256(data) != file.sum {
+	defer f.Close()
+	if now, err := f.Stat(); err != nil || !file.same(now) {
 		http.Error(w, "the image changed since it was checked", http.StatusGone)
 		return
 	}
-	w.Header().Set("Content-Type", http.DetectContentType(data))
-	_, _ = w.Write(data)
-	s.count(1)
+	w.Header().Set("Content-Type", file.mime)
+	w.Header().Set("Content-Length", strconv.FormatInt(file.info.Size(), 10))
+	if r.Method == http.MethodHead {
+		return
+	}
+	if streamChecked(w, f, file) {
+		s.count(1)
+	}
+}
+
+// streamChecked copies the file's checked size to w, hashing as it goes,
+// and holds back its last piece until the hash is the checked one: a
+// mismatch (or a read that fails) aborts the connection, so the fetcher
+// sees a cut body, never a whole one. It says whether all was written.
+func streamChecked(w http.ResponseWriter, f io.Reader, file servedFile) bool {
+	buf := make([]byte, 32<<10)
+	h := sha256.New()
+	for left := file.info.Size(); left > 0; {
+		k, err := io.ReadFull(f, buf[:min(int64(len(buf)), left)])
+		if err != nil {
+			panic(http.ErrAbortHandler)
+		}
+		h.Write(buf[:k])
+		left -= int64(k)
+		if left == 0 && [sha256.Size]byte(h.Sum(nil)) != file.sum {
+			panic(http.ErrAbortHandler)
+		}
+		if _, err := w.Write(buf[:k]); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // count adds n to the images served and returns how many have been.
@@ -144,25 +195,25 @@ func (s *imageServer) count(n int) int {
 }
 
 // synthetic serves synthetic/SEED/N.FORMAT from the level of that seed.
-func (s *imageServer) synthetic(name string) ([]byte, string, bool) {
+func (s *imageServer) synthetic(name string) (string, string, bool) {
 	rest, ok := strings.CutPrefix(name, "synthetic/")
 	if !ok {
-		return nil, "", false
+		return "", "", false
 	}
 	seedHex, file, ok := strings.Cut(rest, "/")
 	num, _, _ := strings.Cut(file, ".")
 	seed, err1 := strconv.ParseUint(seedHex, 16, 64)
 	n, err2 := strconv.Atoi(num)
 	if !ok || err1 != nil || err2 != nil || n < 0 {
-		return nil, "", false
+		return "", "", false
 	}
 	s.mu.Lock()
 	im := s.levels[seed]
 	s.mu.Unlock()
 	if im == nil || file != strings.TrimPrefix(im.Name(n), "synthetic/"+seedHex+"/") {
-		return nil, "", false
+		return "", "", false
 	}
-	b, mime := im.Bytes(n)
+	b, mime := im.Encoded(n)
 	return b, mime, true
 }
 

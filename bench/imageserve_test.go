@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -66,5 +67,64 @@ func TestImageServeServesWhatWasChecked(t *testing.T) {
 	}
 	if code := get("127.0.0.1:9", "a.png"); code != http.StatusGone {
 		t.Errorf("a swapped file: %d, want 410", code)
+	}
+}
+
+// discard is a ResponseWriter that keeps only how much was written.
+type discard struct {
+	h http.Header
+	n int
+}
+
+func (d *discard) Header() http.Header         { return d.h }
+func (d *discard) WriteHeader(int)             {}
+func (d *discard) Write(p []byte) (int, error) { d.n += len(p); return len(p), nil }
+
+// TestImageServeStreamsFiles (issue 56): a dataset's image is served
+// through a buffer, not read whole a fetch (forty fetches of a 60 MiB
+// image at once took over a gigabyte), and one rewritten in place since
+// the check, its time set back, is cut off before its end.
+func TestImageServeStreamsFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "big.png")
+	writePNG(t, path)
+	pad := make([]byte, 16<<20) // a PNG with 16 MiB after its end still reads as one
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.Write(pad)
+	f.Close()
+	s := &imageServer{addr: "127.0.0.1:9", files: map[string]servedFile{}, hosts: map[string]bool{"127.0.0.1:9": true}}
+	di := &datasetImages{ctx: context.Background(), cache: map[string]string{}, dir: dir, urlBase: "http://127.0.0.1:9", serve: s}
+	if _, err := di.resolve("big.png"); err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:9/big.png", nil)
+	w := &discard{h: http.Header{}}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s.ServeHTTP(w, r)
+	runtime.ReadMemStats(&after)
+	info, _ := os.Stat(path)
+	if int64(w.n) != info.Size() {
+		t.Fatalf("served %d bytes of %d", w.n, info.Size())
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 2<<20 {
+		t.Errorf("a fetch of a %d MiB file allocated %d KiB: read whole, not streamed", info.Size()>>20, got>>10)
+	}
+	// Rewritten in place, the same size, its time set back.
+	g, _ := os.OpenFile(path, os.O_WRONLY, 0)
+	g.WriteAt([]byte("root:x:0:0"), 8<<20)
+	g.Close()
+	os.Chtimes(path, info.ModTime(), info.ModTime())
+	w = &discard{h: http.Header{}}
+	func() {
+		defer func() {
+			if p := recover(); p != http.ErrAbortHandler {
+				t.Errorf("a file rewritten in place: %v, want the connection aborted", p)
+			}
+		}()
+		s.ServeHTTP(w, r)
+	}()
+	if int64(w.n) >= info.Size() {
+		t.Errorf("a file rewritten in place was served whole (%d bytes)", w.n)
 	}
 }

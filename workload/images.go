@@ -1,16 +1,14 @@
 package workload
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"hash/fnv"
-	"image"
-	"image/color"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"runtime"
 	"strconv"
 	"strings"
@@ -78,8 +76,14 @@ func (im *Images) URL(n int) string {
 		return "data:image/png;base64," + base64.StdEncoding.EncodeToString(im.virtual(n))
 	}
 	return im.cached(n, func() string {
-		b, mime := im.encode(n)
-		return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(b)
+		// Drawn, encoded and base64-encoded in one pass into the one
+		// string kept: no copy of the image beside it.
+		var b strings.Builder
+		b.WriteString("data:image/" + im.Format + ";base64,")
+		enc := base64.NewEncoder(base64.StdEncoding, &b)
+		im.encode(enc, n)
+		_ = enc.Close()
+		return b.String()
 	})
 }
 
@@ -89,19 +93,23 @@ func (im *Images) Name(n int) string {
 	return fmt.Sprintf("synthetic/%016x/%d.%s", im.Seed, n, im.Format)
 }
 
-// Bytes is image n encoded, and its MIME type: kept, under URLBase,
-// for the image server to serve again.
-func (im *Images) Bytes(n int) ([]byte, string) {
+// Encoded is image n encoded, and its MIME type: kept, under URLBase, for
+// the image server to write to every fetch without a copy of its own.
+func (im *Images) Encoded(n int) (string, string) {
 	if im.Pool > 0 {
 		n %= im.Pool
 	}
 	mime := "image/" + im.Format
+	encode := func() string {
+		var b strings.Builder
+		im.encode(&b, n)
+		return b.String()
+	}
 	if im.URLBase == "" {
 		// The cache holds what is sent: here, data URLs.
-		b, _ := im.encode(n)
-		return b, mime
+		return encode(), mime
 	}
-	return []byte(im.cached(n, func() string { b, _ := im.encode(n); return string(b) })), mime
+	return im.cached(n, encode), mime
 }
 
 // cached is image n as make makes it, kept while the cache has room. It
@@ -143,44 +151,26 @@ func (im *Images) virtual(n int) []byte {
 	return b
 }
 
-// encode draws image n: blocks of colour from the seed, with a gradient
-// inside each, so it compresses as a photograph might rather than to
-// nothing.
-func (im *Images) encode(n int) ([]byte, string) {
+// encode writes image n to w as its format, drawing each pixel as the
+// encoder asks for it (see pattern): an 8192×8192 image is never held
+// as the 256 MiB of pixels it describes.
+func (im *Images) encode(w io.Writer, n int) {
 	sz := im.Sizes[n%len(im.Sizes)]
-	img := image.NewRGBA(image.Rect(0, 0, sz.W, sz.H))
-	x := im.Seed ^ uint64(n)*0x9e3779b97f4a7c15 | 1
-	const block = 32
-	for by := 0; by < sz.H; by += block {
-		for bx := 0; bx < sz.W; bx += block {
-			x ^= x << 13
-			x ^= x >> 7
-			x ^= x << 17
-			base := color.RGBA{uint8(x), uint8(x >> 8), uint8(x >> 16), 255}
-			for y := by; y < min(by+block, sz.H); y++ {
-				for xx := bx; xx < min(bx+block, sz.W); xx++ {
-					d := uint8((xx - bx + y - by) * 3)
-					img.SetRGBA(xx, y, color.RGBA{base.R + d, base.G ^ d, base.B - d, 255})
-				}
-			}
-		}
-	}
-	var b bytes.Buffer
+	p := newPattern(sz, im.Seed^uint64(n)*0x9e3779b97f4a7c15|1)
 	if im.Format == "jpeg" {
-		_ = jpeg.Encode(&b, img, &jpeg.Options{Quality: im.Quality})
-		return b.Bytes(), "image/jpeg"
+		_ = jpeg.Encode(w, p, &jpeg.Options{Quality: im.Quality})
+		return
 	}
-	_ = png.Encode(&b, img)
-	return b.Bytes(), "image/png"
+	_ = png.Encode(w, p)
 }
 
 // prepareBytes bounds the images Prepare makes ahead, by what they weigh
-// encoded and by their pixels drawn (4 bytes each, in memory while one
-// encodes): past either, the rest are made as requests need them, on the
-// send path (where the client's health verdict says when that makes sends
-// late). An 8192×8192 image is 256 MiB of pixels and some 7 s of PNG
-// encoding: ahead, 18 of them on every core took 1.4 GB and 89 s before a
-// one-request run sent anything.
+// encoded and by their pixels: an image is drawn as it is encoded, never
+// held whole, but an encoding that did not compress would hold some 4
+// bytes a pixel with its base64 and its buffer's growth, and pixels are
+// time (an 8192×8192 PNG takes some 5 s). Past either bound the rest are
+// made as requests need them, on the send path (where the client's
+// health verdict says when that makes sends late).
 const prepareBytes = 512 << 20
 
 // ForLevel is the images of one level: drawn from the seed and the
@@ -221,7 +211,7 @@ func (im *Images) Prepare(n int) {
 				}
 				var size int
 				if im.URLBase != "" {
-					b, _ := im.Bytes(k)
+					b, _ := im.Encoded(k)
 					size = len(b)
 				} else {
 					size = len(im.URL(k))
@@ -236,7 +226,8 @@ func (im *Images) Prepare(n int) {
 }
 
 // prepareLimits bounds Prepare's n images and its workers on cpus by the
-// pixels they draw: at most prepareBytes of them at once and in all, and
+// pixels they encode (4 bytes each, the worst an encoding holds): at most
+// prepareBytes of them at once and in all, and
 // at least one image, the first a request needs.
 func (im *Images) prepareLimits(n, cpus int) (count, workers int) {
 	largest := 1

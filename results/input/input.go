@@ -110,6 +110,10 @@ func (in *File) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Stat is the open file's own description: the file read, whatever its
+// path names by now.
+func (in *File) Stat() (os.FileInfo, error) { return in.f.Stat() }
+
 // Close closes the file.
 func (in *File) Close() error {
 	if in.stop != nil && !in.stop() {
