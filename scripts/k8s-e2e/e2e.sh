@@ -55,6 +55,28 @@ collect() {
   done
 }
 
+say "hostile images against a vision simulator as knee k8s sim deploys it"
+k create configmap knee-vision --from-file=vision.yml="$REPO/docs/examples/vision.yml" >/dev/null
+"$knee" k8s sim --name knee-sim-vl --replicas 1 --image "$img" --cpu 100m --memory 64Mi \
+  --inputs-configmap knee-vision -- --models /inputs/vision.yml >"$out/sim-vl.yaml"
+k apply --server-side -f "$out/sim-vl.yaml" >/dev/null
+k rollout status deploy/knee-sim-vl --timeout=180s
+vl_ip=$(k get pods -l knee/fleet=knee-sim-vl -o jsonpath='{.items[0].status.podIP}')
+sim_ip=$(k get pods -l knee/fleet=knee-sim -o jsonpath='{.items[0].status.podIP}')
+(cd "$REPO" && go build -o "$W/bin/hostile" ./scripts/k8s-e2e/hostile)
+# Its own routes, a neighbour's, the API server, the kubelet (open) and a
+# closed port, CoreDNS, names the cluster resolves, a metadata address,
+# decimal and IPv6 forms of loopback, file://.
+nsenter --net=/run/netns/knee-e2e "$W/bin/hostile" "http://$vl_ip:8000" vl \
+  "http://$vl_ip:8000/metrics" "http://127.0.0.1:8000/admin/faults" "http://$sim_ip:8000/metrics" \
+  https://10.96.0.1/ https://10.201.0.1:10250/pods http://10.201.0.1:1/ http://10.96.0.10:53/ \
+  https://kubernetes.default.svc.cluster.local/ http://knee-sim.default.svc.cluster.local:8000/metrics \
+  http://169.254.169.254/latest/meta-data/ http://2130706433:8000/metrics "http://[::1]:8000/metrics" \
+  file:///etc/passwd | tee "$out/hostile.txt"
+restarts=$(k get pods -l knee/fleet=knee-sim-vl -o jsonpath='{.items[0].status.containerStatuses[0].restartCount}')
+[ "$restarts" = 0 ] || { echo "the vision simulator restarted $restarts times" >&2; exit 1; }
+k delete deploy/knee-sim-vl service/knee-sim-vl >/dev/null
+
 say "one process: the whole load from one pod"
 run_job knee-single 1 1
 collect knee-single 1
