@@ -44,7 +44,13 @@ func readInputs(c *cobra.Command, paths []string) ([][]byte, error) {
 // replace an existing file: the file is then kept (a Ctrl-C 0.3 s in once
 // replaced yesterday's result with an empty one).
 func keepsOld(path string, res *results.Run) bool {
-	if !res.Interrupted || res.Requests.OK+res.Requests.Failed > 0 || results.IsStdout(path) {
+	return res.Interrupted && res.Requests.OK+res.Requests.Failed == 0 && holdsResult(path)
+}
+
+// holdsResult says whether path is a file with something in it, which a
+// result of nothing must not replace.
+func holdsResult(path string) bool {
+	if results.IsStdout(path) {
 		return false
 	}
 	info, err := os.Stat(path)

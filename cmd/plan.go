@@ -343,6 +343,10 @@ func (o *planOptions) run(c *cobra.Command, _ []string) error {
 	if err := report.Plan(out, p); err != nil {
 		return err
 	}
+	if p.Interrupted && p.Predictions == 0 && holdsResult(files.JSON) {
+		fmt.Fprintf(out, "kept %s: the plan was stopped before it predicted anything\n", files.JSON)
+		return nil
+	}
 	if p.Interrupted {
 		fmt.Fprintln(out, "stopped: the configurations searched so far are written; those cut short say so")
 	}

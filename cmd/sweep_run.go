@@ -212,6 +212,8 @@ func writeSweep(c *cobra.Command, sw *results.Sweep, files report.SweepFiles, sa
 	if warn != "" {
 		fmt.Fprintf(c.ErrOrStderr(), "knee: %s\n", warn)
 	}
-	report.Wrap(c.OutOrStdout(), 6, fmt.Sprintf("%s %s\n", said, report.Listed(written)))
+	if len(written) > 0 {
+		report.Wrap(c.OutOrStdout(), 6, fmt.Sprintf("%s %s\n", said, report.Listed(written)))
+	}
 	return nil
 }

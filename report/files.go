@@ -20,6 +20,9 @@ type SweepFiles struct{ JSON, CSV, PNG, Slices string }
 // WriteData writes the JSON and CSV, each atomically: a sweep's are
 // rewritten after every level, so one cut short keeps what it measured.
 func (f SweepFiles) WriteData(s *results.Sweep) error {
+	if f.keepsOld(s) {
+		return nil
+	}
 	if err := results.WriteJSON(f.JSON, s); err != nil {
 		return fmt.Errorf("writing %s: %w", f.JSON, err)
 	}
@@ -48,6 +51,9 @@ func (f SweepFiles) WriteData(s *results.Sweep) error {
 // Write writes every file and returns those written. A plot that cannot
 // be drawn is no error: warning says why it is missing.
 func (f SweepFiles) Write(s *results.Sweep) (written []string, warning string, err error) {
+	if f.keepsOld(s) {
+		return nil, fmt.Sprintf("kept %s: the sweep was stopped before it measured a request, and an empty result would replace it", f.JSON), nil
+	}
 	if err := f.WriteData(s); err != nil {
 		return nil, "", err
 	}
@@ -68,6 +74,17 @@ func (f SweepFiles) Write(s *results.Sweep) (written []string, warning string, e
 		return written, "", err
 	}
 	return append(written, f.PNG), "", nil
+}
+
+// keepsOld says whether writing s would replace an existing result with a
+// sweep stopped before it measured a request: the old files are kept (a
+// Ctrl-C at once replaced the last sweep of that label with an empty one).
+func (f SweepFiles) keepsOld(s *results.Sweep) bool {
+	if !s.MeasuredNothing() || results.IsStdout(f.JSON) {
+		return false
+	}
+	info, err := os.Stat(f.JSON)
+	return err == nil && info.Mode().IsRegular() && info.Size() > 0
 }
 
 // Listed says a list of files in words: "a", "a and b", "a, b and c".

@@ -280,3 +280,19 @@ func (s *Sweep) EveryRequestFailed() bool {
 	}
 	return failed
 }
+
+// MeasuredNothing says a sweep was stopped before any level measured a
+// request: its file holds nothing worth replacing another with.
+func (s *Sweep) MeasuredNothing() bool {
+	stopped := s.Interrupted
+	for _, l := range s.Levels {
+		if l.Run == nil {
+			continue
+		}
+		if l.Run.Requests.OK+l.Run.Requests.Failed > 0 {
+			return false
+		}
+		stopped = stopped || l.Run.Interrupted
+	}
+	return stopped
+}
