@@ -67,3 +67,24 @@ func TestImplausibleCounterIntegrated(t *testing.T) {
 		t.Errorf("warnings %v", g.Warnings)
 	}
 }
+
+// TestNoPlausibleReadingIsNoFigure (issue 56): an exporter whose every
+// reading is refused (1e308 W, a counter past float64) gives no GPU
+// figures and says why, rather than a GPU that drew 0 J.
+func TestNoPlausibleReadingIsNoFigure(t *testing.T) {
+	k := key{endpoint: "e", gpu: "0"}
+	at := time.Unix(1000, 0)
+	mk := func(s time.Duration) *scrape {
+		r := reading{}
+		setPower(&r, 1e308)
+		setEnergy(&r, math.Inf(1))
+		return &scrape{at: at.Add(s), gpus: map[key]reading{k: r}}
+	}
+	g := figures([]*scrape{mk(0), mk(time.Second), mk(2 * time.Second)})
+	if len(g.GPUs) != 0 || g.EnergyJ != 0 {
+		t.Errorf("GPUs %+v, %g J: want none", g.GPUs, g.EnergyJ)
+	}
+	if !strings.Contains(strings.Join(g.Warnings, " "), "no plausible power or energy reading") {
+		t.Errorf("warnings %v", g.Warnings)
+	}
+}

@@ -109,7 +109,8 @@ type Watcher struct {
 	first   *scrape
 	last    *scrape
 	samples []*scrape
-	stop    chan struct{}
+	cancel  context.CancelFunc
+	started chan struct{} // closed once the first scrape is kept
 	done    chan struct{}
 }
 
@@ -122,28 +123,54 @@ func New(urls []string, interval time.Duration) *Watcher {
 }
 
 // Start implements bench.Watcher: the window's first scrape, then
-// sampling until End.
+// sampling until End. It waits for the first scrape at most startWait:
+// a hung exporter delays the window by that, not by its deadline.
 func (w *Watcher) Start(ctx context.Context) {
-	s := w.scrapeAll(ctx)
+	sctx, cancel := context.WithCancel(ctx)
 	w.mu.Lock()
-	w.first, w.samples = s, []*scrape{s}
-	w.stop, w.done = make(chan struct{}), make(chan struct{})
+	w.cancel, w.started, w.done = cancel, make(chan struct{}), make(chan struct{})
+	started := w.started
 	w.mu.Unlock()
-	go w.sample(ctx)
+	go w.sample(sctx)
+	t := time.NewTimer(startWait)
+	defer t.Stop()
+	select {
+	case <-started:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
+
+// The bounds on a window's ends: how long Start waits for the first
+// scrape, and the deadline of the last (every other has readDeadline).
+// An exporter answers in milliseconds; one that does not is no reading.
+const (
+	startWait   = 500 * time.Millisecond
+	endDeadline = time.Second
+)
 
 func (w *Watcher) sample(ctx context.Context) {
 	defer close(w.done)
+	first := w.scrapeAll(ctx)
+	if ctx.Err() != nil {
+		return
+	}
+	w.mu.Lock()
+	w.first, w.samples = first, []*scrape{first}
+	w.mu.Unlock()
+	close(w.started)
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
 	for {
 		select {
-		case <-w.stop:
-			return
 		case <-ctx.Done():
 			return
 		case <-t.C:
 			s := w.scrapeAll(ctx)
+			if ctx.Err() != nil {
+				// Cut by End: a partial scrape is no sample.
+				return
+			}
 			w.mu.Lock()
 			w.samples = append(w.samples, s)
 			w.mu.Unlock()
@@ -151,18 +178,21 @@ func (w *Watcher) sample(ctx context.Context) {
 	}
 }
 
-// End implements bench.Watcher: sampling stops and the last scrape closes
-// the window.
+// End implements bench.Watcher: sampling stops at once (a scrape in
+// flight is abandoned) and the window's last scrape is made within
+// endDeadline, so no exporter holds the run past its end for long.
 func (w *Watcher) End(ctx context.Context) {
 	w.mu.Lock()
-	stop, done := w.stop, w.done
+	cancel, done := w.cancel, w.done
 	w.mu.Unlock()
-	if stop == nil {
+	if cancel == nil {
 		return
 	}
-	close(stop)
+	cancel()
 	<-done
-	s := w.scrapeAll(ctx)
+	ectx, stop := context.WithTimeout(ctx, endDeadline)
+	defer stop()
+	s := w.scrapeAll(ectx)
 	w.mu.Lock()
 	w.last = s
 	w.samples = append(w.samples, s)
@@ -174,7 +204,12 @@ func (w *Watcher) End(ctx context.Context) {
 func (w *Watcher) Fill(res *results.Run) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.first == nil || w.last == nil {
+	switch {
+	case w.last == nil:
+		return
+	case w.first == nil:
+		res.GPU = &results.GPUFigures{Warnings: []string{fmt.Sprintf(
+			"no exporter had answered by the window's end (each read within %s): no reading at its start", readDeadline)}}
 		return
 	}
 	res.GPU = figures(w.samples)
@@ -207,6 +242,10 @@ func figures(samples []*scrape) *results.GPUFigures {
 		if warning != "" {
 			g.Warnings = append(g.Warnings, warning)
 		}
+		if f.EnergySource == "" {
+			// No plausible reading: a GPU of 0 J would look measured.
+			continue
+		}
 		if f.Idle = idleGPU(f); f.Idle {
 			idle = append(idle, k.endpoint+" GPU "+k.gpu)
 		} else {
@@ -234,7 +273,7 @@ func figures(samples []*scrape) *results.GPUFigures {
 			g.PowerMaxW = math.Max(g.PowerMaxW, sum)
 		}
 	}
-	if len(keys) == 0 {
+	if len(bothEnds(first, last)) == 0 {
 		g.Warnings = append(g.Warnings, "no GPU answered at both ends of the window")
 	}
 	return g
@@ -265,7 +304,7 @@ func gpuFigure(samples []*scrape, k key, span float64) (results.GPUFigure, strin
 	f := results.GPUFigure{Endpoint: k.endpoint, GPU: k.gpu, UUID: k.uuid, Model: k.model, Host: k.host}
 	a, b := samples[0].gpus[k], samples[len(samples)-1].gpus[k]
 	var integrated, utilSum float64
-	var utilN int
+	var utilN, powered int
 	var prev *scrape
 	for _, s := range samples {
 		r, ok := s.gpus[k]
@@ -273,6 +312,7 @@ func gpuFigure(samples []*scrape, k key, span float64) (results.GPUFigure, strin
 			continue
 		}
 		if r.hasPower {
+			powered++
 			f.PowerMaxW = math.Max(f.PowerMaxW, r.power)
 			if prev != nil {
 				if p, ok := prev.gpus[k]; ok && p.hasPower {
@@ -293,6 +333,8 @@ func gpuFigure(samples []*scrape, k key, span float64) (results.GPUFigure, strin
 	switch {
 	case a.hasEnergy && b.hasEnergy && b.energyMJ >= a.energyMJ && (b.energyMJ-a.energyMJ)/1000 <= maxPlausibleW*math.Max(span, 1):
 		f.EnergyJ, f.EnergySource = (b.energyMJ-a.energyMJ)/1000, "counter"
+	case powered < 2:
+		return f, fmt.Sprintf("%s GPU %s: no plausible power or energy reading over the window (a reading past %d W, negative or not a number is refused): left out", k.endpoint, k.gpu, maxPlausibleW)
 	default:
 		f.EnergyJ, f.EnergySource = integrated, "integrated power"
 		switch {
