@@ -88,3 +88,29 @@ func TestNoPlausibleReadingIsNoFigure(t *testing.T) {
 		t.Errorf("warnings %v", g.Warnings)
 	}
 }
+
+// FuzzExporterText: any text an exporter sends is read without a panic
+// into at most maxGPUsPerEndpoint GPUs, every reading kept finite, not
+// negative, and power within what a GPU draws.
+func FuzzExporterText(f *testing.F) {
+	f.Add("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-1\"} 300\nDCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\"} 1e9\n")
+	f.Add("# TYPE gpu_energy_consumed gauge\ngpu_energy_consumed{gpu_id=\"1\",gpu_partition_id=\"2\"} 1e308\ngpu_power_usage{gpu_id=\"1\"} NaN\n")
+	f.Add("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} +Inf\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} -5\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		s := &scrape{gpus: map[key]reading{}}
+		_ = parseExporter("e", strings.NewReader(text), s)
+		if len(s.gpus) > maxGPUsPerEndpoint {
+			t.Fatalf("%d GPUs kept", len(s.gpus))
+		}
+		for k, r := range s.gpus {
+			for _, v := range []float64{r.power, r.energyMJ, r.util, r.fb} {
+				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+					t.Fatalf("GPU %v kept %v", k, r)
+				}
+			}
+			if r.power > maxPlausibleW {
+				t.Fatalf("GPU %v kept %g W", k, r.power)
+			}
+		}
+	})
+}

@@ -398,8 +398,14 @@ func (w *Watcher) read(ctx context.Context, url string, s *scrape) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
+	return parseExporter(url, io.LimitReader(resp.Body, 16<<20), s)
+}
+
+// parseExporter reads an exporter's text into s: its GPUs' readings, each
+// GPU named by url and its labels.
+func parseExporter(url string, body io.Reader, s *scrape) error {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(io.LimitReader(resp.Body, 16<<20))
+	fams, err := parser.TextToMetricFamilies(body)
 	if err != nil {
 		return fmt.Errorf("not Prometheus text: %w", err)
 	}

@@ -41,3 +41,30 @@ func TestHugeImageRefusedBeforeItsTokens(t *testing.T) {
 		t.Errorf("err %v, %d ids kept, %d prompt tokens; want a refusal with nothing kept", err, len(plan.PromptIDs), plan.PromptTokens)
 	}
 }
+
+// FuzzImageHeader: any bytes sent as an image are read without a panic,
+// and an image is kept only when its tokens fit the context: nothing per
+// token is stored for one that does not (issue 56).
+func FuzzImageHeader(f *testing.F) {
+	var b bytes.Buffer
+	png.Encode(&b, image.NewGray(image.Rect(0, 0, 3, 2)))
+	f.Add(b.Bytes())
+	f.Add([]byte("\xff\xd8\xff\xc0\x00\x11\x08\xff\xff\xff\xff\x03\x01\x22\x00\x02\x11\x01\x03\x11\x01"))
+	f.Add([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x7f\xff\xff\xff\x7f\xff\xff\xff\x08\x02\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, img []byte) {
+		for _, family := range []string{"qwen2-vl", "gemma-3"} {
+			v := VisionFamilies[family]
+			raw, _ := json.Marshal(map[string]string{"url": "data:image/png;base64," + base64.StdEncoding.EncodeToString(img)})
+			imgs := &Images{}
+			imgs.Add(raw, "messages[0].content[1]")
+			plan := &Plan{PromptTokens: 10, PromptIDs: make([]uint64, 10)}
+			err := WithImages(plan, imgs, &v, &EncoderCache{}, nil, nil, 32768)
+			if len(plan.PromptIDs) != plan.PromptTokens || plan.PromptTokens > 32768 || plan.PromptTokens < 10 {
+				t.Fatalf("%s: %d ids, %d tokens (err %v)", family, len(plan.PromptIDs), plan.PromptTokens, err)
+			}
+			if err != nil && plan.PromptTokens != 10 {
+				t.Fatalf("%s: refused (%v) but kept %d tokens", family, err, plan.PromptTokens-10)
+			}
+		}
+	})
+}
