@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -94,7 +95,10 @@ func sliceClientLine(ss []results.Slice) string {
 	var bad []string
 	for _, s := range ss {
 		if c := s.Client; c != nil && c.Verdict != results.VerdictHealthy {
-			bad = append(bad, fmt.Sprintf("%s–%s s %s", num(s.StartS, -1), num(s.EndS, -1), c.Verdict))
+			// A window's last slice ends where the window did, not on a
+			// tenth of a second: said to one.
+			at := func(v float64) string { return num(math.Round(v*10)/10, -1) }
+			bad = append(bad, fmt.Sprintf("%s–%s s %s", at(s.StartS), at(s.EndS), c.Verdict))
 		}
 	}
 	if len(bad) == 0 {
