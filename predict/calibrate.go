@@ -129,6 +129,9 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*results.Calibration, *
 	}
 	out.Evaluations = evaluations
 	out.Params = c.confidence(best)
+	if note := widen(out.Params, c.free, c.passFits(usable)); note != "" {
+		out.Notes = append(out.Notes, note)
+	}
 	c.compare(out, best, usable)
 	if err := ctx.Err(); err != nil {
 		return c.stopped(out, best), nil, err

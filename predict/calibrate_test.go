@@ -47,16 +47,21 @@ var truth = []float64{0.62, 0.7, 3.5, 0.06}
 // (compute) and decode (memory, overheads) both show, at batch sizes from
 // 1 to 48 so the per-sequence cost shows.
 func measuredSweep(t testing.TB, target Target, v []float64, loads []float64, requests int) *results.Sweep {
+	return measuredSweepSeed(t, target, v, loads, requests, 7)
+}
+
+// measuredSweepSeed is measuredSweep on the schedule of seed.
+func measuredSweepSeed(t testing.TB, target Target, v []float64, loads []float64, requests int, seed uint64) *results.Sweep {
 	t.Helper()
 	target.Models = tunedModels(target.Models, target.Model, v)
-	syn := workload.Synthetic{Tokens: 1024, MaxTokens: 96, Seed: 7, Nonce: "[measured]",
+	syn := workload.Synthetic{Tokens: 1024, MaxTokens: 96, Seed: seed, Nonce: "[measured]",
 		Spread: workload.Spread{InputStddev: 350, OutputStddev: 20}}
 	sized, _ := bench.SizedPrompts(target, bench.Calibrate(target), syn)
 	sw := &results.Sweep{Axis: "concurrency", Workload: "requests"}
 	return bench.Sweep(context.Background(), &Virtual{Target: target}, bench.SweepOptions{Loads: loads, Parallel: runtime.GOMAXPROCS(0), Sweep: sw, Level: func(_ int, load float64) (*bench.Level, error) {
-		l := driver.Load{Concurrency: int(load), Requests: requests, Warmup: -1, Seed: 7, DrainTimeout: replayDrain}
+		l := driver.Load{Concurrency: int(load), Requests: requests, Warmup: -1, Seed: seed, DrainTimeout: replayDrain}
 		cfg := results.Config{Workload: "synthetic", Endpoint: "chat", Mode: "closed", Concurrency: int(load),
-			InputTokens: 1024, MaxTokens: 96, InputStddev: 350, OutputStddev: 20, Requests: requests, Warmup: l.DefaultWarmup(), Seed: 7}
+			InputTokens: 1024, MaxTokens: 96, InputStddev: 350, OutputStddev: 20, Requests: requests, Warmup: l.DefaultWarmup(), Seed: seed}
 		return &bench.Level{Work: bench.Requests{Source: sized, Load: l}, Config: cfg}, nil
 	}})
 }

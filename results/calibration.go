@@ -60,6 +60,13 @@ type FittedParam struct {
 	// standard error above half its value); StdErr is then 0 or large.
 	StdErr     float64 `json:"std_err"`
 	Determined bool    `json:"determined"`
+	// PassValues are the parameter fitted to each repeat of a repeated
+	// sweep alone; StdErrFrom is "repeats" when their spread over √n,
+	// wider than the curvature's, is the standard error: it sees what
+	// one pass's levels share (the host's state), which the curvature
+	// cannot.
+	PassValues []float64 `json:"pass_values,omitempty"`
+	StdErrFrom string    `json:"std_err_from,omitempty"`
 	// AtBound is "lower" or "upper" when the fit pinned the parameter at
 	// the edge of the range searched: the data asks for a machine outside
 	// what the starting model can be tuned to.
@@ -110,6 +117,17 @@ var CalibrationMetrics = []struct {
 	{"output_tokens_per_s", func(r *Run) (float64, bool) {
 		return r.Throughput.OutputTokensPerS, r.Throughput.OutputTokensPerS > 0
 	}},
+}
+
+// calibrationFigures are r's CalibrationMetrics by name: those it has.
+func calibrationFigures(r *Run) map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range CalibrationMetrics {
+		if v, ok := m.Value(r); ok && v > 0 && !math.IsInf(v, 0) {
+			out[m.Name] = v
+		}
+	}
+	return out
 }
 
 // PercentError is the error of got against want in percent, 0 when want

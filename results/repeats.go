@@ -50,6 +50,9 @@ type RepeatFigures struct {
 	// are kept here and pooled, but no interval counts it.
 	Interrupted bool               `json:"interrupted,omitempty"`
 	Figures     map[string]float64 `json:"figures"`
+	// Calibration is the repeat's figures a calibration fits
+	// (CalibrationMetrics), so that each repeat can be fitted alone.
+	Calibration map[string]float64 `json:"calibration,omitempty"`
 	Server      *Server            `json:"server,omitempty"`
 	SliceS      float64            `json:"slice_s,omitempty"`
 	Slices      []Slice            `json:"slices,omitempty"`
@@ -130,7 +133,7 @@ func NewRepeats(runs []*Run) *Repeats {
 	for _, r := range runs {
 		f := Figures(r)
 		rp.Each = append(rp.Each, RepeatFigures{Seed: r.Config.Seed, Health: r.Health.Verdict, Interrupted: r.Interrupted,
-			Figures: f, Server: r.Server, SliceS: r.SliceS, Slices: r.Slices})
+			Figures: f, Calibration: calibrationFigures(r), Server: r.Server, SliceS: r.SliceS, Slices: r.Slices})
 		if r.Interrupted {
 			// A repeat cut short measured another window: no interval
 			// counts it as one of the repeats.
