@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/png"
 	"net/http"
@@ -109,6 +110,11 @@ func TestImageServeStreamsFiles(t *testing.T) {
 	}
 	if got := after.TotalAlloc - before.TotalAlloc; got > 2<<20 {
 		t.Errorf("a fetch of a %d MiB file allocated %d KiB: read whole, not streamed", info.Size()>>20, got>>10)
+	}
+	head := &discard{h: http.Header{}}
+	s.ServeHTTP(head, httptest.NewRequest(http.MethodHead, "http://127.0.0.1:9/big.png", nil))
+	if head.n != 0 || head.h.Get("Content-Length") != fmt.Sprint(info.Size()) || head.h.Get("Content-Type") != "image/png" {
+		t.Errorf("HEAD: %d bytes, headers %v", head.n, head.h)
 	}
 	// Rewritten in place, the same size, its time set back.
 	g, _ := os.OpenFile(path, os.O_WRONLY, 0)
