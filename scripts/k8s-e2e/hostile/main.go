@@ -59,7 +59,22 @@ func main() {
 			fmt.Printf("hostile: %d fetches refused alike: %q\n", len(sentences[s]), s)
 		}
 	}
-	// Eight bombs at once: PNG headers of 1,000,000² and 100,000² pixels.
+	for i, c := range bombs(sim, model) {
+		if c != http.StatusBadRequest {
+			fail("bomb %d: %d, want 400", i, c)
+		}
+	}
+	if r, err := http.Get(sim + "/health"); err != nil || r.StatusCode != 200 {
+		fail("the simulator no longer answers /health: %v", err)
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
+
+// bombs sends eight image bombs at once (PNG headers of 1,000,000² and
+// 100,000² pixels) and returns their statuses.
+func bombs(sim, model string) []int {
 	var wg sync.WaitGroup
 	codes := make([]int, 8)
 	for i := range codes {
@@ -74,18 +89,8 @@ func main() {
 		}()
 	}
 	wg.Wait()
-	for i, c := range codes {
-		if c != http.StatusBadRequest {
-			fail("bomb %d: %d, want 400", i, c)
-		}
-	}
-	fmt.Printf("hostile: 8 image bombs refused: %v\n", codes)
-	if r, err := http.Get(sim + "/health"); err != nil || r.StatusCode != 200 {
-		fail("the simulator no longer answers /health: %v", err)
-	}
-	if failed {
-		os.Exit(1)
-	}
+	fmt.Printf("hostile: 8 image bombs sent at once: %v\n", codes)
+	return codes
 }
 
 // ask sends one chat request carrying the image at u and returns the
