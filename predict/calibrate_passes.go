@@ -102,7 +102,7 @@ func widen(params []results.FittedParam, free []int, fits [][]float64) string {
 	if len(fits) < 2 {
 		return ""
 	}
-	var parts []string
+	var parts, outside []string
 	for _, i := range free {
 		vals := make([]float64, len(fits))
 		for r, f := range fits {
@@ -115,23 +115,38 @@ func widen(params []results.FittedParam, free []int, fits [][]float64) string {
 			p.StdErr, p.StdErrFrom = se, "repeats"
 			p.Determined = se < 0.5*math.Abs(p.Value)
 		}
-		parts = append(parts, fmt.Sprintf("%s %.3g–%.3g", p.Name, slices.Min(vals), slices.Max(vals)))
+		lo, hi := slices.Min(vals), slices.Max(vals)
+		parts = append(parts, fmt.Sprintf("%s %.3g–%.3g", p.Name, lo, hi))
+		if p.Value < lo || p.Value > hi {
+			outside = append(outside, fmt.Sprintf("%s %.3g (the repeats' mean %.3g)", p.Name, p.Value, mean(vals)))
+		}
 	}
-	return fmt.Sprintf("each of the %d repeats fitted alone: %s; a parameter's standard error is the larger of the "+
+	note := fmt.Sprintf("each of the %d repeats fitted alone: %s; a parameter's standard error is the larger of the "+
 		"fit's curvature and the spread of those fits over √%d (the spread sees what one pass's levels share, the "+
 		"curvature does not)", len(fits), strings.Join(parts, ", "), len(fits))
+	if len(outside) > 0 {
+		// The pooled fit replays one schedule against figures pooled
+		// from every repeat's: where it leaves them all, say so.
+		note += fmt.Sprintf("; outside every repeat's own fit: %s", strings.Join(outside, ", "))
+	}
+	return note
+}
+
+// mean is the mean of vals.
+func mean(vals []float64) float64 {
+	sum := 0.0
+	for _, v := range vals {
+		sum += v
+	}
+	return sum / float64(len(vals))
 }
 
 // sampleSD is the sample standard deviation of vals (n − 1).
 func sampleSD(vals []float64) float64 {
-	mean := 0.0
-	for _, v := range vals {
-		mean += v
-	}
-	mean /= float64(len(vals))
+	m := mean(vals)
 	ss := 0.0
 	for _, v := range vals {
-		ss += (v - mean) * (v - mean)
+		ss += (v - m) * (v - m)
 	}
 	return math.Sqrt(ss / float64(len(vals)-1))
 }

@@ -103,9 +103,22 @@ func TestWiden(t *testing.T) {
 		{"one pass", 0.001, [][]float64{{0.5}}, 0.001, ""},
 	} {
 		params := []results.FittedParam{{Name: "compute_efficiency", Value: 0.6, StdErr: c.se}}
-		widen(params, []int{0}, c.fits)
+		note := widen(params, []int{0}, c.fits)
+		if strings.Contains(note, "outside") {
+			t.Errorf("%s: a value among the passes' said to be outside them: %s", c.name, note)
+		}
 		if math.Abs(params[0].StdErr-c.want) > 1e-12 || params[0].StdErrFrom != c.source {
 			t.Errorf("%s: standard error %v from %q, want %v from %q", c.name, params[0].StdErr, params[0].StdErrFrom, c.want, c.source)
 		}
+	}
+}
+
+// TestWidenSaysAFitOutsideEveryPass: a pooled fit outside the range of
+// every repeat's own fit is named, with the repeats' mean.
+func TestWidenSaysAFitOutsideEveryPass(t *testing.T) {
+	params := []results.FittedParam{{Name: "memory_efficiency", Value: 0.923, StdErr: 0.23}}
+	note := widen(params, []int{0}, [][]float64{{0.7445}, {0.6018}, {0.6507}, {0.6598}})
+	if !strings.Contains(note, "outside every repeat's own fit: memory_efficiency 0.923 (the repeats' mean 0.664)") {
+		t.Errorf("note %q", note)
 	}
 }
