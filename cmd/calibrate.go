@@ -144,7 +144,7 @@ func (o *calibrateOptions) run(c *cobra.Command, args []string) error {
 		return err
 	}
 	out := c.OutOrStdout()
-	fmt.Fprintf(out, "replaying %d measured levels of %s in virtual time on %s (model %s)\n", len(opts.Measured.Levels), args[0], origin, opts.Target.Model)
+	report.Wrapf(out, 6, "replaying %d measured levels of %s in virtual time on %s (model %s)\n", len(opts.Measured.Levels), args[0], origin, opts.Target.Model)
 	ticker := report.NewCalibrateTicker(time.Now())
 	opts.Evaluated = ticker.Evaluated
 	stop := ticker.Show(c.ErrOrStderr())

@@ -13,7 +13,7 @@ import (
 // every level's figures measured, replayed from the start and fitted, and
 // the errors on the fitted and the held-out levels.
 func Calibration(w io.Writer, c *results.Calibration) error {
-	fmt.Fprintf(w, "calibrated %s against %s (%d replays of the training levels)\n\n", c.Origin, c.Measured, c.Evaluations)
+	Wrapf(w, 6, "calibrated %s against %s (%d replays of the training levels)\n\n", c.Origin, c.Measured, c.Evaluations)
 	var rows [][]string
 	for _, p := range c.Params {
 		rows = append(rows, []string{p.Name, sig(p.Start), sig(p.Value), paramConfidence(p, c.Interrupted)})
@@ -36,7 +36,7 @@ func Calibration(w io.Writer, c *results.Calibration) error {
 		return err
 	}
 	for _, s := range skipped {
-		fmt.Fprintln(w, s)
+		Wrap(w, 6, s+"\n")
 	}
 	fmt.Fprintln(w)
 	for _, g := range []struct {
@@ -46,11 +46,11 @@ func Calibration(w io.Writer, c *results.Calibration) error {
 		if g.e.Levels == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "%s (%d): mean absolute error %.1f%% from the start, %.1f%% fitted; worst %.1f%% (%s at %s)\n",
+		Wrapf(w, 6, "%s (%d): mean absolute error %.1f%% from the start, %.1f%% fitted; worst %.1f%% (%s at %s)\n",
 			g.name, g.e.Levels, g.e.StartPercent, g.e.FittedPercent, g.e.WorstPercent, g.e.WorstMetric, num(g.e.WorstLevelLoad, -1))
 	}
 	for _, n := range c.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		Wrapf(w, 6, "note: %s\n", n)
 	}
 	switch c.Verdict {
 	case results.FitGood:
@@ -58,7 +58,7 @@ func Calibration(w io.Writer, c *results.Calibration) error {
 	case results.FitPoor:
 		fmt.Fprintln(w, "verdict: a POOR fit, not to be planned on:")
 		for _, p := range c.Problems {
-			fmt.Fprintf(w, "  - %s\n", p)
+			Wrapf(w, 4, "  - %s\n", p)
 		}
 	}
 	return nil
