@@ -32,7 +32,7 @@ func (c Calibration) String() string {
 	if !c.OK {
 		return "calibration unavailable (" + c.Note + "); assuming one filler word per token"
 	}
-	return fmt.Sprintf("calibration: %d filler words = %d server tokens (%.3f words per token; a one-word message costs %d)",
+	return fmt.Sprintf("calibration: %d filler words = %d server tokens (%.3f a token; a one-word message: %d)",
 		c.Words, c.Tokens, c.WordsPerToken, c.Overhead)
 }
 

@@ -94,7 +94,7 @@ func (o *validateOptions) run(c *cobra.Command, _ []string) error {
 	cal := bench.Calibrate(client)
 	v.WordsPerToken = cal.WordsPerToken
 	v.Nonce = "[" + bench.Nonce(c.Context()) + "]"
-	fmt.Fprintf(out, "validating %s · model %s · one call of %d turns, %d-token system prompt\n%s\n",
+	report.Wrapf(out, 6, "validating %s · model %s · one call of %d turns, %d-token system prompt\n%s\n",
 		tgt.where(), tgt.Target.Model, v.Turns, v.SystemPromptTokens, cal)
 	res := live.CheckPrefixCache(c.Context(), client, v)
 	if err := report.Validation(out, res); err != nil {
