@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -99,17 +100,23 @@ func TestImageServeStreamsFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:9/big.png", nil)
-	w := &discard{h: http.Header{}}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	s.ServeHTTP(w, r)
-	runtime.ReadMemStats(&after)
 	info, _ := os.Stat(path)
-	if int64(w.n) != info.Size() {
-		t.Fatalf("served %d bytes of %d", w.n, info.Size())
+	// The least of three fetches: another goroutine's allocations may
+	// land in one; reading the file whole lands in every one.
+	least := uint64(math.MaxUint64)
+	for range 3 {
+		w := &discard{h: http.Header{}}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		s.ServeHTTP(w, r)
+		runtime.ReadMemStats(&after)
+		if int64(w.n) != info.Size() {
+			t.Fatalf("served %d bytes of %d", w.n, info.Size())
+		}
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
 	}
-	if got := after.TotalAlloc - before.TotalAlloc; got > 2<<20 {
-		t.Errorf("a fetch of a %d MiB file allocated %d KiB: read whole, not streamed", info.Size()>>20, got>>10)
+	if least > 2<<20 {
+		t.Errorf("a fetch of a %d MiB file allocated %d KiB: read whole, not streamed", info.Size()>>20, least>>10)
 	}
 	head := &discard{h: http.Header{}}
 	s.ServeHTTP(head, httptest.NewRequest(http.MethodHead, "http://127.0.0.1:9/big.png", nil))
@@ -121,7 +128,7 @@ func TestImageServeStreamsFiles(t *testing.T) {
 	g.WriteAt([]byte("root:x:0:0"), 8<<20)
 	g.Close()
 	os.Chtimes(path, info.ModTime(), info.ModTime())
-	w = &discard{h: http.Header{}}
+	w := &discard{h: http.Header{}}
 	func() {
 		defer func() {
 			if p := recover(); p != http.ErrAbortHandler {
