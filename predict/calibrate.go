@@ -84,6 +84,9 @@ type calibration struct {
 	levels []Replayed // per measured level; zero when skipped
 	train  []int
 	held   []int
+	// passes are a repeated sweep's repeats, each its own calibration:
+	// the residuals are then all of theirs (see buildPasses).
+	passes []*calibration
 }
 
 // Calibrate fits the target's cost-model tuning to a measured sweep by
@@ -115,6 +118,9 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*results.Calibration, *
 	for _, i := range c.held {
 		out.Levels[i].HeldOut = true
 	}
+	if c.buildPasses(usable); len(c.passes) > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("fitted to each of the %d repeats at once, each against its own schedule's replay", len(c.passes)))
+	}
 	if o.FitSlots {
 		if err := c.chooseSlots(out); err != nil {
 			return c.stopped(out, c.start), nil, err
@@ -129,7 +135,7 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*results.Calibration, *
 	}
 	out.Evaluations = evaluations
 	out.Params = c.confidence(best)
-	if note := widen(out.Params, c.free, c.passFits(usable)); note != "" {
+	if note := widen(out.Params, c.free, c.passFits()); note != "" {
 		out.Notes = append(out.Notes, note)
 	}
 	c.compare(out, best, usable)

@@ -59,6 +59,14 @@ func (c *calibration) replayAll(v []float64, levels []int) map[int]*results.Run 
 // residuals are the log errors of every measured figure of the levels
 // replayed with the tuning v, in a fixed order.
 func (c *calibration) residuals(v []float64, levels []int) []float64 {
+	if len(c.passes) > 0 {
+		var r []float64
+		for _, pc := range c.passes {
+			pc.slots = c.slots
+			r = append(r, pc.residuals(v, levels)...)
+		}
+		return r
+	}
 	runs := c.replayAll(v, levels)
 	var r []float64
 	for _, i := range levels {

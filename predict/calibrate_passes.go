@@ -9,13 +9,15 @@ import (
 	"github.com/kneebench/knee/results"
 )
 
-// Fitting each repeat alone. One sweep's levels share its host's state
+// Fitting a repeated sweep. One sweep's levels share its host's state
 // (and a client's per-request cost), so the curvature of one fit sees
 // none of what moves between sweeps: four live sweeps of a known tuning
 // fitted compute efficiency 1.1 to 2.5 standard errors from the truth.
-// A repeated sweep (--repeat) ran its passes at other times: each is
-// fitted alone, and the spread of those fits bounds the standard errors
-// from below.
+// A repeated sweep (--repeat) ran its passes at other times: the fit is
+// made to all of them at once, each against its own schedule's replay
+// (pooled figures against one schedule's replay put a parameter outside
+// every pass's own fit), and each is also fitted alone, the spread of
+// those fits bounding the standard errors from below.
 
 // passSweeps are the measured sweep's repeats as sweeps of their own:
 // each usable level's figures and schedule seed those of that repeat.
@@ -71,20 +73,31 @@ func passRun(pooled *results.Run, each results.RepeatFigures) *results.Run {
 	return &r
 }
 
+// buildPasses sets up the repeats of a repeated sweep as calibrations of
+// their own (each repeat's figures, replayed on its own schedule): the fit
+// is then made to every repeat at once, each against its own replay, not
+// pooled figures against one schedule's replay. It keeps none when the
+// sweep was not repeated or a repeat cannot be replayed level for level.
+func (c *calibration) buildPasses(usable []int) {
+	for _, sw := range c.passSweeps(usable) {
+		o := c.o
+		o.Measured, o.Evaluated = sw, nil
+		pc := &calibration{ctx: c.ctx, o: o, spec: c.spec, start: c.start, free: c.free, train: c.train, held: c.held}
+		if got := pc.replayLevels(&results.Calibration{}); !slices.Equal(got, usable) {
+			c.passes = nil
+			return
+		}
+		c.passes = append(c.passes, pc)
+	}
+}
+
 // passFits fits every repeat alone on the same training levels and
 // returns each pass's fitted tunables; nil when the sweep was not
 // repeated or the fits were stopped.
-func (c *calibration) passFits(usable []int) [][]float64 {
-	sweeps := c.passSweeps(usable)
+func (c *calibration) passFits() [][]float64 {
 	var fits [][]float64
-	for _, sw := range sweeps {
-		o := c.o
-		o.Measured, o.Evaluated = sw, nil
-		pc := &calibration{ctx: c.ctx, o: o, spec: c.spec, start: c.start, free: c.free, slots: c.slots}
-		if got := pc.replayLevels(&results.Calibration{}); !slices.Equal(got, usable) {
-			return nil
-		}
-		pc.train, pc.held = c.train, c.held
+	for _, pc := range c.passes {
+		pc.slots = c.slots
 		best, _, err := pc.search()
 		if err != nil || c.ctx.Err() != nil {
 			return nil

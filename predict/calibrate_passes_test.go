@@ -36,14 +36,13 @@ func repeatedSweep(passes []*results.Sweep, slow int, scale float64) *results.Sw
 }
 
 // TestCalibrateFitsEachRepeat (issue 57): a repeated sweep's repeats are
-// each fitted alone on their own schedule, and every parameter says what
-// each pass fitted; a pass 15%
-// slower than the others (the host, not the model) widens the standard
-// errors to the passes' spread, which the curvature of the one pooled fit
-// cannot see.
+// fitted at once, each against its own schedule's replay, and each alone;
+// every parameter says what each pass fitted and its standard error is
+// never under their spread over √n. A pass 15% slower than the others
+// (the host, not the model) widens the errors.
 func TestCalibrateFitsEachRepeat(t *testing.T) {
 	if testing.Short() {
-		t.Skip("four fits in virtual time (9 s)")
+		t.Skip("four fits in virtual time (11 s)")
 	}
 	target := presetTarget(t, "h100-80gb/llama-3.1-8b")
 	loads := []float64{1, 16}
@@ -69,21 +68,14 @@ func TestCalibrateFitsEachRepeat(t *testing.T) {
 		}
 	}
 	slow := fit(repeatedSweep(passes, 2, 1.15))
-	widened := 0
 	for i, p := range slow.Params {
 		spread := sampleSD(p.PassValues) / math.Sqrt(3)
 		if p.StdErr < spread*(1-1e-9) {
 			t.Errorf("%s: standard error %v under the passes' spread %v", p.Name, p.StdErr, spread)
 		}
-		if p.StdErrFrom == "repeats" {
-			widened++
-			if p.StdErr <= agree.Params[i].StdErr {
-				t.Errorf("%s: widened to %v, no wider than the agreeing passes' %v", p.Name, p.StdErr, agree.Params[i].StdErr)
-			}
+		if p.Name == "compute_efficiency" && p.StdErr <= agree.Params[i].StdErr {
+			t.Errorf("%s: a pass 15%% slower left the standard error at %v (agreeing passes: %v)", p.Name, p.StdErr, agree.Params[i].StdErr)
 		}
-	}
-	if widened == 0 {
-		t.Errorf("a pass 15%% slower widened no standard error: %+v", slow.Params)
 	}
 }
 
