@@ -119,7 +119,8 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (*results.Calibration, *
 		out.Levels[i].HeldOut = true
 	}
 	if c.buildPasses(usable); len(c.passes) > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("fitted to each of the %d repeats at once, each against its own schedule's replay", len(c.passes)))
+		out.Notes = append(out.Notes, fmt.Sprintf("fitted to each of the %d repeats at once, each against its own schedule's replay; "+
+			"a level's figures below are the repeats' means", len(c.passes)))
 	}
 	if o.FitSlots {
 		if err := c.chooseSlots(out); err != nil {
@@ -244,27 +245,49 @@ func (c *calibration) search() ([]float64, int, error) {
 }
 
 // compare replays every usable level with the start and the fit, for the
-// report.
+// report: each level against its own schedule, or, for a repeated sweep,
+// each repeat against its own, the figures then the repeats' means (as
+// the fit was made).
 func (c *calibration) compare(out *results.Calibration, best []float64, usable []int) {
-	startRuns := c.replayAll(c.start, usable)
-	fitRuns := c.replayAll(best, usable)
+	sources := []*calibration{c}
+	if len(c.passes) > 0 {
+		sources = c.passes
+	}
+	start, fit := make([]map[int]*results.Run, len(sources)), make([]map[int]*results.Run, len(sources))
+	for k, src := range sources {
+		src.slots = c.slots
+		start[k], fit[k] = src.replayAll(c.start, usable), src.replayAll(best, usable)
+	}
 	for _, i := range usable {
-		meas := c.o.Measured.Levels[i].Run
 		for _, m := range results.CalibrationMetrics {
-			want, ok := m.Value(meas)
-			if !ok || want <= 0 {
+			var mf results.MetricFit
+			n := 0
+			for k, src := range sources {
+				want, ok := m.Value(src.o.Measured.Levels[i].Run)
+				if !ok || want <= 0 {
+					continue
+				}
+				n++
+				mf.Measured += want
+				mf.Start += valueOf(m.Value, start[k][i])
+				mf.Fitted += valueOf(m.Value, fit[k][i])
+			}
+			if n == 0 {
 				continue
 			}
-			mf := results.MetricFit{Metric: m.Name, Measured: want}
-			if r := startRuns[i]; r != nil {
-				mf.Start, _ = m.Value(r)
-			}
-			if r := fitRuns[i]; r != nil {
-				mf.Fitted, _ = m.Value(r)
-			}
+			mf.Metric, mf.Measured, mf.Start, mf.Fitted = m.Name, mf.Measured/float64(n), mf.Start/float64(n), mf.Fitted/float64(n)
 			out.Levels[i].Metrics = append(out.Levels[i].Metrics, mf)
 		}
 	}
+}
+
+// valueOf is a replay's figure, 0 when the replay failed or has none.
+func valueOf(value func(*results.Run) (float64, bool), r *results.Run) float64 {
+	if r == nil {
+		return 0
+	}
+	v, _ := value(r)
+	return v
 }
 
 // stopped is the calibration as far as it went when it was stopped: the
