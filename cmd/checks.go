@@ -3,7 +3,6 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/kneebench/knee/results"
 	"github.com/spf13/cobra"
@@ -44,15 +43,5 @@ func readInputs(c *cobra.Command, paths []string) ([][]byte, error) {
 // replace an existing file: the file is then kept (a Ctrl-C 0.3 s in once
 // replaced yesterday's result with an empty one).
 func keepsOld(path string, res *results.Run) bool {
-	return res.Interrupted && res.Requests.OK+res.Requests.Failed == 0 && holdsResult(path)
-}
-
-// holdsResult says whether path is a file with something in it, which a
-// result of nothing must not replace.
-func holdsResult(path string) bool {
-	if results.IsStdout(path) {
-		return false
-	}
-	info, err := os.Stat(path)
-	return err == nil && info.Mode().IsRegular() && info.Size() > 0
+	return res.Interrupted && res.Requests.OK+res.Requests.Failed == 0 && results.HoldsResult(path)
 }

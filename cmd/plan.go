@@ -343,7 +343,7 @@ func (o *planOptions) run(c *cobra.Command, _ []string) error {
 	if err := report.Plan(out, p); err != nil {
 		return err
 	}
-	if p.Interrupted && p.Predictions == 0 && holdsResult(files.JSON) {
+	if p.Interrupted && p.Predictions == 0 && results.HoldsResult(files.JSON) {
 		fmt.Fprintf(out, "kept %s: the plan was stopped before it predicted anything\n", files.JSON)
 		return nil
 	}

@@ -85,8 +85,20 @@ type calibration struct {
 	train  []int
 	held   []int
 	// passes are a repeated sweep's repeats, each its own calibration:
-	// the residuals are then all of theirs (see buildPasses).
-	passes []*calibration
+	// the residuals are then all of theirs (see buildPasses). A pass's
+	// figures are its repeat's, by level and metric name.
+	passes  []*calibration
+	figures map[int]map[string]float64
+}
+
+// want is level i's measured figure of the metric called name: the
+// repeat's own for a pass, else read by value from the level's run.
+func (c *calibration) want(i int, name string, value func(*results.Run) (float64, bool)) (float64, bool) {
+	if c.figures != nil {
+		v, ok := c.figures[i][name]
+		return v, ok
+	}
+	return value(c.o.Measured.Levels[i].Run)
 }
 
 // Calibrate fits the target's cost-model tuning to a measured sweep by
@@ -263,7 +275,7 @@ func (c *calibration) compare(out *results.Calibration, best []float64, usable [
 			var mf results.MetricFit
 			n := 0
 			for k, src := range sources {
-				want, ok := m.Value(src.o.Measured.Levels[i].Run)
+				want, ok := src.want(i, m.Name, m.Value)
 				if !ok || want <= 0 {
 					continue
 				}

@@ -70,9 +70,8 @@ func (c *calibration) residuals(v []float64, levels []int) []float64 {
 	runs := c.replayAll(v, levels)
 	var r []float64
 	for _, i := range levels {
-		meas := c.o.Measured.Levels[i].Run
 		for _, m := range results.CalibrationMetrics {
-			want, ok := m.Value(meas)
+			want, ok := c.want(i, m.Name, m.Value)
 			if !ok || want <= 0 {
 				continue
 			}

@@ -19,58 +19,39 @@ import (
 // every pass's own fit), and each is also fitted alone, the spread of
 // those fits bounding the standard errors from below.
 
-// passSweeps are the measured sweep's repeats as sweeps of their own:
-// each usable level's figures and schedule seed those of that repeat.
-// None when a usable level was not repeated, or repeated fewer than
-// twice whole.
-func (c *calibration) passSweeps(usable []int) []*results.Sweep {
+// passSweeps are the measured sweep's repeats as sweeps of their own,
+// each usable level's run on that repeat's schedule seed, with each
+// repeat's figures by level (its CalibrationMetrics). None when a usable
+// level was not repeated, or repeated fewer than twice whole.
+func (c *calibration) passSweeps(usable []int) ([]*results.Sweep, []map[int]map[string]float64) {
 	n := math.MaxInt
 	for _, i := range usable {
 		rp := c.o.Measured.Levels[i].Run.Repeats
 		if rp == nil {
-			return nil
+			return nil, nil
 		}
 		n = min(n, len(rp.Each))
 	}
 	if n < 2 {
-		return nil
+		return nil, nil
 	}
-	out := make([]*results.Sweep, n)
+	sweeps, figures := make([]*results.Sweep, n), make([]map[int]map[string]float64, n)
 	for r := range n {
 		sw := *c.o.Measured
 		sw.Levels = slices.Clone(sw.Levels)
+		figures[r] = map[int]map[string]float64{}
 		for _, i := range usable {
 			each := sw.Levels[i].Run.Repeats.Each[r]
 			if each.Interrupted || len(each.Calibration) == 0 {
-				return nil
+				return nil, nil
 			}
-			sw.Levels[i].Run = passRun(sw.Levels[i].Run, each)
+			run := *sw.Levels[i].Run
+			run.Repeats, run.Config.Seed = nil, each.Seed
+			sw.Levels[i].Run, figures[r][i] = &run, each.Calibration
 		}
-		out[r] = &sw
+		sweeps[r] = &sw
 	}
-	return out
-}
-
-// passRun is a pooled level as its repeat measured it: the repeat's seed
-// and its calibration figures, the rest the pooled run's.
-func passRun(pooled *results.Run, each results.RepeatFigures) *results.Run {
-	r := *pooled
-	r.Repeats = nil
-	r.Config.Seed = each.Seed
-	f := each.Calibration
-	set := func(s *results.Summary, p50, p90 string) {
-		s.P50, s.P90 = f[p50], f[p90]
-		if s.P50 <= 0 || s.P90 <= 0 {
-			s.Count = 0
-		}
-	}
-	set(&r.Stats.TTFT, "ttft_p50_ms", "ttft_p90_ms")
-	set(&r.Stats.ITL, "itl_p50_ms", "itl_p90_ms")
-	if r.Stats.TPOT.Mean = f["tpot_mean_ms"]; r.Stats.TPOT.Mean <= 0 {
-		r.Stats.TPOT.Count = 0
-	}
-	r.Throughput.OutputTokensPerS = f["output_tokens_per_s"]
-	return &r
+	return sweeps, figures
 }
 
 // buildPasses sets up the repeats of a repeated sweep as calibrations of
@@ -79,10 +60,11 @@ func passRun(pooled *results.Run, each results.RepeatFigures) *results.Run {
 // pooled figures against one schedule's replay. It keeps none when the
 // sweep was not repeated or a repeat cannot be replayed level for level.
 func (c *calibration) buildPasses(usable []int) {
-	for _, sw := range c.passSweeps(usable) {
+	sweeps, figures := c.passSweeps(usable)
+	for r, sw := range sweeps {
 		o := c.o
 		o.Measured, o.Evaluated = sw, nil
-		pc := &calibration{ctx: c.ctx, o: o, spec: c.spec, start: c.start, free: c.free, train: c.train, held: c.held}
+		pc := &calibration{ctx: c.ctx, o: o, spec: c.spec, start: c.start, free: c.free, train: c.train, held: c.held, figures: figures[r]}
 		if got := pc.replayLevels(&results.Calibration{}); !slices.Equal(got, usable) {
 			c.passes = nil
 			return

@@ -80,11 +80,7 @@ func (f SweepFiles) Write(s *results.Sweep) (written []string, warning string, e
 // sweep stopped before it measured a request: the old files are kept (a
 // Ctrl-C at once replaced the last sweep of that label with an empty one).
 func (f SweepFiles) keepsOld(s *results.Sweep) bool {
-	if !s.MeasuredNothing() || results.IsStdout(f.JSON) {
-		return false
-	}
-	info, err := os.Stat(f.JSON)
-	return err == nil && info.Mode().IsRegular() && info.Size() > 0
+	return s.MeasuredNothing() && results.HoldsResult(f.JSON)
 }
 
 // Listed says a list of files in words: "a", "a and b", "a, b and c".

@@ -338,6 +338,17 @@ type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
 
+// HoldsResult says whether path is a file with something in it: what a
+// result of nothing (a run or sweep stopped before it measured a request)
+// must not replace.
+func HoldsResult(path string) bool {
+	if IsStdout(path) {
+		return false
+	}
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular() && info.Size() > 0
+}
+
 // IsStdout says whether path writes to standard output: "-", or a name
 // of the descriptor standard output is.
 func IsStdout(path string) bool {

@@ -93,23 +93,18 @@ func (im *Images) Name(n int) string {
 	return fmt.Sprintf("synthetic/%016x/%d.%s", im.Seed, n, im.Format)
 }
 
-// Encoded is image n encoded, and its MIME type: kept, under URLBase, for
-// the image server to write to every fetch without a copy of its own.
+// Encoded is image n encoded, and its MIME type: kept for the image
+// server to write to every fetch without a copy of its own. Only under
+// URLBase (inline, the cache holds data URLs).
 func (im *Images) Encoded(n int) (string, string) {
 	if im.Pool > 0 {
 		n %= im.Pool
 	}
-	mime := "image/" + im.Format
-	encode := func() string {
+	return im.cached(n, func() string {
 		var b strings.Builder
 		im.encode(&b, n)
 		return b.String()
-	}
-	if im.URLBase == "" {
-		// The cache holds what is sent: here, data URLs.
-		return encode(), mime
-	}
-	return im.cached(n, encode), mime
+	}), "image/" + im.Format
 }
 
 // cached is image n as make makes it, kept while the cache has room. It
