@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 
@@ -95,10 +94,7 @@ func sliceClientLine(ss []results.Slice) string {
 	var bad []string
 	for _, s := range ss {
 		if c := s.Client; c != nil && c.Verdict != results.VerdictHealthy {
-			// A window's last slice ends where the window did, not on a
-			// tenth of a second: said to one.
-			at := func(v float64) string { return num(math.Round(v*10)/10, -1) }
-			bad = append(bad, fmt.Sprintf("%s–%s s %s", at(s.StartS), at(s.EndS), c.Verdict))
+			bad = append(bad, s.Span()+" "+c.Verdict)
 		}
 	}
 	if len(bad) == 0 {

@@ -109,3 +109,16 @@ func TestForgedSliceCounts(t *testing.T) {
 		t.Errorf("a slice of -3 failed merged: %v", err)
 	}
 }
+
+// TestSliceSpan: a slice is named to a tenth of a second, the window's
+// cut last slice too ("0–0.850430601 s" read as a measurement).
+func TestSliceSpan(t *testing.T) {
+	for _, c := range []struct {
+		from, to float64
+		want     string
+	}{{0, 10, "0–10 s"}, {10, 11.658971591, "10–11.7 s"}, {0, 0.850430601, "0–0.9 s"}, {2.5, 3, "2.5–3 s"}} {
+		if got := (Slice{StartS: c.from, EndS: c.to}).Span(); got != c.want {
+			t.Errorf("%v–%v: %q, want %q", c.from, c.to, got, c.want)
+		}
+	}
+}

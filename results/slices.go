@@ -1,5 +1,10 @@
 package results
 
+import (
+	"math"
+	"strconv"
+)
+
 // Slice is one stretch of a level's window (--slice): what arrived in
 // it, what finished in it, and the latencies of the requests that arrived
 // in it, so a level that drifts through its window shows where.
@@ -62,4 +67,12 @@ type SliceDist struct {
 	P50   float64 `json:"p50"`
 	P95   float64 `json:"p95"`
 	P99   float64 `json:"p99"`
+}
+
+// Span names the slice by its stretch of the window, to a tenth of a
+// second ("10–20 s"): a window's last slice ends where the window did,
+// not on a tenth, and a reader needs no more.
+func (s Slice) Span() string {
+	at := func(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
+	return at(s.StartS) + "–" + at(s.EndS) + " s"
 }

@@ -420,7 +420,7 @@ func sliceHealth(res *results.Run, mon *health.Monitor, start time.Time, windowS
 		sl.Client = &results.SliceClient{Verdict: verdict, Reasons: reasons, TimerLagMaxMs: float64(sp.MaxLag) / 1e6,
 			LateWakeups: sp.OverNoisy, CPUPercent: 100 * sp.CPUShare}
 		if verdict == health.ClientLimited || verdict == health.HostStarved {
-			limited = append(limited, fmt.Sprintf("%g–%g s (%s: %s)", sl.StartS, sl.EndS, verdict, strings.Join(reasons, "; ")))
+			limited = append(limited, fmt.Sprintf("%s (%s: %s)", sl.Span(), verdict, strings.Join(reasons, "; ")))
 		}
 	}
 	if len(limited) > 0 && res.Health.Healthy() {
