@@ -277,7 +277,9 @@ func testShardedSweepMerges(t *testing.T) {
 			t.Fatalf("level %g: %+v (error %q), want both shards' 40 requests", l.Load, l.Run, l.Error)
 		}
 		for _, w := range l.Run.Warnings {
-			if strings.Contains(w, "late") || strings.Contains(w, "apart") {
+			// The merge's own warnings of shards out of step; a slice the
+			// host starved ("wake-ups … late") is the host's, not theirs.
+			if strings.Contains(w, "went out late") || strings.Contains(w, "apart") {
 				t.Errorf("level %g: %s", l.Load, w)
 			}
 		}
