@@ -12,17 +12,17 @@ import (
 	"github.com/kneebench/knee/workload"
 )
 
-// pdLevel predicts 1,000-token prompts at rate on a 1P1D llama-3.1-8b on
-// H100s whose KV link runs at gbps, arrivals as bursty as burstiness
-// (1: Poisson; 1,000: all but evenly spaced).
-func pdLevel(t *testing.T, gbps, rate, burstiness float64) *results.Run {
+// pdLevel predicts 1,000-token prompts at rate on a 1PnD llama-3.1-8b on
+// H100s whose decode replicas' KV links run at gbps, arrivals as bursty
+// as burstiness (1: Poisson; 1,000: all but evenly spaced).
+func pdLevel(t *testing.T, decode int, gbps, rate, burstiness float64) *results.Run {
 	t.Helper()
 	target := presetTarget(t, "h100-80gb/llama-3.1-8b")
 	c, _, err := target.Config()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := sched.DisaggConfig{Prefill: c, Decode: c, PrefillReplicas: 1, DecodeReplicas: 1, LinkGbps: gbps}
+	cfg := sched.DisaggConfig{Prefill: c, Decode: c, PrefillReplicas: 1, DecodeReplicas: decode, LinkGbps: gbps}
 	r, err := (&Virtual{Target: target, Disagg: &cfg}).Run(context.Background(), requestsLevel(
 		workload.Synthetic{Tokens: 1000, MaxTokens: 64, Seed: 4}, driver.Load{Rate: rate, Burstiness: burstiness, Duration: 2 * time.Minute, Seed: 4, DrainTimeout: time.Minute}))
 	if err != nil {
@@ -42,7 +42,7 @@ func pdLevel(t *testing.T, gbps, rate, burstiness float64) *results.Run {
 // they share, and take longer (a processor-sharing queue: about the
 // transfer over one less the link's load, on average).
 func TestDisaggTransferTermPredicted(t *testing.T) {
-	slow, fast := pdLevel(t, 1, 0.5, 1000), pdLevel(t, 100, 0.5, 1000)
+	slow, fast := pdLevel(t, 1, 1, 0.5, 1000), pdLevel(t, 1, 100, 0.5, 1000)
 	prompt := slow.Tokens.Input.P50
 	want := prompt * 128 * 1024 * 8 / 1e9 * 1000
 	t.Logf("prompts of %.1f tokens: transfer p50 %.1f ms at 1 Gb/s (formula %.1f), %.2f ms at 100 Gb/s; TTFT p50 %.0f and %.0f ms",
@@ -65,10 +65,25 @@ func TestDisaggTransferTermPredicted(t *testing.T) {
 			t.Errorf("the phases' means add to %.1f ms, the TTFT mean is %.1f", sum, r.Stats.TTFT.Mean)
 		}
 	}
-	poisson := pdLevel(t, 1, 0.5, 1)
+	poisson := pdLevel(t, 1, 1, 0.5, 1)
 	load := 0.5 * want / 1000
 	t.Logf("Poisson at 0.5/s: link %.0f%% loaded, transfer mean %.0f ms (processor sharing: %.0f)", 100*load, poisson.Phases.Transfer.Mean, want/(1-load))
 	if poisson.Phases.Transfer.Mean < 1.2*want {
 		t.Errorf("Poisson arrivals' transfers took %.0f ms on average, hardly more than one alone (%.0f): the link is not shared", poisson.Phases.Transfer.Mean, want)
+	}
+}
+
+// The issue's own check, 1,000-token prompts at 1/s, holds where the link
+// is not overloaded: one 1 Gb/s link would carry 1.05 Gb/s of KV and queue
+// without end, so the prompts go round-robin to two decode replicas, each
+// with its own link (half loaded, evenly spaced: no transfer overlaps).
+func TestDisaggOneGbpsCostsASecondAtOnePerSecond(t *testing.T) {
+	slow, fast := pdLevel(t, 2, 1, 1, 1000), pdLevel(t, 2, 100, 1, 1000)
+	want := slow.Tokens.Input.P50 * 128 * 1024 * 8 / 1e9 * 1000 * 0.99
+	d := slow.Stats.TTFT.Mean - fast.Stats.TTFT.Mean
+	t.Logf("1P2D at 1/s: TTFT mean %.0f ms at 1 Gb/s, %.1f ms at 100 Gb/s: %.0f ms apart (formula %.0f)",
+		slow.Stats.TTFT.Mean, fast.Stats.TTFT.Mean, d, want)
+	if math.Abs(d-want) > 0.25*want {
+		t.Errorf("TTFT mean at 1 Gb/s minus at 100 Gb/s %.0f ms, want %.0f ± 25%%", d, want)
 	}
 }
