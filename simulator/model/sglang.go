@@ -19,7 +19,7 @@ import "github.com/kneebench/knee/simulator/sched"
 // vLLM's preemption by recomputation where SGLang retracts on its
 // new-token-ratio estimate.
 func SGLangRules(cfg *sched.Config, hbmGiB float64, contextLen int) {
-	cfg.PrefillFirst, cfg.Rules = true, SchedulesSGLang
+	cfg.PrefillFirst, cfg.ReserveDecodes, cfg.Rules = true, true, SchedulesSGLang
 	switch {
 	case hbmGiB < 35:
 		cfg.MaxNumBatchedTokens = 2048

@@ -60,6 +60,10 @@ type Config struct {
 	// reserved, so a running request never needs a block that is not
 	// there and none is preempted (TensorRT-LLM's GUARANTEED_NO_EVICT).
 	ReserveOutput bool
+	// ReserveDecodes keeps KV room for the running requests' answers when
+	// prompts are added, as SGLang's scheduler does (sglang_reserve.go): a
+	// chunk that would eat into it waits, and the step decodes instead.
+	ReserveDecodes bool
 	// Rules names whose scheduling rules these are, for what a
 	// prediction says of them ("" for vLLM V1's).
 	Rules string

@@ -129,6 +129,8 @@ type Core struct {
 	jitter *jitter
 	// win is the multi-step window under way (Config.SchedulerSteps).
 	win window
+	// newTokenRatio scales the answers' reserve (Config.ReserveDecodes).
+	newTokenRatio float64
 	// Totals since start.
 	Preemptions   int64
 	PrefixQueries int64
@@ -137,7 +139,8 @@ type Core struct {
 
 // New returns a core for cfg.
 func New(cfg Config) *Core {
-	return &Core{cfg: cfg, pool: newBlockPool(cfg.NumBlocks), byID: map[int64]*Seq{}, jitter: newJitter(cfg.StepTimeCV, 0, 0)}
+	return &Core{cfg: cfg, pool: newBlockPool(cfg.NumBlocks), byID: map[int64]*Seq{}, jitter: newJitter(cfg.StepTimeCV, 0, 0),
+		newTokenRatio: initNewTokenRatio}
 }
 
 // Config returns the core's configuration.

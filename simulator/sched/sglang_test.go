@@ -122,3 +122,58 @@ func TestResetPrefixCache(t *testing.T) {
 		t.Errorf("after the reset request 3 hit %d tokens, want 0", st.Admitted[0].CachedTokens)
 	}
 }
+
+// TestReserveDecodesEndsALongPromptBurst: twenty 1,000-token prompts at
+// once on a cache of 200 blocks (3,200 tokens: three prompts, 11 blocks
+// over) with chunks of 128. Without SGLang's reserve for the running
+// answers (ReserveDecodes), a fourth prompt's first chunk takes 8 of the
+// 11 blocks, its second cannot grow and preempts it, it is admitted again,
+// and as a prompt is always pending no step decodes: no answer ever ends.
+// With it, the fourth prompt waits, the three decode, and all twenty end.
+func TestReserveDecodesEndsALongPromptBurst(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		reserve bool
+		wantAll bool
+	}{
+		{"without the reserve", false, false},
+		{"with it", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := baseConfig(200, 128, 64)
+			cfg.PrefillFirst, cfg.ReserveDecodes = true, tc.reserve
+			c := New(cfg)
+			for i := range 20 {
+				c.Add(plain(int64(i), 0, 1000, 40))
+			}
+			done, now := 0, 0.0
+			for range 5000 {
+				st := c.Step(now)
+				if st == nil {
+					break
+				}
+				done += len(st.Finished)
+				now = st.End
+			}
+			if got := done == 20; got != tc.wantAll {
+				t.Errorf("%d of 20 requests ended in 5,000 steps", done)
+			}
+		})
+	}
+}
+
+// TestNewTokenRatio: the ratio falls by (0.7 − 0.14)/600 a decode batch to
+// 0.14, and a retraction sets it to the running requests' decoded share
+// plus 20 steps each.
+func TestNewTokenRatio(t *testing.T) {
+	cfg := baseConfig(1000, 1000, 8)
+	cfg.ReserveDecodes = true
+	c := New(cfg)
+	for range 1000 {
+		c.updateNewTokenRatio(&Step{DecodeTokens: 1})
+	}
+	near(t, "ratio after 1,000 decode batches", c.newTokenRatio, minNewTokenRatio, 1e-9)
+	c.running = []*Seq{{Request: plain(1, 0, 10, 100), generated: 30}, {Request: plain(2, 0, 10, 100), generated: 10}}
+	c.updateNewTokenRatio(&Step{Preempted: []*Seq{{}}})
+	near(t, "ratio after a retraction", c.newTokenRatio, (40+2*20)/200.0, 1e-9)
+}

@@ -56,6 +56,9 @@ func (c *Core) scheduleRunning(budget int, skipDecodes bool) int {
 	for i := 0; i < len(c.running) && budget > 0; i++ {
 		s := c.running[i]
 		n := min(c.capped(s.total()-s.computed), budget)
+		if c.cfg.ReserveDecodes && !s.decoding() {
+			n = c.chunkRoom(s, n)
+		}
 		if n <= 0 || skipDecodes && s.decoding() {
 			s.scheduledTokens = 0
 			continue
@@ -144,8 +147,11 @@ func (c *Core) admitWaiting(now float64, budget int) {
 			break
 		}
 		c.take(s, hit, hashes, from, n)
-		if ahead >= 0 {
+		switch {
+		case ahead >= 0 && c.cfg.ReserveOutput:
 			ahead += max(c.BlocksFor(s.PromptLen+s.OutputLen)-len(s.blocks), 0)
+		case ahead >= 0 && from+n >= s.total():
+			ahead += c.answerReserve(s)
 		}
 		if k == 0 {
 			c.waiting.popFront()
@@ -177,12 +183,21 @@ func (c *Core) admissible(s *Seq, hit []int32, from, n, watermark int, ahead *in
 	if c.anyScheduled() {
 		reserve = watermark
 	}
-	if c.cfg.ReserveOutput {
+	switch {
+	case c.cfg.ReserveOutput:
 		if *ahead < 0 {
 			*ahead = c.reservedAhead()
 		}
 		reserve += *ahead
 		upTo = s.PromptLen + s.OutputLen
+	case c.cfg.ReserveDecodes:
+		if *ahead < 0 {
+			*ahead = c.decodeReserve()
+		}
+		reserve += *ahead
+		if from+n >= s.total() {
+			reserve += c.answerReserve(s)
+		}
 	}
 	if !c.canAdmit(hit, upTo, reserve) {
 		return StopKVFull
@@ -239,6 +254,7 @@ func (c *Core) finishStep(now float64) *Step {
 	st.Duration, st.Compute, st.Memory, st.Comm = cost.Duration*c.jitter.scale(), cost.Compute, cost.Memory, cost.Comm
 	st.End = now + st.Duration
 	c.complete(st)
+	c.updateNewTokenRatio(st)
 	st.Running, st.Waiting = len(c.running), c.waiting.len()
 	st.KVUsage = c.KVUsage()
 	if st.WindowEnd {
