@@ -78,6 +78,9 @@ var models = []Model{
 	// 36 layers, hidden 4,096, 32 heads, 8 KV heads of 128; 8.19 B.
 	{Name: "qwen3-8b", ParamsBillions: 8.19, Layers: 36, HiddenSize: 4096, AttentionHeads: 32, KVHeads: 8, HeadDim: 128,
 		TensorParallel: 1, ContextLength: 40960, Source: "Qwen/Qwen3-8B config"},
+	// 40 layers, hidden 5,120, 40 heads, 8 KV heads of 128; 14.8 B.
+	{Name: "qwen3-14b", ParamsBillions: 14.8, Layers: 40, HiddenSize: 5120, AttentionHeads: 40, KVHeads: 8, HeadDim: 128,
+		TensorParallel: 1, ContextLength: 40960, Source: "Qwen/Qwen3-14B config"},
 	// 64 layers, hidden 5,120, 64 heads, 8 KV heads of 128; 32.8 B.
 	{Name: "qwen3-32b", ParamsBillions: 32.8, Layers: 64, HiddenSize: 5120, AttentionHeads: 64, KVHeads: 8, HeadDim: 128,
 		TensorParallel: 2, ContextLength: 40960, Source: "Qwen/Qwen3-32B config"},
