@@ -322,6 +322,7 @@ func modelShape(m *ModelSpec) sched.ModelShape {
 		shape.GlobalKVBytesPerToken = kv.BytesPerToken
 	} else {
 		elem, _ := kvElementBytes(kv)
+		shape.EightBitAttention = eight && elem <= 1
 		perLayer := 2 * float64(kv.KVHeads*kv.HeadDim) * elem
 		if kv.SlidingWindow > 0 {
 			shape.GlobalKVBytesPerToken = perLayer * float64(kv.GlobalLayers)

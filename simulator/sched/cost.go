@@ -32,8 +32,12 @@ type ModelShape struct {
 	Experts              int
 	ExpertsPerToken      int
 	// EightBitCompute marks fp8 weights and activations (W8A8): matrix
-	// products run at PeakTFLOPS8.
-	EightBitCompute bool
+	// products run at PeakTFLOPS8. EightBitAttention marks attention run
+	// on 8-bit operands too (an fp8 KV cache read by fp8 kernels, as
+	// TensorRT-LLM's fp8 context FMHA); otherwise attention runs at the
+	// 16-bit peak whatever the weights.
+	EightBitCompute   bool
+	EightBitAttention bool
 
 	Layers         int
 	AttentionHeads int
@@ -82,7 +86,10 @@ type Costs struct {
 	Experts      int
 	PerToken     int
 	FLOPS        float64 // peak of the compute dtype, all GPUs
-	Bandwidth    float64 // bytes/s, all GPUs
+	// AttnFLOPS is attention's peak, all GPUs: the 16-bit one unless
+	// ModelShape.EightBitAttention.
+	AttnFLOPS float64
+	Bandwidth float64 // bytes/s, all GPUs
 	Tuning
 	// Attention FLOPs per query token per context token, for the layers
 	// that see every token and for the sliding-window ones.
@@ -127,11 +134,15 @@ func NewCosts(hw Hardware, m ModelShape, t Tuning) Costs {
 		Experts:      m.Experts,
 		PerToken:     m.ExpertsPerToken,
 		FLOPS:        peak * 1e12 * float64(tp),
+		AttnFLOPS:    hw.PeakTFLOPS * 1e12 * float64(tp),
 		Bandwidth:    hw.BandwidthGBps * 1e9 * float64(tp),
 		Tuning:       t,
 		GlobalKV:     m.GlobalKVBytesPerToken,
 		LocalKV:      m.LocalKVBytesPerToken,
 		Window:       m.Window,
+	}
+	if m.EightBitAttention && m.EightBitCompute {
+		c.AttnFLOPS = c.FLOPS
 	}
 	perPair := 4 * float64(m.AttentionHeads*m.HeadDim) // QKᵀ and AV, 2 FLOPs per multiply-add
 	global := m.Layers
@@ -236,7 +247,8 @@ type StepCost struct {
 // wait for the layer before them, and the overheads.
 func (c *Costs) StepTime(l Load) StepCost {
 	var s StepCost
-	s.Compute = (2*c.ActiveParams*float64(l.Tokens) + l.AttnFLOPs + l.EncoderFLOPs + l.AdapterFLOPs) / (c.FLOPS * c.ComputeEff)
+	s.Compute = (2*c.ActiveParams*float64(l.Tokens)+l.EncoderFLOPs+l.AdapterFLOPs)/(c.FLOPS*c.ComputeEff) +
+		l.AttnFLOPs/(c.attnFLOPS()*c.ComputeEff)
 	weights := c.DenseBytes
 	if c.Experts > 0 {
 		weights += c.ExpertBytes * c.TouchedExperts(l.Tokens) / float64(c.Experts)
@@ -283,4 +295,13 @@ func (c *Costs) windowBlocks(n, blockSize int) int {
 		local = c.Window
 	}
 	return int(math.Ceil(c.LocalKV * float64(local) / (c.GlobalKV * float64(blockSize))))
+}
+
+// attnFLOPS is attention's peak; costs built before it was set (a zero)
+// take the matrix products'.
+func (c *Costs) attnFLOPS() float64 {
+	if c.AttnFLOPS > 0 {
+		return c.AttnFLOPS
+	}
+	return c.FLOPS
 }

@@ -46,6 +46,27 @@ func TestEightBitPeak(t *testing.T) {
 	}
 }
 
+// TestAttentionPeak: attention runs at the 16-bit peak beside fp8 weights
+// and a bf16 KV cache (vLLM's W8A8: its attention kernels read bf16), and
+// at the fp8 peak only when the KV cache is fp8 too: 1e15 attention
+// FLOPs take 1e15 / 989e12 s, or 1e15 / 1,979e12 s.
+func TestAttentionPeak(t *testing.T) {
+	hw := Hardware{HBMGiB: 80, BandwidthGBps: 3350, PeakTFLOPS: 989, PeakTFLOPS8: 1979}
+	for _, tc := range []struct {
+		name        string
+		eight, attn bool
+		want        float64
+	}{
+		{"bf16 weights", false, false, 1e15 / 989e12},
+		{"fp8 weights, bf16 KV", true, false, 1e15 / 989e12},
+		{"fp8 weights, fp8 KV", true, true, 1e15 / 1979e12},
+	} {
+		m := ModelShape{ParamsBillions: 8, BytesPerParameter: 1, EightBitCompute: tc.eight, EightBitAttention: tc.attn, TensorParallel: 1}
+		c := NewCosts(hw, m, Tuning{ComputeEff: 1, MemoryEff: 1})
+		near(t, tc.name, c.StepTime(Load{AttnFLOPs: 1e15}).Compute, tc.want, 1e-12)
+	}
+}
+
 func TestMixtureOfExperts(t *testing.T) {
 	// Mixtral 8×7B: 46.7 B parameters, 45.1 B of them in 8 experts, top-2.
 	// Active: 1.6 + 45.1 × 2/8 = 12.875 B.
