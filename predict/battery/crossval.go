@@ -51,26 +51,31 @@ func Loss(results []Result) float64 {
 
 // FitFamily fits the family's tuning to the cells (all of that family),
 // from the shipped tuning, in at most maxEval evaluations of them all.
-func FitFamily(cells []*Cell, shipped sched.Tuning, maxEval, workers int) (sched.Tuning, float64, error) {
-	params := slices.Clone(fitParams)
+// Only the first free of fitParams move (4: all; 2: the efficiencies,
+// the overheads kept as shipped).
+func FitFamily(cells []*Cell, shipped sched.Tuning, free, maxEval, workers int) (sched.Tuning, float64, error) {
 	start := []float64{shipped.ComputeEff, shipped.MemoryEff, shipped.StepOverhead * 1000, shipped.SeqOverhead * 1000}
+	params := slices.Clone(fitParams[:free])
 	for i := range params {
 		params[i].Start = start[i]
 	}
+	at := func(x []float64) sched.Tuning {
+		return tuningOf(append(slices.Clone(x), start[len(x):]...))
+	}
 	family := familyOf(cells[0])
 	fit, err := predict.Fit(params, maxEval, func(x []float64) float64 {
-		return Loss(Evaluate(cells, Tuning{family: tuningOf(x)}, workers))
+		return Loss(Evaluate(cells, Tuning{family: at(x)}, workers))
 	})
 	if err != nil {
 		return shipped, 0, err
 	}
-	return tuningOf(fit.X), fit.Loss, nil
+	return at(fit.X), fit.Loss, nil
 }
 
 // CrossValidate leaves each source out in turn: the other sources' cells
 // fit each family's tuning, which then predicts the left-out cells. Every
 // cell is predicted once, by the fold that never saw its source.
-func CrossValidate(cells []*Cell, maxEval, workers int) ([]Fold, error) {
+func CrossValidate(cells []*Cell, free, maxEval, workers int) ([]Fold, error) {
 	var folds []Fold
 	for _, src := range sources(cells) {
 		fold := Fold{Source: src, Tuning: Tuning{}}
@@ -87,7 +92,7 @@ func CrossValidate(cells []*Cell, maxEval, workers int) ([]Fold, error) {
 			if !needed(test, family) {
 				continue
 			}
-			t, _, err := FitFamily(fc, shippedTuning(fc[0]), maxEval, workers)
+			t, _, err := FitFamily(fc, shippedTuning(fc[0]), free, maxEval, workers)
 			if err != nil {
 				return nil, err
 			}

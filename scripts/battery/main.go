@@ -14,9 +14,11 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/kneebench/knee/predict/battery"
@@ -24,8 +26,10 @@ import (
 
 func main() {
 	cv := flag.Bool("cv", false, "also cross-validate, leaving one source out at a time")
-	evals := flag.Int("evals", 120, "with -cv: the most evaluations of a family's fit")
+	evals := flag.Int("evals", 60, "with -cv: the most evaluations of a family's fit")
+	free := flag.Int("free", 4, "with -cv: the parameters fitted, in order compute and memory efficiency, step and per-sequence overhead (2: the efficiencies alone)")
 	path := flag.String("cells", "predict/battery/testdata/cells.csv", "the battery's cells")
+	md := flag.Bool("md", false, "print the shipped tuning's cells as a markdown table")
 	flag.Parse()
 	f, err := os.Open(*path)
 	if err != nil {
@@ -38,13 +42,18 @@ func main() {
 	}
 	workers := runtime.GOMAXPROCS(0)
 	shipped := battery.Evaluate(cells, nil, workers)
+	if *md {
+		markdown(shipped)
+		return
+	}
 	fmt.Println("## shipped tuning")
 	table(shipped)
+	bySource(shipped)
 	medians("shipped", shipped)
 	if !*cv {
 		return
 	}
-	folds, err := battery.CrossValidate(cells, *evals, workers)
+	folds, err := battery.CrossValidate(cells, *free, *evals, workers)
 	if err != nil {
 		fail(err)
 	}
@@ -56,10 +65,10 @@ func main() {
 				fam, t.ComputeEff, t.MemoryEff, t.StepOverhead*1000, t.SeqOverhead*1000)
 		}
 		table(fold.Results)
-		medians(fold.Source, fold.Results)
 		all = append(all, fold.Results...)
 	}
 	fmt.Println()
+	bySource(all)
 	medians("cross-validated", all)
 }
 
@@ -76,6 +85,57 @@ func table(results []battery.Result) {
 			}
 		}
 		fmt.Printf("%-52s %s\n", r.Cell.Name, strings.Join(parts, " · "))
+	}
+}
+
+// short names the metrics in the markdown table.
+var short = map[string]string{"ttft_mean": "TTFT mean", "ttft_p50": "TTFT p50", "ttft_p95": "TTFT p95",
+	"tpot_mean": "TPOT mean", "tpot_p95": "TPOT p95", "itl_p50": "ITL p50", "e2e_p95": "E2E p95", "out_tps": "tok/s"}
+
+func markdown(results []battery.Result) {
+	fmt.Println("| cell | GPUs · model · engine · in/out · load | measured → predicted (error) |")
+	fmt.Println("|---|---|---|")
+	for _, r := range results {
+		c := r.Cell
+		load := fmt.Sprintf("%d at once", c.Requests)
+		if c.Concurrency > 0 {
+			load = fmt.Sprintf("%d users, %d req", c.Concurrency, c.Requests)
+		}
+		var parts []string
+		for _, m := range battery.Metrics {
+			if v, ok := c.Measured[m]; ok && r.Err == nil {
+				parts = append(parts, fmt.Sprintf("%s %s → %s (%+.0f%%)", short[m], num(v), num(r.Predicted[m]), 100*r.Error(m)))
+			}
+		}
+		fmt.Printf("| %s | %s · %s · %s %s · %d/%d · %s | %s |\n", c.Name, c.GPU, c.Model, c.Engine, c.Version,
+			c.Input, c.Output, load, strings.Join(parts, " · "))
+	}
+}
+
+// num writes a figure with three significant digits, thousands grouped.
+func num(v float64) string {
+	s := strconv.FormatFloat(v, 'g', 3, 64)
+	if v >= 1000 {
+		s = strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+		for i := len(s) - 3; i > 0; i -= 3 {
+			s = s[:i] + "," + s[i:]
+		}
+	}
+	return s
+}
+
+// bySource prints each source's medians.
+func bySource(results []battery.Result) {
+	var order []string
+	groups := map[string][]battery.Result{}
+	for _, r := range results {
+		if groups[r.Cell.Source] == nil {
+			order = append(order, r.Cell.Source)
+		}
+		groups[r.Cell.Source] = append(groups[r.Cell.Source], r)
+	}
+	for _, src := range order {
+		medians(src, groups[src])
 	}
 }
 
