@@ -133,3 +133,16 @@ func TestPercentileAsNumpy(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryMetricHasAFigure: the names a cells file may use and the
+// figures a run computes are one list.
+func TestEveryMetricHasAFigure(t *testing.T) {
+	for _, m := range Metrics {
+		if figures[m] == nil {
+			t.Errorf("metric %s has no figure", m)
+		}
+	}
+	if len(figures) != len(Metrics) {
+		t.Errorf("%d figures for %d metrics", len(figures), len(Metrics))
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -96,11 +97,4 @@ func parseRow(row []string) (*Cell, string, float64, error) {
 	return c, row[10], v, nil
 }
 
-func isMetric(m string) bool {
-	for _, n := range Metrics {
-		if n == m {
-			return true
-		}
-	}
-	return false
-}
+func isMetric(m string) bool { return slices.Contains(Metrics, m) }

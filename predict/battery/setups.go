@@ -40,23 +40,8 @@ func trtllmBench(c *Cell, s presets.Spec, cfg *sched.Config) {
 	cache := (s.Hardware.HBMGiB*tp - weights) * trtllmBenchKVFraction
 	raw := math.Min(cache/(perToken*float64(c.Input+c.Output)), 4096)
 	tokens := math.Min(raw*(1+float64(c.Input)/float64(c.Output)), 32768)
-	var bs, nt float64
-	switch {
-	case raw < 256:
-		bs = math.Max(64, 32*math.Ceil(raw/32))
-	case raw < 1024:
-		bs = 128 * math.Ceil(raw/128)
-	default:
-		bs = 256 * math.Ceil(raw/256)
-	}
-	switch {
-	case tokens < 4096:
-		nt = math.Max(2048, 256*math.Ceil(tokens/256))
-	case tokens < 8192:
-		nt = 512 * math.Ceil(tokens/512)
-	default:
-		nt = 1024 * math.Ceil(tokens/1024)
-	}
+	bs := roundUp(raw, []band{{256, 32, 64}, {1024, 128, 0}, {math.Inf(1), 256, 0}})
+	nt := roundUp(tokens, []band{{4096, 256, 2048}, {8192, 512, 0}, {math.Inf(1), 1024, 0}})
 	cfg.MaxNumSeqs, cfg.MaxNumBatchedTokens = int(bs), int(nt)
 	// Chunked context: the heuristic's token budget is below the prompts
 	// of several published cells (5,000 and 20,000 tokens against 2,304
@@ -71,4 +56,17 @@ func trtllmBench(c *Cell, s presets.Spec, cfg *sched.Config) {
 	perBlock := perToken * (1 << 30) / tp * float64(cfg.BlockSize)
 	free := float64(cfg.NumBlocks)*perBlock + 0.1*s.Hardware.HBMGiB*(1<<30)
 	cfg.NumBlocks = int(trtllmBenchKVFraction * free / perBlock)
+}
+
+// band is one of finetune_setting's ranges: values below below are rounded
+// up to a multiple of step, and at least floor.
+type band struct{ below, step, floor float64 }
+
+func roundUp(v float64, bands []band) float64 {
+	for _, b := range bands {
+		if v < b.below {
+			return math.Max(b.floor, b.step*math.Ceil(v/b.step))
+		}
+	}
+	return v
 }

@@ -128,26 +128,18 @@ func (t *timeline) fill(arrival, first, last []float64, output int) {
 }
 
 // metric is one figure of the run, latencies in ms.
-func (t *timeline) metric(name string) float64 {
-	switch name {
-	case "ttft_mean":
-		return 1000 * mean(t.ttft)
-	case "ttft_p50":
-		return 1000 * percentile(t.ttft, 50)
-	case "ttft_p95":
-		return 1000 * percentile(t.ttft, 95)
-	case "tpot_mean":
-		return 1000 * mean(t.tpot)
-	case "tpot_p95":
-		return 1000 * percentile(t.tpot, 95)
-	case "itl_p50":
-		return 1000 * percentile(t.itl, 50)
-	case "e2e_p95":
-		return 1000 * percentile(t.e2e, 95)
-	case "out_tps":
-		return float64(t.tokens) / t.span
-	}
-	return 0
+func (t *timeline) metric(name string) float64 { return figures[name](t) }
+
+// figures compute each of Metrics from a run.
+var figures = map[string]func(*timeline) float64{
+	"ttft_mean": func(t *timeline) float64 { return 1000 * mean(t.ttft) },
+	"ttft_p50":  func(t *timeline) float64 { return 1000 * percentile(t.ttft, 50) },
+	"ttft_p95":  func(t *timeline) float64 { return 1000 * percentile(t.ttft, 95) },
+	"tpot_mean": func(t *timeline) float64 { return 1000 * mean(t.tpot) },
+	"tpot_p95":  func(t *timeline) float64 { return 1000 * percentile(t.tpot, 95) },
+	"itl_p50":   func(t *timeline) float64 { return 1000 * percentile(t.itl, 50) },
+	"e2e_p95":   func(t *timeline) float64 { return 1000 * percentile(t.e2e, 95) },
+	"out_tps":   func(t *timeline) float64 { return float64(t.tokens) / t.span },
 }
 
 func mean(xs []float64) float64 {
