@@ -247,8 +247,13 @@ type StepCost struct {
 // wait for the layer before them, and the overheads.
 func (c *Costs) StepTime(l Load) StepCost {
 	var s StepCost
-	s.Compute = (2*c.ActiveParams*float64(l.Tokens)+l.EncoderFLOPs+l.AdapterFLOPs)/(c.FLOPS*c.ComputeEff) +
-		l.AttnFLOPs/(c.attnFLOPS()*c.ComputeEff)
+	work := 2*c.ActiveParams*float64(l.Tokens) + l.EncoderFLOPs + l.AdapterFLOPs
+	if attn := c.attnFLOPS(); attn == c.FLOPS {
+		// One sum, as before attention had its own peak: the same bits.
+		s.Compute = (work + l.AttnFLOPs) / (c.FLOPS * c.ComputeEff)
+	} else {
+		s.Compute = work/(c.FLOPS*c.ComputeEff) + l.AttnFLOPs/(attn*c.ComputeEff)
+	}
 	weights := c.DenseBytes
 	if c.Experts > 0 {
 		weights += c.ExpertBytes * c.TouchedExperts(l.Tokens) / float64(c.Experts)
