@@ -53,7 +53,7 @@ func Loss(results []Result) float64 {
 // from the shipped tuning, in at most maxEval evaluations of them all.
 // Only the first free of fitParams move (4: all; 2: the efficiencies,
 // the overheads kept as shipped).
-func FitFamily(cells []*Cell, shipped sched.Tuning, free, maxEval, workers int) (sched.Tuning, float64, error) {
+func FitFamily(cells []*Cell, family string, shipped sched.Tuning, free, maxEval, workers int) (sched.Tuning, float64, error) {
 	start := []float64{shipped.ComputeEff, shipped.MemoryEff, shipped.StepOverhead * 1000, shipped.SeqOverhead * 1000}
 	params := slices.Clone(fitParams[:free])
 	for i := range params {
@@ -62,7 +62,6 @@ func FitFamily(cells []*Cell, shipped sched.Tuning, free, maxEval, workers int) 
 	at := func(x []float64) sched.Tuning {
 		return tuningOf(append(slices.Clone(x), start[len(x):]...))
 	}
-	family := familyOf(cells[0])
 	fit, err := predict.Fit(params, maxEval, func(x []float64) float64 {
 		return Loss(Evaluate(cells, Tuning{family: at(x)}, workers))
 	})
@@ -92,7 +91,8 @@ func CrossValidate(cells []*Cell, free, maxEval, workers int) ([]Fold, error) {
 			if !needed(test, family) {
 				continue
 			}
-			t, _, err := FitFamily(fc, shippedTuning(fc[0]), free, maxEval, workers)
+			_, shippedTuning := shipped(fc[0])
+			t, _, err := FitFamily(fc, family, shippedTuning, free, maxEval, workers)
 			if err != nil {
 				return nil, err
 			}
@@ -120,14 +120,15 @@ func sources(cells []*Cell) []string {
 }
 
 func familyOf(c *Cell) string {
-	_, s, err := c.Config()
-	if err != nil {
-		return ""
-	}
-	return s.Hardware.Family
+	family, _ := shipped(c)
+	return family
 }
 
-func shippedTuning(c *Cell) sched.Tuning {
-	cfg, _, _ := c.Config()
-	return cfg.Costs.Tuning
+// shipped is the cell's GPU family and that family's shipped tuning.
+func shipped(c *Cell) (string, sched.Tuning) {
+	cfg, s, err := c.Config()
+	if err != nil {
+		return "", sched.Tuning{}
+	}
+	return s.Hardware.Family, cfg.Costs.Tuning
 }

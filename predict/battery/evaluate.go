@@ -1,17 +1,14 @@
 package battery
 
 import (
-	"errors"
 	"math"
-	"slices"
 
 	"github.com/kneebench/knee/simulator/sched"
 )
 
 // Result is one cell's prediction against its measurement.
 type Result struct {
-	Cell   *Cell
-	Family string
+	Cell *Cell
 	// Predicted holds each measured metric's prediction; Err is set
 	// instead where the core could not run the cell (ErrUnfit).
 	Predicted map[string]float64
@@ -52,15 +49,14 @@ func Evaluate(cells []*Cell, tuning Tuning, workers int) []Result {
 
 func evaluate(c *Cell, tuning Tuning) Result {
 	cfg, spec, err := c.Config()
-	family := spec.Hardware.Family
-	r := Result{Cell: c, Family: family, Err: err}
+	r := Result{Cell: c, Err: err}
 	if err != nil {
 		return r
 	}
 	if setup := setups[c.Source]; setup != nil {
 		setup(c, spec, &cfg)
 	}
-	if t, ok := tuning[family]; ok {
+	if t, ok := tuning[spec.Hardware.Family]; ok {
 		cfg.Costs.Tuning = t
 	}
 	r.Predicted, r.Err = Simulate(cfg, c)
@@ -93,9 +89,4 @@ func Medians(results []Result) map[string]struct {
 		}{percentile(e, 50), len(e)}
 	}
 	return out
-}
-
-// Unfit counts the results the core could not run for want of KV room.
-func Unfit(results []Result) int {
-	return len(slices.DeleteFunc(slices.Clone(results), func(r Result) bool { return !errors.Is(r.Err, ErrUnfit) }))
 }
