@@ -23,7 +23,8 @@ type Cell struct {
 	Source, Name string
 	// GPU and Model make a preset spec, GPUxN/MODEL[@DTYPE[,kv=DTYPE]].
 	GPU, Model string
-	// Engine is vllm, sglang or trtllm; Version is the one measured.
+	// Engine is vllm, vllm-v0, sglang or trtllm; Version is the one
+	// measured.
 	Engine, Version string
 	Input, Output   int
 	// Concurrency is the closed loop's users; 0 sends every request at
@@ -35,9 +36,11 @@ type Cell struct {
 }
 
 // Metrics are the figures a cell may carry: latencies in ms (means,
-// medians and 95th percentiles as the sources' tools compute them) and the
-// output tokens per second of the whole run.
-var Metrics = []string{"ttft_mean", "ttft_p50", "ttft_p95", "tpot_mean", "tpot_p95", "itl_p50", "e2e_p95", "out_tps"}
+// medians and 95th percentiles as the sources' tools compute them; e2e_max
+// is a batch's latency as vLLM's benchmark_latency times it, from the
+// batch's start to its last token) and the output tokens per second of
+// the whole run.
+var Metrics = []string{"ttft_mean", "ttft_p50", "ttft_p95", "tpot_mean", "tpot_p95", "itl_p50", "e2e_p95", "e2e_max", "out_tps"}
 
 // Spec is the cell's preset spec.
 func (c *Cell) Spec() string { return c.GPU + "/" + c.Model }

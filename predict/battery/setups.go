@@ -10,8 +10,19 @@ import (
 // setups configure the engine as a source's runs configured it, where
 // that differs from the engine's defaults that knee's profiles hold.
 var setups = map[string]func(*Cell, presets.Spec, *sched.Config){
-	"trtllm-perf": trtllmBench,
-	"gpustack":    gpustack,
+	"trtllm-perf":   trtllmBench,
+	"gpustack":      gpustack,
+	"oracle-mi300x": vllmOct2024,
+}
+
+// vllmOct2024: before vLLM 0.6.5 (PR #10544, November 2024) chunked
+// prefill, which V0 turned on for contexts over 32k tokens (PR #6666),
+// had a budget of 512 tokens a step, not 2,048; Llama 3.1's context is
+// 128k. The blog (October 2024) sets neither.
+func vllmOct2024(_ *Cell, _ presets.Spec, cfg *sched.Config) {
+	if !cfg.WholePrompts {
+		cfg.MaxNumBatchedTokens = 512
+	}
 }
 
 // gpustack: the lab served TensorRT-LLM with --enable_chunked_prefill

@@ -28,3 +28,29 @@ func TestTrtllmBenchSizing(t *testing.T) {
 		}
 	}
 }
+
+// TestVLLMOct2024Budget: V0 chunks Llama 3.1's 128k context at the
+// budget of October 2024, 512 tokens, and keeps whole prompts (no budget
+// change) for a model of 32k tokens or less.
+func TestVLLMOct2024Budget(t *testing.T) {
+	for _, tc := range []struct {
+		gpu, model string
+		chunked    bool
+		budget     int
+	}{
+		{"mi300xx8", "llama-3.1-405b@fp8", true, 512},
+		{"h100-80gbx1", "qwen2.5-7b", false, 32768},
+	} {
+		c := &Cell{Name: "t", Source: "oracle-mi300x", GPU: tc.gpu, Model: tc.model, Engine: "vllm-v0",
+			Input: 128, Output: 128, Requests: 1, Measured: map[string]float64{"e2e_max": 1}}
+		cfg, spec, err := c.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		vllmOct2024(c, spec, &cfg)
+		if cfg.WholePrompts == tc.chunked || cfg.MaxNumBatchedTokens != tc.budget || cfg.MaxNumSeqs != 256 {
+			t.Errorf("%s: whole prompts %v, budget %d, %d sequences; want chunked %v, %d, 256",
+				tc.model, cfg.WholePrompts, cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs, tc.chunked, tc.budget)
+		}
+	}
+}

@@ -11,7 +11,10 @@ import (
 )
 
 // engines maps a cell's engine to the schedules_as rules knee has for it.
-var engines = map[string]string{"vllm": model.SchedulesVLLM, "sglang": model.SchedulesSGLang, "trtllm": model.SchedulesTRTLLM}
+var engines = map[string]string{
+	"vllm": model.SchedulesVLLM, "vllm-v0": model.SchedulesVLLMV0,
+	"sglang": model.SchedulesSGLang, "trtllm": model.SchedulesTRTLLM,
+}
 
 // Config is the scheduler core's configuration for the cell as knee's
 // presets describe it (the shipped tuning), and the preset it comes from.
@@ -27,7 +30,7 @@ func (c *Cell) Config() (sched.Config, presets.Spec, error) {
 	m := &f.Models[0]
 	rules, ok := engines[c.Engine]
 	if !ok {
-		return sched.Config{}, s, fmt.Errorf("%s: engine %q: want vllm, sglang or trtllm", c.Name, c.Engine)
+		return sched.Config{}, s, fmt.Errorf("%s: engine %q: want vllm, vllm-v0, sglang or trtllm", c.Name, c.Engine)
 	}
 	m.SchedulesAs = rules
 	return f.SchedConfig(m), s, nil
@@ -139,6 +142,7 @@ var figures = map[string]func(*timeline) float64{
 	"tpot_p95":  func(t *timeline) float64 { return 1000 * percentile(t.tpot, 95) },
 	"itl_p50":   func(t *timeline) float64 { return 1000 * percentile(t.itl, 50) },
 	"e2e_p95":   func(t *timeline) float64 { return 1000 * percentile(t.e2e, 95) },
+	"e2e_max":   func(t *timeline) float64 { return 1000 * slices.Max(t.e2e) },
 	"out_tps":   func(t *timeline) float64 { return float64(t.tokens) / t.span },
 }
 

@@ -90,7 +90,8 @@ func table(results []battery.Result) {
 
 // short names the metrics in the markdown table.
 var short = map[string]string{"ttft_mean": "TTFT mean", "ttft_p50": "TTFT p50", "ttft_p95": "TTFT p95",
-	"tpot_mean": "TPOT mean", "tpot_p95": "TPOT p95", "itl_p50": "ITL p50", "e2e_p95": "E2E p95", "out_tps": "tok/s"}
+	"tpot_mean": "TPOT mean", "tpot_p95": "TPOT p95", "itl_p50": "ITL p50", "e2e_p95": "E2E p95",
+	"e2e_max": "batch latency", "out_tps": "tok/s"}
 
 func markdown(results []battery.Result) {
 	fmt.Println("| cell | GPUs · model · engine · in/out · load | measured → predicted (error) |")
