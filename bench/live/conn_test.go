@@ -411,3 +411,40 @@ func testHostFullStopsTheLevel(t *testing.T) {
 		t.Errorf("no warning says why it stopped: %q", res.Warnings)
 	}
 }
+
+// TestIdleLimitFollowsTheContent: fifteen tokens 30 ms apart, then
+// silence, under a 300 ms gap limit. The socket's deadline is moved only
+// when the one applied fires early, so the first one (300 ms after the
+// send) fires mid-stream: the stream must go on, every token read, and
+// the request end as an idle timeout no sooner than 300 ms after its
+// last token.
+func TestIdleLimitFollowsTheContent(t *testing.T) {
+	quiet.Wire(t, func() { testIdleLimitFollowsTheContent(t) })
+}
+
+func testIdleLimitFollowsTheContent(t *testing.T) {
+	const tokens, gap, limit = 15, 30 * time.Millisecond, 300 * time.Millisecond
+	url := fakeserver.StartRaw(t, &fakeserver.Raw{Serve: func(w *bufio.Writer, _ *http.Request, _ int) bool {
+		fmt.Fprint(w, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+		for range tokens {
+			s := "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n"
+			fmt.Fprintf(w, "%x\r\n%s\r\n", len(s), s)
+			if w.Flush() != nil {
+				return false
+			}
+			time.Sleep(gap)
+		}
+		time.Sleep(limit + 1500*time.Millisecond)
+		return false
+	}})
+	c := newTestClient(t, url, limit, 1)
+	var rec record.Record
+	c.Do(&workload.Request{Messages: []workload.Message{{Role: "user", Content: "x"}}}, &rec, false)
+	ended := c.Now()
+	if rec.Class != record.ClassIdleTimeout || rec.Chunks != tokens {
+		t.Fatalf("class %q after %d tokens, want idle_timeout after %d", rec.Class, rec.Chunks, tokens)
+	}
+	if quiet := ended - rec.LastToken; quiet < limit || quiet > limit+time.Second {
+		t.Errorf("ended %v after the last token, want %v (no sooner)", quiet, limit)
+	}
+}

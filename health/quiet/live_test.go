@@ -24,6 +24,7 @@ var liveTests = []string{
 	"bench/live TestDrainTimeoutCutsStragglers", "bench/live TestFaultsAreClassified",
 	"bench/live TestFreshConnectionFailureIsNotResent", "bench/live TestHooksAroundTheWindow",
 	"bench/live TestHostFullStopsTheLevel", "bench/live TestIdleConnectionsAreReused",
+	"bench/live TestIdleLimitFollowsTheContent",
 	"bench/live TestLlamaCppTimingsInTheResult", "bench/live TestMultiTokenChunks", "bench TestProbeRetries",
 	"bench/live TestRequestTimeoutBoundsADrip", "bench/live TestResendWhenReusedConnectionClosesUnanswered",
 	"bench/live TestServerClosesAfterEveryStream", "bench/live TestServerClosesIdleConnections",
