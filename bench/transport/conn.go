@@ -119,10 +119,11 @@ type trackedConn struct {
 	exchanges int
 	gotBytes  bool
 
-	// limit is the read deadline of the current exchange (Unix ns; 0 for
-	// none). The request's owner moves it as content arrives (setLimit);
-	// Read applies it.
+	// limit is the read deadline of the current exchange until its answer
+	// is open (Unix ns; 0 for none); from then on trail moves it with the
+	// content. Read applies it (limitNow).
 	limit   atomic.Int64
+	trail   trail
 	applied int64
 
 	// wrote is when the exchange's last write returned (since
@@ -179,6 +180,7 @@ func (c *trackedConn) Write(p []byte) (int, error) {
 		}
 		c.exchanges++
 		c.gotBytes = false
+		c.trail.on = false
 		now := time.Now()
 		c.limit.Store(earliest(now, c.d.firstByte, now, c.d.total))
 	}
@@ -207,8 +209,40 @@ func earliest(a time.Time, da time.Duration, b time.Time, db time.Duration) int6
 // kept-alive connection, not that it failed the request.
 func (c *trackedConn) reusedNoAnswer() bool { return c.exchanges > 1 && !c.gotBytes }
 
-// setLimit moves the read deadline of the current exchange.
-func (c *trackedConn) setLimit(unixNano int64) { c.limit.Store(unixNano) }
+// trail is how an open answer's read deadline follows its content: gap
+// after the last content (at, since base; all ns), within end (Unix ns).
+// Only the goroutine reading the answer touches it: a token's update is
+// one store, and the deadline is worked out when Read needs it.
+type trail struct {
+	on             bool
+	base, gap, end int64
+	at             int64
+}
+
+// follow makes the exchange's deadline follow the answer's content from
+// now on: gap after the last content (0: no gap limit), within end.
+func (c *trackedConn) follow(base int64, gap time.Duration, end int64, now time.Duration) {
+	c.trail = trail{on: true, base: base, gap: int64(gap), end: end, at: int64(now)}
+}
+
+// content notes the answer's latest content, at since the trail's base.
+func (c *trackedConn) content(at time.Duration) { c.trail.at = int64(at) }
+
+// limitNow is the exchange's read deadline now (Unix ns; 0 for none).
+func (c *trackedConn) limitNow() int64 {
+	t := &c.trail
+	if !t.on {
+		return c.limit.Load()
+	}
+	if t.gap <= 0 {
+		return t.end
+	}
+	l := t.base + t.at + t.gap
+	if t.end != 0 && t.end < l {
+		return t.end
+	}
+	return l
+}
 
 // Read applies the exchange's deadline. fasthttp's own read timeout is
 // one deadline for the whole response; knee's deadlines move with the
@@ -238,7 +272,7 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 // arm applies the exchange's limit where none is applied or it is sooner
 // than the one applied, and clears the deadline when there is no limit.
 func (c *trackedConn) arm() {
-	l := c.limit.Load()
+	l := c.limitNow()
 	if l == c.applied || l != 0 && c.applied != 0 && l > c.applied {
 		return
 	}
@@ -257,7 +291,7 @@ func (c *trackedConn) early(err error) bool {
 	if !errors.Is(err, os.ErrDeadlineExceeded) {
 		return false
 	}
-	l := c.limit.Load()
+	l := c.limitNow()
 	switch {
 	case l == 0 && c.applied == 0:
 		return false

@@ -66,7 +66,7 @@ func (c *Client) Do(r *workload.Request, rec *record.Record, keepText bool) {
 		c.readUnstreamed(a.body, resp.Header.ContentLength(), rec, a.fail, keepText)
 		return
 	}
-	st := &streamState{c: c, p: sp, rec: rec, s: s, keepText: keepText, limit: a.limit, fail: a.fail}
+	st := &streamState{c: c, p: sp, rec: rec, s: s, keepText: keepText, tc: a.tc, fail: a.fail}
 	st.think.count = c.t.CountTokens
 	defer st.think.flush(rec)
 	st.read(a.body)
@@ -140,12 +140,13 @@ func (c *Client) send(req *fasthttp.Request, resp *fasthttp.Response, rec *recor
 	return err
 }
 
-// answer is a response being read: its body, how a read's deadline
-// follows the content, and how a failure ends it.
+// answer is a response being read: its body, the connection whose read
+// deadline follows the content (nil when not one of knee's), and how a
+// failure ends it.
 type answer struct {
-	body  io.Reader
-	limit func(at time.Duration)
-	fail  func(class string, err error)
+	body io.Reader
+	tc   *trackedConn
+	fail func(class string, err error)
 }
 
 // open starts reading resp: from here on the read deadline follows the
@@ -153,16 +154,12 @@ type answer struct {
 // total).
 func (c *Client) open(resp *fasthttp.Response, rec *record.Record) answer {
 	tc := connOf(resp.LocalAddr())
+	a := answer{body: resp.BodyStream(), tc: tc}
 	if tc != nil {
 		rec.Upload = max(tc.lastWrite().Sub(c.start.Add(rec.Sent)), 0)
+		end := earliest(c.start.Add(rec.Sent), c.t.RequestTimeout, time.Time{}, 0)
+		tc.follow(c.start.UnixNano(), c.t.Timeout, end, c.Now())
 	}
-	a := answer{body: resp.BodyStream()}
-	a.limit = func(at time.Duration) {
-		if tc != nil {
-			tc.setLimit(earliest(c.start.Add(at), c.t.Timeout, c.start.Add(rec.Sent), c.t.RequestTimeout))
-		}
-	}
-	a.limit(c.Now())
 	if a.body == nil {
 		a.body = bytes.NewReader(resp.Body())
 	}
@@ -285,7 +282,7 @@ type streamState struct {
 	rec            *record.Record
 	s              *scratch
 	keepText       bool
-	limit          func(time.Duration)
+	tc             *trackedConn
 	fail           func(string, error)
 	done, finished bool
 	prog           progress
@@ -315,7 +312,9 @@ func (st *streamState) event(payload []byte) (stop bool) {
 		return true
 	}
 	if ch.content {
-		st.limit(t)
+		if st.tc != nil {
+			st.tc.content(t)
+		}
 		if rec.Chunks == 0 {
 			rec.FirstToken = t
 		}
