@@ -10,13 +10,8 @@ old=$1 new=$2 n=${3:-256} rounds=${4:-6} sim=
 tmp=$(mktemp -d)
 trap 'kill $sim 2>/dev/null; rm -rf "$tmp"' EXIT
 go build -o "$tmp/loopfloor" ./scripts/loopfloor
-"$new" sim --print-config models |
-  sed 's/decode_tokens_per_second: 50}/decode_tokens_per_second: 100}/' >"$tmp/m100.yml"
-grep -q 'decode_tokens_per_second: 100}' "$tmp/m100.yml" || { echo "could not set 100 tokens/s" >&2; exit 1; }
-"$new" sim --port 0 --ready-file "$tmp/ready" --models "$tmp/m100.yml" 2>/dev/null &
-sim=$!
-for _ in $(seq 100); do [ -s "$tmp/ready" ] && break; sleep 0.05; done
-url="http://$(cat "$tmp/ready")/v1"
+. scripts/client-floor/sim.sh
+start_sim "$new" "$tmp"
 one() { # one BINARY: "total user" µs per token
   /usr/bin/time -f '%U %S' -o "$tmp/cpu" "$1" run --base-url "$url" --model knee-sim-fixed \
     --concurrency "$n" --max-tokens 1000 --duration 12s --warmup 0 --output "$tmp/out.json" >/dev/null 2>&1

@@ -13,13 +13,8 @@ tmp=$(mktemp -d)
 trap 'kill $sim 2>/dev/null; rm -rf "$tmp"' EXIT
 go build -o "$tmp/loopfloor" ./scripts/loopfloor
 go build -o "$tmp/knee" ./cmd/knee
-"$tmp/knee" sim --print-config models |
-  sed 's/decode_tokens_per_second: 50}/decode_tokens_per_second: 100}/' >"$tmp/m100.yml"
-grep -q 'decode_tokens_per_second: 100}' "$tmp/m100.yml" || { echo "could not set 100 tokens/s" >&2; exit 1; }
-"$tmp/knee" sim --port 0 --ready-file "$tmp/ready" --models "$tmp/m100.yml" 2>/dev/null &
-sim=$!
-for _ in $(seq 100); do [ -s "$tmp/ready" ] && break; sleep 0.05; done
-url="http://$(cat "$tmp/ready")/v1"
+. scripts/client-floor/sim.sh
+start_sim "$tmp/knee" "$tmp"
 for i in $(seq "$pairs"); do
   floor=$("$tmp/loopfloor" -conns "$n" -interval 10ms -duration 10s | awk '/^reader:/{print $2}')
   /usr/bin/time -f '%U %S' -o "$tmp/cpu" "$tmp/knee" run --base-url "$url" --model knee-sim-fixed \
