@@ -300,3 +300,29 @@ func TestPredictionsAreReproducible(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepPresetWithLevels: a sweep preset is checked and applied when
+// the levels are given too. An unknown one was passed over unseen when
+// --rates was given, and a known one dropped its SLO and what the
+// built-in simulator serves, so the sweep ran on the default model.
+func TestSweepPresetWithLevels(t *testing.T) {
+	t.Parallel()
+	code, _, errOut := execute(t, "predict", "--sweep-preset", "nonsense", "--rates", "1", "--duration", "1m", "--out-dir", t.TempDir())
+	if code != ExitUsage || !strings.Contains(errOut, `unknown sweep preset "nonsense"`) {
+		t.Errorf("exit %d, %q: want a usage error naming the preset", code, errOut)
+	}
+	dir := t.TempDir()
+	code, out, errOut := execute(t, "predict", "--sweep-preset", "h100-80gb", "--workload", "voice", "--rates", "0.5",
+		"--duration", "2m", "--label", "p", "--out-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	sw, err := results.ReadSweep(filepath.Join(dir, "p.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "h100-80gb/gemma-3-12b") || len(sw.SLO.Bounds) != 1 || sw.SLO.Bounds[0].Ms != 300 ||
+		len(sw.Levels) != 1 || sw.Levels[0].Load != 0.5 {
+		t.Errorf("SLO %+v, %d levels, output %.200q: want the preset's H100 and 300 ms at the one rate given", sw.SLO, len(sw.Levels), out)
+	}
+}

@@ -129,8 +129,9 @@ func (o *sweepFlags) checkRepeat() error {
 }
 
 // defaults are the levels when neither --rates nor --concurrency is
-// given: a sweep preset's (which also chooses the SLO and, against the
-// built-in simulator, what it serves), or the default sweep's. A sweep of
+// given: a sweep preset's, or the default sweep's. A sweep preset also
+// chooses the SLO and, against the built-in simulator, what it serves,
+// levels given or not. A sweep of
 // requests that names no prompts sends the default sweep's 2,048-token
 // ones, levels given or not.
 func (o *sweepFlags) defaults(c *cobra.Command) ([]float64, error) {
@@ -143,10 +144,10 @@ func (o *sweepFlags) defaults(c *cobra.Command) ([]float64, error) {
 			o.load.MaxTokens = defaultSweepOutput
 		}
 	}
-	if o.rates != "" || o.concurrency != "" {
-		return nil, nil
-	}
+	var rates []float64
 	if o.preset != "" {
+		// Checked and applied whether or not the levels are given: a
+		// preset that named nothing would otherwise pass unseen.
 		p, ok := presets.SweepNamed(o.preset)
 		if !ok {
 			return nil, usageErr("unknown sweep preset %q (see knee presets)", o.preset)
@@ -160,7 +161,13 @@ func (o *sweepFlags) defaults(c *cobra.Command) ([]float64, error) {
 		if o.target.BaseURL == "" && o.sim.preset == "" && !fs.Changed("sim-models") {
 			o.sim.preset = p.Hardware + "/" + p.Model
 		}
-		return p.Rates, nil
+		rates = p.Rates
+	}
+	if o.rates != "" || o.concurrency != "" {
+		return nil, nil
+	}
+	if rates != nil {
+		return rates, nil
 	}
 	if o.load.Workload != "requests" {
 		return nil, nil
