@@ -70,6 +70,9 @@ func Answer(ctx context.Context, q Question) *results.Plan {
 				cand.KVSequences = SequencesHeld(blocks, bt, size)
 			}
 		}
+		if cand.Unfit == "" {
+			cand.MaxModelLen = cand.Target.StartLimit()
+		}
 	}
 	levels := q.Series.Levels(first.Target, q.Axis, q.Base)
 	maxLoad := MaxPlanLoad(q.Axis, q.Window, size, q.parallel(), cmp.Or(q.MemoryBudget, MemoryBudget()))

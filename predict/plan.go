@@ -30,6 +30,9 @@ type Candidate struct {
 	// KVSequences is how many sequences of the workload's mean size one
 	// replica's KV cache holds (0: unknown).
 	KVSequences int
+	// MaxModelLen is StartLimit: the longest max_model_len vLLM starts it
+	// with, when under the model's context (0: it starts at the whole).
+	MaxModelLen int
 	// Calibration is how its GPU's cost model was tuned: results'
 	// CalibrationMeasured, CalibrationFitted or CalibrationApriori.
 	Calibration string

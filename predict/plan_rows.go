@@ -10,7 +10,8 @@ import (
 // single replica, whose routing means nothing).
 func (s *search) rows() []results.PlanRow {
 	c := s.c
-	base := results.PlanRow{Config: c.Name, GPU: c.GPU, TP: c.TP, Model: c.Model, KVSequences: c.KVSequences, Calibration: c.Calibration}
+	base := results.PlanRow{Config: c.Name, GPU: c.GPU, TP: c.TP, Model: c.Model, KVSequences: c.KVSequences, Calibration: c.Calibration,
+		MaxModelLen: c.MaxModelLen}
 	if c.Unfit != "" {
 		base.Why = c.Unfit
 		return []results.PlanRow{base}

@@ -96,6 +96,9 @@ func planSection(p *results.Plan) htmlPlan {
 		}
 	}
 	hp.Notes = append(cliffs, hp.Notes...)
+	if lens := maxModelLens(p.Rows); lens != "" {
+		hp.Notes = append(hp.Notes, "†: "+maxModelLenWords+lens)
+	}
 	if p.Day != nil {
 		hp.Day = daySection(p.Day)
 	}
@@ -113,7 +116,11 @@ func planCells(r results.PlanRow, bounds []results.Bound, unit string) []string 
 	if r.Limit != "" {
 		limit = r.Limit
 	}
-	row := []string{r.Config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, perReplicaText(r, unit), limit}
+	config := r.Config
+	if r.MaxModelLen > 0 {
+		config += " †"
+	}
+	row := []string{config, strconv.Itoa(r.Replicas), strconv.Itoa(r.GPUs), routing, loadText(r.Headroom) + unit, perReplicaText(r, unit), limit}
 	a := r.AtTarget
 	for _, b := range bounds {
 		v := "-"

@@ -65,6 +65,9 @@ func planTable(w io.Writer, p *results.Plan, unit string) ([]results.PlanRow, bo
 			config += " *"
 			apriori = true
 		}
+		if r.MaxModelLen > 0 {
+			config += " †"
+		}
 		row := []string{config, r.RoutingText(), strconv.Itoa(r.Replicas), loadText(r.Headroom) + unit}
 		rows = append(rows, append(append(row, planFigures(r, p.SLO.Bounds)...), perReplicaText(r, unit), strconv.Itoa(r.GPUs),
 			planTokens(r), count(r.KVSequences)))
@@ -120,9 +123,30 @@ func planLegend(w io.Writer, p *results.Plan, apriori bool) {
 	if apriori {
 		Wrap(w, 2, "*: a priori — this GPU family's cost model was never fitted to a measurement (data-sheet peaks at default efficiencies); --calibrated-only leaves such rows out\n")
 	}
+	if lens := maxModelLens(p.Rows); lens != "" {
+		Wrapf(w, 2, "†: %s%s\n", maxModelLenWords, lens)
+	}
 	if p.PriceSource != "" {
 		Wrapf(w, 2, "prices: %s\n", p.PriceSource)
 	}
+}
+
+// maxModelLenWords open the † note of a plan's rows that vLLM starts
+// only with a shorter context than the model's.
+const maxModelLenWords = "vLLM refuses to start this at the model's whole context (its KV cache holds no request that long): serve it with --max-model-len at most "
+
+// maxModelLens lists the meeting rows' configurations that vLLM starts
+// only with a shorter context, and the longest each takes.
+func maxModelLens(rows []results.PlanRow) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if r.Meets && r.MaxModelLen > 0 && !seen[r.Config] {
+			seen[r.Config] = true
+			out = append(out, fmt.Sprintf("%s (%s)", num(float64(r.MaxModelLen), 0), r.Config))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // planMisses lists the configurations that do not meet the SLO and why

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/kneebench/knee/results"
@@ -27,5 +29,29 @@ func TestPlanChartLabelsNameTheGPUs(t *testing.T) {
 				t.Errorf("label %q, want %q", got, want)
 			}
 		}
+	}
+}
+
+// TestPlanSaysWhenVLLMNeedsAShorterContext: a configuration whose KV
+// cache holds no request of the model's whole context is marked, its
+// longest --max-model-len said under the table and in the answer.
+func TestPlanSaysWhenVLLMNeedsAShorterContext(t *testing.T) {
+	p := &results.Plan{Target: 1, Axis: "rate", Rows: []results.PlanRow{
+		{Config: "l4x1/m", Replicas: 1, GPUs: 1, Meets: true, MaxModelLen: 38032},
+		{Config: "h100-80gbx1/m", Replicas: 1, GPUs: 1, Meets: true},
+	}}
+	var b bytes.Buffer
+	if err := Plan(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	out := strings.Join(strings.Fields(b.String()), " ")
+	for _, want := range []string{"l4x1/m †", "with vLLM's --max-model-len at most 38,032",
+		"serve it with --max-model-len at most 38,032 (l4x1/m)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(out, "h100-80gbx1/m †") {
+		t.Errorf("a configuration that starts at the whole context is marked:\n%s", b.String())
 	}
 }

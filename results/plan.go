@@ -94,6 +94,10 @@ type PlanRow struct {
 	// KVSequences is how many sequences of the workload's mean size one
 	// replica's KV cache holds.
 	KVSequences int `json:"kv_sequences,omitempty"`
+	// MaxModelLen, when set, is the longest --max-model-len vLLM starts
+	// the configuration with: its KV cache cannot hold one request of the
+	// model's whole context, and vLLM refuses to start at that length.
+	MaxModelLen int `json:"max_model_len,omitempty"`
 	// Seeds is how many arrival schedules the replicas were checked on at
 	// the target, SeedsMet on how many the fewest that met the first one
 	// met it, and Cliff, when that was not all, says so and how many
@@ -177,7 +181,7 @@ const (
 var PlanCSVHeader = []string{"config", "gpu", "tp", "model", "replicas", "gpus", "routing", "meets", "why", "per_replica_capacity",
 	"headroom", "step", "ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms", "e2e_p95_ms", "output_tokens_per_s",
 	"cost_per_hour", "cost_per_m_output_tokens", "kv_sequences", "predictions", "calibration", "binding_bound", "binding_value_ms", "replica_limit",
-	"joules_per_output_token", "power_w"}
+	"joules_per_output_token", "power_w", "max_model_len"}
 
 // CSV writes one line per row.
 func (p *Plan) CSV() ([]byte, error) {
@@ -212,6 +216,7 @@ func (p *Plan) CSV() ([]byte, error) {
 		} else {
 			row = append(row, "", "")
 		}
+		row = append(row, maxModelLen(r.MaxModelLen))
 		if err := w.Write(row); err != nil {
 			return nil, err
 		}
@@ -261,6 +266,9 @@ func (p *Plan) Answer() string {
 		if r.Calibration == CalibrationApriori {
 			s += ", on a priori figures"
 		}
+		if r.MaxModelLen > 0 {
+			s += ", with vLLM's --max-model-len at most " + groupDigits(r.MaxModelLen)
+		}
 		return s
 	}
 	out := say(meets[0])
@@ -288,4 +296,22 @@ func (p *Plan) Answer() string {
 // Split is a disaggregated row's pools, as xPyD, with its link.
 func (r PlanRow) Split() string {
 	return fmt.Sprintf("%dP%dD (KV link %g Gb/s)", r.PrefillReplicas, r.DecodeReplicas, r.KVLinkGbps)
+}
+
+// maxModelLen is a row's MaxModelLen for the CSV: empty when the model's
+// whole context fits.
+func maxModelLen(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// groupDigits writes n with thousands separators.
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -60,6 +60,10 @@ type Prediction struct {
 	KVBlockTokens    int     `json:"kv_block_tokens,omitempty"`
 	KVSequences      int     `json:"kv_sequences,omitempty"`
 	KVSequenceTokens float64 `json:"kv_sequence_tokens,omitempty"`
+	// MaxModelLen, when set, is the longest --max-model-len vLLM starts
+	// the model with on these GPUs: its KV cache holds no request of the
+	// model's whole context, and vLLM refuses to start at it.
+	MaxModelLen int `json:"max_model_len,omitempty"`
 	// Fit, when the model was calibrated, states how well its tuning
 	// fitted the measurement it was calibrated to.
 	Fit string `json:"fit,omitempty"`

@@ -109,3 +109,26 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// LongestFit is the longest sequence the cache holds alone, in tokens, up
+// to limit: what vLLM checks against max_model_len before it starts (it
+// refuses a context one request of which its cache cannot hold).
+func (c Config) LongestFit(limit int) int {
+	fits := func(n int) bool {
+		bs := c.BlockSize
+		return (n+bs-1)/bs+c.Costs.windowBlocks(n, bs) <= c.NumBlocks
+	}
+	if c.BlockSize < 1 || limit < 1 || !fits(1) {
+		return 0
+	}
+	lo, hi := 1, limit
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}

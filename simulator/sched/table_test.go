@@ -48,3 +48,16 @@ func TestHashTableMatchesMap(t *testing.T) {
 		}
 	}
 }
+
+// TestLongestFit: 100 blocks of 16 tokens hold one sequence of 1,600
+// tokens at most; a limit under that is the answer; no blocks, none.
+func TestLongestFit(t *testing.T) {
+	for _, tc := range []struct{ blocks, limit, want int }{
+		{100, 131072, 1600}, {100, 1000, 1000}, {0, 131072, 0}, {100, 1600, 1600}, {100, 1601, 1600},
+	} {
+		c := Config{BlockSize: 16, NumBlocks: tc.blocks}
+		if got := c.LongestFit(tc.limit); got != tc.want {
+			t.Errorf("%d blocks, limit %d: %d, want %d", tc.blocks, tc.limit, got, tc.want)
+		}
+	}
+}
