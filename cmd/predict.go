@@ -227,10 +227,12 @@ func (o *predictOptions) run(c *cobra.Command, _ []string) error {
 	stop()
 	out := c.OutOrStdout()
 	report.SweepTable(out, sw, report.Width(out))
-	for _, note := range []string{predict.KVNote(p.target, sw), predict.StartNote(p.target, sw)} {
-		if note != "" {
-			report.Wrap(out, 9, note+"\n")
-		}
+	if kv := predict.KVNote(p.target, sw); kv != "" {
+		report.Wrap(out, 9, kv+"\n")
+	}
+	// A preset's header said it already.
+	if start := predict.StartNote(p.target, sw); start != "" && o.sim.preset == "" {
+		report.Wrap(out, 9, start+"\n")
 	}
 	if sw.Interrupted {
 		fmt.Fprintf(out, "stopped: the %d levels predicted so far are written; a level cut short is marked interrupted and left out of the knees\n", len(sw.Levels))

@@ -201,4 +201,13 @@ func TestPresetsSayWhatFits(t *testing.T) {
 	if !strings.Contains(kv, "KV cache bf16") || !strings.Contains(kv, "kv=fp8") || blocks(withKV) < 2*blocks(fp8)-1 {
 		t.Errorf("fp8 weights, bf16 cache: %q (kv=fp8: %d blocks against %d)", kv, blocks(withKV), blocks(fp8))
 	}
+	// vLLM checks its cache holds one request of the whole context, and
+	// refuses to start otherwise: 8B's 131,072 tokens on a 24 GB L4.
+	l4, _ := presets.ParseSpec("l4/llama-3.1-8b")
+	if kv := PresetKV(l4); !strings.Contains(kv, "vLLM refuses to start this at the model's 131,072-token context: it starts with --max-model-len "+commas(16*blocks(l4))+" or less") {
+		t.Errorf("L4 8B: %q", kv)
+	}
+	if strings.Contains(kv, "refuses") {
+		t.Errorf("70B fp8 on four H100s holds its context: %q", kv)
+	}
 }

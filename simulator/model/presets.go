@@ -134,6 +134,12 @@ func PresetKV(s presets.Spec) string {
 			out += fmt.Sprintf("; an fp8 KV cache (%s) would hold %s blocks: add kv=fp8 where the server stores its cache in fp8 (vLLM's --kv-cache-dtype fp8)", c, commas(blocks(c)))
 		}
 	}
+	if f, err := PresetModels(s); err == nil {
+		ctx := f.Models[0].ContextLength
+		if n := f.SchedConfig(&f.Models[0]).LongestFit(ctx); n > 0 && n < ctx {
+			out += fmt.Sprintf("; vLLM refuses to start this at the model's %s-token context: it starts with --max-model-len %s or less (knee sim serves it as it is)", commas(ctx), commas(n))
+		}
+	}
 	return out
 }
 
