@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/kneebench/knee/health"
@@ -178,13 +177,7 @@ func StartNote(t Target, sw *results.Sweep) string {
 }
 
 // Thousands writes n with thousands separators.
-func Thousands(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+func Thousands(n int) string { return results.Thousands(n) }
 
 // stopped says why a search stopped: interrupted, or out of memory.
 func stopped(err error) string {

@@ -267,7 +267,7 @@ func (p *Plan) Answer() string {
 			s += ", on a priori figures"
 		}
 		if r.MaxModelLen > 0 {
-			s += ", with vLLM's --max-model-len at most " + groupDigits(r.MaxModelLen)
+			s += ", with vLLM's --max-model-len at most " + Thousands(r.MaxModelLen)
 		}
 		return s
 	}
@@ -307,8 +307,8 @@ func maxModelLen(n int) string {
 	return strconv.Itoa(n)
 }
 
-// groupDigits writes n with thousands separators.
-func groupDigits(n int) string {
+// Thousands writes n with thousands separators.
+func Thousands(n int) string {
 	s := strconv.Itoa(n)
 	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
 		s = s[:i] + "," + s[i:]
