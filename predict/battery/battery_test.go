@@ -124,16 +124,6 @@ func TestReadRefuses(t *testing.T) {
 	}
 }
 
-// TestPercentileAsNumpy: linear interpolation between order statistics.
-func TestPercentileAsNumpy(t *testing.T) {
-	xs := []float64{4, 1, 3, 2}
-	for _, tc := range []struct{ p, want float64 }{{0, 1}, {50, 2.5}, {95, 3.85}, {100, 4}} {
-		if got := percentile(xs, tc.p); math.Abs(got-tc.want) > 1e-12 {
-			t.Errorf("p%v = %v, want %v", tc.p, got, tc.want)
-		}
-	}
-}
-
 // TestEveryMetricHasAFigure: the names a cells file may use and the
 // figures a run computes are one list.
 func TestEveryMetricHasAFigure(t *testing.T) {

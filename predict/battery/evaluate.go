@@ -86,7 +86,7 @@ func Medians(results []Result) map[string]struct {
 		out[m] = struct {
 			Median float64
 			N      int
-		}{percentile(e, 50), len(e)}
+		}{sum(e).P50, len(e)}
 	}
 	return out
 }

@@ -3,9 +3,9 @@ package battery
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/kneebench/knee/presets"
+	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator/model"
 	"github.com/kneebench/knee/simulator/sched"
 )
@@ -133,39 +133,19 @@ func (t *timeline) fill(arrival, first, last []float64, output int) {
 // metric is one figure of the run, latencies in ms.
 func (t *timeline) metric(name string) float64 { return figures[name](t) }
 
-// figures compute each of Metrics from a run.
+// figures compute each of Metrics from a run: numpy's percentiles, as
+// vLLM's benchmark takes them (results.SummarizeExact).
 var figures = map[string]func(*timeline) float64{
-	"ttft_mean": func(t *timeline) float64 { return 1000 * mean(t.ttft) },
-	"ttft_p50":  func(t *timeline) float64 { return 1000 * percentile(t.ttft, 50) },
-	"ttft_p95":  func(t *timeline) float64 { return 1000 * percentile(t.ttft, 95) },
-	"tpot_mean": func(t *timeline) float64 { return 1000 * mean(t.tpot) },
-	"tpot_p95":  func(t *timeline) float64 { return 1000 * percentile(t.tpot, 95) },
-	"itl_p50":   func(t *timeline) float64 { return 1000 * percentile(t.itl, 50) },
-	"e2e_p95":   func(t *timeline) float64 { return 1000 * percentile(t.e2e, 95) },
-	"e2e_max":   func(t *timeline) float64 { return 1000 * slices.Max(t.e2e) },
+	"ttft_mean": func(t *timeline) float64 { return 1000 * sum(t.ttft).Mean },
+	"ttft_p50":  func(t *timeline) float64 { return 1000 * sum(t.ttft).P50 },
+	"ttft_p95":  func(t *timeline) float64 { return 1000 * sum(t.ttft).P95 },
+	"tpot_mean": func(t *timeline) float64 { return 1000 * sum(t.tpot).Mean },
+	"tpot_p95":  func(t *timeline) float64 { return 1000 * sum(t.tpot).P95 },
+	"itl_p50":   func(t *timeline) float64 { return 1000 * sum(t.itl).P50 },
+	"e2e_p95":   func(t *timeline) float64 { return 1000 * sum(t.e2e).P95 },
+	"e2e_max":   func(t *timeline) float64 { return 1000 * sum(t.e2e).Max },
 	"out_tps":   func(t *timeline) float64 { return float64(t.tokens) / t.span },
 }
 
-func mean(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(max(len(xs), 1))
-}
-
-// percentile interpolates linearly between order statistics, as numpy's
-// default (which vLLM's benchmark uses) does.
-func percentile(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	pos := p / 100 * float64(len(s)-1)
-	lo := int(pos)
-	if lo+1 >= len(s) {
-		return s[len(s)-1]
-	}
-	return s[lo] + (pos-float64(lo))*(s[lo+1]-s[lo])
-}
+// sum is xs summarised.
+func sum(xs []float64) results.Summary { return results.SummarizeExact(xs) }
