@@ -9,7 +9,6 @@ import (
 
 	"github.com/kneebench/knee/health"
 	"github.com/kneebench/knee/results"
-	"github.com/kneebench/knee/simulator/model"
 )
 
 // Bounds on one predicted level, checked before any runs. A level's
@@ -146,32 +145,30 @@ func KVNote(t Target, sw *results.Sweep) string {
 }
 
 // StartLimit is the longest max_model_len vLLM starts the target's model
-// with, when that is under the context the model serves: vLLM checks at
-// start that its KV cache holds one request of max_model_len tokens and
-// refuses to start otherwise ("larger than the maximum number of tokens
-// that can be stored in KV cache"). 0 when the cache holds the whole
-// context, or when the model schedules as SGLang or TensorRT-LLM, which
-// start and cap a request's length instead.
+// with, when under its context (model.ModelsFile.StartLimit); 0 when it
+// starts at the whole context, or the model is not found.
 func (t Target) StartLimit() int {
-	cfg, context, err := t.Config()
-	if err != nil || context < 1 || (cfg.Rules != "" && cfg.Rules != model.SchedulesVLLM && cfg.Rules != model.SchedulesVLLMV0) {
-		return 0
+	n, _ := t.startLimit()
+	return n
+}
+
+// startLimit is StartLimit and the context the model serves.
+func (t Target) startLimit() (limit, context int) {
+	m, err := t.model()
+	if err != nil {
+		return 0, 0
 	}
-	if n := cfg.LongestFit(context); n < context {
-		return n
-	}
-	return 0
+	return t.Models.StartLimit(m), m.ContextLength
 }
 
 // StartNote says StartLimit in a sentence, and records it in the sweep's
 // prediction; empty when vLLM starts the model at its whole context.
 func StartNote(t Target, sw *results.Sweep) string {
-	n := t.StartLimit()
+	n, context := t.startLimit()
 	if n == 0 || sw.Prediction == nil {
 		return ""
 	}
 	sw.Prediction.MaxModelLen = n
-	_, context, _ := t.Config()
 	return fmt.Sprintf("vLLM starts this model on these GPUs only with --max-model-len %s or less: its KV cache holds no longer request, and at the model's %s-token context it refuses to start",
 		Thousands(n), Thousands(context))
 }

@@ -134,3 +134,21 @@ func TRTLLMRules(cfg *sched.Config, _ float64, _ int) {
 	cfg.Rules, cfg.ReserveOutput, cfg.WholePrompts = SchedulesTRTLLM, true, true
 	cfg.MaxNumBatchedTokens = 8192
 }
+
+// StartLimit is the longest max_model_len vLLM starts m with, when that
+// is under the context m serves: vLLM checks at start that its KV cache
+// holds one request of max_model_len tokens and refuses to start
+// otherwise ("larger than the maximum number of tokens that can be stored
+// in KV cache"). 0 when the cache holds the whole context, or when m
+// schedules as SGLang or TensorRT-LLM, which start and cap a request's
+// length instead.
+func (f *ModelsFile) StartLimit(m *ModelSpec) int {
+	cfg := f.SchedConfig(m)
+	if cfg.Rules != "" && cfg.Rules != SchedulesVLLM && cfg.Rules != SchedulesVLLMV0 {
+		return 0
+	}
+	if n := cfg.LongestFit(m.ContextLength); n < m.ContextLength {
+		return n
+	}
+	return 0
+}

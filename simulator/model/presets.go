@@ -135,9 +135,9 @@ func PresetKV(s presets.Spec) string {
 		}
 	}
 	if f, err := PresetModels(s); err == nil {
-		ctx := f.Models[0].ContextLength
-		if n := f.SchedConfig(&f.Models[0]).LongestFit(ctx); n > 0 && n < ctx {
-			out += fmt.Sprintf("; vLLM refuses to start this at the model's %s-token context: it starts with --max-model-len %s or less (knee sim serves it as it is)", commas(ctx), commas(n))
+		if n := f.StartLimit(&f.Models[0]); n > 0 {
+			out += fmt.Sprintf("; vLLM refuses to start this at the model's %s-token context: it starts with --max-model-len %s or less (knee sim serves it as it is)",
+				commas(f.Models[0].ContextLength), commas(n))
 		}
 	}
 	return out

@@ -114,10 +114,7 @@ func (c Config) Validate() error {
 // to limit: what vLLM checks against max_model_len before it starts (it
 // refuses a context one request of which its cache cannot hold).
 func (c Config) LongestFit(limit int) int {
-	fits := func(n int) bool {
-		bs := c.BlockSize
-		return (n+bs-1)/bs+c.Costs.windowBlocks(n, bs) <= c.NumBlocks
-	}
+	fits := func(n int) bool { return c.BlocksFor(n) <= c.NumBlocks }
 	if c.BlockSize < 1 || limit < 1 || !fits(1) {
 		return 0
 	}
@@ -131,4 +128,11 @@ func (c Config) LongestFit(limit int) int {
 		}
 	}
 	return lo
+}
+
+// BlocksFor is the pool blocks a sequence of n tokens takes, its
+// sliding-window layers' included.
+func (c Config) BlocksFor(n int) int {
+	bs := c.BlockSize
+	return (n+bs-1)/bs + c.Costs.windowBlocks(n, bs)
 }

@@ -147,10 +147,7 @@ func New(cfg Config) *Core {
 func (c *Core) Config() Config { return c.cfg }
 
 // BlocksFor is how many blocks a sequence of n tokens needs in all.
-func (c *Core) BlocksFor(n int) int {
-	bs := c.cfg.BlockSize
-	return (n+bs-1)/bs + c.cfg.Costs.windowBlocks(n, bs)
-}
+func (c *Core) BlocksFor(n int) int { return c.cfg.BlocksFor(n) }
 
 // Fits reports whether a request of prompt+output tokens could ever run:
 // its blocks fit the cache, and (WholePrompts) its prompt a step.
