@@ -27,12 +27,12 @@ import (
 // again at the same instant forever.
 const refusedCost = 100 * time.Microsecond
 
-// turnaround is how long after a request ends its client can act on it
+// Turnaround is how long after a request ends its client can act on it
 // (driver.Options.Turnaround). Its size hardly matters; that it is not
 // zero does: the engine starts its next step the instant the last one
 // ends, so, as against a live server, a follow-up can never be in the
 // step that starts when its predecessor finished.
-const turnaround = time.Microsecond
+const Turnaround = time.Microsecond
 
 // simServer is the simulated server as the driver sees it: a Clock whose
 // time is the simulation's, which runs the fleet's scheduler cores step by

@@ -62,10 +62,10 @@ type Virtual struct {
 // starting at zero.
 var recordsEpoch = time.Unix(0, 0)
 
-// streamGap is the gap between a predicted closed loop's streams' first
+// StreamGap is the gap between a predicted closed loop's streams' first
 // requests: what knee's live client takes to start each (about 25 ms for
 // 64 streams against knee sim, dialling included).
-const streamGap = 400 * time.Microsecond
+const StreamGap = 400 * time.Microsecond
 
 // Probe implements bench.Prober with the target's own answer.
 func (v *Virtual) Probe(r *workload.Request, rec *record.Record) { v.Target.Probe(r, rec) }
@@ -108,7 +108,7 @@ func (v *Virtual) Run(ctx context.Context, lv *bench.Level) (*results.Run, error
 		}
 	}
 	d := driver.New(driver.Options{Clock: srv, Sender: srv, Records: records, Measured: measured, Prefixes: prefixes,
-		Turnaround: turnaround, StreamGap: streamGap, ToolRounds: target.ToolRounds, ToolResult: target.ToolResult, Tools: target.ToolList})
+		Turnaround: Turnaround, StreamGap: StreamGap, ToolRounds: target.ToolRounds, ToolResult: target.ToolResult, Tools: target.ToolList})
 	win, energy := srv.meterWindow(target, v.Replicas)
 	out, err := lv.Drive(ctx, d, sum, win)
 	if err != nil {

@@ -3,6 +3,10 @@ package battery
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/kneebench/knee/predict"
 
 	"github.com/kneebench/knee/presets"
 	"github.com/kneebench/knee/results"
@@ -64,58 +68,127 @@ type timeline struct {
 	span                 float64
 }
 
-// run drives the core: the cell's users each send their next request as
-// their last one ends (closed loop), or every request at time 0.
+// run drives the core as the cell's benchmark drove its engine. A served
+// one's client is knee predict's: the users start their streams
+// predict.StreamGap apart and each sends its next request
+// predict.Turnaround after its last one ends (closed loop); a burst is as
+// many users as requests. An offline one (offline) hands the engine every
+// request of its first batch at once.
 func run(cfg sched.Config, c *Cell) (*timeline, error) {
 	core := sched.New(cfg)
 	if !core.Fits(c.Input, c.Output) {
 		return nil, ErrUnfit
 	}
-	_, wantITL := c.Measured["itl_p50"]
-	arrival := make([]float64, c.Requests)
-	first := make([]float64, c.Requests)
-	last := make([]float64, c.Requests)
-	sent := 0
-	send := func(at float64) {
-		core.Add(sched.Request{ID: int64(sent), Arrival: at, PromptLen: c.Input, OutputLen: c.Output})
-		arrival[sent] = at
-		sent++
-	}
 	users := c.Requests
 	if c.Concurrency > 0 {
 		users = min(c.Concurrency, c.Requests)
 	}
-	for range users {
-		send(0)
+	l := &loop{cell: c, cfg: cfg, core: core, arrival: make([]float64, c.Requests),
+		first: make([]float64, c.Requests), last: make([]float64, c.Requests), t: &timeline{}}
+	_, l.wantITL = c.Measured["itl_p50"]
+	gap, turnaround := predict.StreamGap.Seconds(), predict.Turnaround.Seconds()
+	if offline[c.Source] {
+		gap, turnaround = 0, 0
 	}
-	t := &timeline{}
-	for now := 0.0; !core.Idle(); {
+	l.turnaround = turnaround
+	for i := range users {
+		l.schedule(float64(i) * gap)
+	}
+	for now := 0.0; l.admit(now) || !core.Idle(); {
+		if core.Idle() {
+			now = l.due[0]
+			continue
+		}
 		st := core.Step(now)
 		if st == nil {
 			break
 		}
-		for _, e := range st.Emitted {
-			id := e.Seq.ID
-			if e.Index == 0 {
-				first[id] = st.End
-			} else if wantITL {
-				t.itl = append(t.itl, st.End-last[id])
-			}
-			last[id] = st.End
-			t.tokens++
-		}
-		for range st.Finished {
-			if sent < c.Requests {
-				send(st.End)
-			}
-		}
+		l.book(st)
 		now = st.End
 	}
-	if sent < c.Requests {
-		return nil, fmt.Errorf("%s: the core stopped with %d of %d requests sent", c.Name, sent, c.Requests)
+	if l.admitted < c.Requests {
+		return nil, fmt.Errorf("%s: the core stopped with %d of %d requests sent", c.Name, l.admitted, c.Requests)
 	}
-	t.fill(arrival, first, last, c.Output)
-	return t, nil
+	l.t.fill(l.arrival, l.first, l.last, c.Output)
+	return l.t, nil
+}
+
+// loop is a run under way: the requests sent and those due to arrive.
+type loop struct {
+	cell    *Cell
+	cfg     sched.Config
+	core    *sched.Core
+	wantITL bool
+	// sent counts the requests scheduled and admitted those in the core;
+	// due holds the arrival times of the rest, ascending.
+	sent, admitted       int
+	due                  []float64
+	turnaround           float64
+	arrival, first, last []float64
+	t                    *timeline
+}
+
+// schedule sends the next request at at.
+func (l *loop) schedule(at float64) {
+	if l.sent < l.cell.Requests {
+		l.due = slices.Insert(l.due, sort.Search(len(l.due), func(i int) bool { return l.due[i] > at }), at)
+		l.sent++
+	}
+}
+
+// admit puts the requests due by now in the core and says whether any
+// are still to come.
+func (l *loop) admit(now float64) bool {
+	for len(l.due) > 0 && l.due[0] <= now {
+		id := l.admitted
+		l.admitted++
+		r := sched.Request{ID: int64(id), Arrival: l.due[0], PromptLen: l.cell.Input, OutputLen: l.cell.Output}
+		if l.cfg.PrefixCaching {
+			r.Chain, r.ChainBlock = ownChain(id, l.cell.Input+l.cell.Output, l.cfg.BlockSize), l.cfg.BlockSize
+		}
+		l.core.Add(r)
+		l.arrival[id] = l.due[0]
+		l.due = l.due[1:]
+	}
+	return len(l.due) > 0
+}
+
+// book records a step's tokens and sends a finished request's follow-up.
+func (l *loop) book(st *sched.Step) {
+	for _, e := range st.Emitted {
+		id := e.Seq.ID
+		if e.Index == 0 {
+			l.first[id] = st.End
+		} else if l.wantITL {
+			l.t.itl = append(l.t.itl, st.End-l.last[id])
+		}
+		l.last[id] = st.End
+		l.t.tokens++
+	}
+	for range st.Finished {
+		l.schedule(st.End + l.turnaround)
+	}
+}
+
+// ownChain is request id's content as the prefix cache keys it, as knee
+// predict gives every request its own (sched.Request.Chain): the
+// benchmarks' prompts are random and unique, so no request hits
+// another's blocks, but a preempted request's computed blocks stay cached
+// until they are evicted (vLLM V1's KVCacheManager frees them to the
+// free queue, its tail blocks first), and its readmission recomputes only
+// what was evicted. Without content a preemption loses everything, and
+// a cache that holds one long prompt and a chunk of the next thrashes.
+// Nothing is shared, so a block's hash need only be its own: a mix of
+// the request and the block's place (SplitMix64's finaliser).
+func ownChain(id, tokens, bs int) []uint64 {
+	out := make([]uint64, tokens/bs)
+	for b := range out {
+		z := uint64(id)<<32 | uint64(b) + 0x9e3779b97f4a7c15
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		out[b] = z ^ z>>31
+	}
+	return out
 }
 
 // fill derives each request's latencies and the run's span.
