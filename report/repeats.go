@@ -38,6 +38,9 @@ func PooledTable(w io.Writer, s *results.Sweep) {
 	if n == 2 {
 		fmt.Fprintln(w, twoRepeats)
 	}
+	if everyLevelSame(s) {
+		Wrap(w, 0, results.SameNote+"\n")
+	}
 	header := []string{s.Axis, "repeats", "n", name + " p50", name + " p95", name + " p99", "ITL p50", "tput/s", "errors", "client"}
 	var rows [][]string
 	for _, l := range s.Levels {
@@ -75,6 +78,21 @@ func PooledTable(w io.Writer, s *results.Sweep) {
 		fmt.Fprintf(w, "(table: %v)\n", err)
 	}
 	fmt.Fprintln(w)
+}
+
+// everyLevelSame says every repeat gave every level the same figures.
+func everyLevelSame(s *results.Sweep) bool {
+	any := false
+	for _, l := range s.Levels {
+		if l.Run == nil {
+			continue
+		}
+		if !l.Run.Repeats.Same() {
+			return false
+		}
+		any = true
+	}
+	return any
 }
 
 // repeatKnees prints where each knee fell across a repeated sweep's

@@ -214,6 +214,9 @@ func PoolRepeats(runs []*Run) (*Run, error) {
 		return nil, err
 	}
 	m.Repeats = NewRepeats(runs)
+	if m.Repeats.Same() {
+		m.Notes = append(m.Notes, SameNote)
+	}
 	m.Notes = append(m.Notes, fmt.Sprintf("pooled from %d repeats run one after another: percentiles are of the union of their requests, counts summed, rates over the sum of their windows (%.1f s); each figure's interval is across the repeats", len(runs), m.WindowSeconds))
 	if first.Server != nil {
 		m.Notes = append(m.Notes, "the server's view is not pooled: each repeat's is kept whole (repeats.each[].server), with intervals across the repeats of the figures the server gave exactly (repeats.server_intervals)")
@@ -372,3 +375,23 @@ func (rp *Repeats) Plus(name string, format func(float64) string) string {
 	}
 	return "± " + strings.TrimSpace(format(iv.HalfWidth))
 }
+
+// Same says every repeat gave every figure alike (each interval of width
+// 0, but for the last bits of a float): the seed changed nothing they
+// depend on, as in a prediction of fixed-length requests without
+// step-time variance. Their "± 0" is then no measure of how a server's
+// figures spread.
+func (rp *Repeats) Same() bool {
+	if rp == nil || len(rp.Intervals) == 0 {
+		return false
+	}
+	for _, iv := range rp.Intervals {
+		if iv.HalfWidth > 1e-9*math.Abs(iv.Mean) {
+			return false
+		}
+	}
+	return true
+}
+
+// SameNote says so.
+const SameNote = "every repeat gave the same figures: the seed changed nothing they depend on (a prediction of fixed-length requests without step_time_cv leaves it nothing to vary), so ± 0 says nothing of how a server's figures spread"

@@ -2,6 +2,7 @@ package results
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,43 @@ func TestPoolRepeats(t *testing.T) {
 	mix.Classes = map[string]*Run{"a": runs[0]}
 	if _, err := PoolRepeats([]*Run{runs[0], &mix}); err == nil {
 		t.Error("a mix's repeats pooled")
+	}
+}
+
+// TestRepeatsThatAllAgree: repeats whose every figure is the same (a
+// prediction of fixed-length requests) say that ± 0 is no server's
+// spread; repeats that differ, or agree but for a float's last bits, are
+// told apart from them.
+func TestRepeatsThatAllAgree(t *testing.T) {
+	same := func(spread float64) []*Run {
+		var runs []*Run
+		for i := range 3 {
+			v := make([]int64, 100)
+			for j := range v {
+				v[j] = int64(1000 * (j + 1))
+			}
+			r := shardRun(0, 1, v, uint64(i+1))
+			r.Shard = nil
+			r.Throughput.RequestsPerS = 10 + spread*float64(i)
+			runs = append(runs, r)
+		}
+		return runs
+	}
+	for _, tc := range []struct {
+		spread float64
+		want   bool
+	}{{0, true}, {1e-14, true}, {0.5, false}} {
+		m, err := PoolRepeats(same(tc.spread))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Repeats.Same(); got != tc.want || slices.Contains(m.Notes, SameNote) != tc.want {
+			t.Errorf("throughput spread %g: Same %v, note %v; want %v", tc.spread, got, slices.Contains(m.Notes, SameNote), tc.want)
+		}
+	}
+	var none *Repeats
+	if none.Same() {
+		t.Error("no repeats are the same")
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"sort"
 
 	"github.com/kneebench/knee/predict"
-
 	"github.com/kneebench/knee/presets"
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator/model"
