@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -22,12 +21,7 @@ import (
 // knee's summary HDR's, so 3% apart is agreement.
 func TestBatteryPredictsAsKneePredict(t *testing.T) {
 	heavy(t)
-	f, err := os.Open("../predict/battery/testdata/cells.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cells, err := battery.Read(f)
+	cells, err := battery.ReadFile("../predict/battery/testdata/cells.csv")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,12 +16,7 @@ var update = flag.Bool("update", false, "rewrite testdata/bounds.csv from the sh
 
 func readCells(t testing.TB) []*Cell {
 	t.Helper()
-	f, err := os.Open("testdata/cells.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cells, err := Read(f)
+	cells, err := ReadFile("testdata/cells.csv")
 	if err != nil {
 		t.Fatal(err)
 	}

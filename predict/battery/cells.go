@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,6 +48,16 @@ func (c *Cell) Spec() string { return c.GPU + "/" + c.Model }
 
 // header is the cells file's columns, one metric a row.
 var header = []string{"source", "cell", "gpu", "model", "engine", "version", "input", "output", "load", "requests", "metric", "measured"}
+
+// ReadFile reads the cells file at path (Read).
+func ReadFile(path string) ([]*Cell, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Read(f)
+}
 
 // Read reads a cells file: one row a metric, rows of one cell adjacent.
 func Read(r io.Reader) ([]*Cell, error) {

@@ -31,12 +31,7 @@ func main() {
 	path := flag.String("cells", "predict/battery/testdata/cells.csv", "the battery's cells")
 	md := flag.Bool("md", false, "print the shipped tuning's cells as a markdown table")
 	flag.Parse()
-	f, err := os.Open(*path)
-	if err != nil {
-		fail(err)
-	}
-	cells, err := battery.Read(f)
-	f.Close()
+	cells, err := battery.ReadFile(*path)
 	if err != nil {
 		fail(err)
 	}
