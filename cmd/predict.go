@@ -231,7 +231,7 @@ func (o *predictOptions) run(c *cobra.Command, _ []string) error {
 		report.Wrap(out, 9, kv+"\n")
 	}
 	// A preset's header said it already.
-	if start := predict.StartNote(p.target, sw); start != "" && o.sim.preset == "" {
+	if start := predict.StartNote(p.target); start != "" && o.sim.preset == "" {
 		report.Wrap(out, 9, start+"\n")
 	}
 	if sw.Interrupted {

@@ -83,7 +83,7 @@ func (l LevelsSpec) Check() error {
 		parallel = fmt.Sprintf(", %d levels at once (--parallel)", at)
 	}
 	room := fmt.Sprintf("%s of memory for predictions (%s)%s holds about %s requests of %.0f tokens a level",
-		Bytes(float64(budget)), source, parallel, Thousands(int(fit)), tokens)
+		Bytes(float64(budget)), source, parallel, results.Thousands(int(fit)), tokens)
 	for _, load := range l.Loads {
 		if l.Axis == "concurrency" {
 			if load > MaxStreams {
@@ -108,7 +108,7 @@ func (l LevelsSpec) Check() error {
 			if at > 1 {
 				fix += ", or lower --parallel"
 			}
-			return fmt.Errorf("a level of %g would predict about %s requests: %s; %s", load, Thousands(int(n)), room, fix)
+			return fmt.Errorf("a level of %g would predict about %s requests: %s; %s", load, results.Thousands(int(n)), room, fix)
 		}
 	}
 	return nil
@@ -139,7 +139,7 @@ func KVNote(t Target, sw *results.Sweep) string {
 		n := SequencesHeld(blocks, size, seq)
 		sw.Prediction.KVSequences, sw.Prediction.KVSequenceTokens = n, seq
 		return fmt.Sprintf("KV cache (one replica): %s blocks of %d tokens (%s tokens) hold %s sequences of the workload's mean %.0f tokens (prompt %.0f + answer %.0f)",
-			Thousands(blocks), size, Thousands(blocks*size), Thousands(n), seq, r.Tokens.Input.Mean, r.Tokens.Output.Mean)
+			results.Thousands(blocks), size, results.Thousands(blocks*size), results.Thousands(n), seq, r.Tokens.Input.Mean, r.Tokens.Output.Mean)
 	}
 	return ""
 }
@@ -161,20 +161,16 @@ func (t Target) startLimit() (limit, context int) {
 	return t.Models.StartLimit(m), m.ContextLength
 }
 
-// StartNote says StartLimit in a sentence, and records it in the sweep's
-// prediction; empty when vLLM starts the model at its whole context.
-func StartNote(t Target, sw *results.Sweep) string {
+// StartNote says StartLimit in a sentence; empty when vLLM starts the
+// model at its whole context.
+func StartNote(t Target) string {
 	n, context := t.startLimit()
-	if n == 0 || sw.Prediction == nil {
+	if n == 0 {
 		return ""
 	}
-	sw.Prediction.MaxModelLen = n
 	return fmt.Sprintf("vLLM starts this model on these GPUs only with --max-model-len %s or less: its KV cache holds no longer request, and at the model's %s-token context it refuses to start",
-		Thousands(n), Thousands(context))
+		results.Thousands(n), results.Thousands(context))
 }
-
-// Thousands writes n with thousands separators.
-func Thousands(n int) string { return results.Thousands(n) }
 
 // stopped says why a search stopped: interrupted, or out of memory.
 func stopped(err error) string {

@@ -32,9 +32,12 @@ func TestStartLimit(t *testing.T) {
 			t.Errorf("L4 under %s's rules: start limit %d, want 0", rules, got)
 		}
 	}
-	sw := &results.Sweep{Prediction: &results.Prediction{}}
-	if note := StartNote(l4, sw); !strings.Contains(note, "--max-model-len "+Thousands(blocks*bt)+" or less") ||
-		!strings.Contains(note, "131,072-token context") || sw.Prediction.MaxModelLen != blocks*bt {
-		t.Errorf("note %q, recorded %d", note, sw.Prediction.MaxModelLen)
+	if note := StartNote(l4); !strings.Contains(note, "--max-model-len "+results.Thousands(blocks*bt)+" or less") ||
+		!strings.Contains(note, "131,072-token context") {
+		t.Errorf("note %q", note)
+	}
+	p, err := l4.Prediction("", "", 1, "")
+	if err != nil || p.MaxModelLen != blocks*bt {
+		t.Errorf("the prediction records max_model_len %d (%v), want %d", p.MaxModelLen, err, blocks*bt)
 	}
 }

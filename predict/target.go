@@ -75,7 +75,7 @@ func (t Target) Prediction(origin, preset string, replicas int, routing Routing)
 	if err != nil {
 		return nil, err
 	}
-	p := &results.Prediction{Model: t.Model, Preset: preset, ModelsYAML: string(yml), Fit: t.FitNote()}
+	p := &results.Prediction{Model: t.Model, Preset: preset, ModelsYAML: string(yml), Fit: t.FitNote(), MaxModelLen: t.StartLimit()}
 	if cfg, _, err := t.Config(); err == nil {
 		p.Scheduling = SchedulingText(cfg)
 	}
