@@ -74,3 +74,30 @@ func TestDocsListEveryKind(t *testing.T) {
 		t.Errorf("docs/cli.md does not list the kinds as %s", want)
 	}
 }
+
+// TestEveryKindInTheEndpointsTable: docs/endpoints.md's table has a row
+// for each kind of the table, and no row for a kind knee does not have.
+func TestEveryKindInTheEndpointsTable(t *testing.T) {
+	b, err := os.ReadFile("../docs/endpoints.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]bool{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if name, ok := strings.CutPrefix(l, "| `"); ok {
+			name, _, _ = strings.Cut(name, "`")
+			rows[name] = true
+		}
+	}
+	for _, k := range kind.All() {
+		if !rows[string(k.Name)] {
+			t.Errorf("docs/endpoints.md: no row for --endpoint %s", k.Name)
+		}
+		delete(rows, string(k.Name))
+	}
+	for name := range rows {
+		if name != "--endpoint" {
+			t.Errorf("docs/endpoints.md: a row for %q, which is no kind", name)
+		}
+	}
+}
