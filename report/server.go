@@ -105,12 +105,23 @@ func serverTail(w io.Writer, s *results.Server) {
 		fmt.Fprintln(w)
 	}
 	if l := s.LoRA; l != nil {
-		fmt.Fprintf(w, "lora     %d adapter slots · running %s · waiting %s · some adapter's requests waited in %d of %d samples\n",
-			l.MaxLoRAs, orNone(strings.Join(l.Running, ", ")), orNone(strings.Join(l.Waiting, ", ")), l.SamplesWaiting, l.Samples)
+		fmt.Fprintf(w, "lora     %s\n", loraLine(l))
 	}
 	for _, warn := range s.AllWarnings() {
 		fmt.Fprintf(w, "warning  %s\n", warn)
 	}
+}
+
+// loraLine says what vllm:lora_requests_info showed. A server that
+// exports it with LoRA on but no adapter asked for (llm-d's always does)
+// gets one short clause, not a row of nones.
+func loraLine(l *results.ServerLoRA) string {
+	slots := plural(l.MaxLoRAs, "adapter slot")
+	if len(l.Running) == 0 && len(l.Waiting) == 0 {
+		return slots + " · no adapter running or waiting in " + plural(l.Samples, "sample")
+	}
+	return fmt.Sprintf("%s · running %s · waiting %s · some adapter's requests waited in %d of %d samples",
+		slots, orNone(strings.Join(l.Running, ", ")), orNone(strings.Join(l.Waiting, ", ")), l.SamplesWaiting, l.Samples)
 }
 
 // orNone is s, or "none" when it is empty.

@@ -1,0 +1,26 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/kneebench/knee/results"
+)
+
+// TestLoRALine: a server with LoRA on and no adapter asked for says so in
+// a clause; one whose adapters ran or waited lists them.
+func TestLoRALine(t *testing.T) {
+	for _, c := range []struct {
+		l    results.ServerLoRA
+		want string
+	}{
+		{results.ServerLoRA{MaxLoRAs: 1, Samples: 1}, "1 adapter slot · no adapter running or waiting in 1 sample"},
+		{results.ServerLoRA{MaxLoRAs: 2, Running: []string{"a"}, Samples: 3},
+			"2 adapter slots · running a · waiting none · some adapter's requests waited in 0 of 3 samples"},
+		{results.ServerLoRA{MaxLoRAs: 2, Running: []string{"a"}, Waiting: []string{"b"}, Samples: 3, SamplesWaiting: 2},
+			"2 adapter slots · running a · waiting b · some adapter's requests waited in 2 of 3 samples"},
+	} {
+		if got := loraLine(&c.l); got != c.want {
+			t.Errorf("%+v:\n got %s\nwant %s", c.l, got, c.want)
+		}
+	}
+}
