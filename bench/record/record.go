@@ -74,8 +74,11 @@ type Record struct {
 	// PromptOdd is the usage.prompt_tokens the server wrote when no
 	// request has that many (negative, not a number, past ten million):
 	// PromptTokens is then 0, and the run says so.
-	PromptOdd      string
-	MaxTokens      int
+	PromptOdd string
+	MaxTokens int
+	// IgnoreEOS says the request asked for its whole MaxTokens
+	// (ignore_eos true): an answer that ends sooner had it ignored.
+	IgnoreEOS      bool
 	CachedReported bool
 	Attempts       int
 	RetryAfter     time.Duration

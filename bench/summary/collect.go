@@ -179,6 +179,9 @@ func addTokens(_ *collector, s *shard, r *record.Record) {
 			a.oddPromptValue = r.PromptOdd
 		}
 	}
+	if r.IgnoreEOS && r.MaxTokens > 0 && out < r.MaxTokens && !r.FinishLength && !r.CalledTool() {
+		a.eosHonoured++
+	}
 	if r.UsageReported && r.UsageImplausible() {
 		a.oddUsage++
 	} else if r.UsageReported && r.CompletionTokens > r.Chunks {

@@ -190,6 +190,11 @@ func usageWarnings(res *results.Run, agg *aggregate) {
 			"%d responses reported a usage.prompt_tokens no request has (the server wrote %s): not believed, those prompts count as 0 tokens", agg.oddPrompt, agg.oddPromptValue))
 	}
 	warn(agg.oddUsage, "%d responses reported a usage.completion_tokens that cannot be right (negative, not a number, or above the max_tokens asked): their chunk counts were used")
+	if agg.eosHonoured > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d of %d answers ended before their max_tokens though ignore_eos was sent: "+
+			"the server did not honour it here (llama-server's /v1/messages drops it), so output lengths are the model's, not the workload's",
+			agg.eosHonoured, agg.ok))
+	}
 	warn(agg.multiToken, "%d responses packed several tokens into one chunk: ITL is per chunk, and token counts come from usage")
 	if !agg.usageReported && agg.ok > 0 {
 		res.Warnings = append(res.Warnings, "the server reported no usage: token counts are chunk counts")

@@ -97,13 +97,16 @@ type aggregate struct {
 	done                          completionSample
 	timings                       int64
 	oddUsage                      int64
-	oddPrompt                     int64
-	noDone                        int64
-	oddPromptValue                string
-	good                          int64
-	cachedFromTimings             bool
-	think                         thinkCounts
-	tools                         results.ToolCalls
+	// eosHonoured counts answers that asked to ignore EOS and ended
+	// before their max_tokens all the same.
+	eosHonoured       int64
+	oddPrompt         int64
+	noDone            int64
+	oddPromptValue    string
+	good              int64
+	cachedFromTimings bool
+	think             thinkCounts
+	tools             results.ToolCalls
 	// inputs counts a pooling endpoint's inputs (embeddings).
 	inputs int64
 	images results.Images
@@ -139,6 +142,7 @@ func (a *aggregate) add(o *aggregate) {
 	a.done.merge(&o.done)
 	a.timings += o.timings
 	a.oddUsage += o.oddUsage
+	a.eosHonoured += o.eosHonoured
 	a.oddPrompt += o.oddPrompt
 	a.noDone += o.noDone
 	a.think.add(o.think)

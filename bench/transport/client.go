@@ -102,6 +102,9 @@ type Client struct {
 	// extraMaxTokens is the max_tokens --extra-body sets (0 when it sets
 	// one that is not a number), or -1 when it sets none.
 	extraMaxTokens int
+	// extraIgnoreEOS is the ignore_eos --extra-body sets (1 true, 0
+	// anything else), or -1 when it sets none.
+	extraIgnoreEOS int
 	// answers are the bytes of answers read whole in flight.
 	answers answerBudget
 }
@@ -134,7 +137,7 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 			addr += ":80"
 		}
 	}
-	c := &Client{t: t, proto: proto, start: time.Now(), extraMaxTokens: -1}
+	c := &Client{t: t, proto: proto, start: time.Now(), extraMaxTokens: -1, extraIgnoreEOS: -1}
 	c.answers.limit = t.AnswerBudget
 	c.uri = kindURI(k, t.BaseURL)
 	if t.APIKey != "" {
@@ -152,6 +155,7 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 			c.extraMaxTokens = 0
 			_ = json.Unmarshal(v, &c.extraMaxTokens)
 		}
+		c.extraIgnoreEOS = extraIgnoreEOS(m)
 		sort.Slice(c.extra, func(i, j int) bool { return c.extra[i].key < c.extra[j].key })
 	}
 	if maxConns < 1 {
@@ -339,6 +343,30 @@ func (c *Client) appendBody(dst []byte, r *workload.Request) []byte {
 		w.dst = append(w.dst, e.value...)
 	}
 	return append(w.dst, '}')
+}
+
+// extraIgnoreEOS reads an --extra-body's ignore_eos, where chat's
+// servers and SGLang's /generate take it: 1 when true, 0 when set
+// otherwise, -1 when not set.
+func extraIgnoreEOS(m map[string]json.RawMessage) int {
+	for _, path := range []string{"ignore_eos", "sampling_params.ignore_eos"} {
+		if v, ok := fieldAt(m, path); ok {
+			if bytes.Equal(bytes.TrimSpace(v), []byte("true")) {
+				return 1
+			}
+			return 0
+		}
+	}
+	return -1
+}
+
+// asksFull says r goes out asking for its whole max_tokens (ignore_eos
+// true), from the request, the target or --extra-body, which wins.
+func (c *Client) asksFull(r *workload.Request) bool {
+	if c.extraIgnoreEOS >= 0 {
+		return c.extraIgnoreEOS == 1
+	}
+	return r.IgnoreEOS || c.t.IgnoreEOS
 }
 
 // withFields is a mix class's body fields over --extra-body's: the

@@ -92,3 +92,32 @@ func TestEveryKindHasItsProtocol(t *testing.T) {
 		t.Errorf("an unknown kind: %v; want the kinds listed", err)
 	}
 }
+
+// TestAsksFull: a request asks for its whole max_tokens when it, the
+// target or --extra-body says ignore_eos, and --extra-body's word wins
+// (at the top or under SGLang's sampling_params).
+func TestAsksFull(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		extra      string
+		target, rq bool
+		want       bool
+	}{
+		{"nothing", "", false, false, false},
+		{"the target", "", true, false, true},
+		{"the request", "", false, true, true},
+		{"extra body", `{"ignore_eos": true}`, false, false, true},
+		{"extra body says no", `{"ignore_eos":false}`, true, true, false},
+		{"sampling_params", `{"sampling_params":{"ignore_eos":true}}`, false, false, true},
+		{"another field", `{"top_k":1}`, true, false, true},
+	} {
+		c, err := NewClient(Target{BaseURL: "http://127.0.0.1:1/v1", Model: "m", IgnoreEOS: tc.target, ExtraBody: []byte(tc.extra)}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.asksFull(&workload.Request{IgnoreEOS: tc.rq}); got != tc.want {
+			t.Errorf("%s: asks for the whole budget %v, want %v", tc.name, got, tc.want)
+		}
+		c.Close()
+	}
+}

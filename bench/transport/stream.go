@@ -106,7 +106,7 @@ func (c *Client) prepare(req *fasthttp.Request, s *scratch, r *workload.Request,
 		req.Header.Set(h[0], h[1])
 	}
 	req.SetBodyRaw(s.body)
-	rec.MaxTokens = r.MaxTokens
+	rec.MaxTokens, rec.IgnoreEOS = r.MaxTokens, c.asksFull(r)
 	if c.extraMaxTokens >= 0 {
 		rec.MaxTokens = c.extraMaxTokens
 	}
