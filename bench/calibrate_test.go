@@ -139,3 +139,32 @@ func TestCalibrateOnASmallModel(t *testing.T) {
 		t.Errorf("calibration %+v; want 128 words at one word a token", c)
 	}
 }
+
+// countlessServer is wordServer whose every other answer comes whole
+// without the prompt's count, as llama-server's /v1/messages answers do
+// when their one token streams no text.
+type countlessServer struct{ n *int }
+
+func (s countlessServer) Probe(r *workload.Request, rec *record.Record) {
+	if *s.n++; *s.n%2 == 1 {
+		rec.UsageReported, rec.CompletionTokens = true, 1
+		return
+	}
+	wordServer{}.Probe(r, rec)
+}
+
+// TestProbesWithoutACountAskAgain: a probe answered without the prompt's
+// count is sent again, so neither the calibration nor the fit of the
+// prompt's shape is lost to it.
+func TestProbesWithoutACountAskAgain(t *testing.T) {
+	var n int
+	s := countlessServer{&n}
+	cal := Calibrate(s)
+	if !cal.OK {
+		t.Fatalf("calibration lost: %s", cal.Note)
+	}
+	_, note := SizedPrompts(s, cal, workload.Synthetic{Tokens: 256, MaxTokens: 8, Seed: 7, Nonce: "[n]"})
+	if !strings.Contains(note, "a fit of 3 probes") {
+		t.Errorf("the prompt's shape not fitted: %s", note)
+	}
+}

@@ -60,6 +60,24 @@ func anthropicMessagesStream() string {
 		ev("message_stop", `{"type": "message_stop"}`)
 }
 
+// llamaEmptyMessagesStream is llama-server's answer when the model's
+// first token ends it: message_start (the prompt as cache reads and
+// input tokens apart), then at once message_delta and message_stop, no
+// content block at all.
+const llamaEmptyMessagesStream = "event: message_start\n" +
+	`data: {"type":"message_start","message":{"id":"chatcmpl-N","type":"message","role":"assistant","content":[],"model":"model/tiny.gguf",` +
+	`"stop_reason":null,"stop_sequence":null,"usage":{"cache_read_input_tokens":1327,"input_tokens":1,"output_tokens":0}}}` + "\n\n" +
+	"event: message_delta\n" +
+	`data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":0}}` + "\n\n" +
+	"event: message_stop\n" + `data: {"type":"message_stop"}` + "\n\n"
+
+// llamaStartlessMessagesStream is llama-server's answer of one token
+// that streamed no text: no message_start (and so no prompt count), only
+// the end.
+const llamaStartlessMessagesStream = "event: message_delta\n" +
+	`data: {"type":"message_delta","delta":{"stop_reason":"max_tokens","stop_sequence":null},"usage":{"output_tokens":1}}` + "\n\n" +
+	"event: message_stop\n" + `data: {"type":"message_stop"}` + "\n\n"
+
 // TestMessagesStreamRead: Anthropic's Messages API reads the same figures
 // from vLLM's compact stream and from Anthropic's spaced one: a chunk a
 // thinking or text delta (a signature is none), TTFAT at the first text,
@@ -80,6 +98,8 @@ func testMessagesStreamRead(t *testing.T) {
 		{"vLLM", vllmMessagesStream(12, []string{"Let", " me"}, []string{"Four", "."}, "end_turn"), 4, 12, 4, 0, false, false, "Four."},
 		{"vLLM, cut", vllmMessagesStream(12, nil, []string{"a", "b"}, "max_tokens"), 2, 12, 2, 0, false, true, "ab"},
 		{"Anthropic", anthropicMessagesStream(), 3, 12, 3, 8, true, true, "Hi there"},
+		{"llama-server, nothing said", llamaEmptyMessagesStream, 0, 1328, 0, 1327, true, false, ""},
+		{"llama-server, one token and no start", llamaStartlessMessagesStream, 0, 0, 1, 0, false, true, ""},
 	} {
 		url := oddServer(t, sse(c.stream))
 		cl, err := NewClient(Target{BaseURL: url, Model: "m", Endpoint: kind.Name("messages"), Timeout: 5 * time.Second}, 1)
