@@ -66,11 +66,16 @@ func SlicesLine(r *results.Run) string {
 	if len(r.Slices) == 0 {
 		return ""
 	}
-	line := fmt.Sprintf("slices   %s s each · TTFT sched p50 ms / completed:", num(r.SliceS, 1))
+	// A pooling endpoint's answer is one body: its latency is E2E.
+	what, of := "TTFT", func(s results.Slice) results.SliceDist { return s.TTFTSched }
+	if r.Config.Pooled() {
+		what, of = "E2E", func(s results.Slice) results.SliceDist { return s.E2ESched }
+	}
+	line := fmt.Sprintf("slices   %s s each · %s sched p50 ms / completed:", num(r.SliceS, 1), what)
 	for _, s := range r.Slices {
 		p := "-"
-		if s.TTFTSched.Count > 0 {
-			p = ms(s.TTFTSched.P50)
+		if d := of(s); d.Count > 0 {
+			p = ms(d.P50)
 		}
 		line += fmt.Sprintf(" %s/%d", p, s.Completed)
 	}

@@ -317,8 +317,13 @@ func spread(n int, sd, ratio float64) string {
 }
 
 func writeHealth(w io.Writer, h results.Health) {
-	fmt.Fprintf(w, "client   timer lag p50 %s ms · p99 %s ms · max %s ms · CPU %.0f%% (%.1f µs/token) · GC %d (%s ms) · %s\n",
-		ms(h.TimerLagP50Ms), ms(h.TimerLagP99Ms), ms(h.TimerLagMaxMs), h.CPUPercent, h.CPUPerTokenUs, h.NumGC, ms(h.GCPauseMs), h.Verdict)
+	perToken := ""
+	if h.CPUPerTokenUs > 0 {
+		// (No tokens streamed, as from a pooling endpoint: no figure.)
+		perToken = fmt.Sprintf(" (%.1f µs/token)", h.CPUPerTokenUs)
+	}
+	fmt.Fprintf(w, "client   timer lag p50 %s ms · p99 %s ms · max %s ms · CPU %.0f%%%s · GC %d (%s ms) · %s\n",
+		ms(h.TimerLagP50Ms), ms(h.TimerLagP99Ms), ms(h.TimerLagMaxMs), h.CPUPercent, perToken, h.NumGC, ms(h.GCPauseMs), h.Verdict)
 	for _, r := range h.Reasons {
 		if h.Verdict == results.VerdictClientLimited {
 			fmt.Fprintf(w, "         the client, not the server, limited these figures: %s\n", r)

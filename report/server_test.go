@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kneebench/knee/results"
@@ -21,6 +22,21 @@ func TestLoRALine(t *testing.T) {
 	} {
 		if got := loraLine(&c.l); got != c.want {
 			t.Errorf("%+v:\n got %s\nwant %s", c.l, got, c.want)
+		}
+	}
+}
+
+// TestSlicesLineOfAPoolingRun: a pooling endpoint's slices show E2E
+// (its answer is one body), a generating one's TTFT.
+func TestSlicesLineOfAPoolingRun(t *testing.T) {
+	sl := []results.Slice{{Completed: 3, TTFTSched: results.SliceDist{Count: 3, P50: 16.9}, E2ESched: results.SliceDist{Count: 3, P50: 40}}}
+	for _, c := range []struct {
+		endpoint, want string
+	}{{"embeddings", "E2E sched p50 ms / completed: 40.0/3"}, {"chat", "TTFT sched p50 ms / completed: 16.9/3"}} {
+		r := &results.Run{SliceS: 10, Slices: sl}
+		r.Config.Endpoint = c.endpoint
+		if got := SlicesLine(r); !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.endpoint, got, c.want)
 		}
 	}
 }
