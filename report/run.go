@@ -292,9 +292,9 @@ func describeSizes(b *strings.Builder, c results.Config) {
 		case c.Kind().Input == kind.Pairs:
 			// Nothing is generated: the batch says what a request is (a
 			// query and its documents).
-			fmt.Fprintf(b, " · %d documents a request", max(c.Batch-1, 1))
+			fmt.Fprintf(b, " · %s a request", plural(max(c.Batch-1, 1), "document"))
 		case c.Pooled():
-			fmt.Fprintf(b, " · %d inputs a request", max(c.Batch, 1))
+			fmt.Fprintf(b, " · %s a request", plural(max(c.Batch, 1), "input"))
 		default:
 			fmt.Fprintf(b, " · max_tokens %s", spread(c.MaxTokens, c.OutputStddev, c.RangeRatio))
 		}
