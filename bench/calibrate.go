@@ -148,16 +148,19 @@ func (z *sizer) send(req workload.Request) (int, bool) {
 }
 
 // countPrompt sends a probe for its prompt's count. An answer that came
-// whole without one is asked again, twice at most: llama-server's
-// /v1/messages leaves message_start out, and the prompt's count with it,
-// when its one token streamed no text (about one probe in twenty against
-// its tiny model).
+// whole without one, or an HTTP error, is asked again, twice at most:
+// llama-server's /v1/messages leaves message_start out, and the prompt's
+// count with it, when its one token streamed no text (about one probe in
+// twenty against its tiny model), and a server injecting failures (llm-d's
+// --failure-injection-rate) refuses a probe as it refuses any request. A
+// timeout or a connection that failed is not asked again: it was slow,
+// or the server is gone.
 func countPrompt(c Prober, req *workload.Request) *record.Record {
 	var rec *record.Record
 	for range 3 {
 		rec = &record.Record{}
 		c.Probe(req, rec)
-		if rec.Class != "" || rec.PromptTokens > 0 {
+		if rec.Class == "" && rec.PromptTokens > 0 || rec.Class != "" && rec.Status < 400 {
 			break
 		}
 	}

@@ -140,22 +140,26 @@ func TestCalibrateOnASmallModel(t *testing.T) {
 	}
 }
 
-// countlessServer is wordServer whose every other answer comes whole
-// without the prompt's count, as llama-server's /v1/messages answers do
-// when their one token streams no text.
+// countlessServer is wordServer whose answers in turn come whole without
+// the prompt's count, as llama-server's /v1/messages answers do when
+// their one token streams no text, are refused (429), as a server
+// injecting failures refuses them, and are counted.
 type countlessServer struct{ n *int }
 
 func (s countlessServer) Probe(r *workload.Request, rec *record.Record) {
-	if *s.n++; *s.n%2 == 1 {
+	switch *s.n++; *s.n % 3 {
+	case 1:
 		rec.UsageReported, rec.CompletionTokens = true, 1
-		return
+	case 2:
+		rec.Status, rec.Class = 429, "http_429:RateLimitError"
+	default:
+		wordServer{}.Probe(r, rec)
 	}
-	wordServer{}.Probe(r, rec)
 }
 
 // TestProbesWithoutACountAskAgain: a probe answered without the prompt's
-// count is sent again, so neither the calibration nor the fit of the
-// prompt's shape is lost to it.
+// count, or refused, is sent again, so neither the calibration nor the
+// fit of the prompt's shape is lost to it.
 func TestProbesWithoutACountAskAgain(t *testing.T) {
 	var n int
 	s := countlessServer{&n}
