@@ -156,6 +156,12 @@ func NewClient(t Target, maxConns int) (*Client, error) {
 			_ = json.Unmarshal(v, &c.extraMaxTokens)
 		}
 		c.extraIgnoreEOS = extraIgnoreEOS(m)
+		for _, stop := range []string{"stop", "stop_token_ids", "stop_sequences", "sampling_params.stop"} {
+			if _, ok := fieldAt(m, stop); ok {
+				// A stop the body names ends an answer early by right.
+				c.extraIgnoreEOS = 0
+			}
+		}
 		sort.Slice(c.extra, func(i, j int) bool { return c.extra[i].key < c.extra[j].key })
 	}
 	if maxConns < 1 {
@@ -361,7 +367,8 @@ func extraIgnoreEOS(m map[string]json.RawMessage) int {
 }
 
 // asksFull says r goes out asking for its whole max_tokens (ignore_eos
-// true), from the request, the target or --extra-body, which wins.
+// true), from the request, the target or --extra-body, which wins; a
+// stop --extra-body names makes no answer ask for the whole.
 func (c *Client) asksFull(r *workload.Request) bool {
 	if c.extraIgnoreEOS >= 0 {
 		return c.extraIgnoreEOS == 1

@@ -110,6 +110,7 @@ func TestAsksFull(t *testing.T) {
 		{"extra body says no", `{"ignore_eos":false}`, true, true, false},
 		{"sampling_params", `{"sampling_params":{"ignore_eos":true}}`, false, false, true},
 		{"another field", `{"top_k":1}`, true, false, true},
+		{"a stop beside it", `{"ignore_eos":true,"stop":["\n\n"]}`, true, false, false},
 	} {
 		c, err := NewClient(Target{BaseURL: "http://127.0.0.1:1/v1", Model: "m", IgnoreEOS: tc.target, ExtraBody: []byte(tc.extra)}, 1)
 		if err != nil {
