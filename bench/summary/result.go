@@ -177,27 +177,25 @@ func (s *Summary) featuresResult(res *results.Run, g *gathered) {
 }
 
 // usageWarnings says what in the server's usage was not believed, or
-// was missing.
+// was missing, each count out of the answers that succeeded.
 func usageWarnings(res *results.Run, agg *aggregate) {
-	warn := func(n int64, format string) {
+	warn := func(n int64, format string, args ...any) {
 		if n > 0 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf(format, n))
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%d of %d ", n, agg.ok)+fmt.Sprintf(format, args...))
 		}
 	}
-	warn(agg.noDone, "%d streams closed after their finish_reason without data: [DONE]: counted as finished, since the answer said it was over")
-	if agg.oddPrompt > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf(
-			"%d responses reported a usage.prompt_tokens no request has (the server wrote %s): not believed, those prompts count as 0 tokens", agg.oddPrompt, agg.oddPromptValue))
-	}
-	warn(agg.oddUsage, "%d responses reported a usage.completion_tokens that cannot be right (negative, not a number, or above the max_tokens asked): their chunk counts were used")
-	if agg.eosHonoured > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d of %d answers ended before their max_tokens though ignore_eos was sent: "+
-			"the server did not honour it here (llama-server's /v1/messages drops it), so output lengths are the model's, not the workload's",
-			agg.eosHonoured, agg.ok))
-	}
-	warn(agg.multiToken, "%d responses packed several tokens into one chunk: ITL is per chunk, and token counts come from usage")
+	warn(agg.noDone, "streams closed after their finish_reason without data: [DONE]: counted as finished, since the answer said it was over")
+	warn(agg.oddPrompt, "responses reported a usage.prompt_tokens no request has (the server wrote %s): not believed, "+
+		"those prompts count as 0 tokens", agg.oddPromptValue)
+	warn(agg.oddUsage, "responses reported a usage.completion_tokens that cannot be right (negative, not a number, "+
+		"or above the max_tokens asked): their chunk counts were used")
+	warn(agg.eosHonoured, "answers ended before their max_tokens though ignore_eos was sent: the server did not honour it "+
+		"here (llama-server's /v1/messages drops it), so output lengths are the model's, not the workload's")
+	warn(agg.multiToken, "responses packed several tokens into one chunk: ITL is per chunk, and token counts come from usage")
 	if !agg.usageReported && agg.ok > 0 {
 		res.Warnings = append(res.Warnings, "the server reported no usage: token counts are chunk counts")
 	}
-	warn(agg.clamped, "%d latencies over one hour were clamped")
+	if agg.clamped > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("latencies over one hour were clamped to it: %d", agg.clamped))
+	}
 }
