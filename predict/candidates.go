@@ -123,8 +123,12 @@ func (o CandidateSpec) candidates() ([]*Candidate, error) {
 		name, n := g, 0
 		if _, ok := presets.HardwareNamed(g); !ok {
 			if i := strings.LastIndexByte(g, 'x'); i > 0 {
-				if v, err := strconv.Atoi(g[i+1:]); err == nil && v >= 1 && v <= 64 {
+				v, err := strconv.Atoi(g[i+1:])
+				switch _, known := presets.HardwareNamed(g[:i]); {
+				case err == nil && v >= 1 && v <= 64:
 					name, n = g[:i], v
+				case known:
+					return nil, fmt.Errorf("--gpus %s: %q is no count of GPUs (GPUxN: N from 1 to 64)", g, g[i+1:])
 				}
 			}
 		}

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -28,5 +29,21 @@ func TestCandidatesUnderEachEngine(t *testing.T) {
 	want := "vllm:vLLM V1 sche trtllm:TensorRT-LLM vllm-v0:vLLM V0 sche"
 	if strings.Join(got, " ") != want {
 		t.Errorf("candidates %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+// TestGPUCounts: GPUxN takes N from 1 to 64; a known GPU with another
+// count says the count is wrong, not that the GPU is unknown.
+func TestGPUCounts(t *testing.T) {
+	for _, c := range []struct{ gpus, want string }{
+		{"h100-80gbx2", ""},
+		{"h100-80gbx0", `"0" is no count of GPUs`},
+		{"h100-80gbx65", `"65" is no count of GPUs`},
+		{"h900x2", `unknown GPU "h900x2"`},
+	} {
+		_, err := CandidateSpec{GPUs: c.gpus, Models: "llama-3.1-8b", TPs: "auto"}.Candidates()
+		if got := fmt.Sprint(err); (c.want == "") != (err == nil) || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %v, want %q", c.gpus, err, c.want)
+		}
 	}
 }
