@@ -114,9 +114,15 @@ func (sp *Spec) check() error {
 	if math.IsNaN(sp.Rate) || math.IsInf(sp.Rate, 0) || math.IsNaN(sp.Burstiness) || math.IsInf(sp.Burstiness, 0) {
 		return errors.New("--rate and --burstiness must be finite numbers")
 	}
-	if sp.Concurrency < 0 || sp.Rate < 0 || sp.MaxConcurrency < 0 || sp.Requests < 0 || sp.Duration < 0 ||
-		sp.InputTokens < 0 || sp.MaxTokens < 0 || sp.Warmup < -1 || sp.Drain < 0 {
-		return errors.New("counts, rates and durations must not be negative")
+	for _, f := range []struct {
+		name     string
+		negative bool
+	}{{"concurrency", sp.Concurrency < 0}, {"rate", sp.Rate < 0}, {"max-concurrency", sp.MaxConcurrency < 0},
+		{"requests", sp.Requests < 0}, {"duration", sp.Duration < 0}, {"input-tokens", sp.InputTokens < 0},
+		{"max-tokens", sp.MaxTokens < 0}, {"warmup", sp.Warmup < -1}, {"drain-timeout", sp.Drain < 0}} {
+		if f.negative {
+			return fmt.Errorf("--%s must not be negative", f.name)
+		}
 	}
 	for _, f := range []struct {
 		name string
