@@ -3,6 +3,8 @@ package server
 import (
 	"reflect"
 	"testing"
+
+	"github.com/kneebench/knee/workload/kind"
 )
 
 // FuzzDecodeRequest: no body may panic the decoder, and every refusal is an
@@ -85,4 +87,52 @@ func TestDecodeCommonCase(t *testing.T) {
 			t.Errorf("%s: decodeRequest %+v, %v; strict %+v, %v", tt.body, got, err, strict, serr)
 		}
 	}
+}
+
+// FuzzDecodeEveryKind: no body may panic a kind's decoder, whichever
+// kind, and every refusal is an APIError with a 4xx status; a decoded
+// request survives generation within its budget.
+func FuzzDecodeEveryKind(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"m","max_tokens":8,"system":"be brief","messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}],"stream":true}`,
+		`{"model":"m","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"42"}]}],"max_tokens":-1}`,
+		`{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]}],"max_output_tokens":4,"previous_response_id":"resp_x","stream":true}`,
+		`{"model":"m","input":"hi","tools":[{"type":"function","name":"f","parameters":{}}],"reasoning":{"effort":"high"}}`,
+		`{"text":"hi","sampling_params":{"max_new_tokens":3,"ignore_eos":true},"stream":true}`,
+		`{"model":"m","input":["a","b"],"encoding_format":"float"}`, `{"model":"m","query":"q","documents":["a",""],"top_n":-1}`,
+		`{"model":"m","text_1":"q","text_2":["a","b"]}`, `{"model":"m","text_1":["q","r"],"text_2":"a"}`, `[]`, `null`, `{"max_tokens":1e99}`,
+	} {
+		for k := range kind.Names() {
+			f.Add([]byte(s), uint8(k))
+		}
+	}
+	mf, err := ParseModels("m", []byte("models:\n  - name: m\n    preset: h100-80gb/llama-3.1-8b\n"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	b, _ := builtinFile("responses")
+	r, err := ParseResponses("r", b)
+	if err != nil {
+		f.Fatal(err)
+	}
+	s, err := NewServer(Options{Models: mf, Responder: r})
+	if err != nil {
+		f.Fatal(err)
+	}
+	names := kind.Names()
+	f.Fuzz(func(t *testing.T, body []byte, which uint8) {
+		h := handlers[names[int(which)%len(names)]]
+		d, err := h.decode(s, body)
+		if err != nil {
+			e, ok := err.(*APIError)
+			if !ok || e.Status < 400 || e.Status > 499 || e.Message == "" {
+				t.Fatalf("%s: error %T %v is not a 4xx APIError", h.kind.Name, err, err)
+			}
+			return
+		}
+		plan, err := r.Generate(&d.Gen, 2048)
+		if err == nil && d.Gen.MaxTokens != nil && len(plan.Tokens) > *d.Gen.MaxTokens {
+			t.Fatalf("%s: %d tokens for max_tokens %d", h.kind.Name, len(plan.Tokens), *d.Gen.MaxTokens)
+		}
+	})
 }
