@@ -153,35 +153,3 @@ func TestMessagesBody(t *testing.T) {
 		t.Errorf("a system message among the messages:\n%s", b)
 	}
 }
-
-// FuzzScanMessages: any event payload of the Messages API reads without
-// a panic, its counts never negative, its content always of a kind, and
-// a tool call's pieces kept whatever they hold.
-func FuzzScanMessages(f *testing.F) {
-	for _, s := range []string{
-		`{"type":"message_start","message":{"id":"m","usage":{"cache_read_input_tokens":1327,"input_tokens":1,"output_tokens":0}}}`,
-		`{"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Hm"}}`,
-		`{"type":"content_block_delta","delta":{"type":"text_delta","text":"a\"b"},"index":1}`,
-		`{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_1","name":"f","input":{}}}`,
-		`{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"q\":"}}`,
-		`{"type":"message_delta","delta":{"stop_reason":"max_tokens","stop_sequence":null},"usage":{"output_tokens":-3}}`,
-		`{"type":"message_delta","usage":{"input_tokens":99999999999999999999,"cache_read_input_tokens":9223372036854775807}}`,
-		`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, `{"type":"message_stop"}`, `{"type":"content_block_delta","delta":{`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, p []byte) {
-		var c chunk
-		pr := &progress{}
-		messagesProtocol{}.scan(p, &c, pr)
-		messagesProtocol{}.scan(p, &c, pr) // a second event on what the first left
-		_ = messagesProtocol{}.text(nil, p)
-		messagesProtocol{}.keepCall(&record.Record{ToolCalls: []record.ToolCall{{}}}, p)
-		if c.promptTokens < 0 || c.outTokens < 0 || c.cachedTokens < 0 {
-			t.Fatalf("a negative count from %q: %+v", p, c)
-		}
-		if c.content && !c.answer && !c.reasoning && !c.tool {
-			t.Fatalf("content of no kind from %q", p)
-		}
-	})
-}

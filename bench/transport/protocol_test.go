@@ -122,3 +122,48 @@ func TestAsksFull(t *testing.T) {
 		c.Close()
 	}
 }
+
+// FuzzScanEveryStream: any event payload reads without a panic under
+// every generating kind's protocol (chat's, completions', SGLang's
+// /generate, the Responses and Messages APIs), its counts never
+// negative, its content always of a kind, and a tool call's pieces kept
+// whatever they hold.
+func FuzzScanEveryStream(f *testing.F) {
+	var kinds []streamProtocol
+	for _, n := range kind.Names() {
+		if p, ok := protocols[n].(streamProtocol); ok {
+			kinds = append(kinds, p)
+		}
+	}
+	for _, s := range []string{
+		`{"choices":[{"delta":{"content":"x","reasoning_content":"y"},"finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":-1}}`,
+		`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{"}}]}}]}`,
+		`{"text":"abc","meta_info":{"prompt_tokens":5,"completion_tokens":3,"cached_tokens":9,"finish_reason":{"type":"length"}}}`,
+		`{"type":"response.completed","response":{"id":"r","usage":{"input_tokens":3,"input_tokens_details":{"cached_tokens":1},"output_tokens":2}}}`,
+		`{"type":"message_start","message":{"id":"m","usage":{"cache_read_input_tokens":1327,"input_tokens":1,"output_tokens":0}}}`,
+		`{"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Hm"}}`,
+		`{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_1","name":"f","input":{}}}`,
+		`{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"q\":"}}`,
+		`{"type":"message_delta","usage":{"input_tokens":99999999999999999999,"cache_read_input_tokens":9223372036854775807}}`,
+		`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, `{"type":"content_block_delta","delta":{`,
+	} {
+		for k := range kinds {
+			f.Add([]byte(s), uint8(k))
+		}
+	}
+	f.Fuzz(func(t *testing.T, p []byte, which uint8) {
+		sp := kinds[int(which)%len(kinds)]
+		var c chunk
+		pr := &progress{}
+		sp.scan(p, &c, pr)
+		sp.scan(p, &c, pr) // a second event on what the first left
+		_ = sp.text(nil, p)
+		sp.keepCall(&record.Record{ToolCalls: []record.ToolCall{{}}}, p)
+		if c.promptTokens < 0 || c.outTokens < 0 || c.cachedTokens < 0 {
+			t.Fatalf("%T: a negative count from %q: %+v", sp, p, c)
+		}
+		if c.content && !c.answer && !c.reasoning && !c.tool {
+			t.Fatalf("%T: content of no kind from %q", sp, p)
+		}
+	})
+}
