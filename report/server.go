@@ -32,7 +32,8 @@ func serverHead(w io.Writer, s *results.Server) {
 	title := serverTitles[s.Source]
 	switch s.RequestsFrom {
 	case "none":
-		fmt.Fprintf(w, "%s · requests not counted by the server", title)
+		// (llama.cpp counts none, and Messages answers carry no timings.)
+		fmt.Fprintf(w, "%s · no count of requests (the server keeps none, and its answers carried no timings)", title)
 	case "timings":
 		fmt.Fprintf(w, "%s · %d requests (one set of timings per answer)", title, s.Requests)
 	default:
