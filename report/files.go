@@ -104,6 +104,8 @@ func Sizes(c results.Config) string {
 		return fmt.Sprintf("%d-token system prompt, %d-token user turns, %d output tokens, %d turns", c.Voice.SystemPromptTokens, c.Voice.UserTokens, c.Voice.OutputTokens, c.Voice.Turns)
 	case c.Dataset != "":
 		return fmt.Sprintf("prompts from %s, max_tokens %d unless an entry says", c.Dataset, c.MaxTokens)
+	case c.InputTokens > 0 && c.Pooled():
+		return fmt.Sprintf("%d-token prompts, %s", c.InputTokens, pooledSize(c))
 	case c.InputTokens > 0:
 		return fmt.Sprintf("%d-token prompts, max_tokens %d", c.InputTokens, c.MaxTokens)
 	}

@@ -22,9 +22,17 @@ func GPULine(g *results.GPUFigures) string {
 		}
 		return line
 	}
-	line := fmt.Sprintf("gpu      %d GPUs (%d serving) over %.1f s: %s J · power mean %s W, max %s W · %s J per output token · %s J per request · %s J per 1k prompt tokens · %s output tokens per J",
-		len(g.GPUs), g.Serving(), g.WindowS, num(g.EnergyJ, 0), num(g.PowerMeanW, 0), num(g.PowerMaxW, 0), num(g.JoulesPerOutputToken, 4),
-		num(g.JoulesPerRequest, 1), num(g.JoulesPer1kPromptTokens, 1), num(g.OutputTokensPerJoule, 2))
+	perToken := ""
+	if g.JoulesPerOutputToken > 0 {
+		// (A pooling endpoint's requests generate none.)
+		perToken = fmt.Sprintf(" · %s J per output token", num(g.JoulesPerOutputToken, 4))
+	}
+	line := fmt.Sprintf("gpu      %s (%d serving) over %.1f s: %s J · power mean %s W, max %s W%s · %s J per request · %s J per 1k prompt tokens",
+		plural(len(g.GPUs), "GPU"), g.Serving(), g.WindowS, num(g.EnergyJ, 0), num(g.PowerMeanW, 0), num(g.PowerMaxW, 0), perToken,
+		num(g.JoulesPerRequest, 1), num(g.JoulesPer1kPromptTokens, 1))
+	if g.OutputTokensPerJoule > 0 {
+		line += fmt.Sprintf(" · %s output tokens per J", num(g.OutputTokensPerJoule, 2))
+	}
 	for _, f := range g.GPUs {
 		line += fmt.Sprintf("\n         GPU %s %s: %s J (%s) · %s W mean, %s W max", f.GPU, f.Model, num(f.EnergyJ, 0), f.EnergySource, num(f.PowerMeanW, 0), num(f.PowerMaxW, 0))
 		if f.UtilMeanPct > 0 {
@@ -55,8 +63,13 @@ func GPULevels(w io.Writer, s *results.Sweep) {
 		if g.GPUs[0].EnergySource == "predicted power model" {
 			how = "predicted from the presets' power model"
 		}
-		Wrapf(w, 13, "gpu %-8g %s J per output token · %s J per request · power mean %s W (%d GPUs, %s)\n",
-			l.Load, num(g.JoulesPerOutputToken, 4), num(g.JoulesPerRequest, 1), num(g.PowerMeanW, 0), len(g.GPUs), how)
+		perToken := ""
+		if g.JoulesPerOutputToken > 0 {
+			// (A pooling endpoint's requests generate none.)
+			perToken = num(g.JoulesPerOutputToken, 4) + " J per output token · "
+		}
+		Wrapf(w, 13, "gpu %-8g %s%s J per request · power mean %s W (%s, %s)\n",
+			l.Load, perToken, num(g.JoulesPerRequest, 1), num(g.PowerMeanW, 0), plural(len(g.GPUs), "GPU"), how)
 	}
 }
 

@@ -288,14 +288,9 @@ func describeSizes(b *strings.Builder, c results.Config) {
 		if c.PrefixTokens > 0 {
 			fmt.Fprintf(b, " after one of %d shared %d-token prefixes", c.PrefixPool, c.PrefixTokens)
 		}
-		switch {
-		case c.Kind().Input == kind.Pairs:
-			// Nothing is generated: the batch says what a request is (a
-			// query and its documents).
-			fmt.Fprintf(b, " · %s a request", plural(max(c.Batch-1, 1), "document"))
-		case c.Pooled():
-			fmt.Fprintf(b, " · %s a request", plural(max(c.Batch, 1), "input"))
-		default:
+		if c.Pooled() {
+			fmt.Fprintf(b, " · %s", pooledSize(c))
+		} else {
 			fmt.Fprintf(b, " · max_tokens %s", spread(c.MaxTokens, c.OutputStddev, c.RangeRatio))
 		}
 	case c.Dataset != "":
@@ -303,6 +298,16 @@ func describeSizes(b *strings.Builder, c results.Config) {
 	default:
 		fmt.Fprintf(b, " · max_tokens %d", c.MaxTokens)
 	}
+}
+
+// pooledSize says what a pooling request holds: nothing is generated,
+// so its batch says what a request is (a query and its documents, or
+// inputs to embed).
+func pooledSize(c results.Config) string {
+	if c.Kind().Input == kind.Pairs {
+		return plural(max(c.Batch-1, 1), "document") + " a request"
+	}
+	return plural(max(c.Batch, 1), "input") + " a request"
 }
 
 // spread describes an asked length and its distribution.

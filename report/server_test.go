@@ -40,3 +40,26 @@ func TestSlicesLineOfAPoolingRun(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolingSizesAndEnergy: a pooling workload is sized by what a
+// request holds, not by a max_tokens nothing uses, and its energy by
+// request, without a per-output-token figure of 0.
+func TestPoolingSizesAndEnergy(t *testing.T) {
+	c := results.Config{Endpoint: "rerank", InputTokens: 128, MaxTokens: 128, Batch: 4}
+	if got := Sizes(c); got != "128-token prompts, 3 documents a request" {
+		t.Errorf("rerank sizes %q", got)
+	}
+	c.Endpoint = "chat"
+	if got := Sizes(c); got != "128-token prompts, max_tokens 128" {
+		t.Errorf("chat sizes %q", got)
+	}
+	g := &results.GPUFigures{GPUs: []results.GPUFigure{{GPU: "0"}}, EnergyJ: 100, JoulesPerRequest: 2.5}
+	line := GPULine(g)
+	if strings.Contains(line, "per output token") || strings.Contains(line, "output tokens per J") || !strings.Contains(line, "1 GPU (") {
+		t.Errorf("a pooling run's energy: %q", line)
+	}
+	g.JoulesPerOutputToken, g.OutputTokensPerJoule = 0.3, 3.33
+	if line := GPULine(g); !strings.Contains(line, "0.3000 J per output token") || !strings.Contains(line, "3.33 output tokens per J") {
+		t.Errorf("a generating run's energy: %q", line)
+	}
+}
