@@ -45,11 +45,16 @@ func sweepSection(s *results.Sweep, idx int) htmlSweep {
 		hs.Knees = append(hs.Knees, strings.Join(strings.Fields(line), " "))
 	}
 	unit := axisUnit(s)
+	tokens, perJ := "output tok/s", "J / output tok"
+	if s.Config.Pooled() {
+		// A pooling endpoint generates nothing: its tokens are its inputs'.
+		tokens, perJ = "prompt tok/s", "J / request"
+	}
 	hs.Levels = &htmlTable{Header: []string{s.Axis, "offered", "n", "TTFT sched p50", "p95", "p99", "TTFT p95", "TPOT p50", "ITL p50",
-		"E2E p95", "completions/s", "output tok/s", "errors", "cut or unsent", "good", "cache hit", "client"}}
+		"E2E p95", "completions/s", tokens, "errors", "cut or unsent", "good", "cache hit", "client"}}
 	energy := slices.ContainsFunc(s.Levels, func(l results.Level) bool { return l.Run != nil && l.Run.GPU != nil && len(l.Run.GPU.GPUs) > 0 })
 	if energy {
-		hs.Levels.Header = append(hs.Levels.Header, "J / output tok")
+		hs.Levels.Header = append(hs.Levels.Header, perJ)
 	}
 	for _, l := range s.Levels {
 		load := num(l.Load, -1) + unit
@@ -134,9 +139,12 @@ func htmlLevelRow(r *results.Run, load string, energy bool) htmlRow {
 		}
 		return plus(key, ms(v), ms)
 	}
-	tput := r.Throughput.RequestsPerS
+	tput, tokPerS := r.Throughput.RequestsPerS, r.Throughput.OutputTokensPerS
 	if r.Calls != nil {
 		tput = r.Calls.TurnsPerS
+	}
+	if r.Config.Pooled() {
+		tokPerS = r.Throughput.TotalTokensPerS
 	}
 	good, hit, cut := "-", "-", "-"
 	if r.Goodput != nil {
@@ -153,12 +161,15 @@ func htmlLevelRow(r *results.Run, load string, energy bool) htmlRow {
 		q(st.TTFTSched, st.TTFTSched.P50, "ttft_sched.p50"), q(st.TTFTSched, st.TTFTSched.P95, "ttft_sched.p95"),
 		q(st.TTFTSched, st.TTFTSched.P99, "ttft_sched.p99"), q(st.TTFT, st.TTFT.P95, "ttft.p95"),
 		q(st.TPOT, st.TPOT.P50, "tpot.p50"), q(st.ITL, st.ITL.P50, "itl.p50"), q(st.E2E, st.E2E.P95, "e2e.p95"),
-		plus("throughput", num(tput, 2), func(v float64) string { return num(v, 2) }), num(r.Throughput.OutputTokensPerS, 0),
+		plus("throughput", num(tput, 2), func(v float64) string { return num(v, 2) }), num(tokPerS, 0),
 		pct(r.Requests.ErrorRate()), cut, good, hit, r.Health.Verdict}}
 	if energy {
 		j := "-"
 		if g := r.GPU; g != nil && len(g.GPUs) > 0 {
 			j = num(g.JoulesPerOutputToken, 4)
+			if r.Config.Pooled() {
+				j = num(g.JoulesPerRequest, 1)
+			}
 		}
 		row.Cells = append(row.Cells, j)
 	}
@@ -232,6 +243,9 @@ func measuredSizes(s *results.Sweep) string {
 	if n == 0 {
 		return ""
 	}
+	if s.Config.Pooled() {
+		return fmt.Sprintf(" · measured: requests of %s prompt tokens on average", num(in/n, 0))
+	}
 	return fmt.Sprintf(" · measured: prompts of %s tokens and answers of %s on average", num(in/n, 0), num(out/n, 0))
 }
 
@@ -258,7 +272,11 @@ func sizesOf(c results.Config) string {
 		if c.PrefixTokens > 0 {
 			prefix = fmt.Sprintf(" after one of %d shared %d-token prefixes", c.PrefixPool, c.PrefixTokens)
 		}
-		return fmt.Sprintf("%s input tokens%s, max_tokens %d", spread(c.InputTokens, c.InputStddev, c.RangeRatio), prefix, c.MaxTokens)
+		budget := fmt.Sprintf("max_tokens %d", c.MaxTokens)
+		if c.Pooled() {
+			budget = pooledSize(c)
+		}
+		return fmt.Sprintf("%s input tokens%s, %s", spread(c.InputTokens, c.InputStddev, c.RangeRatio), prefix, budget)
 	}
 	return fmt.Sprintf("max_tokens %d", c.MaxTokens)
 }

@@ -242,8 +242,9 @@
     lineChart(grid, Object.assign({}, base, { id: "s" + idx + "-throughput", title: "Throughput against load", ylabel: "per second", yunit: "/s", ylog: false,
       series: [{ name: "completions/s", points: levelPoints(s, function (l) { return l.reqPerS; }) },
         { name: "offered/s", points: levelPoints(s, function (l) { return l.offered || null; }), dash: "5 4", color: "#888" }] }));
-    lineChart(grid, Object.assign({}, base, { id: "s" + idx + "-tokens", title: "Output tokens against load", ylabel: "tokens/s", yunit: " tok/s", ylog: false,
-      series: [{ name: "output tokens/s", points: levelPoints(s, function (l) { return l.tokPerS; }), color: PALETTE[3] }] }));
+    var tokens = s.tokens || "output";
+    lineChart(grid, Object.assign({}, base, { id: "s" + idx + "-tokens", title: tokens.charAt(0).toUpperCase() + tokens.slice(1) + " tokens against load", ylabel: "tokens/s", yunit: " tok/s", ylog: false,
+      series: [{ name: tokens + " tokens/s", points: levelPoints(s, function (l) { return l.tokPerS; }), color: PALETTE[3] }] }));
     if (s.levels.some(function (l) { return l.goodput !== null && l.goodput !== undefined; }))
       lineChart(grid, Object.assign({}, base, { id: "s" + idx + "-goodput", title: "Goodput against load", ylabel: "good requests (%)", yunit: "%", ylog: false,
         series: [{ name: "good %", points: levelPoints(s, function (l) { return l.goodput; }), color: PALETTE[4] }],
@@ -391,13 +392,20 @@
   }
   var SLICE_BASE = { xlabel: "seconds into the window (each slice's end)", xname: "t", xunit: " s" };
 
+  // sliceLatency is the latency slices are drawn by: TTFT, or a pooling
+  // endpoint's E2E (its answer is one body).
+  function sliceLatency(sl) {
+    return sl && sl.latency === "e2e_sched" ? { key: "e2e_sched", name: "E2E" } : { key: "ttft_sched", name: "TTFT" };
+  }
+
   // runSliceCharts are a run's slices: its latencies from the schedule,
   // then the server's gauges under them.
   function runSliceCharts(grid, sl, idx) {
     if (!sl) return;
-    var lat = ["p50", "p95", "p99"].map(function (p, i) { return { name: "TTFT sched " + p, points: slicePoints(sl, "ttft_sched." + p), color: PALETTE[i] }; }).filter(function (x) { return x.points.length; });
+    var m = sliceLatency(sl);
+    var lat = ["p50", "p95", "p99"].map(function (p, i) { return { name: m.name + " sched " + p, points: slicePoints(sl, m.key + "." + p), color: PALETTE[i] }; }).filter(function (x) { return x.points.length; });
     if (lat.length)
-      lineChart(grid, Object.assign({}, SLICE_BASE, { id: "r" + idx + "-slices-ttft", title: "TTFT from schedule, slice by slice (" + fmt(sl.width) + " s)", ylabel: "ms", yunit: " ms", series: lat }));
+      lineChart(grid, Object.assign({}, SLICE_BASE, { id: "r" + idx + "-slices-ttft", title: m.name + " from schedule, slice by slice (" + fmt(sl.width) + " s)", ylabel: "ms", yunit: " ms", series: lat }));
     var gauges = [["waiting", "waiting", PALETTE[1]], ["running", "running", PALETTE[0]]].map(function (g) { return { name: g[1], points: slicePoints(sl, g[0]), color: g[2] }; }).filter(function (x) { return x.points.length; });
     if (gauges.length)
       lineChart(grid, Object.assign({}, SLICE_BASE, { id: "r" + idx + "-slices-server", title: "The server's requests at each slice's end", ylabel: "requests", yunit: "", ylog: false, series: gauges }));
@@ -413,9 +421,10 @@
     var levels = s.levels.filter(function (l) { return l.slices; });
     if (!levels.length) return;
     var per = function (name) { return levels.map(function (l, i) { return { name: fmt(l.load) + s.unit, points: slicePoints(l.slices, name), color: PALETTE[i % PALETTE.length] }; }).filter(function (x) { return x.points.length; }); };
-    var lat = per("ttft_sched.p95");
+    var m = sliceLatency(levels[0].slices);
+    var lat = per(m.key + ".p95");
     if (lat.length)
-      lineChart(grid, Object.assign({}, SLICE_BASE, { id: "s" + idx + "-slices-ttft", title: "TTFT p95 from schedule through each level's window", ylabel: "ms", yunit: " ms", series: lat }));
+      lineChart(grid, Object.assign({}, SLICE_BASE, { id: "s" + idx + "-slices-ttft", title: m.name + " p95 from schedule through each level's window", ylabel: "ms", yunit: " ms", series: lat }));
     var queue = per("waiting");
     if (queue.length)
       lineChart(grid, Object.assign({}, SLICE_BASE, { id: "s" + idx + "-slices-waiting", title: "The server's waiting requests through each level's window", ylabel: "waiting", yunit: "", ylog: false, series: queue }));
@@ -449,9 +458,10 @@
   function repeatSliceCharts(grid, reps, idx) {
     if (!reps || !reps.length) return;
     var per = function (name) { return reps.map(function (sl, i) { return { name: "repeat " + (i + 1), points: slicePoints(sl, name), color: PALETTE[i % PALETTE.length] }; }).filter(function (x) { return x.points.length; }); };
-    var lat = per("ttft_sched.p95");
+    var m = sliceLatency(reps[0]);
+    var lat = per(m.key + ".p95");
     if (lat.length)
-      lineChart(grid, Object.assign({}, SLICE_BASE, { id: "r" + idx + "-repeat-slices-ttft", title: "TTFT p95 from schedule through each repeat's window", ylabel: "ms", yunit: " ms", series: lat }));
+      lineChart(grid, Object.assign({}, SLICE_BASE, { id: "r" + idx + "-repeat-slices-ttft", title: m.name + " p95 from schedule through each repeat's window", ylabel: "ms", yunit: " ms", series: lat }));
     var queue = per("waiting");
     if (queue.length)
       lineChart(grid, Object.assign({}, SLICE_BASE, { id: "r" + idx + "-repeat-slices-waiting", title: "The server's waiting requests through each repeat's window", ylabel: "waiting", yunit: "", ylog: false, series: queue }));

@@ -39,6 +39,9 @@ type sweepJS struct {
 	SLOKnee   string    `json:"sloKnee"`
 	Knees     []kneeJS  `json:"knees"`
 	Levels    []levelJS `json:"levels"`
+	// Tokens names the levels' tokPerS: "output", or a pooling
+	// endpoint's "prompt" (it generates none).
+	Tokens string `json:"tokens"`
 }
 
 type sloJS struct {
@@ -202,6 +205,10 @@ func sweepData(s *results.Sweep) sweepJS {
 			js.Knees = append(js.Knees, kneeJS{Kind: kn.kind, Load: kn.k.Load, Short: kn.name})
 		}
 	}
+	js.Tokens = "output"
+	if s.Config.Pooled() {
+		js.Tokens = "prompt"
+	}
 	js.SLOKnee = "none"
 	switch {
 	case k.SLO != nil && k.SLONotReached:
@@ -223,6 +230,9 @@ func sweepData(s *results.Sweep) sweepJS {
 		lv.Excluded = excluded(s, l.Load)
 		lv.Stats = statsJS(r)
 		lv.ReqPerS, lv.TokPerS, lv.Offered = r.Throughput.RequestsPerS, r.Throughput.OutputTokensPerS, r.Arrivals.OfferedRate
+		if js.Tokens == "prompt" {
+			lv.TokPerS = r.Throughput.TotalTokensPerS
+		}
 		if r.Calls != nil {
 			lv.ReqPerS, lv.Offered = r.Calls.TurnsPerS, r.Calls.TurnsOfferedPerS
 		}

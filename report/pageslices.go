@@ -11,6 +11,9 @@ import "github.com/kneebench/knee/results"
 type slicesJS struct {
 	Width  float64                 `json:"width"`
 	Series map[string][][2]float64 `json:"series"`
+	// Latency is the series the charts draw over time: ttft_sched, or a
+	// pooling endpoint's e2e_sched (its answer is one body).
+	Latency string `json:"latency"`
 }
 
 // minChartSlices is the fewest slices a page draws over time: two or
@@ -23,7 +26,10 @@ func sliceData(r *results.Run) *slicesJS {
 	if r == nil || len(r.Slices) < minChartSlices {
 		return nil
 	}
-	js := &slicesJS{Width: r.SliceS, Series: map[string][][2]float64{}}
+	js := &slicesJS{Width: r.SliceS, Series: map[string][][2]float64{}, Latency: "ttft_sched"}
+	if r.Config.Pooled() {
+		js.Latency = "e2e_sched"
+	}
 	add := func(name string, x float64, v *float64) {
 		if v != nil {
 			js.Series[name] = append(js.Series[name], [2]float64{x, *v})

@@ -22,9 +22,14 @@ func SweepPlot(w io.Writer, s *results.Sweep) error {
 		panels = append(panels, tok)
 	}
 	panels = append(panels, throughputPanel(s))
-	tokens := newPanel(s, "output tokens per second", "tokens/s")
-	tin, tout := series(s, func(r *results.Run) (float64, bool) { return r.Throughput.OutputTokensPerS, true })
-	tokens.curve("output tokens/s", tin, tout, colP50)
+	what, of := "output", func(r *results.Run) (float64, bool) { return r.Throughput.OutputTokensPerS, true }
+	if s.Config.Pooled() {
+		// A pooling endpoint generates nothing: its tokens are its inputs'.
+		what, of = "prompt", func(r *results.Run) (float64, bool) { return r.Throughput.TotalTokensPerS, true }
+	}
+	tokens := newPanel(s, what+" tokens per second", "tokens/s")
+	tin, tout := series(s, of)
+	tokens.curve(what+" tokens/s", tin, tout, colP50)
 	tokens.p.Y.Min = 0
 	panels = append(panels, tokens)
 	if cp, ok := cachePanel(s); ok {

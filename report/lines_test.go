@@ -63,3 +63,25 @@ func TestPoolingSizesAndEnergy(t *testing.T) {
 		t.Errorf("a generating run's energy: %q", line)
 	}
 }
+
+// TestPoolingPageData: a pooling sweep's page charts its prompt tokens
+// (it generates none) and its slices by E2E; a generating one's output
+// tokens and TTFT.
+func TestPoolingPageData(t *testing.T) {
+	sl := make([]results.Slice, minChartSlices)
+	for i := range sl {
+		sl[i] = results.Slice{EndS: float64(i + 1), TTFTSched: results.SliceDist{Count: 1, P95: 5}, E2ESched: results.SliceDist{Count: 1, P95: 9}}
+	}
+	for _, c := range []struct{ endpoint, tokens, latency string }{{"embeddings", "prompt", "e2e_sched"}, {"chat", "output", "ttft_sched"}} {
+		r := &results.Run{SliceS: 1, Slices: sl, Throughput: results.Throughput{RequestsPerS: 2, OutputTokensPerS: 7, TotalTokensPerS: 300}}
+		r.Config.Endpoint = c.endpoint
+		s := &results.Sweep{Axis: "rate", Levels: []results.Level{{Load: 2, Run: r}}}
+		s.Config.Endpoint = c.endpoint
+		js := sweepData(s)
+		want := map[string]float64{"prompt": 300, "output": 7}[c.tokens]
+		if js.Tokens != c.tokens || js.Levels[0].TokPerS != want || js.Levels[0].Slices.Latency != c.latency {
+			t.Errorf("%s: tokens %q at %g, slices by %q; want %q at %g, by %q", c.endpoint, js.Tokens, js.Levels[0].TokPerS,
+				js.Levels[0].Slices.Latency, c.tokens, want, c.latency)
+		}
+	}
+}
