@@ -19,7 +19,7 @@ func TestEveryKindOnEverySide(t *testing.T) {
 	t.Parallel()
 	for _, k := range kind.All() {
 		models := "models:\n  - name: m\n    preset: h100-80gb/llama-3.1-8b\n"
-		flags := []string{"--endpoint", string(k.Name), "--model", "m", "--requests", "12", "--input-tokens", "200", "--seed", "3"}
+		flags := []string{"--endpoint", string(k.Name), "--model", "m", "--requests", "12", "--input-tokens", "200", "--seed", "3", "--ignore-eos"}
 		switch {
 		case k.Input == kind.Pairs:
 			models += "    pooling: {dimension: 16}\n"
@@ -51,6 +51,13 @@ func TestEveryKindOnEverySide(t *testing.T) {
 			live.Tokens.InputTotal != pred.Tokens.InputTotal || live.Tokens.OutputTotal != pred.Tokens.OutputTotal {
 			t.Errorf("%s: live %d ok (%v), %d in, %d out tokens; predicted %d ok, %d in, %d out", k.Name, live.Requests.OK, live.Requests.Errors,
 				live.Tokens.InputTotal, live.Tokens.OutputTotal, pred.Requests.OK, pred.Tokens.InputTotal, pred.Tokens.OutputTotal)
+		}
+		for _, w := range live.Warnings {
+			if strings.Contains(w, "ignore_eos") {
+				// knee sim honours it on every generating kind, and a
+				// pooling kind has no budget to fill.
+				t.Errorf("%s: %s", k.Name, w)
+			}
 		}
 		if k.Pooled() != (live.Tokens.OutputTotal == 0) {
 			t.Errorf("%s: %d output tokens; a pooling kind generates none, any other some", k.Name, live.Tokens.OutputTotal)

@@ -179,7 +179,7 @@ func addTokens(_ *collector, s *shard, r *record.Record) {
 			a.oddPromptValue = r.PromptOdd
 		}
 	}
-	if r.IgnoreEOS && r.MaxTokens > 0 && out < r.MaxTokens && !r.FinishLength && !r.CalledTool() {
+	if r.IgnoreEOS && !r.Pooled && r.MaxTokens > 0 && out < r.MaxTokens && !r.FinishLength && !r.CalledTool() {
 		a.eosHonoured++
 	}
 	if r.UsageReported && r.UsageImplausible() {

@@ -27,6 +27,7 @@ func TestIgnoredIgnoreEOSIsSaid(t *testing.T) {
 		{"cut at the budget", record.Record{IgnoreEOS: true, MaxTokens: 32, CompletionTokens: 30, FinishLength: true}, ""},
 		{"a tool call", record.Record{IgnoreEOS: true, MaxTokens: 32, CompletionTokens: 12, ToolFinish: true}, ""},
 		{"not asked", record.Record{MaxTokens: 32, CompletionTokens: 27}, ""},
+		{"a pooling model's", record.Record{IgnoreEOS: true, Pooled: true, MaxTokens: 128}, ""},
 	} {
 		s := New(Level{Load: driver.Load{Rate: 1, Duration: time.Second}, Config: results.Config{}}, 4)
 		for i := range 3 {

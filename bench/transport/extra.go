@@ -56,8 +56,13 @@ func extraIgnoreEOS(m map[string]json.RawMessage) int {
 
 // asksFull says r goes out asking for its whole max_tokens (ignore_eos
 // true), from the request, the target or --extra-body, which wins; a
-// stop --extra-body names makes no answer ask for the whole.
+// stop --extra-body names makes no answer ask for the whole, nor does a
+// pooling kind's.
 func (c *Client) asksFull(r *workload.Request) bool {
+	if !c.t.Endpoint.Kind().Streamed {
+		// A pooling model generates nothing: there is no budget to fill.
+		return false
+	}
 	if c.extraIgnoreEOS >= 0 {
 		return c.extraIgnoreEOS == 1
 	}

@@ -102,17 +102,19 @@ func TestAsksFull(t *testing.T) {
 		extra      string
 		target, rq bool
 		want       bool
+		endpoint   Endpoint
 	}{
-		{"nothing", "", false, false, false},
-		{"the target", "", true, false, true},
-		{"the request", "", false, true, true},
-		{"extra body", `{"ignore_eos": true}`, false, false, true},
-		{"extra body says no", `{"ignore_eos":false}`, true, true, false},
-		{"sampling_params", `{"sampling_params":{"ignore_eos":true}}`, false, false, true},
-		{"another field", `{"top_k":1}`, true, false, true},
-		{"a stop beside it", `{"ignore_eos":true,"stop":["\n\n"]}`, true, false, false},
+		{"nothing", "", false, false, false, "chat"},
+		{"the target", "", true, false, true, "chat"},
+		{"the request", "", false, true, true, "chat"},
+		{"extra body", `{"ignore_eos": true}`, false, false, true, "chat"},
+		{"extra body says no", `{"ignore_eos":false}`, true, true, false, "chat"},
+		{"sampling_params", `{"sampling_params":{"ignore_eos":true}}`, false, false, true, "chat"},
+		{"another field", `{"top_k":1}`, true, false, true, "chat"},
+		{"a stop beside it", `{"ignore_eos":true,"stop":["\n\n"]}`, true, false, false, "chat"},
+		{"a pooling kind", "", true, true, false, "embeddings"},
 	} {
-		c, err := NewClient(Target{BaseURL: "http://127.0.0.1:1/v1", Model: "m", IgnoreEOS: tc.target, ExtraBody: []byte(tc.extra)}, 1)
+		c, err := NewClient(Target{BaseURL: "http://127.0.0.1:1/v1", Model: "m", IgnoreEOS: tc.target, ExtraBody: []byte(tc.extra), Endpoint: tc.endpoint}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
