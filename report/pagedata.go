@@ -192,29 +192,35 @@ func distJS(r *results.Run) map[string][][2]float64 {
 	return out
 }
 
-// sweepData is a sweep as the charts take it.
-func sweepData(s *results.Sweep) sweepJS {
-	js := sweepJS{Label: s.Label, Source: sourceOf(s), Axis: s.Axis, AxisLabel: axisLabel(s), Unit: axisUnit(s),
-		SLO: sloJS{Metric: s.SLO.Metric(), Percentile: s.SLO.Percentile(), Ms: s.SLO.ThresholdMs(), MinGood: s.SLO.MinGoodPercent}}
-	k := s.Knees
+// kneesData are a sweep's knees as the charts mark them, and its SLO
+// knee in words.
+func kneesData(k results.Knees, unit string) ([]kneeJS, string) {
+	var out []kneeJS
 	for _, kn := range []struct {
 		kind, name string
 		k          *results.Knee
 	}{{"slo", "SLO knee", k.SLO}, {"curvature", "curvature knee", k.Curvature}, {"saturation", "saturation", k.Saturation}} {
 		if kn.k != nil && !(kn.kind == "slo" && k.SLONotReached) {
-			js.Knees = append(js.Knees, kneeJS{Kind: kn.kind, Load: kn.k.Load, Short: kn.name})
+			out = append(out, kneeJS{Kind: kn.kind, Load: kn.k.Load, Short: kn.name})
 		}
 	}
+	switch {
+	case k.SLO != nil && k.SLONotReached:
+		return out, "not reached (every level judged meets it, up to " + num(k.SLO.Load, -1) + unit + ")"
+	case k.SLO != nil:
+		return out, num(k.SLO.Load, -1) + unit
+	}
+	return out, "none"
+}
+
+// sweepData is a sweep as the charts take it.
+func sweepData(s *results.Sweep) sweepJS {
+	js := sweepJS{Label: s.Label, Source: sourceOf(s), Axis: s.Axis, AxisLabel: axisLabel(s), Unit: axisUnit(s),
+		SLO: sloJS{Metric: s.SLO.Metric(), Percentile: s.SLO.Percentile(), Ms: s.SLO.ThresholdMs(), MinGood: s.SLO.MinGoodPercent}}
+	js.Knees, js.SLOKnee = kneesData(s.Knees, js.Unit)
 	js.Tokens = "output"
 	if s.Config.Pooled() {
 		js.Tokens = "prompt"
-	}
-	js.SLOKnee = "none"
-	switch {
-	case k.SLO != nil && k.SLONotReached:
-		js.SLOKnee = "not reached (every level judged meets it, up to " + num(k.SLO.Load, -1) + js.Unit + ")"
-	case k.SLO != nil:
-		js.SLOKnee = num(k.SLO.Load, -1) + js.Unit
 	}
 	for _, l := range verdicts(s) {
 		lv := levelJS{Load: l.Load, Judged: l.Verdict.Judged, Meets: l.Verdict.Meets}
