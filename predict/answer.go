@@ -206,5 +206,7 @@ func Price(r *results.PlanRow, perGPUHour float64) {
 	r.CostPerHour = perGPUHour * float64(r.GPUs)
 	if a := r.AtTarget; a != nil && a.OutputTokensPerS > 0 {
 		r.CostPerMOutputTokens = r.CostPerHour / (a.OutputTokensPerS * 3600) * 1e6
+	} else if a != nil && a.PromptTokensPerS > 0 {
+		r.CostPerMPromptTokens = r.CostPerHour / (a.PromptTokensPerS * 3600) * 1e6
 	}
 }

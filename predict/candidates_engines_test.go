@@ -2,8 +2,11 @@ package predict
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/kneebench/knee/results"
 )
 
 // TestCandidatesUnderEachEngine: several engines plan every configuration
@@ -45,5 +48,19 @@ func TestGPUCounts(t *testing.T) {
 		if got := fmt.Sprint(err); (c.want == "") != (err == nil) || !strings.Contains(got, c.want) {
 			t.Errorf("%s: %v, want %q", c.gpus, err, c.want)
 		}
+	}
+}
+
+// TestPricePooled: a generating fleet costs per million output tokens, a
+// pooling one (no output) per million prompt tokens.
+func TestPricePooled(t *testing.T) {
+	gen := results.PlanRow{GPUs: 2, AtTarget: &results.PlanFigures{OutputTokensPerS: 1000}}
+	Price(&gen, 3)
+	pooled := results.PlanRow{GPUs: 2, AtTarget: &results.PlanFigures{PromptTokensPerS: 40000}}
+	Price(&pooled, 3)
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12*b }
+	if !near(gen.CostPerMOutputTokens, 6/(1000*3600.0)*1e6) || gen.CostPerMPromptTokens != 0 ||
+		!near(pooled.CostPerMPromptTokens, 6/(40000*3600.0)*1e6) || pooled.CostPerMOutputTokens != 0 {
+		t.Errorf("generating %+v; pooling %+v", gen, pooled)
 	}
 }

@@ -325,6 +325,9 @@ func figuresOf(slo results.SLO, r *results.Run, load float64) *results.PlanFigur
 	f := &results.PlanFigures{Load: load, Bounds: map[string]float64{}, TTFTP50: r.Stats.TTFT.P50, TTFTP95: r.Stats.TTFT.P95,
 		TPOTP50: r.Stats.TPOT.P50, TPOTP95: r.Stats.TPOT.P95, E2EP95: r.Stats.E2E.P95,
 		OutputTokensPerS: r.Throughput.OutputTokensPerS, RequestsPerS: r.Throughput.RequestsPerS, ErrorRate: r.Requests.ErrorRate()}
+	if r.Config.Pooled() {
+		f.PromptTokensPerS = r.Throughput.TotalTokensPerS
+	}
 	for _, b := range slo.Bounds {
 		if v, ok := b.Value(r); ok {
 			f.Bounds[b.Key()] = v

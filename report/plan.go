@@ -96,13 +96,21 @@ func planFigures(r results.PlanRow, bounds []results.Bound) []string {
 			limit = fmt.Sprintf("%s p%g %.0f%%", b[0].Metric, b[0].Percentile, 100*a.BindingValue/b[0].Ms)
 		}
 	}
-	return append(row, money(r.CostPerHour), money(r.CostPerMOutputTokens), limit, limitText(r))
+	perM := r.CostPerMOutputTokens
+	if r.CostPerMPromptTokens > 0 {
+		perM = r.CostPerMPromptTokens
+	}
+	return append(row, money(r.CostPerHour), money(perM), limit, limitText(r))
 }
 
-// planTokens is a row's output tokens per second at the target.
+// planTokens is a row's output tokens per second at the target, or a
+// pooling endpoint's prompt tokens.
 func planTokens(r results.PlanRow) string {
 	if r.AtTarget == nil {
 		return "-"
+	}
+	if r.AtTarget.PromptTokensPerS > 0 {
+		return num(r.AtTarget.PromptTokensPerS, 0)
 	}
 	return num(r.AtTarget.OutputTokensPerS, 0)
 }
@@ -113,8 +121,12 @@ func planLegend(w io.Writer, p *results.Plan, apriori bool) {
 	if p.FindMax {
 		what = "at that load"
 	}
-	Wrapf(w, 2, "headroom: the largest load meeting every SLO with those replicas (to within %g%%); latencies in ms %s; $/M tok: per million output tokens %s\n",
-		100*stepOf(p), what, what)
+	tokens := "output tokens"
+	if p.Config.Pooled() {
+		tokens = "prompt tokens (a pooling endpoint generates none; tok/s are theirs too)"
+	}
+	Wrapf(w, 2, "headroom: the largest load meeting every SLO with those replicas (to within %g%%); latencies in ms %s; $/M tok: per million %s %s\n",
+		100*stepOf(p), what, tokens, what)
 	Wrap(w, 2, "limit: the SLO bound nearest its limit at the target, as a share of it (what the fleet would break first)\n")
 	Wrap(w, 2, "replica limit: what bounds one replica at its capacity, from its scheduler steps there: the KV cache or the batch slots when they stopped admission while requests waited, else compute, memory bandwidth or the all-reduces, whichever set most of the step time\n")
 	if p.Disaggregated {

@@ -91,6 +91,10 @@ type PlanRow struct {
 	// price for the GPU).
 	CostPerHour          float64 `json:"cost_per_hour,omitempty"`
 	CostPerMOutputTokens float64 `json:"cost_per_m_output_tokens,omitempty"`
+	// CostPerMPromptTokens is a pooling endpoint's: the cost of a million
+	// prompt tokens read (embedded, ranked), as such APIs are priced; it
+	// generates no output tokens.
+	CostPerMPromptTokens float64 `json:"cost_per_m_prompt_tokens,omitempty"`
 	// KVSequences is how many sequences of the workload's mean size one
 	// replica's KV cache holds.
 	KVSequences int `json:"kv_sequences,omitempty"`
@@ -128,8 +132,10 @@ type PlanFigures struct {
 	TPOTP95          float64            `json:"tpot_p95_ms"`
 	E2EP95           float64            `json:"e2e_p95_ms"`
 	OutputTokensPerS float64            `json:"output_tokens_per_s"`
-	RequestsPerS     float64            `json:"requests_per_s"`
-	ErrorRate        float64            `json:"error_rate"`
+	// PromptTokensPerS is a pooling endpoint's throughput in tokens.
+	PromptTokensPerS float64 `json:"prompt_tokens_per_s,omitempty"`
+	RequestsPerS     float64 `json:"requests_per_s"`
+	ErrorRate        float64 `json:"error_rate"`
 	// BindingBound is the SLO bound nearest its limit there and
 	// BindingValue its value (ms): what the fleet would break first.
 	BindingBound string  `json:"binding_bound,omitempty"`
@@ -181,7 +187,7 @@ const (
 var PlanCSVHeader = []string{"config", "gpu", "tp", "model", "replicas", "gpus", "routing", "meets", "why", "per_replica_capacity",
 	"headroom", "step", "ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms", "e2e_p95_ms", "output_tokens_per_s",
 	"cost_per_hour", "cost_per_m_output_tokens", "kv_sequences", "predictions", "calibration", "binding_bound", "binding_value_ms", "replica_limit",
-	"joules_per_output_token", "power_w", "max_model_len"}
+	"joules_per_output_token", "power_w", "max_model_len", "cost_per_m_prompt_tokens"}
 
 // CSV writes one line per row.
 func (p *Plan) CSV() ([]byte, error) {
@@ -216,7 +222,7 @@ func (p *Plan) CSV() ([]byte, error) {
 		} else {
 			row = append(row, "", "")
 		}
-		row = append(row, maxModelLen(r.MaxModelLen))
+		row = append(row, maxModelLen(r.MaxModelLen), f(r.CostPerMPromptTokens))
 		if err := w.Write(row); err != nil {
 			return nil, err
 		}
