@@ -65,7 +65,12 @@ func planSection(p *results.Plan) htmlPlan {
 	for _, b := range p.SLO.Bounds {
 		hp.Table.Header = append(hp.Table.Header, fmt.Sprintf("%s p%g", b.Metric, b.Percentile))
 	}
-	hp.Table.Header = append(hp.Table.Header, "TTFT p50", "TPOT p50", "output tok/s", "$/h", "$/M output tok", "KV seqs", "nearest limit", "calibration")
+	tokens := "output"
+	if p.Config.Pooled() {
+		// A pooling endpoint generates nothing: its tokens are its inputs'.
+		tokens = "prompt"
+	}
+	hp.Table.Header = append(hp.Table.Header, "TTFT p50", "TPOT p50", tokens+" tok/s", "$/h", "$/M "+tokens+" tok", "KV seqs", "nearest limit", "calibration")
 	hp.Misses = &htmlTable{Header: []string{"configuration", "routing", "why it does not meet the SLO"}}
 	for _, r := range p.Rows {
 		if !r.Meets {
@@ -130,7 +135,7 @@ func planCells(r results.PlanRow, bounds []results.Bound, unit string) []string 
 		row = append(row, v)
 	}
 	if a != nil {
-		row = append(row, ms(a.TTFTP50), ms(a.TPOTP50), num(a.OutputTokensPerS, 0))
+		row = append(row, ms(a.TTFTP50), ms(a.TPOTP50), planTokens(r))
 	} else {
 		row = append(row, "-", "-", "-")
 	}
@@ -138,7 +143,7 @@ func planCells(r results.PlanRow, bounds []results.Bound, unit string) []string 
 	if a != nil && a.BindingBound != "" {
 		nearest = fmt.Sprintf("%s at %s ms", results.BoundText(a.BindingBound), ms(a.BindingValue))
 	}
-	return append(row, money(r.CostPerHour), money(r.CostPerMOutputTokens), count(r.KVSequences), nearest, r.Calibration)
+	return append(row, money(r.CostPerHour), money(r.CostPerMTokens()), count(r.KVSequences), nearest, r.Calibration)
 }
 
 type htmlCalibration struct {

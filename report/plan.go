@@ -96,11 +96,7 @@ func planFigures(r results.PlanRow, bounds []results.Bound) []string {
 			limit = fmt.Sprintf("%s p%g %.0f%%", b[0].Metric, b[0].Percentile, 100*a.BindingValue/b[0].Ms)
 		}
 	}
-	perM := r.CostPerMOutputTokens
-	if r.CostPerMPromptTokens > 0 {
-		perM = r.CostPerMPromptTokens
-	}
-	return append(row, money(r.CostPerHour), money(perM), limit, limitText(r))
+	return append(row, money(r.CostPerHour), money(r.CostPerMTokens()), limit, limitText(r))
 }
 
 // planTokens is a row's output tokens per second at the target, or a

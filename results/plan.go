@@ -231,6 +231,15 @@ func (p *Plan) CSV() ([]byte, error) {
 	return buf.Bytes(), w.Error()
 }
 
+// CostPerMTokens is the row's cost of a million tokens: output tokens,
+// or a pooling endpoint's prompt tokens.
+func (r PlanRow) CostPerMTokens() float64 {
+	if r.CostPerMPromptTokens > 0 {
+		return r.CostPerMPromptTokens
+	}
+	return r.CostPerMOutputTokens
+}
+
 // SLOText describes the plan's SLO in words.
 func (p *Plan) SLOText() string { return p.SLO.String() }
 
