@@ -61,16 +61,7 @@ func planSection(p *results.Plan) htmlPlan {
 		{"window", fmt.Sprintf("%.0f s of simulated time per prediction, %d predictions", p.WindowS, p.Predictions)},
 		{"prices", p.PriceSource},
 	}}
-	hp.Table = &htmlTable{Header: []string{"configuration", "replicas", "GPUs", "routing", "headroom", "per replica", "what limits a replica"}}
-	for _, b := range p.SLO.Bounds {
-		hp.Table.Header = append(hp.Table.Header, fmt.Sprintf("%s p%g", b.Metric, b.Percentile))
-	}
-	tokens := "output"
-	if p.Config.Pooled() {
-		// A pooling endpoint generates nothing: its tokens are its inputs'.
-		tokens = "prompt"
-	}
-	hp.Table.Header = append(hp.Table.Header, "TTFT p50", "TPOT p50", tokens+" tok/s", "$/h", "$/M "+tokens+" tok", "KV seqs", "nearest limit", "calibration")
+	hp.Table = &htmlTable{Header: planHeader(p)}
 	hp.Misses = &htmlTable{Header: []string{"configuration", "routing", "why it does not meet the SLO"}}
 	for _, r := range p.Rows {
 		if !r.Meets {
@@ -112,6 +103,21 @@ func planSection(p *results.Plan) htmlPlan {
 
 // planLimitCell is the plan table's cell of what limits a replica.
 const planLimitCell = 6
+
+// planHeader heads the plan page's table: the fleet, the SLO's bounds,
+// then its figures and costs, in prompt tokens for a pooling endpoint
+// (it generates none).
+func planHeader(p *results.Plan) []string {
+	h := []string{"configuration", "replicas", "GPUs", "routing", "headroom", "per replica", "what limits a replica"}
+	for _, b := range p.SLO.Bounds {
+		h = append(h, fmt.Sprintf("%s p%g", b.Metric, b.Percentile))
+	}
+	tokens := "output"
+	if p.Config.Pooled() {
+		tokens = "prompt"
+	}
+	return append(h, "TTFT p50", "TPOT p50", tokens+" tok/s", "$/h", "$/M "+tokens+" tok", "KV seqs", "nearest limit", "calibration")
+}
 
 // planCells is a fleet's row on the plan page: its shape, headroom and
 // limit, its figures at the target, costs and calibration.
