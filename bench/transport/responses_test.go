@@ -383,3 +383,22 @@ func TestResponsesStreamWithPythonSpacing(t *testing.T) {
 		t.Errorf("spaced: %d chunks, usage %d/%d/%d, done %v, text %q; compact read %d, %d/%d/%d, %v, %q", c2, p2, o2, k2, d2, t2, c1, p1, o1, k1, d1, t1)
 	}
 }
+
+// TestResponsesAnswerItemTyped: an answer sent back in a later turn's
+// input is typed a message, as llama-server requires of an assistant
+// item (it refuses one without: "Cannot determine type of 'item'"); the
+// user's items stay as OpenAI's easy input messages.
+func TestResponsesAnswerItemTyped(t *testing.T) {
+	c, err := NewClient(Target{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Endpoint: kind.Name("responses")}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	b := string(c.appendBody(nil, &workload.Request{Messages: []workload.Message{
+		{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}, {Role: "user", Content: "more"}}}))
+	for _, want := range []string{`{"role":"user","content":"hi"}`, `{"type":"message","role":"assistant","content":"hello"}`, `{"role":"user","content":"more"}`} {
+		if !strings.Contains(b, want) {
+			t.Errorf("the body lacks %s:\n%s", want, b)
+		}
+	}
+}

@@ -81,7 +81,14 @@ func appendInputItems(dst []byte, m workload.Message) []byte {
 	}
 	n := 0
 	if m.Content != "" || len(m.ToolCalls) == 0 || len(m.Images) > 0 {
-		dst = append(dst, `{"role":`...)
+		if m.Role == "assistant" {
+			// An answer sent back names its type: llama-server takes an
+			// assistant item only so ("Cannot determine type of 'item'"),
+			// and OpenAI's, vLLM's and llm-d's take it either way.
+			dst = append(dst, `{"type":"message","role":`...)
+		} else {
+			dst = append(dst, `{"role":`...)
+		}
 		dst = wire.AppendString(dst, m.Role)
 		dst = append(dst, `,"content":`...)
 		if len(m.Images) > 0 {
