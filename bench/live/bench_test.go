@@ -17,6 +17,7 @@ import (
 	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/simulator/simtest"
 	"github.com/kneebench/knee/workload"
+	"github.com/kneebench/knee/workload/kind"
 )
 
 func newTestClient(t *testing.T, url string, timeout time.Duration, conns int) *transport.Client {
@@ -219,12 +220,22 @@ func TestDiagnose(t *testing.T) {
 		{"error", results.ValidationTurn{Turn: 2, Error: "http_503:server_error", Message: "overloaded"}, false, "turn 2 failed (http_503:server_error)"},
 	}
 	for _, tc := range cases {
-		v := Diagnose([]results.ValidationTurn{warm, tc.turn2}, 18000)
+		v := Diagnose([]results.ValidationTurn{warm, tc.turn2}, 18000, "usage.prompt_tokens_details.cached_tokens")
 		if v.OK != tc.ok || !strings.Contains(v.Verdict, tc.want) {
 			t.Errorf("%s: ok=%v verdict %q, want %v and %q", tc.name, v.OK, v.Verdict, tc.ok, tc.want)
 		}
 		if !tc.ok && v.Diagnosis == "" {
 			t.Errorf("%s: no diagnosis", tc.name)
+		}
+	}
+	// A server that does not report names the field of the kind sent.
+	for _, k := range kind.All() {
+		if !k.Streamed {
+			continue
+		}
+		v := Diagnose([]results.ValidationTurn{warm, {Turn: 2, PromptTokens: 18250}}, 18000, k.Cached)
+		if k.Cached == "" || !strings.HasPrefix(v.Diagnosis, k.Cached+" is missing") {
+			t.Errorf("%s: %q names no field of its own", k.Name, v.Diagnosis)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -43,12 +44,12 @@ func CheckPrefixCache(ctx context.Context, c *transport.Client, v workload.Voice
 		}
 		answers = append(answers, string(rec.Text))
 	}
-	return Diagnose(turns, v.SystemPromptTokens)
+	return Diagnose(turns, v.SystemPromptTokens, c.Endpoint().Kind().Cached)
 }
 
 // Diagnose turns the validation call's turns into a verdict. It is a pure
 // function, so every diagnosis is tested without a server.
-func Diagnose(turns []results.ValidationTurn, systemTokens int) results.Validation {
+func Diagnose(turns []results.ValidationTurn, systemTokens int, cachedField string) results.Validation {
 	v := results.Validation{Turns: turns}
 	for _, t := range turns {
 		if t.Error != "" {
@@ -64,7 +65,7 @@ func Diagnose(turns []results.ValidationTurn, systemTokens int) results.Validati
 	t2 := turns[1]
 	if !t2.CachedReported {
 		v.Verdict = "FAIL: the server does not report cached tokens"
-		v.Diagnosis = "usage.prompt_tokens_details.cached_tokens is missing from the responses (and no llama.cpp timings.cache_n either). " +
+		v.Diagnosis = cmp.Or(cachedField, "a cached-token count") + " is missing from the responses (and no llama.cpp timings.cache_n either). " +
 			"Start vLLM with --enable-prompt-tokens-details, or SGLang with --enable-cache-report; llama.cpp's llama-server sends " +
 			"timings.cache_n in every response of a recent build. Then run knee validate again."
 		return v

@@ -266,6 +266,9 @@ func (c *Client) ConnStats() (opened, stale, resent int64) {
 // to the server (Target.ServerHistory).
 func (c *Client) ServerHistory() bool { return c.t.ServerHistory }
 
+// Endpoint is the kind the client sends.
+func (c *Client) Endpoint() Endpoint { return c.t.Endpoint }
+
 // Tools are the tools every request offers (Target.Tools).
 func (c *Client) Tools() []workload.Tool { return c.t.Tools }
 

@@ -59,6 +59,9 @@ type Kind struct {
 	Operation string
 	// Unit names what a pooled request's inputs are ("inputs", "pairs").
 	Unit string
+	// Cached is where an answer says how many prompt tokens the server's
+	// prefix cache held, for messages that name it; "" when it says none.
+	Cached string
 }
 
 // ToolLayout is how an API lays out the tools a request offers and its
@@ -99,15 +102,19 @@ const Default Name = "chat"
 // table is every kind, in the order help lists them.
 var table = []Kind{
 	{Name: "chat", Title: "Chat Completions", Doc: "/v1/chat/completions", Paths: []string{"/v1/chat/completions"},
-		Input: Messages, Streamed: true, Budget: "max_tokens", Effort: "reasoning_effort", Tools: chatTools, Operation: "chat"},
+		Input: Messages, Streamed: true, Budget: "max_tokens", Effort: "reasoning_effort", Tools: chatTools, Operation: "chat",
+		Cached: "usage.prompt_tokens_details.cached_tokens"},
 	{Name: "completions", Title: "Completions", Doc: "/v1/completions", Paths: []string{"/v1/completions"},
-		Input: Text, Streamed: true, Budget: "max_tokens", Operation: "text_completion"},
+		Input: Text, Streamed: true, Budget: "max_tokens", Operation: "text_completion", Cached: "usage.prompt_tokens_details.cached_tokens"},
 	{Name: "generate", Title: "Generate", Doc: "SGLang's native /generate", Paths: []string{"/generate"},
-		Input: Text, Streamed: true, Budget: "sampling_params.max_new_tokens", Operation: "text_completion"},
+		Input: Text, Streamed: true, Budget: "sampling_params.max_new_tokens", Operation: "text_completion",
+		Cached: "meta_info.cached_tokens"},
 	{Name: "responses", Title: "Responses", Doc: "OpenAI's /v1/responses", Paths: []string{"/v1/responses"},
-		Input: Messages, Streamed: true, Budget: "max_output_tokens", History: true, Tools: responsesTools, Effort: "reasoning.effort", Operation: "chat"},
+		Input: Messages, Streamed: true, Budget: "max_output_tokens", History: true, Tools: responsesTools, Effort: "reasoning.effort", Operation: "chat",
+		Cached: "usage.input_tokens_details.cached_tokens"},
 	{Name: "messages", Title: "Messages", Doc: "Anthropic's /v1/messages", Paths: []string{"/v1/messages"},
-		Input: Messages, Streamed: true, Budget: "max_tokens", Effort: "output_config.effort", Tools: anthropicTools, Operation: "chat"},
+		Input: Messages, Streamed: true, Budget: "max_tokens", Effort: "output_config.effort", Tools: anthropicTools, Operation: "chat",
+		Cached: "usage.cache_read_input_tokens"},
 	{Name: "embeddings", Title: "Embeddings", Doc: "/v1/embeddings, a pooling model", Paths: []string{"/v1/embeddings"},
 		Input: Batch, Operation: "embeddings", Unit: "inputs"},
 	{Name: "rerank", Title: "Rerank", Doc: "/v1/rerank, a pooling model", Paths: []string{"/v1/rerank", "/rerank", "/v2/rerank"},
