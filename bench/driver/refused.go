@@ -84,6 +84,11 @@ func likelyFlag(class, message string) string {
 		return "--api-key"
 	}
 	m := strings.ToLower(message)
+	if strings.HasPrefix(class, "http_404") && !strings.Contains(m, "model") {
+		// A 404 that names no model is a path the server does not serve
+		// (llama-server's "File Not Found", uvicorn's "Not Found").
+		return "--endpoint and --base-url (the server serves nothing at that path)"
+	}
 	for _, h := range refusalHints {
 		if strings.Contains(m, h.words) {
 			return h.flag

@@ -53,3 +53,18 @@ func TestRefusedWarmup(t *testing.T) {
 		})
 	}
 }
+
+// TestLikelyFlag: a 404 that names a model points at --model, one that
+// names none (a path the server does not serve) at --endpoint.
+func TestLikelyFlag(t *testing.T) {
+	for _, c := range []struct{ class, message, want string }{
+		{"http_404:not_found_error", "File Not Found", "--endpoint"},
+		{"http_404:NotFound", `{"detail":"Not Found"}`, "--endpoint"},
+		{"http_404:NotFoundError", "The model `x` does not exist.", "--model"},
+		{"http_400:BadRequestError", "This model's maximum context length is 4096 tokens", "--input-tokens"},
+	} {
+		if got := likelyFlag(c.class, c.message); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s %q: %q, want %s", c.class, c.message, got, c.want)
+		}
+	}
+}
