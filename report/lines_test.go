@@ -85,3 +85,12 @@ func TestPoolingPageData(t *testing.T) {
 		}
 	}
 }
+
+// TestServerFiguresNoneNoTable: a server view with no figure both sides
+// timed (every request failed) draws no empty table.
+func TestServerFiguresNoneNoTable(t *testing.T) {
+	var b strings.Builder
+	if err := serverFigures(&b, &results.Server{Source: "llamacpp"}); err != nil || b.Len() != 0 {
+		t.Errorf("%v: %q", err, b.String())
+	}
+}

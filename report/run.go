@@ -271,7 +271,7 @@ func describeArrivals(b *strings.Builder, c results.Config) {
 			b.WriteString(" (Poisson)")
 		}
 	default:
-		fmt.Fprintf(b, " · closed loop, %d streams", c.Concurrency)
+		fmt.Fprintf(b, " · closed loop, %s", plural(c.Concurrency, "stream"))
 		return
 	}
 	if c.MaxConcurrency > 0 {
@@ -293,6 +293,8 @@ func describeSizes(b *strings.Builder, c results.Config) {
 		} else {
 			fmt.Fprintf(b, " · max_tokens %s", spread(c.MaxTokens, c.OutputStddev, c.RangeRatio))
 		}
+	case c.Pooled():
+		fmt.Fprintf(b, " · %s", pooledSize(c))
 	case c.Dataset != "":
 		fmt.Fprintf(b, " · max_tokens per line, else %d", c.MaxTokens)
 	default:

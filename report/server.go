@@ -62,6 +62,10 @@ func serverFigures(w io.Writer, s *results.Server) error {
 	if sim {
 		header = []string{"ms", "client", "server", "simulated", "delivery"}
 	}
+	if len(s.Figures) == 0 {
+		// (Nothing both sides timed: every request failed.)
+		return nil
+	}
 	var rows [][]string
 	cell := func(v *float64) string {
 		if v == nil {

@@ -32,9 +32,11 @@ func (w *refusals) add(rec *record.Record) {
 }
 
 // clientError is a refusal that asking again will not change: a 4xx other
-// than 408 (timeout) and 429 (too many requests).
+// than 408 (timeout) and 429 (too many requests), or 501, a server that
+// does not implement the API (llama-server's embeddings without
+// --embeddings).
 func clientError(status int) bool {
-	return status >= 400 && status < 500 && status != 408 && status != 429
+	return status >= 400 && status < 500 && status != 408 && status != 429 || status == 501
 }
 
 // err is why the window must not start: every warm-up request refused.
@@ -67,6 +69,7 @@ var refusalHints = []struct{ words, flag string }{
 	{"multimodal", "--image-count (this model takes no images)"},
 	{"image", "--image-count"},
 	{"does not support the", "--endpoint (the model serves another API)"},
+	{"does not support", "--endpoint (the server serves another API; see its words)"},
 	{"context length", "--input-tokens and --max-tokens (the prompt and answer do not fit)"},
 	{"maximum context", "--input-tokens and --max-tokens (the prompt and answer do not fit)"},
 	{"max_tokens", "--max-tokens"},

@@ -25,6 +25,8 @@ func TestRefusedWarmup(t *testing.T) {
 		{"rate limited", []int{429, 429}, false, ""},
 		{"timed out", []int{408}, false, ""},
 		{"unauthorised", []int{401}, true, "--api-key"},
+		{"not implemented", []int{501}, true, "--image-count"},
+		{"a server error", []int{500}, false, ""},
 		{"none", nil, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,6 +64,7 @@ func TestLikelyFlag(t *testing.T) {
 		{"http_404:NotFound", `{"detail":"Not Found"}`, "--endpoint"},
 		{"http_404:NotFoundError", "The model `x` does not exist.", "--model"},
 		{"http_400:BadRequestError", "This model's maximum context length is 4096 tokens", "--input-tokens"},
+		{"http_501:not_supported_error", "This server does not support embeddings. Start it with `--embeddings`", "--endpoint"},
 	} {
 		if got := likelyFlag(c.class, c.message); !strings.HasPrefix(got, c.want) {
 			t.Errorf("%s %q: %q, want %s", c.class, c.message, got, c.want)
