@@ -106,12 +106,11 @@ func FuzzDecodeEveryKind(f *testing.F) {
 			f.Add([]byte(s), uint8(k))
 		}
 	}
-	mf, err := ParseModels("m", []byte("models:\n  - name: m\n    preset: h100-80gb/llama-3.1-8b\n"))
+	r, err := loadBuiltinResponses("responses")
 	if err != nil {
 		f.Fatal(err)
 	}
-	b, _ := builtinFile("responses")
-	r, err := ParseResponses("r", b)
+	mf, err := ParseModels("m", []byte("models:\n  - name: m\n    preset: h100-80gb/llama-3.1-8b\n"))
 	if err != nil {
 		f.Fatal(err)
 	}
