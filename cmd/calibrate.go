@@ -39,11 +39,11 @@ func newCalibrateCmd() *cobra.Command {
 		Long: `calibrate replays every level of a measured run or sweep (from a real server,
 or any knee result file) on the simulator's scheduler core in virtual time: the
 same load, window, warm-up and seed, with prompts and answers of the lengths
-the server reported (the call workload call for call). It searches the cost model's free parameters (compute and
-memory efficiency, step overhead, per-sequence overhead) from the model of
---sim-preset or --sim-models, minimising the squared log errors of TTFT p50
-and p90, mean TPOT, ITL p50 and p90 and output throughput over the fitted
-levels (gonum's Nelder-Mead).
+the server reported (the call workload call for call). It searches the cost
+model's free parameters (compute and memory efficiency, step overhead,
+per-sequence overhead) from the model of --sim-preset or --sim-models,
+minimising the squared log errors of TTFT p50 and p90, mean TPOT, ITL p50
+and p90 and output throughput over the fitted levels (gonum's Nelder-Mead).
 
 It prints each parameter with its standard error, every level's figures
 measured, replayed from the start and fitted, and the error on levels held out

@@ -21,8 +21,8 @@ have measured: HDR histograms merged losslessly, so percentiles are those of
 the union of the requests; counts, errors and tokens summed; throughput over
 the union of the windows. Client health is the worst shard's, named; the
 server's view is shard 0's. Sweep files are merged level by level and their
-knees found again; a sweep also gets its CSV and PNG next to the JSON. The merged file
-is a normal result: knee compare and knee report take it.
+knees found again; a sweep also gets its CSV and PNG next to the JSON. The
+merged file is a normal result: knee compare and knee report take it.
 
 With --repeats it pools instead the files of one level (or sweep) measured
 again and again, one after another, each with its own --seed: the figures of

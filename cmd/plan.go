@@ -75,12 +75,12 @@ they still meet, by bisection), their figures at the target, and their cost
 per hour and per million output tokens. The table lists the configurations
 that meet every SLO, cheapest first, then those that do not, with why.
 
-An SLO is every --slo bound (METRIC.pNN:MS, a latency at p50, p90, p95 or p99), errors under
---max-error-rate, at most 2% of requests cut or unsent, no saturation, and,
-with --goodput and goodput:PERCENT in --slo, that share of requests meeting every
-goodput bound. Prices are per GPU-hour: --prices FILE (YAML or JSON,
-GPU: dollars), or the example prices shipped with knee, which every cost
-says it came from. --calibrated FILE plans on a fitted models file
+An SLO is every --slo bound (METRIC.pNN:MS, a latency at p50, p90, p95 or
+p99), errors under --max-error-rate, at most 2% of requests cut or unsent, no
+saturation, and, with --goodput and goodput:PERCENT in --slo, that share of
+requests meeting every goodput bound. Prices are per GPU-hour: --prices FILE
+(YAML or JSON, GPU: dollars), or the example prices shipped with knee, which
+every cost says it came from. --calibrated FILE plans on a fitted models file
 (knee calibrate) instead of presets. --find-max-rate asks the inverse: the
 largest load a fleet (--gpus GPUxN: N GPUs in all) holds, split into
 replicas of each --tp.
