@@ -107,3 +107,21 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Errorf("%s differs from the golden file; got:\n%s", name, got)
 	}
 }
+
+// TestLongHelpLines: every line of a command's long help fits 80 columns,
+// so a paragraph reads as one block in any terminal (a line run long, or
+// a word left alone on one, shows as a ragged edge).
+func TestLongHelpLines(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for i, line := range strings.Split(c.Long, "\n") {
+			if n := len([]rune(line)); n > 80 {
+				t.Errorf("knee %s: long help line %d has %d columns: %q", c.Name(), i+1, n, line)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(NewRoot())
+}

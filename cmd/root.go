@@ -100,10 +100,10 @@ func NewRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "knee",
 		Short: "Find where an LLM serving box breaks",
-		Long: `knee drives an OpenAI-compatible endpoint (vLLM, SGLang, or its own simulator)
-with closed-loop, open-loop and multi-turn call workloads, measures every latency
-from the scheduled arrival, checks its own health, and finds the knee of the
-latency-vs-load curve.`,
+		Long: `knee drives an OpenAI-compatible endpoint (vLLM, SGLang, or its own
+simulator) with closed-loop, open-loop and multi-turn call workloads, measures
+every latency from the scheduled arrival, checks its own health, and finds the
+knee of the latency-vs-load curve.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
