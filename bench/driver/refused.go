@@ -69,7 +69,6 @@ var refusalHints = []struct{ words, flag string }{
 	{"multimodal", "--image-count (this model takes no images)"},
 	{"image", "--image-count"},
 	{"does not support the", "--endpoint (the model serves another API)"},
-	{"does not support", "--endpoint (the server serves another API; see its words)"},
 	{"context length", "--input-tokens and --max-tokens (the prompt and answer do not fit)"},
 	{"maximum context", "--input-tokens and --max-tokens (the prompt and answer do not fit)"},
 	{"max_tokens", "--max-tokens"},
@@ -78,6 +77,8 @@ var refusalHints = []struct{ words, flag string }{
 	{"priority", "--mix's priorities (the server schedules first come, first served)"},
 	{"tool", "--tools"},
 	{"reasoning", "--reasoning-effort"},
+	// Last: the words above name what is not supported more closely.
+	{"does not support", "--endpoint (the server serves another API; see its words)"},
 }
 
 // likelyFlag is the flag a refusal most likely points at ("" when its

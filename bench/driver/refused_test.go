@@ -65,6 +65,7 @@ func TestLikelyFlag(t *testing.T) {
 		{"http_404:NotFoundError", "The model `x` does not exist.", "--model"},
 		{"http_400:BadRequestError", "This model's maximum context length is 4096 tokens", "--input-tokens"},
 		{"http_501:not_supported_error", "This server does not support embeddings. Start it with `--embeddings`", "--endpoint"},
+		{"http_400:BadRequestError", "This model does not support tools", "--tools"},
 	} {
 		if got := likelyFlag(c.class, c.message); !strings.HasPrefix(got, c.want) {
 			t.Errorf("%s %q: %q, want %s", c.class, c.message, got, c.want)
