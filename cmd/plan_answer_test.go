@@ -25,7 +25,7 @@ func TestPlanAnswerExplained(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	if !strings.Contains(out, "answer: 1 × mi300xx1/llama-3.1-8b@bf16, $2.50/h, on a priori figures, limited by itl.p95:50") || !strings.Contains(out, "prefill stalls ") ||
+	if !strings.Contains(out, "answer: 1 × mi300xx1/llama-3.1-8b@bf16, $2.50/h, on a priori figures, nearest its bound itl.p95:50") || !strings.Contains(out, "prefill stalls ") ||
 		!strings.Contains(out, "mi300xx1/llama-3.1-8b@bf16 *") || !strings.Contains(out, "itl p95 ") {
 		t.Errorf("the plan does not explain itself:\n%s", out)
 	}

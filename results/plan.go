@@ -288,7 +288,9 @@ func (p *Plan) Answer() string {
 	}
 	out := say(meets[0])
 	if a := meets[0].AtTarget; a != nil && a.BindingBound != "" {
-		out += fmt.Sprintf(", limited by %s (%.1f ms)", BoundText(a.BindingBound), a.BindingValue)
+		// The bound nearest its limit there: what more load would break
+		// first, not what set the count (one replica's capacity may).
+		out += fmt.Sprintf(", nearest its bound %s (%.1f ms)", BoundText(a.BindingBound), a.BindingValue)
 	}
 	if meets[0].Cliff != "" {
 		out += " (fewer were on a cliff: they met the SLO on some arrival schedules only)"
