@@ -21,7 +21,7 @@ type refusals struct {
 func (w *refusals) add(rec *record.Record) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !clientError(rec.Status) {
+	if !refusal(rec.Status, rec.Message) {
 		w.rest++
 		return
 	}
@@ -31,12 +31,19 @@ func (w *refusals) add(rec *record.Record) {
 	}
 }
 
-// clientError is a refusal that asking again will not change: a 4xx other
-// than 408 (timeout) and 429 (too many requests), or 501, a server that
-// does not implement the API (llama-server's embeddings without
-// --embeddings).
-func clientError(status int) bool {
-	return status >= 400 && status < 500 && status != 408 && status != 429 || status == 501
+// refusal is an answer that asking again will not change: a 4xx other
+// than 408 (timeout) and 429 (too many requests); 501, a server that does
+// not implement the API (llama-server's embeddings without --embeddings);
+// or a 5xx that says what is not supported (llama-server's 500 "image input
+// is not supported" from a text-only model).
+func refusal(status int, message string) bool {
+	switch {
+	case status >= 400 && status < 500:
+		return status != 408 && status != 429
+	case status == 501:
+		return true
+	}
+	return status >= 500 && strings.Contains(strings.ToLower(message), "not supported")
 }
 
 // err is why the window must not start: every warm-up request refused.

@@ -27,6 +27,7 @@ func TestRefusedWarmup(t *testing.T) {
 		{"unauthorised", []int{401}, true, "--api-key"},
 		{"not implemented", []int{501}, true, "--image-count"},
 		{"a server error", []int{500}, false, ""},
+		{"a server error saying what is not supported", []int{502}, true, "--image-count"},
 		{"none", nil, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -36,6 +37,8 @@ func TestRefusedWarmup(t *testing.T) {
 				switch {
 				case s == 401:
 					rec.Class, rec.Message = "http_401:authentication_error", "bad key"
+				case s == 502:
+					rec.Class, rec.Message = "http_500:server_error", "image input is not supported - hint: you may need to provide the mmproj"
 				case s >= 400:
 					rec.Class, rec.Message = "http_400:invalid_request_error", vision
 				}
@@ -49,7 +52,7 @@ func TestRefusedWarmup(t *testing.T) {
 			if tc.stop && (!strings.Contains(err.Error(), tc.flag) || re.Requests != len(tc.statuses)) {
 				t.Errorf("%v: want the flag %s and %d requests", err, tc.flag, len(tc.statuses))
 			}
-			if tc.stop && tc.flag == "--image-count" && !strings.Contains(err.Error(), vision) {
+			if tc.stop && tc.flag == "--image-count" && tc.statuses[0] == 400 && !strings.Contains(err.Error(), vision) {
 				t.Errorf("%v: the server's own words are missing", err)
 			}
 		})
