@@ -326,7 +326,7 @@ func figuresOf(slo results.SLO, r *results.Run, load float64) *results.PlanFigur
 		TPOTP50: r.Stats.TPOT.P50, TPOTP95: r.Stats.TPOT.P95, E2EP95: r.Stats.E2E.P95,
 		OutputTokensPerS: r.Throughput.OutputTokensPerS, RequestsPerS: r.Throughput.RequestsPerS, ErrorRate: r.Requests.ErrorRate()}
 	if r.Config.Pooled() {
-		f.PromptTokensPerS = r.Throughput.TotalTokensPerS
+		f.PromptTokensPerS = r.TokensPerS()
 	}
 	for _, b := range slo.Bounds {
 		if v, ok := b.Value(r); ok {

@@ -22,13 +22,8 @@ func GPULine(g *results.GPUFigures) string {
 		}
 		return line
 	}
-	perToken := ""
-	if g.JoulesPerOutputToken > 0 {
-		// (A pooling endpoint's requests generate none.)
-		perToken = fmt.Sprintf(" · %s J per output token", num(g.JoulesPerOutputToken, 4))
-	}
-	line := fmt.Sprintf("gpu      %s (%d serving) over %.1f s: %s J · power mean %s W, max %s W%s · %s J per request · %s J per 1k prompt tokens",
-		plural(len(g.GPUs), "GPU"), g.Serving(), g.WindowS, num(g.EnergyJ, 0), num(g.PowerMeanW, 0), num(g.PowerMaxW, 0), perToken,
+	line := fmt.Sprintf("gpu      %s (%d serving) over %.1f s: %s J · power mean %s W, max %s W · %s%s J per request · %s J per 1k prompt tokens",
+		plural(len(g.GPUs), "GPU"), g.Serving(), g.WindowS, num(g.EnergyJ, 0), num(g.PowerMeanW, 0), num(g.PowerMaxW, 0), perOutputToken(g),
 		num(g.JoulesPerRequest, 1), num(g.JoulesPer1kPromptTokens, 1))
 	if g.OutputTokensPerJoule > 0 {
 		line += fmt.Sprintf(" · %s output tokens per J", num(g.OutputTokensPerJoule, 2))
@@ -48,6 +43,15 @@ func GPULine(g *results.GPUFigures) string {
 	return line
 }
 
+// perOutputToken is the energy per output token and a separator, or ""
+// when no token was generated (a pooling endpoint's requests).
+func perOutputToken(g *results.GPUFigures) string {
+	if g.JoulesPerOutputToken > 0 {
+		return num(g.JoulesPerOutputToken, 4) + " J per output token · "
+	}
+	return ""
+}
+
 // GPULevels prints each level's energy per output token, for a sweep
 // whose levels scraped the GPUs.
 func GPULevels(w io.Writer, s *results.Sweep) {
@@ -63,13 +67,8 @@ func GPULevels(w io.Writer, s *results.Sweep) {
 		if g.GPUs[0].EnergySource == "predicted power model" {
 			how = "predicted from the presets' power model"
 		}
-		perToken := ""
-		if g.JoulesPerOutputToken > 0 {
-			// (A pooling endpoint's requests generate none.)
-			perToken = num(g.JoulesPerOutputToken, 4) + " J per output token · "
-		}
 		Wrapf(w, 13, "gpu %-8g %s%s J per request · power mean %s W (%s, %s)\n",
-			l.Load, perToken, num(g.JoulesPerRequest, 1), num(g.PowerMeanW, 0), plural(len(g.GPUs), "GPU"), how)
+			l.Load, perOutputToken(g), num(g.JoulesPerRequest, 1), num(g.PowerMeanW, 0), plural(len(g.GPUs), "GPU"), how)
 	}
 }
 

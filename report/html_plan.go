@@ -112,10 +112,7 @@ func planHeader(p *results.Plan) []string {
 	for _, b := range p.SLO.Bounds {
 		h = append(h, fmt.Sprintf("%s p%g", b.Metric, b.Percentile))
 	}
-	tokens := "output"
-	if p.Config.Pooled() {
-		tokens = "prompt"
-	}
+	tokens := p.Config.Tokens()
 	return append(h, "TTFT p50", "TPOT p50", tokens+" tok/s", "$/h", "$/M "+tokens+" tok", "KV seqs", "nearest limit", "calibration")
 }
 

@@ -45,10 +45,9 @@ func sweepSection(s *results.Sweep, idx int) htmlSweep {
 		hs.Knees = append(hs.Knees, strings.Join(strings.Fields(line), " "))
 	}
 	unit := axisUnit(s)
-	tokens, perJ := "output tok/s", "J / output tok"
+	tokens, perJ := s.Config.Tokens()+" tok/s", "J / output tok"
 	if s.Config.Pooled() {
-		// A pooling endpoint generates nothing: its tokens are its inputs'.
-		tokens, perJ = "prompt tok/s", "J / request"
+		perJ = "J / request" // (it generates no token)
 	}
 	hs.Levels = &htmlTable{Header: []string{s.Axis, "offered", "n", "TTFT sched p50", "p95", "p99", "TTFT p95", "TPOT p50", "ITL p50",
 		"E2E p95", "completions/s", tokens, "errors", "cut or unsent", "good", "cache hit", "client"}}
@@ -139,12 +138,9 @@ func htmlLevelRow(r *results.Run, load string, energy bool) htmlRow {
 		}
 		return plus(key, ms(v), ms)
 	}
-	tput, tokPerS := r.Throughput.RequestsPerS, r.Throughput.OutputTokensPerS
+	tput := r.Throughput.RequestsPerS
 	if r.Calls != nil {
 		tput = r.Calls.TurnsPerS
-	}
-	if r.Config.Pooled() {
-		tokPerS = r.Throughput.TotalTokensPerS
 	}
 	good, hit, cut := "-", "-", "-"
 	if r.Goodput != nil {
@@ -161,7 +157,7 @@ func htmlLevelRow(r *results.Run, load string, energy bool) htmlRow {
 		q(st.TTFTSched, st.TTFTSched.P50, "ttft_sched.p50"), q(st.TTFTSched, st.TTFTSched.P95, "ttft_sched.p95"),
 		q(st.TTFTSched, st.TTFTSched.P99, "ttft_sched.p99"), q(st.TTFT, st.TTFT.P95, "ttft.p95"),
 		q(st.TPOT, st.TPOT.P50, "tpot.p50"), q(st.ITL, st.ITL.P50, "itl.p50"), q(st.E2E, st.E2E.P95, "e2e.p95"),
-		plus("throughput", num(tput, 2), func(v float64) string { return num(v, 2) }), num(tokPerS, 0),
+		plus("throughput", num(tput, 2), func(v float64) string { return num(v, 2) }), num(r.TokensPerS(), 0),
 		pct(r.Requests.ErrorRate()), cut, good, hit, r.Health.Verdict}}
 	if energy {
 		j := "-"

@@ -218,10 +218,7 @@ func sweepData(s *results.Sweep) sweepJS {
 	js := sweepJS{Label: s.Label, Source: sourceOf(s), Axis: s.Axis, AxisLabel: axisLabel(s), Unit: axisUnit(s),
 		SLO: sloJS{Metric: s.SLO.Metric(), Percentile: s.SLO.Percentile(), Ms: s.SLO.ThresholdMs(), MinGood: s.SLO.MinGoodPercent}}
 	js.Knees, js.SLOKnee = kneesData(s.Knees, js.Unit)
-	js.Tokens = "output"
-	if s.Config.Pooled() {
-		js.Tokens = "prompt"
-	}
+	js.Tokens = s.Config.Tokens()
 	for _, l := range verdicts(s) {
 		lv := levelJS{Load: l.Load, Judged: l.Verdict.Judged, Meets: l.Verdict.Meets}
 		if l.Verdict.Gate {
@@ -235,10 +232,7 @@ func sweepData(s *results.Sweep) sweepJS {
 		r := l.Run
 		lv.Excluded = excluded(s, l.Load)
 		lv.Stats = statsJS(r)
-		lv.ReqPerS, lv.TokPerS, lv.Offered = r.Throughput.RequestsPerS, r.Throughput.OutputTokensPerS, r.Arrivals.OfferedRate
-		if js.Tokens == "prompt" {
-			lv.TokPerS = r.Throughput.TotalTokensPerS
-		}
+		lv.ReqPerS, lv.TokPerS, lv.Offered = r.Throughput.RequestsPerS, r.TokensPerS(), r.Arrivals.OfferedRate
 		if r.Calls != nil {
 			lv.ReqPerS, lv.Offered = r.Calls.TurnsPerS, r.Calls.TurnsOfferedPerS
 		}

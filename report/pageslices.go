@@ -26,10 +26,7 @@ func sliceData(r *results.Run) *slicesJS {
 	if r == nil || len(r.Slices) < minChartSlices {
 		return nil
 	}
-	js := &slicesJS{Width: r.SliceS, Series: map[string][][2]float64{}, Latency: "ttft_sched"}
-	if r.Config.Pooled() {
-		js.Latency = "e2e_sched"
-	}
+	js := &slicesJS{Width: r.SliceS, Series: map[string][][2]float64{}, Latency: r.Config.Latency()}
 	add := func(name string, x float64, v *float64) {
 		if v != nil {
 			js.Series[name] = append(js.Series[name], [2]float64{x, *v})

@@ -22,13 +22,9 @@ func SweepPlot(w io.Writer, s *results.Sweep) error {
 		panels = append(panels, tok)
 	}
 	panels = append(panels, throughputPanel(s))
-	what, of := "output", func(r *results.Run) (float64, bool) { return r.Throughput.OutputTokensPerS, true }
-	if s.Config.Pooled() {
-		// A pooling endpoint generates nothing: its tokens are its inputs'.
-		what, of = "prompt", func(r *results.Run) (float64, bool) { return r.Throughput.TotalTokensPerS, true }
-	}
+	what := s.Config.Tokens()
 	tokens := newPanel(s, what+" tokens per second", "tokens/s")
-	tin, tout := series(s, of)
+	tin, tout := series(s, func(r *results.Run) (float64, bool) { return r.TokensPerS(), true })
 	tokens.curve(what+" tokens/s", tin, tout, colP50)
 	tokens.p.Y.Min = 0
 	panels = append(panels, tokens)

@@ -25,10 +25,7 @@ func RepeatRow(w io.Writer, s *results.Sweep, rep, n int, l results.Level, width
 // PooledTable prints a repeated sweep's pooled levels: each figure with
 // the half-width of its 95% interval across the repeats.
 func PooledTable(w io.Writer, s *results.Sweep) {
-	metric := "ttft_sched"
-	if s.Config.Pooled() {
-		metric = "e2e_sched"
-	}
+	metric := s.Config.Latency()
 	name := map[string]string{"ttft_sched": "TTFTs", "e2e_sched": "E2Es"}[metric]
 	n := 0
 	if s.Repeats != nil {

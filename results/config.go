@@ -151,3 +151,30 @@ func (c Config) Kind() kind.Kind { return kind.Name(c.Endpoint).Kind() }
 // Pooled says the run drove a pooling endpoint (embeddings, rerank): one
 // answer a request, no tokens streamed, E2E its latency.
 func (c Config) Pooled() bool { return c.Kind().Pooled() }
+
+// Latency is the figure a run's latency is read by over time and across
+// levels: ttft_sched, or a pooling endpoint's e2e_sched (its answer is one
+// body).
+func (c Config) Latency() string {
+	if c.Pooled() {
+		return "e2e_sched"
+	}
+	return "ttft_sched"
+}
+
+// Tokens names the tokens a run's token throughput counts: "output", or a
+// pooling endpoint's "prompt" (it generates none).
+func (c Config) Tokens() string {
+	if c.Pooled() {
+		return "prompt"
+	}
+	return "output"
+}
+
+// TokensPerS is the run's token throughput as Config.Tokens names it.
+func (r *Run) TokensPerS() float64 {
+	if r.Config.Pooled() {
+		return r.Throughput.TotalTokensPerS
+	}
+	return r.Throughput.OutputTokensPerS
+}
