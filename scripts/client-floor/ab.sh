@@ -24,8 +24,9 @@ print(f"{(u + s) * 1e6 / tokens:.2f} {u * 1e6 / tokens:.2f}")
 PY
 }
 for i in $(seq "$rounds"); do
-  floor=$("$tmp/loopfloor" -conns "$n" -interval 10ms -duration 10s | awk '/^reader:/{print $2}')
+  read -r floor fuser < <("$tmp/loopfloor" -conns "$n" -interval 10ms -duration 10s |
+    awk '/^reader:/{sub(/,/, "", $8); print $2, $8}')
   if [ $((i % 2)) = 1 ]; then a=$(one "$old"); b=$(one "$new"); else b=$(one "$new"); a=$(one "$old"); fi
   read -r at au <<<"$a"; read -r bt bu <<<"$b"
-  python3 -c "print(f'round $i: floor $floor · old $at (user $au) · new $bt (user $bu) · ratio old {$at/$floor:.2f} new {$bt/$floor:.2f}')"
+  python3 -c "print(f'round $i: floor $floor (user $fuser) · old $at (user $au) · new $bt (user $bu) · ratio old {$at/$floor:.2f} new {$bt/$floor:.2f}')"
 done

@@ -16,12 +16,13 @@ go build -o "$tmp/knee" ./cmd/knee
 . scripts/client-floor/sim.sh
 start_sim "$tmp/knee" "$tmp"
 for i in $(seq "$pairs"); do
-  floor=$("$tmp/loopfloor" -conns "$n" -interval 10ms -duration 10s | awk '/^reader:/{print $2}')
+  read -r floor fuser < <("$tmp/loopfloor" -conns "$n" -interval 10ms -duration 10s |
+    awk '/^reader:/{sub(/,/, "", $8); print $2, $8}')
   /usr/bin/time -f '%U %S' -o "$tmp/cpu" "$tmp/knee" run --base-url "$url" --model knee-sim-fixed \
     --concurrency "$n" --max-tokens 1000 --duration 12s --warmup 0 --output "$tmp/out.json" >/dev/null 2>&1
   tokens=$(python3 -c "import json;r=json.load(open('$tmp/out.json'));print(r['tokens']['output_total'])")
   read -r u s <"$tmp/cpu"
   python3 -c "
 f=$floor; c=($u+$s)*1e6/$tokens
-print(f'pair $i: floor {f:.2f} µs/message · client {c:.2f} µs/token (user {$u*1e6/$tokens:.2f}, system {$s*1e6/$tokens:.2f}) · ratio {c/f:.2f}')"
+print(f'pair $i: floor {f:.2f} µs/message (user $fuser) · client {c:.2f} µs/token (user {$u*1e6/$tokens:.2f}, system {$s*1e6/$tokens:.2f}) · ratio {c/f:.2f}')"
 done

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/netip"
-	"os"
 	"runtime"
 	"syscall"
 )
@@ -40,7 +38,7 @@ func readEpoll(addr string, conns, size int) error {
 			return err
 		}
 	}
-	cpu0 := cpuSeconds()
+	cpu0 := cpuSplitNow()
 	var total int64
 	buf := make([]byte, 4096)
 	events := make([]syscall.EpollEvent, 256)
@@ -65,5 +63,5 @@ func readEpoll(addr string, conns, size int) error {
 			}
 		}
 	}
-	return json.NewEncoder(os.Stdout).Encode(readerReport{Messages: total / int64(size), CPUSec: cpuSeconds() - cpu0})
+	return report(total, size, cpu0)
 }

@@ -30,6 +30,7 @@ import (
 type readerReport struct {
 	Messages int64   `json:"messages"`
 	CPUSec   float64 `json:"cpu_s"`
+	UserSec  float64 `json:"user_s"`
 }
 
 func main() {
@@ -57,9 +58,21 @@ func main() {
 	}
 }
 
-func cpuSeconds() float64 {
-	user, system := cpuSplit()
-	return user + system
+// cpuAt is the process's CPU split at one instant.
+type cpuAt struct{ user, system float64 }
+
+func cpuSplitNow() cpuAt {
+	u, s := cpuSplit()
+	return cpuAt{u, s}
+}
+
+// report prints the reader's messages and its CPU since cpu0, the user
+// part apart: the kernel's share swings with the host, the user part is
+// what a program adds to it.
+func report(bytes int64, size int, cpu0 cpuAt) error {
+	now := cpuSplitNow()
+	return json.NewEncoder(os.Stdout).Encode(readerReport{Messages: bytes / int64(size),
+		CPUSec: now.user + now.system - cpu0.user - cpu0.system, UserSec: now.user - cpu0.user})
 }
 
 // cpuSplit returns the process's user and system CPU seconds. The system
@@ -75,7 +88,7 @@ func cpuSplit() (user, system float64) {
 func read(addr string, conns, size int) error {
 	var total atomic.Int64
 	var wg sync.WaitGroup
-	cpu0 := cpuSeconds()
+	cpu0 := cpuSplitNow()
 	for range conns {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -94,7 +107,7 @@ func read(addr string, conns, size int) error {
 		})
 	}
 	wg.Wait()
-	return json.NewEncoder(os.Stdout).Encode(readerReport{Messages: total.Load() / int64(size), CPUSec: cpuSeconds() - cpu0})
+	return report(total.Load(), size, cpu0)
 }
 
 // write accepts the reader's connections, then sends one message per
@@ -165,7 +178,9 @@ func write(conns int, interval, duration time.Duration, size int, oneLoop, epoll
 		conns, interval, duration, n, float64(n)/duration.Seconds(), rep.Messages)
 	fmt.Fprintf(w, "writer: %.2f µs CPU per message (user %.2f, system %.2f) · send lag p50 %.2f ms · p99 %.2f ms · max %.2f ms\n",
 		writerCPU*1e6/float64(n), writerUser*1e6/float64(n), writerSys*1e6/float64(n), q(0.5), q(0.99), q(1))
-	fmt.Fprintf(w, "reader: %.2f µs CPU per message\n", rep.CPUSec*1e6/float64(max(rep.Messages, 1)))
+	per := 1e6 / float64(max(rep.Messages, 1))
+	fmt.Fprintf(w, "reader: %.2f µs CPU per message (user %.2f, system %.2f)\n",
+		rep.CPUSec*per, rep.UserSec*per, (rep.CPUSec-rep.UserSec)*per)
 	return nil
 }
 
