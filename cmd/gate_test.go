@@ -95,7 +95,7 @@ func TestGateRulesRefused(t *testing.T) {
 	for _, c := range []struct{ rules, want string }{
 		{"ttft_sched.p95:-10%", "gets worse going up"},
 		{"throughput:+5%", "gets worse going down"},
-		{"ttft_sched.p97:+10%", `no figure "ttft_sched.p97"`},
+		{"ttft_sched.p97:+10%", "NN one of 50, 90, 95, 99"},
 		{"slo_knee:-10%", "a knee moves by levels"},
 		{"throughput:-5pp", "percentage points are for errors"},
 		{"throughput:-5ms", "ms is for a latency percentile"},

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agnivade/levenshtein"
+	"github.com/kneebench/knee/results"
 	"github.com/kneebench/knee/results/input"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -174,16 +174,16 @@ func suggestFlag(c *cobra.Command, name string) string {
 	return ""
 }
 
-// nearFlag is c's listed flag nearest name, within two edits ("" when
+// nearFlag is c's listed flag nearest name, a typo or two away ("" when
 // none is).
 func nearFlag(c *cobra.Command, name string) string {
-	best, dist := "", 3
+	var names []string
 	c.Flags().VisitAll(func(f *pflag.Flag) {
-		if d := levenshtein.ComputeDistance(name, f.Name); !f.Hidden && d < dist {
-			best, dist = f.Name, d
+		if !f.Hidden {
+			names = append(names, f.Name)
 		}
 	})
-	return best
+	return results.Nearest(name, names)
 }
 
 // write prints the effective load file: every flag the file or the

@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -10,6 +11,22 @@ import (
 	"strconv"
 	"strings"
 )
+
+// noFigure says why name is no figure a gate knows: the metric it is a
+// typo of or what is wrong with it, else every figure a gate takes.
+func noFigure(name string, err error) error {
+	if u := (*unknownMetric)(nil); !errors.As(err, &u) || u.near != "" {
+		return err
+	}
+	var scalars []string
+	for _, m := range Metrics {
+		if !m.Latency() {
+			scalars = append(scalars, m.Name)
+		}
+	}
+	return fmt.Errorf("no figure %q; knee gates a latency at p50, p90, p95 or p99 (%s), %s, slo_knee and saturation",
+		name, strings.Join(Latencies(), ", "), strings.Join(scalars, ", "))
+}
 
 // A GateRule is one line of a regression gate: how far a figure may move
 // the wrong way from the baseline to the candidate.
@@ -57,14 +74,7 @@ func ParseGateRules(spec string) ([]GateRule, error) {
 			// One spelling, whichever was written (ttft_sched_p95 too).
 			name = m.String()
 		} else if !knee && !slices.Contains(known, name) {
-			var scalars []string
-			for _, m := range Metrics {
-				if !m.Latency() {
-					scalars = append(scalars, m.Name)
-				}
-			}
-			return nil, fmt.Errorf("gate rule %q: no figure %q (%v); knee gates a latency at p50, p90, p95 or p99 (%s), %s, slo_knee and saturation",
-				strings.TrimSpace(part), name, err, strings.Join(Latencies(), ", "), strings.Join(scalars, ", "))
+			return nil, fmt.Errorf("gate rule %q: %w", strings.TrimSpace(part), noFigure(name, err))
 		}
 		r := GateRule{Text: strings.TrimSpace(part), Figure: name, Allowed: amount, Unit: unit}
 		switch {

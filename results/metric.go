@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"github.com/agnivade/levenshtein"
 	"slices"
 	"strconv"
 	"strings"
@@ -152,7 +153,7 @@ func ParseMeasure(s string) (Measure, error) {
 	}
 	m, ok := MetricNamed(name)
 	if !ok {
-		return Measure{}, fmt.Errorf("no metric %q%s (%s)", name, didYouMean(name), strings.Join(metricNames(), ", "))
+		return Measure{}, &unknownMetric{name: name, near: Nearest(name, metricNames())}
 	}
 	if !m.Latency() {
 		if pct != "" {
@@ -200,37 +201,26 @@ func metricNames() []string {
 	return out
 }
 
-// didYouMean names the metric nearest name, when one is near.
-func didYouMean(name string) string {
-	best, bestD := "", 3
-	for _, m := range Metrics {
-		if d := editDistance(name, m.Name); d < bestD {
-			best, bestD = m.Name, d
-		}
+// unknownMetric is a name no metric has: the one it is a typo of, when
+// one is near, else every name.
+type unknownMetric struct{ name, near string }
+
+func (e *unknownMetric) Error() string {
+	if e.near != "" {
+		return fmt.Sprintf("no metric %q: did you mean %s?", e.name, e.near)
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(": did you mean %s?", best)
+	return fmt.Sprintf("no metric %q (%s)", e.name, strings.Join(metricNames(), ", "))
 }
 
-// editDistance is Levenshtein's distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+// Nearest is the candidate a typo or two from name ("" when none is): at
+// most two edits, and fewer than name has letters, so that a one-letter
+// slip is not matched to any short word.
+func Nearest(name string, candidates []string) string {
+	best, bestD := "", min(3, len(name))
+	for _, c := range candidates {
+		if d := levenshtein.ComputeDistance(name, c); d < bestD {
+			best, bestD = c, d
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return best
 }

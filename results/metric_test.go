@@ -37,3 +37,31 @@ func TestOneSpellingOfAFigure(t *testing.T) {
 		t.Errorf("bounds %v, %v", b, err)
 	}
 }
+
+// TestNearestIsATypoAway: a name a typo or two from a candidate is
+// matched to it; one that shares no more than a short word would is not
+// (a one-letter key is not "gap"), nor one three edits away.
+func TestNearestIsATypoAway(t *testing.T) {
+	names := []string{"gap", "rate", "ttft", "ttft_sched", "seed"}
+	for in, want := range map[string]string{"rat": "rate", "tft": "ttft", "ttft_shed": "ttft_sched", "a": "", "ab": "",
+		"sed": "seed", "throughput": "", "": ""} {
+		if got := Nearest(in, names); got != want {
+			t.Errorf("Nearest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestGateNamesWhatIsWrong: a misspelt figure says its nearest and no
+// list; a wrong percentile says so; an unknown one lists what a gate takes.
+func TestGateNamesWhatIsWrong(t *testing.T) {
+	for rule, want := range map[string]string{"tft.p95:+10%": `no metric "tft": did you mean ttft?`,
+		"ttft.p97:+10%": "one of 50, 90, 95, 99", "zzz:+10%": "knee gates a latency at p50"} {
+		_, err := ParseGateRules(rule)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want it to say %q", rule, err, want)
+		}
+		if err != nil && strings.Count(err.Error(), "queue_wait") > 1 {
+			t.Errorf("%s: the figures listed twice: %v", rule, err)
+		}
+	}
+}

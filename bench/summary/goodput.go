@@ -39,6 +39,9 @@ func ParseGoodput(s string) (Goodput, error) {
 				"(a percentile bounds the SLO: --slo %s:%s)", k, f.Metric.Name, f.Metric.Name, strings.TrimSpace(v), f, strings.TrimSpace(v))
 		}
 		if !ok || !m.Goodput {
+			if near := results.Nearest(name, goodputNames()); near != "" {
+				return nil, fmt.Errorf("goodput metric %q: did you mean %s?", k, near)
+			}
 			return nil, fmt.Errorf("goodput metric %q: a request has one value of %s (ms)", k, strings.Join(goodputNames(), ", "))
 		}
 		g[m.Field] = time.Duration(ms * float64(time.Millisecond))
