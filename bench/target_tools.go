@@ -24,9 +24,9 @@ func (t *TargetSpec) ReadTools(ctx context.Context) error {
 	case "builtin":
 		t.ToolList = workload.BuiltinTools()
 	default:
-		b, err := input.Read(ctx, t.Tools, maxToolsBytes, "--tools")
+		b, err := input.Read(ctx, t.Tools, maxToolsBytes, "a file of tool schemas")
 		if err != nil {
-			return err
+			return fmt.Errorf("--tools: %w", err)
 		}
 		if t.ToolList, err = workload.ParseTools(b); err != nil {
 			return fmt.Errorf("--tools %s: %w", t.Tools, err)

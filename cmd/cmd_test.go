@@ -121,7 +121,6 @@ func TestBadUsage(t *testing.T) {
 		{"run", "--rate", "1", "--concurrency", "2", "--base-url", "http://127.0.0.1:1/v1"},
 		{"run", "--requests", "-5", "--base-url", "http://127.0.0.1:1/v1"},
 		{"run", "--rate", "-1", "--base-url", "http://127.0.0.1:1/v1"},
-		{"run", "--dataset", filepath.Join(dir, "missing.jsonl"), "--base-url", "http://127.0.0.1:1/v1"},
 		{"run", "--dataset", bad, "--base-url", "http://127.0.0.1:1/v1"},
 		{"run", "--endpoint", "audio", "--base-url", "http://127.0.0.1:1/v1"},
 		{"run", "--extra-body", "[1]", "--base-url", "http://127.0.0.1:1/v1"},

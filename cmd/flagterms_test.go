@@ -45,8 +45,8 @@ func TestUsageHints(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "--rats", "2"}, "did you mean --rate?"},
-		{[]string{"run", "--rates", "1,2"}, "--rates is a flag of knee predict and knee sweep"},
-		{[]string{"run", "--step-duration", "1s"}, "--step-duration is a flag of knee predict and knee sweep"},
+		{[]string{"run", "--rates", "1,2"}, "--rates is a flag of knee predict and sweep)"},
+		{[]string{"run", "--step-duration", "1s"}, "--step-duration is a flag of knee predict and sweep)"},
 		{[]string{"run", "--rate", "1", "--concurrency", "2", "--base-url", "http://127.0.0.1:1/v1"}, "--concurrency and --rate cannot be given together"},
 		{[]string{"run", "--max-tokens", "0", "--base-url", "http://127.0.0.1:1/v1"}, "--max-tokens must be at least 1"},
 		{[]string{"run", "--goodput", "ttft:300", "vibes", "--base-url", "http://127.0.0.1:1/v1"}, `unknown command "vibes"`},

@@ -128,7 +128,9 @@ var inputCases = map[string][]string{
 // /dev/zero, is refused at once (exit 3, too large; or 2, not what the
 // flag takes, when its first bytes say so) with a message naming the
 // file, not read until memory runs out; given a FIFO whose writer never
-// comes, one signal ends the wait (exit 130) instead of a hang.
+// comes, one signal ends the wait (exit 130) instead of a hang; given a
+// file that is not there, exit 3 (the machine's files, not the flags)
+// with a message naming the file and the flag.
 func TestEveryInputIsBounded(t *testing.T) {
 	var missing []string
 	for _, f := range fileFlags(t) {
@@ -164,7 +166,13 @@ func TestEveryInputIsBounded(t *testing.T) {
 				}
 				return a
 			}
-			code, _, stderr := boundedRun(t, context.Background(), args("/dev/zero"))
+			missing := filepath.Join(t.TempDir(), "missing")
+			code, _, stderr := boundedRun(t, context.Background(), args(missing))
+			_, flag, isFlag := strings.Cut(name, " --")
+			if code != ExitRuntime || !strings.Contains(stderr, missing) || isFlag && !strings.Contains(stderr, "--"+flag) {
+				t.Errorf("a missing file: exit %d, want %d with a message naming it and its flag:\n%s", code, ExitRuntime, stderr)
+			}
+			code, _, stderr = boundedRun(t, context.Background(), args("/dev/zero"))
 			if (code != ExitRuntime && code != ExitUsage) || !strings.Contains(stderr, "/dev/zero") || strings.Contains(stderr, "goroutine") {
 				t.Errorf("/dev/zero: exit %d, want %d or %d with a message naming it:\n%s", code, ExitRuntime, ExitUsage, stderr)
 			}

@@ -91,11 +91,11 @@ func (lf *loadFile) set(c *cobra.Command, load *loadFlags, key, val *yaml.Node, 
 	}
 	f := c.Flags().Lookup(key.Value)
 	if f == nil || key.Value == "load-file" || key.Value == "print-load" {
-		if owners := flagOwners(c, key.Value); len(owners) > 0 && key.Value != "load-file" && key.Value != "print-load" {
+		if owners := flagOwners(c, key.Value); owners != "" && key.Value != "load-file" && key.Value != "print-load" {
 			// One file serves the commands of a load: a sweep's levels
 			// beside a run's rate. Said, not silent.
 			fmt.Fprintf(c.ErrOrStderr(), "knee: --load-file %s: line %d: %s is a flag of %s, not of knee %s: left out\n",
-				lf.path, key.Line, key.Value, strings.Join(owners, " and "), c.Name())
+				lf.path, key.Line, key.Value, owners, c.Name())
 			return nil
 		}
 		return at("%s is no flag of knee %s%s", key.Value, c.Name(), suggestFlag(c, key.Value))
@@ -136,16 +136,23 @@ func (lf *loadFile) set(c *cobra.Command, load *loadFlags, key, val *yaml.Node, 
 	return nil
 }
 
-// flagOwners are the other commands that take a flag of that name.
-func flagOwners(c *cobra.Command, name string) []string {
+// flagOwners names the other commands that take a flag of that name,
+// "knee plan" or "knee predict and sweep" ("" for none).
+func flagOwners(c *cobra.Command, name string) string {
 	var out []string
 	for _, sub := range c.Root().Commands() {
 		if sub != c && !sub.Hidden && sub.Flags().Lookup(name) != nil {
-			out = append(out, "knee "+sub.Name())
+			out = append(out, sub.Name())
 		}
 	}
 	slices.Sort(out)
-	return out
+	if len(out) == 0 {
+		return ""
+	}
+	if n := len(out); n > 1 {
+		out = append(out[:n-2], out[n-2]+" and "+out[n-1])
+	}
+	return "knee " + strings.Join(out, ", ")
 }
 
 // repeatable reports whether a flag takes one value per use.

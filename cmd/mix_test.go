@@ -595,7 +595,7 @@ func testMixDatasetClass(t *testing.T) {
 		t.Errorf("the server saw %d requests of the dataset class's model", n)
 	}
 	bad := writeFile(t, dir, "bad.yaml", "classes:\n  - name: a\n    share: 1\n    dataset: missing.jsonl\n    max_tokens: 4\n")
-	if code, _, errOut := execute(t, "run", "--base-url", url, "--mix", bad, "--requests", "1"); code != ExitUsage || !strings.Contains(errOut, "missing.jsonl") {
+	if code, _, errOut := execute(t, "run", "--base-url", url, "--mix", bad, "--requests", "1"); code != ExitRuntime || !strings.Contains(errOut, "missing.jsonl") {
 		t.Errorf("a missing class dataset: exit %d, %s", code, errOut)
 	}
 }

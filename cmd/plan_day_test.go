@@ -70,7 +70,6 @@ func TestPlanDayErrors(t *testing.T) {
 		{[]string{"--trace", good, "--min-attainment", "1.5"}, "--min-attainment"},
 		{[]string{"--trace", writeFile(t, dir, "bad.csv", "0,1\n30,x\n")}, "line 2"},
 		{[]string{"--trace", writeFile(t, dir, "zero.csv", "0,0\n60,0\n")}, "every rate is 0"},
-		{[]string{"--trace", filepath.Join(dir, "missing.csv")}, "missing.csv"},
 		{[]string{"--trace", good, "--out-dir", dir, "--label", "day"}, "day.csv"},
 	} {
 		args := append([]string{"plan", "--window", "1m", "--input-tokens", "64", "--max-tokens", "8"}, tc.args...)
@@ -78,6 +77,11 @@ func TestPlanDayErrors(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(errOut, tc.want) || strings.Contains(out, "planned") {
 			t.Errorf("%v: exit %d, want %d saying %q:\n%s%s", tc.args, code, ExitUsage, tc.want, out, errOut)
 		}
+	}
+	// A trace that is not there is the machine's files, not the flags.
+	missing := filepath.Join(dir, "missing.csv")
+	if code, _, errOut := execute(t, "plan", "--window", "1m", "--trace", missing); code != ExitRuntime || !strings.Contains(errOut, "--trace: open "+missing) {
+		t.Errorf("a missing trace: exit %d, want %d naming it: %s", code, ExitRuntime, errOut)
 	}
 	if b, _ := os.ReadFile(good); string(b) != "0,1\n60,2\n" {
 		t.Errorf("the trace was changed: %q", b)

@@ -189,7 +189,7 @@ func TestBoundedInputs(t *testing.T) {
 	out := filepath.Join(dir, "m.json")
 	runUsageCases(t, []usageCase{
 		{"merge a folder", []string{"merge", dir, "-o", out}, ExitRuntime, "is a folder"},
-		{"dataset a folder", []string{"run", "--dataset", dir}, ExitUsage, "is a folder"},
+		{"dataset a folder", []string{"run", "--dataset", dir}, ExitRuntime, "is a folder"},
 		{"merge a forged shard count", []string{"merge", forged, "-o", out}, ExitUsage, "only 1 are given"},
 		{"malformed tokenizer", []string{"run", "--dataset", writeLines(t, "e.jsonl", wordPrompts(1, 3, 1)), "--tokenizer", writeLines(t, "tok.json", []any{map[string]any{"model": map[string]any{"type": 5}}})}, ExitUsage, "type"},
 	})

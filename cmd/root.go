@@ -149,7 +149,7 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			// A wait on an input (a FIFO) ended by the signal, even knee sim's.
 			return ExitInterrupted
 		}
-		if errors.Is(err, input.ErrTooLarge) {
+		if errors.Is(err, input.ErrTooLarge) || errors.Is(err, input.ErrUnreadable) {
 			// An input that cannot be read is not a mistake in the flags.
 			return ExitRuntime
 		}

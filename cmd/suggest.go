@@ -21,17 +21,14 @@ func flagHint(c *cobra.Command, err error) error {
 		return err
 	}
 	name, _, _ := strings.Cut(m[1], "=")
-	var hints []string
+	// A flag another command takes is that, not a typo of one of these.
+	if owners := flagOwners(c, name); owners != "" {
+		return fmt.Errorf("%w (--%s is a flag of %s)", err, name, owners)
+	}
 	if best := nearFlag(c, name); best != "" {
-		hints = append(hints, fmt.Sprintf("did you mean --%s?", best))
+		return fmt.Errorf("%w (did you mean --%s?)", err, best)
 	}
-	if owners := flagOwners(c, name); len(owners) > 0 {
-		hints = append(hints, fmt.Sprintf("--%s is a flag of %s", name, strings.Join(owners, " and ")))
-	}
-	if len(hints) == 0 {
-		return err
-	}
-	return fmt.Errorf("%w (%s)", err, strings.Join(hints, " "))
+	return err
 }
 
 // flagGroup matches cobra's words for mutually exclusive flags given

@@ -75,9 +75,9 @@ func testToolCallsAgainstSim(t *testing.T) {
 	}{
 		{[]string{"--tool-choice", "required"}, ExitUsage, "--tool-choice required needs --tools"},
 		{[]string{"--tools", "builtin", "--tool-choice", "get_time"}, ExitUsage, "names no tool of --tools"},
-		{[]string{"--tools", "/dev/zero"}, ExitRuntime, "more than --tools can be"},
+		{[]string{"--tools", "/dev/zero"}, ExitRuntime, "more than a file of tool schemas can be"},
 		{[]string{"--tools", writeFile(t, dir, "bad.json", `[{"name":"bad name"}]`)}, ExitUsage, "tool 1: name"},
-		{[]string{"--tools", filepath.Join(dir, "none.json")}, ExitUsage, "none.json"},
+		{[]string{"--tools", filepath.Join(dir, "none.json")}, ExitRuntime, "--tools: open"},
 	} {
 		code, _, errOut := execute(t, append([]string{"run", "--base-url", url, "--model", "caller", "--requests", "1"}, c.args...)...)
 		if code != c.code || !strings.Contains(errOut, c.want) {

@@ -40,7 +40,7 @@ func (s TargetSpec) Load(ctx context.Context) (Target, string, error) {
 			return Target{}, "", &model.UsageError{Err: fmt.Errorf("--sim-preset: %w", err)}
 		}
 	} else if models, err = model.LoadModels(ctx, s.Models); err != nil {
-		return Target{}, "", err
+		return Target{}, "", fmt.Errorf("--sim-models: %w", err)
 	}
 	responder, err := model.LoadResponses(ctx, s.Responses)
 	if err != nil {

@@ -97,7 +97,7 @@ func (s ServeSpec) Serve(ctx context.Context, log io.Writer) error {
 		}
 		fmt.Fprintf(log, "knee sim: %s: %s\n", s.Preset, kv)
 	} else if models, err = LoadModels(ctx, s.Models); err != nil {
-		return err
+		return fmt.Errorf("--sim-models: %w", err)
 	}
 	responder, err := LoadResponses(ctx, s.Responses)
 	if err != nil {

@@ -24,6 +24,24 @@ var ErrTooLarge = errors.New("input too large")
 // context ended (a signal while waiting on a FIFO's writer).
 var ErrInterrupted = errors.New("interrupted while waiting for an input")
 
+// ErrUnreadable is matched (errors.Is) by the error for an input that
+// could not be opened: missing, not allowed, or a folder. Like a file too
+// large, it is not a mistake in the flags' values but in the machine's
+// files, whichever flag named it.
+var ErrUnreadable = errors.New("input cannot be opened")
+
+// Unreadable marks err, an input's that could not be found or opened, as
+// ErrUnreadable, its words kept.
+func Unreadable(err error) error { return unreadable{err} }
+
+// unreadable keeps the system's words for an input that could not be
+// opened, and matches ErrUnreadable.
+type unreadable struct{ err error }
+
+func (e unreadable) Error() string        { return e.err.Error() }
+func (e unreadable) Unwrap() error        { return e.err }
+func (e unreadable) Is(target error) bool { return target == ErrUnreadable }
+
 // File is an open input: a reader that fails with ErrTooLarge once more
 // than its limit has been read, and with ErrInterrupted once its context
 // ends.
@@ -67,16 +85,16 @@ func Open(ctx context.Context, path string, limit int64, what string) (*File, er
 		return nil, fmt.Errorf("%s: %w", path, ErrInterrupted)
 	}
 	if o.err != nil {
-		return nil, o.err
+		return nil, unreadable{o.err}
 	}
 	info, err := o.f.Stat()
 	if err != nil {
 		o.f.Close()
-		return nil, err
+		return nil, unreadable{err}
 	}
 	if info.IsDir() {
 		o.f.Close()
-		return nil, fmt.Errorf("%s is a folder, not %s", path, what)
+		return nil, unreadable{fmt.Errorf("%s is a folder, not %s", path, what)}
 	}
 	if info.Mode().IsRegular() && info.Size() > limit {
 		o.f.Close()

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/kneebench/knee/results/input"
 )
 
 // Resolve turns what a user passes as --tokenizer into the path of a
@@ -22,18 +24,18 @@ func Resolve(arg string, getenv func(string) string) (string, error) {
 		}
 		p := filepath.Join(arg, "tokenizer.json")
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%s is a folder without a tokenizer.json%s", arg, otherFiles(arg))
+			return "", input.Unreadable(fmt.Errorf("%s is a folder without a tokenizer.json%s", arg, otherFiles(arg)))
 		}
 		return p, nil
 	}
 	hub := hubCache(getenv)
 	if !looksLikeModelID(arg) {
-		return "", fmt.Errorf("%s: no such file; pass a tokenizer.json, a model folder or a Hugging Face model id", arg)
+		return "", input.Unreadable(fmt.Errorf("%s: no such file; pass a tokenizer.json, a model folder or a Hugging Face model id", arg))
 	}
 	repo := filepath.Join(hub, "models--"+strings.ReplaceAll(arg, "/", "--"))
 	snaps := filepath.Join(repo, "snapshots")
 	if _, err := os.Stat(snaps); err != nil {
-		return "", fmt.Errorf("%s: no such file, and the model is not in the Hugging Face cache (%s); pass the path of its tokenizer.json (huggingface-cli download %s tokenizer.json fetches it)", arg, hub, arg)
+		return "", input.Unreadable(fmt.Errorf("%s: no such file, and the model is not in the Hugging Face cache (%s); pass the path of its tokenizer.json (huggingface-cli download %s tokenizer.json fetches it)", arg, hub, arg))
 	}
 	// refs/main names the snapshot a plain from_pretrained would load.
 	if ref, err := os.ReadFile(filepath.Join(repo, "refs", "main")); err == nil {
