@@ -1,10 +1,8 @@
 package content
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strings"
 
@@ -101,20 +99,6 @@ func (r *intRange) UnmarshalYAML(n *yaml.Node) error {
 		return nil
 	}
 	return fmt.Errorf("line %d: tokens must be a number or [min, max]", n.Line)
-}
-
-// DecodeStrict decodes YAML, rejecting unknown keys; an empty file is an
-// error of its own.
-func DecodeStrict(data []byte, v any) error {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		if errors.Is(err, io.EOF) {
-			return errors.New("file is empty")
-		}
-		return err
-	}
-	return nil
 }
 
 // ParseResponses parses and validates a responses file. name is used in

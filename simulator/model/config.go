@@ -77,14 +77,8 @@ func (f *ModelsFile) Validate() error {
 		return errors.New("no models")
 	}
 	for name, hw := range f.Hardware {
-		if hw.HBMGiB <= 0 || hw.MemoryBandwidthGBps <= 0 || hw.PeakTFLOPS <= 0 {
-			return fmt.Errorf("hardware %q: hbm_gib, memory_bandwidth_gbps and peak_tflops must be positive", name)
-		}
-		if !(hw.IdlePowerW >= 0 && hw.MaxPowerW >= 0 && hw.MaxPowerW < 1e5) || hw.MaxPowerW > 0 && hw.IdlePowerW > hw.MaxPowerW {
-			return fmt.Errorf("hardware %q: idle_power_w and max_power_w must be watts, the idle draw at most the limit", name)
-		}
-		if hw.PeakTFLOPSFP8 < 0 || hw.InterconnectGBps < 0 || hw.InterconnectLatencyUs < 0 {
-			return fmt.Errorf("hardware %q: peak_tflops_fp8, interconnect_gbps and interconnect_latency_us must not be negative", name)
+		if err := hw.validate(); err != nil {
+			return fmt.Errorf("hardware %q: %w", name, err)
 		}
 	}
 	seen := map[string]bool{}
@@ -145,16 +139,24 @@ func (f *ModelsFile) validateModel(m *ModelSpec) error {
 		if fr == nil {
 			return errors.New("engine fixed_rate needs a fixed_rate section")
 		}
-		if fr.PrefillTokensPerSecond <= 0 || fr.DecodeTokensPerSecond <= 0 || fr.OverheadMs < 0 {
-			return errors.New("fixed_rate: prefill and decode rates must be positive and overhead not negative")
-		}
-		return nil
+		return fr.validate()
 	case EngineScheduler:
 		return f.validateScheduler(m)
 	case "":
 		return errors.New("missing engine (instant, fixed_rate or scheduler)")
 	}
 	return fmt.Errorf("unknown engine %q (instant, fixed_rate or scheduler)", m.Engine)
+}
+
+// validate bounds the rates so that a token's time stays a duration Go
+// can hold: a token at least every 1,000 s, at most a billion a second.
+func (fr *FixedRateSpec) validate() error {
+	rate := func(v float64) bool { return v >= 1e-3 && v <= 1e9 }
+	if !rate(fr.PrefillTokensPerSecond) || !rate(fr.DecodeTokensPerSecond) || !(fr.OverheadMs >= 0 && fr.OverheadMs <= 3.6e6) {
+		return fmt.Errorf("fixed_rate: prefill and decode rates from 0.001 to 1e9 tokens a second, overhead from 0 to 3,600,000 ms "+
+			"(given %v, %v and %v)", fr.PrefillTokensPerSecond, fr.DecodeTokensPerSecond, fr.OverheadMs)
+	}
+	return nil
 }
 
 // validateBehaviours checks each behaviour section the model has: faults,
@@ -218,11 +220,11 @@ func (f *ModelsFile) validateScheduler(m *ModelSpec) error {
 	if m.TensorParallel < 0 {
 		return errors.New("tensor_parallel must be positive")
 	}
-	if e := m.Efficiency; e != nil && (e.Compute <= 0 || e.Compute > 1 || e.Memory <= 0 || e.Memory > 1) {
-		return errors.New("efficiency: compute and memory must be in (0, 1]")
+	if e := m.Efficiency; e != nil && !(within(e.Compute, 1e-3, 1) && within(e.Memory, 1e-3, 1)) {
+		return errors.New("efficiency: compute and memory from 0.001 to 1")
 	}
-	if m.Latency != nil && (m.Latency.StepOverheadMs < 0 || m.Latency.PerSequenceOverheadMs < 0) {
-		return errors.New("latency: step_overhead_ms and per_sequence_overhead_ms must not be negative")
+	if l := m.Latency; l != nil && !(within(l.StepOverheadMs, 0, 1e5) && within(l.PerSequenceOverheadMs, 0, 1e4)) {
+		return errors.New("latency: step_overhead_ms from 0 to 100,000 and per_sequence_overhead_ms from 0 to 10,000")
 	}
 	cfg := f.SchedConfig(m)
 	if err := cfg.Validate(); err != nil {
@@ -238,6 +240,9 @@ func validateKV(kv *KVCacheSpec) error {
 	}
 	if kv.ReserveGiB < 0 {
 		return errors.New("kv_cache: reserve_gib must not be negative")
+	}
+	if kv.Layers > 1<<16 || kv.KVHeads > 1<<16 || kv.HeadDim > 1<<16 || kv.BlockSize > 1<<20 || kv.BytesPerToken > 1<<40 {
+		return errors.New("kv_cache: layers, kv_heads and head_dim at most 65,536, block_size at most 1,048,576 tokens")
 	}
 	if kv.SlidingWindow < 0 || (kv.SlidingWindow > 0 && (kv.Layers <= 0 || kv.GlobalLayers <= 0 || kv.GlobalLayers > kv.Layers)) {
 		return errors.New("kv_cache: sliding_window needs layers and 0 < global_layers ≤ layers")
@@ -351,8 +356,8 @@ func loraShape(m *ModelSpec) (hidden, layers int) {
 // a scheduler model.
 func validateWeights(m *ModelSpec) error {
 	w := m.Weights
-	if w.ParametersBillions <= 0 {
-		return errors.New("weights: parameters_billions must be positive")
+	if !within(w.ParametersBillions, 1e-6, 1e5) {
+		return errors.New("weights: parameters_billions from 0.000001 (a thousand) to 100,000")
 	}
 	if w.DType != "" {
 		if _, ok := presets.DTypeNamed(w.DType); !ok {
@@ -368,8 +373,8 @@ func validateWeights(m *ModelSpec) error {
 		e.ParametersBillions <= 0 || e.ParametersBillions >= w.ParametersBillions) {
 		return errors.New("experts: need 1 ≤ per_token ≤ count and 0 < parameters_billions < weights.parameters_billions")
 	}
-	if a := m.Architecture; a != nil && (a.HiddenSize < 0 || a.AttentionHeads < 0) {
-		return errors.New("architecture: hidden_size and attention_heads must not be negative")
+	if a := m.Architecture; a != nil && (a.HiddenSize < 0 || a.HiddenSize > 1<<24 || a.AttentionHeads < 0 || a.AttentionHeads > 1<<16) {
+		return errors.New("architecture: hidden_size from 0 to 16,777,216 and attention_heads from 0 to 65,536")
 	}
 	return nil
 }

@@ -45,6 +45,17 @@ models:
 		{"bad efficiency", strings.Replace(sched, "    scheduler:", "    efficiency: {compute: 2, memory: 1}\n    scheduler:", 1), "efficiency"},
 		{"bad fault", strings.Replace(sched, "    scheduler:", "    faults: {rules: [{kind: meteor, rate: 0.1}]}\n    scheduler:", 1), `unknown kind "meteor"`},
 		{"bad hardware", strings.Replace(sched, "hbm_gib: 80", "hbm_gib: 0", 1), `hardware "gpu"`},
+		// Numbers no GPU or model has would give times and energies past
+		// what Go holds, or NaN; each is refused naming its field.
+		{"NaN anywhere", strings.Replace(sched, "peak_tflops: 989", "peak_tflops: .nan", 1), ".nan is not a finite number"},
+		{"infinite", strings.Replace(sched, "max_num_seqs: 8", "max_num_seqs: 8, x: -.inf", 1), "-.inf is not a finite number"},
+		{"bandwidth near 0", strings.Replace(sched, "memory_bandwidth_gbps: 3000", "memory_bandwidth_gbps: 1e-300", 1), "memory_bandwidth_gbps from 1"},
+		{"tflops huge", strings.Replace(sched, "peak_tflops: 989", "peak_tflops: 1e300", 1), "peak_tflops from 0.01"},
+		{"tiny efficiency", strings.Replace(sched, "    scheduler:", "    efficiency: {compute: 1e-300, memory: 1}\n    scheduler:", 1), "from 0.001 to 1"},
+		{"huge overhead", strings.Replace(sched, "    scheduler:", "    latency: {step_overhead_ms: 1e300}\n    scheduler:", 1), "step_overhead_ms from 0"},
+		{"tiny model", strings.Replace(sched, "parameters_billions: 7", "parameters_billions: 1e-300", 1), "parameters_billions from"},
+		{"huge heads", strings.Replace(sched, "    scheduler:", "    architecture: {hidden_size: 4096, attention_heads: 3000000000000}\n    scheduler:", 1), "attention_heads from 0"},
+		{"fixed rate overflow", "models:\n  - name: f\n    context_length: 10\n    engine: fixed_rate\n    fixed_rate: {overhead_ms: 5, prefill_tokens_per_second: 100, decode_tokens_per_second: 1e-300}\n", "from 0.001 to 1e9"},
 		{"empty", "", "empty"},
 	}
 	for _, tc := range cases {

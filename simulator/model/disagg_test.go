@@ -9,7 +9,7 @@ func TestDisaggregatedModelsRefused(t *testing.T) {
 	for _, c := range []struct{ body, want string }{
 		{"preset: l4/llama-3.1-8b\n    disaggregated: {prefill_replicas: 1, decode_replicas: 1, kv_link_gbps: 10}", "more memory"},
 		{"preset: h100-80gb/llama-3.1-8b\n    disaggregated: {prefill_replicas: 0, decode_replicas: 1, kv_link_gbps: 10}", "each pool"},
-		{"preset: h100-80gb/llama-3.1-8b\n    disaggregated: {prefill_replicas: 1, decode_replicas: 1, kv_link_gbps: .nan}", "positive number"},
+		{"preset: h100-80gb/llama-3.1-8b\n    disaggregated: {prefill_replicas: 1, decode_replicas: 1, kv_link_gbps: .nan}", "kv_link_gbps .nan is not a finite number"},
 		{"preset: h100-80gb/llama-3.1-8b\n    disaggregated: {prefill_replicas: 1, decode_replicas: 1, kv_link_gbps: 0}", "positive number"},
 		{"preset: h100-80gb/llama-3.1-8b\n    disaggregated: {prefill_replicas: 1, decode_replicas: 1, kv_link_gbps: 10, routing: nearest}", "routing"},
 		{"engine: instant\n    context_length: 4096\n    disaggregated: {prefill_replicas: 1, decode_replicas: 1, kv_link_gbps: 10}", "only a scheduler"},

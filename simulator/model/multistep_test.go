@@ -24,7 +24,7 @@ func TestMultiStepFields(t *testing.T) {
 		{name: "outputs alone", extra: v0 + "multi_step_stream_outputs: false", err: "give num_scheduler_steps above 1"},
 		{name: "too many", extra: v0 + "num_scheduler_steps: 5000", err: "1 (every step scheduled) up to 1024"},
 		{name: "negative overhead", extra: "schedule_overhead_ms: -1", err: "schedule_overhead_ms -1: 0 up to 1000"},
-		{name: "NaN overhead", extra: "schedule_overhead_ms: .nan", err: "schedule_overhead_ms NaN"},
+		{name: "NaN overhead", extra: "schedule_overhead_ms: .nan", err: "schedule_overhead_ms .nan is not a finite number"},
 		{name: "context above the model's", extra: "max_model_len: 1000000", err: "up to the model's 131072 tokens"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -84,7 +84,7 @@ const (
 func (c Config) Validate() error {
 	switch {
 	case c.NumBlocks < 1:
-		return fmt.Errorf("the KV cache holds no block: the weights leave no memory for it")
+		return fmt.Errorf("the KV cache holds no block: the memory the weights and the reserve leave is less than one block")
 	case c.BlockSize < 1:
 		return fmt.Errorf("block size must be positive")
 	case c.StreamInterval < 0 || c.StreamInterval > 1<<16:
