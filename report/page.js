@@ -43,10 +43,14 @@
     var out = [];
     if (log) {
       var d0 = Math.floor(Math.log10(lo)), d1 = Math.ceil(Math.log10(hi));
-      var mult = d1 - d0 > 4 ? [1] : [1, 2, 5];
-      for (var d = d0; d <= d1; d++) mult.forEach(function (m) {
-        var v = m * Math.pow(10, d);
-        if (v >= lo * 0.999 && v <= hi * 1.001) out.push(v);
+      // Within a decade, 1-2-5 may leave one tick: every digit then.
+      [d1 - d0 > 4 ? [1] : [1, 2, 5], [1, 2, 3, 4, 5, 6, 7, 8, 9]].forEach(function (mult) {
+        if (out.length >= 3) return;
+        out = [];
+        for (var d = d0; d <= d1; d++) mult.forEach(function (m) {
+          var v = m * Math.pow(10, d);
+          if (v >= lo * 0.999 && v <= hi * 1.001) out.push(v);
+        });
       });
     } else {
       var span = hi - lo, raw = span / 6, mag = Math.pow(10, Math.floor(Math.log10(raw || 1)));

@@ -91,6 +91,7 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 			out = append(out, plot.Tick{Value: v, Label: label})
 		}
 	}
+	labelAllIfFew(out, func(v float64) float64 { return math.Pow(10, math.Floor(math.Log10(v))) })
 	for _, m := range t.marked {
 		if m < lo || m > hi {
 			continue
@@ -115,6 +116,24 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return out
+}
+
+// labelAllIfFew labels every tick when fewer than three carry a label:
+// an axis within one decade (40 to 90 ms) would read 50 alone. decade
+// is the power of ten a value's label is rounded to.
+func labelAllIfFew(out []plot.Tick, decade func(float64) float64) {
+	n := 0
+	for _, tk := range out {
+		if tk.Label != "" {
+			n++
+		}
+	}
+	if n >= 3 {
+		return
+	}
+	for i, tk := range out {
+		out[i].Label = tickLabel(roundTo(tk.Value, decade(tk.Value)))
+	}
 }
 
 // tickLabel prints a tick's value as briefly as it is exact: 2500, not

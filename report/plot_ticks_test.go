@@ -24,6 +24,9 @@ func TestTicks(t *testing.T) {
 		{"log with the SLO", 30, 6000, []float64{300}, []string{"50", "100", "300", "500", "1000", "2000", "5000"}},
 		{"log with an SLO between", 30, 6000, []float64{450}, []string{"50", "100", "200", "450", "1000", "2000", "5000"}},
 		{"log over four decades", 1, 20000, []float64{250}, []string{"1", "10", "100", "250", "1000", "10k"}},
+		// Within a decade 1-2-5 would label 50 alone: every digit then.
+		{"log within a decade", 39, 90, []float64{}, []string{"40", "50", "60", "70", "80", "90"}},
+		{"log within a decade, small", 0.031, 0.089, []float64{}, []string{"0.04", "0.05", "0.06", "0.07", "0.08"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
