@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/kneebench/knee/bench/driver"
-	"github.com/kneebench/knee/bench/transport"
 )
 
 // flagTerms says the library's errors of options in the flags' terms: the
@@ -14,7 +13,6 @@ var flagTerms = map[error]string{
 	driver.ErrUnbounded:      "give --requests or --duration",
 	driver.ErrNoCallRate:     "calls need --rate (calls per second)",
 	driver.ErrCallsUnbounded: "give --calls or --duration",
-	transport.ErrNoModel:     "the server lists no model; give --model",
 }
 
 // message is err's text with every library error of options in it said

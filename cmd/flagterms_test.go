@@ -8,7 +8,6 @@ import (
 
 	"github.com/kneebench/knee/bench"
 	"github.com/kneebench/knee/bench/driver"
-	"github.com/kneebench/knee/bench/transport"
 )
 
 // TestMessageInFlagTerms checks that the library's errors of options
@@ -24,7 +23,6 @@ func TestMessageInFlagTerms(t *testing.T) {
 		{driver.Load{Rate: 1, Burstiness: 1}.Validate(), "give --requests or --duration"},
 		{driver.Load{}.Validate(), "give exactly one of --concurrency and --rate\ngive --requests or --duration"},
 		{bench.Calls{}.Validate(), "calls need --rate (calls per second)\ngive --calls or --duration"},
-		{fmt.Errorf("http://h/v1/models: %w", transport.ErrNoModel), "http://h/v1/models: the server lists no model; give --model"},
 		{usageErr("%w", driver.ErrUnbounded), "give --requests or --duration"},
 		{withCode(ExitRuntime, errors.New("plain")), "plain"},
 		{fmt.Errorf("level 2: %w", errors.Join(driver.ErrUnbounded, errors.New("other"))), "level 2: give --requests or --duration\nother"},

@@ -10,7 +10,6 @@
 package predict
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -92,15 +91,6 @@ func (t Target) Disagg(seed uint64) (sched.DisaggConfig, bool) {
 		return sched.DisaggConfig{}, false
 	}
 	return t.Models.DisaggConfig(m, seed)
-}
-
-// predicted marks a predicted level's result: its health is virtual, and
-// a level that ctx cut short is interrupted.
-func predicted(ctx context.Context, res *results.Run) *results.Run {
-	res.Health = results.Health{Verdict: results.VerdictVirtual}
-	res.Notes = append(res.Notes, "predicted in virtual time on the simulator's scheduler core: no request was sent")
-	res.Interrupted = ctx.Err() != nil
-	return res
 }
 
 // FitNote states how well the target model's tuning fitted the

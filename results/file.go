@@ -37,16 +37,6 @@ func DecodeRun(path string, b []byte) (*Run, error) {
 	return &r, nil
 }
 
-// readVersioned decodes a knee JSON file, refusing damaged files and files
-// of another schema version with an error that names the file.
-func readVersioned(path string, v any) error {
-	b, err := ReadInput(context.Background(), path, MaxResultBytes)
-	if err != nil {
-		return err
-	}
-	return decodeVersioned(path, b, v)
-}
-
 func decodeVersioned(path string, b []byte, v any) error {
 	var head struct {
 		SchemaVersion *int `json:"schema_version"`
@@ -67,17 +57,8 @@ func decodeVersioned(path string, b []byte, v any) error {
 	return nil
 }
 
-// IsSweepFile says whether a knee result file is a sweep (it has levels)
-// rather than a run.
-func IsSweepFile(path string) (bool, error) {
-	b, err := ReadInput(context.Background(), path, MaxResultBytes)
-	if err != nil {
-		return false, err
-	}
-	return IsSweep(path, b)
-}
-
-// IsSweep is IsSweepFile of a file already read.
+// IsSweep says whether a knee result file, already read, is a sweep (it
+// has levels) rather than a run.
 func IsSweep(path string, b []byte) (bool, error) {
 	var head struct {
 		Levels json.RawMessage `json:"levels"`
@@ -88,17 +69,8 @@ func IsSweep(path string, b []byte) (bool, error) {
 	return head.Levels != nil, nil
 }
 
-// ReadSweepOrRun reads a sweep file, or a run file as a sweep of one level
-// (its load the run's rate or concurrency).
-func ReadSweepOrRun(path string) (*Sweep, error) {
-	b, err := ReadInput(context.Background(), path, MaxResultBytes)
-	if err != nil {
-		return nil, err
-	}
-	return DecodeSweepOrRun(path, b)
-}
-
-// DecodeSweepOrRun is ReadSweepOrRun of a file already read.
+// DecodeSweepOrRun reads a sweep file, already read, or a run file as a
+// sweep of one level (its load the run's rate or concurrency).
 func DecodeSweepOrRun(path string, b []byte) (*Sweep, error) {
 	sweep, err := IsSweep(path, b)
 	if err != nil {

@@ -58,18 +58,6 @@ func SLOKnee(points []Point, threshold, maxErrorRate float64) (int, bool) {
 	return best, best >= 0
 }
 
-// SLOCrossed reports whether a level past the SLO knee at best was judged
-// and missed the SLO: otherwise the knee is only the highest level judged,
-// and the limit lies above the levels measured.
-func SLOCrossed(points []Point, best int) bool {
-	for _, p := range points[best+1:] {
-		if !p.Excluded {
-			return true
-		}
-	}
-	return false
-}
-
 // Flatness thresholds of the curvature knee: a curve whose latency at its
 // highest load is less than MinRiseOfBase above its lowest-load latency,
 // or less than MinRiseOfSLO of the SLO threshold above it, has no knee to

@@ -40,7 +40,7 @@ func bagged(n int, bagSeed, seed, stream uint64, pad int) string {
 func appendBagged(dst []uint16, n int, bagSeed, seed, stream uint64, pad int) []uint16 {
 	pcg := rand.NewPCG(seed, stream*0x9e3779b97f4a7c15+1)
 	order := rand.New(pcg)
-	// n ≥ BagFrom > opening: fillerText draws short texts afresh.
+	// n ≥ BagFrom > opening: appendFillerText draws short texts afresh.
 	at := len(dst)
 	for range opening {
 		dst = append(dst, uint16(order.IntN(len(fillerWords))))
@@ -183,13 +183,8 @@ func wordsFor(tokens int, wordsPerToken float64) int {
 	return max(int(float64(tokens)*wordsPerToken+0.5), 1)
 }
 
-// fillerText is tokens tokens of filler: from the bag when long enough,
-// else drawn fresh (see Filler), then pad PadWords.
-func fillerText(tokens int, wordsPerToken float64, bagSeed, seed, stream uint64, pad int) string {
-	return writeWords(appendFillerText(nil, tokens, wordsPerToken, bagSeed, seed, stream, pad))
-}
-
-// appendFillerText appends fillerText's words to dst.
+// appendFillerText appends tokens tokens of filler to dst: from the bag
+// when long enough, else drawn fresh (see Filler), then pad PadWords.
 func appendFillerText(dst []uint16, tokens int, wordsPerToken float64, bagSeed, seed, stream uint64, pad int) []uint16 {
 	n := wordsFor(tokens, wordsPerToken)
 	if n >= BagFrom {

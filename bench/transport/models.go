@@ -14,31 +14,6 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// FirstModel asks GET {base}/models for the served models and returns the
-// first id.
-func FirstModel(t Target) (string, error) {
-	ids, err := ListModels(context.Background(), t)
-	if err != nil {
-		return "", err
-	}
-	if len(ids) == 0 {
-		return "", fmt.Errorf("%s: %w", results.RedactURL(joinURL(t.BaseURL, "/models")), ErrNoModel)
-	}
-	return ids[0], nil
-}
-
-// ListModels returns the model ids a target serves. Connecting, the TLS
-// handshake and the answer are bounded by the target's --timeout (10 s
-// when none), and ctx ending (the first signal) ends the wait.
-func ListModels(ctx context.Context, t Target) ([]string, error) {
-	models, err := ListModelInfo(ctx, t)
-	ids := make([]string, len(models))
-	for i, m := range models {
-		ids[i] = m.ID
-	}
-	return ids, err
-}
-
 // ModelInfo is what a target's model list says of one model.
 type ModelInfo struct {
 	ID string
@@ -48,7 +23,10 @@ type ModelInfo struct {
 	ContextTokens int
 }
 
-// ListModelInfo is ListModels with what the list says of each model.
+// ListModelInfo returns the models a target serves, with what the list
+// says of each. Connecting, the TLS handshake and the answer are bounded
+// by the target's --timeout (10 s when none), and ctx ending (the first
+// signal) ends the wait.
 func ListModelInfo(ctx context.Context, t Target) ([]ModelInfo, error) {
 	modelsURL := joinURL(t.BaseURL, "/models")
 	timeout := t.Timeout
@@ -106,9 +84,6 @@ func ListModelInfo(ctx context.Context, t Target) ([]ModelInfo, error) {
 	return models, nil
 }
 
-// ErrNoModel: the target serves no model to default to.
-var ErrNoModel = errors.New("the server lists no model")
-
 // ErrRedirect marks a target that answered with a redirect: the wrong
 // URL, which knee does not follow.
 var ErrRedirect = errors.New("redirected")
@@ -118,11 +93,6 @@ var ErrRedirect = errors.New("redirected")
 type ModelsStatusError struct{ err error }
 
 func (e *ModelsStatusError) Error() string { return e.err.Error() }
-
-// get fetches url with the target's credentials and headers.
-func get(t Target, url string, timeout time.Duration) ([]byte, int, error) {
-	return call(t, fasthttp.MethodGet, url, nil, timeout)
-}
 
 // call sends one small non-streaming request.
 func call(t Target, method, rawURL string, body []byte, timeout time.Duration) ([]byte, int, error) {

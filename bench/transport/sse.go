@@ -248,15 +248,6 @@ func readTimings(v []byte, c *chunk) {
 	}
 }
 
-// base is c without what it says of reasoning (the fields the reference
-// scanner of the tests knows).
-func (c chunk) base() chunk {
-	c.reasoning, c.answer, c.answerTail, c.reasoningTokens, c.reasoningSeen, c.finishLength = false, false, nil, 0, false, false
-	c.reasoningTail = nil
-	c.tool, c.finishTool, c.toolItem = false, false, false
-	return c
-}
-
 // stringValue is the raw bytes of the JSON string v starts with (after
 // spaces), escapes kept, without its quotes.
 func stringValue(v []byte) []byte {

@@ -122,3 +122,12 @@ func FuzzSSE(f *testing.F) {
 		}
 	})
 }
+
+// base is c without what it says of reasoning (the fields the reference
+// scanner of the tests knows).
+func (c chunk) base() chunk {
+	c.reasoning, c.answer, c.answerTail, c.reasoningTokens, c.reasoningSeen, c.finishLength = false, false, nil, 0, false, false
+	c.reasoningTail = nil
+	c.tool, c.finishTool, c.toolItem = false, false, false
+	return c
+}
