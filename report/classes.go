@@ -136,14 +136,14 @@ func classKnees(w io.Writer, s *results.Sweep, unit string) {
 		}
 		knee := "none — it missed its SLO at the lightest load judged"
 		if ck.Knee != nil {
-			knee = fmt.Sprintf("%g%s", ck.Knee.Load, unit)
+			knee = loadOf(ck.Knee.Load, unit)
 			if ck.Knee.LatencyMs != nil {
 				knee += fmt.Sprintf(" (%s ms there)", ms(*ck.Knee.LatencyMs))
 			}
 		}
 		missed := "met it at every level judged"
 		if ck.FirstMissed != nil {
-			missed = fmt.Sprintf("first missed at %g%s", *ck.FirstMissed, unit)
+			missed = fmt.Sprintf("first missed at %s", loadOf(*ck.FirstMissed, unit))
 		}
 		fmt.Fprintf(w, "class knee      %s: %s — the largest load meeting %s; %s\n", ck.Class, knee, ck.SLO, missed)
 	}

@@ -56,7 +56,7 @@ func sweepSection(s *results.Sweep, idx int) htmlSweep {
 		hs.Levels.Header = append(hs.Levels.Header, perJ)
 	}
 	for _, l := range s.Levels {
-		load := num(l.Load, -1) + unit
+		load := num(l.Load, -1) + unitFor(l.Load, unit)
 		if l.Run == nil {
 			hs.Levels.Rows = append(hs.Levels.Rows, htmlRow{Class: "excluded", Cells: []string{load}, Note: "the level failed: " + l.Error})
 			continue
@@ -153,7 +153,7 @@ func htmlLevelRow(r *results.Run, load string, energy bool) htmlRow {
 		cut = fmt.Sprintf("%s (%d cut, %d unsent)", pct(r.MissingShare()), c, u)
 	}
 	st := r.Stats
-	row := htmlRow{Cells: []string{load, num(r.Arrivals.OfferedRate, 2), num(float64(r.Requests.OK+r.Requests.Failed), 0),
+	row := htmlRow{Cells: []string{load, offeredText(r), num(float64(r.Requests.OK+r.Requests.Failed), 0),
 		q(st.TTFTSched, st.TTFTSched.P50, "ttft_sched.p50"), q(st.TTFTSched, st.TTFTSched.P95, "ttft_sched.p95"),
 		q(st.TTFTSched, st.TTFTSched.P99, "ttft_sched.p99"), q(st.TTFT, st.TTFT.P95, "ttft.p95"),
 		q(st.TPOT, st.TPOT.P50, "tpot.p50"), q(st.ITL, st.ITL.P50, "itl.p50"), q(st.E2E, st.E2E.P95, "e2e.p95"),
@@ -322,4 +322,13 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// offeredText is a level's offered rate; "-" for a closed loop, which
+// offers no rate (the terminal's table says it alike).
+func offeredText(r *results.Run) string {
+	if r.Arrivals.OfferedRate > 0 {
+		return num(r.Arrivals.OfferedRate, 2)
+	}
+	return "-"
 }

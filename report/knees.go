@@ -24,16 +24,16 @@ func Knees(out io.Writer, s *results.Sweep) {
 	case judged == 0:
 		fmt.Fprintln(w, "SLO knee        none — no level could be judged: every level was left out (see below).")
 	case k != nil && s.Knees.SLONotReached:
-		fmt.Fprintf(w, "SLO knee        not reached — every level judged, up to %g%s, met %s (%s): the limit lies above the levels measured; "+
-			"add higher levels to find it.\n", k.Load, unit, slo, there(*k.LatencyMs))
+		fmt.Fprintf(w, "SLO knee        not reached — every level judged, up to %s, met %s (%s): the limit lies above the levels measured; "+
+			"add higher levels to find it.\n", loadOf(k.Load, unit), slo, there(*k.LatencyMs))
 	case k != nil:
-		fmt.Fprintf(w, "SLO knee        %g%s — the largest load meeting %s (%s). Provision against this.\n", k.Load, unit, slo, there(*k.LatencyMs))
+		fmt.Fprintf(w, "SLO knee        %s — the largest load meeting %s (%s). Provision against this.\n", loadOf(k.Load, unit), slo, there(*k.LatencyMs))
 		fmt.Fprint(w, pastKnee(s, k.Index, unit))
 	default:
 		fmt.Fprintf(w, "SLO knee        none — even the lowest level judged misses %s.\n", slo)
 	}
 	if k := s.Knees.Curvature; k != nil {
-		fmt.Fprintf(w, "curvature knee  %g%s — where the %s p%g curve bends from flat to steep (Kneedle), whatever the SLO.\n", k.Load, unit, s.SLO.Metric(), s.SLO.Percentile())
+		fmt.Fprintf(w, "curvature knee  %s — where the %s p%g curve bends from flat to steep (Kneedle), whatever the SLO.\n", loadOf(k.Load, unit), s.SLO.Metric(), s.SLO.Percentile())
 	} else {
 		switch results.CurveShape(s.Knees.CurveShape) {
 		case results.CurveFlat:
@@ -55,7 +55,7 @@ func Knees(out io.Writer, s *results.Sweep) {
 					seconds(a.AgeFirstThirdMs), seconds(a.AgeLastThirdMs))
 			}
 		}
-		fmt.Fprintf(w, "saturation      %g%s — the first level where %s.\n", k.Load, unit, how)
+		fmt.Fprintf(w, "saturation      %s — the first level where %s.\n", loadOf(k.Load, unit), how)
 	case saturationJudged(s) == 0:
 		fmt.Fprintln(w, "saturation      none found — no level could be judged (see below).")
 	case len(s.Knees.Overruled) > 0:
@@ -68,13 +68,13 @@ func Knees(out io.Writer, s *results.Sweep) {
 	classKnees(w, s, unit)
 	repeatKnees(w, s, unit)
 	for _, e := range s.Knees.Excluded {
-		fmt.Fprintf(w, "excluded        %g%s — %s\n", e.Load, unit, e.Reason)
+		fmt.Fprintf(w, "excluded        %s — %s\n", loadOf(e.Load, unit), e.Reason)
 	}
 	for _, e := range s.Knees.Overruled {
-		fmt.Fprintf(w, "not saturation  %g%s — %s\n", e.Load, unit, e.Reason)
+		fmt.Fprintf(w, "not saturation  %s — %s\n", loadOf(e.Load, unit), e.Reason)
 	}
 	for _, e := range s.Knees.JudgedUnhealthy {
-		fmt.Fprintf(w, "judged anyway   %g%s — --health-policy warn kept it in the knees: %s\n", e.Load, unit, e.Reason)
+		fmt.Fprintf(w, "judged anyway   %s — --health-policy warn kept it in the knees: %s\n", loadOf(e.Load, unit), e.Reason)
 	}
 	if s.Interrupted {
 		fmt.Fprintln(w, "interrupted     the sweep was stopped; the results hold the levels measured.")
@@ -91,9 +91,9 @@ func pastKnee(s *results.Sweep, i int, unit string) string {
 		switch v := l.Verdict; {
 		case v == nil || !v.Judged:
 		case b.Len() == 0 && !v.Meets:
-			fmt.Fprintf(&b, "                The next level judged, %g%s, missed: %s", l.Load, unit, v.Why)
+			fmt.Fprintf(&b, "                The next level judged, %s, missed: %s", loadOf(l.Load, unit), v.Why)
 		case b.Len() > 0 && v.Meets:
-			again = append(again, fmt.Sprintf("%g%s", l.Load, unit))
+			again = append(again, loadOf(l.Load, unit))
 		}
 	}
 	if b.Len() == 0 {

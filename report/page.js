@@ -39,6 +39,9 @@
   // when they are many), plus any mark asked for (an SLO) that lies at
   // least gap (a share of the axis, 4% unless given) from every tick, so
   // its label covers none.
+  // withUnit says a load with its unit: 4/s, 16 streams, 1 stream.
+  function withUnit(v, unit) { return fmt(v) + (v === 1 && unit === " streams" ? " stream" : unit); }
+
   function ticks(lo, hi, log, marks, gap) {
     var out = [];
     if (log) {
@@ -284,7 +287,7 @@
       holder.textContent = "";
       var m = sel.value;
       distChart(holder, "s" + idx + "-dist", METRICS[m] + " by percentile, per level", s.levels.filter(function (l) { return l.dist && l.dist[m]; }).map(function (l) {
-        return { name: fmt(l.load) + s.unit + (l.excluded ? " (excluded)" : ""), points: l.dist[m] };
+        return { name: withUnit(l.load, s.unit) + (l.excluded ? " (excluded)" : ""), points: l.dist[m] };
       }));
     }
     sel.addEventListener("change", draw);
@@ -308,18 +311,18 @@
     }).filter(function (p) { return p.gate || (p.v !== null && p.v !== undefined); }).sort(function (a, b) { return a.load - b.load; });
     if (!pts.length) return { text: "no level measured " + METRICS[metric] };
     function why(p) { return p.gate ? "misses the SLO whatever the bound (" + p.gate + ")" : "has " + METRICS[metric] + " " + pct + " " + fmt(p.v) + " ms"; }
-    if (pts[0].miss) return { load: 0, text: "none: the lightest level judged (" + fmt(pts[0].load) + s.unit + ") " + why(pts[0]) };
+    if (pts[0].miss) return { load: 0, text: "none: the lightest level judged (" + withUnit(pts[0].load, s.unit) + ") " + why(pts[0]) };
     for (var i = 1; i < pts.length; i++) {
       if (!pts[i].miss) continue;
       var a = pts[i - 1], b = pts[i];
       if (b.gate || !(b.v > bound) || !(b.v > a.v)) {
-        return { load: a.load, text: "at least " + fmt(a.load) + s.unit + ": the next level judged (" + fmt(b.load) + s.unit + ") " + why(b) };
+        return { load: a.load, text: "at least " + withUnit(a.load, s.unit) + ": the next level judged (" + withUnit(b.load, s.unit) + ") " + why(b) };
       }
       var load = a.load + (bound - a.v) / (b.v - a.v) * (b.load - a.load);
-      return { load: load, interpolated: true, text: "about " + fmt(load) + s.unit + ", interpolated on a straight line between the level at " + fmt(a.load) + s.unit + ", which meets it, and the level at " + fmt(b.load) + s.unit + ", which does not: no level was measured there, so measure near it before planning on it" };
+      return { load: load, interpolated: true, text: "about " + withUnit(load, s.unit) + ", interpolated on a straight line between the level at " + withUnit(a.load, s.unit) + ", which meets it, and the level at " + withUnit(b.load, s.unit) + ", which does not: no level was measured there, so measure near it before planning on it" };
     }
     var last = pts[pts.length - 1];
-    return { load: last.load, text: "at least " + fmt(last.load) + s.unit + ": every level judged meets it; the limit lies above" };
+    return { load: last.load, text: "at least " + withUnit(last.load, s.unit) + ": every level judged meets it; the limit lies above" };
   }
 
   function explorer(parent, s, idx) {
@@ -424,7 +427,7 @@
   function sweepSliceCharts(grid, s, idx) {
     var levels = s.levels.filter(function (l) { return l.slices; });
     if (!levels.length) return;
-    var per = function (name) { return levels.map(function (l, i) { return { name: fmt(l.load) + s.unit, points: slicePoints(l.slices, name), color: PALETTE[i % PALETTE.length] }; }).filter(function (x) { return x.points.length; }); };
+    var per = function (name) { return levels.map(function (l, i) { return { name: withUnit(l.load, s.unit), points: slicePoints(l.slices, name), color: PALETTE[i % PALETTE.length] }; }).filter(function (x) { return x.points.length; }); };
     var m = sliceLatency(levels[0].slices);
     var lat = per(m.key + ".p95");
     if (lat.length)

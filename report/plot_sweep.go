@@ -33,7 +33,7 @@ func SweepPlot(w io.Writer, s *results.Sweep) error {
 	}
 	// The reasons go under the first chart, whole.
 	for _, e := range s.Knees.Excluded {
-		lat.notes = append(lat.notes, fmt.Sprintf("○ %g%s left out of the knees: %s", e.Load, axisUnit(s), e.Reason))
+		lat.notes = append(lat.notes, fmt.Sprintf("○ %s left out of the knees: %s", loadOf(e.Load, axisUnit(s)), e.Reason))
 	}
 	return renderPanels(w, panels)
 }

@@ -124,9 +124,9 @@ func kneeDisagreement(s *results.Sweep, unit string) string {
 	k := s.Knees.SLO
 	switch {
 	case k == nil || s.Knees.SLONotReached:
-		return fmt.Sprintf("The pooled levels reach no SLO knee where the repeats found one (from %g%s): pooled percentiles mix every repeat's requests and can meet the SLO where no repeat alone did. Plan on the repeats' knee.", *low, unit)
+		return fmt.Sprintf("The pooled levels reach no SLO knee where the repeats found one (from %s): pooled percentiles mix every repeat's requests and can meet the SLO where no repeat alone did. Plan on the repeats' knee.", loadOf(*low, unit))
 	case *low < k.Load:
-		return fmt.Sprintf("Some repeat's SLO knee (%g%s) fell below the pooled levels' (%g%s): plan on the lower.", *low, unit, k.Load, unit)
+		return fmt.Sprintf("Some repeat's SLO knee (%s) fell below the pooled levels' (%s): plan on the lower.", loadOf(*low, unit), loadOf(k.Load, unit))
 	}
 	return ""
 }

@@ -49,7 +49,7 @@ func LevelWarnings(out io.Writer, s *results.Sweep) {
 			if short != "" && windowWarning(text) != "" {
 				continue
 			}
-			fmt.Fprintf(w, "%-15s %s\n", fmt.Sprintf("warning %g%s", l.Load, unit), text)
+			fmt.Fprintf(w, "%-15s %s\n", fmt.Sprintf("warning %s", loadOf(l.Load, unit)), text)
 			any = true
 		}
 	}
@@ -99,7 +99,7 @@ func shortWindows(s *results.Sweep) string {
 				continue
 			}
 			n++
-			levels[says] = append(levels[says], fmt.Sprintf("%g%s", l.Load, axisUnit(s)))
+			levels[says] = append(levels[says], loadOf(l.Load, axisUnit(s)))
 			if m := atLeast.FindStringSubmatch(text); m != nil {
 				v, _ := strconv.Atoi(m[1])
 				longest = max(longest, v)
@@ -133,6 +133,19 @@ func axisUnit(s *results.Sweep) string {
 		return " calls/s"
 	}
 	return map[string]string{"rate": "/s", "concurrency": " streams"}[s.Axis]
+}
+
+// loadOf says a load with its unit: 4/s, 16 streams, 1 stream.
+func loadOf(v float64, unit string) string {
+	return strconv.FormatFloat(v, 'g', -1, 64) + unitFor(v, unit)
+}
+
+// unitFor is unit as a load of v takes it: " stream" for one.
+func unitFor(v float64, unit string) string {
+	if v == 1 && unit == " streams" {
+		return " stream"
+	}
+	return unit
 }
 
 // LevelHeader is printed once before the first level row, for an output
@@ -196,7 +209,7 @@ type rowCells struct {
 // simulator's lag, what was cut, and the client's verdict with notes.
 func levelCells(s *results.Sweep, l results.Level) rowCells {
 	r := l.Run
-	c := rowCells{tput: r.Throughput.RequestsPerS, cache: "-", lag: "-", offered: "-", cut: "-", health: r.Health.Verdict, lat: r.Stats.TTFTSched}
+	c := rowCells{tput: r.Throughput.RequestsPerS, cache: "-", lag: "-", cut: "-", health: r.Health.Verdict, lat: r.Stats.TTFTSched}
 	if r.Calls != nil {
 		c.tput = r.Calls.TurnsPerS
 	}
@@ -219,9 +232,7 @@ func levelCells(s *results.Sweep, l results.Level) rowCells {
 		}
 		return ms(v)
 	}
-	if r.Arrivals.OfferedRate > 0 {
-		c.offered = num(r.Arrivals.OfferedRate, 2)
-	}
+	c.offered = offeredText(r)
 	c.count = num(float64(r.Requests.OK+r.Requests.Failed), 0)
 	if c.lat.Count > 0 && c.lat.Count < 20 {
 		// p95 of fewer than 20 samples is the largest one seen.

@@ -246,3 +246,30 @@ func TestOverruledShortfallSaid(t *testing.T) {
 		}
 	}
 }
+
+// TestOneStreamIsSingular: a closed loop of one stream reads "1 stream"
+// wherever a load is said (terminal, page, live ticker), others keep
+// their unit; a closed loop's level offers no rate ("-", not 0.00).
+func TestOneStreamIsSingular(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		unit string
+		want string
+	}{{1, " streams", "1 stream"}, {2, " streams", "2 streams"}, {1, "/s", "1/s"}, {1, " calls/s", "1 calls/s"}, {0.5, " streams", "0.5 streams"}} {
+		if got := loadOf(tc.v, tc.unit); got != tc.want {
+			t.Errorf("loadOf(%v, %q) = %q, want %q", tc.v, tc.unit, got, tc.want)
+		}
+	}
+	one := 1.0
+	s := &results.Sweep{Axis: "concurrency", SLO: results.SLO{Bounds: []results.Bound{{Metric: "ttft_sched", Percentile: 95, Ms: 300}}, MaxErrorRate: 0.02},
+		Levels: []results.Level{{Load: 1, Run: &results.Run{}}},
+		Knees:  results.Knees{SLO: &results.Knee{Load: 1, LatencyMs: &one}, SLONotReached: true}}
+	var b strings.Builder
+	Knees(&b, s)
+	if !strings.Contains(b.String(), "up to 1 stream,") || strings.Contains(b.String(), "1 streams") {
+		t.Errorf("knees of one stream:\n%s", b.String())
+	}
+	if got := offeredText(&results.Run{}); got != "-" {
+		t.Errorf("a closed loop's offered rate reads %q", got)
+	}
+}
