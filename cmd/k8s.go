@@ -7,6 +7,7 @@ import (
 
 	"github.com/kneebench/knee/kube"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // defaultImage is the image the manifests run; deploy/Dockerfile builds it.
@@ -29,20 +30,20 @@ func newK8sJobCmd() *cobra.Command {
 	var delay time.Duration
 	var secrets kube.SecretFlags
 	c := &cobra.Command{
-		Use:   "job --shards N --target URL [-- knee run flags]",
+		Use:   "job --shards N --base-url URL [-- knee run flags]",
 		Short: "An Indexed Job of N knee run shards against one target, started together",
 		Long: `job prints an Indexed Job (completions = parallelism = N) whose pod I runs
-knee run --shards N against --target with the run flags given after --, all
+knee run --shards N against --base-url with the run flags given after --, all
 starting their window at one instant (--start-delay from now, baked into the
 manifest: apply it within that time). Each pod prints its JSON result on
 stdout (or writes shard-I.json to --results-claim); knee merge joins them.`,
-		Example: `  knee k8s job --shards 8 --target http://vllm.default.svc:8000/v1 -- --rate 400 --duration 5m --input-tokens 512 | kubectl apply -f -`,
+		Example: `  knee k8s job --shards 8 --base-url http://vllm.default.svc:8000/v1 -- --rate 400 --duration 5m --input-tokens 512 | kubectl apply -f -`,
 		RunE: runtimeErrors(func(c *cobra.Command, args []string) error {
 			if o.Shards < 1 || (o.Target == "") == (secrets.Target == "") {
-				return usageErr("give --shards N (at least 1) and one of --target URL and --target-secret NAME[:KEY]")
+				return usageErr("give --shards N (at least 1) and one of --base-url URL and --base-url-secret NAME[:KEY]")
 			}
 			if what := kube.SecretIn(o.Target); what != "" {
-				return usageErr("--target carries %s, which would stand in clear in the manifest: give the URL from a Secret, --target-secret NAME[:KEY]", what)
+				return usageErr("--base-url carries %s, which would stand in clear in the manifest: give the URL from a Secret, --base-url-secret NAME[:KEY]", what)
 			}
 			if delay < 0 {
 				return usageErr("--start-delay must not be negative")
@@ -70,7 +71,14 @@ stdout (or writes shard-I.json to --results-claim); knee merge joins them.`,
 	}
 	fs := c.Flags()
 	fs.IntVar(&o.Shards, "shards", 0, "number of shards (pods)")
-	fs.StringVar(&o.Target, "target", "", "base URL every shard drives, e.g. http://vllm:8000/v1")
+	fs.StringVar(&o.Target, "base-url", "", "API root every shard drives, e.g. http://vllm:8000/v1")
+	// Its names of before one name served every command still work.
+	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if now, ok := map[string]string{"target": "base-url", "target-secret": "base-url-secret"}[name]; ok {
+			return pflag.NormalizedName(now)
+		}
+		return pflag.NormalizedName(name)
+	})
 	fs.StringVar(&o.Name, "name", "knee-shards", "the Job's name")
 	fs.StringVar(&o.Namespace, "namespace", "", "the Job's namespace (default: kubectl's)")
 	fs.StringVar(&o.Image, "image", defaultImage, "the knee image")
@@ -126,6 +134,6 @@ func registerSecrets(c *cobra.Command, f *kube.SecretFlags) {
 	fs := c.Flags()
 	fs.StringVar(&f.APIKey, "api-key-secret", "", "the Secret NAME[:KEY] (key default api-key) every pod's API key comes from, as $OPENAI_API_KEY; never give --api-key after --")
 	fs.StringArrayVar(&f.Headers, "header-secret", nil, "a request header whose value comes from a Secret, HEADER=NAME[:KEY] (key default: the header, lowercased; repeatable)")
-	fs.StringVar(&f.Target, "target-secret", "", "the Secret NAME[:KEY] (key default target) the target's URL comes from, instead of --target: for a URL that carries a credential")
+	fs.StringVar(&f.Target, "base-url-secret", "", "the Secret NAME[:KEY] (key default base-url) the API root comes from, instead of --base-url: for a URL that carries a credential")
 	fs.StringVar(&f.MetricsURL, "server-metrics-url-secret", "", "the Secret NAME[:KEY] (key default metrics-url) the server's metrics URL comes from")
 }

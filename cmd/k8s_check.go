@@ -13,7 +13,7 @@ import (
 // the checks knee run itself uses, so that a typo or a bad value fails
 // here and not in N pods: flags the manifest sets are refused, so is every
 // credential (a Secret carries it: --api-key-secret, --header-secret,
-// --target-secret, --server-metrics-url-secret), and input files must be
+// --base-url-secret, --server-metrics-url-secret), and input files must be
 // in the pod, on the --inputs-configmap mount.
 func checkRunFlags(args []string, configMap string) error {
 	o := &runOptions{}

@@ -18,7 +18,7 @@ import (
 func TestK8sJobRoundTrips(t *testing.T) {
 	t.Parallel()
 	before := time.Now()
-	code, out, errOut := execute(t, "k8s", "job", "--shards", "3", "--target", "http://vllm:8000/v1", "--start-delay", "90s",
+	code, out, errOut := execute(t, "k8s", "job", "--shards", "3", "--base-url", "http://vllm:8000/v1", "--start-delay", "90s",
 		"--", "--rate", "12", "--duration", "2m", "--input-tokens", "256")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
@@ -108,8 +108,8 @@ func TestK8sJobRefusesCredentials(t *testing.T) {
 		fix  string
 	}{
 		{append(slices.Clone(job), "--rate", "2", "--duration", "1m", "--extra-body", `{"access_token":"sk-AT"}`), "--header-secret"},
-		{[]string{"k8s", "job", "--shards", "2", "--target", "http://u:p@vllm:8000/v1", "--", "--rate", "2"}, "--target-secret"},
-		{[]string{"k8s", "job", "--shards", "2", "--target", "http://vllm:8000/v1?key=K", "--", "--rate", "2"}, "--target-secret"},
+		{[]string{"k8s", "job", "--shards", "2", "--base-url", "http://u:p@vllm:8000/v1", "--", "--rate", "2"}, "--base-url-secret"},
+		{[]string{"k8s", "job", "--shards", "2", "--target", "http://vllm:8000/v1?key=K", "--", "--rate", "2"}, "--base-url-secret"},
 		{append(slices.Clone(job), "--rate", "2", "--server-metrics-url", "http://vllm:8000/metrics?token=T"), "--server-metrics-url-secret"},
 		{append(slices.Clone(job), "--rate", "2", "--header", "X-Api-Key: K"), "--header-secret X-Api-Key=SECRET"},
 		{append(slices.Clone(job), "--rate", "2", "--api-key", "K"), "--api-key-secret"},
@@ -120,7 +120,7 @@ func TestK8sJobRefusesCredentials(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want exit 2 naming %s and no manifest", tc.args[len(tc.args)-2:], code, errOut, tc.fix)
 		}
 	}
-	code, out, errOut := execute(t, "k8s", "job", "--shards", "2", "--target-secret", "vllm:url", "--header-secret", "X-Api-Key=vllm:key",
+	code, out, errOut := execute(t, "k8s", "job", "--shards", "2", "--base-url-secret", "vllm:url", "--header-secret", "X-Api-Key=vllm:key",
 		"--server-metrics-url-secret", "vllm:metrics", "--", "--rate", "2", "--duration", "1m")
 	if code != 0 || !strings.Contains(out, "$(KNEE_TARGET)") || !strings.Contains(out, "X-Api-Key:$(KNEE_HEADER_1)") {
 		t.Errorf("secrets as references: exit %d\n%s\n%s", code, errOut, out)

@@ -230,7 +230,7 @@ func (f SecretFlags) Apply(o *ShardJob) error {
 	for _, r := range []struct {
 		flag, value, key string
 		dst              **SecretRef
-	}{{"--api-key-secret", f.APIKey, "api-key", &o.APIKey}, {"--target-secret", f.Target, "target", &o.TargetSecret},
+	}{{"--api-key-secret", f.APIKey, "api-key", &o.APIKey}, {"--base-url-secret", f.Target, "base-url", &o.TargetSecret},
 		{"--server-metrics-url-secret", f.MetricsURL, "metrics-url", &o.MetricsURLSecret}} {
 		if r.value == "" {
 			continue

@@ -39,7 +39,7 @@ nonce=e2e0c0de
 # run_job NAME SHARDS PARALLELISM: prints the manifest with the one nonce
 # and applies it with that many pods at first.
 run_job() {
-  "$knee" k8s job --name "$1" --shards "$2" --target "$target" --image "$img" --cpu 100m --memory 64Mi \
+  "$knee" k8s job --name "$1" --shards "$2" --base-url "$target" --image "$img" --cpu 100m --memory 64Mi \
     --start-delay "$DELAY" --api-key-secret e2e-key --inputs-configmap knee-inputs -- "${load[@]}" >"$out/$1.yaml"
   sed -i -e "/name: KNEE_RUN_NONCE/{n;s/value: .*/value: $nonce/}" -e "s/^  parallelism: .*/  parallelism: $3/" "$out/$1.yaml"
   k apply --server-side -f "$out/$1.yaml" >/dev/null
