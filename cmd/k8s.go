@@ -69,6 +69,13 @@ stdout (or writes shard-I.json to --results-claim); knee merge joins them.`,
 			return err
 		}),
 	}
+	registerJobFlags(c, &o, &delay)
+	registerSecrets(c, &secrets)
+	return c
+}
+
+// registerJobFlags declares the shard job's own flags.
+func registerJobFlags(c *cobra.Command, o *kube.ShardJob, delay *time.Duration) {
 	fs := c.Flags()
 	fs.IntVar(&o.Shards, "shards", 0, "number of shards (pods)")
 	fs.StringVar(&o.Target, "base-url", "", "API root every shard drives, e.g. http://vllm:8000/v1")
@@ -85,10 +92,8 @@ stdout (or writes shard-I.json to --results-claim); knee merge joins them.`,
 	fs.StringVar(&o.ResultsClaim, "results-claim", "", "a ReadWriteMany PersistentVolumeClaim to write shard-I.json to (default: JSON on stdout)")
 	fs.StringVar(&o.CPU, "cpu", "1", "CPU request per shard (no limit is set: throttling would make the client late); one core offers about 5,000 requests/s")
 	fs.StringVar(&o.Memory, "memory", "1Gi", "memory request per shard")
-	fs.DurationVar(&delay, "start-delay", 2*time.Minute, "the shards start their window this long after the manifest is printed")
-	registerSecrets(c, &secrets)
+	fs.DurationVar(delay, "start-delay", 2*time.Minute, "the shards start their window this long after the manifest is printed")
 	fs.StringVar(&o.InputsConfigMap, "inputs-configmap", "", "a ConfigMap of input files (dataset, tokenizer) mounted read-only at "+kube.InputsDir+" in every pod: give them after -- as "+kube.InputsDir+"/FILE")
-	return c
 }
 
 func newK8sSimCmd() *cobra.Command {
