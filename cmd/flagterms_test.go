@@ -74,6 +74,10 @@ func testContextChecked(t *testing.T) {
 	for _, args := range [][]string{
 		{"run", "--base-url", url, "--model", "knee-sim", "--input-tokens", "200000", "--requests", "1"},
 		{"sweep", "--base-url", url, "--model", "knee-sim", "--workload", "voice", "--rates", "1", "--system-prompt-tokens", "140000", "--out-dir", t.TempDir()},
+		// validate's call too (its 18,000-token default outgrew a
+		// llama-server slot of 8,192 in its server's words, after the
+		// probes).
+		{"validate", "--base-url", url, "--model", "knee-sim", "--system-prompt-tokens", "140000"},
 	} {
 		code, out, errOut := execute(t, args...)
 		if code != ExitUsage || !strings.Contains(errOut, "past the 131072-token context") || strings.Contains(out, "ok") {

@@ -85,6 +85,9 @@ func (o *validateOptions) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	defer tgt.stop()
+	if err := usage(tgt.FitsContext((&bench.Spec{Workload: "voice", Voice: o.voice}).Longest())); err != nil {
+		return err
+	}
 	client, err := transport.NewClient(tgt.Target, 2)
 	if err != nil {
 		return usageErr("%w", err)
