@@ -121,9 +121,9 @@ func Window(d time.Duration, requests, calls int, workload string) string {
 	case requests == 0 && workload == "requests":
 		return "the whole trace"
 	case workload == "voice":
-		return fmt.Sprintf("%d calls", calls)
+		return plural(calls, "call")
 	}
-	return fmt.Sprintf("%d requests", requests)
+	return plural(requests, "request")
 }
 
 // Classify sorts result files by what they hold, for a page: plans,

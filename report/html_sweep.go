@@ -206,7 +206,7 @@ func levelDetails(r *results.Run, title string) htmlLevel {
 // serverTable is the server's view beside the client's, with bucket ranges
 // where Prometheus histograms only bound a percentile.
 func serverTable(sv *results.Server) (string, *htmlTable) {
-	title := fmt.Sprintf("%s · %d requests · %s prompt and %s output tokens", sv.Source, sv.Requests, num(float64(sv.PromptTokens), 0), num(float64(sv.OutputTokens), 0))
+	title := fmt.Sprintf("%s · %s · %s prompt and %s output tokens", sv.Source, plural(int(sv.Requests), "request"), num(float64(sv.PromptTokens), 0), num(float64(sv.OutputTokens), 0))
 	t := &htmlTable{Header: []string{"", "client", "server", "delivery"}}
 	cell := func(v *float64) string {
 		if v == nil {
@@ -252,7 +252,7 @@ func windowOf(s *results.Sweep) string {
 	case c.DurationS > 0:
 		return fmt.Sprintf("%s per level", time.Duration(c.DurationS*float64(time.Second)))
 	case c.Requests > 0:
-		return fmt.Sprintf("%d requests per level", c.Requests)
+		return plural(c.Requests, "request") + " per level"
 	}
 	return "the whole trace per level"
 }
@@ -316,13 +316,8 @@ func targetOf(c results.Config) string {
 	return c.BaseURL
 }
 
-// plural is "1 level" or "3 levels".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+// plural is "1 level" or "3 levels" (results.Plural).
+func plural[N ~int | ~int64](n N, noun string) string { return results.Plural(n, noun) }
 
 // offeredText is a level's offered rate; "-" for a closed loop, which
 // offers no rate (the terminal's table says it alike).

@@ -95,15 +95,15 @@ func runArrivals(w io.Writer, r *results.Run) error {
 		fmt.Fprintf(w, "arrivals closed loop · sent at %s/s · mean in flight %.1f · send lateness p99 %s ms\n", num(a.AchievedRate, 2), a.AchievedConcurrency, ms(a.SendLatenessP99Ms))
 	}
 	if rq := r.Requests; rq.Ramp > 0 {
-		fmt.Fprintf(w, "ramp     %d requests over %s s (%s) before the window, unmeasured · %d still running as it opened\n",
-			rq.Ramp, num(c.RampUpS, 1), c.RampUpStrategy, rq.RampRunning)
+		fmt.Fprintf(w, "ramp     %s over %s s (%s) before the window, unmeasured · %d still running as it opened\n",
+			plural(rq.Ramp, "request"), num(c.RampUpS, 1), c.RampUpStrategy, rq.RampRunning)
 	}
 	if a.Unsent > 0 {
-		fmt.Fprintf(w, "unsent   %d arrivals due in the window were still waiting for a slot when it closed\n", a.Unsent)
+		fmt.Fprintf(w, "unsent   %s due in the window %s still waiting for a slot when it closed\n", plural(a.Unsent, "arrival"), map[bool]string{true: "was", false: "were"}[a.Unsent == 1])
 	}
 	if cs := r.Connections; cs != nil && (cs.StaleClosed > 0 || cs.Resent > 0) {
-		fmt.Fprintf(w, "conns    %d opened · %d found closed by the server before reuse · %d requests re-sent after the server closed a reused connection unanswered (not errors)\n",
-			cs.Opened, cs.StaleClosed, cs.Resent)
+		fmt.Fprintf(w, "conns    %d opened · %d found closed by the server before reuse · %s re-sent after the server closed a reused connection unanswered (not errors)\n",
+			cs.Opened, cs.StaleClosed, plural(int(cs.Resent), "request"))
 	}
 	writeHealth(w, r.Health)
 	return nil

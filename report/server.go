@@ -35,9 +35,9 @@ func serverHead(w io.Writer, s *results.Server) {
 		// (llama.cpp counts none, and Messages answers carry no timings.)
 		fmt.Fprintf(w, "%s · no count of requests (the server keeps none, and its answers carried no timings)", title)
 	case "timings":
-		fmt.Fprintf(w, "%s · %d requests (one set of timings per answer)", title, s.Requests)
+		fmt.Fprintf(w, "%s · %s (one set of timings per answer)", title, plural(int(s.Requests), "request"))
 	default:
-		fmt.Fprintf(w, "%s · %d requests", title, s.Requests)
+		fmt.Fprintf(w, "%s · %s", title, plural(int(s.Requests), "request"))
 	}
 	if s.CachedTokens > 0 {
 		fmt.Fprintf(w, ", %s prompt tokens computed and %s taken from its cache, %s output tokens", num(float64(s.PromptTokens), 0),

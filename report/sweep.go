@@ -334,7 +334,7 @@ func CompareWarnings(sweeps []*results.Sweep) []string {
 		case s.Config.DurationS > 0:
 			return fmt.Sprintf("%g s", s.Config.DurationS)
 		case s.Config.Requests > 0:
-			return fmt.Sprintf("%d requests", s.Config.Requests)
+			return plural(s.Config.Requests, "request")
 		}
 		return "unknown"
 	})

@@ -11,7 +11,7 @@ const MinPercentileSamples = 20
 func SmallPrint(res *Run) []string {
 	var out []string
 	if n := res.Stats.TTFT.Count; n > 0 && n < MinPercentileSamples {
-		out = append(out, fmt.Sprintf("the latency percentiles rest on %d requests: with fewer than %d, p95 and p99 are the largest values seen; measure longer", n, MinPercentileSamples))
+		out = append(out, fmt.Sprintf("the latency percentiles rest on %s: with fewer than %d, p95 and p99 are the largest values seen; measure longer", Plural(n, "request"), MinPercentileSamples))
 	}
 	a := res.Arrivals
 	if a.TargetRate > 0 && a.OfferedRate > 0 {
@@ -21,4 +21,12 @@ func SmallPrint(res *Run) []string {
 		}
 	}
 	return out
+}
+
+// Plural is "1 request" or "3 requests": a count as a sentence says it.
+func Plural[N ~int | ~int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

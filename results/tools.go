@@ -45,7 +45,7 @@ func (r *Run) JudgeTools() {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("tool_choice %s required a call, but %d of %d answers called no tool: the server did not honour tool_choice, and the load is not the one asked",
 			choice, t.RequiredNotCalled, t.Offered))
 	case t.Requests == 0 && choice != "none":
-		r.Notes = append(r.Notes, fmt.Sprintf("tools were offered to %d answers and none called one", t.Offered))
+		r.Notes = append(r.Notes, fmt.Sprintf("tools were offered to %s and none called one", Plural(t.Offered, "answer")))
 	}
 }
 

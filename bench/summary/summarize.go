@@ -150,14 +150,14 @@ func (s *Summary) windowResult(rep health.Report, w driver.Window) *results.Run 
 	}
 	res.Warnings = append(res.Warnings, results.SmallPrint(res)...)
 	if w.Unsent > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d arrivals due in the window were still waiting for a --max-concurrency slot when it closed: never sent", w.Unsent))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s due in the window still waited for a --max-concurrency slot when it closed: never sent", results.Plural(w.Unsent, "arrival")))
 	}
 	if warn := shortWindow(s.level.Load.Duration, "E2E p99", res.Stats.E2E.P99/1000, res.Stats.E2E.Count, "requests"); s.level.Load.Rate > 0 && warn != "" {
 		res.Warnings = append(res.Warnings, warn)
 	}
 	if w.DrainCut {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut %d requests still running after the window: counted as interrupted; "+
-			"the slowest requests are missing from the percentiles, which read low", s.level.Load.DrainTimeout, res.Requests.Interrupted))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the drain timeout (%s) cut %s still running after the window: counted as interrupted; "+
+			"the slowest requests are missing from the percentiles, which read low", s.level.Load.DrainTimeout, results.Plural(res.Requests.Interrupted, "request")))
 	}
 	return res
 }
