@@ -110,7 +110,7 @@ const planLimitCell = 6
 func planHeader(p *results.Plan) []string {
 	h := []string{"configuration", "replicas", "GPUs", "routing", "headroom", "per replica", "what limits a replica"}
 	for _, b := range p.SLO.Bounds {
-		h = append(h, fmt.Sprintf("%s p%g", b.Metric, b.Percentile))
+		h = append(h, boundTitle(b))
 	}
 	tokens := p.Config.Tokens()
 	return append(h, "TTFT p50", "TPOT p50", tokens+" tok/s", "$/h", "$/M "+tokens+" tok", "KV seqs", "nearest limit", "calibration")

@@ -208,7 +208,7 @@
       var label = el("text", { x: L - 8, y: lines[i].length > 1 ? y + 9 : y + 15, "text-anchor": "end", class: "tick" }, svg);
       lines[i].forEach(function (part, k) { el("tspan", { x: L - 8, dy: k ? 12 : 0 }, label).textContent = part; });
       el("rect", { x: L, y: y + 3, width: Math.max(w, 1), height: row - 8, class: "bar", fill: b.color || PALETTE[0] }, svg);
-      el("text", { x: L + w + 6, y: y + 15, class: "tick" }, svg).textContent = fmt(b.value) + (spec.unit || "");
+      el("text", { x: L + w + 6, y: y + 15, class: "tick" }, svg).textContent = (spec.decimals === undefined ? fmt(b.value) : b.value.toFixed(spec.decimals)) + (spec.unit || "");
     });
     return box;
   }
@@ -490,7 +490,7 @@
 
   function planCharts(parent, p) {
     var rows = p.rows.filter(function (r) { return r.meets && r.costPerHour > 0; }).slice(0, 12);
-    if (rows.length) barChart(parent, { id: "plan-cost", title: "Cost per hour of the configurations meeting the SLO", unit: " $/h", bars: rows.map(function (r) { return { label: r.label, value: r.costPerHour }; }) });
+    if (rows.length) barChart(parent, { id: "plan-cost", title: "Cost per hour of the configurations meeting the SLO", unit: " $/h", decimals: 2, bars: rows.map(function (r) { return { label: r.label, value: r.costPerHour }; }) });
     var head = p.rows.filter(function (r) { return r.meets; }).slice(0, 12);
     if (head.length) barChart(parent, { id: "plan-headroom", title: "Headroom: the largest load each still meets", unit: p.unit, bars: head.map(function (r, i) { return { label: r.label, value: r.headroom, color: PALETTE[3] }; }) });
   }

@@ -49,7 +49,7 @@ func planTable(w io.Writer, p *results.Plan, unit string) ([]results.PlanRow, bo
 	// all of them gets them in several tables, each naming its rows.
 	header := []string{"configuration", "routing", "replicas", "headroom"}
 	for _, b := range p.SLO.Bounds {
-		header = append(header, fmt.Sprintf("%s p%g", b.Metric, b.Percentile))
+		header = append(header, boundTitle(b))
 	}
 	header = append(header, "$/h", "$/M tok", "limit", "replica limit", "per replica", "GPUs", "tok/s", "KV seqs")
 	var rows [][]string
@@ -258,4 +258,14 @@ func perReplicaText(r results.PlanRow, unit string) string {
 		return "-"
 	}
 	return loadText(r.PerReplica) + unit
+}
+
+// boundTitle heads an SLO bound's column as the other latency columns
+// are headed: "TTFT sched p95", not "ttft_sched p95".
+func boundTitle(b results.Bound) string {
+	title := b.Metric
+	if m, ok := results.MetricNamed(b.Metric); ok {
+		title = m.Title
+	}
+	return fmt.Sprintf("%s p%g", title, b.Percentile)
 }
