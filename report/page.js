@@ -495,11 +495,19 @@
     if (head.length) barChart(parent, { id: "plan-headroom", title: "Headroom: the largest load each still meets", unit: p.unit, bars: head.map(function (r, i) { return { label: r.label, value: r.headroom, color: PALETTE[3] }; }) });
   }
 
+  // figureTitle says a file's figure (ttft_p50_ms) as the charts say
+  // latencies (TTFT p50, ms).
+  function figureTitle(m) {
+    var g = /^(.*)_(p\d+|mean)_ms$/.exec(m);
+    if (g && METRICS[g[1]]) return METRICS[g[1]] + " " + g[2] + ", ms";
+    return m === "output_tokens_per_s" ? "output tokens/s" : m;
+  }
+
   function calCharts(parent, c) {
     var grid = html("div", "charts", undefined, parent);
     c.metrics.forEach(function (m, i) {
       var pts = function (f) { return c.levels.filter(function (l) { return l.values[m]; }).map(function (l) { return [l.load, f(l.values[m]), l.heldOut ? "held out of the fit" : ""]; }); };
-      lineChart(grid, { id: "cal-" + m, title: m + ": measured, start and fit (hollow: held out)", xlabel: "load", xname: "load", ylabel: m, ylog: false,
+      lineChart(grid, { id: "cal-" + m, title: figureTitle(m) + ": measured, start and fit (hollow: held out)", xlabel: "load", xname: "load", ylabel: figureTitle(m), ylog: false,
         xticks: c.levels.map(function (l) { return l.load; }),
         series: [{ name: "measured", points: pts(function (v) { return v[0]; }), color: "#888", connectAll: true },
           { name: "start", points: pts(function (v) { return v[1]; }), dash: "5 4", color: PALETTE[1], connectAll: true },
