@@ -121,9 +121,9 @@ func Window(d time.Duration, requests, calls int, workload string) string {
 	case requests == 0 && workload == "requests":
 		return "the whole trace"
 	case workload == "voice":
-		return plural(calls, "call")
+		return results.Plural(calls, "call")
 	}
-	return plural(requests, "request")
+	return results.Plural(requests, "request")
 }
 
 // Classify sorts result files by what they hold, for a page: plans,

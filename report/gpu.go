@@ -23,7 +23,7 @@ func GPULine(g *results.GPUFigures) string {
 		return line
 	}
 	line := fmt.Sprintf("gpu      %s (%d serving) over %.1f s: %s J · power mean %s W, max %s W · %s%s J per request · %s J per 1k prompt tokens",
-		plural(len(g.GPUs), "GPU"), g.Serving(), g.WindowS, num(g.EnergyJ, 0), num(g.PowerMeanW, 0), num(g.PowerMaxW, 0), perOutputToken(g),
+		results.Plural(len(g.GPUs), "GPU"), g.Serving(), g.WindowS, num(g.EnergyJ, 0), num(g.PowerMeanW, 0), num(g.PowerMaxW, 0), perOutputToken(g),
 		num(g.JoulesPerRequest, 1), num(g.JoulesPer1kPromptTokens, 1))
 	if g.OutputTokensPerJoule > 0 {
 		line += fmt.Sprintf(" · %s output tokens per J", num(g.OutputTokensPerJoule, 2))
@@ -68,7 +68,7 @@ func GPULevels(w io.Writer, s *results.Sweep) {
 			how = "predicted from the presets' power model"
 		}
 		Wrapf(w, 13, "gpu %-8g %s%s J per request · power mean %s W (%s, %s)\n",
-			l.Load, perOutputToken(g), num(g.JoulesPerRequest, 1), num(g.PowerMeanW, 0), plural(len(g.GPUs), "GPU"), how)
+			l.Load, perOutputToken(g), num(g.JoulesPerRequest, 1), num(g.PowerMeanW, 0), results.Plural(len(g.GPUs), "GPU"), how)
 	}
 }
 

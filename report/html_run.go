@@ -106,7 +106,7 @@ func measuredFacts(r *results.Run) []fact {
 		}
 	}
 	if cn := r.Connections; cn != nil {
-		out = append(out, fact{"connections", fmt.Sprintf("%d opened · %d found closed before reuse · %s resent", cn.Opened, cn.StaleClosed, plural(int(cn.Resent), "request"))})
+		out = append(out, fact{"connections", fmt.Sprintf("%d opened · %d found closed before reuse · %s resent", cn.Opened, cn.StaleClosed, results.Plural(int(cn.Resent), "request"))})
 	}
 	if rp := r.Repeats; rp != nil {
 		out = append(out, fact{"repeats", fmt.Sprintf("%d, each from its own seed and prompts: the figures are pooled over them, ± is half the %s",

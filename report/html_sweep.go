@@ -56,7 +56,7 @@ func sweepSection(s *results.Sweep, idx int) htmlSweep {
 		hs.Levels.Header = append(hs.Levels.Header, perJ)
 	}
 	for _, l := range s.Levels {
-		load := num(l.Load, -1) + unitFor(l.Load, unit)
+		load := num(l.Load, -1) + results.LoadUnit(l.Load, unit)
 		if l.Run == nil {
 			hs.Levels.Rows = append(hs.Levels.Rows, htmlRow{Class: "excluded", Cells: []string{load}, Note: "the level failed: " + l.Error})
 			continue
@@ -79,7 +79,7 @@ func sweepFacts(s *results.Sweep) []fact {
 	out := facts(
 		fact{"target", targetOf(c)}, fact{"model", joinSome(" · ", c.Model, suffixed(c.Endpoint, " endpoint"))},
 		fact{"workload", s.Workload + " · asked: " + sizesOf(c) + measuredSizes(s)},
-		fact{"axis", s.Axis + " · " + plural(len(s.Levels), "level")},
+		fact{"axis", s.Axis + " · " + results.Plural(len(s.Levels), "level")},
 		fact{"window", windowOf(s)},
 		fact{"SLO", sloText(s.SLO) + fmt.Sprintf(", errors under %g%%", 100*s.SLO.MaxErrorRate)},
 		fact{"seed", fmt.Sprint(c.Seed)},
@@ -206,7 +206,7 @@ func levelDetails(r *results.Run, title string) htmlLevel {
 // serverTable is the server's view beside the client's, with bucket ranges
 // where Prometheus histograms only bound a percentile.
 func serverTable(sv *results.Server) (string, *htmlTable) {
-	title := fmt.Sprintf("%s · %s · %s prompt and %s output tokens", sv.Source, plural(int(sv.Requests), "request"), num(float64(sv.PromptTokens), 0), num(float64(sv.OutputTokens), 0))
+	title := fmt.Sprintf("%s · %s · %s prompt and %s output tokens", sv.Source, results.Plural(int(sv.Requests), "request"), num(float64(sv.PromptTokens), 0), num(float64(sv.OutputTokens), 0))
 	t := &htmlTable{Header: []string{"", "client", "server", "delivery"}}
 	cell := func(v *float64) string {
 		if v == nil {
@@ -252,7 +252,7 @@ func windowOf(s *results.Sweep) string {
 	case c.DurationS > 0:
 		return fmt.Sprintf("%s per level", time.Duration(c.DurationS*float64(time.Second)))
 	case c.Requests > 0:
-		return plural(c.Requests, "request") + " per level"
+		return results.Plural(c.Requests, "request") + " per level"
 	}
 	return "the whole trace per level"
 }
@@ -315,9 +315,6 @@ func targetOf(c results.Config) string {
 	}
 	return c.BaseURL
 }
-
-// plural is "1 level" or "3 levels" (results.Plural).
-func plural[N ~int | ~int64](n N, noun string) string { return results.Plural(n, noun) }
 
 // offeredText is a level's offered rate; "-" for a closed loop, which
 // offers no rate (the terminal's table says it alike).

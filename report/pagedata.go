@@ -206,9 +206,9 @@ func kneesData(k results.Knees, unit string) ([]kneeJS, string) {
 	}
 	switch {
 	case k.SLO != nil && k.SLONotReached:
-		return out, "not reached (every level judged meets it, up to " + num(k.SLO.Load, -1) + unitFor(k.SLO.Load, unit) + ")"
+		return out, "not reached (every level judged meets it, up to " + num(k.SLO.Load, -1) + results.LoadUnit(k.SLO.Load, unit) + ")"
 	case k.SLO != nil:
-		return out, num(k.SLO.Load, -1) + unitFor(k.SLO.Load, unit)
+		return out, num(k.SLO.Load, -1) + results.LoadUnit(k.SLO.Load, unit)
 	}
 	return out, "none"
 }

@@ -96,14 +96,14 @@ func runArrivals(w io.Writer, r *results.Run) error {
 	}
 	if rq := r.Requests; rq.Ramp > 0 {
 		fmt.Fprintf(w, "ramp     %s over %s s (%s) before the window, unmeasured · %d still running as it opened\n",
-			plural(rq.Ramp, "request"), num(c.RampUpS, 1), c.RampUpStrategy, rq.RampRunning)
+			results.Plural(rq.Ramp, "request"), num(c.RampUpS, 1), c.RampUpStrategy, rq.RampRunning)
 	}
 	if a.Unsent > 0 {
-		fmt.Fprintf(w, "unsent   %s due in the window %s still waiting for a slot when it closed\n", plural(a.Unsent, "arrival"), map[bool]string{true: "was", false: "were"}[a.Unsent == 1])
+		fmt.Fprintf(w, "unsent   %s due in the window %s still waiting for a slot when it closed\n", results.Plural(a.Unsent, "arrival"), results.WasWere(a.Unsent))
 	}
 	if cs := r.Connections; cs != nil && (cs.StaleClosed > 0 || cs.Resent > 0) {
 		fmt.Fprintf(w, "conns    %d opened · %d found closed by the server before reuse · %s re-sent after the server closed a reused connection unanswered (not errors)\n",
-			cs.Opened, cs.StaleClosed, plural(int(cs.Resent), "request"))
+			cs.Opened, cs.StaleClosed, results.Plural(int(cs.Resent), "request"))
 	}
 	writeHealth(w, r.Health)
 	return nil
@@ -271,7 +271,7 @@ func describeArrivals(b *strings.Builder, c results.Config) {
 			b.WriteString(" (Poisson)")
 		}
 	default:
-		fmt.Fprintf(b, " · closed loop, %s", plural(c.Concurrency, "stream"))
+		fmt.Fprintf(b, " · closed loop, %s", results.Plural(c.Concurrency, "stream"))
 		return
 	}
 	if c.MaxConcurrency > 0 {
@@ -307,9 +307,9 @@ func describeSizes(b *strings.Builder, c results.Config) {
 // inputs to embed).
 func pooledSize(c results.Config) string {
 	if c.Kind().Input == kind.Pairs {
-		return plural(max(c.Batch-1, 1), "document") + " a request"
+		return results.Plural(max(c.Batch-1, 1), "document") + " a request"
 	}
-	return plural(max(c.Batch, 1), "input") + " a request"
+	return results.Plural(max(c.Batch, 1), "input") + " a request"
 }
 
 // spread describes an asked length and its distribution.

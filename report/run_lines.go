@@ -12,7 +12,7 @@ import (
 func ReasoningLine(r *results.Run) string {
 	rs, a := r.Reasoning, r.Stats.TTFAT
 	line := fmt.Sprintf("reasoning %s reasoned · %s gave no answer (%d at max_tokens) · per request: reasoning p50 %s (mean %s), answer p50 %s (mean %s) tokens, counted from %s",
-		plural(int(rs.Requests), "request"), pct(rs.NoAnswerShare()), rs.BudgetSpent, num(rs.ReasoningPerRequest.P50, 0), num(rs.ReasoningPerRequest.Mean, 1),
+		results.Plural(int(rs.Requests), "request"), pct(rs.NoAnswerShare()), rs.BudgetSpent, num(rs.ReasoningPerRequest.P50, 0), num(rs.ReasoningPerRequest.Mean, 1),
 		num(rs.AnswerPerRequest.P50, 0), num(rs.AnswerPerRequest.Mean, 1), reasoningSource(rs.Source))
 	if a.Count > 0 {
 		line += fmt.Sprintf("\n          TTFAT (first answer token) p50 %s · p95 %s · p99 %s ms · over answer tokens: TPOT p50 %s, ITL p50 %s ms (over all output %s, %s)",
@@ -46,7 +46,7 @@ func ToolsLine(r *results.Run) string {
 		share = float64(tc.Requests) / float64(r.Requests.OK)
 	}
 	line := fmt.Sprintf("tool calls  %s answered with a call (%s of those that succeeded; %d said finish_reason tool_calls) · %d call chunks, %s a call",
-		plural(int(tc.Requests), "request"), pct(share), tc.FinishToolCalls, tc.ArgumentChunks, num(float64(tc.ArgumentChunks)/float64(max(tc.Requests, 1)), 1))
+		results.Plural(int(tc.Requests), "request"), pct(share), tc.FinishToolCalls, tc.ArgumentChunks, num(float64(tc.ArgumentChunks)/float64(max(tc.Requests, 1)), 1))
 	if tc.Offered > 0 {
 		line += fmt.Sprintf(" · offered to %d", tc.Offered)
 	}

@@ -35,9 +35,9 @@ func serverHead(w io.Writer, s *results.Server) {
 		// (llama.cpp counts none, and Messages answers carry no timings.)
 		fmt.Fprintf(w, "%s · no count of requests (the server keeps none, and its answers carried no timings)", title)
 	case "timings":
-		fmt.Fprintf(w, "%s · %s (one set of timings per answer)", title, plural(int(s.Requests), "request"))
+		fmt.Fprintf(w, "%s · %s (one set of timings per answer)", title, results.Plural(int(s.Requests), "request"))
 	default:
-		fmt.Fprintf(w, "%s · %s", title, plural(int(s.Requests), "request"))
+		fmt.Fprintf(w, "%s · %s", title, results.Plural(int(s.Requests), "request"))
 	}
 	if s.CachedTokens > 0 {
 		fmt.Fprintf(w, ", %s prompt tokens computed and %s taken from its cache, %s output tokens", num(float64(s.PromptTokens), 0),
@@ -121,9 +121,9 @@ func serverTail(w io.Writer, s *results.Server) {
 // exports it with LoRA on but no adapter asked for (llm-d's always does)
 // gets one short clause, not a row of nones.
 func loraLine(l *results.ServerLoRA) string {
-	slots := plural(l.MaxLoRAs, "adapter slot")
+	slots := results.Plural(l.MaxLoRAs, "adapter slot")
 	if len(l.Running) == 0 && len(l.Waiting) == 0 {
-		return slots + " · no adapter running or waiting in " + plural(l.Samples, "sample")
+		return slots + " · no adapter running or waiting in " + results.Plural(l.Samples, "sample")
 	}
 	return fmt.Sprintf("%s · running %s · waiting %s · some adapter's requests waited in %d of %d samples",
 		slots, orNone(strings.Join(l.Running, ", ")), orNone(strings.Join(l.Waiting, ", ")), l.SamplesWaiting, l.Samples)

@@ -137,15 +137,7 @@ func axisUnit(s *results.Sweep) string {
 
 // loadOf says a load with its unit: 4/s, 16 streams, 1 stream.
 func loadOf(v float64, unit string) string {
-	return strconv.FormatFloat(v, 'g', -1, 64) + unitFor(v, unit)
-}
-
-// unitFor is unit as a load of v takes it: " stream" for one.
-func unitFor(v float64, unit string) string {
-	if v == 1 && unit == " streams" {
-		return " stream"
-	}
-	return unit
+	return strconv.FormatFloat(v, 'g', -1, 64) + results.LoadUnit(v, unit)
 }
 
 // LevelHeader is printed once before the first level row, for an output
@@ -334,7 +326,7 @@ func CompareWarnings(sweeps []*results.Sweep) []string {
 		case s.Config.DurationS > 0:
 			return fmt.Sprintf("%g s", s.Config.DurationS)
 		case s.Config.Requests > 0:
-			return plural(s.Config.Requests, "request")
+			return results.Plural(s.Config.Requests, "request")
 		}
 		return "unknown"
 	})

@@ -136,7 +136,7 @@ func (p *PredictTicker) Show(w io.Writer) func() {
 	return tick(w, &p.mu, func() []string {
 		segs := append([]string{fmt.Sprintf("predicting: %d of %d levels", p.done, p.total)}, timeLeft(p.started, p.done, p.total)...)
 		if p.meets > 0 {
-			segs = append(segs, fmt.Sprintf("meets the SLO up to %s%s so far", strconv.FormatFloat(p.meets, 'f', -1, 64), unitFor(p.meets, p.unit)))
+			segs = append(segs, fmt.Sprintf("meets the SLO up to %s%s so far", strconv.FormatFloat(p.meets, 'f', -1, 64), results.LoadUnit(p.meets, p.unit)))
 		}
 		return segs
 	})

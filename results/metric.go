@@ -2,7 +2,6 @@ package results
 
 import (
 	"fmt"
-	"github.com/agnivade/levenshtein"
 	"slices"
 	"strconv"
 	"strings"
@@ -210,17 +209,4 @@ func (e *unknownMetric) Error() string {
 		return fmt.Sprintf("no metric %q: did you mean %s?", e.name, e.near)
 	}
 	return fmt.Sprintf("no metric %q (%s)", e.name, strings.Join(metricNames(), ", "))
-}
-
-// Nearest is the candidate a typo or two from name ("" when none is): at
-// most two edits, and fewer than name has letters, so that a one-letter
-// slip is not matched to any short word.
-func Nearest(name string, candidates []string) string {
-	best, bestD := "", min(3, len(name))
-	for _, c := range candidates {
-		if d := levenshtein.ComputeDistance(name, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
 }

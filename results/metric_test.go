@@ -66,14 +66,14 @@ func TestGateNamesWhatIsWrong(t *testing.T) {
 	}
 }
 
-// TestPlural: a count of one takes the noun alone.
+// TestPlural: a count of one takes the noun alone, and "was".
 func TestPlural(t *testing.T) {
 	for _, tc := range []struct {
 		n    int64
 		want string
-	}{{0, "0 requests"}, {1, "1 request"}, {2, "2 requests"}} {
-		if got := Plural(tc.n, "request"); got != tc.want {
-			t.Errorf("Plural(%d) = %q, want %q", tc.n, got, tc.want)
+	}{{0, "0 requests were"}, {1, "1 request was"}, {2, "2 requests were"}} {
+		if got := Plural(tc.n, "request") + " " + WasWere(tc.n); got != tc.want {
+			t.Errorf("Plural(%d) WasWere = %q, want %q", tc.n, got, tc.want)
 		}
 	}
 }

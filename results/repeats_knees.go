@@ -44,10 +44,7 @@ func (k KneesAcross) Range(unit string) string {
 	if *k.High != *k.Low {
 		r = fmt.Sprintf("%g–%g", *k.Low, *k.High)
 	}
-	if unit == " streams" && *k.High == 1 {
-		unit = " stream"
-	}
-	r += fmt.Sprintf("%s (found in %d of %d repeats", unit, found, len(k.Loads))
+	r += fmt.Sprintf("%s (found in %d of %d repeats", LoadUnit(*k.High, unit), found, len(k.Loads))
 	if k.Beyond > 0 {
 		r += fmt.Sprintf("; %d met the SLO at every level", k.Beyond)
 	}

@@ -22,11 +22,3 @@ func SmallPrint(res *Run) []string {
 	}
 	return out
 }
-
-// Plural is "1 request" or "3 requests": a count as a sentence says it.
-func Plural[N ~int | ~int64](n N, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}

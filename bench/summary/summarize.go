@@ -150,7 +150,7 @@ func (s *Summary) windowResult(rep health.Report, w driver.Window) *results.Run 
 	}
 	res.Warnings = append(res.Warnings, results.SmallPrint(res)...)
 	if w.Unsent > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s due in the window %s still waiting for a --max-concurrency slot when it closed: never sent", results.Plural(w.Unsent, "arrival"), map[bool]string{true: "was", false: "were"}[w.Unsent == 1]))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s due in the window %s still waiting for a --max-concurrency slot when it closed: never sent", results.Plural(w.Unsent, "arrival"), results.WasWere(w.Unsent)))
 	}
 	if warn := shortWindow(s.level.Load.Duration, "E2E p99", res.Stats.E2E.P99/1000, res.Stats.E2E.Count, "requests"); s.level.Load.Rate > 0 && warn != "" {
 		res.Warnings = append(res.Warnings, warn)
