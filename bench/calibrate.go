@@ -100,7 +100,7 @@ func SizedPrompts(c Prober, cal Calibration, syn workload.Synthetic) (workload.S
 	if !ok {
 		return fit, fmt.Sprintf("input tokens: %d asked, scaled by the calibration only (the probe of the prompt shape failed)", want)
 	}
-	searched, counted := 0, fmt.Sprintf("a last probe of the same shape (chat template included) counted %d (%s)", got, missText(want, got))
+	searched, counted := 0, lastProbe(want, got)
 	switch sp := syn.Spread; {
 	case f.fitted && sp.InputStddev == 0 && sp.RangeRatio == 0 && len(sp.Input) == 0:
 		// Every prompt of one length costs the same but for its opening
@@ -111,7 +111,7 @@ func SizedPrompts(c Prober, cal Calibration, syn workload.Synthetic) (workload.S
 	case want != got:
 		fit.Tokens = max(fit.Tokens+want-got, 1)
 		if again, ok := z.probe(fit); ok {
-			got = again
+			counted = lastProbe(want, again)
 		}
 	}
 	return fit, f.note(syn, want, searched, counted)
@@ -261,6 +261,13 @@ func fitLine(xs, ys []float64) (offset, slope float64, ok bool) {
 	slope = (n*sxy - sx*sy) / den
 	offset = (sy - slope*sx) / n
 	return offset, slope, slope > 0.05
+}
+
+// lastProbe says what the last probe of the prompts' shape counted: the
+// one after the correction, when there was one.
+func lastProbe(want, got int) string {
+	return fmt.Sprintf("a last probe of the same shape (chat template included) counted %d (%s)",
+		got, missText(want, got))
 }
 
 // missText says how far a count is from the size asked.

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -170,5 +171,36 @@ func TestProbesWithoutACountAskAgain(t *testing.T) {
 	_, note := SizedPrompts(s, cal, workload.Synthetic{Tokens: 256, MaxTokens: 8, Seed: 7, Nonce: "[n]"})
 	if !strings.Contains(note, "a fit of 3 probes") {
 		t.Errorf("the prompt's shape not fitted: %s", note)
+	}
+}
+
+// curvedServer counts a prompt as its words, a chat template of five
+// tokens and one more token every 64 words past the first 512, so a
+// straight line through three probes misses and the correction matters.
+type curvedServer struct{}
+
+func (curvedServer) Probe(r *workload.Request, rec *record.Record) {
+	n := 5
+	for _, m := range r.Messages {
+		n += len(strings.Fields(m.Content))
+	}
+	rec.PromptTokens, rec.UsageReported = n+max(n-512, 0)/64, true
+}
+
+// TestSizedPromptsNoteTheCorrectedProbe: when the fitted size misses and
+// is corrected, the note reports the probe of the corrected prompts, not
+// the miss before it.
+func TestSizedPromptsNoteTheCorrectedProbe(t *testing.T) {
+	syn := workload.Synthetic{Tokens: 1024, MaxTokens: 8, Seed: 7, Nonce: "[n]",
+		Spread: workload.Spread{InputStddev: 100}}
+	fit, note := SizedPrompts(curvedServer{}, Calibrate(curvedServer{}), syn)
+	at := fit
+	at.Spread = workload.Spread{}
+	req := at.Request(0)
+	rec := &record.Record{}
+	curvedServer{}.Probe(&req, rec)
+	want := "counted " + strconv.Itoa(rec.PromptTokens) + " ("
+	if !strings.Contains(note, want) {
+		t.Errorf("the corrected prompts count %d; the note says %q", rec.PromptTokens, note)
 	}
 }

@@ -15,7 +15,7 @@ func Bisect(from, lo, hi float64, step func(float64) float64, round func(float64
 	if err != nil {
 		return 0, "", err
 	}
-	good, bad := 0.0, math.Inf(1)
+	var good, bad float64
 	if ok {
 		good = from
 		for x := round(from * 2); ; x = round(x * 2) {

@@ -159,8 +159,8 @@ type scenario struct {
 
 // keep collects records, measured and all, safely from many goroutines.
 type keep struct {
-	mu        sync.Mutex
-	recs, all []record.Record
+	mu   sync.Mutex
+	recs []record.Record
 }
 
 func (k *keep) measured(r *record.Record) {

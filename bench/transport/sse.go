@@ -14,10 +14,7 @@ import (
 // never ends one) gets a malformed-stream error instead of unbounded memory.
 const maxEventBytes = 1 << 20
 
-var (
-	errEventTooLarge = errors.New("sse line longer than 1 MiB")
-	errNotSSE        = errors.New("response is not an event stream")
-)
+var errEventTooLarge = errors.New("sse line longer than 1 MiB")
 
 // lineReader splits a stream into lines without allocating for lines that
 // fit in its buffer.

@@ -41,7 +41,7 @@ func scanChunkByKey(p []byte, c *chunk) {
 			c.predictedMs = floatAfter(v, keyPredMs)
 		}
 	}
-	if i := bytes.Index(p, keyError); i >= 0 && bytes.Index(p, keyChoices) < 0 {
+	if i := bytes.Index(p, keyError); i >= 0 && !bytes.Contains(p, keyChoices) {
 		v := skipSpace(p[i+len(keyError):])
 		c.hasError = len(v) > 0 && (v[0] == '{' || v[0] == '"')
 	}

@@ -184,10 +184,7 @@ func callGraph(files []*ast.File) map[string][]string {
 					name = "go tool"
 				}
 				calls = append(calls, name)
-				if bubbleCalls[name] {
-					return false
-				}
-				return true
+				return !bubbleCalls[name]
 			})
 			g[fd.Name.Name] = calls
 		}

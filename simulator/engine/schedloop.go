@@ -99,7 +99,7 @@ func (s *Scheduler) nextStart(timer *time.Timer, end float64) (float64, int) {
 	}
 	start := math.Max(end, s.pending[0].Arrival)
 	// Only a test submits arrivals ahead of time; wait for them.
-	if wait := s.epoch.Add(time.Duration(start * float64(time.Second))).Sub(time.Now()); wait > 0 {
+	if wait := time.Until(s.epoch.Add(time.Duration(start * float64(time.Second)))); wait > 0 {
 		timer.Reset(wait)
 		select {
 		case <-timer.C:

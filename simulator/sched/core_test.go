@@ -168,7 +168,6 @@ func TestKVCacheLimitsAdmission(t *testing.T) {
 		reqs = append(reqs, plain(int64(i), 0, 2000, 100))
 	}
 	maxRunning, kvFull := 0, 0
-	var queued []float64
 	core := New(cfg)
 	for _, r := range reqs {
 		core.Add(r)
@@ -203,7 +202,6 @@ func TestKVCacheLimitsAdmission(t *testing.T) {
 	var queueShare float64
 	n := 0
 	for id, first := range ttft {
-		queued = append(queued, sched[id])
 		if first > 0 {
 			queueShare += sched[id] / first
 			n++

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kneebench/knee/simulator/sched"
 	"github.com/kneebench/knee/simulator/simtest"
 )
 
@@ -140,8 +139,6 @@ func errorOf(t testing.TB, b []byte) errorBody {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
-
-func cfgCore(cfg sched.Config) *sched.Core { return sched.New(cfg) }
 
 // builtinFile reads one of the simulator's built-in files (they live with
 // the composition root, which this package may not import).
