@@ -195,10 +195,13 @@ func weightedDist(vs []weighted) results.SliceDist {
 
 // weightedHistogram is the values in h (reset first), encoded: each kept
 // completion stands for its weight's worth, whole requests, at least one.
+// A value past the histogram's hour is clamped to it, as the run's own
+// histograms clamp it (and count it once, there).
 func weightedHistogram(h *hdrhistogram.Histogram, vs []weighted) string {
 	h.Reset()
 	for _, v := range vs {
-		h.RecordValues(max(int64(math.Round(v.v*1000)), 1), max(int64(math.Round(v.w)), 1))
+		us := min(max(int64(math.Round(v.v*1000)), 1), histMaxMicros)
+		_ = h.RecordValues(us, max(int64(math.Round(v.w)), 1))
 	}
 	return results.EncodeHistogram(h)
 }

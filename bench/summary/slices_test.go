@@ -133,3 +133,20 @@ func TestSlicesKeepRequestsDueBeforeTheWindow(t *testing.T) {
 		t.Errorf("second slice: %d due, %d TTFTs, %d completed; want 1 of each", second.Sent, second.TTFTSched.Count, second.Completed)
 	}
 }
+
+// TestSliceHistogramClampsPastAnHour: a slice's latency over the
+// histograms' hour is kept at the hour, as the run's own are, not dropped
+// from the slice's histogram that merge joins shards by.
+func TestSliceHistogramClampsPastAnHour(t *testing.T) {
+	enc := weightedHistogram(newHist(), []weighted{{v: 10, w: 1}, {v: 2 * 3600 * 1000, w: 3}})
+	h, err := results.DecodeHistogram(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.TotalCount() != 4 {
+		t.Errorf("the slice's histogram holds %d requests, want 4", h.TotalCount())
+	}
+	if hi := h.Max(); !h.ValuesAreEquivalent(hi, histMaxMicros) {
+		t.Errorf("its largest value is %d µs, want the hour (%d)", hi, int64(histMaxMicros))
+	}
+}
