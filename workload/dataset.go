@@ -53,6 +53,9 @@ const (
 	maxInputLength  = 10_000_000
 	maxHashIDs      = 100_000
 	maxTimestampMs  = 1e12 // about 31 years
+	// maxTimestamp is maxTimestampMs as a duration: delays that add up to
+	// more would overflow one.
+	maxTimestamp = time.Duration(maxTimestampMs) * time.Millisecond
 )
 
 // DatasetEntry is one request of a dataset.

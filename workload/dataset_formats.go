@@ -119,6 +119,10 @@ func (r recordOf) stamp(e *DatasetEntry) error {
 		if n := len(r.p.Entries); n > 0 {
 			prev = r.p.Entries[n-1].Timestamp
 		}
+		if prev+d > maxTimestamp {
+			return r.errorf("delay %v ms puts the line more than %g ms after the trace's start",
+				d.Seconds()*1000, maxTimestampMs)
+		}
 		e.Timestamp, e.Timed = prev+d, true
 		r.p.Timed = true
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 )
 
 // The formats of the peers' datasets: ShareGPT, AIPerf's single_turn and
@@ -164,6 +165,7 @@ func (r recordOf) multiTurn() error {
 			c.ID = fmt.Sprint(s)
 		}
 	}
+	var paused time.Duration
 	for k, t := range turns {
 		errorf := func(format string, a ...any) error {
 			return r.errorf("turns[%d]: "+format, append([]any{k}, a...)...)
@@ -203,6 +205,9 @@ func (r recordOf) multiTurn() error {
 		}
 		if ct.Delay, ct.HasDelay, err = millisOf(t["delay"], "delay", errorf); err != nil {
 			return err
+		}
+		if paused += ct.Delay; paused > maxTimestamp {
+			return errorf("the turns' delays add up to more than %g ms", maxTimestampMs)
 		}
 		c.Turns = append(c.Turns, ct)
 	}

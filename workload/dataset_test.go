@@ -149,6 +149,9 @@ func TestParseDatasetErrors(t *testing.T) {
 		{`{"input_length":10,"hash_ids":[1,-2]}`, "hash_ids[1]"},
 		{`{"session_id":"x","turns":[]}`, "non-empty"},
 		{`{"session_id":"x","turns":[{"role":"assistant","text":"hi"}]}`, "assistant turn before"},
+		// Delays each in bounds whose sum would overflow a duration.
+		{strings.Repeat(`{"text":"a","delay":1e12}`+"\n", 2), "line 2: delay 1e+12 ms puts the line more than"},
+		{`{"session_id":"x","turns":[{"text":"a","delay":9e11},{"text":"b","delay":2e11}]}`, "add up to more than"},
 	} {
 		_, err := ParseDataset(strings.NewReader(tc.text), FormatAuto)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
