@@ -2,7 +2,12 @@ package sched
 
 import (
 	"fmt"
+	"math"
 )
+
+// MaxBlocks is the most blocks a KV cache may hold: a block is known by
+// an int32 (and the prefix table stores it plus one).
+const MaxBlocks = math.MaxInt32 - 1
 
 // Config is everything the policy needs.
 type Config struct {
@@ -85,6 +90,9 @@ func (c Config) Validate() error {
 	switch {
 	case c.NumBlocks < 1:
 		return fmt.Errorf("the KV cache holds no block: the memory the weights and the reserve leave is less than one block")
+	case c.NumBlocks > MaxBlocks:
+		return fmt.Errorf("the KV cache would hold %d blocks of %d tokens, more than the %d knee models: "+
+			"check the KV bytes per token, or give a larger block_size", c.NumBlocks, c.BlockSize, MaxBlocks)
 	case c.BlockSize < 1:
 		return fmt.Errorf("block size must be positive")
 	case c.StreamInterval < 0 || c.StreamInterval > 1<<16:

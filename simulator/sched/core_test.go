@@ -2,6 +2,8 @@ package sched
 
 import (
 	"math"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -295,5 +297,39 @@ func TestEncoderCostOnce(t *testing.T) {
 		if vision[i] != plain[i] {
 			t.Errorf("step %d: compute %g with the image, %g without: charged again", i, vision[i], plain[i])
 		}
+	}
+}
+
+// TestRunVirtualEndsOnARequestThatNeverFits: a request longer than the
+// whole cache, arriving after two that fit, gets no token and ends the
+// virtual run, rather than have it step through empty time for ever.
+func TestRunVirtualEndsOnARequestThatNeverFits(t *testing.T) {
+	cfg := baseConfig(10, 8192, 8) // 160 tokens of cache
+	out := RunVirtual(cfg, []Request{plain(1, 0, 32, 4), plain(2, 0.5, 32, 4), plain(3, 5, 1000, 4)}, nil)
+	if out[0].Tokens != 4 || out[1].Tokens != 4 || out[2].Tokens != 0 {
+		t.Errorf("tokens %d, %d, %d: want 4 for the requests the cache holds, 0 for the one it cannot",
+			out[0].Tokens, out[1].Tokens, out[2].Tokens)
+	}
+}
+
+// TestHugeCacheCostsWhatARunTouches: a cache of a billion blocks (what a
+// models file with a tiny KV per token asks for) is made as the run
+// takes blocks, not all before it: 46 GB once went to bookkeeping up
+// front, and a file asking for more than an int32 of blocks is refused.
+func TestHugeCacheCostsWhatARunTouches(t *testing.T) {
+	cfg := baseConfig(1_000_000_000, 8192, 8)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out := RunVirtual(cfg, []Request{plain(1, 0, 4000, 8), plain(2, 0.1, 4000, 8)}, nil)
+	runtime.ReadMemStats(&after)
+	if out[0].Tokens != 8 || out[1].Tokens != 8 {
+		t.Fatalf("tokens %d, %d; want 8 each", out[0].Tokens, out[1].Tokens)
+	}
+	if mb := (after.TotalAlloc - before.TotalAlloc) >> 20; mb > 16 {
+		t.Errorf("two requests on a billion-block cache allocated %d MB", mb)
+	}
+	cfg.NumBlocks = MaxBlocks + 1
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "would hold 2147483647 blocks") {
+		t.Errorf("a cache past an int32 of blocks: %v", err)
 	}
 }

@@ -15,28 +15,45 @@ package sched
 //   - a full, computed block is registered under a chained hash and can be
 //     "touched" by a later request: its reference count rises and it leaves
 //     the free queue.
+//
+// The queue starts as every block in order, and a freed block joins its
+// tail, so the blocks never used yet always stand at its head, in order.
+// Those are not stored: blocks [len(ref), n) are the queue's head, and the
+// linked blocks (head to tail) follow them. A block's bookkeeping is made
+// when it is first allocated, so a cache of a billion blocks costs what a
+// run touches, not 46 GB before the first step.
 type blockPool struct {
 	n          int
 	ref        []int32
 	hash       []uint64
 	hashed     []bool
-	prev, next []int32 // free queue links; -1 ends
+	prev, next []int32 // free queue links of blocks used before; -1 ends
 	inFree     []bool
 	head, tail int32
 	numFree    int
 	cached     *hashTable
 }
 
+// poolRoom is the bookkeeping made ahead for a pool's first blocks.
+const poolRoom = 4096
+
 func newBlockPool(n int) *blockPool {
-	p := &blockPool{
-		n: n, ref: make([]int32, n), hash: make([]uint64, n), hashed: make([]bool, n),
-		prev: make([]int32, n), next: make([]int32, n), inFree: make([]bool, n),
-		head: -1, tail: -1, cached: newHashTable(n),
+	room := min(n, poolRoom)
+	return &blockPool{
+		n: n, ref: make([]int32, 0, room), hash: make([]uint64, 0, room), hashed: make([]bool, 0, room),
+		prev: make([]int32, 0, room), next: make([]int32, 0, room), inFree: make([]bool, 0, room),
+		head: -1, tail: -1, numFree: n, cached: newHashTable(room),
 	}
-	for i := 0; i < n; i++ {
-		p.pushTail(int32(i))
-	}
-	return p
+}
+
+// fresh takes the first block never used, the queue's head while one is
+// left, and makes its bookkeeping.
+func (p *blockPool) fresh() int32 {
+	b := int32(len(p.ref))
+	p.ref, p.hash, p.hashed = append(p.ref, 0), append(p.hash, 0), append(p.hashed, false)
+	p.prev, p.next, p.inFree = append(p.prev, -1), append(p.next, -1), append(p.inFree, false)
+	p.numFree--
+	return b
 }
 
 func (p *blockPool) pushTail(b int32) {
@@ -70,11 +87,16 @@ func (p *blockPool) remove(b int32) {
 // cached contents they held. The caller checked that k blocks are free.
 func (p *blockPool) allocate(dst []int32, k int) []int32 {
 	for ; k > 0; k-- {
-		b := p.head
-		p.remove(b)
-		if p.hashed[b] {
-			p.cached.deleteIf(p.hash[b], b)
-			p.hashed[b] = false
+		var b int32
+		if len(p.ref) < p.n {
+			b = p.fresh()
+		} else {
+			b = p.head
+			p.remove(b)
+			if p.hashed[b] {
+				p.cached.deleteIf(p.hash[b], b)
+				p.hashed[b] = false
+			}
 		}
 		p.ref[b] = 1
 		dst = append(dst, b)

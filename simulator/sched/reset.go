@@ -15,6 +15,6 @@ func (c *Core) ResetPrefixCache() error {
 	for b := range p.hashed {
 		p.hashed[b], p.hash[b] = false, 0
 	}
-	p.cached = newHashTable(p.n)
+	p.cached = newHashTable(min(p.n, poolRoom))
 	return nil
 }

@@ -4,8 +4,8 @@ package sched
 // probing and backward-shift deletion. It replaces a Go map on the hot
 // path of prefix caching: a map under constant insert/delete churn slows
 // its probes, and the virtual-time runner does several of these per block.
-// It never holds more entries than the pool has blocks, and is sized at
-// twice that so probes stay short.
+// It never holds more entries than the pool has made blocks, and doubles
+// to stay at least twice that, so probes stay short.
 type hashTable struct {
 	keys []uint64
 	vals []int32 // block id + 1; 0 marks an empty slot
@@ -39,6 +39,9 @@ func (t *hashTable) get(h uint64) (int32, bool) {
 // putIfAbsent stores b under h unless h is present; it reports whether it
 // stored.
 func (t *hashTable) putIfAbsent(h uint64, b int32) bool {
+	if 2*(t.n+1) > len(t.keys) {
+		t.grow()
+	}
 	i := t.home(h)
 	for ; t.vals[i] != 0; i = (i + 1) & t.mask {
 		if t.keys[i] == h {
@@ -48,6 +51,17 @@ func (t *hashTable) putIfAbsent(h uint64, b int32) bool {
 	t.keys[i], t.vals[i] = h, b+1
 	t.n++
 	return true
+}
+
+// grow doubles the table and places every entry again.
+func (t *hashTable) grow() {
+	keys, vals := t.keys, t.vals
+	*t = hashTable{keys: make([]uint64, 2*len(keys)), vals: make([]int32, 2*len(vals)), mask: uint64(2*len(keys) - 1)}
+	for i, v := range vals {
+		if v != 0 {
+			t.putIfAbsent(keys[i], v-1)
+		}
+	}
 }
 
 // deleteIf removes h if it maps to block b.

@@ -6,17 +6,24 @@ import (
 )
 
 // TestHashTableMatchesMap drives the table and a Go map with the same
-// random operations and checks they always agree.
+// random operations and checks they always agree: sized for its entries,
+// and grown from one slot's worth to 300 entries.
 func TestHashTableMatchesMap(t *testing.T) {
+	for _, tc := range []struct{ capacity, most int }{{64, 64}, {1, 300}} {
+		testHashTableMatchesMap(t, tc.capacity, tc.most)
+	}
+}
+
+func testHashTableMatchesMap(t *testing.T, capacity, most int) {
 	r := rand.New(rand.NewPCG(1, 2))
-	tab := newHashTable(64)
+	tab := newHashTable(capacity)
 	ref := map[uint64]int32{}
 	for op := 0; op < 200000; op++ {
 		h := uint64(r.IntN(300)) * 0x100000001b3 // collisions in the home slots
 		b := int32(r.IntN(64))
 		switch r.IntN(3) {
 		case 0:
-			if len(ref) < 64 {
+			if len(ref) < most {
 				_, had := ref[h]
 				if tab.putIfAbsent(h, b) == had {
 					t.Fatalf("op %d: putIfAbsent(%x) disagreed (had=%v)", op, h, had)
@@ -38,7 +45,7 @@ func TestHashTableMatchesMap(t *testing.T) {
 		if ok != rok || v != rv {
 			t.Fatalf("op %d: get(%x) = %d,%v; map says %d,%v", op, h, v, ok, rv, rok)
 		}
-		if tab.n != len(ref) {
+		if tab.n != len(ref) || 2*tab.n > len(tab.keys) {
 			t.Fatalf("op %d: size %d, map %d", op, tab.n, len(ref))
 		}
 	}

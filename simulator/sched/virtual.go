@@ -23,7 +23,10 @@ func (o Outcome) E2E() float64 { return o.LastToken - o.Arrival }
 // at all: each step starts when the previous one ends, or at the next
 // arrival when idle, and a request joins the first step that starts at or
 // after its arrival. onStep, when set, sees every step. Outcomes come back
-// in the order of reqs.
+// in the order of reqs. A request the cache can never hold (knee sim and
+// knee predict refuse one before it arrives) blocks the queue as it would
+// in vLLM, and gets no token, nor what waits behind it: the run ends
+// rather than step through empty time for ever.
 func RunVirtual(cfg Config, reqs []Request, onStep func(*Step)) []Outcome {
 	order := arrivalOrder(reqs)
 	core := New(cfg)
@@ -46,6 +49,15 @@ func RunVirtual(cfg Config, reqs []Request, onStep func(*Step)) []Outcome {
 		}
 		st := core.Step(now)
 		if st == nil {
+			continue
+		}
+		if st.Running == 0 && len(st.Admitted) == 0 && len(st.Emitted) == 0 {
+			// Nothing runs and the queue's head was not admitted to an
+			// empty cache: it never will be, nor what waits behind it.
+			if next == len(order) {
+				break
+			}
+			now = max(st.End, reqs[order[next]].Arrival)
 			continue
 		}
 		for _, e := range st.Emitted {
