@@ -2,6 +2,8 @@ package bench
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/kneebench/knee/health"
@@ -33,7 +35,16 @@ func outside(flag string, v, lo, hi float64, unit string) error {
 	if v >= lo && v <= hi {
 		return nil
 	}
-	return fmt.Errorf("%s %g is outside %g to %g %s", flag, v, lo, hi, unit)
+	return fmt.Errorf("%s %s is outside %s to %s %s", flag, asTyped(v), asTyped(lo), asTyped(hi), unit)
+}
+
+// asTyped writes a bound or a value as a user types it: 100000000, not
+// 1e+08; only a huge or tiny number keeps its exponent.
+func asTyped(v float64) string {
+	if a := math.Abs(v); a == 0 || a >= 1e-4 && a < 1e15 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 // outsideDuration is the refusal of a duration flag's value past max.
