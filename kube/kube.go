@@ -121,12 +121,21 @@ type ShardJob struct {
 	InputsConfigMap string
 }
 
+// MaxShards is the most shards one Job runs: every shard starts at once,
+// and Kubernetes refuses an Indexed Job whose parallelism passes 100,000
+// (the batch API's maxParallelismForIndexedJob).
+const MaxShards = 100_000
+
 // Job returns the Job. It carries no CPU limit on purpose: a throttled
 // client falls behind its schedule, and knee would then report itself
 // unhealthy instead of measuring the server.
 func (o ShardJob) Job() (*batchv1.Job, error) {
 	if o.Shards < 1 || (o.Target == "") == (o.TargetSecret == nil) || o.Name == "" {
 		return nil, errors.New("a shard job needs a name, one target (a URL, or a Secret's) and at least one shard")
+	}
+	if o.Shards > MaxShards {
+		return nil, fmt.Errorf("%d shards: Kubernetes runs at most %d pods of an Indexed Job at once, and a shard job starts every shard together",
+			o.Shards, MaxShards)
 	}
 	if err := checkNames(o.Name, o.Namespace, o.InputsConfigMap); err != nil {
 		return nil, err
@@ -221,6 +230,9 @@ const SimPort = 8000
 func (o SimFleet) Objects() (*appsv1.Deployment, *corev1.Service, error) {
 	if o.Replicas < 1 || o.Name == "" {
 		return nil, nil, errors.New("a simulator fleet needs a name and at least one replica")
+	}
+	if o.Replicas > math.MaxInt32 {
+		return nil, nil, fmt.Errorf("%d replicas: a Deployment holds at most %d", o.Replicas, math.MaxInt32)
 	}
 	if err := checkNames(o.Name, o.Namespace, o.InputsConfigMap); err != nil {
 		return nil, nil, err

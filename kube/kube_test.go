@@ -181,6 +181,23 @@ func TestManifestsSafeByConstruction(t *testing.T) {
 			t.Errorf("fleet %+v printed; the API server would refuse it", tc)
 		}
 	}
+	// Counts past what the API holds: an Indexed Job's 100,000 pods at
+	// once, a Deployment's int32 (3e9 once printed -1294967296).
+	for _, n := range []int{MaxShards + 1, 3_000_000_000} {
+		j := base
+		j.Shards = n
+		if _, err := j.Job(); err == nil {
+			t.Errorf("a job of %d shards printed; the API server would refuse it", n)
+		}
+	}
+	most := base
+	most.Shards = MaxShards
+	if _, err := most.Job(); err != nil {
+		t.Errorf("a job of %d shards: %v", MaxShards, err)
+	}
+	if _, _, err := (SimFleet{Name: "fleet", Image: "knee", Replicas: 3_000_000_000}).Objects(); err == nil {
+		t.Error("a fleet of 3e9 replicas printed; its count overflows the API's int32")
+	}
 	j := base
 	j.APIKey, j.InputsConfigMap = &SecretRef{Name: "key", Key: "token"}, "inputs"
 	job, err := j.Job()
