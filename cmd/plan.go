@@ -125,7 +125,7 @@ func (o *planOptions) register(c *cobra.Command) {
 	fs.BoolVar(&o.findMax, "find-max-rate", false, "find the largest load each fleet of --gpus GPUxN holds, instead of the replicas for a target")
 	fs.BoolVar(&o.disagg, "disaggregated", false, "weigh prefill/decode splits (xPyD: P prefill and D decode replicas, the prompts' KV shipped between them) beside aggregated replicas")
 	fs.Float64Var(&o.linkGbps, "kv-link-gbps", 400, "with --disaggregated: each decode replica's link for the KV it receives, Gb/s (400: one ConnectX-7 NIC)")
-	fs.StringVar(&o.label, "label", "", "name of the result files (default plan-<date>-<time>)")
+	fs.StringVar(&o.label, "label", "", "name of the result files (default plan-<date>-<time>, -2 on when that is taken)")
 	fs.StringVar(&o.outDir, "out-dir", "results", "folder of the result files")
 	markInputs(c, "prices", "calibrated")
 	markOutputs(c, "out-dir")

@@ -97,7 +97,7 @@ func (o *sweepFlags) register(c *cobra.Command, step time.Duration, why string) 
 	fs.StringVar(&o.concurrency, "concurrency", "", "closed-loop levels: streams, e.g. 1,4,16,64")
 	fs.DurationVar(&o.step, "duration", step, "measured window of each level (0 with --requests to count requests instead; "+why+")")
 	aliasFlags(c, map[string]string{"step-duration": "duration", "preset": "sweep-preset"})
-	fs.StringVar(&o.label, "label", "", "name of the result files (default sweep-<date>-<time>)")
+	fs.StringVar(&o.label, "label", "", "name of the result files (default sweep-<date>-<time>, -2 on when that is taken)")
 	fs.StringVar(&o.outDir, "out-dir", "results", "folder of the result files")
 	o.slo.register(c, "ttft_sched.p95:300", "what a level", true)
 	// A sweep's own prompts (defaults): said where the flags are.

@@ -166,7 +166,8 @@ func (e *UsageError) Unwrap() error { return e.Err }
 // time. A label is a file name, never a path. Errors of the flags are
 // *UsageError.
 func NewSweepFiles(outDir, label, kind string) (string, SweepFiles, error) {
-	if label == "" {
+	named := label != ""
+	if !named {
 		label = kind + "-" + time.Now().Format("20060102-150405")
 	}
 	if strings.ContainsAny(label, `/\`) {
@@ -181,8 +182,35 @@ func NewSweepFiles(outDir, label, kind string) (string, SweepFiles, error) {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return "", SweepFiles{}, fmt.Errorf("--out-dir: %w", err)
 	}
-	f := SweepFiles{JSON: filepath.Join(outDir, label+".json"), CSV: filepath.Join(outDir, label+".csv"), PNG: filepath.Join(outDir, label+".png")}
-	return label, f, nil
+	if !named {
+		label = freeLabel(outDir, label)
+	}
+	return label, sweepFiles(outDir, label), nil
+}
+
+func sweepFiles(outDir, label string) SweepFiles {
+	return SweepFiles{JSON: filepath.Join(outDir, label+".json"), CSV: filepath.Join(outDir, label+".csv"), PNG: filepath.Join(outDir, label+".png")}
+}
+
+// freeLabel is label, or label-2, -3 and on when files of that name are
+// already in outDir: a default name is the time to the second, and a loop
+// of predictions makes several a second, each of which would replace the
+// one before. (A label the user gives is theirs to reuse.)
+func freeLabel(outDir, label string) string {
+	taken := func(l string) bool {
+		f := sweepFiles(outDir, l).WithSlices()
+		for _, p := range []string{f.JSON, f.CSV, f.PNG, f.Slices} {
+			if _, err := os.Lstat(p); err == nil {
+				return true
+			}
+		}
+		return false
+	}
+	free := label
+	for i := 2; taken(free) && i <= 1000; i++ {
+		free = fmt.Sprintf("%s-%d", label, i)
+	}
+	return free
 }
 
 // Outputs are the files by the flag that names them, for checking.

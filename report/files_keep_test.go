@@ -39,3 +39,34 @@ func TestSweepStoppedBeforeMeasuringKeepsTheOldFiles(t *testing.T) {
 		t.Error("a sweep that measured something did not replace the old result")
 	}
 }
+
+// TestDefaultNamesDoNotReplaceEachOther: a default name is the time to
+// the second, and a loop of predictions makes several a second; the
+// second of a second gets -2, the third -3, while a --label the user
+// gives is used as given.
+func TestDefaultNamesDoNotReplaceEachOther(t *testing.T) {
+	dir := t.TempDir()
+	var labels []string
+	for range 3 {
+		label, f, err := NewSweepFiles(dir, "", "predict")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f.JSON, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		labels = append(labels, label)
+	}
+	if labels[0] == labels[1] || labels[1] == labels[2] || labels[0] == labels[2] {
+		// Across a second's edge the names differ anyway; within one they
+		// must differ by their suffix.
+		t.Errorf("three default names in a row: %v", labels)
+	}
+	os.WriteFile(filepath.Join(dir, "mine.png"), nil, 0o644)
+	if label, _, _ := NewSweepFiles(dir, "mine", "predict"); label != "mine" {
+		t.Errorf("a given label came back as %q", label)
+	}
+	if got := freeLabel(dir, "mine"); got != "mine-2" {
+		t.Errorf("a default name whose PNG alone is there: %q, want mine-2", got)
+	}
+}
