@@ -129,28 +129,42 @@ func Window(d time.Duration, requests, calls int, workload string) string {
 // Classify sorts result files by what they hold, for a page: plans,
 // calibrations, sweeps and runs, each decoded; a file that is none of them
 // is an error naming it.
+// A file is sorted by the keys that mark its kind (results.KindOf), and
+// a file of one kind that does not decode says why, rather than pass for
+// another kind that holds nothing (a sweep with one bad field once made a
+// page of an empty run).
 func Classify(paths []string, files [][]byte) (HTMLInput, error) {
 	var in HTMLInput
 	for i, path := range paths {
-		if p, err := results.DecodePlan(path, files[i]); err == nil {
-			in.Plans = append(in.Plans, p)
-			continue
-		}
-		if cal, err := results.DecodeCalibration(path, files[i]); err == nil {
-			in.Calibrations = append(in.Calibrations, cal)
-			continue
-		}
-		if s, err := results.DecodeSweep(path, files[i]); err == nil {
-			in.Sweeps = append(in.Sweeps, s)
-			continue
-		}
-		r, err := results.DecodeRun(path, files[i])
-		if err != nil {
+		if err := in.add(path, files[i]); err != nil {
 			return in, err
 		}
-		in.Runs = append(in.Runs, r)
 	}
 	return in, nil
+}
+
+func (in *HTMLInput) add(path string, b []byte) error {
+	kind, err := results.KindOf(path, b)
+	if err != nil {
+		return err
+	}
+	switch kind {
+	case results.PlanKind:
+		p, err := results.DecodePlan(path, b)
+		in.Plans = append(in.Plans, p)
+		return err
+	case results.CalibrationKind:
+		c, err := results.DecodeCalibration(path, b)
+		in.Calibrations = append(in.Calibrations, c)
+		return err
+	case results.SweepKind:
+		s, err := results.DecodeSweep(path, b)
+		in.Sweeps = append(in.Sweeps, s)
+		return err
+	}
+	r, err := results.DecodeRun(path, b)
+	in.Runs = append(in.Runs, r)
+	return err
 }
 
 // UsageError is an error of the flags naming a command's files, as

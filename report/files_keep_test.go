@@ -1,8 +1,11 @@
 package report
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/kneebench/knee/results"
@@ -68,5 +71,30 @@ func TestDefaultNamesDoNotReplaceEachOther(t *testing.T) {
 	}
 	if got := freeLabel(dir, "mine"); got != "mine-2" {
 		t.Errorf("a default name whose PNG alone is there: %q, want mine-2", got)
+	}
+}
+
+// TestClassifySaysWhyAFileOfAKindFails: a sweep file with one field of the
+// wrong type is refused with the sweep's own error, where it once passed
+// as a run holding nothing and made a page of it.
+func TestClassifySaysWhyAFileOfAKindFails(t *testing.T) {
+	whole, err := json.Marshal(&results.Sweep{SchemaVersion: results.SchemaVersion, Label: "s",
+		Levels: []results.Level{{Load: 1, Run: &results.Run{SchemaVersion: results.SchemaVersion}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(whole, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["levels"].([]any)[0].(map[string]any)["run"].(map[string]any)["throughput"] = 1e308
+	sweep, _ := json.Marshal(m)
+	in, err := Classify([]string{"s.json"}, [][]byte{sweep})
+	if err == nil || !strings.Contains(err.Error(), "s.json") || !strings.Contains(err.Error(), "throughput") {
+		t.Errorf("a sweep with a bad field: %v (runs %d, sweeps %d)", err, len(in.Runs), len(in.Sweeps))
+	}
+	plan := []byte(`{"schema_version": ` + strconv.Itoa(results.SchemaVersion) + `, "kind": "plan", "rows": 5}`)
+	if _, err := Classify([]string{"p.json"}, [][]byte{plan}); err == nil || !strings.Contains(err.Error(), "rows") {
+		t.Errorf("a plan with a bad field: %v", err)
 	}
 }

@@ -69,6 +69,36 @@ func IsSweep(path string, b []byte) (bool, error) {
 	return head.Levels != nil, nil
 }
 
+// The kinds of result file (KindOf); a plan file says its own.
+const (
+	RunKind         = "run"
+	SweepKind       = "sweep"
+	CalibrationKind = "calibration"
+)
+
+// KindOf says what a result file holds by the keys that mark each kind:
+// a plan's kind, a calibration's measured file, a sweep's levels; a run
+// otherwise. Damaged JSON is an error naming the file.
+func KindOf(path string, b []byte) (string, error) {
+	var head struct {
+		Kind     string          `json:"kind"`
+		Measured json.RawMessage `json:"measured"`
+		Levels   json.RawMessage `json:"levels"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return "", fmt.Errorf("%s: not a knee result file (damaged JSON: %v)", path, err)
+	}
+	switch {
+	case head.Kind == PlanKind:
+		return PlanKind, nil
+	case head.Measured != nil:
+		return CalibrationKind, nil
+	case head.Levels != nil:
+		return SweepKind, nil
+	}
+	return RunKind, nil
+}
+
 // DecodeSweepOrRun reads a sweep file, already read, or a run file as a
 // sweep of one level (its load the run's rate or concurrency).
 func DecodeSweepOrRun(path string, b []byte) (*Sweep, error) {
