@@ -187,11 +187,43 @@ func plausibleCounts(r *Run) error {
 	if w := r.WindowSeconds; !(w >= 0 && w < 1e9) {
 		return fmt.Errorf("window_s is %v: not a span a run measures", w)
 	}
+	if err := plausibleStats(r.Stats); err != nil {
+		return err
+	}
 	// A mix's classes are runs of their own, checked alike.
 	for _, name := range slices.Sorted(maps.Keys(r.Classes)) {
 		if c := r.Classes[name]; c != nil {
 			if err := plausibleCounts(c); err != nil {
 				return fmt.Errorf("classes.%s: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// maxLatencyMs bounds a latency in a result file: knee's histograms clamp
+// at an hour, so far past that is an edited or foreign file, whose
+// 1e308 once overflowed a calibration's error to infinity.
+const maxLatencyMs = 1e9
+
+// plausibleStats refuses a latency no run measures: negative (which a
+// calibration would score as no error at all) or past maxLatencyMs.
+func plausibleStats(s Stats) error {
+	for _, m := range Metrics {
+		if !m.Latency() {
+			continue
+		}
+		sum := m.Stat(&s)
+		if sum.Count < 0 || sum.Count > maxCount {
+			return fmt.Errorf("stats.%s.count is %d: not a count a run measures", m.Name, sum.Count)
+		}
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"mean", sum.Mean}, {"stddev", sum.Stddev}, {"min", sum.Min}, {"p50", sum.P50}, {"p90", sum.P90},
+			{"p95", sum.P95}, {"p99", sum.P99}, {"max", sum.Max}} {
+			if !(f.v >= 0 && f.v <= maxLatencyMs) {
+				return fmt.Errorf("stats.%s.%s is %v ms: not a latency a run measures", m.Name, f.name, f.v)
 			}
 		}
 	}

@@ -324,3 +324,31 @@ func TestTrafficCountsLateWarmups(t *testing.T) {
 		}
 	}
 }
+
+// TestImplausibleLatenciesRefused: a latency no run measures, negative or
+// past any clamp (an edited file), is refused by its field when the file
+// is read, before a calibration scores a negative figure as no error or
+// overflows its error to infinity (1e308).
+func TestImplausibleLatenciesRefused(t *testing.T) {
+	for _, tc := range []struct {
+		edit func(*Run)
+		want string
+	}{
+		{func(r *Run) { r.Stats.TTFT.P50 = -5 }, "stats.ttft.p50 is -5 ms"},
+		{func(r *Run) { r.Stats.E2ESched.Mean = 1e308 }, "stats.e2e_sched.mean is 1e+308 ms"},
+		{func(r *Run) { r.Stats.ITL.Count = -1 }, "stats.itl.count is -1"},
+	} {
+		r := &Run{SchemaVersion: SchemaVersion}
+		tc.edit(r)
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := DecodeRun("r.json", b); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("want %q, got %v", tc.want, err)
+		}
+	}
+	if got := PercentError(0, 1e308); got != -100 {
+		t.Errorf("PercentError(0, 1e308) = %v, want -100", got)
+	}
+}

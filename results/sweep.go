@@ -247,7 +247,7 @@ func DecodeSweep(path string, b []byte) (*Sweep, error) {
 			continue
 		}
 		if err := plausibleCounts(l.Run); err != nil {
-			return nil, fmt.Errorf("%s: level %d: %w", path, i, err)
+			return nil, fmt.Errorf("%s: levels[%d] (load %g): %w", path, i, l.Load, err)
 		}
 	}
 	return &s, nil
