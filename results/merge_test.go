@@ -337,6 +337,7 @@ func TestImplausibleLatenciesRefused(t *testing.T) {
 		{func(r *Run) { r.Stats.TTFT.P50 = -5 }, "stats.ttft.p50 is -5 ms"},
 		{func(r *Run) { r.Stats.E2ESched.Mean = 1e308 }, "stats.e2e_sched.mean is 1e+308 ms"},
 		{func(r *Run) { r.Stats.ITL.Count = -1 }, "stats.itl.count is -1"},
+		{func(r *Run) { r.Throughput.OutputTokensPerS = 1e308 }, "throughput.output_tokens_per_s is 1e+308"},
 	} {
 		r := &Run{SchemaVersion: SchemaVersion}
 		tc.edit(r)
