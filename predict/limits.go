@@ -175,9 +175,9 @@ func StartNote(t Target) string {
 // stopped says why a search stopped: interrupted, or out of memory.
 func stopped(err error) string {
 	if errors.Is(err, ErrOutOfMemory) {
-		return "stopped: " + err.Error()
+		return results.WhyStopped + ": " + err.Error()
 	}
-	return "stopped"
+	return results.WhyStopped
 }
 
 // MaxPlanLoad is the most load a plan's search probes: what the memory

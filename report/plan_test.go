@@ -55,3 +55,23 @@ func TestPlanSaysWhenVLLMNeedsAShorterContext(t *testing.T) {
 		t.Errorf("a configuration that starts at the whole context is marked:\n%s", b.String())
 	}
 }
+
+// TestStoppedPlanGivesNoAnswer: a plan stopped before its search ended
+// names no cheapest fleet: a configuration it never reached may be
+// cheaper. It says how much was left and what met the SLO so far.
+func TestStoppedPlanGivesNoAnswer(t *testing.T) {
+	p := &results.Plan{Interrupted: true, Rows: []results.PlanRow{
+		{Config: "h100-80gbx1/m", Replicas: 3, Meets: true, Routing: "round-robin", Why: results.WhyStopped},
+		{Config: "h100-80gbx1/m", Replicas: 3, Routing: "least-loaded", Why: results.WhyStopped},
+		{Config: "l40sx1/m", Why: results.WhyStopped},
+	}}
+	got := p.Answer()
+	want := "none: the search was stopped with 2 of 2 configurations unfinished; the cheapest meeting the SLO so far is 3 × h100-80gbx1/m"
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("answer %q, want it to open %q", got, want)
+	}
+	p.Interrupted = false
+	if got := p.Answer(); !strings.HasPrefix(got, "3 × h100-80gbx1/m") {
+		t.Errorf("a finished plan's answer: %q", got)
+	}
+}

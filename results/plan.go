@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Plan is the answer to a capacity question (knee plan): for a workload at
@@ -255,8 +256,27 @@ func DecodePlan(path string, b []byte) (*Plan, error) {
 	return &p, nil
 }
 
+// WhyStopped opens the why of a row whose search was stopped before it
+// ended (interrupted, or out of memory).
+const WhyStopped = "stopped"
+
+// unfinished counts the configurations (of all) a search of which was
+// stopped before it ended; a configuration's routings are one.
+func (p *Plan) unfinished() (n, of int) {
+	all, cut := map[string]bool{}, map[string]bool{}
+	for _, r := range p.Rows {
+		all[r.Config] = true
+		if strings.HasPrefix(r.Why, WhyStopped) {
+			cut[r.Config] = true
+		}
+	}
+	return len(cut), len(all)
+}
+
 // Answer is the plan in one line: the cheapest configuration meeting the
-// SLO, its cost, and the next cheapest ("" when none meets it).
+// SLO, its cost, and the next cheapest ("" when none meets it). A search
+// stopped before it ended gives none: a configuration it never reached
+// may be cheaper than the cheapest it found.
 func (p *Plan) Answer() string {
 	var meets []PlanRow
 	for _, r := range p.Rows {
@@ -300,6 +320,10 @@ func (p *Plan) Answer() string {
 	}
 	if a := meets[0].AtTarget; a != nil && a.JoulesPerOutputToken > 0 {
 		out += fmt.Sprintf(", %.3g J per output token at %.0f W (predicted power model)", a.JoulesPerOutputToken, a.PowerW)
+	}
+	if n, of := p.unfinished(); p.Interrupted && n > 0 {
+		return fmt.Sprintf("none: the search was stopped with %d of %s unfinished; the cheapest meeting the SLO so far is %s",
+			n, Plural(of, "configuration"), out)
 	}
 	if p.Disaggregated {
 		return out + "; " + disaggVerdict(meets)
