@@ -11,10 +11,9 @@ import (
 	"github.com/kneebench/knee/simulator/sched"
 )
 
-// TestModelsValidation has one case per rule: each file must be refused
-// with a message naming the file and the model or section at fault.
-func TestModelsValidation(t *testing.T) {
-	sched := `
+// schedModel is a valid models file of one scheduler model, which the
+// validation cases break one field at a time.
+const schedModel = `
 hardware:
   gpu: {hbm_gib: 80, memory_bandwidth_gbps: 3000, peak_tflops: 989}
 models:
@@ -26,6 +25,11 @@ models:
     kv_cache: {bytes_per_token: 524288}
     scheduler: {max_num_batched_tokens: 2048, max_num_seqs: 8}
 `
+
+// TestModelsValidation has one case per rule: each file must be refused
+// with a message naming the file and the model or section at fault.
+func TestModelsValidation(t *testing.T) {
+	sched := schedModel
 	if _, err := ParseModels("ok.yml", []byte(sched)); err != nil {
 		t.Fatalf("valid file refused: %v", err)
 	}

@@ -18,18 +18,7 @@ func FuzzModelsFile(f *testing.F) {
 	if b, err := os.ReadFile("builtin/models.yml"); err == nil {
 		f.Add(b)
 	}
-	f.Add([]byte(`
-hardware:
-  gpu: {hbm_gib: 80, memory_bandwidth_gbps: 3000, peak_tflops: 989}
-models:
-  - name: m
-    context_length: 4096
-    engine: scheduler
-    hardware: gpu
-    weights: {parameters_billions: 7, bytes_per_parameter: 2}
-    kv_cache: {bytes_per_token: 524288}
-    scheduler: {max_num_batched_tokens: 2048, max_num_seqs: 8}
-`))
+	f.Add([]byte(schedModel))
 	f.Add([]byte("models:\n  - {name: p, preset: h100-80gbx1/llama-3.1-8b}\n"))
 	f.Add([]byte("models:\n  - name: f\n    context_length: 10\n    engine: fixed_rate\n    fixed_rate: {decode_tokens_per_second: .nan}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
