@@ -59,17 +59,7 @@ func (generateProtocol) scan(payload []byte, c *chunk, p *progress) {
 	if len(m) == 0 || m[0] != '{' {
 		return
 	}
-	c.usage = true
-	var ok bool
-	if c.promptTokens, ok = intAfter(m, keyPrompt); !ok && bytes.Contains(m, keyPrompt) {
-		c.promptOdd, c.promptRaw = true, rawAfter(m, keyPrompt)
-	} else if c.promptTokens > MaxPlausiblePromptTokens {
-		c.promptOdd, c.promptRaw, c.promptTokens = true, rawAfter(m, keyPrompt), 0
-	}
-	var okOut bool
-	c.outTokens, okOut = intAfter(m, keyCompl)
-	c.usageOdd = !okOut && bytes.Contains(m, keyCompl)
-	c.cachedTokens, c.cachedSeen = intAfter(m, keyCached)
+	okOut := readCounts(m, c, keyPrompt, keyCompl)
 	if f := bytes.Index(m, keyFinish); f >= 0 {
 		v := skipSpace(m[f+len(keyFinish):])
 		c.finished = len(v) > 0 && (v[0] == '{' || v[0] == '"')

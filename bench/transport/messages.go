@@ -209,7 +209,10 @@ func messagesUsage(u []byte, c *chunk, pr *progress) {
 	}
 	c.usage = true
 	c.promptTokens = pr.prompt
-	c.cachedTokens, c.cachedSeen = pr.cached, pr.cachedSeen
+	if pr.prompt > MaxPlausiblePromptTokens {
+		c.promptOdd, c.promptRaw, c.promptTokens = true, rawAfter(u, keyInputTokens), 0
+	}
+	c.cachedTokens, c.cachedSeen = plausibleCount(pr.cached, pr.cachedSeen)
 	var ok bool
 	c.outTokens, ok = intAfter(u, keyOutTokens)
 	c.usageOdd = !ok && bytes.Contains(u, keyOutTokens)

@@ -141,16 +141,7 @@ func responsesUsage(p []byte, c *chunk) {
 	if len(v) == 0 || v[0] != '{' {
 		return
 	}
-	c.usage = true
-	var okIn, okOut bool
-	c.promptTokens, okIn = intAfter(v, keyInTokens)
-	if (!okIn && bytes.Contains(v, keyInTokens)) || c.promptTokens > MaxPlausiblePromptTokens {
-		c.promptOdd, c.promptRaw, c.promptTokens = true, rawAfter(v, keyInTokens), 0
-	}
-	c.outTokens, okOut = intAfter(v, keyOutTokens)
-	c.usageOdd = !okOut && bytes.Contains(v, keyOutTokens)
-	c.cachedTokens, c.cachedSeen = intAfter(v, keyCached)
-	c.reasoningTokens, c.reasoningSeen = intAfter(v, keyReasonTok)
+	readCounts(v, c, keyInTokens, keyOutTokens)
 }
 
 // text adds an output_text delta's text to dst.

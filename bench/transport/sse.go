@@ -144,17 +144,37 @@ func readUsage(u []byte, c *chunk) {
 	if len(u) == 0 || u[0] != '{' {
 		return
 	}
+	readCounts(u, c, keyPrompt, keyCompl)
+}
+
+// readCounts reads a usage object's counts, its prompt and completion
+// under the protocol's keys. A prompt count no server means is odd (and
+// said so); a cached or reasoning count past it is taken as unreported,
+// so that one server's bug cannot outweigh every real request in a total
+// (cached_tokens 9e18 once read as 180 trillion cached tokens). It
+// reports whether the completion count was read.
+func readCounts(u []byte, c *chunk, prompt, completion []byte) bool {
 	c.usage = true
 	var okIn bool
-	c.promptTokens, okIn = intAfter(u, keyPrompt)
-	if (!okIn && bytes.Contains(u, keyPrompt)) || c.promptTokens > MaxPlausiblePromptTokens {
-		c.promptOdd, c.promptRaw, c.promptTokens = true, rawAfter(u, keyPrompt), 0
+	c.promptTokens, okIn = intAfter(u, prompt)
+	if (!okIn && bytes.Contains(u, prompt)) || c.promptTokens > MaxPlausiblePromptTokens {
+		c.promptOdd, c.promptRaw, c.promptTokens = true, rawAfter(u, prompt), 0
 	}
 	var okOut bool
-	c.outTokens, okOut = intAfter(u, keyCompl)
-	c.usageOdd = !okOut && bytes.Contains(u, keyCompl)
-	c.cachedTokens, c.cachedSeen = intAfter(u, keyCached)
-	c.reasoningTokens, c.reasoningSeen = intAfter(u, keyReasonTok)
+	c.outTokens, okOut = intAfter(u, completion)
+	c.usageOdd = !okOut && bytes.Contains(u, completion)
+	c.cachedTokens, c.cachedSeen = plausibleCount(intAfter(u, keyCached))
+	c.reasoningTokens, c.reasoningSeen = plausibleCount(intAfter(u, keyReasonTok))
+	return okOut
+}
+
+// plausibleCount keeps a count a server can mean, and drops one past
+// MaxPlausiblePromptTokens as unreported.
+func plausibleCount(n int, seen bool) (int, bool) {
+	if n > MaxPlausiblePromptTokens {
+		return 0, false
+	}
+	return n, seen
 }
 
 // answerFrom marks the chunk as carrying answer text where v, the value
@@ -238,7 +258,7 @@ func scanChunk(p []byte, c *chunk) {
 func readTimings(v []byte, c *chunk) {
 	if v = skipSpace(v); len(v) > 0 && v[0] == '{' {
 		c.timings = true
-		c.cacheN, _ = intAfter(v, keyCacheN)
+		c.cacheN, _ = plausibleCount(intAfter(v, keyCacheN))
 		c.predictedN, _ = intAfter(v, keyPredN)
 		c.promptMs = floatAfter(v, keyPromptMs)
 		c.predictedMs = floatAfter(v, keyPredMs)

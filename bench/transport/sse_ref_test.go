@@ -30,12 +30,17 @@ func scanChunkByKey(p []byte, c *chunk) {
 			c.outTokens, ok = intAfter(u, keyCompl)
 			c.usageOdd = !ok && bytes.Contains(u, keyCompl)
 			c.cachedTokens, c.cachedSeen = intAfter(u, keyCached)
+			if c.cachedTokens > MaxPlausiblePromptTokens {
+				c.cachedTokens, c.cachedSeen = 0, false
+			}
 		}
 	}
 	if i := bytes.Index(p, keyTimings); i >= 0 {
 		if v := skipSpace(p[i+len(keyTimings):]); len(v) > 0 && v[0] == '{' {
 			c.timings = true
-			c.cacheN, _ = intAfter(v, keyCacheN)
+			if c.cacheN, _ = intAfter(v, keyCacheN); c.cacheN > MaxPlausiblePromptTokens {
+				c.cacheN = 0
+			}
 			c.predictedN, _ = intAfter(v, keyPredN)
 			c.promptMs = floatAfter(v, keyPromptMs)
 			c.predictedMs = floatAfter(v, keyPredMs)
@@ -74,6 +79,8 @@ func FuzzScanChunk(f *testing.F) {
 		`{"timings":1,"timings":{"cache_n":2}}`,
 		`{"usage":{"prompt_tokens":-4,"completion_tokens":2}}`,
 		`"usage":{"prompt_tokens":`,
+		`{"usage":{"prompt_tokens":9000000000000000000,"prompt_tokens_details":{"cached_tokens":9000000000000000000}}}`,
+		`{"timings":{"cache_n":99999999999}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -102,4 +109,23 @@ func BenchmarkScanChunk(b *testing.B) {
 			scanChunkByKey(p, &c)
 		}
 	})
+}
+
+// TestImplausibleCountsUnreported: a usage count no server means (a bug,
+// a misread field) is not summed: a prompt's is odd and said so, a cached
+// or reasoning count past it is taken as unreported, where cached_tokens
+// of 9e18 once totalled 180 trillion cached tokens over 20 requests.
+func TestImplausibleCountsUnreported(t *testing.T) {
+	var c chunk
+	scanChunk([]byte(`{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,`+
+		`"prompt_tokens_details":{"cached_tokens":9000000000000000000},`+
+		`"completion_tokens_details":{"reasoning_tokens":99999999999}}}`), &c)
+	if !c.usage || c.promptTokens != 12 || c.outTokens != 3 || c.cachedSeen || c.cachedTokens != 0 ||
+		c.reasoningSeen || c.reasoningTokens != 0 {
+		t.Errorf("%+v: want 12 prompt and 3 completion tokens, no cached or reasoning count", c)
+	}
+	scanChunk([]byte(`{"choices":[],"usage":{"prompt_tokens":9000000000000000000,"completion_tokens":3}}`), &c)
+	if !c.promptOdd || c.promptTokens != 0 {
+		t.Errorf("%+v: want the prompt count odd and not summed", c)
+	}
 }
