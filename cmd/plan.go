@@ -234,6 +234,11 @@ func (o *planOptions) question(c *cobra.Command) (*predict.Question, string, rep
 	if q.Candidates, err = o.candidates(c.Context()); err != nil {
 		return fail(err)
 	}
+	if o.prices != "" {
+		if err := predict.PricesCover(q.Prices, o.prices, q.Candidates); err != nil {
+			return fail(usageErr("%w", err))
+		}
+	}
 	label, files, err := o.outputs()
 	if err != nil {
 		return fail(err)

@@ -3,6 +3,8 @@ package predict
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -293,6 +295,26 @@ func PriceTable(ctx context.Context, path string) (map[string]float64, string, e
 		}
 	}
 	return m, "prices per GPU-hour from " + path, nil
+}
+
+// PricesCover checks that a prices file (path) prices every GPU the
+// plan may choose: a GPU it leaves out cannot be ranked by cost, and a
+// misspelt key (h100 for h100-80gb) once left the H100 unpriced and made
+// the L40S the "cheapest" answer. The error names what the file prices.
+func PricesCover(prices map[string]float64, path string, cands []*Candidate) error {
+	for _, c := range cands {
+		if _, ok := prices[c.GPU]; ok || c.GPU == "" {
+			continue
+		}
+		keys := slices.Sorted(maps.Keys(prices))
+		hint := ""
+		if near := results.Nearest(c.GPU, keys); near != "" {
+			hint = fmt.Sprintf(" (is %s it?)", near)
+		}
+		return fmt.Errorf("--prices %s has no price for %s%s, so no plan can rank it by cost: it prices %s; "+
+			"name GPUs as knee presets does", path, c.GPU, hint, strings.Join(keys, ", "))
+	}
+	return nil
 }
 
 // calibrationOf is how a GPU preset's cost model was tuned: fitted to
