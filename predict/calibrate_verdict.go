@@ -22,6 +22,22 @@ const DefaultTolerance = 15
 // levels.
 const heldOutSlack = 1.0
 
+// undetermined says no parameter the search moved is pinned down by the
+// data (one level cannot pin four): a fit of it is one of many as good.
+func undetermined(params []results.FittedParam) bool {
+	searched := 0
+	for _, p := range params {
+		if p.Fixed {
+			continue
+		}
+		if p.Determined {
+			return false
+		}
+		searched++
+	}
+	return searched > 0
+}
+
 // judge says whether the fit is good: within the tolerance on the fitted
 // and the held-out levels, no worse than the start on the held-out ones,
 // and with no parameter pinned at the edge of its range, which means the
@@ -55,6 +71,11 @@ func (c *calibration) judge(out *results.Calibration) {
 			out.Notes = append(out.Notes, fmt.Sprintf("the held-out error rose from %.1f%% to %.1f%%, within a point: the start already predicted those levels about as well",
 				e.StartPercent, e.FittedPercent))
 		}
+	}
+	if undetermined(out.Params) {
+		out.Problems = append(out.Problems, fmt.Sprintf("no parameter searched is determined by this data (%s fitted): "+
+			"other tunings reproduce it as well, so the fit says nothing the start did not; measure more levels "+
+			"(a sweep of three or more, up to saturation)", results.Plural(out.Train.Levels, "level")))
 	}
 	var pinned []string
 	for i, p := range out.Params {
