@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -211,5 +212,28 @@ func TestConfigRampRoundTrip(t *testing.T) {
 	RecordLoad(&c, driver.Load{Concurrency: 2, Requests: 10})
 	if c.RampUpS != 0 || c.RampUpStrategy != "" {
 		t.Errorf("a closed loop recorded over a ramped one kept its ramp: %+v", c)
+	}
+}
+
+// TestHeaderFlagChecked: a --header that would break the request (a CR
+// LF starting another header, a name with a space, a framing header knee
+// writes itself, whose Content-Length once left the server waiting for a
+// body until the timeout) is a usage error naming it.
+func TestHeaderFlagChecked(t *testing.T) {
+	for _, tc := range []struct{ h, want string }{
+		{"X-A: b\r\nX-Injected: c", "not a valid header"},
+		{"X Bad: 1", "not a valid header"},
+		{"content-length: 5", "frames the request"},
+		{"Transfer-Encoding: chunked", "frames the request"},
+		{"NoColon", "must look like Name:value"},
+	} {
+		ts := TargetSpec{Headers: []string{tc.h}, Endpoint: "chat", History: "full"}
+		if err := ts.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("--header %q: %v, want %q", tc.h, err, tc.want)
+		}
+	}
+	ok := TargetSpec{Headers: []string{"X-Tenant: a b", "Host: gpu-1"}, Endpoint: "chat", History: "full"}
+	if err := ok.Validate(); err != nil {
+		t.Errorf("good headers refused: %v", err)
 	}
 }

@@ -77,8 +77,12 @@ func (t TargetSpec) Validate() error {
 		}
 	}
 	for _, h := range t.Headers {
-		if k, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(k) == "" {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
 			return fmt.Errorf("--header %q must look like Name:value", h)
+		}
+		if err := workload.CheckHeader(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
+			return fmt.Errorf("--header: %w", err)
 		}
 	}
 	switch t.History {

@@ -154,6 +154,23 @@ func classLines(doc *yaml.Node) []int {
 // headerName is an HTTP header name: RFC 9110's token characters.
 var headerName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
 
+// CheckHeader checks a header a request is to carry (--header, a mix
+// class's headers): a name of RFC 9110's token characters, a value with
+// no control character (a CR or LF would end the header and start
+// another), and not one of the headers that frame the request, which knee
+// writes itself (a Content-Length of the user's left every server waiting
+// for a body that never came).
+func CheckHeader(name, value string) error {
+	if !headerName.MatchString(name) || strings.ContainsFunc(value, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
+		return fmt.Errorf("header %q is not a valid header (a name of letters, digits and !#$%%&'*+-.^_`|~; a value without control characters)", name)
+	}
+	switch strings.ToLower(name) {
+	case "content-length", "transfer-encoding":
+		return fmt.Errorf("header %q frames the request, which knee writes itself", name)
+	}
+	return nil
+}
+
 func (c *MixClass) check(seen map[string]bool) error {
 	switch {
 	case !className.MatchString(c.Name):
@@ -190,8 +207,8 @@ func (c *MixClass) check(seen map[string]bool) error {
 		}
 	}
 	for k, v := range c.Headers {
-		if !headerName.MatchString(k) || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
-			return fmt.Errorf("%s: header %q is not a valid header (a name of letters, digits and !#$%%&'*+-.^_`|~; a value without control characters)", c.Name, k)
+		if err := CheckHeader(k, v); err != nil {
+			return fmt.Errorf("%s: %w", c.Name, err)
 		}
 	}
 	return nil

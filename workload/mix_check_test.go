@@ -13,6 +13,8 @@ func TestMixClassRefusedUpFront(t *testing.T) {
 		{`headers: {"X-T(x)": "a"}`, "not a valid header"},
 		{"headers: {X-Tenant: \"a\\0b\"}", "not a valid header"},
 		{`headers: {"X Tenant": "a"}`, "not a valid header"},
+		{"headers: {X-Tenant: \"a\\r\\nX-Other: b\"}", "not a valid header"},
+		{`headers: {Content-Length: "5"}`, "frames the request"},
 		{"extra_body: {Model: x}", `extra_body sets "Model"`},
 		{"extra_body: {STREAM: false}", `extra_body sets "STREAM"`},
 	} {
