@@ -237,3 +237,25 @@ func TestHeaderFlagChecked(t *testing.T) {
 		t.Errorf("good headers refused: %v", err)
 	}
 }
+
+// TestExtraBodyKeysKneeWrites: --extra-body may not set what knee writes
+// (the model, the stream, the prompts, the answer's length), in any case:
+// "Model" once renamed the model on a server whose JSON ignores case, and
+// max_tokens changed the lengths knee reports as asked.
+func TestExtraBodyKeysKneeWrites(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{`{"stream": false}`, "knee always streams"},
+		{`{"Model": "x"}`, "use --model"},
+		{`{"max_tokens": 1}`, "use --max-tokens"},
+		{`{"MESSAGES": []}`, "use --prompt, --input-tokens or --dataset"},
+	} {
+		ts := TargetSpec{ExtraBody: tc.body, Endpoint: "chat", History: "full"}
+		if err := ts.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("--extra-body %s: %v, want %q", tc.body, err, tc.want)
+		}
+	}
+	ok := TargetSpec{ExtraBody: `{"temperature": 0, "priority": 1}`, Endpoint: "chat", History: "full"}
+	if err := ok.Validate(); err != nil {
+		t.Errorf("a good extra body refused: %v", err)
+	}
+}

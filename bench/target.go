@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -108,11 +110,12 @@ func (t TargetSpec) Validate() error {
 	if err := json.Unmarshal([]byte(t.ExtraBody), &m); err != nil {
 		return fmt.Errorf("--extra-body must be a JSON object: %w", err)
 	}
-	// knee streams and names the model itself; a body that changed either
-	// would measure something else than it reports.
-	for _, k := range []string{"stream", "model"} {
-		if _, ok := m[k]; ok {
-			return fmt.Errorf("--extra-body may not set %q (knee always streams; use --model)", k)
+	// knee writes the model, the stream, the prompts and their lengths
+	// itself; a body that changed one would measure something else than
+	// it reports.
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if why, own := workload.OwnBodyKey(k); own {
+			return fmt.Errorf("--extra-body may not set %q: %s", k, why)
 		}
 	}
 	if _, ok := m["ignore_eos"]; ok && t.IgnoreEOS {

@@ -151,6 +151,25 @@ func classLines(doc *yaml.Node) []int {
 	return nil
 }
 
+// OwnBodyKey says whether an extra body's key is one knee writes itself,
+// and why, naming what sets it instead. Keys are matched without regard to case: a
+// server's JSON may read them so (Go's does, Python's pydantic in vLLM
+// does not), and "Model" would then override knee's own "model" on some
+// servers and not others.
+func OwnBodyKey(k string) (why string, own bool) {
+	switch strings.ToLower(k) {
+	case "model":
+		return "knee names the model: use --model", true
+	case "stream":
+		return "knee always streams", true
+	case "messages", "prompt", "input":
+		return "knee writes the prompts: use --prompt, --input-tokens or --dataset", true
+	case "max_tokens", "max_completion_tokens", "max_output_tokens":
+		return "knee writes the answer's length: use --max-tokens", true
+	}
+	return "", false
+}
+
 // headerName is an HTTP header name: RFC 9110's token characters.
 var headerName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
 
@@ -194,16 +213,11 @@ func (c *MixClass) check(seen map[string]bool) error {
 	}
 	seen[c.Name] = true
 	for k := range c.ExtraBody {
-		// A server's JSON reads keys without regard to case (Python's
-		// pydantic in vLLM does not; Go's does): "Model" would override
-		// or clash with knee's own "model" on some servers and not others.
-		switch strings.ToLower(k) {
-		case "model", "messages", "prompt", "input", "stream", "max_tokens", "max_completion_tokens", "max_output_tokens":
+		if _, own := OwnBodyKey(k); own {
 			return fmt.Errorf("%s: extra_body sets %q, which knee writes itself (use the class's own keys)", c.Name, k)
-		case "priority":
-			if c.Priority != nil {
-				return fmt.Errorf("%s: priority is given twice (as priority and in extra_body)", c.Name)
-			}
+		}
+		if strings.EqualFold(k, "priority") && c.Priority != nil {
+			return fmt.Errorf("%s: priority is given twice (as priority and in extra_body)", c.Name)
 		}
 	}
 	for k, v := range c.Headers {
