@@ -32,6 +32,11 @@ func checkRunFlags(args []string, configMap string) error {
 	if err := noCredentials(run, o); err != nil {
 		return err
 	}
+	// The target's own words (--header, --extra-body, --endpoint and the
+	// rest) are checked here as run checks them, the base URL aside.
+	if err := o.target.Validate(); err != nil {
+		return usageErr("run flags after --: %w", err)
+	}
 	files := 0
 	for flag, p := range o.load.Inputs() {
 		if p == "" {

@@ -60,6 +60,8 @@ func TestK8sJobRoundTrips(t *testing.T) {
 		{[]string{"--", "--rate", "5", "--max-tokens", "0"}, "--max-tokens must be at least 1"},
 		{[]string{"--", "--rate", "5", "--api-key", "sk-secret"}, "--api-key-secret"},
 		{[]string{"--", "--rate", "5", "--header", "authorization: Bearer sk-secret"}, "carries a credential"},
+		{[]string{"--", "--rate", "5", "--header", "Content-Length: 5"}, "frames the request"},
+		{[]string{"--", "--rate", "5", "--extra-body", `{"stream": false}`}, "knee always streams"},
 		{[]string{"--", "--rate", "5", "--dataset", "prompts.jsonl"}, "--inputs-configmap"},
 		{[]string{"--inputs-configmap", "in", "--", "--rate", "5", "--dataset", "/data/prompts.jsonl"}, "/inputs/prompts.jsonl"},
 		{[]string{"--", "--rate", "5", "--tools", "tools.json"}, "--inputs-configmap"},
