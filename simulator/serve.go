@@ -54,6 +54,8 @@ func (s ServeSpec) Check() error {
 	switch {
 	case err != nil:
 		return usage("--port must be a number, got %q", s.Port)
+	case port < 0 || port > 65535:
+		return usage("--port %d: a port from 1 to 65535, or 0 for any free one", port)
 	case s.Replicas < 1:
 		return usage("--replicas must be at least 1")
 	case port+s.Replicas-1 > 65535 || s.Replicas > 4096:
