@@ -150,21 +150,23 @@ func (in *HTMLInput) add(path string, b []byte) error {
 	}
 	switch kind {
 	case results.PlanKind:
-		p, err := results.DecodePlan(path, b)
-		in.Plans = append(in.Plans, p)
-		return err
+		return keep(&in.Plans)(results.DecodePlan(path, b))
 	case results.CalibrationKind:
-		c, err := results.DecodeCalibration(path, b)
-		in.Calibrations = append(in.Calibrations, c)
-		return err
+		return keep(&in.Calibrations)(results.DecodeCalibration(path, b))
 	case results.SweepKind:
-		s, err := results.DecodeSweep(path, b)
-		in.Sweeps = append(in.Sweeps, s)
+		return keep(&in.Sweeps)(results.DecodeSweep(path, b))
+	}
+	return keep(&in.Runs)(results.DecodeRun(path, b))
+}
+
+// keep appends what a decoder read to list, when it read it.
+func keep[T any](list *[]*T) func(*T, error) error {
+	return func(v *T, err error) error {
+		if err == nil {
+			*list = append(*list, v)
+		}
 		return err
 	}
-	r, err := results.DecodeRun(path, b)
-	in.Runs = append(in.Runs, r)
-	return err
 }
 
 // UsageError is an error of the flags naming a command's files, as
