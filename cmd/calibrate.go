@@ -61,7 +61,7 @@ file unless --accept-poor-fit. --fit-slots also chooses max_num_seqs, for a
 server with few slots (llama.cpp's --parallel).`,
 		Example: `  knee calibrate results/h100-vllm.json --sim-preset h100-80gb/llama-3.1-8b -o h100-8b.yml
   knee predict --sim-models h100-8b.yml --rates 2,4,8,16 --duration 5m`,
-		Args: cobra.ExactArgs(1),
+		Args: needFiles(1, 1, "one measured run or sweep file"),
 		RunE: runtimeErrors(o.run),
 	}
 	o.sim.register(c)

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/kneebench/knee/results"
 	"github.com/spf13/cobra"
@@ -44,4 +45,23 @@ func readInputs(c *cobra.Command, paths []string) ([][]byte, error) {
 // replaced yesterday's result with an empty one).
 func keepsOld(path string, res *results.Run) bool {
 	return res.Interrupted && res.Requests.OK+res.Requests.Failed == 0 && results.HoldsResult(path)
+}
+
+// needFiles is a command's rule for its file arguments, said in its own
+// words: "knee report needs one or more result files" rather than cobra's
+// "requires at least 1 arg(s)". most 0 means no limit.
+func needFiles(least, most int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) >= least && (most == 0 || len(args) <= most) {
+			return nil
+		}
+		return usageErr("%s needs %s, got %s; e.g. %s", c.Name(), what,
+			results.Plural(len(args), "file"), firstExample(c))
+	}
+}
+
+// firstExample is a command's first example line, trimmed.
+func firstExample(c *cobra.Command) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(c.Example), "\n")
+	return strings.TrimSpace(line)
 }

@@ -35,7 +35,7 @@ intervals; levels of one repeat compare their figures as they are. With
 verdicts on top.`,
 		Example: `  knee compare results/L40S.json results/H100.json -o results/compare.png
   knee compare --gate 'ttft_sched.p95:+10%,throughput:-5%,slo_knee:-1 level,errors:+0.5pp' baseline.json results/candidate.json`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needFiles(1, 0, "one or more sweep or run files (two with --gate: the baseline, then the candidate)"),
 		RunE: runtimeErrors(func(c *cobra.Command, args []string) error {
 			if c.Flags().Changed("gate") && strings.TrimSpace(gate) == "" {
 				// An empty gate would pass whatever changed.

@@ -219,3 +219,23 @@ func boundedRun(t *testing.T, ctx context.Context, args []string) (int, string, 
 		return 0, "", ""
 	}
 }
+
+// TestFileArgumentsSaidPlainly: a command given the wrong number of files
+// says what it needs in its own words and shows its first example, where
+// cobra said "requires at least 1 arg(s), only received 0".
+func TestFileArgumentsSaidPlainly(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report"}, "report needs one or more result files, got 0 files; e.g. knee report "},
+		{[]string{"merge"}, "merge needs the result files of a load's shards"},
+		{[]string{"compare"}, "compare needs one or more sweep or run files"},
+		{[]string{"calibrate", "a.json", "b.json"}, "calibrate needs one measured run or sweep file, got 2 files"},
+	} {
+		code, _, errOut := execute(t, tc.args...)
+		if code != ExitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("knee %v: exit %d, %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}

@@ -31,7 +31,7 @@ This is how a sharded load is repeated: merge each repeat's shards, then pool
 the merged files.`,
 		Example: `  knee merge results/shard-*.json -o results/merged.json
   knee merge --repeats results/repeat-1.json results/repeat-2.json results/repeat-3.json -o results/pooled.json`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needFiles(1, 0, "the result files of a load's shards (or, with --repeats, of its repeats)"),
 		RunE: runtimeErrors(func(c *cobra.Command, args []string) error { return merge(c, args, output, repeats) }),
 	}
 	c.Flags().StringVarP(&output, "output", "o", "", "the merged result file (a sweep also gets its .csv and .png beside it)")

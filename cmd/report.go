@@ -26,7 +26,7 @@ itself and loads nothing when viewed. --records adds a run's timeline of
 sends, completions and requests in flight.`,
 		Example: `  knee report results/h100.json
   knee report results/h100.json results/l40s.json -o compare.html`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needFiles(1, 0, "one or more result files"),
 		RunE: runtimeErrors(func(c *cobra.Command, args []string) error { return writeReport(c, args, output, records) }),
 	}
 	c.Flags().StringVarP(&output, "output", "o", "", "the HTML file (default: the first input with .html; - for standard output)")
