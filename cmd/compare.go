@@ -181,7 +181,7 @@ func newPresetsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "presets",
 		Short: "List the hardware, model and sweep presets with their numbers",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: runtimeErrors(func(c *cobra.Command, _ []string) error {
 			return report.Presets(c.OutOrStdout())
 		}),

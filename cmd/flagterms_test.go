@@ -47,7 +47,7 @@ func TestUsageHints(t *testing.T) {
 		{[]string{"run", "--step-duration", "1s"}, "--step-duration is a flag of knee predict and sweep)"},
 		{[]string{"run", "--rate", "1", "--concurrency", "2", "--base-url", "http://127.0.0.1:1/v1"}, "--concurrency and --rate cannot be given together"},
 		{[]string{"run", "--max-tokens", "0", "--base-url", "http://127.0.0.1:1/v1"}, "--max-tokens must be at least 1"},
-		{[]string{"run", "--goodput", "ttft:300", "vibes", "--base-url", "http://127.0.0.1:1/v1"}, `unknown command "vibes"`},
+		{[]string{"run", "--goodput", "ttft:300", "vibes", "--base-url", "http://127.0.0.1:1/v1"}, `run takes flags only, and "vibes" is none: a flag's value with a space in it needs quotes`},
 	} {
 		code, _, errOut := execute(t, tc.args...)
 		if code != ExitUsage || !strings.Contains(errOut, tc.want) {

@@ -42,7 +42,7 @@ KNEE_SIM_RESPONSES and KNEE_SIM_API_KEY.`,
 		Example: `  knee sim
   knee sim --port 9000 --sim-models my-models.yml --sim-responses builtin:bench-responses
   knee sim --print-config models > my-models.yml`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: runtimeErrors(o.run),
 	}
 	fs := c.Flags()

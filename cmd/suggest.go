@@ -60,11 +60,11 @@ func goodputArgs(f *loadFlags) cobra.PositionalArgs {
 			return nil
 		}
 		if !c.Flags().Changed("goodput") || !slices.ContainsFunc(args, goodputBound.MatchString) {
-			return cobra.NoArgs(c, args)
+			return noArgs(c, args)
 		}
 		for _, a := range args {
 			if !goodputBound.MatchString(a) {
-				return cobra.NoArgs(c, []string{a})
+				return noArgs(c, []string{a})
 			}
 		}
 		f.Goodput += "," + strings.Join(args, ",")
@@ -79,4 +79,15 @@ func hideDefault(fs *pflag.FlagSet, names ...string) {
 	for _, n := range names {
 		fs.Lookup(n).DefValue = "0"
 	}
+}
+
+// noArgs is the rule of a command that takes flags only. A word left over
+// is most often a flag's value split by the shell (--header X-Key: v) or
+// a value given twice; cobra called it an "unknown command".
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	return usageErr("%s takes flags only, and %q is none: a flag's value with a space in it needs quotes "+
+		"(see knee %s --help)", c.Name(), args[0], c.Name())
 }

@@ -65,7 +65,7 @@ cached tokens, the hit is too low, or the turns failed.
 
 Run it before spending GPU hours on a sweep.`,
 		Example: `  knee validate --base-url http://gpu-box:8000/v1 --model my-model`,
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE:    runtimeErrors(o.run),
 	}
 	o.target.register(c)
