@@ -33,8 +33,11 @@ func checkRunFlags(args []string, configMap string) error {
 		return err
 	}
 	// The target's own words (--header, --extra-body, --endpoint and the
-	// rest) are checked here as run checks them, the base URL aside.
-	if err := o.target.Validate(); err != nil {
+	// rest) are checked here as run checks them, the base URL aside: the
+	// manifest sets it, whatever $OPENAI_BASE_URL says here.
+	t := o.target.TargetSpec
+	t.BaseURL = ""
+	if err := t.Validate(); err != nil {
 		return usageErr("run flags after --: %w", err)
 	}
 	files := 0

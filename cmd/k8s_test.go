@@ -128,3 +128,14 @@ func TestK8sJobRefusesCredentials(t *testing.T) {
 		t.Errorf("secrets as references: exit %d\n%s\n%s", code, errOut, out)
 	}
 }
+
+// TestK8sJobIgnoresTheLocalBaseURL: the run flags' target checks leave
+// the base URL to the manifest, so a $OPENAI_BASE_URL set here (even one
+// run would refuse) does not stop the manifest.
+func TestK8sJobIgnoresTheLocalBaseURL(t *testing.T) {
+	t.Setenv("OPENAI_BASE_URL", "localhost:8000/v1")
+	code, out, errOut := execute(t, "k8s", "job", "--shards", "2", "--base-url", "http://t/v1", "--", "--rate", "5")
+	if code != 0 || !strings.Contains(out, "kind: Job") {
+		t.Errorf("exit %d, %q", code, errOut)
+	}
+}

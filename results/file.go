@@ -31,6 +31,9 @@ func DecodeRun(path string, b []byte) (*Run, error) {
 	if err := decodeVersioned(path, b, &r); err != nil {
 		return nil, err
 	}
+	if err := isKind(path, b, RunKind); err != nil {
+		return nil, err
+	}
 	if err := plausibleCounts(&r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -57,16 +60,29 @@ func decodeVersioned(path string, b []byte, v any) error {
 	return nil
 }
 
-// IsSweep says whether a knee result file, already read, is a sweep (it
-// has levels) rather than a run.
+// IsSweep says whether a knee result file, already read, is a sweep rather
+// than a run (KindOf). A plan or a calibration is neither, and an error
+// naming it: read as a run, a plan once made compare draw an empty sweep.
 func IsSweep(path string, b []byte) (bool, error) {
-	var head struct {
-		Levels json.RawMessage `json:"levels"`
+	kind, err := KindOf(path, b)
+	switch {
+	case err != nil:
+		return false, err
+	case kind == PlanKind || kind == CalibrationKind:
+		return false, fmt.Errorf("%s is a %s file, not a run or a sweep", path, kind)
 	}
-	if err := json.Unmarshal(b, &head); err != nil {
-		return false, fmt.Errorf("%s: not a knee result file (damaged JSON: %v)", path, err)
+	return kind == SweepKind, nil
+}
+
+// isKind refuses a file of another kind than want: Go's JSON ignores the
+// keys it does not know, so a plan decodes as an empty run or sweep, and
+// was once drawn as one.
+func isKind(path string, b []byte, want string) error {
+	kind, err := KindOf(path, b)
+	if err == nil && kind != want {
+		err = fmt.Errorf("%s is a %s file, not a %s", path, kind, want)
 	}
-	return head.Levels != nil, nil
+	return err
 }
 
 // The kinds of result file (KindOf); a plan file says its own.

@@ -22,3 +22,30 @@ func TestDecodeRefusesImpossibleCounts(t *testing.T) {
 		t.Errorf("a plausible run: %v", err)
 	}
 }
+
+// TestIsSweepRefusesOtherKinds: a plan or a calibration handed where a
+// run or a sweep belongs is refused by its kind; read as a run, a plan
+// once made compare draw an empty sweep.
+func TestIsSweepRefusesOtherKinds(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{`{"schema_version":1,"kind":"plan","rows":[]}`, "p.json is a plan file, not a run or a sweep"},
+		{`{"measured":"m.json","params":[],"levels":[]}`, "p.json is a calibration file, not a run or a sweep"},
+	} {
+		if _, err := IsSweep("p.json", []byte(tc.file)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.file, err, tc.want)
+		}
+	}
+	plan := []byte(`{"schema_version":1,"kind":"plan","axis":"rate","rows":[]}`)
+	if _, err := DecodeSweep("p.json", plan); err == nil || !strings.Contains(err.Error(), "p.json is a plan file, not a sweep") {
+		t.Errorf("a plan decoded as a sweep: %v", err)
+	}
+	if _, err := DecodeRun("p.json", plan); err == nil || !strings.Contains(err.Error(), "p.json is a plan file, not a run") {
+		t.Errorf("a plan decoded as a run: %v", err)
+	}
+	if s, err := IsSweep("s.json", []byte(`{"levels":[]}`)); !s || err != nil {
+		t.Errorf("a sweep: %v, %v", s, err)
+	}
+	if s, err := IsSweep("r.json", []byte(`{"requests":{}}`)); s || err != nil {
+		t.Errorf("a run: %v, %v", s, err)
+	}
+}

@@ -236,6 +236,9 @@ func DecodeSweep(path string, b []byte) (*Sweep, error) {
 	if err := decodeVersioned(path, b, &s); err != nil {
 		return nil, err
 	}
+	if err := isKind(path, b, SweepKind); err != nil {
+		return nil, err
+	}
 	if s.Axis == "" {
 		return nil, fmt.Errorf("%s: not a sweep result (no levels axis); is it a knee run file?", path)
 	}

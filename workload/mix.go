@@ -152,10 +152,10 @@ func classLines(doc *yaml.Node) []int {
 }
 
 // OwnBodyKey says whether an extra body's key is one knee writes itself,
-// and why, naming what sets it instead. Keys are matched without regard to case: a
-// server's JSON may read them so (Go's does, Python's pydantic in vLLM
-// does not), and "Model" would then override knee's own "model" on some
-// servers and not others.
+// and why, naming what sets it instead. Keys are matched without regard
+// to case: a server's JSON may read them so (Go's does, Python's pydantic
+// in vLLM does not), and "Model" would then override knee's own "model"
+// on some servers and not others.
 func OwnBodyKey(k string) (why string, own bool) {
 	switch strings.ToLower(k) {
 	case "model":

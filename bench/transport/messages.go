@@ -209,9 +209,7 @@ func messagesUsage(u []byte, c *chunk, pr *progress) {
 	}
 	c.usage = true
 	c.promptTokens = pr.prompt
-	if pr.prompt > MaxPlausiblePromptTokens {
-		c.promptOdd, c.promptRaw, c.promptTokens = true, rawAfter(u, keyInputTokens), 0
-	}
+	c.checkPrompt(u, keyInputTokens)
 	c.cachedTokens, c.cachedSeen = plausibleCount(pr.cached, pr.cachedSeen)
 	var ok bool
 	c.outTokens, ok = intAfter(u, keyOutTokens)

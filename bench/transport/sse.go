@@ -157,15 +157,29 @@ func readCounts(u []byte, c *chunk, prompt, completion []byte) bool {
 	c.usage = true
 	var okIn bool
 	c.promptTokens, okIn = intAfter(u, prompt)
-	if (!okIn && bytes.Contains(u, prompt)) || c.promptTokens > MaxPlausiblePromptTokens {
-		c.promptOdd, c.promptRaw, c.promptTokens = true, rawAfter(u, prompt), 0
+	if !okIn && bytes.Contains(u, prompt) {
+		c.oddPrompt(u, prompt)
 	}
+	c.checkPrompt(u, prompt)
 	var okOut bool
 	c.outTokens, okOut = intAfter(u, completion)
 	c.usageOdd = !okOut && bytes.Contains(u, completion)
 	c.cachedTokens, c.cachedSeen = plausibleCount(intAfter(u, keyCached))
 	c.reasoningTokens, c.reasoningSeen = plausibleCount(intAfter(u, keyReasonTok))
 	return okOut
+}
+
+// checkPrompt marks a prompt count no server means as odd: said so, and
+// not summed.
+func (c *chunk) checkPrompt(u, key []byte) {
+	if c.promptTokens > MaxPlausiblePromptTokens {
+		c.oddPrompt(u, key)
+	}
+}
+
+// oddPrompt marks the prompt count under key as one knee cannot read.
+func (c *chunk) oddPrompt(u, key []byte) {
+	c.promptOdd, c.promptRaw, c.promptTokens = true, rawAfter(u, key), 0
 }
 
 // plausibleCount keeps a count a server can mean, and drops one past
