@@ -59,7 +59,7 @@ func (generateProtocol) scan(payload []byte, c *chunk, p *progress) {
 	if len(m) == 0 || m[0] != '{' {
 		return
 	}
-	okOut := readCounts(m, c, keyPrompt, keyCompl)
+	okOut := readCounts(m, c, generateKeys)
 	if f := bytes.Index(m, keyFinish); f >= 0 {
 		v := skipSpace(m[f+len(keyFinish):])
 		c.finished = len(v) > 0 && (v[0] == '{' || v[0] == '"')

@@ -141,7 +141,7 @@ func responsesUsage(p []byte, c *chunk) {
 	if len(v) == 0 || v[0] != '{' {
 		return
 	}
-	readCounts(v, c, keyInTokens, keyOutTokens)
+	readCounts(v, c, responsesKeys)
 }
 
 // text adds an output_text delta's text to dst.

@@ -144,8 +144,19 @@ func readUsage(u []byte, c *chunk) {
 	if len(u) == 0 || u[0] != '{' {
 		return
 	}
-	readCounts(u, c, keyPrompt, keyCompl)
+	readCounts(u, c, chatKeys)
 }
+
+// usageKeys are where a protocol's usage object keeps its counts;
+// reasoning is nil where it keeps none (SGLang's meta_info, which comes
+// with every token: no search for it there).
+type usageKeys struct{ prompt, completion, reasoning []byte }
+
+var (
+	chatKeys      = usageKeys{keyPrompt, keyCompl, keyReasonTok}
+	responsesKeys = usageKeys{keyInTokens, keyOutTokens, keyReasonTok}
+	generateKeys  = usageKeys{keyPrompt, keyCompl, nil}
+)
 
 // readCounts reads a usage object's counts, its prompt and completion
 // under the protocol's keys. A prompt count no server means is odd (and
@@ -153,7 +164,8 @@ func readUsage(u []byte, c *chunk) {
 // so that one server's bug cannot outweigh every real request in a total
 // (cached_tokens 9e18 once read as 180 trillion cached tokens). It
 // reports whether the completion count was read.
-func readCounts(u []byte, c *chunk, prompt, completion []byte) bool {
+func readCounts(u []byte, c *chunk, k usageKeys) bool {
+	prompt, completion := k.prompt, k.completion
 	c.usage = true
 	var okIn bool
 	c.promptTokens, okIn = intAfter(u, prompt)
@@ -165,7 +177,9 @@ func readCounts(u []byte, c *chunk, prompt, completion []byte) bool {
 	c.outTokens, okOut = intAfter(u, completion)
 	c.usageOdd = !okOut && bytes.Contains(u, completion)
 	c.cachedTokens, c.cachedSeen = plausibleCount(intAfter(u, keyCached))
-	c.reasoningTokens, c.reasoningSeen = plausibleCount(intAfter(u, keyReasonTok))
+	if k.reasoning != nil {
+		c.reasoningTokens, c.reasoningSeen = plausibleCount(intAfter(u, k.reasoning))
+	}
 	return okOut
 }
 
