@@ -34,6 +34,9 @@ type Cell struct {
 	Requests    int
 	// Measured holds each metric's published figure, by Metrics' names.
 	Measured map[string]float64
+	// KernelShapes gives the cell's GPU its family's matrix products by
+	// shape (presets.GEMMFitFor), where the presets give none.
+	KernelShapes bool
 }
 
 // Metrics are the figures a cell may carry: latencies in ms (means,

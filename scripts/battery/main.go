@@ -30,10 +30,14 @@ func main() {
 	free := flag.Int("free", 4, "with -cv: the parameters fitted, in order compute and memory efficiency, step and per-sequence overhead (2: the efficiencies alone)")
 	path := flag.String("cells", "predict/battery/testdata/cells.csv", "the battery's cells")
 	md := flag.Bool("md", false, "print the shipped tuning's cells as a markdown table")
+	shapes := flag.Bool("gemm", false, "give every GPU its family's matrix products by shape (presets.GEMMFitFor), which the presets leave out")
 	flag.Parse()
 	cells, err := battery.ReadFile(*path)
 	if err != nil {
 		fail(err)
+	}
+	for i := range cells {
+		cells[i].KernelShapes = *shapes
 	}
 	workers := runtime.GOMAXPROCS(0)
 	shipped := battery.Evaluate(cells, nil, workers)

@@ -20,5 +20,5 @@ func (hw HardwareSpec) validate() error {
 	case !(within(hw.IdlePowerW, 0, 1e5) && within(hw.MaxPowerW, 0, 1e5)) || hw.MaxPowerW > 0 && hw.IdlePowerW > hw.MaxPowerW:
 		return errors.New("idle_power_w and max_power_w must be watts, the idle draw at most the limit")
 	}
-	return nil
+	return hw.GEMM.validate()
 }

@@ -278,7 +278,8 @@ func (f *ModelsFile) SchedConfig(m *ModelSpec) sched.Config {
 	}
 	tuning.ScheduleOverhead = m.ScheduleOverheadMs / 1000
 	shw := sched.Hardware{HBMGiB: hw.HBMGiB, BandwidthGBps: hw.MemoryBandwidthGBps, PeakTFLOPS: hw.PeakTFLOPS,
-		PeakTFLOPS8: hw.PeakTFLOPSFP8, InterconnectGBps: hw.InterconnectGBps, InterconnectLatencyUs: hw.InterconnectLatencyUs}
+		PeakTFLOPS8: hw.PeakTFLOPSFP8, InterconnectGBps: hw.InterconnectGBps, InterconnectLatencyUs: hw.InterconnectLatencyUs,
+		GEMM: hw.GEMM.tiles()}
 	cfg := sched.Config{
 		NumBlocks:           sched.KVBlocks(shw, shape, util, kv.ReserveGiB, block),
 		BlockSize:           block,
@@ -315,7 +316,7 @@ func modelShape(m *ModelSpec) sched.ModelShape {
 	shape := sched.ModelShape{
 		ParamsBillions: m.Weights.ParametersBillions, BytesPerParameter: bytes, EightBitCompute: eight,
 		TensorParallel: max(m.TensorParallel, 1),
-		Layers:         kv.Layers, HeadDim: kv.HeadDim, GlobalLayers: kv.GlobalLayers,
+		Layers:         kv.Layers, HeadDim: kv.HeadDim, GlobalLayers: kv.GlobalLayers, KVHeads: kv.KVHeads,
 	}
 	if a := m.Architecture; a != nil {
 		shape.HiddenSize, shape.AttentionHeads = a.HiddenSize, a.AttentionHeads

@@ -23,6 +23,9 @@ type HardwareSpec struct {
 	// power limit: knee sim's /gpu/metrics draws its power between them.
 	IdlePowerW float64 `yaml:"idle_power_w,omitempty"`
 	MaxPowerW  float64 `yaml:"max_power_w,omitempty"`
+	// GEMM, when given, makes the matrix products' speed depend on the
+	// step's tokens and each GPU's slice (GEMMSpec).
+	GEMM *GEMMSpec `yaml:"gemm_tiles,omitempty"`
 }
 
 // EngineKind names how a model's tokens are timed.

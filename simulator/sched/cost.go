@@ -15,6 +15,10 @@ type Hardware struct {
 	// small all-reduce over it.
 	InterconnectGBps      float64
 	InterconnectLatencyUs float64
+	// GEMM, when set, slows the matrix products of steps smaller than a
+	// large prefill by their shape (GEMMTiles); nil: one efficiency for
+	// every product.
+	GEMM *GEMMTiles
 }
 
 // ModelShape is what the cost model and the KV capacity need of a model.
@@ -41,6 +45,7 @@ type ModelShape struct {
 
 	Layers         int
 	AttentionHeads int
+	KVHeads        int
 	HeadDim        int
 	HiddenSize     int
 	// GlobalLayers is how many layers attend to every token when Window is
@@ -104,6 +109,8 @@ type Costs struct {
 	GlobalKV float64
 	LocalKV  float64
 	Window   int
+	// gemm is the products' shape term (Hardware.GEMM); nil: none.
+	gemm *gemmShape
 }
 
 // NewCosts derives the cost parameters. Tensor parallelism multiplies
@@ -144,6 +151,7 @@ func NewCosts(hw Hardware, m ModelShape, t Tuning) Costs {
 	if m.EightBitAttention && m.EightBitCompute {
 		c.AttnFLOPS = c.FLOPS
 	}
+	c.gemm = newGEMMShape(hw.GEMM, m, active)
 	perPair := 4 * float64(m.AttentionHeads*m.HeadDim) // QKᵀ and AV, 2 FLOPs per multiply-add
 	global := m.Layers
 	if m.Window > 0 {
@@ -247,7 +255,7 @@ type StepCost struct {
 // wait for the layer before them, and the overheads.
 func (c *Costs) StepTime(l Load) StepCost {
 	var s StepCost
-	work := 2*c.ActiveParams*float64(l.Tokens) + l.EncoderFLOPs + l.AdapterFLOPs
+	work := 2*c.ActiveParams*float64(l.Tokens)/c.gemm.relative(l.Tokens) + l.EncoderFLOPs + l.AdapterFLOPs
 	if attn := c.attnFLOPS(); attn == c.FLOPS {
 		// One sum, as before attention had its own peak: the same bits.
 		s.Compute = (work + l.AttnFLOPs) / (c.FLOPS * c.ComputeEff)
