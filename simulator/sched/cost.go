@@ -255,7 +255,11 @@ type StepCost struct {
 // wait for the layer before them, and the overheads.
 func (c *Costs) StepTime(l Load) StepCost {
 	var s StepCost
-	work := 2*c.ActiveParams*float64(l.Tokens)/c.gemm.relative(l.Tokens) + l.EncoderFLOPs + l.AdapterFLOPs
+	dense := 2 * c.ActiveParams * float64(l.Tokens)
+	if c.gemm != nil {
+		dense /= c.gemm.relative(l.Tokens)
+	}
+	work := dense + l.EncoderFLOPs + l.AdapterFLOPs
 	if attn := c.attnFLOPS(); attn == c.FLOPS {
 		// One sum, as before attention had its own peak: the same bits.
 		s.Compute = (work + l.AttnFLOPs) / (c.FLOPS * c.ComputeEff)
