@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/kneebench/knee/simulator/sched"
@@ -88,6 +89,25 @@ models:
     latency: {step_overhead_ms: %v}
 `, hbm, bw, peak, ctx, params, bpp, kvb, util, mbt, mns, ce, me, stepMs)
 		mf, err := ParseModels("fuzz.yml", []byte(file))
+		if err != nil {
+			return
+		}
+		m := &mf.Models[0]
+		checkSchedModel(t, m.Name, mf.SchedConfig(m), m.ContextLength)
+	})
+}
+
+// FuzzGEMMTiles fills a hardware profile's gemm_tiles from the fuzzer:
+// whatever the figures, the file is refused or its model's requests end
+// in finite time.
+func FuzzGEMMTiles(f *testing.F) {
+	f.Add(132, 64, 128, 0.94, 5.0, 256)
+	f.Add(1, 1, 1, 0.001, 1e6, 1<<20)
+	f.Add(1<<16, 4096, 4096, 1.0, 0.0, 0)
+	f.Fuzz(func(t *testing.T, sms, rows, cols int, eff, kernelUs float64, kpad int) {
+		tiles := fmt.Sprintf(", gemm_tiles: {sms: %d, tile_rows: %d, tile_cols: %d, tile_efficiency: %v, kernel_us: %v, k_pad: %d}",
+			sms, rows, cols, eff, kernelUs, kpad)
+		mf, err := ParseModels("fuzz.yml", []byte(strings.Replace(gemmModel, "{tiles}", tiles, 1)))
 		if err != nil {
 			return
 		}
