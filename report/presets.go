@@ -55,7 +55,22 @@ func presetGPUs(w io.Writer) error {
 	}
 	Wrap(w, 2, "batching: 8,192 batched tokens and 1,024 sequences on GPUs of 70 GB or more other than the A100, else 2,048 and 256 (vLLM's defaults);\n")
 	Wrap(w, 2, "KV cache: 90% of memory less the weights and a 2 GiB reserve per GPU, blocks of 16 tokens, prefix caching on\n")
-	return nil
+	return presetGEMM(w, order)
+}
+
+// presetGEMM is the families' matrix products by shape, which a models
+// file's hardware opts into (gemm_tiles); the presets leave them out.
+func presetGEMM(w io.Writer, families []string) error {
+	var rows [][]string
+	for _, f := range families {
+		if g, ok := presets.GEMMFitFor(f); ok {
+			rows = append(rows, []string{f, fmt.Sprint(g.SMs), fmt.Sprint(g.TileRows), fmt.Sprint(g.TileCols),
+				fmt.Sprintf("%g", g.TileEff), fmt.Sprintf("%g", g.KernelUs), fmt.Sprint(g.KPad), fmt.Sprintf("%.1f%%", g.MedianErrPct)})
+		}
+	}
+	Wrap(w, 2, "\nmatrix products by shape, opt-in: a models file's hardware gemm_tiles (the presets leave it out), "+
+		"fitted to XLA's public matmul table (error: median of a product's time; docs/fidelity.md)\n")
+	return renderTable(w, []string{"family", "sms", "tile_rows", "tile_cols", "tile_efficiency", "kernel_us", "k_pad", "error"}, rows)
 }
 
 // presetModels is the models and their shapes.
