@@ -16,7 +16,8 @@ type Hardware struct {
 	InterconnectGBps      float64
 	InterconnectLatencyUs float64
 	// GEMM, when set, slows the matrix products of steps smaller than a
-	// large prefill by their shape (GEMMTiles); nil: one efficiency for
+	// large prefill, and of each GPU's narrower slice under tensor
+	// parallelism, by their shape (GEMMTiles); nil: one efficiency for
 	// every product.
 	GEMM *GEMMTiles
 }

@@ -59,7 +59,13 @@ func layerProducts(m ModelShape, active float64) [][2]int {
 	if ffn <= 0 {
 		return nil
 	}
-	return [][2]int{{h, (q + kv) / tp}, {q / tp, h}, {h, 2 * ffn / tp}, {ffn / tp, h}}
+	prods := [][2]int{{h, (q + kv) / tp}, {q / tp, h}, {h, 2 * ffn / tp}, {ffn / tp, h}}
+	for _, p := range prods {
+		if p[0] < 1 || p[1] < 1 {
+			return nil // a slice thinner than a column: no shape to speak of
+		}
+	}
+	return prods
 }
 
 // gemmShape is the products' share of their reference speed by the
@@ -81,8 +87,11 @@ func newGEMMShape(g *GEMMTiles, m ModelShape, active float64) *gemmShape {
 	}
 	whole := m
 	whole.TensorParallel = 1
-	ref := &gemmShape{g: *g, prods: layerProducts(whole, active)}
-	return &gemmShape{g: *g, prods: prods, ref: ref.flopsPerSecond(gemmReferenceRows)}
+	ref := (&gemmShape{g: *g, prods: layerProducts(whole, active)}).flopsPerSecond(gemmReferenceRows)
+	if !(ref > 0) || math.IsInf(ref, 0) {
+		return nil
+	}
+	return &gemmShape{g: *g, prods: prods, ref: ref}
 }
 
 // flopsPerSecond is one layer's products' FLOPs over their time at m rows

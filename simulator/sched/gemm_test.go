@@ -64,3 +64,20 @@ func TestGEMMShapeOnlyWhereAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestGEMMShapeNeverInfinite: a model thinner than its tensor-parallel
+// group, or tiles no step can fill, leave the term out rather than divide
+// a step's work by nothing.
+func TestGEMMShapeNeverInfinite(t *testing.T) {
+	tiny := ModelShape{ParamsBillions: 1e-6, BytesPerParameter: 2, Layers: 1, AttentionHeads: 1, KVHeads: 1,
+		HeadDim: 1, HiddenSize: 2, TensorParallel: 64}
+	hw := Hardware{HBMGiB: 80, BandwidthGBps: 3350, PeakTFLOPS: 989, GEMM: hopperTiles}
+	for _, m := range []ModelShape{tiny, llama70B(1 << 20)} {
+		c := NewCosts(hw, m, Tuning{ComputeEff: 0.5, MemoryEff: 0.8})
+		for _, tokens := range []int{0, 1, 300, 1 << 20} {
+			if s := c.StepTime(Load{Tokens: tokens, Seqs: 1}); math.IsNaN(s.Duration) || math.IsInf(s.Duration, 0) {
+				t.Fatalf("TP %d, %d tokens: step %v", m.TensorParallel, tokens, s.Duration)
+			}
+		}
+	}
+}
