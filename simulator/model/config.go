@@ -230,6 +230,9 @@ func (f *ModelsFile) validateScheduler(m *ModelSpec) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if err := checkGEMM(m.Hardware, f.Hardware[m.Hardware], cfg); err != nil {
+		return err
+	}
 	return f.validateDisagg(m)
 }
 

@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/kneebench/knee/simulator/sched"
 )
@@ -41,4 +42,16 @@ func (g *GEMMSpec) tiles() *sched.GEMMTiles {
 	}
 	return &sched.GEMMTiles{SMs: g.SMs, TileRows: g.TileRows, TileCols: g.TileCols, TileEff: g.TileEfficiency,
 		KernelUs: g.KernelUs, KPad: g.KPad}
+}
+
+// checkGEMM refuses a model on a profile with gemm_tiles that the tiles
+// cannot shape (experts, or no architecture), where the term would be
+// dropped without a word.
+func checkGEMM(hwName string, hw HardwareSpec, cfg sched.Config) error {
+	if hw.GEMM == nil || cfg.Costs.ShapedProducts() {
+		return nil
+	}
+	return fmt.Errorf("hardware %q has gemm_tiles, which shape a dense model's products: give this model "+
+		"architecture (hidden_size, attention_heads), kv_cache's layers, kv_heads and head_dim, and no experts, "+
+		"or run it on a profile without gemm_tiles", hwName)
 }

@@ -25,7 +25,8 @@ models:
 
 // TestGEMMTiles: a hardware profile's gemm_tiles reach the cost model (a
 // step of 512 tokens computes slower than without them, one of 8,192 as
-// fast) and figures no GPU has are refused, naming the section.
+// fast); figures no GPU has, and a model the tiles cannot shape (experts,
+// no architecture), are refused, naming the section.
 func TestGEMMTiles(t *testing.T) {
 	const hopper = ", gemm_tiles: {sms: 132, tile_rows: 64, tile_cols: 128, tile_efficiency: 0.94, kernel_us: 5, k_pad: 256}"
 	step := func(tiles string, tokens int) sched.StepCost {
@@ -42,6 +43,15 @@ func TestGEMMTiles(t *testing.T) {
 	}
 	if plain, shaped := step("", 8192), step(hopper, 8192); shaped.Compute != plain.Compute {
 		t.Errorf("8,192 tokens: compute %.3f ms with tiles, %.3f without", shaped.Compute*1e3, plain.Compute*1e3)
+	}
+	for what, file := range map[string]string{
+		"experts":         strings.Replace(gemmModel, "    architecture:", "    experts: {count: 8, per_token: 2, parameters_billions: 6}\n    architecture:", 1),
+		"no architecture": strings.Replace(gemmModel, "    architecture: {hidden_size: 4096, attention_heads: 32}\n", "", 1),
+	} {
+		_, err := ParseModels("m.yml", []byte(strings.Replace(file, "{tiles}", hopper, 1)))
+		if err == nil || !strings.Contains(err.Error(), `hardware "gpu" has gemm_tiles, which shape a dense model's`) {
+			t.Errorf("%s: error %v, want one saying the tiles cannot shape this model", what, err)
+		}
 	}
 	for _, bad := range []string{
 		", gemm_tiles: {sms: 0, tile_rows: 64, tile_cols: 128, tile_efficiency: 0.9}",

@@ -94,6 +94,10 @@ func newGEMMShape(g *GEMMTiles, m ModelShape, active float64) *gemmShape {
 	return &gemmShape{g: *g, prods: prods, ref: ref}
 }
 
+// ShapedProducts says the costs slow products by their shape: the GPU
+// has tiles and the model the dense shape they need.
+func (c *Costs) ShapedProducts() bool { return c.gemm != nil }
+
 // flopsPerSecond is one layer's products' FLOPs over their time at m rows
 // (on a unit peak: only the ratio matters).
 func (s *gemmShape) flopsPerSecond(m int) float64 {
