@@ -36,8 +36,8 @@ var helpGroups = []struct {
 	{"Output", "output* out-dir* label* records* quiet* json slices-csv slice dashboard* dashboard-host export*"},
 	{"Server view", "server-metrics-url* no-server-metrics* gpu-metrics-url reset-cache profile"},
 	{"Simulator and models", "sim-preset* sim-models* sim-responses sweep-preset* model-presets* model-preset gpus* tp replicas* routing* " +
-		"max-replicas prices calibrated calibrated-only find-max-rate* disaggregated* kv-link-gbps seeds autoscale vision lora-adapters max-loras " +
-		"scheduling-policy schedules-as long-prefill-token-threshold responses port host print-config profile-dir " +
+		"max-replicas prices calibrated calibrated-only gemm-tiles find-max-rate* disaggregated* kv-link-gbps seeds autoscale vision lora-adapters " +
+		"max-loras scheduling-policy schedules-as long-prefill-token-threshold responses port host print-config profile-dir " +
 		"max-body-bytes max-body-bytes-in-flight shutdown-grace parallel level-interval"},
 	{"Calibration", "holdout fix fit-slots max-evaluations tolerance accept-poor-fit"},
 	{"Shards", "shards shard start-at"},

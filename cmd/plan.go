@@ -50,9 +50,10 @@ type planOptions struct {
 	// disagg is --disaggregated, linkGbps --kv-link-gbps.
 	disagg   bool
 	linkGbps float64
-	// calibratedOnly is --calibrated-only; seeds is --seeds.
-	calibratedOnly bool
-	seeds          int
+	// calibratedOnly is --calibrated-only; seeds is --seeds; gemmTiles
+	// is --gemm-tiles.
+	calibratedOnly, gemmTiles bool
+	seeds                     int
 	// day is --trace, --autoscale and --min-attainment.
 	day dayFlags
 	// cpuProf is the hidden --cpuprofile: where planning's CPU profile goes.
@@ -134,6 +135,7 @@ func (o *planOptions) register(c *cobra.Command) {
 	fs.StringVar(&o.vision, "vision", "", "every candidate model takes images by this family's rule ("+strings.Join(server.VisionFamilyNames(), ", ")+"; see knee sim's vision:), for --image-count or an image dataset")
 	fs.IntVar(&o.seeds, "seeds", 3, "a fleet counts as meeting the SLO at the target only on this many arrival schedules (seeds); a row whose fewest replicas met it on some is marked on a cliff, with the count that meets it on all")
 	fs.BoolVar(&o.calibratedOnly, "calibrated-only", false, "leave out configurations on GPUs whose cost model was never fitted to a measurement (a priori figures)")
+	fs.BoolVar(&o.gemmTiles, "gemm-tiles", false, "slow every candidate's matrix products in small steps and narrow tensor-parallel slices by its GPU's fitted kernel table (hopper, blackwell: knee presets; docs/fidelity.md); rows marked · gemm_tiles, the others keep one efficiency")
 	fs.StringVar(&o.policy, "scheduling-policy", "", "every candidate schedules fcfs or by priority (vLLM's --scheduling-policy), or with --schedules-as sglang by lpm (longest cached prefix first): plan a mix with priorities under each, on the same seed, to compare them")
 	fs.StringVar(&o.loras, "lora-adapters", "", "NAME,NAME...: every candidate serves these LoRA adapters, as vLLM's LoRA modules (a mix class's model names one)")
 	fs.IntVar(&o.longPrefill, "long-prefill-token-threshold", 0, "every candidate computes at most this many tokens of one request a step, as vLLM's --long-prefill-token-threshold (0: off, vLLM's default: a long prompt takes a step's whole budget and short requests queue behind it)")
@@ -149,6 +151,7 @@ func (o *planOptions) register(c *cobra.Command) {
 	c.MarkFlagsMutuallyExclusive("calibrated", "gpus")
 	c.MarkFlagsMutuallyExclusive("calibrated", "model-presets")
 	c.MarkFlagsMutuallyExclusive("calibrated", "tp")
+	c.MarkFlagsMutuallyExclusive("calibrated", "gemm-tiles")
 }
 
 // check checks the plan's own flags and returns its axis and target.

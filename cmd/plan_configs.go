@@ -81,7 +81,7 @@ func (o *planOptions) behaviour(spec *predict.CandidateSpec) error {
 	if o.longPrefill < 0 || o.longPrefill > 1<<24 {
 		return usageErr("--long-prefill-token-threshold %d: 0 (off) or a token count", o.longPrefill)
 	}
-	spec.LongPrefill = o.longPrefill
+	spec.LongPrefill, spec.GEMMTiles = o.longPrefill, o.gemmTiles
 	if o.loras != "" {
 		l := &server.LoRASpec{Adapters: predict.SplitList(o.loras), MaxLoRAs: o.maxLoRAs}
 		if err := l.Validate(); err != nil {

@@ -56,6 +56,9 @@ type CandidateSpec struct {
 	// (embeddings) every candidate's model serves as an encoder of its
 	// architecture.
 	Endpoint kind.Name
+	// GEMMTiles gives every preset candidate whose GPU family has a fitted
+	// kernel table its matrix products by shape (shapeProducts).
+	GEMMTiles bool
 }
 
 // behave gives a candidate's models the spec's reasoning, tools and
@@ -199,8 +202,12 @@ func (o CandidateSpec) ofModel(g, name string, n int, m string) ([]*Candidate, e
 			continue
 		}
 		o.behave(models)
+		label := canonical(spec)
+		if o.shapeProducts(models, name) {
+			label += gemmSuffix
+		}
 		t := Target{Models: models, Model: models.Models[0].Name, Responder: o.Responder, Endpoint: o.Endpoint}
-		fits = append(fits, &Candidate{Name: canonical(spec), GPU: name, Model: m, TP: tp, Target: t, Budget: n, Calibration: calibrationOf(name)})
+		fits = append(fits, &Candidate{Name: label, GPU: name, Model: m, TP: tp, Target: t, Budget: n, Calibration: calibrationOf(name)})
 	}
 	if len(fits) == 0 {
 		why := "does not fit"
