@@ -18,6 +18,8 @@ type simFlags struct {
 	models    string
 	responses string
 	preset    string
+	// gemmTiles is knee predict's --gemm-tiles.
+	gemmTiles bool
 }
 
 func (f *simFlags) register(c *cobra.Command) {

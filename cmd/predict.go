@@ -58,6 +58,7 @@ cache-hit rate is the one a live sweep of knee sim measures.`,
 	c.Flags().IntVar(&o.parallel, "parallel", 0, "levels predicted at once (default: one per CPU)")
 	c.Flags().IntVar(&o.replicas, "replicas", 1, "serve every level from this many independent replicas of the model behind a router")
 	c.Flags().StringVar(&o.routing, "routing", "round-robin", "the router's policy with --replicas: round-robin, random, least-loaded, prefix-affinity or adapter-affinity")
+	c.Flags().BoolVar(&o.sim.gemmTiles, "gemm-tiles", false, "slow the --sim-preset's matrix products in small steps and narrow tensor-parallel slices by its GPU's fitted kernel table (hopper, blackwell: knee presets; docs/fidelity.md)")
 	hideFlags(c, append(liveOnly, "extra-body", "export"))
 	withLoadFile(c, &o.load)
 	return c
@@ -114,7 +115,7 @@ func shapeRequests(ctx context.Context, t *predict.Target, spec *bench.TargetSpe
 // returns what the models came from.
 func simTarget(ctx context.Context, sim *simFlags, model string, ep transport.Endpoint) (predict.Target, string, error) {
 	t, origin, err := predict.TargetSpec{Preset: sim.preset, Models: sim.models, Responses: sim.responses, Model: model,
-		Endpoint: ep}.Load(ctx)
+		Endpoint: ep, GEMMTiles: sim.gemmTiles}.Load(ctx)
 	if errors.As(err, new(*simulator.UsageError)) {
 		return t, origin, usageErr("%w", err)
 	}

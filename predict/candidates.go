@@ -203,7 +203,7 @@ func (o CandidateSpec) ofModel(g, name string, n int, m string) ([]*Candidate, e
 		}
 		o.behave(models)
 		label := canonical(spec)
-		if o.shapeProducts(models, name) {
+		if o.GEMMTiles && shapeProducts(models, name) {
 			label += gemmSuffix
 		}
 		t := Target{Models: models, Model: models.Models[0].Name, Responder: o.Responder, Endpoint: o.Endpoint}

@@ -1,9 +1,12 @@
 package predict
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/kneebench/knee/simulator/model"
 	"github.com/kneebench/knee/simulator/sched"
 )
 
@@ -55,3 +58,30 @@ func TestCandidatesWithGEMMTiles(t *testing.T) {
 }
 
 func costLoad(tokens int) sched.Load { return sched.Load{Tokens: tokens, Seqs: 1} }
+
+// TestTargetWithGEMMTiles: knee predict's --gemm-tiles shapes a preset on
+// a fitted family and says so in the origin; a models file, a GPU without
+// a table and a model with experts are refused, each saying why.
+func TestTargetWithGEMMTiles(t *testing.T) {
+	tgt, origin, err := TargetSpec{Preset: "h100-80gbx8/llama-3.1-70b", Responses: "builtin:bench-responses", GEMMTiles: true}.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := tgt.Config()
+	if err != nil || !cfg.Costs.ShapedProducts() || origin != "h100-80gbx8/llama-3.1-70b"+gemmSuffix {
+		t.Fatalf("origin %q, shaped %v, err %v", origin, cfg.Costs.ShapedProducts(), err)
+	}
+	for _, tc := range []struct {
+		spec TargetSpec
+		why  string
+	}{
+		{TargetSpec{Models: "builtin:models", GEMMTiles: true}, "a --sim-models file gives its hardware gemm_tiles itself"},
+		{TargetSpec{Preset: "a100-80gb/llama-3.1-8b", GEMMTiles: true}, "a100-80gb is ampere, which has no fitted kernel table"},
+		{TargetSpec{Preset: "h100-80gbx2/mixtral-8x7b", GEMMTiles: true}, "its model routes experts"},
+	} {
+		_, _, err := tc.spec.Load(context.Background())
+		if !errors.As(err, new(*model.UsageError)) || !strings.Contains(err.Error(), tc.why) {
+			t.Errorf("%+v: error %v, want a usage error saying %q", tc.spec, err, tc.why)
+		}
+	}
+}

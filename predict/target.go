@@ -15,6 +15,9 @@ import (
 // model (the file's first when empty) and the endpoint.
 type TargetSpec struct {
 	Preset, Models, Responses, Model string
+	// GEMMTiles gives the preset's GPU its fitted kernel table
+	// (shapeProducts); the origin says so.
+	GEMMTiles bool
 	// Endpoint is the kind of request sent. A pooling kind's (embeddings,
 	// rerank) model without a pooling spec serves as an encoder of its
 	// architecture, with DefaultPoolingDimension; a pooling model refuses
@@ -41,6 +44,12 @@ func (s TargetSpec) Load(ctx context.Context) (Target, string, error) {
 		}
 	} else if models, err = model.LoadModels(ctx, s.Models); err != nil {
 		return Target{}, "", fmt.Errorf("--sim-models: %w", err)
+	}
+	if s.GEMMTiles {
+		if err := shapePreset(s, models); err != nil {
+			return Target{}, "", err
+		}
+		origin += gemmSuffix
 	}
 	responder, err := model.LoadResponses(ctx, s.Responses)
 	if err != nil {
