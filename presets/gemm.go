@@ -23,8 +23,9 @@ const xlaTable = "XLA's matmul performance table (openxla/xla, matmul_interpolat
 // shapes 64–256, efficiency in steps of 0.02, kernel cost in µs, k padding
 // in steps of 64) to presets/testdata's tables at the data sheets' dense
 // bf16 peaks; TestGEMMFits checks the errors. CDNA3's table (gfx942) is
-// fitted by no tile of one shape within 24% (its kernels switch shapes
-// and paths across sizes) and is left out.
+// fitted by no one tile shape of the grid better than a median error of
+// 23% (its times jump across sizes in ways one tile shape does not
+// follow) and is left out.
 var gemmFits = map[string]GEMMFit{
 	"hopper": {SMs: 132, TileRows: 64, TileCols: 128, TileEff: 0.94, KernelUs: 5, KPad: 256,
 		MedianErrPct: 5.0, Source: xlaTable + " on sm_90 (H100)"},
