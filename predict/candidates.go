@@ -57,7 +57,7 @@ type CandidateSpec struct {
 	// architecture.
 	Endpoint kind.Name
 	// GEMMTiles gives every preset candidate whose GPU family has a fitted
-	// kernel table its matrix products by shape (shapeProducts).
+	// kernel table its matrix products by shape (model's ShapeProducts).
 	GEMMTiles bool
 }
 
@@ -203,7 +203,7 @@ func (o CandidateSpec) ofModel(g, name string, n int, m string) ([]*Candidate, e
 		}
 		o.behave(models)
 		label := canonical(spec)
-		if o.GEMMTiles && shapeProducts(models, name) {
+		if o.GEMMTiles && models.ShapeProducts() {
 			label += gemmSuffix
 		}
 		t := Target{Models: models, Model: models.Models[0].Name, Responder: o.Responder, Endpoint: o.Endpoint}

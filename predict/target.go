@@ -16,7 +16,7 @@ import (
 type TargetSpec struct {
 	Preset, Models, Responses, Model string
 	// GEMMTiles gives the preset's GPU its fitted kernel table
-	// (shapeProducts); the origin says so.
+	// (model's ShapeProducts); the origin says so.
 	GEMMTiles bool
 	// Endpoint is the kind of request sent. A pooling kind's (embeddings,
 	// rerank) model without a pooling spec serves as an encoder of its

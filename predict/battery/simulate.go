@@ -31,11 +31,8 @@ func (c *Cell) Config() (sched.Config, presets.Spec, error) {
 		return sched.Config{}, s, err
 	}
 	m := &f.Models[0]
-	if g, ok := presets.GEMMFitFor(s.Hardware.Family); ok && c.KernelShapes {
-		hw := f.Hardware[m.Hardware]
-		hw.GEMM = &model.GEMMSpec{SMs: g.SMs, TileRows: g.TileRows, TileCols: g.TileCols, TileEfficiency: g.TileEff,
-			KernelUs: g.KernelUs, KPad: g.KPad, Source: g.Source}
-		f.Hardware[m.Hardware] = hw
+	if c.KernelShapes {
+		f.ShapeProducts()
 	}
 	rules, ok := engines[c.Engine]
 	if !ok {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kneebench/knee/presets"
 	"github.com/kneebench/knee/simulator/sched"
 )
 
@@ -54,4 +55,31 @@ func checkGEMM(hwName string, hw HardwareSpec, cfg sched.Config) error {
 	return fmt.Errorf("hardware %q has gemm_tiles, which shape a dense model's products: give this model "+
 		"architecture (hidden_size, attention_heads), kv_cache's layers, kv_heads and head_dim, and no experts, "+
 		"or run it on a profile without gemm_tiles", hwName)
+}
+
+// ShapeProducts gives the GPU of a preset's one model its family's matrix
+// products by shape (presets.GEMMFitFor), and says whether it did. A GPU
+// whose family has no fitted table, or a model the tiles cannot shape
+// (the scheduler core decides: experts, no architecture), leaves the file
+// as it was.
+func (f *ModelsFile) ShapeProducts() bool {
+	if len(f.Models) != 1 {
+		return false
+	}
+	m := &f.Models[0]
+	hw, ok := f.Hardware[m.Hardware]
+	gpu, known := presets.HardwareNamed(m.Hardware)
+	fit, fitted := presets.GEMMFitFor(gpu.Family)
+	if !ok || !known || !fitted {
+		return false
+	}
+	plain := hw
+	hw.GEMM = &GEMMSpec{SMs: fit.SMs, TileRows: fit.TileRows, TileCols: fit.TileCols, TileEfficiency: fit.TileEff,
+		KernelUs: fit.KernelUs, KPad: fit.KPad, Source: fit.Source}
+	f.Hardware[m.Hardware] = hw
+	if cfg := f.SchedConfig(m); cfg.Costs.ShapedProducts() {
+		return true
+	}
+	f.Hardware[m.Hardware] = plain
+	return false
 }
