@@ -122,13 +122,21 @@ func New(t transport.Target, metricsURL string) *View {
 // fetch reads and parses the Prometheus exposition. A body that parses is
 // used whatever the status (one vLLM-like server answers 500 with good
 // metrics now and then); otherwise why says which URL answered what.
-func (v *View) fetch() (scrape, string) {
+func (v *View) fetch() (scrape, string) { return v.fetchFamilies(nil) }
+
+// fetchFamilies is fetch, keeping only the named families when names is
+// not nil (the gauges sampled every second); a page without them is then
+// an answer, not a failure.
+func (v *View) fetchFamilies(names map[string]bool) (scrape, string) {
 	body, status, err := transport.Fetch(v.t, fasthttp.MethodGet, v.metricsURL, nil, 5*time.Second)
 	if err != nil {
 		return nil, fmt.Sprintf("GET %s failed: %v", results.RedactURL(v.metricsURL), err)
 	}
+	if names != nil {
+		body = pickFamilies(body, names)
+	}
 	s, perr := parseExposition(body)
-	if perr == nil && len(s) > 0 {
+	if perr == nil && (len(s) > 0 || names != nil && status == 200) {
 		if status != 200 {
 			v.mu.Lock()
 			v.odd = fmt.Sprintf("GET %s answered HTTP %d with metrics that parse; they were used", results.RedactURL(v.metricsURL), status)
@@ -206,8 +214,10 @@ func (v *View) End(ctx context.Context) {
 	}
 }
 
-func (v *View) scrape() scrape {
-	s, why := v.fetch()
+func (v *View) scrape() scrape { return v.scrapeFamilies(nil) }
+
+func (v *View) scrapeFamilies(names map[string]bool) scrape {
+	s, why := v.fetchFamilies(names)
 	if s == nil {
 		v.mu.Lock()
 		v.scrapeErr = why
@@ -241,6 +251,7 @@ func (v *View) sample(ctx context.Context) {
 	defer v.sampler.Done()
 	t := time.NewTicker(v.sampleEvery)
 	defer t.Stop()
+	sampled := v.sampledFamilies()
 	for {
 		select {
 		case <-v.stop:
@@ -248,7 +259,7 @@ func (v *View) sample(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			s := v.scrape()
+			s := v.scrapeFamilies(sampled)
 			if s == nil {
 				continue
 			}
@@ -257,10 +268,7 @@ func (v *View) sample(ctx context.Context) {
 				// knee sim publishes vLLM's LoRA state in vLLM's name.
 				sampleLoRA(s, &v.lora)
 			}
-			names := gaugeNames[v.kind]
-			if v.kind == "knee-sim" {
-				names = gaugeNames["vllm"]
-			}
+			names := v.gaugeNames()
 			at := gaugeSample{at: time.Now(), values: map[string]float64{}}
 			for name, metrics := range names {
 				val, ok := s.sum(v.sel(), metrics...)
@@ -288,4 +296,24 @@ func (v *View) sample(ctx context.Context) {
 			v.mu.Unlock()
 		}
 	}
+}
+
+// gaugeNames is the kind's gauges by knee's names.
+func (v *View) gaugeNames() map[string][]string {
+	if v.kind == "knee-sim" {
+		return gaugeNames["vllm"]
+	}
+	return gaugeNames[v.kind]
+}
+
+// sampledFamilies are the families a sample reads: the gauges, and
+// vLLM's LoRA state.
+func (v *View) sampledFamilies() map[string]bool {
+	names := map[string]bool{loraInfo: true}
+	for _, metrics := range v.gaugeNames() {
+		for _, m := range metrics {
+			names[m] = true
+		}
+	}
+	return names
 }
