@@ -133,7 +133,8 @@ func (p *Progress) Done() {
 const ReportColumns = 100
 
 // Wrap writes text wrapped to ReportColumns at its " · " or spaces, each
-// continued line indented by indent.
+// continued line indented by indent (and started by the dot it was
+// wrapped at, which may mark a qualifier rather than a list).
 func Wrap(w io.Writer, indent int, text string) {
 	ww := newWrapWriter(w, indent)
 	_, _ = io.WriteString(ww, text)
@@ -208,7 +209,7 @@ func wrapLine(line string, width int, indent string) string {
 			break // one word longer than the line: leave it whole
 		}
 		out = append(out, string(r[:cut]))
-		rest := strings.TrimPrefix(strings.TrimLeft(string(r[cut:]), " "), "· ")
+		rest := strings.TrimLeft(string(r[cut:]), " ")
 		line = indent + rest
 	}
 	return strings.Join(append(out, line), "\n")

@@ -273,3 +273,17 @@ func TestOneStreamIsSingular(t *testing.T) {
 		t.Errorf("a closed loop's offered rate reads %q", got)
 	}
 }
+
+// TestWrapKeepsTheDot: a line wrapped at " · " keeps the dot at the start
+// of its continuation, so a qualifier ("· gemm_tiles" after a plan's
+// configuration) stays marked as one, and wrapping drops no word.
+func TestWrapKeepsTheDot(t *testing.T) {
+	line := "answer: 1 × h100-80gbx4/llama-3.1-70b@bf16 · gemm_tiles, $12.00/h, nearest its bound ttft.p95:2000 (247.0 ms) · 3.34 J per output token"
+	got := wrapLine(line, 60, "  ")
+	if strings.Join(strings.Fields(got), " ") != strings.Join(strings.Fields(line), " ") {
+		t.Errorf("wrapping changed the words:\n%s", got)
+	}
+	if !strings.Contains(got, "\n  · gemm_tiles") {
+		t.Errorf("the qualifier lost its dot or was not wrapped there:\n%s", got)
+	}
+}
