@@ -94,3 +94,32 @@ func TestServerFiguresNoneNoTable(t *testing.T) {
 		t.Errorf("%v: %q", err, b.String())
 	}
 }
+
+// TestConnsLine: the connections line names what happened, and leaves out
+// a count that is nought (a server closing idle connections with nothing
+// re-sent is not "0 requests re-sent").
+func TestConnsLine(t *testing.T) {
+	for _, c := range []struct {
+		cs       results.Connections
+		want, no string
+	}{
+		{results.Connections{Opened: 8, StaleClosed: 6}, "conns    8 opened · 6 found closed by the server before reuse\n", "re-sent"},
+		{results.Connections{Opened: 9, Resent: 1}, "conns    9 opened · 1 request re-sent after", "found closed"},
+		{results.Connections{Opened: 9, StaleClosed: 2, Resent: 3}, "2 found closed by the server before reuse · 3 requests re-sent", ""},
+		{results.Connections{Opened: 4}, "", "conns"},
+	} {
+		r := sampleRun()
+		r.Connections = &c.cs
+		var b strings.Builder
+		if err := Run(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(strings.Fields(b.String()), " ")
+		if want := strings.Join(strings.Fields(c.want), " "); !strings.Contains(got, want) {
+			t.Errorf("%+v: no %q in\n%s", c.cs, want, b.String())
+		}
+		if c.no != "" && strings.Contains(got, c.no) && !strings.Contains(c.want, c.no) {
+			t.Errorf("%+v: %q in\n%s", c.cs, c.no, b.String())
+		}
+	}
+}

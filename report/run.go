@@ -102,8 +102,14 @@ func runArrivals(w io.Writer, r *results.Run) error {
 		fmt.Fprintf(w, "unsent   %s due in the window %s still waiting for a slot when it closed\n", results.Plural(a.Unsent, "arrival"), results.WasWere(a.Unsent))
 	}
 	if cs := r.Connections; cs != nil && (cs.StaleClosed > 0 || cs.Resent > 0) {
-		fmt.Fprintf(w, "conns    %d opened · %d found closed by the server before reuse · %s re-sent after the server closed a reused connection unanswered (not errors)\n",
-			cs.Opened, cs.StaleClosed, results.Plural(int(cs.Resent), "request"))
+		parts := []string{fmt.Sprintf("conns    %d opened", cs.Opened)}
+		if cs.StaleClosed > 0 {
+			parts = append(parts, fmt.Sprintf("%d found closed by the server before reuse", cs.StaleClosed))
+		}
+		if cs.Resent > 0 {
+			parts = append(parts, results.Plural(int(cs.Resent), "request")+" re-sent after the server closed a reused connection unanswered (not errors)")
+		}
+		fmt.Fprintln(w, strings.Join(parts, " · "))
 	}
 	writeHealth(w, r.Health)
 	return nil
