@@ -323,6 +323,7 @@ func modelShape(m *ModelSpec) sched.ModelShape {
 	}
 	if a := m.Architecture; a != nil {
 		shape.HiddenSize, shape.AttentionHeads = a.HiddenSize, a.AttentionHeads
+		shape.VocabSize, shape.TiedEmbeddings = a.VocabSize, a.TiedEmbeddings
 	}
 	if e := m.Experts; e != nil {
 		shape.Experts, shape.ExpertsPerToken, shape.ExpertParamsBillions = e.Count, e.PerToken, e.ParametersBillions
@@ -380,7 +381,7 @@ func validateWeights(m *ModelSpec) error {
 	if a := m.Architecture; a != nil && (a.HiddenSize < 0 || a.HiddenSize > 1<<24 || a.AttentionHeads < 0 || a.AttentionHeads > 1<<16) {
 		return errors.New("architecture: hidden_size from 0 to 16,777,216 and attention_heads from 0 to 65,536")
 	}
-	return nil
+	return checkVocab(m.Architecture, w.ParametersBillions)
 }
 
 // weightBytes is the bytes per parameter of the weights, and whether they

@@ -163,10 +163,15 @@ type WeightsSpec struct {
 }
 
 // ArchitectureSpec gives what the attention FLOPs and the tensor-parallel
-// all-reduces need beyond the KV cache's layers and head_dim.
+// all-reduces need beyond the KV cache's layers and head_dim. vocab_size
+// (and tied_embeddings, the config's tie_word_embeddings) charge the
+// embedding and the LM head as engines run them: a lookup, and a product
+// only for the positions sampled.
 type ArchitectureSpec struct {
-	HiddenSize     int `yaml:"hidden_size"`
-	AttentionHeads int `yaml:"attention_heads"`
+	HiddenSize     int  `yaml:"hidden_size"`
+	AttentionHeads int  `yaml:"attention_heads"`
+	VocabSize      int  `yaml:"vocab_size,omitempty"`
+	TiedEmbeddings bool `yaml:"tied_embeddings,omitempty"`
 }
 
 // ExpertsSpec describes a mixture of experts: count routed experts per

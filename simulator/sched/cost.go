@@ -60,6 +60,11 @@ type ModelShape struct {
 	LocalKVBytesPerToken float64
 	Window               int
 	TensorParallel       int
+	// VocabSize and TiedEmbeddings, when the vocabulary is known, charge
+	// the embedding table and the LM head as engines run them (vocab.go);
+	// 0 leaves them among the products of every token.
+	VocabSize      int
+	TiedEmbeddings bool
 }
 
 // Tuning holds the free parameters of the cost model: the fractions of
@@ -112,6 +117,8 @@ type Costs struct {
 	Window   int
 	// gemm is the products' shape term (Hardware.GEMM); nil: none.
 	gemm *gemmShape
+	// vocab is the embedding's and LM head's term; nil: none.
+	vocab *vocabTerm
 }
 
 // NewCosts derives the cost parameters. Tensor parallelism multiplies
@@ -153,6 +160,7 @@ func NewCosts(hw Hardware, m ModelShape, t Tuning) Costs {
 		c.AttnFLOPS = c.FLOPS
 	}
 	c.gemm = newGEMMShape(hw.GEMM, m, active)
+	c.vocab = newVocabTerm(m, active)
 	perPair := 4 * float64(m.AttentionHeads*m.HeadDim) // QKᵀ and AV, 2 FLOPs per multiply-add
 	global := m.Layers
 	if m.Window > 0 {
@@ -256,7 +264,7 @@ type StepCost struct {
 // wait for the layer before them, and the overheads.
 func (c *Costs) StepTime(l Load) StepCost {
 	var s StepCost
-	dense := 2 * c.ActiveParams * float64(l.Tokens)
+	dense := c.denseFLOPs(l)
 	if c.gemm != nil {
 		dense /= c.gemm.relative(l.Tokens)
 	}
@@ -267,7 +275,7 @@ func (c *Costs) StepTime(l Load) StepCost {
 	} else {
 		s.Compute = work/(c.FLOPS*c.ComputeEff) + l.AttnFLOPs/(attn*c.ComputeEff)
 	}
-	weights := c.DenseBytes
+	weights := c.DenseBytes - c.unreadBytes()
 	if c.Experts > 0 {
 		weights += c.ExpertBytes * c.TouchedExperts(l.Tokens) / float64(c.Experts)
 	}
