@@ -246,14 +246,14 @@ const chatBatchSLOMix = `classes:
 
 // TestMixKneesPredicted: a sweep of a mix finds each class's own knee,
 // in virtual time on knee sim's default model: the chat class (TTFT
-// sched p95 207 ms at 24/s, 619 at 32/s) holds its 300 ms to 24/s, the
-// batch class (E2E sched p95 2.2 s at 16/s, 4.5 s at 24/s) its 3 s to
+// sched p95 248 ms at 32/s, 4.1 s at 40/s) holds its 300 ms to 32/s, the
+// batch class (E2E sched p95 1.95 s at 16/s, 3.2 s at 24/s) its 3 s to
 // 16/s, so batch degrades first; Jain's index over the classes' goodput
 // falls as the load rises.
 func TestMixKneesPredicted(t *testing.T) {
 	dir := t.TempDir()
 	mix := writeFile(t, dir, "mix.yaml", chatBatchSLOMix)
-	code, out, errOut := execute(t, "predict", "--mix", mix, "--rates", "4,8,16,24,32", "--step-duration", "60s", "--out-dir", dir, "--label", "mix")
+	code, out, errOut := execute(t, "predict", "--mix", mix, "--rates", "4,8,16,24,32,40", "--step-duration", "60s", "--out-dir", dir, "--label", "mix")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -267,14 +267,14 @@ func TestMixKneesPredicted(t *testing.T) {
 			knees[ck.Class] = ck.Knee.Load
 		}
 	}
-	if knees["chat"] != 24 || knees["batch"] != 16 || sw.DegradedFirst != "batch" {
-		t.Errorf("class knees %v, degraded first %q; want chat 24, batch 16, batch first", knees, sw.DegradedFirst)
+	if knees["chat"] != 32 || knees["batch"] != 16 || sw.DegradedFirst != "batch" {
+		t.Errorf("class knees %v, degraded first %q; want chat 32, batch 16, batch first", knees, sw.DegradedFirst)
 	}
 	first, last := sw.Levels[0].Run.Fairness, sw.Levels[len(sw.Levels)-1].Run.Fairness
 	if first == nil || last == nil || !(*first > 0.99) || !(*last < *first) {
 		t.Errorf("fairness from %v to %v; want near 1 at the lightest load and lower at the heaviest", first, last)
 	}
-	if !strings.Contains(out, "class knee      chat: 24/s") || !strings.Contains(out, "degraded first  batch") {
+	if !strings.Contains(out, "class knee      chat: 32/s") || !strings.Contains(out, "degraded first  batch") {
 		t.Errorf("the report does not give the class knees:\n%s", out)
 	}
 }

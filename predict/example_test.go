@@ -60,6 +60,6 @@ func ExampleVirtual_sweep() {
 	// 2/s meets the SLO: true
 	// 4/s meets the SLO: true
 	// 8/s meets the SLO: true
-	// 16/s meets the SLO: false ttft p95 20644 ms > 500
+	// 16/s meets the SLO: false ttft p95 5468 ms > 500
 	// SLO knee 8/s
 }

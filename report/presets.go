@@ -89,11 +89,20 @@ func presetModels(w io.Writer) error {
 			name += " (" + strings.Join(m.Aliases, ", ") + ")"
 		}
 		rows = append(rows, []string{name, fmt.Sprintf("%g", m.ParamsBillions), fmt.Sprintf("%.3g", m.ActiveParamsBillions()), fmt.Sprint(m.Layers),
-			fmt.Sprint(m.HiddenSize), fmt.Sprintf("%d/%d×%d", m.AttentionHeads, m.KVHeads, m.HeadDim), window, experts,
+			fmt.Sprint(m.HiddenSize), vocabOf(m), fmt.Sprintf("%d/%d×%d", m.AttentionHeads, m.KVHeads, m.HeadDim), window, experts,
 			num(m.KVBytesPerToken(2), 0), fmt.Sprint(m.TensorParallel)})
 	}
 	Wrap(w, 2, "\nmodels (weights bf16 unless @fp8, @int8 or @int4; KV bf16 unless kv=fp8)\n")
-	return renderTable(w, []string{"name", "params B", "active B", "layers", "hidden", "heads/KV×dim", "sliding window", "experts", "KV B/token", "TP"}, rows)
+	return renderTable(w, []string{"name", "params B", "active B", "layers", "hidden", "vocab", "heads/KV×dim", "sliding window", "experts", "KV B/token", "TP"}, rows)
+}
+
+// vocabOf is a model's vocabulary, marked tied when its LM head is its
+// embedding table.
+func vocabOf(m presets.Model) string {
+	if m.TiedEmbeddings {
+		return num(float64(m.VocabSize), 0) + " tied"
+	}
+	return num(float64(m.VocabSize), 0)
 }
 
 // presetSweeps is the voice sweeps' presets.

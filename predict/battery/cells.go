@@ -37,6 +37,10 @@ type Cell struct {
 	// KernelShapes gives the cell's GPU its family's matrix products by
 	// shape (presets.GEMMFitFor), where the presets give none.
 	KernelShapes bool
+	// NoVocabulary charges the model's embedding and LM head as products
+	// of every token, as the cost model did before its vocabulary term
+	// (for comparisons).
+	NoVocabulary bool
 }
 
 // Metrics are the figures a cell may carry: latencies in ms (means,

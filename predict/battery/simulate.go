@@ -34,6 +34,9 @@ func (c *Cell) Config() (sched.Config, presets.Spec, error) {
 	if c.KernelShapes {
 		f.ShapeProducts()
 	}
+	if c.NoVocabulary {
+		m.Architecture.VocabSize = 0
+	}
 	rules, ok := engines[c.Engine]
 	if !ok {
 		return sched.Config{}, s, fmt.Errorf("%s: engine %q: want vllm, vllm-v0, sglang or trtllm", c.Name, c.Engine)

@@ -31,6 +31,7 @@ func main() {
 	path := flag.String("cells", "predict/battery/testdata/cells.csv", "the battery's cells")
 	md := flag.Bool("md", false, "print the shipped tuning's cells as a markdown table")
 	shapes := flag.Bool("gemm", false, "give every GPU its family's matrix products by shape (presets.GEMMFitFor), which the presets leave out")
+	noVocab := flag.Bool("no-vocab", false, "charge every model's embedding and LM head as products of every token, as the cost model did before it knew vocabularies (with the tuning shipped now)")
 	flag.Parse()
 	cells, err := battery.ReadFile(*path)
 	if err != nil {
@@ -38,6 +39,7 @@ func main() {
 	}
 	for i := range cells {
 		cells[i].KernelShapes = *shapes
+		cells[i].NoVocabulary = *noVocab
 	}
 	workers := runtime.GOMAXPROCS(0)
 	shipped := battery.Evaluate(cells, nil, workers)

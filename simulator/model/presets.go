@@ -64,7 +64,7 @@ func presetFile(s presets.Spec) *ModelsFile {
 		Models: []ModelSpec{{
 			Name: m.Name, ContextLength: m.ContextLength, Engine: EngineScheduler, Hardware: hw.Name,
 			Weights:        &WeightsSpec{ParametersBillions: m.ParamsBillions, DType: s.Weights.Name},
-			Architecture:   &ArchitectureSpec{HiddenSize: m.HiddenSize, AttentionHeads: m.AttentionHeads},
+			Architecture:   &ArchitectureSpec{HiddenSize: m.HiddenSize, AttentionHeads: m.AttentionHeads, VocabSize: m.VocabSize, TiedEmbeddings: m.TiedEmbeddings},
 			Experts:        experts,
 			KVCache:        kv,
 			Scheduler:      &SchedulerSpec{MaxNumBatchedTokens: budget, MaxNumSeqs: seqs},
