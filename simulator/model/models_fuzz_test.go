@@ -115,3 +115,34 @@ func FuzzGEMMTiles(f *testing.F) {
 		checkSchedModel(t, m.Name, mf.SchedConfig(m), m.ContextLength)
 	})
 }
+
+// FuzzVocabSize fills a model's architecture from the fuzzer: whatever
+// the vocabulary, hidden size and parameters, the file is refused or its
+// requests end in finite time, and a step never costs more with the
+// vocabulary known than without it (the term only leaves work out).
+func FuzzVocabSize(f *testing.F) {
+	f.Add(128256, 4096, false, 8.03)
+	f.Add(262208, 3840, true, 12.2)
+	f.Add(1, 1, false, 0.001)
+	f.Add(1<<24, 1<<24, true, 1e6)
+	f.Fuzz(func(t *testing.T, vocab, hidden int, tied bool, billions float64) {
+		arch := fmt.Sprintf("{hidden_size: %d, attention_heads: 32, vocab_size: %d, tied_embeddings: %v}", hidden, vocab, tied)
+		file := strings.Replace(strings.Replace(gemmModel, "{tiles}", "", 1), "{hidden_size: 4096, attention_heads: 32}", arch, 1)
+		file = strings.Replace(file, "parameters_billions: 8.03", fmt.Sprintf("parameters_billions: %v", billions), 1)
+		mf, err := ParseModels("fuzz.yml", []byte(file))
+		if err != nil {
+			return
+		}
+		m := &mf.Models[0]
+		with := mf.SchedConfig(m)
+		checkSchedModel(t, m.Name, with, m.ContextLength)
+		m.Architecture.VocabSize = 0
+		without := mf.SchedConfig(m)
+		for _, l := range []sched.Load{{Tokens: 4096, Seqs: 1}, {Tokens: 64, Seqs: 64}, {Tokens: 1, Seqs: 1}} {
+			a, b := with.Costs.StepTime(l), without.Costs.StepTime(l)
+			if a.Compute > b.Compute*(1+1e-12) || a.Memory > b.Memory*(1+1e-12) {
+				t.Fatalf("%+v: with the vocabulary compute %g memory %g, without %g and %g", l, a.Compute, a.Memory, b.Compute, b.Memory)
+			}
+		}
+	})
+}

@@ -258,10 +258,12 @@ type StepCost struct {
 }
 
 // StepTime is the time of one engine step: the slower of compute (2 FLOPs
-// per active parameter per scheduled token, plus attention) and memory
-// (the dense weights once, the experts the step touches, and the KV of
-// every scheduled sequence), then the tensor-parallel all-reduces, which
-// wait for the layer before them, and the overheads.
+// per active parameter per scheduled token, the embedding and LM head as
+// engines run them where the vocabulary is known (vocab.go), plus
+// attention) and memory (the dense weights once, the experts the step
+// touches, and the KV of every scheduled sequence), then the
+// tensor-parallel all-reduces, which wait for the layer before them, and
+// the overheads.
 func (c *Costs) StepTime(l Load) StepCost {
 	var s StepCost
 	dense := c.denseFLOPs(l)
