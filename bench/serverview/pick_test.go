@@ -2,10 +2,15 @@ package serverview
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/kneebench/knee/bench/transport"
+	"github.com/kneebench/knee/health/quiet"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -116,6 +121,23 @@ func BenchmarkSampleParse(b *testing.B) {
 			if _, err := parseExposition(pickFamilies(page, sampled)); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+}
+
+// TestSampleKeepsTheServersWords: a sample that the server refuses says
+// what the server said, not what was left of it once the sampled
+// families were picked (nothing).
+func TestSampleKeepsTheServersWords(t *testing.T) {
+	quiet.Wire(t, func() {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "upstream busy, try later", http.StatusServiceUnavailable)
+		}))
+		defer srv.Close()
+		v := &View{t: transport.Target{BaseURL: srv.URL + "/v1", Model: "m"}, kind: "vllm", metricsURL: srv.URL + "/metrics"}
+		s, why := v.fetchFamilies(v.sampledFamilies())
+		if s != nil || !strings.Contains(why, "HTTP 503") || !strings.Contains(why, "upstream busy, try later") {
+			t.Errorf("scrape %v, why %q: want the 503 and the server's words", s, why)
 		}
 	})
 }

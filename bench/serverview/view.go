@@ -132,6 +132,7 @@ func (v *View) fetchFamilies(names map[string]bool) (scrape, string) {
 	if err != nil {
 		return nil, fmt.Sprintf("GET %s failed: %v", results.RedactURL(v.metricsURL), err)
 	}
+	raw := body // the server's own words, when it refuses
 	if names != nil {
 		body = pickFamilies(body, names)
 	}
@@ -145,7 +146,7 @@ func (v *View) fetchFamilies(names map[string]bool) (scrape, string) {
 		return s, ""
 	}
 	if status != 200 {
-		return nil, fmt.Sprintf("GET %s answered HTTP %d (%.80q)", results.RedactURL(v.metricsURL), status, strings.TrimSpace(string(body)))
+		return nil, fmt.Sprintf("GET %s answered HTTP %d (%.80q)", results.RedactURL(v.metricsURL), status, strings.TrimSpace(string(raw)))
 	}
 	if perr == nil {
 		return nil, fmt.Sprintf("GET %s answered no metrics", results.RedactURL(v.metricsURL))

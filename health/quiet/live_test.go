@@ -38,6 +38,7 @@ var liveTests = []string{
 	"bench/serverview TestLatestGaugesFollowTheServer", "bench/serverview TestLlamaCppView",
 	"bench/serverview TestMetricsWithStatus500AreUsed", "bench/serverview TestMissingMetricsAreNamed",
 	"bench/serverview TestNoServerMetrics", "bench/serverview TestPoolsOfAnEngineTimingSomePhases",
+	"bench/serverview TestSampleKeepsTheServersWords",
 	"bench/serverview TestSGLangPrometheusView",
 	"bench/serverview TestSlicesCarryServerGauges",
 	"bench/serverview TestTrafficWarningsFromPrometheus", "bench/serverview TestVLLMPrometheusView",
