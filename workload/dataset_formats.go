@@ -209,15 +209,9 @@ func (r recordOf) chat() error {
 		}
 		msgs = append(msgs, Message{Role: m.Role, Content: text, Images: images})
 	}
-	e := DatasetEntry{Messages: msgs, Line: r.n}
-	var err error
-	if e.MaxTokens, err = r.output(); err != nil {
+	if err := r.keep(DatasetEntry{Messages: msgs, Line: r.n}); err != nil {
 		return err
 	}
-	if err := r.stamp(&e); err != nil {
-		return err
-	}
-	r.p.Entries = append(r.p.Entries, e)
 	if c, ok := conversationOf(msgs, r.n); ok {
 		r.p.Conversations = append(r.p.Conversations, c)
 	}

@@ -67,7 +67,7 @@ func (r *CacheReset) Reset(ctx context.Context) (string, error) {
 			case (status == http.StatusBadRequest || status == http.StatusConflict) && time.Now().Before(deadline):
 				// Requests still running: SGLang (400) and knee sim (409)
 				// refuse until they end.
-				if !sleepCtx(ctx, 250*time.Millisecond) {
+				if !transport.SleepCtx(ctx, 250*time.Millisecond) {
 					return "", ctx.Err()
 				}
 				continue

@@ -21,7 +21,7 @@ func CheckPrefixCache(ctx context.Context, c *transport.Client, v workload.Voice
 	var turns []results.ValidationTurn
 	var answers []string
 	for k := 1; k <= v.Turns; k++ {
-		if k > 1 && !sleepCtx(ctx, script.Gaps[k-1]) {
+		if k > 1 && !transport.SleepCtx(ctx, script.Gaps[k-1]) {
 			return results.Validation{Turns: turns, Verdict: "interrupted"}
 		}
 		req := v.Turn(script, k, answers)
@@ -100,17 +100,4 @@ func thousands(n int) string {
 		out += string(ch)
 	}
 	return out
-}
-
-// sleepCtx waits for d, or until ctx ends; it reports whether the wait ran
-// its course.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

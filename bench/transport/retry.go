@@ -18,7 +18,7 @@ func (c *Client) DoRetry(ctx context.Context, r *workload.Request, rec *record.R
 	}
 	rec.Attempts, rec.FirstClass = 1, rec.Class
 	for rec.Attempts <= c.t.Retries && retryable(rec.Class) {
-		if !sleepCtx(ctx, backoff(rec.Attempts, rec.RetryAfter)) {
+		if !SleepCtx(ctx, backoff(rec.Attempts, rec.RetryAfter)) {
 			return
 		}
 		attempts, first := rec.Attempts, rec.FirstClass
@@ -30,9 +30,9 @@ func (c *Client) DoRetry(ctx context.Context, r *workload.Request, rec *record.R
 	}
 }
 
-// sleepCtx waits for d, or until ctx ends; it reports whether the wait ran
+// SleepCtx waits for d, or until ctx ends; it reports whether the wait ran
 // its course.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
+func SleepCtx(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
