@@ -233,6 +233,9 @@ func (f *ModelsFile) validateScheduler(m *ModelSpec) error {
 	if err := checkGEMM(m.Hardware, f.Hardware[m.Hardware], cfg); err != nil {
 		return err
 	}
+	if err := checkVocabTerm(m, cfg); err != nil {
+		return err
+	}
 	return f.validateDisagg(m)
 }
 
@@ -381,7 +384,7 @@ func validateWeights(m *ModelSpec) error {
 	if a := m.Architecture; a != nil && (a.HiddenSize < 0 || a.HiddenSize > 1<<24 || a.AttentionHeads < 0 || a.AttentionHeads > 1<<16) {
 		return errors.New("architecture: hidden_size from 0 to 16,777,216 and attention_heads from 0 to 65,536")
 	}
-	return checkVocab(m.Architecture, w.ParametersBillions)
+	return checkVocab(m.Architecture)
 }
 
 // weightBytes is the bytes per parameter of the weights, and whether they

@@ -35,12 +35,18 @@ func TestVocabSize(t *testing.T) {
 	if p, u, d := plain.StepTime(decode).Memory, untied.StepTime(decode).Memory, tied.StepTime(decode).Memory; !(u < 0.95*p) || d != p {
 		t.Errorf("a decode step reads in %.4g s untied, %.4g tied, %.4g without: want the untied table unread, a tied one read as the head", u, d, p)
 	}
-	for name, arch := range map[string]string{
-		"negative":       "{hidden_size: 4096, attention_heads: 32, vocab_size: -1}",
-		"no hidden size": "{attention_heads: 32, vocab_size: 128256}",
-		"most of it":     "{hidden_size: 4096, attention_heads: 32, vocab_size: 1000000}",
+	// "most of what a token multiplies": under half the weights, but a
+	// mixture of experts' token multiplies through 2.1 B of its 10 B, and
+	// the core would drop the term without a word.
+	moe := strings.Replace(strings.Replace(gemmModel, "parameters_billions: 8.03", "parameters_billions: 10", 1),
+		"    architecture:", "    experts: {count: 8, per_token: 1, parameters_billions: 9}\n    architecture:", 1)
+	for name, c := range map[string]struct{ file, arch string }{
+		"negative":                        {gemmModel, "{hidden_size: 4096, attention_heads: 32, vocab_size: -1}"},
+		"no hidden size":                  {gemmModel, "{attention_heads: 32, vocab_size: 128256}"},
+		"most of it":                      {gemmModel, "{hidden_size: 4096, attention_heads: 32, vocab_size: 1000000}"},
+		"most of what a token multiplies": {moe, "{hidden_size: 4096, attention_heads: 32, vocab_size: 151936}"},
 	} {
-		file := strings.Replace(strings.Replace(gemmModel, "{tiles}", "", 1), "{hidden_size: 4096, attention_heads: 32}", arch, 1)
+		file := strings.Replace(strings.Replace(c.file, "{tiles}", "", 1), "{hidden_size: 4096, attention_heads: 32}", c.arch, 1)
 		if _, err := ParseModels("m.yml", []byte(file)); err == nil || !strings.Contains(err.Error(), "vocab_size") {
 			t.Errorf("%s: %v, want a refusal naming vocab_size", name, err)
 		}
