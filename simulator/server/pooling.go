@@ -14,9 +14,31 @@ import (
 
 // embeddingsRequest is the body of POST /v1/embeddings.
 type embeddingsRequest struct {
-	Model          *string         `json:"model"`
+	named
 	Input          json.RawMessage `json:"input"`
 	EncodingFormat *string         `json:"encoding_format"`
+}
+
+// named is a pooling request's model, which each of them requires.
+type named struct {
+	Model *string `json:"model"`
+}
+
+func (n *named) model() *string { return n.Model }
+
+// decodeNamed decodes a request object and requires its model.
+func decodeNamed[T any, P interface {
+	*T
+	model() *string
+}](body []byte) (P, error) {
+	r := P(new(T))
+	if err := decodeObject(body, r); err != nil {
+		return nil, err
+	}
+	if m := r.model(); m == nil || *m == "" {
+		return nil, badRequest("model", "you must provide a model parameter")
+	}
+	return r, nil
 }
 
 // maxInputs bounds one embeddings request's inputs.
@@ -26,12 +48,9 @@ const maxInputs = 4096
 // of texts, or token ids (a list, or a list of lists). Every error names
 // its field.
 func decodeEmbeddings(body []byte) (*decoded, error) {
-	var r embeddingsRequest
-	if err := decodeObject(body, &r); err != nil {
+	r, err := decodeNamed[embeddingsRequest](body)
+	if err != nil {
 		return nil, err
-	}
-	if r.Model == nil || *r.Model == "" {
-		return nil, badRequest("model", "you must provide a model parameter")
 	}
 	if f := r.EncodingFormat; f != nil && *f != "float" {
 		return nil, badRequest("encoding_format", "encoding_format %q is not served here: use float", *f)
@@ -166,7 +185,7 @@ func vectorOf(text string, vec []float64) {
 // rerankRequest is the body of POST /v1/rerank (also /rerank and
 // /v2/rerank, as vLLM routes them).
 type rerankRequest struct {
-	Model     *string         `json:"model"`
+	named
 	Query     *string         `json:"query"`
 	Documents json.RawMessage `json:"documents"`
 	TopN      *int            `json:"top_n"`
@@ -176,12 +195,9 @@ type rerankRequest struct {
 // or {"text"} objects), top_n at most their number. Each pair of query
 // and document is one input.
 func decodeRerank(body []byte) (*decoded, error) {
-	var r rerankRequest
-	if err := decodeObject(body, &r); err != nil {
+	r, err := decodeNamed[rerankRequest](body)
+	if err != nil {
 		return nil, err
-	}
-	if r.Model == nil || *r.Model == "" {
-		return nil, badRequest("model", "you must provide a model parameter")
 	}
 	if r.Query == nil || *r.Query == "" {
 		return nil, badRequest("query", "'query' must be a non-empty string")
@@ -260,7 +276,7 @@ func (r *run) rerankBody() []byte {
 // scoreRequest is the body of POST /v1/score (and /score): text_1
 // scored against each of text_2.
 type scoreRequest struct {
-	Model *string         `json:"model"`
+	named
 	Text1 json.RawMessage `json:"text_1"`
 	Text2 json.RawMessage `json:"text_2"`
 }
@@ -268,12 +284,9 @@ type scoreRequest struct {
 // decodeScore parses a score request: text_1 one text (or a list of one,
 // or of as many as text_2, pair by pair), text_2 a text or a list.
 func decodeScore(body []byte) (*decoded, error) {
-	var r scoreRequest
-	if err := decodeObject(body, &r); err != nil {
+	r, err := decodeNamed[scoreRequest](body)
+	if err != nil {
 		return nil, err
-	}
-	if r.Model == nil || *r.Model == "" {
-		return nil, badRequest("model", "you must provide a model parameter")
 	}
 	texts := func(raw json.RawMessage, param string) ([]string, error) {
 		var s string
