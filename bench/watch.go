@@ -15,6 +15,18 @@ type Watcher interface {
 	Fill(res *results.Run)
 }
 
+// LevelStarter is a watcher with work before a level's first request,
+// its warm-up's included (a prefix-cache reset, so the level starts cold).
+type LevelStarter interface {
+	BeforeLevel(ctx context.Context)
+}
+
+// Finisher is a watcher with work once a level is over, whether or not
+// its window reached its end (a profiler a cut-short level left running).
+type Finisher interface {
+	Finish()
+}
+
 // GaugeReader is a watcher that reads the server's gauges while the
 // window runs (bench/serverview's View): a live view shows the latest,
 // its instant from start (the level's).
@@ -54,5 +66,24 @@ func (ws Watchers) End(ctx context.Context) {
 func (ws Watchers) Fill(res *results.Run) {
 	for _, w := range ws {
 		w.Fill(res)
+	}
+}
+
+// BeforeLevel implements LevelStarter for the watchers that have one.
+func (ws Watchers) BeforeLevel(ctx context.Context) {
+	for _, w := range ws {
+		if s, ok := w.(LevelStarter); ok {
+			s.BeforeLevel(ctx)
+		}
+	}
+}
+
+// Finish implements Finisher for the watchers that have one, the last
+// started first.
+func (ws Watchers) Finish() {
+	for i := len(ws) - 1; i >= 0; i-- {
+		if f, ok := ws[i].(Finisher); ok {
+			f.Finish()
+		}
 	}
 }

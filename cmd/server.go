@@ -26,6 +26,10 @@ type serverFlags struct {
 	// pools, when --server-metrics-url names roles, watches each pool of a
 	// disaggregated deployment (openPools).
 	pools *serverview.Pools
+	// reset and profiler are --reset-cache's and --profile's, kept across
+	// levels (each remembers what the server offers).
+	reset    *live.CacheReset
+	profiler *live.Profiler
 }
 
 func (f *serverFlags) register(c *cobra.Command) {
@@ -44,10 +48,10 @@ func (f *serverFlags) checkReset(ctx context.Context, lr *live.Live) error {
 	if err := f.openPools(lr.Target); err != nil {
 		return err
 	}
-	if lr.ResetCache == nil {
+	if f.reset == nil {
 		return nil
 	}
-	if _, err := lr.ResetCache.Reset(ctx); err != nil {
+	if _, err := f.reset.Reset(ctx); err != nil {
 		if ctx.Err() != nil {
 			// A signal ended the wait on a hung server: interrupted (130),
 			// not a failure to run (3).
@@ -58,14 +62,20 @@ func (f *serverFlags) checkReset(ctx context.Context, lr *live.Live) error {
 	return nil
 }
 
-// watch makes the server's own account of each level's window, unless
-// --no-server-metrics.
+// watch makes each level's watchers, in the order their hooks run: the
+// prefix-cache reset before the level (--reset-cache), the server's own
+// account unless --no-server-metrics, the GPUs' (--gpu-metrics-url), and
+// the server's profiler (--profile), started after the view's reset and
+// stopped before it is read.
 func (f *serverFlags) watch(tgt *resolved) func() bench.Watcher {
-	if f.none && len(f.gpuURLs) == 0 {
+	if f.none && len(f.gpuURLs) == 0 && f.reset == nil && f.profiler == nil {
 		return nil
 	}
 	return func() bench.Watcher {
 		var ws bench.Watchers
+		if f.reset != nil {
+			ws = append(ws, f.reset.Watcher())
+		}
 		switch {
 		case f.none:
 		case f.pools != nil:
@@ -76,6 +86,9 @@ func (f *serverFlags) watch(tgt *resolved) func() bench.Watcher {
 		if len(f.gpuURLs) > 0 {
 			ws = append(ws, gpumetrics.New(f.gpuURLs, gpumetrics.DefaultInterval))
 		}
+		if f.profiler != nil {
+			ws = append(ws, f.profiler.Watcher())
+		}
 		if len(ws) == 1 {
 			return ws[0]
 		}
@@ -84,17 +97,16 @@ func (f *serverFlags) watch(tgt *resolved) func() bench.Watcher {
 }
 
 // runner is the live runner of the resolved target: every level's result
-// carries the target's environment, and the server's view unless
-// --no-server-metrics; detail asks progress for what a live view shows.
+// carries the target's environment, and its watchers (watch); detail asks
+// progress for what a live view shows.
 func (f *targetFlags) runner(tgt *resolved, server *serverFlags, detail bool) *live.Live {
-	lr := &live.Live{Target: tgt.Target, Watch: server.watch(tgt), LiveDetail: detail, Environment: environment()}
 	if server.resetCache {
-		lr.ResetCache = live.NewCacheReset(tgt.Target)
+		server.reset = live.NewCacheReset(tgt.Target)
 	}
 	if server.profile {
-		lr.Profile = live.NewProfiler(tgt.Target)
+		server.profiler = live.NewProfiler(tgt.Target)
 	}
-	return lr
+	return &live.Live{Target: tgt.Target, Watch: server.watch(tgt), LiveDetail: detail, Environment: environment()}
 }
 
 // levelConfig is the target's part of every level's configuration.

@@ -137,7 +137,10 @@ func testHooksAroundTheWindow(t *testing.T) {
 		mux.HandleFunc(p, mark)
 	}
 	target := transport.Target{BaseURL: fakeserver.Start(t, mux), Model: "m"}
-	live := &Live{Target: target, ResetCache: NewCacheReset(target), Profile: NewProfiler(target)}
+	reset, profiler := NewCacheReset(target), NewProfiler(target)
+	live := &Live{Target: target, Watch: func() bench.Watcher {
+		return bench.Watchers{reset.Watcher(), profiler.Watcher()}
+	}}
 	res, err := live.Run(context.Background(), &bench.Level{Work: bench.Requests{Source: workload.FixedPrompt{Text: "hi", MaxTokens: 2},
 		Load: driver.Load{Concurrency: 1, Requests: 5, Warmup: 2}}})
 	if err != nil {

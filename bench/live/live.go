@@ -43,21 +43,17 @@ type Live struct {
 	// same, and reports by how much.
 	StartAt  time.Time
 	Interval time.Duration
-	// Watch, when set, makes a watcher of the server's own account for
-	// each level, reset as its window starts and read once it drained.
+	// Watch, when set, makes the watchers of each level: the server's own
+	// account, reset as its window starts and read once it drained, the
+	// GPUs', and hooks such as a prefix-cache reset before the level
+	// (CacheReset.Watcher) and the server's profiler over its window
+	// (Profiler.Watcher).
 	Watch func() bench.Watcher
 	// Environment is copied into every result.
 	Environment results.Environment
 	// MaxInFlight is the most requests a level may hold in flight before
 	// it stops, what it measured kept (0: bench.InFlightBound()).
 	MaxInFlight int64
-	// ResetCache, when set, drops the server's prefix cache before each
-	// level's first request (its warm-up's included), so each starts
-	// cold; a level it could not reset says so in its warnings.
-	ResetCache *CacheReset
-	// Profile, when set, runs the server's profiler over each level's
-	// measured window only; a level it could not profile says so.
-	Profile *Profiler
 	// Observe, when set, sees every measured record of a level as it
 	// ends, from the goroutine that ended it (an OTLP export's
 	// histograms): it must be safe for concurrent use and quick.
@@ -145,14 +141,19 @@ func (l *Live) Run(ctx context.Context, lv *bench.Level) (*results.Run, error) {
 	if err := lv.Work.Validate(); err != nil {
 		return nil, err
 	}
-	resetNote, resetWarning := l.resetCache(ctx)
+	var watch bench.Watcher
+	if l.Watch != nil {
+		watch = l.Watch()
+	}
+	if s, ok := watch.(bench.LevelStarter); ok {
+		s.BeforeLevel(ctx)
+	}
 	client, closeClient, err := l.levelClient(lv)
 	if err != nil {
 		return nil, err
 	}
 	defer closeClient()
-	win, watch := l.window(lv)
-	profiled := l.profile(&win)
+	win := l.window(lv, watch)
 	start := time.Now()
 	records := lv.RecordWriter(start)
 	ctx, stop := context.WithCancelCause(ctx)
@@ -171,7 +172,9 @@ func (l *Live) Run(ctx context.Context, lv *bench.Level) (*results.Run, error) {
 	}
 	stopProgress := run.startProgress(ctx, mon, progress, l.LiveDetail)
 	out, err := lv.Drive(ctx, run.driver, run.sum, win)
-	profiled.finish(l)
+	if f, ok := watch.(bench.Finisher); ok {
+		f.Finish()
+	}
 	stopProgress()
 	rep := mon.Stop()
 	records.Flush()
@@ -186,9 +189,6 @@ func (l *Live) Run(ctx context.Context, lv *bench.Level) (*results.Run, error) {
 	res.WindowStartedAt = start.Add(out.WindowStart).UTC()
 	res.Shard = bench.ShardInfo(lv.Work.Shard(), win.StartAt, out.Late)
 	res.Interrupted = ctx.Err() != nil
-	res.Notes = appendSome(res.Notes, resetNote)
-	res.Warnings = appendSome(res.Warnings, resetWarning)
-	profiled.note(res)
 	res.Environment = l.Environment
 	lv.Finish(res)
 	if watch != nil {
@@ -198,18 +198,16 @@ func (l *Live) Run(ctx context.Context, lv *bench.Level) (*results.Run, error) {
 }
 
 // window is the level's window: when it starts (shards share a start)
-// and the watcher (the server view, the GPUs) that hooks its start and end.
-func (l *Live) window(lv *bench.Level) (bench.Window, bench.Watcher) {
+// and the watcher's hooks at its start and end.
+func (l *Live) window(lv *bench.Level, watch bench.Watcher) bench.Window {
 	win := bench.Window{}
 	if !l.StartAt.IsZero() {
 		win.StartAt = l.StartAt.Add(time.Duration(lv.Index) * l.Interval)
 	}
-	var watch bench.Watcher
-	if l.Watch != nil {
-		watch = l.Watch()
+	if watch != nil {
 		win.OnWindowStart, win.OnWindowEnd = watch.Start, watch.End
 	}
-	return win, watch
+	return win
 }
 
 // hostFull is why a level stopped early when the host could hold no more
@@ -228,19 +226,6 @@ func appendSome(to []string, s string) []string {
 		return to
 	}
 	return append(to, s)
-}
-
-// resetCache resets the server's prefix cache before a level, when asked
-// to, and says so (a note) or why not (a warning).
-func (l *Live) resetCache(ctx context.Context) (note, warning string) {
-	if l.ResetCache == nil {
-		return "", ""
-	}
-	how, err := l.ResetCache.Reset(ctx)
-	if err != nil {
-		return "", fmt.Sprintf("the server's prefix cache was not reset before this level, which may have started warm: %v", err)
-	}
-	return fmt.Sprintf("the server's prefix cache was reset before this level (%s)", how), ""
 }
 
 // live is a level run against a real server: the driver on the wall
@@ -339,66 +324,6 @@ func (s *liveSender) Abort() { s.client.Abort() }
 func (s *liveSender) close() {
 	close(s.idle)
 	s.wg.Wait()
-}
-
-// profiling is what became of a level's profile.
-type profiling struct {
-	started, stopped bool
-	err              error
-}
-
-// finish stops a profiler the window left running: a level cut short
-// never reaches its window's end, and the server must not profile on.
-func (p *profiling) finish(l *Live) {
-	if p == nil || !p.started || p.stopped {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := l.Profile.Stop(ctx); err != nil {
-		p.err = err
-		return
-	}
-	p.stopped = true
-}
-
-// note says in res whether the profiler covered the window.
-func (p *profiling) note(res *results.Run) {
-	switch {
-	case p == nil:
-	case p.err != nil:
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the server's profiler did not cover this level's window: %v", p.err))
-	case p.stopped:
-		res.Notes = append(res.Notes, "the server's profiler ran over this level's measured window only (POST /start_profile, then /stop_profile once it drained)")
-	}
-}
-
-// profile wraps the window's hooks so the server's profiler starts just
-// before the measured window (after the server view's reset) and stops
-// once it drained (before the view is read).
-func (l *Live) profile(win *bench.Window) *profiling {
-	if l.Profile == nil {
-		return nil
-	}
-	out := &profiling{}
-	start, end := win.OnWindowStart, win.OnWindowEnd
-	win.OnWindowStart = func(ctx context.Context) {
-		if start != nil {
-			start(ctx)
-		}
-		out.err = l.Profile.Start(ctx)
-		out.started = out.err == nil
-	}
-	win.OnWindowEnd = func(ctx context.Context) {
-		if out.started {
-			out.err = l.Profile.Stop(ctx)
-			out.stopped = out.err == nil
-		}
-		if end != nil {
-			end(ctx)
-		}
-	}
-	return out
 }
 
 // sliceHealth gives each of res's slices the client's verdict on itself
