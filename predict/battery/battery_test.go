@@ -131,3 +131,70 @@ func TestEveryMetricHasAFigure(t *testing.T) {
 		t.Errorf("%d figures for %d metrics", len(figures), len(Metrics))
 	}
 }
+
+// TestAnchorsAsShipped: the battery's harness predicts the anchors (vLLM's
+// CI latency runs, which cross-validation fits in every fold) as
+// predict's TestShippedTuning does: each within 10% under the tuning
+// fitted to them.
+func TestAnchorsAsShipped(t *testing.T) {
+	anchors, err := ReadFile("testdata/anchors.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range Evaluate(anchors, nil, runtime.GOMAXPROCS(0)) {
+		if r.Err != nil {
+			t.Fatalf("%s: %v", r.Cell.Name, r.Err)
+		}
+		if e := r.Error("e2e_mean"); math.Abs(e) > 0.10 {
+			t.Errorf("%s: %.0f ms against %.0f measured (%+.1f%%)", r.Cell.Name, r.Predicted["e2e_mean"], r.Cell.Measured["e2e_mean"], 100*e)
+		}
+		t.Logf("%-36s %+.1f%%", r.Cell.Name, 100*r.Error("e2e_mean"))
+	}
+}
+
+// TestLossWeighsSources: a source's figures weigh as one, however many
+// it has, so a six-cell source pulls as hard as a sweep of two hundred.
+func TestLossWeighsSources(t *testing.T) {
+	res := func(src string, n int, ratio float64) []Result {
+		var out []Result
+		for range n {
+			c := &Cell{Source: src, Measured: map[string]float64{"e2e_mean": 100}}
+			out = append(out, Result{Cell: c, Predicted: map[string]float64{"e2e_mean": 100 * ratio}})
+		}
+		return out
+	}
+	big, small := res("big", 200, math.E), res("small", 6, 1)
+	if got := Loss(append(big, small...)); math.Abs(got-0.5) > 1e-12 {
+		t.Errorf("loss %v, want 0.5: the big source's 1 and the small one's 0, averaged", got)
+	}
+	unfit := []Result{{Cell: &Cell{Source: "s", Measured: map[string]float64{"out_tps": 5}}, Err: ErrUnfit}}
+	if got := Loss(unfit); got != 1 {
+		t.Errorf("an unfit cell's loss %v, want 1", got)
+	}
+}
+
+// TestFitAllKeepsAnchorsOnlyFamilies: a family only the anchors measure
+// keeps the shipped tuning (their own fit, on the parameters three points
+// can tell apart); one the train cells measure is fitted, anchors and all.
+func TestFitAllKeepsAnchorsOnlyFamilies(t *testing.T) {
+	anchors, err := ReadFile("testdata/anchors.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var train []*Cell
+	for _, c := range readCells(t) {
+		if c.Name == "silybench/bf16/chat/c1" {
+			train = append(train, c)
+		}
+	}
+	if len(train) != 1 {
+		t.Fatalf("want one training cell, got %d", len(train))
+	}
+	tuning, err := FitAll(train, anchors, nil, 2, 8, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tuning["hopper"]; !ok || len(tuning) != 1 {
+		t.Errorf("fitted %v, want hopper alone (ampere: anchors only)", tuning)
+	}
+}

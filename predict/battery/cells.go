@@ -46,9 +46,10 @@ type Cell struct {
 // Metrics are the figures a cell may carry: latencies in ms (means,
 // medians and 95th percentiles as the sources' tools compute them; e2e_max
 // is a batch's latency as vLLM's benchmark_latency times it, from the
-// batch's start to its last token) and the output tokens per second of
-// the whole run.
-var Metrics = []string{"ttft_mean", "ttft_p50", "ttft_p95", "tpot_mean", "tpot_p95", "itl_p50", "e2e_p95", "e2e_max", "out_tps"}
+// batch's start to its last token, and e2e_mean its requests' mean, as
+// vllm bench latency reports it) and the output tokens per second of the
+// whole run.
+var Metrics = []string{"ttft_mean", "ttft_p50", "ttft_p95", "tpot_mean", "tpot_p95", "itl_p50", "e2e_mean", "e2e_p95", "e2e_max", "out_tps"}
 
 // Spec is the cell's preset spec.
 func (c *Cell) Spec() string { return c.GPU + "/" + c.Model }

@@ -32,21 +32,45 @@ func tuningOf(x []float64) sched.Tuning {
 }
 
 // Loss is the mean squared log error of every measured figure of the
-// results; a cell the core could not run counts as an error of e (a
-// factor of 2.7), so a tuning cannot win by leaving cells out.
+// results, each source's figures weighed as one: a source of 200 figures
+// (a sweep of one model) must not outvote one of six (the anchors, which
+// alone time a step's fixed cost apart from its bytes). A cell the core
+// could not run counts as an error of e (a factor of 2.7), so a tuning
+// cannot win by leaving cells out.
 func Loss(results []Result) float64 {
-	sum, n := 0.0, 0
+	type acc struct {
+		sum float64
+		n   int
+	}
+	// The sources in the order they come, so the sum is the same sum
+	// every time (a fit compares losses to the last bit).
+	var order []*acc
+	bySource := map[string]*acc{}
 	for _, r := range results {
-		for m, v := range r.Cell.Measured {
+		a := bySource[r.Cell.Source]
+		if a == nil {
+			a = &acc{}
+			bySource[r.Cell.Source] = a
+			order = append(order, a)
+		}
+		for _, m := range Metrics {
+			v, ok := r.Cell.Measured[m]
+			if !ok {
+				continue
+			}
 			e := 1.0
 			if r.Err == nil && r.Predicted[m] > 0 {
 				e = math.Log(r.Predicted[m] / v)
 			}
-			sum += e * e
-			n++
+			a.sum += e * e
+			a.n++
 		}
 	}
-	return sum / float64(max(n, 1))
+	total := 0.0
+	for _, a := range order {
+		total += a.sum / float64(max(a.n, 1))
+	}
+	return total / float64(max(len(order), 1))
 }
 
 // FitFamily fits the family's tuning to the cells (all of that family),
@@ -72,36 +96,60 @@ func FitFamily(cells []*Cell, family string, shipped sched.Tuning, free, maxEval
 }
 
 // CrossValidate leaves each source out in turn: the other sources' cells
-// fit each family's tuning, which then predicts the left-out cells. Every
-// cell is predicted once, by the fold that never saw its source.
-func CrossValidate(cells []*Cell, free, maxEval, workers int) ([]Fold, error) {
+// and the anchors fit each family's tuning, which then predicts the
+// left-out cells. Every cell is predicted once, by the fold that never saw
+// its source. The anchors (testdata/anchors.csv: the measurements the
+// shipped tuning was fitted to) join every fold's fit and are never left
+// out: they are what knee would fit to without the battery.
+func CrossValidate(cells, anchors []*Cell, free, maxEval, workers int) ([]Fold, error) {
 	var folds []Fold
 	for _, src := range sources(cells) {
-		fold := Fold{Source: src, Tuning: Tuning{}}
-		train := map[string][]*Cell{}
-		var test []*Cell
+		var train, test []*Cell
 		for _, c := range cells {
 			if c.Source == src {
 				test = append(test, c)
 			} else {
-				train[familyOf(c)] = append(train[familyOf(c)], c)
+				train = append(train, c)
 			}
 		}
-		for family, fc := range train {
-			if !needed(test, family) {
-				continue
-			}
-			_, shippedTuning := shipped(fc[0])
-			t, _, err := FitFamily(fc, family, shippedTuning, free, maxEval, workers)
-			if err != nil {
-				return nil, err
-			}
-			fold.Tuning[family] = t
+		tuning, err := FitAll(train, anchors, test, free, maxEval, workers)
+		if err != nil {
+			return nil, err
 		}
-		fold.Results = Evaluate(test, fold.Tuning, workers)
-		folds = append(folds, fold)
+		folds = append(folds, Fold{Source: src, Tuning: tuning, Results: Evaluate(test, tuning, workers)})
 	}
 	return folds, nil
+}
+
+// FitAll fits each GPU family's tuning to the train cells of that family
+// and its anchors, for the families some cell of need runs on (all of
+// train's when need is nil). A family no train cell measures keeps the
+// shipped tuning: fitted to its anchors alone, with the parameters they
+// can tell apart (memory efficiency, step overhead, all-reduce latency),
+// where four free ones would be three points' guess.
+func FitAll(train, anchors, need []*Cell, free, maxEval, workers int) (Tuning, error) {
+	byFamily := map[string][]*Cell{}
+	for _, c := range train {
+		byFamily[familyOf(c)] = append(byFamily[familyOf(c)], c)
+	}
+	tuning := Tuning{}
+	for family, fc := range byFamily {
+		if need != nil && !needed(need, family) {
+			continue
+		}
+		for _, a := range anchors {
+			if familyOf(a) == family {
+				fc = append(fc, a)
+			}
+		}
+		_, shippedTuning := shipped(fc[0])
+		t, _, err := FitFamily(fc, family, shippedTuning, free, maxEval, workers)
+		if err != nil {
+			return nil, err
+		}
+		tuning[family] = t
+	}
+	return tuning, nil
 }
 
 // needed says some left-out cell runs on the family.

@@ -17,10 +17,10 @@ var setups = map[string]func(*Cell, presets.Spec, *sched.Config){
 
 // offline are the sources whose benchmark hands the engine its requests
 // itself, with no client between (trtllm-bench throughput, vLLM's
-// benchmark_latency): a batch arrives at one instant. The others measured
-// over HTTP (vllm bench serve and its like), whose requests knee
-// predict's client paces.
-var offline = map[string]bool{"trtllm-perf": true, "oracle-mi300x": true}
+// benchmark_latency and its CI's vllm bench latency): a batch arrives at
+// one instant. The others measured over HTTP (vllm bench serve and its
+// like), whose requests knee predict's client paces.
+var offline = map[string]bool{"trtllm-perf": true, "oracle-mi300x": true, "vllm-ci": true}
 
 // vllmOct2024: before vLLM 0.6.5 (PR #10544, November 2024) chunked
 // prefill, which V0 turned on for contexts over 32k tokens (PR #6666),

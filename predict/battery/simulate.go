@@ -220,6 +220,7 @@ var figures = map[string]func(*timeline) float64{
 	"tpot_mean": func(t *timeline) float64 { return 1000 * sum(t.tpot).Mean },
 	"tpot_p95":  func(t *timeline) float64 { return 1000 * sum(t.tpot).P95 },
 	"itl_p50":   func(t *timeline) float64 { return 1000 * sum(t.itl).P50 },
+	"e2e_mean":  func(t *timeline) float64 { return 1000 * sum(t.e2e).Mean },
 	"e2e_p95":   func(t *timeline) float64 { return 1000 * sum(t.e2e).P95 },
 	"e2e_max":   func(t *timeline) float64 { return 1000 * sum(t.e2e).Max },
 	"out_tps":   func(t *timeline) float64 { return float64(t.tokens) / t.span },

@@ -2,13 +2,15 @@
 // (predict/battery/testdata/cells.csv) and prints each cell's error, the
 // median error of each metric, and with -cv the leave-one-source-out
 // cross-validation: each source's cells predicted by a tuning fitted,
-// family by family, to the other sources only. docs/fidelity.md quotes
-// its output.
+// family by family, to the other sources and the anchors (vLLM's CI
+// latency runs, testdata/anchors.csv, the shipped tuning's own data)
+// only. docs/fidelity.md quotes its output.
 //
 // Usage (from the repository root):
 //
 //	go run ./scripts/battery            # shipped tuning
 //	go run ./scripts/battery -cv        # and cross-validation (minutes)
+//	go run ./scripts/battery -fit       # and a fit to all of it (in sample)
 package main
 
 import (
@@ -26,9 +28,11 @@ import (
 
 func main() {
 	cv := flag.Bool("cv", false, "also cross-validate, leaving one source out at a time")
+	fitAll := flag.Bool("fit", false, "also fit every family to the whole battery and the anchors, and predict the battery under that fit (in sample)")
 	evals := flag.Int("evals", 60, "with -cv: the most evaluations of a family's fit")
 	free := flag.Int("free", 4, "with -cv: the parameters fitted, in order compute and memory efficiency, step and per-sequence overhead (2: the efficiencies alone)")
 	path := flag.String("cells", "predict/battery/testdata/cells.csv", "the battery's cells")
+	anchorsPath := flag.String("anchors", "predict/battery/testdata/anchors.csv", "with -cv or -fit: cells every fit takes and none leaves out (the shipped tuning's own; \"\" for none)")
 	md := flag.Bool("md", false, "print the shipped tuning's cells as a markdown table")
 	shapes := flag.Bool("gemm", false, "give every GPU its family's matrix products by shape (presets.GEMMFitFor), which the presets leave out")
 	noVocab := flag.Bool("no-vocab", false, "charge every model's embedding and LM head as products of every token, as the cost model did before it knew vocabularies (with the tuning shipped now)")
@@ -51,26 +55,76 @@ func main() {
 	table(shipped)
 	bySource(shipped)
 	medians("shipped", shipped)
-	if !*cv {
+	if !*cv && !*fitAll {
 		return
 	}
-	folds, err := battery.CrossValidate(cells, *free, *evals, workers)
+	var anchors []*battery.Cell
+	if *anchorsPath != "" {
+		if anchors, err = battery.ReadFile(*anchorsPath); err != nil {
+			fail(err)
+		}
+	}
+	fit := fitting{cells: cells, anchors: anchors, free: *free, evals: *evals, workers: workers}
+	if *fitAll {
+		fit.inSample()
+	}
+	if *cv {
+		fit.crossValidate()
+	}
+}
+
+// fitting is what -fit and -cv fit: the battery's cells, the anchors
+// every fit takes, the parameters free and the evaluations a fit may make.
+type fitting struct {
+	cells, anchors       []*battery.Cell
+	free, evals, workers int
+}
+
+// inSample fits every family to all the cells and the anchors, and
+// prints the battery and the anchors under that fit.
+func (f fitting) inSample() {
+	tuning, err := battery.FitAll(f.cells, f.anchors, nil, f.free, f.evals, f.workers)
+	if err != nil {
+		fail(err)
+	}
+	fmt.Println("\n## fitted to every source and the anchors (in sample)")
+	printTuning(tuning)
+	in := battery.Evaluate(append(f.cells[:len(f.cells):len(f.cells)], f.anchors...), tuning, f.workers)
+	table(in)
+	bySource(in)
+}
+
+// crossValidate prints each fold's fit and predictions, and the medians
+// of every cell predicted by the fold that left its source out.
+func (f fitting) crossValidate() {
+	folds, err := battery.CrossValidate(f.cells, f.anchors, f.free, f.evals, f.workers)
 	if err != nil {
 		fail(err)
 	}
 	var all []battery.Result
 	for _, fold := range folds {
 		fmt.Printf("\n## left out: %s\n", fold.Source)
-		for fam, t := range fold.Tuning {
-			fmt.Printf("fitted %s: compute %.3f, memory %.3f, step %.2f ms, per sequence %.3f ms\n",
-				fam, t.ComputeEff, t.MemoryEff, t.StepOverhead*1000, t.SeqOverhead*1000)
-		}
+		printTuning(fold.Tuning)
 		table(fold.Results)
 		all = append(all, fold.Results...)
 	}
 	fmt.Println()
 	bySource(all)
 	medians("cross-validated", all)
+}
+
+// printTuning prints each family's fitted parameters, in name order.
+func printTuning(tuning battery.Tuning) {
+	var fams []string
+	for fam := range tuning {
+		fams = append(fams, fam)
+	}
+	sort.Strings(fams)
+	for _, fam := range fams {
+		t := tuning[fam]
+		fmt.Printf("fitted %s: compute %.3f, memory %.3f, step %.2f ms, per sequence %.3f ms\n",
+			fam, t.ComputeEff, t.MemoryEff, t.StepOverhead*1000, t.SeqOverhead*1000)
+	}
 }
 
 func table(results []battery.Result) {
@@ -92,7 +146,7 @@ func table(results []battery.Result) {
 // short names the metrics in the markdown table.
 var short = map[string]string{"ttft_mean": "TTFT mean", "ttft_p50": "TTFT p50", "ttft_p95": "TTFT p95",
 	"tpot_mean": "TPOT mean", "tpot_p95": "TPOT p95", "itl_p50": "ITL p50", "e2e_p95": "E2E p95",
-	"e2e_max": "batch latency", "out_tps": "tok/s"}
+	"e2e_mean": "E2E mean", "e2e_max": "batch latency", "out_tps": "tok/s"}
 
 func markdown(results []battery.Result) {
 	fmt.Println("| cell | GPUs · model · engine · in/out · load | measured → predicted (error) |")
