@@ -198,3 +198,25 @@ func TestFitAllKeepsAnchorsOnlyFamilies(t *testing.T) {
 		t.Errorf("fitted %v, want hopper alone (ampere: anchors only)", tuning)
 	}
 }
+
+// TestLossIsOneSum: the loss adds the same terms in the same order every
+// time, whatever order maps give, so a fit compares the same numbers on
+// every run (Nelder–Mead's path turns on the last bit).
+func TestLossIsOneSum(t *testing.T) {
+	var res []Result
+	for i, src := range []string{"a", "b", "c", "d", "e", "f"} {
+		c := &Cell{Source: src, Measured: map[string]float64{}}
+		p := map[string]float64{}
+		for j, m := range Metrics {
+			c.Measured[m] = 1 + 0.1*float64(j)
+			p[m] = c.Measured[m] * (1 + 0.013*float64(i+1)*float64(j+1))
+		}
+		res = append(res, Result{Cell: c, Predicted: p})
+	}
+	first := Loss(res)
+	for range 200 {
+		if got := Loss(res); math.Float64bits(got) != math.Float64bits(first) {
+			t.Fatalf("loss %v, then %v", first, got)
+		}
+	}
+}
