@@ -220,3 +220,14 @@ func TestLossIsOneSum(t *testing.T) {
 		}
 	}
 }
+
+// TestReadFileIsBounded: a device named as a cells file (/dev/zero, which
+// never ends a line) is refused after a bounded read, not read on.
+func TestReadFileIsBounded(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero here")
+	}
+	if _, err := ReadFile("/dev/zero"); err == nil || !strings.Contains(err.Error(), "not a cells file") {
+		t.Errorf("got %v, want a refusal", err)
+	}
+}

@@ -6,6 +6,7 @@
 package battery
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -57,6 +58,10 @@ func (c *Cell) Spec() string { return c.GPU + "/" + c.Model }
 // header is the cells file's columns, one metric a row.
 var header = []string{"source", "cell", "gpu", "model", "engine", "version", "input", "output", "load", "requests", "metric", "measured"}
 
+// maxFileBytes bounds a cells file (the battery's is about 50 KB), so a
+// device or an endless stream named by mistake is refused, not read on.
+const maxFileBytes = 16 << 20
+
 // ReadFile reads the cells file at path (Read).
 func ReadFile(path string) ([]*Cell, error) {
 	f, err := os.Open(path)
@@ -64,7 +69,14 @@ func ReadFile(path string) ([]*Cell, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(f)
+	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxFileBytes {
+		return nil, fmt.Errorf("%s: more than %d MiB: not a cells file", path, maxFileBytes>>20)
+	}
+	return Read(bytes.NewReader(b))
 }
 
 // Read reads a cells file: one row a metric, rows of one cell adjacent.
